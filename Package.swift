@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+// The notes store: an event-sourced notes log on LMDB.
+//
+// Layers (arrows point down only):
+//   notes (CLI) -> NotesCLI -> Notes -> EventStore -> LMDB -> CLMDB (liblmdb)
+//   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only)
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "notes",
+    products: [
+        .executable(name: "notes", targets: ["notes"]),
+        .executable(name: "notes-bench", targets: ["notes-bench"]),
+        .library(name: "Notes", targets: ["Notes"]),
+        .library(name: "EventStore", targets: ["EventStore"]),
+        .library(name: "LMDB", targets: ["LMDB"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict),
+        .target(name: "EventStore", dependencies: ["LMDB"], swiftSettings: strict),
+        .target(name: "Notes", dependencies: ["EventStore", "LMDB"], swiftSettings: strict),
+        .target(name: "NotesCLI", dependencies: ["Notes", "EventStore"], swiftSettings: strict),
+        .executableTarget(name: "notes", dependencies: ["NotesCLI"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Benchmarks/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .executableTarget(
+            name: "notes-bench",
+            dependencies: ["Notes", "EventStore", "LMDB", "CLMDB", "CSQLite"],
+            path: "Benchmarks/NotesBenchmarks",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB"], swiftSettings: strict),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LMDB"], swiftSettings: strict),
+        .testTarget(name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
+        .testTarget(
+            name: "NotesCLITests",
+            dependencies: ["NotesCLI", "Notes"],
+            swiftSettings: strict
+        ),
+    ]
+)

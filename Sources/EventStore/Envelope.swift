@@ -1,0 +1,128 @@
+/// The stored form of an event: a compact binary envelope ending with a chain digest and a
+/// CRC-32C of everything before it.
+///
+/// ```
+/// u8 format (1) | id 16 | recordedAt u64 BE | varint version | varint schemaVersion
+/// | string type | string stream | string actor | opt string command
+/// | opt id causation | opt id correlation | blob payload | digest 32 | crc32c u32 BE
+/// ```
+enum Envelope {
+    static let format: UInt8 = 1
+    static let digestSize = 32
+    static let maxTypeLength = 256
+    static let maxStreamLength = 1024
+
+    /// Encodes the envelope; `digest` is computed from `previousDigest` and the body.
+    static func encode(
+        _ event: NewEvent, stream: String, version: UInt64, recordedAt: Int64, previousDigest: [UInt8]
+    ) -> (bytes: [UInt8], digest: [UInt8]) {
+        var w = ByteWriter(capacity: 96 + event.payload.count + stream.utf8.count + event.type.utf8.count)
+        w.write(byte: format)
+        w.write(identifier: event.id)
+        w.write(bigEndian: UInt64(bitPattern: recordedAt))
+        w.write(varint: version)
+        w.write(varint: UInt64(event.schemaVersion))
+        w.write(string: event.type)
+        w.write(string: stream)
+        w.write(string: event.metadata.actor)
+        w.write(optionalString: event.metadata.command)
+        w.write(optionalIdentifier: event.metadata.causationID)
+        w.write(optionalIdentifier: event.metadata.correlationID)
+        w.write(blob: event.payload)
+        let digest = chainDigest(previous: previousDigest, body: w.bytes)
+        w.write(raw: digest)
+        let crc = CRC32C.checksum(w.bytes)
+        w.write(bigEndian: crc)
+        return (w.bytes, digest)
+    }
+
+    static func chainDigest(previous: [UInt8], body: some Collection<UInt8>) -> [UInt8] {
+        var h = SHA256()
+        h.update(previous)
+        h.update(Array(body))
+        return h.finalize()
+    }
+
+    static func chainDigest(previous: [UInt8], body: UnsafeRawBufferPointer) -> [UInt8] {
+        var h = SHA256()
+        h.update(previous)
+        h.update(body)
+        return h.finalize()
+    }
+
+    /// Checks the CRC and returns a zero-copy view of the envelope.
+    static func view(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> EventView {
+        guard bytes.count >= 1 + 16 + 8 + digestSize + 4 else { throw DecodingError(.truncated, at: bytes.count) }
+        let bodyEnd = bytes.count - 4
+        let stored = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: bodyEnd, as: UInt32.self))
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd])) == stored else {
+            throw DecodingError(.checksumMismatch, at: bodyEnd)
+        }
+        var r = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]))
+        let f = try r.readByte()
+        guard f == format else { throw DecodingError(.badTag(f), at: 0) }
+        let id = try r.readIdentifier()
+        let recordedAt = Int64(bitPattern: try r.readUInt64())
+        let version = try r.readVarint()
+        let schemaAt = r.offset
+        let schema = try r.readVarint()
+        guard schema <= UInt64(UInt32.max) else { throw DecodingError(.badLength(schema), at: schemaAt) }
+        let typeBytes = try r.readBlob()
+        let streamBytes = try r.readBlob()
+        let actorBytes = try r.readBlob()
+        let command = try r.readOptionalString()
+        let causation = try r.readOptionalIdentifier()
+        let correlation = try r.readOptionalIdentifier()
+        let payload = try r.readBlob()
+        let bodyCount = r.offset
+        let digest = try r.readSlice(digestSize)
+        try r.expectEnd()
+        return EventView(
+            position: position, id: id, recordedAt: recordedAt, version: version, schemaVersion: UInt32(schema),
+            typeBytes: typeBytes, streamBytes: streamBytes, actorBytes: actorBytes, command: command,
+            causationID: causation, correlationID: correlation, payload: payload,
+            body: UnsafeRawBufferPointer(rebasing: bytes[0..<bodyCount]), digest: digest)
+    }
+}
+
+/// A zero-copy view of a stored event, valid only inside the read that produced it.
+///
+/// Strings are decoded on demand, so a replay that only needs the type and payload pays for
+/// nothing else.
+public struct EventView {
+    public let position: UInt64
+    public let id: Identifier
+    public let recordedAt: Int64
+    public let version: UInt64
+    public let schemaVersion: UInt32
+    public let typeBytes: UnsafeRawBufferPointer
+    public let streamBytes: UnsafeRawBufferPointer
+    let actorBytes: UnsafeRawBufferPointer
+    public let command: String?
+    public let causationID: Identifier?
+    public let correlationID: Identifier?
+    public let payload: UnsafeRawBufferPointer
+    /// The bytes the chain digest covers.
+    let body: UnsafeRawBufferPointer
+    public let digest: UnsafeRawBufferPointer
+
+    public var type: String { String(decoding: typeBytes, as: UTF8.self) }
+    public var stream: String { String(decoding: streamBytes, as: UTF8.self) }
+    public var actor: String { String(decoding: actorBytes, as: UTF8.self) }
+
+    public var metadata: EventMetadata {
+        EventMetadata(actor: actor, command: command, causationID: causationID, correlationID: correlationID)
+    }
+
+    /// Whether the type equals `name`, without allocating a string.
+    public func isType(_ name: StaticString) -> Bool {
+        name.withUTF8Buffer { $0.elementsEqual(typeBytes) }
+    }
+
+    /// An owning copy.
+    public var recorded: RecordedEvent {
+        RecordedEvent(
+            position: position, id: id, stream: stream, version: version, type: type, schemaVersion: schemaVersion,
+            recordedAt: recordedAt, metadata: metadata, payload: Array(payload), digest: Array(digest))
+    }
+}

@@ -1,0 +1,399 @@
+public import LMDB
+import Glibc
+
+/// An append-only event log in one LMDB environment, with projections updated in the same
+/// write transaction as every append.
+///
+/// ```swift
+/// let store = try EventStore(path: dir, configuration: .init(registry: registry, projections: views))
+/// try store.append([event], to: "note/\(id)", expecting: .noStream)
+/// try store.read { txn in try store.forEachEvent(from: 1, in: txn) { e in print(e.type); return true } }
+/// ```
+///
+/// `EventStore` is `Sendable`: its state is the immutable configuration, the environment
+/// (itself `Sendable`) and the database handles, which LMDB shares across threads.
+public final class EventStore: Sendable {
+    /// The on-disk format this program writes and the newest it reads.
+    public static let formatVersion: UInt32 = 1
+
+    /// How to open a store.
+    public struct Configuration: Sendable {
+        public var environment = Environment.Options()
+        /// Microseconds since the Unix epoch; injected so tests are deterministic.
+        public var clock: @Sendable () -> Int64 = EventStore.systemClock
+        public var registry = SchemaRegistry()
+        public var projections: (any ProjectionSet)?
+        /// Let ``EventStore/rebuildIfNeeded()`` rebuild (off for read-only use).
+        public var rebuildIfNeeded = true
+        /// Called during a rebuild with (events done, events total).
+        public var progress: (@Sendable (UInt64, UInt64) -> Void)?
+
+        public init(registry: SchemaRegistry = SchemaRegistry(), projections: (any ProjectionSet)? = nil) {
+            self.registry = registry
+            self.projections = projections
+        }
+    }
+
+    /// The current time in microseconds since the Unix epoch.
+    public static let systemClock: @Sendable () -> Int64 = {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+
+    public let environment: Environment
+    public let configuration: Configuration
+    public var registry: SchemaRegistry { configuration.registry }
+    let events: Database
+    let streams: Database
+    let streamHeads: Database
+    let eventIDs: Database
+    let meta: Database
+    /// Projection databases by slot (0 and 1); the active slot is recorded in `meta`.
+    let slots: [ProjectionDatabases]
+
+    /// Opens the store in directory `path`, creating it when absent.
+    ///
+    /// Refuses, changing nothing, a store of a newer format or one holding events whose
+    /// (type, version) has no upcaster chain to the current schema.
+    public init(path: String, configuration: Configuration = Configuration()) throws(StoreError) {
+        self.configuration = configuration
+        let env: Environment
+        do { env = try Environment(path: path, options: configuration.environment) } catch {
+            if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is a file") }
+            if error.code == .invalid || error.code == .versionMismatch {
+                throw .notAStore(path: path, detail: "its data.mdb is not an LMDB file")
+            }
+            throw .storage(error)
+        }
+        environment = env
+        do {
+            // Check the format before creating anything, so a newer store is left untouched.
+            let existingMeta: Database? = try? env.openDatabase(Names.meta)
+            if let existingMeta {
+                let stored: UInt32? = try env.read { txn in
+                    try txn.get(existingMeta, key: Array(Names.formatKey.utf8)).flatMap(decodeUInt32)
+                }
+                guard let stored else {
+                    throw StoreError.notAStore(path: path, detail: "it has no format version")
+                }
+                if stored > EventStore.formatVersion {
+                    throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
+                }
+            } else {
+                let main = try env.mainDatabase()
+                let names = try env.read { txn in try txn.count(main) }
+                if names > 0 { throw StoreError.notAStore(path: path, detail: "it holds other LMDB data") }
+            }
+            if configuration.environment.readOnly && existingMeta == nil {
+                throw StoreError.notAStore(path: path, detail: "it is empty and opened read-only")
+            }
+            let create: DatabaseFlags = configuration.environment.readOnly ? [] : [.create]
+            let meta = try env.openDatabase(Names.meta, flags: create)
+            self.meta = meta
+            events = try env.openDatabase(Names.events, flags: create)
+            streams = try env.openDatabase(Names.streams, flags: create)
+            streamHeads = try env.openDatabase(Names.streamHeads, flags: create)
+            eventIDs = try env.openDatabase(Names.eventIDs, flags: create)
+            var slots: [ProjectionDatabases] = []
+            for slot in 0..<2 {
+                var byName: [String: Database] = [:]
+                for spec in configuration.projections?.databaseSpecs ?? [] {
+                    let name = "p\(slot).\(spec.name)"
+                    byName[spec.name] = try env.openDatabase(name, flags: spec.flags.union(create))
+                }
+                slots.append(ProjectionDatabases(slot: slot, byName: byName))
+            }
+            self.slots = slots
+            if existingMeta == nil {
+                try env.write { txn in
+                    try txn.put(meta, key: Array(Names.formatKey.utf8), value: encodeUInt32(EventStore.formatVersion))
+                }
+            }
+        } catch let e as StoreError {
+            throw e
+        } catch let e as LMDBError {
+            throw .storage(e)
+        } catch {
+            throw .invalidArgument("\(error)")
+        }
+        try checkCatalogue()
+    }
+
+    /// Rebuilds the projections when the code's projection version differs from the one that
+    /// built them (new projections or upcasters). Returns what was done, or nil.
+    public func rebuildIfNeeded() throws(StoreError) -> RebuildReport? {
+        guard configuration.rebuildIfNeeded, !configuration.environment.readOnly, configuration.projections != nil,
+            try projectionsNeedRebuild()
+        else { return nil }
+        return try rebuildProjections(reason: "projection version changed")
+    }
+
+    enum Names {
+        static let meta = "meta"
+        static let events = "events"
+        static let streams = "streams"
+        static let streamHeads = "stream_heads"
+        static let eventIDs = "event_ids"
+        static let formatKey = "format"
+        static let activeSlotKey = "projections.slot"
+        static let projectionVersionKey = "projections.version"
+        static let rebuildTokenKey = "projections.rebuild-token"
+        static let cataloguePrefix = "catalogue:"
+        static let upgradeLogPrefix = "upgrade-log:"
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read snapshot.
+    public func read<R>(_ body: (borrowing Transaction) throws -> R) throws(StoreError) -> R {
+        do { return try environment.read(body) } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Runs `body` in one write transaction; events appended through the ``Appender`` and
+    /// their projections commit together when it returns, or not at all.
+    ///
+    /// The body may run more than once (when the map has to grow), so it must not have side
+    /// effects outside the transaction.
+    public func write<R>(_ body: (borrowing Transaction, Appender) throws -> R) throws(StoreError) -> R {
+        do {
+            return try environment.write { txn in
+                let appender = Appender(store: self)
+                let result = try body(txn, appender)
+                try appender.finish(in: txn)
+                return result
+            }
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Appends `events` to `stream` in their own transaction.
+    @discardableResult
+    public func append(_ events: [NewEvent], to stream: String, expecting expected: ExpectedVersion = .any)
+        throws(StoreError) -> AppendResult
+    {
+        try write { txn, appender in try appender.append(events, to: stream, expecting: expected, in: txn) }
+    }
+
+    // MARK: Reads
+
+    /// The position of the last event (0 when the log is empty).
+    public func headPosition(in txn: borrowing Transaction) throws(StoreError) -> UInt64 {
+        do {
+            return try txn.withCursor(events) { c in
+                guard let e = try c.last() else { return 0 }
+                return try decodeKey(e.key)
+            }
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// The current version of `stream` (0 when it does not exist).
+    public func streamVersion(_ stream: String, in txn: borrowing Transaction) throws(StoreError) -> UInt64 {
+        do {
+            guard let v = try txn.get(streamHeads, key: Array(stream.utf8)) else { return 0 }
+            return try decodeUInt64(v)
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Calls `body` with each event from `position` onwards (backwards when `reverse`),
+    /// until it returns false. Each event's checksum is verified.
+    public func forEachEvent(
+        from position: UInt64, reverse: Bool = false, in txn: borrowing Transaction,
+        _ body: (EventView) throws -> Bool
+    ) throws {
+        let start = keyBytes(position)
+        try txn.withCursor(events) { c in
+            var entry: Entry?
+            if reverse {
+                entry = try start.withUnsafeBytes { k in try c.seekAtOrBefore(k) }
+            } else {
+                entry = try c.seek(start)
+            }
+            while let e = entry {
+                let pos = try decodeKey(e.key)
+                let view: EventView
+                do { view = try Envelope.view(e.value, position: pos) } catch {
+                    throw StoreError.damaged(position: pos, detail: "\(error)")
+                }
+                guard try body(view) else { return }
+                entry = reverse ? try c.previous() : try c.next()
+            }
+        }
+    }
+
+    /// The event at `position`, or nil.
+    public func event(at position: UInt64, in txn: borrowing Transaction) throws(StoreError) -> RecordedEvent? {
+        do {
+            let key = keyBytes(position)
+            let raw = try key.withUnsafeBytes { k in try txn.get(events, k) }
+            guard let raw else { return nil }
+            do { return try Envelope.view(raw, position: position).recorded } catch {
+                throw StoreError.damaged(position: position, detail: "\(error)")
+            }
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Calls `body` with the events of `stream` whose versions are in `versions`, in order.
+    public func forEachEvent(
+        inStream stream: String, versions: ClosedRange<UInt64> = 1...UInt64.max, in txn: borrowing Transaction,
+        _ body: (EventView) throws -> Bool
+    ) throws {
+        var prefix = Array(stream.utf8)
+        prefix.append(0)
+        let start = prefix + keyBytes(versions.lowerBound)
+        try txn.withCursor(streams) { c in
+            var entry = try c.seek(start)
+            while let e = entry, e.key.count == prefix.count + 8, e.key.starts(with: prefix) {
+                let version = UInt64(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self))
+                if version > versions.upperBound { return }
+                let pos = try decodeUInt64(e.value)
+                let posKey = keyBytes(pos)
+                let raw = try posKey.withUnsafeBytes { k in try txn.get(events, k) }
+                guard let raw else { throw StoreError.damaged(position: pos, detail: "stream index points to a missing event") }
+                let view: EventView
+                do { view = try Envelope.view(raw, position: pos) } catch {
+                    throw StoreError.damaged(position: pos, detail: "\(error)")
+                }
+                guard try body(view) else { return }
+                entry = try c.next()
+            }
+        }
+    }
+
+    /// The stored position of the event with `id`, or nil.
+    public func position(ofEvent id: Identifier, in txn: borrowing Transaction) throws(StoreError) -> UInt64? {
+        do {
+            guard let v = try txn.get(eventIDs, key: id.bytes) else { return nil }
+            return try decodeUInt64(v)
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// The position of the last event recorded at or before `instant` (0 if none).
+    ///
+    /// A binary search over the log, which is ordered by recorded-at.
+    public func position(atOrBefore instant: Int64, in txn: borrowing Transaction) throws(StoreError) -> UInt64 {
+        let head = try headPosition(in: txn)
+        var lo: UInt64 = 0
+        var hi = head
+        while lo < hi {
+            let mid = lo + (hi - lo + 1) / 2
+            guard let at = try recordedAt(position: mid, in: txn) else {
+                throw StoreError.damaged(position: mid, detail: "missing event")
+            }
+            if at <= instant { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+
+    func recordedAt(position: UInt64, in txn: borrowing Transaction) throws(StoreError) -> Int64? {
+        do {
+            let key = keyBytes(position)
+            let raw = try key.withUnsafeBytes { k in try txn.get(events, k) }
+            guard let raw, raw.count >= 25 else { return nil }
+            return Int64(bitPattern: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 17, as: UInt64.self)))
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Lifts a stored event to current-schema events (one, several, or none if retired).
+    public func lift(_ view: EventView) throws(StoreError) -> [LiftedEvent] {
+        let type = view.type
+        if registry.isCurrent(type, view.schemaVersion) {
+            return [LiftedEvent(view: view, type: type, schemaVersion: view.schemaVersion, payload: Array(view.payload))]
+        }
+        do {
+            return try registry.upcast(SchemaKey(type, view.schemaVersion), payload: view.payload).map {
+                LiftedEvent(view: view, type: $0.0.type, schemaVersion: $0.0.version, payload: $0.1)
+            }
+        } catch {
+            throw StoreError.damaged(position: view.position, detail: "cannot upcast \(type) v\(view.schemaVersion): \(error)")
+        }
+    }
+
+    // MARK: Catalogue
+
+    /// The (type, schema version) pairs stored, with their counts.
+    public func catalogue() throws(StoreError) -> [SchemaKey: UInt64] {
+        try read { txn in try catalogue(in: txn) }
+    }
+
+    func catalogue(in txn: borrowing Transaction) throws -> [SchemaKey: UInt64] {
+        var result: [SchemaKey: UInt64] = [:]
+        let prefix = Array(Names.cataloguePrefix.utf8)
+        try txn.withCursor(meta) { c in
+            var entry = try c.seek(prefix)
+            while let e = entry, e.key.starts(with: prefix) {
+                let rest = Array(e.key[prefix.count...])
+                guard rest.count > 5, rest[rest.count - 5] == 0,
+                    let type = String(validating: rest[0..<(rest.count - 5)], as: UTF8.self)
+                else { throw StoreError.damaged(position: nil, detail: "bad catalogue entry") }
+                var version: UInt32 = 0
+                for b in rest[(rest.count - 4)...] { version = version << 8 | UInt32(b) }
+                result[SchemaKey(type, version)] = try decodeUInt64(e.value)
+                entry = try c.next()
+            }
+        }
+        return result
+    }
+
+    static func catalogueKey(_ key: SchemaKey) -> [UInt8] {
+        var k = Array(Names.cataloguePrefix.utf8)
+        k.append(contentsOf: key.type.utf8)
+        k.append(0)
+        k.append(contentsOf: encodeUInt32(key.version))
+        return k
+    }
+
+    private func checkCatalogue() throws(StoreError) {
+        let unreadable = try catalogue().filter { !registry.canRead($0.key) }.sorted { $0.key < $1.key }
+        if !unreadable.isEmpty { throw .unreadableEvents(unreadable.map { ($0.key, $0.value) }) }
+    }
+
+    // MARK: Metadata
+
+    /// Reads a metadata value.
+    public func metadata(_ name: String, in txn: borrowing Transaction) throws(StoreError) -> [UInt8]? {
+        do { return try txn.get(meta, key: Array(name.utf8)) } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Writes a metadata value (inside a write transaction).
+    public func setMetadata(_ name: String, _ value: [UInt8], in txn: borrowing Transaction) throws(StoreError) {
+        do { try txn.put(meta, key: Array(name.utf8), value: value) } catch { throw StoreError.wrap(error) }
+    }
+}
+
+extension StoreError {
+    static func wrap(_ error: any Error) -> StoreError {
+        if let e = error as? StoreError { return e }
+        if let e = error as? LMDBError { return .storage(e) }
+        if let e = error as? DecodingError { return .damaged(position: nil, detail: e.description) }
+        return .invalidArgument("\(error)")
+    }
+}
+
+// MARK: Key encodings
+
+@inline(__always)
+func keyBytes(_ v: UInt64) -> [UInt8] {
+    withUnsafeBytes(of: v.bigEndian) { Array($0) }
+}
+
+func encodeUInt32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+
+func decodeUInt32(_ b: [UInt8]) -> UInt32? {
+    guard b.count == 4 else { return nil }
+    return b.reduce(0) { $0 << 8 | UInt32($1) }
+}
+
+func decodeUInt64(_ b: [UInt8]) throws(StoreError) -> UInt64 {
+    guard b.count == 8 else { throw StoreError.damaged(position: nil, detail: "bad 8-byte value") }
+    return b.reduce(0) { $0 << 8 | UInt64($1) }
+}
+
+func decodeUInt64(_ b: UnsafeRawBufferPointer) throws(StoreError) -> UInt64 {
+    guard b.count == 8 else { throw StoreError.damaged(position: nil, detail: "bad 8-byte value") }
+    return UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+}
+
+func decodeKey(_ b: UnsafeRawBufferPointer) throws(StoreError) -> UInt64 {
+    guard b.count == 8 else { throw StoreError.damaged(position: nil, detail: "bad event key") }
+    return UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+}

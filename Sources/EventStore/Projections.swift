@@ -1,0 +1,247 @@
+public import LMDB
+import Glibc
+
+/// An event lifted to the current schema, as projections see it. A stored event lifted 1 -> N
+/// gives N lifted events sharing its position, id and version.
+public struct LiftedEvent: Sendable, Equatable {
+    public var position: UInt64
+    public var id: Identifier
+    public var stream: String
+    public var version: UInt64
+    public var recordedAt: Int64
+    public var metadata: EventMetadata
+    public var type: String
+    public var schemaVersion: UInt32
+    public var payload: [UInt8]
+
+    public init(
+        position: UInt64, id: Identifier, stream: String, version: UInt64, recordedAt: Int64,
+        metadata: EventMetadata, type: String, schemaVersion: UInt32, payload: [UInt8]
+    ) {
+        self.position = position
+        self.id = id
+        self.stream = stream
+        self.version = version
+        self.recordedAt = recordedAt
+        self.metadata = metadata
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+    }
+
+    init(view: EventView, type: String, schemaVersion: UInt32, payload: [UInt8]) {
+        self.init(
+            position: view.position, id: view.id, stream: view.stream, version: view.version,
+            recordedAt: view.recordedAt, metadata: view.metadata, type: type, schemaVersion: schemaVersion,
+            payload: payload)
+    }
+}
+
+/// The databases of one projection slot, by the base names the projections declared.
+public struct ProjectionDatabases: Sendable {
+    /// 0 or 1: projections live in two slots so a rebuild can fill one while the other serves.
+    public let slot: Int
+    let byName: [String: Database]
+
+    /// The database declared as `name`.
+    public subscript(name: String) -> Database {
+        guard let db = byName[name] else { preconditionFailure("projection database \(name) was not declared") }
+        return db
+    }
+
+    /// Every database of the slot.
+    public var all: [Database] { byName.keys.sorted().compactMap { byName[$0] } }
+}
+
+/// The projections of a store: folded inline with every append and rebuilt from the log.
+public protocol ProjectionSet: AnyObject, Sendable {
+    /// Changes whenever the projections' code changes; with the upcaster chain it forms the
+    /// projection version stored in the store. A difference triggers a rebuild at open.
+    var version: String { get }
+    /// The databases the projections keep (base names; each exists once per slot).
+    var databaseSpecs: [(name: String, flags: DatabaseFlags)] { get }
+    /// Applies current-schema events inside the append's transaction.
+    func apply(_ events: [LiftedEvent], in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+    /// Fills empty `databases` from the log up to `head`, writing through `context`.
+    func rebuild(context: RebuildContext, head: UInt64, into databases: ProjectionDatabases) throws
+}
+
+/// What a rebuild did.
+public struct RebuildReport: Sendable, Equatable {
+    public var fromVersion: String?
+    public var toVersion: String
+    public var events: UInt64
+    public var microseconds: Int64
+    public var startedAt: Int64
+    public var reason: String
+}
+
+/// Lets a projection rebuild write its slot in several transactions while making sure no
+/// other process took the rebuild over.
+public final class RebuildContext: Sendable {
+    public let store: EventStore
+    let token: [UInt8]
+
+    init(store: EventStore, token: [UInt8]) {
+        self.store = store
+        self.token = token
+    }
+
+    /// Runs `body` in a write transaction of the rebuild.
+    public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        try store.environment.write { txn in
+            try store.checkRebuildToken(token, in: txn)
+            return try body(txn)
+        }
+    }
+
+    /// Reports progress (events done of total).
+    public func progress(_ done: UInt64, of total: UInt64) {
+        store.configuration.progress?(done, total)
+    }
+}
+
+extension EventStore {
+    /// The stored projection version this code would write.
+    public var currentProjectionVersion: String {
+        (configuration.projections?.version ?? "none") + "|" + registry.signature
+    }
+
+    /// The projection slot queries should read in `txn`.
+    public func activeProjections(in txn: borrowing Transaction) throws -> ProjectionDatabases {
+        let slot = try txn.get(meta, key: Array(Names.activeSlotKey.utf8)).flatMap(decodeUInt32) ?? 0
+        return slots[Int(slot & 1)]
+    }
+
+    /// The projection version recorded in the store (nil before the first rebuild).
+    public func storedProjectionVersion(in txn: borrowing Transaction) throws -> String? {
+        try txn.get(meta, key: Array(Names.projectionVersionKey.utf8)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func projectionsNeedRebuild() throws(StoreError) -> Bool {
+        let (stored, head) = try read { txn in (try storedProjectionVersion(in: txn), try headPosition(in: txn)) }
+        if stored == currentProjectionVersion { return false }
+        // A brand-new store needs no replay: record the version and go.
+        if stored == nil && head == 0 { return try initializeProjectionVersionIfEmpty() }
+        return true
+    }
+
+    private func initializeProjectionVersionIfEmpty() throws(StoreError) -> Bool {
+        do {
+            try environment.write { txn in
+                if try storedProjectionVersion(in: txn) == nil, try headPosition(in: txn) == 0 {
+                    try txn.put(meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
+                }
+            }
+        } catch { throw StoreError.wrap(error) }
+        return false
+    }
+
+    func checkRebuildToken(_ token: [UInt8], in txn: borrowing Transaction) throws {
+        guard try txn.get(meta, key: Array(Names.rebuildTokenKey.utf8)) == token else {
+            throw StoreError.rebuildSuperseded
+        }
+    }
+
+    /// Rebuilds every projection from the log into the spare slot, then swaps slots in one
+    /// transaction. Readers keep using the old slot until the swap; a crash leaves it intact.
+    @discardableResult
+    public func rebuildProjections(reason: String = "requested") throws(StoreError) -> RebuildReport {
+        guard let projections = configuration.projections else {
+            throw .invalidArgument("the store has no projections to rebuild")
+        }
+        let started = configuration.clock()
+        let startClock = EventStore.monotonicMicros()
+        let token = Identifier.random().bytes
+        do {
+            let (spare, head, previous) = try environment.write { txn in
+                let active = try activeProjections(in: txn)
+                let spare = slots[1 - active.slot]
+                for db in spare.all { try txn.clear(db) }
+                try txn.put(meta, key: Array(Names.rebuildTokenKey.utf8), value: token)
+                return (spare, try headPosition(in: txn), try storedProjectionVersion(in: txn))
+            }
+            let context = RebuildContext(store: self, token: token)
+            try projections.rebuild(context: context, head: head, into: spare)
+            let total = try environment.write { txn in
+                try checkRebuildToken(token, in: txn)
+                // Events appended by other processes during the rebuild.
+                var caughtUp: [LiftedEvent] = []
+                try forEachEvent(from: head + 1, in: txn) { view in
+                    caughtUp.append(contentsOf: try lift(view))
+                    return true
+                }
+                if !caughtUp.isEmpty { try projections.apply(caughtUp, in: txn, databases: spare) }
+                let old = slots[1 - spare.slot]
+                try txn.put(meta, key: Array(Names.activeSlotKey.utf8), value: encodeUInt32(UInt32(spare.slot)))
+                try txn.put(
+                    meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
+                _ = try txn.delete(meta, key: Array(Names.rebuildTokenKey.utf8))
+                for db in old.all { try txn.clear(db) }
+                return try headPosition(in: txn)
+            }
+            let report = RebuildReport(
+                fromVersion: previous, toVersion: currentProjectionVersion, events: total,
+                microseconds: EventStore.monotonicMicros() - startClock, startedAt: started, reason: reason)
+            try appendUpgradeLog(report)
+            return report
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    /// Microseconds of a monotonic clock, for durations.
+    public static func monotonicMicros() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+
+    private func appendUpgradeLog(_ r: RebuildReport) throws {
+        try environment.write { txn in
+            let prefix = Array(Names.upgradeLogPrefix.utf8)
+            var next: UInt64 = 1
+            try txn.withCursor(meta) { c in
+                var probe = prefix
+                probe.append(0xFF)
+                if let e = try c.seekAtOrBeforeKey(probe), e.key.starts(with: prefix), e.key.count == prefix.count + 8 {
+                    next = UInt64(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self)) + 1
+                }
+            }
+            var w = ByteWriter()
+            w.write(optionalString: r.fromVersion)
+            w.write(string: r.toVersion)
+            w.write(varint: r.events)
+            w.write(signed: r.microseconds)
+            w.write(signed: r.startedAt)
+            w.write(string: r.reason)
+            try txn.put(meta, key: prefix + keyBytes(next), value: w.bytes)
+        }
+    }
+
+    /// Every rebuild recorded in the store's upgrade log, oldest first.
+    public func upgradeLog() throws(StoreError) -> [RebuildReport] {
+        try read { txn in
+            var out: [RebuildReport] = []
+            let prefix = Array(Names.upgradeLogPrefix.utf8)
+            try txn.withCursor(meta) { c in
+                var entry = try c.seek(prefix)
+                while let e = entry, e.key.starts(with: prefix) {
+                    var r = ByteReader(e.value)
+                    out.append(
+                        RebuildReport(
+                            fromVersion: try r.readOptionalString(), toVersion: try r.readString(),
+                            events: try r.readVarint(), microseconds: try r.readSigned(), startedAt: try r.readSigned(),
+                            reason: try r.readString()))
+                    entry = try c.next()
+                }
+            }
+            return out
+        }
+    }
+}
+
+extension Cursor {
+    func seekAtOrBeforeKey(_ key: [UInt8]) throws(LMDBError) -> Entry? {
+        let r: Result<Entry?, LMDBError> = key.withUnsafeBytes { k in Result { () throws(LMDBError) in try seekAtOrBefore(k) } }
+        return try r.get()
+    }
+}

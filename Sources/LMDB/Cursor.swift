@@ -1,0 +1,97 @@
+internal import CLMDB
+
+/// One key/value pair read through a cursor; both buffers point into the map.
+public struct Entry {
+    public let key: UnsafeRawBufferPointer
+    public let value: UnsafeRawBufferPointer
+}
+
+/// A position in a database, lent to the body of ``Transaction/withCursor(_:_:)``.
+///
+/// Each move returns the entry it lands on, or nil when it runs off the end.
+public struct Cursor: ~Copyable {
+    let handle: OpaquePointer
+    let database: Database
+
+    init(handle: OpaquePointer, database: Database) {
+        self.handle = handle
+        self.database = database
+    }
+
+    deinit { mdb_cursor_close(handle) }
+
+    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil)
+        throws(LMDBError) -> Entry?
+    {
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
+        let rc = mdb_cursor_get(handle, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "cursor on \(database.name)")
+        return Entry(
+            key: UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            value: UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// The first entry.
+    public func first() throws(LMDBError) -> Entry? { try move(MDB_FIRST) }
+    /// The last entry.
+    public func last() throws(LMDBError) -> Entry? { try move(MDB_LAST) }
+    /// The next entry (the first if the cursor is not positioned).
+    public func next() throws(LMDBError) -> Entry? { try move(MDB_NEXT) }
+    /// The previous entry (the last if the cursor is not positioned).
+    public func previous() throws(LMDBError) -> Entry? { try move(MDB_PREV) }
+    /// The entry under the cursor.
+    public func current() throws(LMDBError) -> Entry? { try move(MDB_GET_CURRENT) }
+    /// The first entry whose key is `>= key`.
+    public func seek(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    /// The first entry whose key is `>= key`.
+    public func seek(_ key: [UInt8]) throws(LMDBError) -> Entry? {
+        try withBytes(key) { (k) throws(LMDBError) in try seek(k) }
+    }
+    /// The entry whose key is exactly `key`.
+    public func seekExact(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+        try move(MDB_SET_KEY, key: key)
+    }
+    /// The last entry whose key is `<= key`.
+    public func seekAtOrBefore(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+        if let e = try seek(key) {
+            if e.key.elementsEqual(key) { return e }
+            return try previous()
+        }
+        return try last()
+    }
+
+    // Duplicate-sorted databases.
+
+    /// The next value of the current key, or nil after its last value.
+    public func nextDuplicate() throws(LMDBError) -> Entry? { try move(MDB_NEXT_DUP) }
+    /// The first value of the next key.
+    public func nextKey() throws(LMDBError) -> Entry? { try move(MDB_NEXT_NODUP) }
+    /// The last value of the current key.
+    public func lastDuplicate() throws(LMDBError) -> Entry? { try move(MDB_LAST_DUP) }
+    /// The first value `>= value` under exactly `key`.
+    public func seek(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+        try move(MDB_GET_BOTH_RANGE, key: key, value: value)
+    }
+    /// The number of values of the current key.
+    public func duplicateCount() throws(LMDBError) -> Int {
+        var n: Int = 0
+        try check(mdb_cursor_count(handle, &n), "count duplicates in \(database.name)")
+        return n
+    }
+
+    /// Stores `value` under `key` through the cursor (fast for sorted bulk loads with `.append`).
+    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = [])
+        throws(LMDBError)
+    {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_cursor_put(handle, &k, &v, flags.rawValue), "put into \(database.name)")
+    }
+
+    /// Deletes the entry under the cursor.
+    public func deleteCurrent() throws(LMDBError) {
+        try check(mdb_cursor_del(handle, 0), "delete from \(database.name)")
+    }
+}

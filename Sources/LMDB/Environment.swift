@@ -1,0 +1,276 @@
+internal import CLMDB
+import Glibc
+
+/// An open LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
+///
+/// Transactions are closures: ``write(_:)`` commits when the body returns and aborts when
+/// it throws, rethrowing the body's error. When a write hits `MDB_MAP_FULL` the map is
+/// enlarged (up to ``Options/maxMapSize``) and the body runs again, so the body must not have
+/// side effects outside the transaction.
+///
+/// ```swift
+/// let env = try Environment(path: "/tmp/store", options: .init())
+/// let db = try env.openDatabase("events", flags: [.create])
+/// try env.write { txn in try txn.put(db, key: [1], value: [2]) }
+/// let v = try env.read { txn in try txn.get(db, key: [1]) }
+/// ```
+///
+/// `Environment` is `Sendable`: the handle is opened with `MDB_NOTLS`, liblmdb serialises
+/// writers itself, and the one operation that needs exclusive access (resizing the map) is
+/// guarded by a read-write lock that every transaction holds in shared mode. Do not open a
+/// transaction inside another one on the same thread; it would deadlock a resize.
+public final class Environment: @unchecked Sendable {
+    /// How to open an environment.
+    public struct Options: Sendable {
+        /// Initial map size in bytes; the map grows on demand.
+        public var mapSize: Int = 64 << 20
+        /// The map never grows past this many bytes; a write that needs more fails with
+        /// ``LMDBError/Code/mapFull``.
+        public var maxMapSize: Int = 1 << 40
+        /// Maximum number of named databases.
+        public var maxDatabases: UInt32 = 64
+        /// Maximum number of concurrent reader slots across processes.
+        public var maxReaders: UInt32 = 254
+        /// Open read-only (no writes, no directory creation).
+        public var readOnly = false
+        /// Skip fsync at commit. Faster, but a crash can lose the last commits. Tests and
+        /// benchmarks of the raw limit only.
+        public var noSync = false
+        /// Create the directory (mode 0700) when it does not exist.
+        public var createDirectory = true
+
+        public init() {}
+    }
+
+    let handle: OpaquePointer
+    /// The directory of the environment.
+    public let path: String
+    public let options: Options
+    private let resizeLock: UnsafeMutablePointer<pthread_rwlock_t>
+    private let stateLock: UnsafeMutablePointer<pthread_mutex_t>
+    private var databases: [String: Database] = [:]
+    /// How many stale reader slots `mdb_reader_check` cleared when the environment opened.
+    public let staleReadersCleared: Int
+
+    /// Opens (and by default creates) the environment in the directory `path`.
+    ///
+    /// The directory is created with mode 0700 and the files with 0600. Stale reader slots
+    /// left by killed processes are cleared. Every failure path closes the handle.
+    public init(path: String, options: Options = Options()) throws(LMDBError) {
+        self.path = path
+        self.options = options
+        var st = stat()
+        if stat(path, &st) == 0 {
+            if (st.st_mode & S_IFMT) != S_IFDIR { throw LMDBError(code: Code.notADirectory, operation: "open \(path)") }
+        } else if errno == ENOENT && options.createDirectory && !options.readOnly {
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw LMDBError(errno, "mkdir \(path)") }
+        } else {
+            throw LMDBError(errno, "stat \(path)")
+        }
+
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env), "mdb_env_create")
+        guard let env else { throw LMDBError(code: .invalid, operation: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs")
+            try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
+            try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
+            var flags = UInt32(MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open \(path)")
+            var dead: Int32 = 0
+            try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+            staleReadersCleared = Int(dead)
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        handle = env
+        resizeLock = .allocate(capacity: 1)
+        pthread_rwlock_init(resizeLock, nil)
+        stateLock = .allocate(capacity: 1)
+        pthread_mutex_init(stateLock, nil)
+    }
+
+    deinit {
+        mdb_env_close(handle)
+        pthread_rwlock_destroy(resizeLock)
+        resizeLock.deallocate()
+        pthread_mutex_destroy(stateLock)
+        stateLock.deallocate()
+    }
+
+    typealias Code = LMDBError.Code
+
+    // MARK: Databases
+
+    /// Opens a named database once; later calls with the same name return the same handle.
+    ///
+    /// With `.create`, a missing database is created (in its own write transaction).
+    public func openDatabase(_ name: String, flags: DatabaseFlags = []) throws(LMDBError) -> Database {
+        pthread_mutex_lock(stateLock)
+        defer { pthread_mutex_unlock(stateLock) }
+        if let db = databases[name] { return db }
+        var dbi: MDB_dbi = 0
+        let readOnlyOpen = options.readOnly || !flags.contains(.create)
+        pthread_rwlock_rdlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        var txn: OpaquePointer?
+        try check(
+            mdb_txn_begin(handle, nil, readOnlyOpen ? UInt32(MDB_RDONLY) : 0, &txn), "mdb_txn_begin")
+        let rc = mdb_dbi_open(txn, name, flags.rawValue, &dbi)
+        if rc != MDB_SUCCESS {
+            mdb_txn_abort(txn)
+            throw LMDBError(rc, "open database \(name)")
+        }
+        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        let db = Database(dbi: dbi, name: name, flags: flags)
+        databases[name] = db
+        return db
+    }
+
+    /// LMDB's unnamed main database, which lists the named databases.
+    public func mainDatabase() throws(LMDBError) -> Database {
+        pthread_rwlock_rdlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, nil, 0, &dbi)
+        mdb_txn_abort(txn)
+        try check(rc, "open main database")
+        return Database(dbi: dbi, name: "(main)", flags: [])
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-only snapshot transaction.
+    ///
+    /// Buffers returned by reads point into the map and stay valid until `body` returns.
+    public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        pthread_rwlock_rdlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        var txn: OpaquePointer?
+        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        if rc == MDB_MAP_RESIZED {
+            pthread_rwlock_unlock(resizeLock)
+            adoptGrownMap()
+            pthread_rwlock_rdlock(resizeLock)
+            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        }
+        try check(rc, "mdb_txn_begin (read)")
+        guard let txn else { throw LMDBError(code: .invalid, operation: "mdb_txn_begin") }
+        defer { mdb_txn_abort(txn) }
+        return try body(Transaction(handle: txn, readOnly: true))
+    }
+
+    /// Runs `body` in the single write transaction; commits when it returns.
+    ///
+    /// If the body throws, the transaction is aborted and the body's error rethrown. If the map
+    /// is full, the map grows and `body` runs again from the start.
+    public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        while true {
+            pthread_rwlock_rdlock(resizeLock)
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(handle, nil, 0, &txn)
+            if rc == MDB_MAP_RESIZED {
+                pthread_rwlock_unlock(resizeLock)
+                adoptGrownMap()
+                continue
+            }
+            guard rc == MDB_SUCCESS, let txn else {
+                pthread_rwlock_unlock(resizeLock)
+                throw LMDBError(rc, "mdb_txn_begin (write)")
+            }
+            let result: R
+            do {
+                result = try body(Transaction(handle: txn, readOnly: false))
+            } catch let error as LMDBError where error.code == .mapFull {
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(resizeLock)
+                try growMap()
+                continue
+            } catch {
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(resizeLock)
+                throw error
+            }
+            let commit = mdb_txn_commit(txn)
+            pthread_rwlock_unlock(resizeLock)
+            if commit == MDB_MAP_FULL {
+                try growMap()
+                continue
+            }
+            try check(commit, "mdb_txn_commit")
+            return result
+        }
+    }
+
+    // MARK: Map size
+
+    /// The current map size in bytes.
+    public var mapSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_mapsize
+    }
+
+    /// Bytes of the map in use (last used page + 1, times the page size).
+    public var usedBytes: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        var st = MDB_stat()
+        mdb_env_stat(handle, &st)
+        return (info.me_last_pgno + 1) * Int(st.ms_psize)
+    }
+
+    private func growMap() throws(LMDBError) {
+        pthread_rwlock_wrlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        let current = mapSize
+        guard current < options.maxMapSize else {
+            throw LMDBError(code: .mapFull, operation: "grow map past its cap of \(options.maxMapSize) bytes")
+        }
+        let next = min(options.maxMapSize, max(current * 2, current + (64 << 20)))
+        try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+    }
+
+    /// Another process grew the map: adopt its size (LMDB reads it from the file when 0 is set).
+    private func adoptGrownMap() {
+        pthread_rwlock_wrlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        mdb_env_set_mapsize(handle, 0)
+    }
+
+    // MARK: Maintenance
+
+    /// Clears reader slots of processes that no longer exist. Returns how many were cleared.
+    @discardableResult
+    public func clearStaleReaders() throws(LMDBError) -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+        return Int(dead)
+    }
+
+    /// Flushes the data to disk (useful after `noSync` writes).
+    public func sync(force: Bool = true) throws(LMDBError) {
+        try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
+    }
+
+    /// Copies the environment to the directory `path` (which must exist and be empty).
+    public func copy(to path: String, compact: Bool = true) throws(LMDBError) {
+        try check(mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copy2")
+    }
+
+    /// The size of the data file on disk, in bytes.
+    public var fileSize: Int {
+        var st = stat()
+        return stat(path + "/data.mdb", &st) == 0 ? Int(st.st_size) : 0
+    }
+}
+
+extension LMDBError.Code {
+    /// The store path exists but is not a directory. The corresponding C error is `ENOTDIR`.
+    public static let notADirectory = LMDBError.Code(rawValue: ENOTDIR)
+}

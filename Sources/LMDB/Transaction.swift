@@ -1,0 +1,136 @@
+internal import CLMDB
+
+/// A transaction, lent to the body of ``Environment/read(_:)`` or ``Environment/write(_:)``.
+///
+/// It is `~Copyable` and not `Sendable`: it cannot escape the closure or cross threads.
+/// Buffers returned by reads point into the memory map; they stay valid until the closure
+/// returns, or in a write transaction until the next write to the same database.
+public struct Transaction: ~Copyable {
+    let handle: OpaquePointer
+    /// True for read-only snapshot transactions.
+    public let readOnly: Bool
+
+    init(handle: OpaquePointer, readOnly: Bool) {
+        self.handle = handle
+        self.readOnly = readOnly
+    }
+
+    /// The transaction's id (the number of the snapshot it reads).
+    public var id: Int { mdb_txn_id(handle) }
+
+    // MARK: Reads
+
+    /// The value stored under `key`, as a buffer into the map (zero copy), or nil.
+    public func get(_ db: Database, _ key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(handle, db.dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "get from \(db.name)")
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    /// A copy of the value stored under `key`, or nil.
+    public func get(_ db: Database, key: [UInt8]) throws(LMDBError) -> [UInt8]? {
+        let found: UnsafeRawBufferPointer?
+        do {
+            found = try withBytes(key) { (k) throws(LMDBError) in try get(db, k) }
+        }
+        return found.map { Array($0) }
+    }
+
+    /// Whether `key` is stored.
+    public func contains(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
+        try withBytes(key) { (k) throws(LMDBError) in try get(db, k) != nil }
+    }
+
+    /// Number of entries in the database.
+    public func count(_ db: Database) throws(LMDBError) -> Int {
+        var st = MDB_stat()
+        try check(mdb_stat(handle, db.dbi, &st), "stat \(db.name)")
+        return st.ms_entries
+    }
+
+    // MARK: Writes
+
+    /// Stores `value` under `key`.
+    public func put(
+        _ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []
+    ) throws(LMDBError) {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_put(handle, db.dbi, &k, &v, flags.rawValue), "put into \(db.name)")
+    }
+
+    /// Stores `value` under `key`.
+    public func put(_ db: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws(LMDBError) {
+        try withBytes(key) { (k) throws(LMDBError) in
+            try withBytes(value) { (v) throws(LMDBError) in try put(db, k, v, flags: flags) }
+        }
+    }
+
+    /// Reserves `size` bytes for `key` and lets `fill` write the value in place (no copy).
+    public func reserve(
+        _ db: Database, _ key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [],
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(LMDBError) {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: size, mv_data: nil)
+        try check(
+            mdb_put(handle, db.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE)), "reserve in \(db.name)")
+        fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
+    }
+
+    /// Deletes `key` (every value of it in a `dupSort` database). Returns false if absent.
+    @discardableResult
+    public func delete(_ db: Database, _ key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_del(handle, db.dbi, &k, nil)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "delete from \(db.name)")
+        return true
+    }
+
+    /// Deletes `key`. Returns false if it was absent.
+    @discardableResult
+    public func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
+        try withBytes(key) { (k) throws(LMDBError) in try delete(db, k) }
+    }
+
+    /// Deletes one key/value pair of a `dupSort` database. Returns false if it was absent.
+    @discardableResult
+    public func delete(_ db: Database, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError)
+        -> Bool
+    {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_del(handle, db.dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "delete from \(db.name)")
+        return true
+    }
+
+    /// Deletes one key/value pair of a `dupSort` database. Returns false if it was absent.
+    @discardableResult
+    public func delete(_ db: Database, key: [UInt8], value: [UInt8]) throws(LMDBError) -> Bool {
+        try withBytes(key) { (k) throws(LMDBError) in
+            try withBytes(value) { (v) throws(LMDBError) in try delete(db, k, value: v) }
+        }
+    }
+
+    /// Removes every entry of the database (it stays open and usable).
+    public func clear(_ db: Database) throws(LMDBError) {
+        try check(mdb_drop(handle, db.dbi, 0), "clear \(db.name)")
+    }
+
+    // MARK: Cursors
+
+    /// Runs `body` with a cursor over `db`; the cursor is closed when `body` returns.
+    public func withCursor<R>(_ db: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, db.dbi, &cursor), "open cursor on \(db.name)")
+        guard let cursor else { throw LMDBError(code: .invalid, operation: "mdb_cursor_open") }
+        let c = Cursor(handle: cursor, database: db)
+        return try body(c)
+    }
+}
