@@ -43,12 +43,23 @@ let package = Package(
             path: "Benchmarks/NotesBenchmarks",
             swiftSettings: strict
         ),
+        // A child process for crash and concurrency tests (killed with SIGKILL mid-write).
+        .executableTarget(
+            name: "notes-stress",
+            dependencies: ["EventStore", "LMDB", "Notes"],
+            path: "Tests/Support/StressTool",
+            swiftSettings: strict
+        ),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"], swiftSettings: strict),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LMDB"], swiftSettings: strict),
+        .testTarget(
+            name: "EventStoreTests",
+            dependencies: ["EventStore", "LMDB", "notes-stress"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
         .testTarget(
             name: "NotesCLITests",
-            dependencies: ["NotesCLI", "Notes"],
+            dependencies: ["NotesCLI", "Notes", "notes"],
             swiftSettings: strict
         ),
     ]
