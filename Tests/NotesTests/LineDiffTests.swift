@@ -1,6 +1,7 @@
 import FoundationEssentials
-import Notes
 import Testing
+
+@testable import Notes
 
 @Suite("LineDiff")
 struct LineDiffTests {
@@ -233,6 +234,31 @@ struct LineDiffTests {
                 }
             }
         }
+    }
+
+    /// Past the cost limit the search splits at its best guess instead of the optimal middle
+    /// (GNU's heuristic for huge inputs). Forcing a tiny limit exercises that path: the script
+    /// must still be a correct edit script, just possibly longer than the minimal one.
+    @Test func costLimitedSearchStillGivesACorrectScript() {
+        var random = Random(state: 11)
+        var longer = 0
+        for _ in 0..<300 {
+            let old = (0..<random.below(120)).map { _ in random.below(4) }
+            let new = (0..<random.below(120)).map { _ in random.below(4) }
+            let minimal = MyersDiff.changes(old: old, new: new, idCount: 4)
+            let limited = MyersDiff.changes(
+                old: old, new: new, idCount: 4, costLimit: random.below(4) + 1)
+            for changes in [minimal, limited] {
+                let keptOld = zip(old, changes.removed).filter { !$0.1 }.map(\.0)
+                let keptNew = zip(new, changes.added).filter { !$0.1 }.map(\.0)
+                #expect(keptOld == keptNew)
+            }
+            let minimalCount = minimal.stat.added + minimal.stat.removed
+            let limitedCount = limited.stat.added + limited.stat.removed
+            #expect(limitedCount >= minimalCount)
+            if limitedCount > minimalCount { longer += 1 }
+        }
+        #expect(longer > 0, "the cost limit never changed the result, so the path went untested")
     }
 
     @Test func minimalOnRepetitiveInput() {

@@ -376,8 +376,12 @@ public enum LineDiff {
 /// It lives with ``LineDiff`` because nothing else should call it: it works on interned line ids.
 enum MyersDiff {
     /// Marks the removed and added lines of a shortest edit script from `old` to `new`, with
-    /// change runs slid into the canonical place GNU diff chooses. `idCount` bounds the ids.
-    static func changes(old: [Int], new: [Int], idCount: Int) -> LineChanges {
+    /// change runs slid into the canonical place GNU diff chooses. `idCount` bounds the ids;
+    /// `costLimit` overrides the cost after which the search settles for a non-minimal script
+    /// (tests lower it to exercise that path on small inputs).
+    static func changes(
+        old: [Int], new: [Int], idCount: Int, costLimit: Int? = nil
+    ) -> LineChanges {
         var result = LineChanges(
             removed: [Bool](repeating: false, count: old.count),
             added: [Bool](repeating: false, count: new.count)
@@ -410,7 +414,7 @@ enum MyersDiff {
             }
         }
 
-        var search = Search(a: oldKept, b: newKept)
+        var search = Search(a: oldKept, b: newKept, costLimit: costLimit)
         search.run()
         for (kept, index) in oldIndex.enumerated() where search.removed[kept] {
             result.removed[index] = true
@@ -439,7 +443,7 @@ enum MyersDiff {
         /// `too_expensive`, about the square root of the input size but at least 4096.
         let tooExpensive: Int
 
-        init(a: [Int], b: [Int]) {
+        init(a: [Int], b: [Int], costLimit: Int?) {
             self.a = a
             self.b = b
             removed = [Bool](repeating: false, count: a.count)
@@ -454,7 +458,7 @@ enum MyersDiff {
                 limit <<= 1
                 remaining >>= 2
             }
-            tooExpensive = max(4096, limit)
+            tooExpensive = costLimit.map { max(1, $0) } ?? max(4096, limit)
         }
 
         private struct Partition {
