@@ -279,7 +279,7 @@ public enum LineDiff {
         return hunks(from: oldLines, to: newLines, context: context)
     }
 
-    /// The hunks between two already split texts; see ``hunks(from:to:context:)-(String,String,_)``.
+    /// The hunks between two already split texts; see the `String` overload.
     public static func hunks(from old: TextLines, to new: TextLines, context: Int = 3) -> [DiffHunk]
     {
         let changes = changes(from: old, to: new)
