@@ -361,7 +361,8 @@ public final class EventStore: Sendable {
 }
 
 extension StoreError {
-    static func wrap(_ error: any Error) -> StoreError {
+    /// Wraps any error of the storage layers as a `StoreError`.
+    public static func wrap(_ error: any Error) -> StoreError {
         if let e = error as? StoreError { return e }
         if let e = error as? LMDBError { return .storage(e) }
         if let e = error as? DecodingError { return .damaged(position: nil, detail: e.description) }

@@ -1,0 +1,107 @@
+public import EventStore
+
+/// A note as the fold of its stream: what `show` prints and the projections store.
+public struct Note: Sendable, Equatable, Hashable {
+    public var id: Identifier
+    public var title: String
+    /// Kept byte for byte as given: no trimming, no newline added or removed.
+    public var body: String
+    public var pinned: Bool
+    /// The category's id, or nil when uncategorized.
+    public var category: Identifier?
+    public var archived: Bool
+    public var trashed: Bool
+    /// Microseconds since the Unix epoch (UTC).
+    public var createdAt: Int64
+    public var updatedAt: Int64
+    /// The number of stored events in the note's stream.
+    public var version: UInt64
+
+    public init(
+        id: Identifier, title: String, body: String, pinned: Bool = false, category: Identifier? = nil,
+        archived: Bool = false, trashed: Bool = false, createdAt: Int64, updatedAt: Int64, version: UInt64
+    ) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.pinned = pinned
+        self.category = category
+        self.archived = archived
+        self.trashed = trashed
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.version = version
+    }
+
+    /// Where the note is shown: the three places a listing can look.
+    public enum Status: UInt8, Sendable, CaseIterable {
+        case active = 0
+        case archived = 1
+        case trashed = 2
+    }
+
+    /// Trash wins over archive: a trashed note is in the trash whether archived or not.
+    public var status: Status { trashed ? .trashed : (archived ? .archived : .active) }
+
+    /// The stream that holds the note's events.
+    public var stream: String { Note.stream(id) }
+
+    public static func stream(_ id: Identifier) -> String { "note/" + id.uuidString }
+}
+
+/// A category: a name that notes can carry.
+public struct Category: Sendable, Equatable, Hashable {
+    public var id: Identifier
+    public var name: String
+    /// Notes (not trashed) in the category.
+    public var count: Int
+    public var createdAt: Int64
+    public var deleted: Bool
+
+    public init(id: Identifier, name: String, count: Int = 0, createdAt: Int64, deleted: Bool = false) {
+        self.id = id
+        self.name = name
+        self.count = count
+        self.createdAt = createdAt
+        self.deleted = deleted
+    }
+
+    public var stream: String { Category.stream(id) }
+    public static func stream(_ id: Identifier) -> String { "category/" + id.uuidString }
+}
+
+extension Note {
+    /// The compact binary form kept in the `notes` projection.
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: 48 + title.utf8.count + body.utf8.count)
+        w.write(byte: 1)
+        w.write(identifier: id)
+        w.write(string: title)
+        w.write(string: body)
+        w.write(byte: (pinned ? 1 : 0) | (archived ? 2 : 0) | (trashed ? 4 : 0))
+        w.write(optionalIdentifier: category)
+        w.write(signed: createdAt)
+        w.write(signed: updatedAt)
+        w.write(varint: version)
+        return w.bytes
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer) throws(DecodingError) {
+        var r = ByteReader(bytes)
+        let format = try r.readByte()
+        guard format == 1 else { throw DecodingError(.badTag(format), at: 0) }
+        let id = try r.readIdentifier()
+        let title = try r.readString()
+        let body = try r.readString()
+        let flags = try r.readByte()
+        guard flags < 8 else { throw DecodingError(.badTag(flags), at: r.offset - 1) }
+        let category = try r.readOptionalIdentifier()
+        let createdAt = try r.readSigned()
+        let updatedAt = try r.readSigned()
+        let version = try r.readVarint()
+        try r.expectEnd()
+        self.init(
+            id: id, title: title, body: body, pinned: flags & 1 != 0, category: category, archived: flags & 2 != 0,
+            trashed: flags & 4 != 0, createdAt: createdAt, updatedAt: updatedAt, version: version)
+    }
+}

@@ -1,0 +1,188 @@
+public import EventStore
+import LMDB
+
+extension Notebook {
+    /// Creates a note; `category` is created when no category has that name.
+    @discardableResult
+    public func add(title: String, body: String = "", category: String? = nil, pinned: Bool = false) throws(NotesError)
+        -> Note
+    {
+        let title = try Self.validTitle(title)
+        let body = try validBody(body)
+        let categoryName = try category.map { (c) throws(NotesError) in try Self.validCategoryName(c) }
+        let id = newID()
+        return try write { txn, appender, dbs in
+            let categoryID = try categoryName.map { try ensureCategory($0, txn: txn, appender: appender, dbs: dbs) }
+            let event = NoteEvent.created(title: title, body: body, pinned: pinned, category: categoryID)
+            return try append([event], to: id, expecting: .noStream, txn: txn, appender: appender, dbs: dbs)
+        }
+    }
+
+    /// Changes the title and/or body. Unchanged fields append nothing; if nothing changes the
+    /// note is returned as it is. `expectedVersion` makes a concurrent change a conflict.
+    @discardableResult
+    public func edit(_ id: Identifier, title: String? = nil, body: String? = nil, expectedVersion: UInt64? = nil)
+        throws(NotesError) -> Note
+    {
+        let title = try title.map { (t) throws(NotesError) in try Self.validTitle(t) }
+        let body = try body.map { (b) throws(NotesError) in try validBody(b) }
+        return try change(id, expectedVersion: expectedVersion) { note in
+            var events: [NoteEvent] = []
+            if let title, title != note.title { events.append(.retitled(title: title)) }
+            if let body, body != note.body { events.append(.bodyEdited(body: body)) }
+            return events
+        }
+    }
+
+    @discardableResult
+    public func pin(_ id: Identifier) throws(NotesError) -> Note {
+        try change(id) { $0.pinned ? [] : [.pinned] }
+    }
+
+    @discardableResult
+    public func unpin(_ id: Identifier) throws(NotesError) -> Note {
+        try change(id) { $0.pinned ? [.unpinned] : [] }
+    }
+
+    @discardableResult
+    public func archive(_ id: Identifier) throws(NotesError) -> Note {
+        try change(id) { $0.archived ? [] : [.archived] }
+    }
+
+    @discardableResult
+    public func unarchive(_ id: Identifier) throws(NotesError) -> Note {
+        try change(id) { $0.archived ? [.unarchived] : [] }
+    }
+
+    @discardableResult
+    public func trash(_ id: Identifier) throws(NotesError) -> Note {
+        try change(id) { $0.trashed ? [] : [.trashed] }
+    }
+
+    @discardableResult
+    public func untrash(_ id: Identifier) throws(NotesError) -> Note {
+        try change(id) { $0.trashed ? [.untrashed] : [] }
+    }
+
+    /// Puts the note in the category called `name` (created if needed), or in none.
+    @discardableResult
+    public func categorize(_ id: Identifier, as name: String?) throws(NotesError) -> Note {
+        let name = try name.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
+        return try write { txn, appender, dbs in
+            guard let note = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+            let categoryID = try name.map { try ensureCategory($0, txn: txn, appender: appender, dbs: dbs) }
+            guard categoryID != note.category else { return note }
+            return try append(
+                [.categorized(category: categoryID)], to: id, expecting: .exact(note.version), txn: txn,
+                appender: appender, dbs: dbs)
+        }
+    }
+
+    // MARK: Categories
+
+    @discardableResult
+    public func addCategory(_ name: String) throws(NotesError) -> Category {
+        let name = try Self.validCategoryName(name)
+        return try write { txn, appender, dbs in
+            if try projection.category(named: name, in: txn, databases: dbs) != nil {
+                throw NotesError.validation("a category named \"\(name)\" exists already (names ignore case)")
+            }
+            let id = try ensureCategory(name, txn: txn, appender: appender, dbs: dbs)
+            return try projection.category(id, in: txn, databases: dbs)!
+        }
+    }
+
+    @discardableResult
+    public func renameCategory(_ old: String, to new: String) throws(NotesError) -> Category {
+        let new = try Self.validCategoryName(new)
+        return try write { txn, appender, dbs in
+            guard let c = try projection.category(named: Self.trim(old), in: txn, databases: dbs) else {
+                throw NotesError.notFound("no category is named \"\(old)\"; see `notes categories`")
+            }
+            if let other = try projection.category(named: new, in: txn, databases: dbs), other.id != c.id {
+                throw NotesError.validation("a category named \"\(other.name)\" exists already (names ignore case)")
+            }
+            if c.name == new { return c }
+            try appender.append(
+                [CategoryEvent.renamed(name: new).newEvent(id: newID(), metadata: metadata)], to: c.stream,
+                expecting: .streamExists, in: txn)
+            return try projection.category(c.id, in: txn, databases: dbs)!
+        }
+    }
+
+    /// Deletes a category. Its notes are uncategorized by a `NoteCategorized(null)` event each,
+    /// in the same transaction, so every note's stream tells its whole story.
+    @discardableResult
+    public func deleteCategory(_ name: String) throws(NotesError) -> Int {
+        try write { txn, appender, dbs in
+            guard let c = try projection.category(named: Self.trim(name), in: txn, databases: dbs) else {
+                throw NotesError.notFound("no category is named \"\(name)\"; see `notes categories`")
+            }
+            var members: [Note] = []
+            for status in [ListQuery.StatusFilter.all] {
+                var q = ListQuery()
+                q.status = status
+                q.scope = .category(c.id)
+                q.sort = .created
+                members = try projection.list(q, in: txn, databases: dbs)
+            }
+            let correlation = newID()
+            var meta = metadata
+            meta.correlationID = correlation
+            let deleted = CategoryEvent.deleted.newEvent(id: newID(), metadata: meta)
+            for n in members {
+                var m = meta
+                m.causationID = deleted.id
+                try appender.append(
+                    [NoteEvent.categorized(category: nil).newEvent(id: newID(), metadata: m)], to: n.stream,
+                    expecting: .exact(n.version), in: txn)
+            }
+            try appender.append([deleted], to: c.stream, expecting: .streamExists, in: txn)
+            return members.count
+        }
+    }
+
+    // MARK: Helpers
+
+    static func missing(_ id: Identifier) -> NotesError {
+        .notFound("no note has id \(shortID(id)); try `notes list --all`")
+    }
+
+    /// Applies the events `decide` returns for the current note, in one transaction.
+    func change(_ id: Identifier, expectedVersion: UInt64? = nil, _ decide: (Note) throws -> [NoteEvent])
+        throws(NotesError) -> Note
+    {
+        try write { txn, appender, dbs in
+            guard let note = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+            if let expectedVersion, expectedVersion != note.version {
+                throw NotesError.conflict(id: id, expected: expectedVersion, actual: note.version)
+            }
+            let events = try decide(note)
+            if events.isEmpty { return note }
+            return try append(events, to: id, expecting: .exact(note.version), txn: txn, appender: appender, dbs: dbs)
+        }
+    }
+
+    func append(
+        _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, txn: borrowing Transaction,
+        appender: Appender, dbs: ProjectionDatabases
+    ) throws -> Note {
+        var meta = metadata
+        if events.count > 1 { meta.correlationID = newID() }
+        let stored = events.map { $0.newEvent(id: newID(), metadata: meta) }
+        try appender.append(stored, to: Note.stream(id), expecting: expecting, in: txn)
+        guard let note = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+        return note
+    }
+
+    func ensureCategory(_ name: String, txn: borrowing Transaction, appender: Appender, dbs: ProjectionDatabases) throws
+        -> Identifier
+    {
+        if let c = try projection.category(named: name, in: txn, databases: dbs) { return c.id }
+        let id = newID()
+        try appender.append(
+            [CategoryEvent.created(name: name).newEvent(id: newID(), metadata: metadata)], to: Category.stream(id),
+            expecting: .noStream, in: txn)
+        return id
+    }
+}

@@ -1,0 +1,198 @@
+public import EventStore
+public import LMDB
+
+/// The notes store: commands that validate and append events, and queries over the
+/// projections. Every command runs in one write transaction; a failing command changes nothing.
+///
+/// ```swift
+/// let book = try Notebook(path: "~/.local/share/notes", options: .init(actor: "ana@laptop"))
+/// let note = try book.add(title: "Groceries", body: "- milk\n", category: "Home")
+/// try book.pin(note.id)
+/// ```
+public final class Notebook: Sendable {
+    /// How to open a notebook.
+    public struct Options: Sendable {
+        /// Recorded on every event: who acted.
+        public var actor: String
+        /// Recorded on every event: the command that made it.
+        public var command: String?
+        public var clock: @Sendable () -> Int64 = EventStore.systemClock
+        public var ids: any IdentifierGenerator = RandomIdentifiers()
+        /// Bodies larger than this many UTF-8 bytes are refused.
+        public var maxBodyBytes = 1 << 20
+        public var readOnly = false
+        /// The size the map may grow to, in bytes.
+        public var maxStoreBytes = 1 << 40
+        /// Called with (done, total) during a rebuild at open.
+        public var progress: (@Sendable (UInt64, UInt64) -> Void)?
+
+        public init(actor: String, command: String? = nil) {
+            self.actor = actor
+            self.command = command
+        }
+    }
+
+    public static let maxTitleCharacters = 500
+    public static let maxCategoryCharacters = 100
+
+    public let store: EventStore
+    public let projection: NotesProjection
+    public let options: Options
+    /// The rebuild the open ran (projection version changed), or nil.
+    public let rebuildAtOpen: RebuildReport?
+
+    public init(path: String, options: Options) throws(NotesError) {
+        self.options = options
+        let projection = NotesProjection()
+        self.projection = projection
+        var config = EventStore.Configuration(registry: NotesSchema.registry, projections: projection)
+        config.clock = options.clock
+        config.environment.readOnly = options.readOnly
+        config.environment.maxMapSize = options.maxStoreBytes
+        config.progress = options.progress
+        do {
+            store = try EventStore(path: path, configuration: config)
+            rebuildAtOpen = try store.rebuildIfNeeded()
+        } catch { throw NotesError.store(error) }
+    }
+
+    var metadata: EventMetadata { EventMetadata(actor: options.actor, command: options.command) }
+
+    func newID() -> Identifier { options.ids.next() }
+
+    // MARK: Reading
+
+    /// Runs `body` with a read snapshot and the active projection databases.
+    public func read<R>(_ body: (borrowing Transaction, ProjectionDatabases) throws -> R) throws(NotesError) -> R {
+        do {
+            return try store.read { txn in try body(txn, try store.activeProjections(in: txn)) }
+        } catch { throw NotesError.wrap(error) }
+    }
+
+    /// Runs `body` in one write transaction with the appender and the projection databases.
+    func write<R>(_ body: (borrowing Transaction, Appender, ProjectionDatabases) throws -> R) throws(NotesError) -> R {
+        do {
+            return try store.write { txn, appender in
+                try body(txn, appender, try appender.projectionDatabases(in: txn))
+            }
+        } catch { throw NotesError.wrap(error) }
+    }
+
+    /// Resolves a full id or a unique prefix of at least 4 hex digits (dashes ignored).
+    public func resolve(_ text: String) throws(NotesError) -> Identifier {
+        let cleaned = String(text.lowercased().filter { $0 != "-" })
+        if cleaned.count == 32, let id = Identifier(cleaned) { return id }
+        guard cleaned.count >= 4, cleaned.count <= 32, cleaned.allSatisfy(\.isHexDigit) else {
+            throw .validation(
+                "\"\(text)\" is not a note id; give at least 4 hex digits of an id (see `notes list`)")
+        }
+        let matches = try read { txn, dbs in
+            try projection.notes(withPrefix: cleaned, limit: 11, in: txn, databases: dbs).map { id in
+                (id: id, title: try projection.note(id, in: txn, databases: dbs)?.title ?? "")
+            }
+        }
+        switch matches.count {
+        case 0: throw .notFound("no note matches \"\(text)\"; try `notes list --all`")
+        case 1: return matches[0].id
+        default: throw .ambiguous(prefix: text, candidates: matches)
+        }
+    }
+
+    /// The current note, or a not-found error.
+    public func note(_ id: Identifier) throws(NotesError) -> Note {
+        let n = try read { txn, dbs in try projection.note(id, in: txn, databases: dbs) }
+        guard let n else { throw .notFound("no note has id \(shortID(id)); try `notes list --all`") }
+        return n
+    }
+
+    /// A page of notes.
+    public func list(_ query: ListQuery) throws(NotesError) -> [Note] {
+        try read { txn, dbs in try projection.list(query, in: txn, databases: dbs) }
+    }
+
+    /// Live categories with note counts, by name.
+    public func categories() throws(NotesError) -> [Category] {
+        try read { txn, dbs in try projection.categories(in: txn, databases: dbs) }
+            .sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+
+    /// The live category called `name` (case-insensitive), or a not-found error.
+    public func category(named name: String) throws(NotesError) -> Category {
+        let c = try read { txn, dbs in try projection.category(named: Self.trim(name), in: txn, databases: dbs) }
+        guard let c else { throw .notFound("no category is named \"\(name)\"; see `notes categories`") }
+        return c
+    }
+
+    /// The name of a category id (also of a deleted category), or nil.
+    public func categoryName(_ id: Identifier?) throws(NotesError) -> String? {
+        guard let id else { return nil }
+        return try read { txn, dbs in try projection.category(id, in: txn, databases: dbs)?.name }
+    }
+
+    /// Counts for `notes stats`.
+    public struct Stats: Sendable, Equatable {
+        public var notes: Int
+        public var events: UInt64
+        public var categories: Int
+        public var storeBytes: Int
+        public var fileBytes: Int
+    }
+
+    public func stats() throws(NotesError) -> Stats {
+        let (notes, events, categories) = try read { txn, dbs in
+            (
+                try projection.noteCount(in: txn, databases: dbs), try store.headPosition(in: txn),
+                try projection.categories(in: txn, databases: dbs).count
+            )
+        }
+        return Stats(
+            notes: notes, events: events, categories: categories, storeBytes: store.environment.usedBytes,
+            fileBytes: store.environment.fileSize)
+    }
+
+    // MARK: Validation
+
+    static func trim(_ s: String) -> String {
+        var sub = Substring(s)
+        while let f = sub.first, f.isWhitespace { sub.removeFirst() }
+        while let l = sub.last, l.isWhitespace { sub.removeLast() }
+        return String(sub)
+    }
+
+    /// A trimmed, non-empty, one-line title of at most 500 characters.
+    public static func validTitle(_ title: String) throws(NotesError) -> String {
+        let t = trim(title)
+        guard !t.isEmpty else { throw .validation("the title is empty; give a title with at least one visible character") }
+        guard t.count <= maxTitleCharacters else {
+            throw .validation("the title has \(t.count) characters; the limit is \(maxTitleCharacters)")
+        }
+        guard !t.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" }) else {
+            throw .validation("the title contains a line break or control character; titles are one line")
+        }
+        return t
+    }
+
+    func validBody(_ body: String) throws(NotesError) -> String {
+        let size = body.utf8.count
+        guard size <= options.maxBodyBytes else {
+            throw .validation(
+                "the body is \(size) bytes; the limit is \(options.maxBodyBytes) (raise it with the body-limit setting)")
+        }
+        guard !body.unicodeScalars.contains("\u{0}") else {
+            throw .validation("the body contains a NUL character; notes hold text")
+        }
+        return body
+    }
+
+    static func validCategoryName(_ name: String) throws(NotesError) -> String {
+        let t = trim(name)
+        guard !t.isEmpty else { throw .validation("the category name is empty") }
+        guard t.count <= maxCategoryCharacters else {
+            throw .validation("the category name has \(t.count) characters; the limit is \(maxCategoryCharacters)")
+        }
+        guard !t.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw .validation("the category name contains a control character")
+        }
+        return t
+    }
+}

@@ -1,0 +1,391 @@
+public import EventStore
+public import LMDB
+
+/// The notes projections: current notes by id, the listing index, categories with counts and
+/// the search index. Applied inline with every append and rebuilt in bulk from the log.
+public final class NotesProjection: ProjectionSet {
+    public init() {}
+
+    public var version: String { "notes-3+" + SearchBridge.version }
+
+    enum DB {
+        static let notes = "notes"
+        static let list = "list"
+        static let categories = "categories"
+        static let categoryNames = "category_names"
+    }
+
+    public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
+        let own: [(name: String, flags: DatabaseFlags)] = [
+            (DB.notes, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []),
+        ]
+        return own + SearchBridge.databaseSpecs
+    }
+
+    // MARK: Inline
+
+    public func apply(_ events: [LiftedEvent], in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
+        var i = 0
+        while i < events.count {
+            let stream = events[i].stream
+            var j = i + 1
+            while j < events.count && events[j].stream == stream { j += 1 }
+            if let id = NotesProjection.id(in: stream, kind: "note/") {
+                try applyNote(id: id, events[i..<j], in: txn, databases: databases)
+            } else if let id = NotesProjection.id(in: stream, kind: "category/") {
+                for e in events[i..<j] { try applyCategory(id: id, e, in: txn, databases: databases) }
+            }
+            i = j
+        }
+    }
+
+    static func id(in stream: String, kind: String) -> Identifier? {
+        guard stream.hasPrefix(kind) else { return nil }
+        return Identifier(stream.dropFirst(kind.count))
+    }
+
+    private func applyNote(
+        id: Identifier, _ events: ArraySlice<LiftedEvent>, in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws {
+        let old = try note(id, in: txn, databases: databases)
+        var note = old
+        for e in events {
+            guard let event = try NoteEvent.decode(e) else {
+                throw StoreError.invalidArgument("\(e.type) is not a note event (stream \(e.stream))")
+            }
+            guard let next = NoteFold.apply(event, to: note, id: id, at: e.recordedAt, version: e.version) else {
+                throw StoreError.invalidArgument("note \(id) must begin with NoteCreated, not \(e.type)")
+            }
+            if note != nil, case .created = event {
+                throw StoreError.invalidArgument("note \(id) is created twice")
+            }
+            note = next
+        }
+        guard let new = note else { return }
+        try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
+        let oldKeys = old.map(ListIndex.keys(for:)) ?? []
+        let newKeys = ListIndex.keys(for: new)
+        let list = databases[DB.list]
+        for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
+        for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
+        try adjustCount(category: old.flatMap { $0.trashed ? nil : $0.category }, by: -1, in: txn, databases: databases)
+        try adjustCount(category: new.trashed ? nil : new.category, by: 1, in: txn, databases: databases)
+        try SearchBridge.update(old: old, new: new, in: txn, databases: databases)
+    }
+
+    private func adjustCount(category: Identifier?, by delta: Int, in txn: borrowing Transaction, databases: ProjectionDatabases)
+        throws
+    {
+        guard let category, var c = try self.category(category, in: txn, databases: databases) else { return }
+        c.count += delta
+        try txn.put(databases[DB.categories], key: category.bytes, value: c.encoded())
+    }
+
+    private func applyCategory(
+        id: Identifier, _ e: LiftedEvent, in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws {
+        guard let event = try CategoryEvent.decode(e) else {
+            throw StoreError.invalidArgument("\(e.type) is not a category event (stream \(e.stream))")
+        }
+        let existing = try category(id, in: txn, databases: databases)
+        var c: Category
+        switch event {
+        case .created(let name):
+            guard existing == nil else { throw StoreError.invalidArgument("category \(id) is created twice") }
+            c = Category(id: id, name: name, createdAt: e.recordedAt)
+        case .renamed(let name):
+            guard let ex = existing else { throw StoreError.invalidArgument("category \(id) renamed before creation") }
+            try txn.delete(databases[DB.categoryNames], key: Category.nameKey(ex.name))
+            c = ex
+            c.name = name
+        case .deleted:
+            guard let ex = existing else { throw StoreError.invalidArgument("category \(id) deleted before creation") }
+            try txn.delete(databases[DB.categoryNames], key: Category.nameKey(ex.name))
+            c = ex
+            c.deleted = true
+        }
+        try txn.put(databases[DB.categories], key: id.bytes, value: c.encoded())
+        if !c.deleted { try txn.put(databases[DB.categoryNames], key: Category.nameKey(c.name), value: id.bytes) }
+    }
+
+    // MARK: Queries
+
+    /// The current note with `id`, or nil.
+    public func note(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Note? {
+        let key = id.bytes
+        let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.notes], k) }
+        guard let raw else { return nil }
+        do { return try Note(decoding: raw) } catch {
+            throw StoreError.damaged(position: nil, detail: "notes projection record of \(id): \(error); run `notes rebuild`")
+        }
+    }
+
+    /// Ids of notes whose hex id starts with `prefix` (lowercase hex), at most `limit`.
+    public func notes(withPrefix prefix: String, limit: Int, in txn: borrowing Transaction, databases: ProjectionDatabases)
+        throws -> [Identifier]
+    {
+        var start: [UInt8] = []
+        var digits = Array(prefix.utf8)
+        if digits.count % 2 == 1 { digits.append(UInt8(ascii: "0")) }
+        var k = 0
+        while k + 1 < digits.count {
+            guard let hi = hexDigit(digits[k]), let lo = hexDigit(digits[k + 1]) else { return [] }
+            start.append(hi << 4 | lo)
+            k += 2
+        }
+        var found: [Identifier] = []
+        try txn.withCursor(databases[DB.notes]) { c in
+            var entry = try c.seek(start)
+            while let e = entry, found.count < limit {
+                guard let id = Identifier(bytes: e.key), id.hex.hasPrefix(prefix) else { break }
+                found.append(id)
+                entry = try c.next()
+            }
+        }
+        return found
+    }
+
+    /// The category with `id` (including deleted ones), or nil.
+    public func category(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Category? {
+        let key = id.bytes
+        let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.categories], k) }
+        guard let raw else { return nil }
+        do { return try Category(decoding: raw, id: id) } catch {
+            throw StoreError.damaged(position: nil, detail: "category record of \(id): \(error); run `notes rebuild`")
+        }
+    }
+
+    /// The live category named `name` (compared without regard to case), or nil.
+    public func category(named name: String, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+        -> Category?
+    {
+        guard let raw = try txn.get(databases[DB.categoryNames], key: Category.nameKey(name)),
+            let id = Identifier(bytes: raw)
+        else { return nil }
+        return try category(id, in: txn, databases: databases)
+    }
+
+    /// Every live category, by name.
+    public func categories(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Category] {
+        var ids: [Identifier] = []
+        try txn.withCursor(databases[DB.categoryNames]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                if let id = Identifier(bytes: e.value) { ids.append(id) }
+                entry = try c.next()
+            }
+        }
+        return try ids.compactMap { try category($0, in: txn, databases: databases) }
+    }
+
+    /// One page of a listing, reading only the index entries it returns.
+    public func list(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Note] {
+        var out: [Note] = []
+        let groups: [UInt8] = query.pinnedOnly ? [0] : [0, 1]
+        for group in groups {
+            let prefix = ListIndex.prefix(
+                status: query.status, scope: query.scope, sort: query.sort, pinnedGroup: group)
+            try txn.withCursor(databases[DB.list]) { c in
+                var entry: Entry?
+                if query.reverse {
+                    var after = prefix
+                    after.append(contentsOf: [UInt8](repeating: 0xFF, count: 300))
+                    entry = try after.withUnsafeBytes { k in try c.seekAtOrBefore(k) }
+                } else {
+                    entry = try c.seek(prefix)
+                }
+                while let e = entry, e.key.starts(with: prefix), out.count < query.limit {
+                    guard let id = Identifier(bytes: e.key.suffix(16)) else { break }
+                    if let n = try note(id, in: txn, databases: databases) { out.append(n) }
+                    entry = query.reverse ? try c.previous() : try c.next()
+                }
+            }
+            if out.count >= query.limit { break }
+        }
+        return out
+    }
+
+    /// Number of notes in the projection (any status).
+    public func noteCount(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Int {
+        try txn.count(databases[DB.notes])
+    }
+
+    // MARK: Rebuild
+
+    public func rebuild(context: RebuildContext, head: UInt64, into databases: ProjectionDatabases) throws {
+        let state = try NotebookState.replay(store: context.store, upTo: head) { done in
+            context.progress(done, of: head)
+        }
+        try write(state, context: context, databases: databases)
+    }
+
+    /// Writes a folded state into empty projection databases, in sorted bulk order.
+    func write(_ state: NotebookState, context: RebuildContext, databases: ProjectionDatabases) throws {
+        let notes = state.notes.values.sorted { $0.id < $1.id }
+        let chunk = 20_000
+        var start = 0
+        while start < notes.count {
+            let slice = notes[start..<min(start + chunk, notes.count)]
+            try context.write { txn in
+                try txn.withCursor(databases[DB.notes]) { c in
+                    for n in slice {
+                        let key = n.id.bytes
+                        let value = n.encoded()
+                        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) } }
+                    }
+                }
+            }
+            start += chunk
+        }
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(notes.count * 12)
+        for n in notes { keys.append(contentsOf: ListIndex.keys(for: n)) }
+        keys.sort { $0.lexicographicallyPrecedes($1) }
+        start = 0
+        let keyChunk = 200_000
+        while start < keys.count {
+            let slice = keys[start..<min(start + keyChunk, keys.count)]
+            try context.write { txn in
+                try txn.withCursor(databases[DB.list]) { c in
+                    let empty: [UInt8] = []
+                    for k in slice {
+                        try k.withUnsafeBytes { kp in try empty.withUnsafeBytes { v in try c.put(kp, v, flags: .append) } }
+                    }
+                }
+            }
+            start += keyChunk
+        }
+        var categories = state.categories
+        for n in notes where !n.trashed {
+            if let c = n.category, categories[c] != nil { categories[c]!.count += 1 }
+        }
+        try context.write { txn in
+            for c in categories.values.sorted(by: { $0.id < $1.id }) {
+                try txn.put(databases[DB.categories], key: c.id.bytes, value: c.encoded(), flags: .append)
+                if !c.deleted { try txn.put(databases[DB.categoryNames], key: Category.nameKey(c.name), value: c.id.bytes) }
+            }
+        }
+        try SearchBridge.bulkLoad(notes, context: context, databases: databases)
+    }
+}
+
+/// What a listing shows.
+public struct ListQuery: Sendable, Equatable {
+    public enum Sort: UInt8, Sendable, CaseIterable {
+        case updated = 0
+        case created = 1
+        case title = 2
+    }
+    public enum StatusFilter: UInt8, Sendable {
+        case active = 0
+        case archived = 1
+        case trashed = 2
+        case all = 3
+    }
+    public enum Scope: Sendable, Equatable {
+        case any
+        case uncategorized
+        case category(Identifier)
+    }
+
+    public var status: StatusFilter = .active
+    public var scope: Scope = .any
+    public var pinnedOnly = false
+    public var sort: Sort = .updated
+    public var reverse = false
+    public var limit = Int.max
+
+    public init() {}
+}
+
+/// Keys of the listing index: one per (status view, category scope, sort) a note appears in.
+///
+/// `status | scope | sort | pinned group | sort value | id`; sort values are encoded so that
+/// LMDB's byte order is the listing order (newest first for dates, A-Z for titles).
+enum ListIndex {
+    static func prefix(status: ListQuery.StatusFilter, scope: ListQuery.Scope, sort: ListQuery.Sort, pinnedGroup: UInt8)
+        -> [UInt8]
+    {
+        var k: [UInt8] = [status.rawValue]
+        switch scope {
+        case .any: k.append(0)
+        case .uncategorized: k.append(1)
+        case .category(let id):
+            k.append(2)
+            k.append(contentsOf: id.bytes)
+        }
+        k.append(sort.rawValue)
+        k.append(pinnedGroup)
+        return k
+    }
+
+    static func keys(for note: Note) -> [[UInt8]] {
+        let statuses: [ListQuery.StatusFilter] = [ListQuery.StatusFilter(rawValue: note.status.rawValue)!, .all]
+        let scopes: [ListQuery.Scope] = [.any, note.category.map { .category($0) } ?? .uncategorized]
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(12)
+        let idBytes = note.id.bytes
+        for s in statuses {
+            for scope in scopes {
+                for sort in ListQuery.Sort.allCases {
+                    var k = prefix(status: s, scope: scope, sort: sort, pinnedGroup: note.pinned ? 0 : 1)
+                    switch sort {
+                    case .updated: k.append(contentsOf: descending(note.updatedAt))
+                    case .created: k.append(contentsOf: descending(note.createdAt))
+                    case .title: k.append(contentsOf: titleKey(note.title))
+                    }
+                    k.append(contentsOf: idBytes)
+                    keys.append(k)
+                }
+            }
+        }
+        return keys
+    }
+
+    static func descending(_ t: Int64) -> [UInt8] {
+        let v = ~(UInt64(bitPattern: t) ^ 0x8000_0000_0000_0000)
+        return withUnsafeBytes(of: v.bigEndian) { Array($0) }
+    }
+
+    /// Lowercased title bytes, cut at 64 bytes, then a 0 terminator so "a" sorts before "ab".
+    static func titleKey(_ title: String) -> [UInt8] {
+        var bytes = Array(title.lowercased().utf8.prefix(64))
+        bytes.append(0)
+        return bytes
+    }
+}
+
+extension Category {
+    static func nameKey(_ name: String) -> [UInt8] { Array(name.lowercased().utf8) }
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        w.write(byte: 1)
+        w.write(string: name)
+        w.write(signed: Int64(count))
+        w.write(signed: createdAt)
+        w.write(bool: deleted)
+        return w.bytes
+    }
+
+    init(decoding bytes: UnsafeRawBufferPointer, id: Identifier) throws(DecodingError) {
+        var r = ByteReader(bytes)
+        let f = try r.readByte()
+        guard f == 1 else { throw DecodingError(.badTag(f), at: 0) }
+        let name = try r.readString()
+        let count = try r.readSigned()
+        let createdAt = try r.readSigned()
+        let deleted = try r.readBool()
+        try r.expectEnd()
+        self.init(id: id, name: name, count: Int(clamping: count), createdAt: createdAt, deleted: deleted)
+    }
+}
+
+@inline(__always)
+func hexDigit(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+    default: return nil
+    }
+}
