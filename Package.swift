@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict),
         .target(name: "EventStore", dependencies: ["LMDB"], swiftSettings: strict),
         .target(name: "Notes", dependencies: ["EventStore", "LMDB"], swiftSettings: strict),
-        .target(name: "NotesCLI", dependencies: ["Notes", "EventStore"], swiftSettings: strict),
+        .target(name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
         .executableTarget(name: "notes", dependencies: ["NotesCLI"], swiftSettings: strict),
         .systemLibrary(
             name: "CSQLite",

@@ -1,0 +1,128 @@
+public import EventStore
+
+/// One stored event of a note with the note as it was after it.
+public struct NoteRevision: Sendable, Equatable {
+    public var position: UInt64
+    public var version: UInt64
+    public var recordedAt: Int64
+    public var metadata: EventMetadata
+    /// The stored type and schema version (legacy events keep theirs).
+    public var storedType: String
+    public var storedSchemaVersion: UInt32
+    /// The current-schema events it lifts to (one, several, or none).
+    public var events: [NoteEvent]
+    /// The note after this event.
+    public var note: Note
+}
+
+extension Notebook {
+    /// Every stored event of the note with the state after it, oldest first (the fold of the
+    /// stream with the same reducer as the projections).
+    public func revisions(of id: Identifier, upToVersion last: UInt64 = .max) throws(NotesError) -> [NoteRevision] {
+        var out: [NoteRevision] = []
+        do {
+            try store.read { txn in
+                var note: Note?
+                try store.forEachEvent(inStream: Note.stream(id), versions: 1...max(1, last), in: txn) { view in
+                    let lifted = try store.lift(view)
+                    var events: [NoteEvent] = []
+                    for e in lifted {
+                        guard let event = try NoteEvent.decode(e) else {
+                            throw StoreError.damaged(position: view.position, detail: "\(e.type) is not a note event")
+                        }
+                        guard let next = NoteFold.apply(event, to: note, id: id, at: view.recordedAt, version: view.version)
+                        else {
+                            throw StoreError.damaged(position: view.position, detail: "note stream does not begin with NoteCreated")
+                        }
+                        note = next
+                        events.append(event)
+                    }
+                    // A retired event (lifted to nothing) still bumps the version.
+                    if lifted.isEmpty, var n = note {
+                        n.version = view.version
+                        note = n
+                    }
+                    if let note {
+                        out.append(
+                            NoteRevision(
+                                position: view.position, version: view.version, recordedAt: view.recordedAt,
+                                metadata: view.metadata, storedType: view.type, storedSchemaVersion: view.schemaVersion,
+                                events: events, note: note))
+                    }
+                    return true
+                }
+            }
+        } catch { throw NotesError.wrap(error) }
+        if out.isEmpty { throw Self.missing(id) }
+        return out
+    }
+
+    /// The note as it was after `version`; not found beyond the head.
+    public func note(_ id: Identifier, atVersion version: UInt64) throws(NotesError) -> Note {
+        guard version >= 1 else { throw .validation("versions start at 1") }
+        let revs = try revisions(of: id, upToVersion: version)
+        guard let last = revs.last, last.version == version else {
+            throw .notFound("note \(shortID(id)) has no version \(version) (its latest is v\(revs.last?.version ?? 0))")
+        }
+        return last.note
+    }
+
+    /// The note as it was at `instant`; not found before its creation.
+    public func note(_ id: Identifier, atInstant instant: Int64) throws(NotesError) -> Note {
+        let revs = try revisions(of: id)
+        guard let rev = revs.last(where: { $0.recordedAt <= instant }) else {
+            throw .notFound("note \(shortID(id)) did not exist yet at \(RFC3339.format(micros: instant))")
+        }
+        return rev.note
+    }
+
+    /// The whole notebook as it was at `instant`, replayed from the log into memory.
+    public func state(asOf instant: Int64) throws(NotesError) -> NotebookState {
+        do {
+            let position = try store.read { txn in try store.position(atOrBefore: instant, in: txn) }
+            return try NotebookState.replay(store: store, upTo: position)
+        } catch { throw NotesError.wrap(error) }
+    }
+}
+
+extension NotebookState {
+    /// A listing over the in-memory state, with the same order as the projection's index.
+    public func list(_ query: ListQuery) -> [Note] {
+        let matching = notes.values.filter { n in
+            switch query.status {
+            case .active: if n.status != .active { return false }
+            case .archived: if n.status != .archived { return false }
+            case .trashed: if n.status != .trashed { return false }
+            case .all: break
+            }
+            switch query.scope {
+            case .any: break
+            case .uncategorized: if n.category != nil { return false }
+            case .category(let c): if n.category != c { return false }
+            }
+            return !query.pinnedOnly || n.pinned
+        }
+        let keyed = matching.map { n -> ([UInt8], Note) in
+            var k: [UInt8] = [n.pinned ? 0 : 1]
+            switch query.sort {
+            case .updated: k += ListIndex.descending(n.updatedAt)
+            case .created: k += ListIndex.descending(n.createdAt)
+            case .title: k += ListIndex.titleKey(n.title)
+            }
+            k += n.id.bytes
+            return (k, n)
+        }
+        var sorted = keyed.sorted { a, b in
+            if a.0[0] != b.0[0] { return a.0[0] < b.0[0] }
+            return query.reverse ? b.0.lexicographicallyPrecedes(a.0) : a.0.lexicographicallyPrecedes(b.0)
+        }
+        if sorted.count > query.limit { sorted = Array(sorted.prefix(query.limit)) }
+        return sorted.map(\.1)
+    }
+
+    /// The live category called `name` at this point (case-insensitive).
+    public func category(named name: String) -> Category? {
+        let key = name.lowercased()
+        return categories.values.first { !$0.deleted && $0.name.lowercased() == key }
+    }
+}

@@ -1,0 +1,152 @@
+/// One option a command accepts.
+struct OptionSpec: Sendable {
+    /// Long name without dashes, e.g. `body`.
+    let name: String
+    /// One-letter alias without the dash, if any.
+    let short: Character?
+    /// Name of the value (`TEXT`), or nil for a flag.
+    let value: String?
+    let help: String
+
+    init(_ name: String, short: Character? = nil, value: String? = nil, _ help: String) {
+        self.name = name
+        self.short = short
+        self.value = value
+        self.help = help
+    }
+}
+
+/// Options every command accepts, before or after the command name.
+let globalOptions: [OptionSpec] = [
+    OptionSpec("store", value: "DIR", "use the store in DIR (default: $NOTES_STORE, else $XDG_DATA_HOME/notes)"),
+    OptionSpec("json", "print JSON instead of text"),
+    OptionSpec("no-pager", "do not send long output through a pager"),
+    OptionSpec("no-color", "never use color"),
+    OptionSpec("help", short: "h", "show help"),
+]
+
+/// The arguments of one invocation, split into options and positionals.
+struct ParsedArguments: Sendable {
+    var command: String?
+    var positionals: [String] = []
+    var values: [String: String] = [:]
+    var flags: Set<String> = []
+
+    func value(_ name: String) -> String? { values[name] }
+    func has(_ name: String) -> Bool { flags.contains(name) || values[name] != nil }
+}
+
+/// Splits argv by the rules of the CLI: global options anywhere, an option's value taken as
+/// given even when it begins with `-`, `--` ends the options, `--name=value` accepted,
+/// repeating an option is an error.
+struct ArgumentParser {
+    let commandOptions: (String) -> [OptionSpec]?
+    let commandNames: [String]
+
+    func parse(_ args: [String]) throws(CLIError) -> ParsedArguments {
+        var result = ParsedArguments()
+        var i = 0
+        var optionsEnded = false
+        while i < args.count {
+            let arg = args[i]
+            i += 1
+            if optionsEnded || arg == "-" || !arg.hasPrefix("-") {
+                if result.command == nil && !optionsEnded {
+                    result.command = arg
+                } else {
+                    result.positionals.append(arg)
+                }
+                continue
+            }
+            if arg == "--" {
+                optionsEnded = true
+                if result.command == nil, i < args.count {
+                    result.command = args[i]
+                    i += 1
+                }
+                continue
+            }
+            var name: String
+            var inline: String?
+            if arg.hasPrefix("--") {
+                name = String(arg.dropFirst(2))
+                if let eq = name.firstIndex(of: "=") {
+                    inline = String(name[name.index(after: eq)...])
+                    name = String(name[..<eq])
+                }
+            } else {
+                let letters = Array(arg.dropFirst())
+                guard letters.count == 1 else {
+                    throw unknown(arg, command: result.command)
+                }
+                name = String(letters[0])
+            }
+            let available = globalOptions + (result.command.flatMap(commandOptions) ?? [])
+            guard let spec = available.first(where: { $0.name == name || ($0.short.map(String.init) == name) }) else {
+                throw unknown(arg, command: result.command)
+            }
+            if spec.value != nil {
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    guard i < args.count else {
+                        let help = result.command.map { "notes help \($0)" } ?? "notes --help"
+                        throw CLIError("option --\(spec.name) needs a value (\(spec.value ?? "VALUE")); see `\(help)`")
+                    }
+                    value = args[i]
+                    i += 1
+                }
+                if result.values[spec.name] != nil {
+                    throw CLIError("option --\(spec.name) is given more than once; give it once")
+                }
+                result.values[spec.name] = value
+            } else {
+                if inline != nil { throw CLIError("option --\(spec.name) takes no value") }
+                result.flags.insert(spec.name)
+            }
+        }
+        return result
+    }
+
+    private func unknown(_ arg: String, command: String?) -> CLIError {
+        let available = globalOptions + (command.flatMap(commandOptions) ?? [])
+        let names = available.map { "--" + $0.name }
+        let stem = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
+        let hint = suggestion(for: stem, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
+        let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
+        return CLIError("unknown option \"\(stem)\"" + (hint.isEmpty ? help : hint))
+    }
+}
+
+/// The closest candidate within a small edit distance, for "did you mean" hints.
+func suggestion(for word: String, among candidates: [String]) -> String? {
+    let w = Array(word.lowercased())
+    var best: (String, Int)?
+    for c in candidates {
+        let d = editDistance(w, Array(c.lowercased()))
+        let limit = max(1, min(3, c.count / 3))
+        if d <= limit, best == nil || d < best!.1 { best = (c, d) }
+    }
+    if best == nil, w.count >= 3 {
+        best = candidates.first(where: { $0.lowercased().hasPrefix(String(w)) }).map { ($0, 0) }
+    }
+    return best?.0
+}
+
+func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    if a.count > 64 || b.count > 64 { return max(a.count, b.count) }
+    var prev = Array(0...b.count)
+    var cur = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+        cur[0] = i
+        for j in 1...b.count {
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+        }
+        swap(&prev, &cur)
+    }
+    return prev[b.count]
+}

@@ -1,0 +1,74 @@
+import EventStore
+import Notes
+
+let categoriesCommand = Command(
+    "categories", abstract: "List categories with their note counts, or add, rename and delete them.",
+    usage: ["categories", "categories add NAME", "categories rename OLD NEW", "categories delete NAME"],
+    discussion: "Deleting a category keeps its notes: each is uncategorized by an event of its own."
+) { ctx in
+    let args = ctx.positionals
+    let book = try ctx.notebook()
+    switch args.first {
+    case nil:
+        let cats = try book.categories()
+        if ctx.json {
+            ctx.printJSON(.array(cats.map { .object([("name", .string($0.name)), ("count", .int($0.count))]) }))
+        } else if cats.isEmpty {
+            ctx.terminal.print(ctx.terminal.dim("no categories"))
+        } else {
+            ctx.printTable(cats.map { [$0.name, String($0.count)] }, styles: [{ $0 }, ctx.terminal.dim])
+        }
+    case "add":
+        try ctx.expectPositionals(2...2)
+        let c = try book.addCategory(args[1])
+        if ctx.json { ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))])) } else {
+            ctx.terminal.print("added \(c.name)")
+        }
+    case "rename":
+        try ctx.expectPositionals(3...3)
+        let c = try book.renameCategory(args[1], to: args[2])
+        if ctx.json { ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))])) } else {
+            ctx.terminal.print("renamed to \(c.name)")
+        }
+    case "delete":
+        try ctx.expectPositionals(2...2)
+        let n = try book.deleteCategory(args[1])
+        if ctx.json { ctx.printJSON(.object([("deleted", .string(args[1])), ("uncategorized", .int(n))])) } else {
+            ctx.terminal.print("deleted \(args[1]); \(n) note\(n == 1 ? "" : "s") uncategorized")
+        }
+    case let other?:
+        let hint = suggestion(for: other, among: ["add", "rename", "delete"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        throw CLIError("unknown categories action \"\(other)\"\(hint); use add, rename or delete")
+    }
+}
+
+extension Context {
+    /// The note at a version (a number, optionally `v3`) or an instant.
+    func noteAt(_ id: Identifier, _ at: String) throws -> Note {
+        let book = try notebook()
+        if let v = parseVersion(at) { return try book.note(id, atVersion: v) }
+        return try book.note(id, atInstant: try instant(at))
+    }
+
+    /// `3` or `v3`; nil when the text is not a version.
+    func parseVersion(_ text: String) -> UInt64? {
+        let t = text.hasPrefix("v") ? String(text.dropFirst()) : text
+        guard !t.isEmpty, t.allSatisfy(\.isASCII), t.allSatisfy(\.isNumber) else { return nil }
+        return UInt64(t) ?? UInt64.max
+    }
+
+    /// A listing of the notebook as it was at `instant`, replayed in memory.
+    func listAsOf(_ query: ListQuery, instant: Int64) throws -> [Note] {
+        let book = try notebook()
+        let state = try book.state(asOf: instant)
+        var q = query
+        // Category filters name the category as it was then.
+        if let name = value("category") {
+            guard let c = state.category(named: name) else {
+                throw CLIError("no category was named \"\(name)\" at that time", code: .notFound)
+            }
+            q.scope = .category(c.id)
+        }
+        return state.list(q)
+    }
+}

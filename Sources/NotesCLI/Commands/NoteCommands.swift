@@ -1,0 +1,215 @@
+import EventStore
+import Notes
+
+let bodyOptions = [
+    OptionSpec("body", short: "b", value: "TEXT", "the body text, kept byte for byte"),
+    OptionSpec("body-file", value: "PATH", "read the body from a file (- for standard input)"),
+]
+
+let addCommand = Command(
+    "add", abstract: "Create a note and print its id.",
+    usage: ["add TITLE [--body TEXT | --body-file PATH | -] [--category NAME] [--pin]"],
+    discussion: "The body comes from --body, --body-file, or standard input (- or when it is not a terminal).",
+    options: bodyOptions + [
+        OptionSpec("category", short: "c", value: "NAME", "put the note in this category (created if needed)"),
+        OptionSpec("pin", short: "p", "pin the note"),
+    ]
+) { ctx in
+    let rest = ctx.positionals.filter { $0 != "-" }
+    guard let title = rest.first else { throw CLIError("missing TITLE; usage: notes \(ctx.command.usage[0])") }
+    if rest.count > 1 {
+        throw CLIError("unexpected argument \"\(rest[1])\"; quote a title with spaces, give the body with --body")
+    }
+    var body = try ctx.bodyArgument()
+    if body == nil && !ctx.terminal.stdinIsTTY {
+        body = try readText(path: "-", limit: ctx.bodyLimit, what: "body")
+    }
+    let note = try ctx.notebook().add(
+        title: title, body: body ?? "", category: ctx.value("category"), pinned: ctx.flag("pin"))
+    if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print(shortID(note.id)) }
+}
+
+let showCommand = Command(
+    "show", abstract: "Show a note.", usage: ["show ID [--at VERSION|INSTANT]"],
+    options: [OptionSpec("at", value: "VERSION|INSTANT", "the note as it was after that version or at that instant")],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let id = try ctx.noteID(ctx.positionals[0])
+    if let at = ctx.value("at") {
+        try ctx.printNote(try ctx.noteAt(id, at))
+    } else {
+        try ctx.printNote(try ctx.notebook().note(id))
+    }
+}
+
+let editCommand = Command(
+    "edit", abstract: "Change a note's title or body, or edit it in $VISUAL/$EDITOR.",
+    usage: ["edit ID [--title T] [--body TEXT | --body-file PATH | -] [--expect-version N]"],
+    discussion: """
+        With no --title or body, the note opens in $VISUAL (else $EDITOR, else vi): the first line is the
+        title, then a blank line, then the body. If the note changed while the editor was open, nothing is
+        overwritten: the edited text is saved to a recovery file and the exit code is 4.
+        """,
+    options: [OptionSpec("title", short: "t", value: "TITLE", "the new title")] + bodyOptions + [
+        OptionSpec("expect-version", value: "N", "fail with exit code 4 unless the note is at version N")
+    ]
+) { ctx in
+    let rest = ctx.positionals.filter { $0 != "-" }
+    guard let idText = rest.first else { throw CLIError("missing ID; usage: notes \(ctx.command.usage[0])") }
+    if rest.count > 1 { throw CLIError("unexpected argument \"\(rest[1])\"; usage: notes \(ctx.command.usage[0])") }
+    let id = try ctx.noteID(idText)
+    let expected = try ctx.integer("expect-version", min: 1).map(UInt64.init)
+    let body = try ctx.bodyArgument()
+    let title = ctx.value("title")
+    let note: Note
+    if title == nil && body == nil {
+        note = try ctx.editInEditor(id, expectedVersion: expected)
+    } else {
+        note = try ctx.notebook().edit(id, title: title, body: body, expectedVersion: expected)
+    }
+    if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print("\(shortID(note.id)) v\(note.version)") }
+}
+
+/// A command that changes one flag of a note: pin, unpin, archive...
+func flagCommand(_ name: String, _ abstract: String, _ action: @escaping @Sendable (Notebook, Identifier) throws -> Note)
+    -> Command
+{
+    Command(name, abstract: abstract, usage: ["\(name) ID"]) { ctx in
+        try ctx.expectPositionals(1...1)
+        let id = try ctx.noteID(ctx.positionals[0])
+        let note = try action(try ctx.notebook(), id)
+        if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print("\(shortID(note.id)) v\(note.version)") }
+    }
+}
+
+let pinCommand = flagCommand("pin", "Pin a note (pinned notes list first).") { try $0.pin($1) }
+let unpinCommand = flagCommand("unpin", "Unpin a note.") { try $0.unpin($1) }
+let archiveCommand = flagCommand("archive", "Archive a note (hidden from list and search by default).") {
+    try $0.archive($1)
+}
+let unarchiveCommand = flagCommand("unarchive", "Bring an archived note back.") { try $0.unarchive($1) }
+let trashCommand = flagCommand("trash", "Move a note to the trash (its history is kept).") { try $0.trash($1) }
+let untrashCommand = flagCommand("untrash", "Take a note out of the trash.") { try $0.untrash($1) }
+
+let categorizeCommand = Command(
+    "categorize", abstract: "Put a note in a category (created if needed), or in none.",
+    usage: ["categorize ID NAME", "categorize ID --none"],
+    options: [OptionSpec("none", "remove the note from its category")]
+) { ctx in
+    let none = ctx.flag("none")
+    try ctx.expectPositionals(none ? 1...1 : 2...2)
+    let id = try ctx.noteID(ctx.positionals[0])
+    let note = try ctx.notebook().categorize(id, as: none ? nil : ctx.positionals[1])
+    if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print("\(shortID(note.id)) v\(note.version)") }
+}
+
+let listOptions = [
+    OptionSpec("category", short: "c", value: "NAME", "only notes in this category"),
+    OptionSpec("uncategorized", "only notes without a category"),
+    OptionSpec("pinned", "only pinned notes"),
+    OptionSpec("archived", "archived notes instead"),
+    OptionSpec("trashed", "notes in the trash instead"),
+    OptionSpec("all", "notes anywhere: active, archived and trashed"),
+]
+
+let listCommand = Command(
+    "list", abstract: "List notes: pinned first, then by last update.",
+    usage: [
+        "list [--category NAME | --uncategorized] [--pinned] [--archived | --trashed | --all] [--sort updated|created|title] [--reverse] [--limit N] [--as-of INSTANT]"
+    ],
+    options: listOptions + [
+        OptionSpec("sort", short: "s", value: "KEY", "updated (default), created or title"),
+        OptionSpec("reverse", short: "r", "reverse the order within pinned and unpinned notes"),
+        OptionSpec("limit", short: "n", value: "N", "at most N notes"),
+        OptionSpec("as-of", value: "INSTANT", "the notebook as it was at that instant"),
+    ],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(0...0)
+    var q = try ctx.listQuery()
+    switch ctx.value("sort") {
+    case nil, "updated": q.sort = .updated
+    case "created": q.sort = .created
+    case "title": q.sort = .title
+    case let other?:
+        let hint = suggestion(for: other, among: ["updated", "created", "title"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        throw CLIError("--sort must be updated, created or title, not \"\(other)\"\(hint)")
+    }
+    q.reverse = ctx.flag("reverse")
+    q.limit = try ctx.integer("limit", min: 1) ?? Int.max
+    let notes: [Note]
+    if let asOf = ctx.value("as-of") {
+        notes = try ctx.listAsOf(q, instant: try ctx.instant(asOf))
+    } else {
+        notes = try ctx.notebook().list(q)
+    }
+    if ctx.json {
+        let book = try ctx.notebook()
+        ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, categoryName: try book.categoryName($0.category)) }))
+    } else if notes.isEmpty {
+        ctx.terminal.print(ctx.terminal.dim("no notes"))
+    } else {
+        try ctx.printNoteTable(notes)
+    }
+}
+
+extension Context {
+    /// The status, category and pinned filters shared by list and search.
+    func listQuery() throws -> ListQuery {
+        var q = ListQuery()
+        let statuses = ["archived", "trashed", "all"].filter(flag)
+        if statuses.count > 1 { throw CLIError("give only one of --archived, --trashed and --all") }
+        switch statuses.first {
+        case "archived": q.status = .archived
+        case "trashed": q.status = .trashed
+        case "all": q.status = .all
+        default: q.status = .active
+        }
+        if value("category") != nil && flag("uncategorized") {
+            throw CLIError("give either --category NAME or --uncategorized, not both")
+        }
+        if let name = value("category") {
+            q.scope = .category(try notebook().category(named: name).id)
+        } else if flag("uncategorized") {
+            q.scope = .uncategorized
+        }
+        q.pinnedOnly = flag("pinned")
+        return q
+    }
+}
+
+let statsCommand = Command(
+    "stats", abstract: "Counts of notes, events and categories, and the store's size.", usage: ["stats"],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(0...0)
+    let s = try ctx.notebook().stats()
+    let path = try ctx.storePath()
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("notes", .int(s.notes)), ("events", .uint(s.events)), ("categories", .int(s.categories)),
+                ("storeBytes", .int(s.storeBytes)), ("fileBytes", .int(s.fileBytes)), ("store", .string(path)),
+            ]))
+    } else {
+        ctx.printTable(
+            [
+                ["store", path], ["notes", String(s.notes)], ["events", String(s.events)],
+                ["categories", String(s.categories)], ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
+            ], styles: [ctx.terminal.dim])
+    }
+}
+
+func formatBytes(_ n: Int) -> String {
+    if n < 1024 { return "\(n) B" }
+    let units = ["KiB", "MiB", "GiB", "TiB"]
+    var v = Double(n) / 1024
+    var i = 0
+    while v >= 1024 && i < units.count - 1 {
+        v /= 1024
+        i += 1
+    }
+    let tenths = Int((v * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10) \(units[i])"
+}

@@ -1,0 +1,172 @@
+import EventStore
+import LMDB
+import Glibc
+import Notes
+
+/// Everything a command needs: its arguments, the environment, the terminal and the store.
+final class Context: @unchecked Sendable {
+    let arguments: ParsedArguments
+    let environment: [String: String]
+    let terminal: Terminal
+    let command: Command
+    let clock: @Sendable () -> Int64
+    private var openedNotebook: Notebook?
+
+    init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command) throws(CLIError) {
+        self.arguments = arguments
+        self.environment = environment
+        self.terminal = terminal
+        self.command = command
+        if let fixed = environment["NOTES_NOW"] {
+            guard let micros = RFC3339.parse(fixed) else {
+                throw CLIError("NOTES_NOW=\"\(fixed)\" is not an RFC 3339 instant (e.g. 2026-11-29T12:00:00Z)")
+            }
+            clock = { micros }
+        } else {
+            clock = EventStore.systemClock
+        }
+        if arguments.has("no-color") { terminal.colorAllowed = false }
+        if arguments.has("no-pager") || json { terminal.pagerAllowed = false }
+    }
+
+    var json: Bool { arguments.has("json") }
+    var now: Int64 { clock() }
+
+    var instantParser: InstantParser { InstantParser(now: now, timeZone: .system) }
+
+    // MARK: Arguments
+
+    func value(_ name: String) -> String? { arguments.value(name) }
+    func flag(_ name: String) -> Bool { arguments.flags.contains(name) }
+    var positionals: [String] { arguments.positionals }
+
+    func positional(_ index: Int, _ label: String) throws(CLIError) -> String {
+        guard index < positionals.count else {
+            throw CLIError("missing \(label); usage: notes \(command.usage[0])")
+        }
+        return positionals[index]
+    }
+
+    func expectPositionals(_ range: ClosedRange<Int>) throws(CLIError) {
+        if positionals.count > range.upperBound {
+            let extra = positionals[range.upperBound]
+            throw CLIError(
+                "unexpected argument \"\(extra)\"; usage: notes \(command.usage[0]) (quote text with spaces)")
+        }
+        if positionals.count < range.lowerBound {
+            throw CLIError("missing argument; usage: notes \(command.usage[0])")
+        }
+    }
+
+    /// A non-negative integer option, or nil when absent.
+    func integer(_ name: String, min: Int = 0) throws(CLIError) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let v = Int(text), v >= min else {
+            throw CLIError("--\(name) must be a whole number of at least \(min), not \"\(text)\"")
+        }
+        return v
+    }
+
+    /// Parses an instant option (`2h ago`, `yesterday`, RFC 3339...).
+    func instant(_ text: String) throws(CLIError) -> Int64 {
+        do { return try instantParser.parse(text) } catch { throw CLIError(error.description) }
+    }
+
+    // MARK: Store
+
+    /// The store directory: --store, else $NOTES_STORE, else $XDG_DATA_HOME/notes, else ~/.local/share/notes.
+    func storePath() throws(CLIError) -> String {
+        if let s = value("store") {
+            guard !s.isEmpty else { throw CLIError("--store needs a directory path, not an empty string") }
+            return s
+        }
+        if let s = environment["NOTES_STORE"], !s.isEmpty { return s }
+        if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/notes" }
+        guard let home = environment["HOME"], !home.isEmpty else {
+            throw CLIError(
+                "cannot find the store: HOME is not set; give --store DIR or set NOTES_STORE", code: .storeUnusable)
+        }
+        return home + "/.local/share/notes"
+    }
+
+    var actor: String {
+        if let a = environment["NOTES_ACTOR"], !a.isEmpty { return a }
+        let user = environment["USER"] ?? environment["LOGNAME"] ?? String(getuid())
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, 255)
+        let hostName = String(decoding: host.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "\(user)@\(hostName.isEmpty ? "localhost" : hostName)"
+    }
+
+    /// Opens the notebook once. Creates the store (and its parent directories) on first use.
+    func notebook() throws -> Notebook {
+        if let n = openedNotebook { return n }
+        let path = try storePath()
+        if !command.readsOnly { try makeParents(of: path) }
+        var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
+        options.clock = clock
+        if let limit = environment["NOTES_BODY_LIMIT"] {
+            guard let v = Int(limit), v > 0 else {
+                throw CLIError("NOTES_BODY_LIMIT=\"\(limit)\" must be a positive number of bytes")
+            }
+            options.maxBodyBytes = v
+        }
+        if terminal.stderrIsTTY {
+            options.progress = { done, total in
+                guard total > 0 else { return }
+                writeAll(fd: 2, Array("\rrebuilding projections: \(done * 100 / total)% ".utf8))
+            }
+        }
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        if command.readsOnly && !exists {
+            throw CLIError(
+                "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
+                code: .notFound)
+        }
+        var book: Notebook?
+        var failure: NotesError?
+        do { book = try Notebook(path: path, options: options) } catch { failure = error }
+        if let failure {
+            guard command.readsOnly && failure.isPermissionProblem else { throw failure }
+            options.readOnly = true
+            book = try Notebook(path: path, options: options)
+        }
+        guard let book else { throw CLIError("cannot open the store at \(path)", code: .storeUnusable) }
+        if exists, (st.st_mode & 0o022) != 0 {
+            terminal.warn("the store directory \(path) is writable by other users; run `chmod 700 \(path)`")
+        }
+        openedNotebook = book
+        return book
+    }
+
+    private func makeParents(of path: String) throws(CLIError) {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        parts.removeLast()
+        var current = path.hasPrefix("/") ? "" : "."
+        for p in parts where !p.isEmpty {
+            current += "/" + p
+            var st = stat()
+            if stat(current, &st) == 0 { continue }
+            if mkdir(current, 0o700) != 0 && errno != EEXIST {
+                throw CLIError(
+                    "cannot create \(current): \(errorText()); choose another store with --store",
+                    code: .storeUnusable)
+            }
+        }
+    }
+
+    /// Resolves a note id argument.
+    func noteID(_ text: String) throws -> Identifier {
+        try notebook().resolve(text)
+    }
+}
+
+extension NotesError {
+    var isPermissionProblem: Bool {
+        if case .store(.storage(let e)) = self {
+            return e.code == .permissionDenied || e.code == .readOnlyFileSystem
+        }
+        return false
+    }
+}

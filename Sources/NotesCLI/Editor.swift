@@ -1,0 +1,86 @@
+import EventStore
+import Glibc
+import Notes
+
+extension Context {
+    /// Opens the note in the user's editor and saves the result, unless the note changed
+    /// meanwhile: then the edited text goes to a recovery file and the error is a conflict.
+    func editInEditor(_ id: Identifier, expectedVersion: UInt64?) throws -> Note {
+        let book = try notebook()
+        let note = try book.note(id)
+        if let expectedVersion, expectedVersion != note.version {
+            throw NotesError.conflict(id: id, expected: expectedVersion, actual: note.version)
+        }
+        let editor = environment["VISUAL"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "vi"
+        let dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(dir)/notes-\(shortID(id))-XXXXXX.md".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 3) }
+        guard fd >= 0 else { throw CLIError("cannot create a temporary file in \(dir): \(errorText())", code: .failure) }
+        let path = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { unlink(path) }
+        let original = note.title + "\n\n" + note.body
+        writeAll(fd: fd, Array(original.utf8))
+        close(fd)
+        let status = runShell("\(editor) \"$1\"", arguments: [path])
+        guard status == 0 else {
+            throw CLIError("the editor (\(editor)) exited with status \(status); the note was not changed", code: .failure)
+        }
+        let edited = try readText(path: path, limit: bodyLimit + 4096, what: "edited note")
+        guard edited != original else { return note }
+        let (title, body) = splitEdited(edited)
+        var failure: NotesError?
+        do { return try book.edit(id, title: title, body: body, expectedVersion: note.version) } catch {
+            failure = error
+        }
+        guard let failure, case .conflict(_, let expected, let actual) = failure else {
+            throw failure ?? CLIError("the edit failed", code: .failure)
+        }
+        let saved = try saveRecovery(id: id, text: edited)
+        throw CLIError(
+            "note \(shortID(id)) changed while you edited it (v\(expected) -> v\(actual)); nothing was overwritten; your text is saved in \(saved)",
+            code: .conflict)
+    }
+
+    /// First line: title; then one blank line; the rest is the body, byte for byte.
+    func splitEdited(_ text: String) -> (String, String) {
+        guard let nl = text.firstIndex(of: "\n") else { return (text, "") }
+        let title = String(text[..<nl])
+        var rest = text[text.index(after: nl)...]
+        if rest.first == "\n" { rest = rest.dropFirst() }
+        return (title, String(rest))
+    }
+
+    func saveRecovery(id: Identifier, text: String) throws(CLIError) -> String {
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"].map { $0 + "/.local/state" } ?? "/tmp")
+        let dir = base + "/notes/recovery"
+        var current = ""
+        for part in dir.split(separator: "/") {
+            current += "/" + part
+            mkdir(current, 0o700)
+        }
+        let path = "\(dir)/\(shortID(id))-\(RFC3339.format(micros: now).filter { $0 != ":" }).md"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CLIError("cannot save the recovery file \(path): \(errorText())", code: .failure)
+        }
+        writeAll(fd: fd, Array(text.utf8))
+        fsync(fd)
+        close(fd)
+        return path
+    }
+
+    /// Runs `sh -c COMMAND sh ARGS...` attached to the terminal and returns its exit status.
+    func runShell(_ command: String, arguments: [String]) -> Int32 {
+        let argv = ["/bin/sh", "-c", command, "sh"] + arguments
+        var pid: pid_t = 0
+        let env = environment.map { "\($0.key)=\($0.value)" }
+        let rc = withCStrings(argv) { a in withCStrings(env) { e in posix_spawn(&pid, "/bin/sh", nil, nil, a, e) } }
+        guard rc == 0 else { return 127 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        if status & 0x7F != 0 { return 128 + (status & 0x7F) }
+        return (status >> 8) & 0xFF
+    }
+}

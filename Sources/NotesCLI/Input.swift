@@ -1,0 +1,54 @@
+import Glibc
+
+/// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8.
+func readText(path: String, limit: Int, what: String) throws(CLIError) -> String {
+    let fd: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+        throw CLIError("cannot read \(what) \(path): \(errorText()); check the path", code: .usage)
+    }
+    defer { if fd != 0 { close(fd) } }
+    var st = stat()
+    if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+        throw CLIError("\(path) is a directory; give a file", code: .usage)
+    }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 65_536) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            if errno == EBADF && fd == 0 { break }
+            throw CLIError("cannot read \(what) \(path): \(errorText())", code: .usage)
+        }
+        if n == 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+        if bytes.count > limit {
+            throw CLIError(
+                "\(what) \(path == "-" ? "from standard input" : path) is over \(limit) bytes; the limit is \(limit) bytes",
+                code: .usage)
+        }
+    }
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+        throw CLIError(
+            "\(what) \(path == "-" ? "from standard input" : path) is not valid UTF-8 text; convert it to UTF-8 first",
+            code: .usage)
+    }
+    return text
+}
+
+extension Context {
+    var bodyLimit: Int {
+        environment["NOTES_BODY_LIMIT"].flatMap(Int.init) ?? (1 << 20)
+    }
+
+    /// The body given by `--body`, `--body-file` or `-`, or nil when none was given.
+    func bodyArgument(dashAllowed: Bool = true) throws(CLIError) -> String? {
+        let dash = dashAllowed && positionals.contains("-")
+        let given = [value("body") != nil, value("body-file") != nil, dash].filter { $0 }.count
+        if given > 1 { throw CLIError("give the body once: --body TEXT, --body-file PATH or - (standard input)") }
+        if let b = value("body") { return b }
+        if let path = value("body-file") { return try readText(path: path, limit: bodyLimit, what: "body file") }
+        if dash { return try readText(path: "-", limit: bodyLimit, what: "body") }
+        return nil
+    }
+}

@@ -1,0 +1,120 @@
+import Glibc
+
+/// The `notes` command-line tool: parses, calls the `Notes` library, renders.
+public enum NotesCommandLine {
+    public static let version = "0.1.0"
+
+    /// Runs the tool with the process's own arguments and environment; returns the exit code.
+    public static func main() -> Int32 {
+        var args: [String] = []
+        for i in 1..<Int(CommandLine.argc) {
+            guard let p = CommandLine.unsafeArgv[i] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+            guard let s = String(validating: bytes, as: UTF8.self) else {
+                let t = Terminal(environment: [:])
+                t.error("argument \(i) is not valid UTF-8 text; pass text in UTF-8")
+                return ExitCode.usage.rawValue
+            }
+            args.append(s)
+        }
+        var env: [String: String] = [:]
+        var e = environ
+        while let p = e.pointee {
+            let entry = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)), as: UTF8.self)
+            if let eq = entry.firstIndex(of: "=") {
+                env[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
+            }
+            e += 1
+        }
+        return run(arguments: args, environment: env)
+    }
+
+    /// Runs the tool with the given arguments (without the program name) and environment.
+    public static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        let terminal = Terminal(environment: environment)
+        signal(SIGPIPE, SIG_IGN)
+        let parser = ArgumentParser(
+            commandOptions: { findCommand($0)?.options }, commandNames: allCommands.map(\.name))
+        do {
+            let parsed = try parser.parse(arguments)
+            guard let name = parsed.command else {
+                if parsed.flags.contains("help") || arguments.isEmpty {
+                    terminal.print(overviewHelp)
+                    terminal.flush(pager: nil)
+                    return arguments.isEmpty ? ExitCode.usage.rawValue : 0
+                }
+                throw CLIError("no command given; see `notes --help`")
+            }
+            if name == "--version" || name == "version" {
+                terminal.print("notes \(version)")
+                terminal.flush(pager: nil)
+                return 0
+            }
+            guard let command = findCommand(name) else {
+                let hint = suggestion(for: name, among: allCommands.map(\.name) + ["help"]).map { "did you mean \"\($0)\"? " }
+                throw CLIError("unknown command \"\(name)\"; \(hint ?? "")see `notes --help`")
+            }
+            if parsed.flags.contains("help") {
+                terminal.print(command.help)
+                terminal.flush(pager: nil)
+                return 0
+            }
+            let ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
+            try command.run(ctx)
+            terminal.flush(pager: ctx.pagerCommand)
+            return 0
+        } catch {
+            let e = CLIError.from(error)
+            terminal.flushDirect()
+            terminal.error(e.message)
+            return e.code.rawValue
+        }
+    }
+
+    static var overviewHelp: String {
+        var out = """
+            OVERVIEW: Keep notes from the terminal. Every change is an event in an append-only log,
+            so you can see the history of every note, travel back in time and restore any version.
+
+            USAGE: notes [--store DIR] [--json] COMMAND [ARGS...]
+
+            COMMANDS:
+
+            """
+        let width = (allCommands.map(\.name.count).max() ?? 8) + 2
+        for c in allCommands {
+            out += "  " + c.name + String(repeating: " ", count: width - c.name.count) + c.abstract + "\n"
+        }
+        out += "  help" + String(repeating: " ", count: width - 4) + "Show help for a command or a topic.\n"
+        out += "\nGLOBAL OPTIONS (before or after the command):\n" + formatOptions(globalOptions)
+        out += "\nIDS: notes are shown by the first 8 hex digits of their id; any unique prefix of 4 or more works.\n"
+        out += "\nEXIT CODES:\n"
+        for c in ExitCode.allCases { out += "  \(c.rawValue)  \(c.meaning)\n" }
+        out += "\nSee `notes help COMMAND` for a command's options."
+        return out
+    }
+}
+
+let helpCommand = Command(
+    "help", abstract: "Show help for a command or a topic.", usage: ["help [COMMAND]"], readsOnly: true
+) { ctx in
+    guard let topic = ctx.positionals.first else {
+        ctx.terminal.print(NotesCommandLine.overviewHelp)
+        return
+    }
+    if let c = allCommands.first(where: { $0.name == topic }) {
+        ctx.terminal.print(c.help)
+    } else {
+        let hint = suggestion(for: topic, among: allCommands.map(\.name)).map { "did you mean \"\($0)\"? " } ?? ""
+        throw CLIError("no help for \"\(topic)\"; \(hint)see `notes --help`", code: .usage)
+    }
+}
+
+extension Context {
+    /// The pager for long output: $NOTES_PAGER, else $PAGER, else `less -FIRX`.
+    var pagerCommand: String? {
+        if let p = environment["NOTES_PAGER"] { return p }
+        if let p = environment["PAGER"] { return p }
+        return "less -FIRX"
+    }
+}

@@ -1,0 +1,111 @@
+import EventStore
+import Notes
+
+/// Turns notes into JSON and aligned text.
+extension Context {
+    func noteJSON(_ n: Note, categoryName: String?) -> JSONValue {
+        .object([
+            ("id", .string(n.id.uuidString)),
+            ("title", .string(n.title)),
+            ("body", .string(n.body)),
+            ("category", categoryName.map(JSONValue.string) ?? .null),
+            ("pinned", .bool(n.pinned)),
+            ("archived", .bool(n.archived)),
+            ("trashed", .bool(n.trashed)),
+            ("createdAt", .string(RFC3339.format(micros: n.createdAt))),
+            ("updatedAt", .string(RFC3339.format(micros: n.updatedAt))),
+            ("version", .uint(n.version)),
+        ])
+    }
+
+    func noteJSON(_ n: Note) throws -> JSONValue {
+        noteJSON(n, categoryName: try notebook().categoryName(n.category))
+    }
+
+    /// Prints JSON (pretty) followed by a newline.
+    func printJSON(_ value: JSONValue) {
+        terminal.print(value.serialized(pretty: true))
+    }
+
+    func relative(_ micros: Int64) -> String {
+        RelativeTime.describe(micros: micros, now: now, timeZone: .system)
+    }
+
+    /// The note as `show` prints it.
+    func printNote(_ n: Note) throws {
+        if json {
+            printJSON(try noteJSON(n))
+            return
+        }
+        let t = terminal
+        var flags: [String] = []
+        if n.pinned { flags.append(t.yellow("pinned")) }
+        if n.archived { flags.append("archived") }
+        if n.trashed { flags.append(t.red("trashed")) }
+        t.print(t.bold(n.title))
+        var meta = "\(t.cyan(shortID(n.id)))  v\(n.version)  updated \(relative(n.updatedAt))"
+        meta += "  created \(relative(n.createdAt))"
+        if let c = try notebook().categoryName(n.category) { meta += "  [\(c)]" }
+        if !flags.isEmpty { meta += "  " + flags.joined(separator: " ") }
+        t.print(t.dim(meta))
+        if !n.body.isEmpty {
+            t.print()
+            t.print(n.body, terminator: n.body.hasSuffix("\n") ? "" : "\n")
+        }
+    }
+
+    /// One line per note: id, pin mark, title, category, updated.
+    func printNoteTable(_ notes: [Note]) throws {
+        let book = try notebook()
+        var rows: [[String]] = []
+        for n in notes {
+            rows.append([
+                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), try book.categoryName(n.category) ?? "",
+                relative(n.updatedAt),
+            ])
+        }
+        printTable(rows, styles: [terminal.cyan, terminal.yellow, { $0 }, terminal.dim, terminal.dim])
+    }
+
+    func printTable(_ rows: [[String]], styles: [(String) -> String]) {
+        guard let columns = rows.first?.count else { return }
+        var widths = [Int](repeating: 0, count: columns)
+        for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], displayWidth(c)) } }
+        for r in rows {
+            var line = ""
+            for (i, c) in r.enumerated() {
+                let styled = i < styles.count ? styles[i](c) : c
+                if i == columns - 1 {
+                    line += styled
+                } else {
+                    line += styled + String(repeating: " ", count: widths[i] - displayWidth(c) + 2)
+                }
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            terminal.print(line)
+        }
+    }
+}
+
+/// Cuts `s` to at most `width` characters, marking the cut with an ellipsis, and shows line
+/// breaks as spaces so one note is one line.
+func truncate(_ s: String, _ width: Int) -> String {
+    let flat = String(s.map { $0.isNewline ? " " : $0 })
+    return flat.count <= width ? flat : String(flat.prefix(width - 1)) + "…"
+}
+
+/// Terminal columns a string takes: wide for CJK and emoji, zero for combining marks.
+func displayWidth(_ s: String) -> Int {
+    var w = 0
+    for ch in s {
+        guard let first = ch.unicodeScalars.first else { continue }
+        let v = first.value
+        if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark }) { continue }
+        let wide =
+            (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+            || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
+            || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1FAFF).contains(v) || (0x20000...0x3FFFD).contains(v)
+        w += wide ? 2 : 1
+    }
+    return w
+}

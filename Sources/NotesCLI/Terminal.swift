@@ -1,0 +1,137 @@
+import Glibc
+
+/// Where output goes and how it may look: color and the pager only on a terminal, color never
+/// with `NO_COLOR`.
+final class Terminal {
+    let environment: [String: String]
+    let stdoutIsTTY: Bool
+    let stderrIsTTY: Bool
+    let stdinIsTTY: Bool
+    var colorAllowed: Bool
+    var pagerAllowed: Bool
+    private var buffer: [UInt8] = []
+
+    init(environment: [String: String], forceTTY: Bool? = nil) {
+        self.environment = environment
+        stdoutIsTTY = forceTTY ?? (isatty(1) == 1)
+        stderrIsTTY = isatty(2) == 1
+        stdinIsTTY = isatty(0) == 1
+        let noColor = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        colorAllowed = stdoutIsTTY && !noColor && environment["TERM"] != "dumb"
+        pagerAllowed = stdoutIsTTY
+    }
+
+    /// Text styles, empty when color is off.
+    func style(_ code: String, _ text: String) -> String {
+        colorAllowed ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+    func bold(_ s: String) -> String { style("1", s) }
+    func dim(_ s: String) -> String { style("2", s) }
+    func yellow(_ s: String) -> String { style("33", s) }
+    func cyan(_ s: String) -> String { style("36", s) }
+    func green(_ s: String) -> String { style("32", s) }
+    func red(_ s: String) -> String { style("31", s) }
+
+    /// Buffers a line for stdout.
+    func print(_ text: String = "", terminator: String = "\n") {
+        buffer.append(contentsOf: text.utf8)
+        buffer.append(contentsOf: terminator.utf8)
+        if buffer.count > 1 << 16 && !pagerAllowed { flushDirect() }
+    }
+
+    /// Writes buffered output, through the pager when it is long and allowed.
+    func flush(pager: String?) {
+        guard !buffer.isEmpty else { return }
+        if pagerAllowed, let pager, !pager.isEmpty, lineCount() > terminalRows() {
+            if runPager(pager) {
+                buffer = []
+                return
+            }
+        }
+        flushDirect()
+    }
+
+    private func lineCount() -> Int { buffer.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
+
+    private func terminalRows() -> Int {
+        var ws = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_row > 0 { return Int(ws.ws_row) - 1 }
+        return 24
+    }
+
+    func flushDirect() {
+        writeAll(fd: 1, buffer)
+        buffer = []
+    }
+
+    /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start.
+    private func runPager(_ command: String) -> Bool {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return false }
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        var env = environment
+        if env["LESS"] == nil { env["LESS"] = "FIRX" }
+        let argv = ["/bin/sh", "-c", command]
+        var pid: pid_t = 0
+        let rc = withCStrings(argv) { a in
+            withCStrings(env.map { "\($0.key)=\($0.value)" }) { e in
+                posix_spawn(&pid, "/bin/sh", &actions, nil, a, e)
+            }
+        }
+        close(fds[0])
+        guard rc == 0 else {
+            close(fds[1])
+            return false
+        }
+        signal(SIGPIPE, SIG_IGN)
+        writeAll(fd: fds[1], buffer)
+        close(fds[1])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return true
+    }
+
+    /// One line on stderr.
+    func error(_ message: String) {
+        let prefix = stderrIsTTY && colorAllowed ? "\u{1B}[31mnotes: error:\u{1B}[0m " : "notes: error: "
+        writeAll(fd: 2, Array((prefix + message + "\n").utf8))
+    }
+
+    func warn(_ message: String) {
+        writeAll(fd: 2, Array(("notes: warning: " + message + "\n").utf8))
+    }
+
+    /// Writes to stderr directly (progress, prompts).
+    func stderr(_ text: String) { writeAll(fd: 2, Array(text.utf8)) }
+}
+
+func writeAll(fd: Int32, _ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { p in
+        var offset = 0
+        while offset < p.count {
+            let n = write(fd, p.baseAddress! + offset, p.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+}
+
+func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+    pointers.append(nil)
+    defer { for p in pointers { free(p) } }
+    return body(pointers)
+}
+
+/// The C library's message for the current `errno`.
+func errorText() -> String {
+    guard let p = strerror(errno) else { return "error \(errno)" }
+    return String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)), as: UTF8.self)
+}

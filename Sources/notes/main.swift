@@ -1,0 +1,4 @@
+import Glibc
+import NotesCLI
+
+exit(NotesCommandLine.main())
