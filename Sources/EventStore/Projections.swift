@@ -104,7 +104,8 @@ public final class RebuildContext: Sendable {
 extension EventStore {
     /// The stored projection version this code would write.
     public var currentProjectionVersion: String {
-        (configuration.projections?.version ?? "none") + "|" + registry.signature
+        let digest = SHA256.hex(SHA256.hash(Array(registry.signature.utf8)).prefix(6))
+        return (configuration.projections?.version ?? "none") + "/schemas-" + digest
     }
 
     /// The projection slot queries should read in `txn`.

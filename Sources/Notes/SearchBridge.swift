@@ -8,3 +8,9 @@ enum SearchBridge {
     static func update(old: Note?, new: Note, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {}
     static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {}
 }
+
+extension SearchBridge {
+    static func compare(with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+        -> [String]
+    { [] }
+}

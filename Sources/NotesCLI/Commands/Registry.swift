@@ -3,6 +3,7 @@ let allCommands: [Command] = [
     addCommand, showCommand, editCommand, listCommand,
     pinCommand, unpinCommand, categorizeCommand, archiveCommand, unarchiveCommand, trashCommand, untrashCommand,
     categoriesCommand, statsCommand,
+    verifyCommand, rebuildCommand, migrationsCommand, upgradeCommand,
 ]
 
 func findCommand(_ name: String) -> Command? {

@@ -1,0 +1,119 @@
+public import EventStore
+import LMDB
+
+extension Notebook {
+    /// Everything `notes verify` checks: the log (checksums, hash chain, gap-free positions,
+    /// stream versions, indexes, catalogue), that every stored schema is readable, and that
+    /// every projection equals a fresh replay of the log.
+    public func verify(progress: ((UInt64, UInt64) -> Void)? = nil) throws(NotesError) -> [VerificationProblem] {
+        var problems: [VerificationProblem]
+        do { problems = try store.verifyLog(progress: progress) } catch { throw NotesError.wrap(error) }
+        do {
+            for (key, count) in try store.catalogue() where !store.registry.canRead(key) {
+                problems.append(.init(.catalogue, position: nil, "\(count) events of \(key) cannot be read by this program"))
+            }
+        } catch { throw NotesError.wrap(error) }
+        let state: NotebookState
+        do { state = try NotebookState.replay(store: store) } catch {
+            problems.append(.init(.undecodable, position: nil, "the log cannot be replayed: \(NotesError.wrap(error))"))
+            return problems
+        }
+        problems += try read { txn, dbs in try projection.compare(with: state, in: txn, databases: dbs) }
+        return problems
+    }
+
+    /// Rebuilds every projection from the log (repairs damaged projection records).
+    @discardableResult
+    public func rebuild(reason: String = "requested by notes rebuild") throws(NotesError) -> RebuildReport {
+        do { return try store.rebuildProjections(reason: reason) } catch { throw NotesError.wrap(error) }
+    }
+
+    /// The rebuilds recorded in the store, oldest first.
+    public func upgradeLog() throws(NotesError) -> [RebuildReport] {
+        do { return try store.upgradeLog() } catch { throw NotesError.wrap(error) }
+    }
+
+    /// Per stored (type, schema version): how many events, and what they are lifted to.
+    public func upgradePlan() throws(NotesError) -> [(key: SchemaKey, count: UInt64, liftsTo: [SchemaKey]?)] {
+        let catalogue: [SchemaKey: UInt64]
+        do { catalogue = try store.catalogue() } catch { throw NotesError.wrap(error) }
+        return catalogue.sorted { $0.key < $1.key }.map { key, count in
+            let registry = store.registry
+            if registry.isCurrent(key.type, key.version) { return (key, count, [key]) }
+            guard registry.canRead(key) else { return (key, count, nil) }
+            return (key, count, registry.finalTargets(of: key))
+        }
+    }
+}
+
+extension SchemaRegistry {
+    /// The current (type, version) pairs an old pair ends as, following declared outputs.
+    func finalTargets(of key: SchemaKey) -> [SchemaKey] {
+        if isCurrent(key.type, key.version) { return [key] }
+        guard let up = upcasters[key] else { return [] }
+        var out: [SchemaKey] = []
+        for k in up.produces { for t in finalTargets(of: k) where !out.contains(t) { out.append(t) } }
+        return out
+    }
+}
+
+extension NotesProjection {
+    /// Differences between the stored projections and a replayed state.
+    func compare(with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+        -> [VerificationProblem]
+    {
+        var problems: [VerificationProblem] = []
+        func report(_ s: String) { if problems.count < 1000 { problems.append(.init(.projection, position: nil, s)) } }
+        var seen = 0
+        try txn.withCursor(databases[DB.notes]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                seen += 1
+                let id = Identifier(bytes: e.key)
+                do {
+                    let stored = try Note(decoding: e.value)
+                    if let id, let expected = state.notes[id] {
+                        if stored != expected { report("note \(shortID(id)) differs from the log (stored v\(stored.version), log v\(expected.version))") }
+                    } else {
+                        report("note \(id.map(shortID) ?? "?") is in the projection but not in the log")
+                    }
+                } catch {
+                    report("note record \(id.map(shortID) ?? "?") is damaged: \(error)")
+                }
+                entry = try c.next()
+            }
+        }
+        if seen != state.notes.count { report("the projection holds \(seen) notes, the log \(state.notes.count)") }
+        var expectedKeys: [[UInt8]] = []
+        for n in state.notes.values { expectedKeys += ListIndex.keys(for: n) }
+        expectedKeys.sort { $0.lexicographicallyPrecedes($1) }
+        var storedKeys: [[UInt8]] = []
+        try txn.withCursor(databases[DB.list]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                storedKeys.append(Array(e.key))
+                entry = try c.next()
+            }
+        }
+        if storedKeys != expectedKeys {
+            report("the listing index differs from the log (\(storedKeys.count) entries stored, \(expectedKeys.count) expected)")
+        }
+        for (id, expected) in state.categoriesWithCounts() {
+            do {
+                let stored = try category(id, in: txn, databases: databases)
+                if stored != expected { report("category \(expected.name) differs from the log") }
+            } catch {
+                report("category record \(expected.name) is damaged")
+            }
+        }
+        if try txn.count(databases[DB.categories]) != state.categories.count {
+            report("the category projection holds a different number of categories than the log")
+        }
+        let liveNames = state.categories.values.filter { !$0.deleted }.count
+        if try txn.count(databases[DB.categoryNames]) != liveNames {
+            report("the category name index differs from the log")
+        }
+        for problem in try SearchBridge.compare(with: state, in: txn, databases: databases) { report(problem) }
+        return problems
+    }
+}
