@@ -70,22 +70,41 @@ public final class EventStore: Sendable {
         do {
             // Check the format before creating anything, so a newer store is left untouched.
             let existingMeta: Database? = try? env.openDatabase(Names.meta)
+            // Creation opens each database in its own transaction and writes the format last,
+            // so a creation killed midway, or running now in another process, leaves store
+            // databases without a format. An empty log means nothing can be lost: finish it.
+            var formatMissing = existingMeta == nil
             if let existingMeta {
                 let stored: UInt32? = try env.read { txn in
                     try txn.get(existingMeta, key: Array(Names.formatKey.utf8)).flatMap(decodeUInt32)
                 }
-                guard let stored else {
+                if let stored {
+                    if stored > EventStore.formatVersion {
+                        throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
+                    }
+                } else if try EventStore.logIsEmpty(env) {
+                    formatMissing = true
+                } else {
                     throw StoreError.notAStore(path: path, detail: "it has no format version")
-                }
-                if stored > EventStore.formatVersion {
-                    throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
                 }
             } else {
                 let main = try env.mainDatabase()
-                let names = try env.read { txn in try txn.count(main) }
-                if names > 0 { throw StoreError.notAStore(path: path, detail: "it holds other LMDB data") }
+                let names = try env.read { txn in
+                    try txn.withCursor(main) { c in
+                        var names: [String] = []
+                        var entry = try c.first()
+                        while let e = entry {
+                            names.append(String(decoding: e.key, as: UTF8.self))
+                            entry = try c.next()
+                        }
+                        return names
+                    }
+                }
+                if !names.allSatisfy(EventStore.isStoreDatabaseName) {
+                    throw StoreError.notAStore(path: path, detail: "it holds other LMDB data")
+                }
             }
-            if configuration.environment.readOnly && existingMeta == nil {
+            if configuration.environment.readOnly && formatMissing {
                 throw StoreError.notAStore(path: path, detail: "it is empty and opened read-only")
             }
             let create: DatabaseFlags = configuration.environment.readOnly ? [] : [.create]
@@ -105,7 +124,7 @@ public final class EventStore: Sendable {
                 slots.append(ProjectionDatabases(slot: slot, byName: byName))
             }
             self.slots = slots
-            if existingMeta == nil {
+            if formatMissing {
                 try env.write { txn in
                     try txn.put(meta, key: Array(Names.formatKey.utf8), value: encodeUInt32(EventStore.formatVersion))
                 }
@@ -118,6 +137,18 @@ public final class EventStore: Sendable {
             throw .invalidArgument("\(error)")
         }
         try checkCatalogue()
+    }
+
+    /// Whether `name` is one of the databases a store creates (see ``Names``).
+    static func isStoreDatabaseName(_ name: String) -> Bool {
+        [Names.meta, Names.events, Names.streams, Names.streamHeads, Names.eventIDs].contains(name)
+            || name.hasPrefix("p0.") || name.hasPrefix("p1.")
+    }
+
+    /// True when the environment has no events database or an empty one.
+    static func logIsEmpty(_ env: Environment) throws -> Bool {
+        guard let events = try? env.openDatabase(Names.events) else { return true }
+        return try env.read { txn in try txn.count(events) } == 0
     }
 
     /// Rebuilds the projections when the code's projection version differs from the one that
@@ -343,6 +374,9 @@ public final class EventStore: Sendable {
     }
 
     private func checkCatalogue() throws(StoreError) {
+        // An empty registry reads events as raw bytes, as the Appender lets it write them;
+        // without this, a store written through the default configuration could not reopen.
+        guard !registry.schemas.isEmpty else { return }
         let unreadable = try catalogue().filter { !registry.canRead($0.key) }.sorted { $0.key < $1.key }
         if !unreadable.isEmpty { throw .unreadableEvents(unreadable.map { ($0.key, $0.value) }) }
     }
