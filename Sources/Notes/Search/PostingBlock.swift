@@ -1,0 +1,279 @@
+/// The byte format of a block of postings: the value under `term 0x00 lastDoc` in the postings
+/// database. Up to ``targetSize`` documents of one term, in ordinal order:
+///
+/// ```
+/// header     varint count, varint firstDoc, varint docsBytes, u8 boundCount, boundCount x (varint tf, varint length)
+/// documents  count x (varint docDelta, varint bodyTF << 1 | hasTitle, [varint titleTF], varint length)
+/// positions  count x (titleTF + bodyTF) x varint (first absolute, then deltas)
+/// ```
+///
+/// The bounds are the block's impact frontier: (weighted tf, document length) pairs such that
+/// every posting has a smaller or equal tf and a larger or equal length than one of them. Since
+/// BM25 grows with tf and falls with length, the best score of a pair is an upper bound of every
+/// score in the block whatever the collection statistics are, which is what block-max pruning
+/// needs. Positions come last so scoring never reads them.
+enum PostingBlock {
+    /// Documents per block written by a bulk load and by appends.
+    static let targetSize = 128
+    /// An inline insertion into the middle of a list splits a block that grows past this.
+    static let maxSize = 256
+    /// At most this many frontier pairs are kept (merged pairs still bound the block).
+    static let maxBounds = 4
+
+    /// One document's entry of a term.
+    struct Entry: Equatable {
+        var doc: UInt32
+        var titleTF: UInt32
+        var bodyTF: UInt32
+        var length: UInt32
+    }
+
+    /// The parsed header of a block.
+    struct Header {
+        var count: Int
+        var firstDoc: UInt32
+        var docsStart: Int
+        var docsEnd: Int
+        /// Frontier pairs, flattened: tf0, length0, tf1, length1, ...
+        var bounds: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+        var boundCount: Int
+
+        init(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) {
+            var r = VarintReader(bytes, at: 0)
+            let count = Int(try r.next())
+            let firstDoc = try r.next()
+            let docsBytes = Int(try r.next())
+            let boundCount = Int(try r.byte())
+            guard count > 0, boundCount >= 1, boundCount <= PostingBlock.maxBounds else {
+                throw .damaged("a posting block has a bad header")
+            }
+            // Read into locals: this runs once per block in the query path and must not allocate.
+            var b: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
+            b.0 = try r.next()
+            b.1 = try r.next()
+            if boundCount > 1 {
+                b.2 = try r.next()
+                b.3 = try r.next()
+            }
+            if boundCount > 2 {
+                b.4 = try r.next()
+                b.5 = try r.next()
+            }
+            if boundCount > 3 {
+                b.6 = try r.next()
+                b.7 = try r.next()
+            }
+            guard docsBytes <= bytes.count - r.offset else { throw .damaged("a posting block is cut short") }
+            self.count = count
+            self.firstDoc = firstDoc
+            self.docsStart = r.offset
+            self.docsEnd = r.offset + docsBytes
+            self.bounds = b
+            self.boundCount = boundCount
+        }
+
+        /// The highest score any posting of the block can have.
+        @inline(__always)
+        func bound(_ scorer: BM25.TermScorer) -> Double {
+            var best = scorer.score(tf: bounds.0, length: bounds.1)
+            if boundCount > 1 { best = max(best, scorer.score(tf: bounds.2, length: bounds.3)) }
+            if boundCount > 2 { best = max(best, scorer.score(tf: bounds.4, length: bounds.5)) }
+            if boundCount > 3 { best = max(best, scorer.score(tf: bounds.6, length: bounds.7)) }
+            return best
+        }
+    }
+
+    /// The frontier of `(tf, length)` pairs, at most `maxBounds` long, flattened.
+    static func frontier(_ pairs: [(tf: UInt32, length: UInt32)]) -> [UInt32] {
+        let sorted = pairs.sorted { $0.tf != $1.tf ? $0.tf > $1.tf : $0.length < $1.length }
+        var points: [(tf: UInt32, length: UInt32)] = []
+        for p in sorted where points.last.map({ p.length < $0.length }) ?? true {
+            points.append(p)
+        }
+        // Along the frontier tf falls and length falls; a run merged into (its first tf, its
+        // last length) dominates every point of the run.
+        var out: [UInt32] = []
+        let groups = min(points.count, maxBounds)
+        for g in 0..<groups {
+            let lo = g * points.count / groups
+            let hi = (g + 1) * points.count / groups - 1
+            out.append(points[lo].tf)
+            out.append(points[hi].length)
+        }
+        return out
+    }
+
+    /// Encodes a block. `positions` gives each entry's encoded positions section.
+    static func encode(_ entries: [Entry], positions: [UInt8]) -> [UInt8] {
+        var docs: [UInt8] = []
+        docs.reserveCapacity(entries.count * 4)
+        var previous: UInt32 = entries.first?.doc ?? 0
+        var pairs: [(tf: UInt32, length: UInt32)] = []
+        pairs.reserveCapacity(entries.count)
+        for e in entries {
+            appendEntry(e, previous: previous, to: &docs)
+            previous = e.doc
+            pairs.append((BM25.weightedTF(title: e.titleTF, body: e.bodyTF), e.length))
+        }
+        var out = header(count: entries.count, firstDoc: entries.first?.doc ?? 0, docsBytes: docs.count, pairs: pairs)
+        out.reserveCapacity(out.count + docs.count + positions.count)
+        out.append(contentsOf: docs)
+        out.append(contentsOf: positions)
+        return out
+    }
+
+    static func header(count: Int, firstDoc: UInt32, docsBytes: Int, pairs: [(tf: UInt32, length: UInt32)])
+        -> [UInt8]
+    {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        putVarint(UInt32(truncatingIfNeeded: count), &out)
+        putVarint(firstDoc, &out)
+        putVarint(UInt32(truncatingIfNeeded: docsBytes), &out)
+        let f = frontier(pairs)
+        out.append(UInt8(truncatingIfNeeded: f.count / 2))
+        for v in f { putVarint(v, &out) }
+        return out
+    }
+
+    @inline(__always)
+    static func appendEntry(_ e: Entry, previous: UInt32, to out: inout [UInt8]) {
+        putVarint(e.doc &- previous, &out)
+        if e.titleTF > 0 {
+            putVarint(e.bodyTF << 1 | 1, &out)
+            putVarint(e.titleTF, &out)
+        } else {
+            putVarint(e.bodyTF << 1, &out)
+        }
+        putVarint(e.length, &out)
+    }
+
+    @inline(__always)
+    static func appendPositions(_ positions: some Collection<UInt32>, to out: inout [UInt8]) {
+        var previous: UInt32 = 0
+        var first = true
+        for p in positions {
+            putVarint(first ? p : p &- previous, &out)
+            previous = p
+            first = false
+        }
+    }
+
+    /// Decodes every entry and the byte range of each entry's positions.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) -> (
+        entries: [Entry], positions: [Range<Int>]
+    ) {
+        let h = try Header(bytes)
+        var entries: [Entry] = []
+        entries.reserveCapacity(h.count)
+        var r = VarintReader(bytes, at: h.docsStart)
+        var doc = h.firstDoc
+        for i in 0..<h.count {
+            let e = try readEntry(&r, doc: &doc, first: i == 0)
+            entries.append(e)
+        }
+        guard r.offset == h.docsEnd else { throw .damaged("a posting block's documents do not add up") }
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(h.count)
+        for e in entries {
+            let start = r.offset
+            let n = UInt64(e.titleTF) + UInt64(e.bodyTF)
+            guard n <= UInt64(bytes.count - start) else { throw .damaged("a posting block's positions are cut short") }
+            for _ in 0..<n { _ = try r.next() }
+            ranges.append(start..<r.offset)
+        }
+        guard r.offset == bytes.count else { throw .damaged("a posting block has trailing bytes") }
+        return (entries, ranges)
+    }
+
+    @inline(__always)
+    static func readEntry(_ r: inout VarintReader, doc: inout UInt32, first: Bool) throws(SearchIndexError) -> Entry {
+        let delta = try r.next()
+        guard first ? delta == 0 : delta > 0 else { throw .damaged("a posting block's documents are out of order") }
+        let (next, overflow) = doc.addingReportingOverflow(delta)
+        guard !overflow else { throw .damaged("a posting block's document numbers overflow") }
+        doc = next
+        let packed = try r.next()
+        let titleTF = packed & 1 == 1 ? try r.next() : 0
+        let length = try r.next()
+        return Entry(doc: doc, titleTF: titleTF, bodyTF: packed >> 1, length: length)
+    }
+
+    /// Decodes positions from `range` of `bytes` (first absolute, then deltas).
+    static func positions(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws(SearchIndexError) -> [UInt32] {
+        var out: [UInt32] = []
+        var r = VarintReader(bytes, at: range.lowerBound)
+        var p: UInt32 = 0
+        var first = true
+        while r.offset < range.upperBound {
+            let d = try r.next()
+            p = first ? d : p &+ d
+            first = false
+            out.append(p)
+        }
+        return out
+    }
+}
+
+/// Appends `v` as a LEB128 varint.
+@inline(__always)
+func putVarint(_ v: UInt32, _ out: inout [UInt8]) {
+    var v = v
+    while v >= 0x80 {
+        out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+        v >>= 7
+    }
+    out.append(UInt8(truncatingIfNeeded: v))
+}
+
+/// Reads LEB128 varints from a buffer; damaged input throws instead of trapping.
+struct VarintReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    @inline(__always)
+    mutating func byte() throws(SearchIndexError) -> UInt8 {
+        guard offset >= 0, offset < bytes.count else { throw .damaged("a search index value is cut short") }
+        let b = bytes.load(fromByteOffset: offset, as: UInt8.self)
+        offset += 1
+        return b
+    }
+
+    @inline(__always)
+    mutating func next() throws(SearchIndexError) -> UInt32 {
+        let b0 = try byte()
+        if b0 < 0x80 { return UInt32(b0) }
+        var result = UInt32(b0 & 0x7F)
+        var shift: UInt32 = 7
+        while true {
+            let b = try byte()
+            guard shift < 28 || (shift == 28 && b <= 0x0F) else { throw .damaged("a search index number overflows") }
+            result |= UInt32(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+    }
+}
+
+/// The search index's stored bytes are not what this code wrote, or calls disagree with them.
+public enum SearchIndexError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Stored bytes do not decode. Rebuilding the projections repairs the index.
+    case damaged(String)
+    /// A call does not match what the index holds (e.g. a note created twice).
+    case inconsistent(String)
+    /// More notes than document numbers (over 4 billion were ever indexed). A rebuild renumbers them.
+    case full
+
+    public var description: String {
+        switch self {
+        case .damaged(let what): return "the search index is damaged (\(what)); rebuild the projections to repair it"
+        case .inconsistent(let what): return "the search index disagrees with the notes (\(what)); rebuild the projections"
+        case .full: return "the search index ran out of document numbers; rebuild the projections to renumber them"
+        }
+    }
+}

@@ -1,0 +1,492 @@
+public import EventStore
+public import LMDB
+
+extension SearchIndex {
+    /// Top-`limit` notes matching `query` among those passing `filter`, best first (BM25, ties
+    /// by the most recent update, then by id).
+    ///
+    /// Reads the stored blocks in place (no copies) and skips every block whose best possible
+    /// score cannot enter the current top `limit` (block-max pruning), so a query for the
+    /// commonest words decodes only a few blocks.
+    public static func search(
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction,
+        databases: ProjectionDatabases
+    ) throws -> [SearchHit] {
+        try search(query, filter: filter, limit: limit, in: txn, SearchDatabases(databases))
+    }
+
+    static func search(
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
+    ) throws -> [SearchHit] {
+        guard limit > 0 else { return [] }
+        let stats = try SearchStats.read(txn, db)
+        guard stats.documents > 0 else { return [] }
+        let collection = stats.collection
+        var positive: [any ClauseIterator] = []
+        var excluded: [any ClauseIterator] = []
+        let matchable = try txn.withCursor(db.terms) { tc in
+            try txn.withCursor(db.postings) { pc in
+                for clause in query.clauses {
+                    let it = try makeIterator(clause, collection: collection, terms: tc, postings: pc)
+                    if clause.excluded {
+                        if let it { excluded.append(it) }
+                    } else {
+                        guard let it else { return false }
+                        positive.append(it)
+                    }
+                }
+                return true
+            }
+        }
+        guard matchable, !positive.isEmpty else { return [] }
+        return try run(positive: positive, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+    }
+
+    /// The iterator of a clause, or nil when no note can match it.
+    static func makeIterator(
+        _ clause: SearchQuery.Clause, collection: BM25.Collection, terms tc: borrowing Cursor,
+        postings pc: borrowing Cursor
+    ) throws -> (any ClauseIterator)? {
+        func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
+            guard let df = try dfOf(term, tc) else { return nil }
+            let blocks = try blockList(term, pc)
+            guard !blocks.isEmpty else { return nil }
+            return TermIterator(
+                blocks: blocks, scorer: collection.scorer(df: df), titleOnly: clause.titleOnly && !positions,
+                cost: Int(df))
+        }
+        switch clause.kind {
+        case .term:
+            guard let term = clause.terms.first else { return nil }
+            return try termIterator(term, positions: false)
+        case .phrase:
+            var parts: [TermIterator] = []
+            for term in clause.terms {
+                guard let it = try termIterator(term, positions: true) else { return nil }
+                parts.append(it)
+            }
+            return PhraseIterator(parts, titleOnly: clause.titleOnly)
+        case .prefix:
+            guard let prefix = clause.terms.first else { return nil }
+            var union: [UInt32: Double] = [:]
+            var entry = try prefix.withUnsafeBytes { k in try tc.seek(k) }
+            while let e = entry, e.key.starts(with: prefix) {
+                let term = Array(e.key)
+                var r = VarintReader(e.value, at: 0)
+                let df = UInt64(try r.next())
+                let it = TermIterator(
+                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), titleOnly: clause.titleOnly,
+                    cost: Int(df))
+                var d = try it.advance(to: 0)
+                while d != TermIterator.end {
+                    union[d, default: 0] += it.score()
+                    d = try it.advance(to: d + 1)
+                }
+                entry = try tc.next()
+            }
+            guard !union.isEmpty else { return nil }
+            return UnionIterator(union)
+        }
+    }
+
+    static func dfOf(_ term: [UInt8], _ tc: borrowing Cursor) throws -> UInt64? {
+        guard let e = try term.withUnsafeBytes({ k in try tc.seekExact(k) }) else { return nil }
+        var r = VarintReader(e.value, at: 0)
+        return UInt64(try r.next())
+    }
+
+    /// Every block of `term`: its last doc and its bytes in the map.
+    static func blockList(_ term: [UInt8], _ pc: borrowing Cursor) throws -> [BlockRef] {
+        var out: [BlockRef] = []
+        var entry = try blockKey(term, 0).withUnsafeBytes { k in try pc.seek(k) }
+        while let e = entry, isBlockKey(e.key, of: term) {
+            guard let last = readBigEndianUInt32(e.key, at: term.count + 1), last < TermIterator.end else {
+                throw SearchIndexError.damaged("a posting block key is malformed")
+            }
+            out.append(BlockRef(lastDoc: last, bytes: e.value))
+            entry = try pc.next()
+        }
+        return out
+    }
+
+    /// Document-at-a-time conjunction with block-max pruning.
+    static func run(
+        positive: [any ClauseIterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
+        in txn: borrowing Transaction, _ db: SearchDatabases
+    ) throws -> [SearchHit] {
+        var top = TopK(limit: limit)
+        let byCost = positive.sorted { $0.cost < $1.cost }
+        let lead = byCost[0]
+        let others = Array(byCost.dropFirst())
+        var records = RecordReader()
+        // Docs up to `clearedUpTo` are known to have a bound at or above the threshold.
+        var clearedUpTo: UInt32 = 0
+        var haveCleared = false
+        var target: UInt32 = 0
+        while true {
+            if top.isFull && !(haveCleared && target <= clearedUpTo) {
+                // Skip whole runs of blocks whose summed best scores cannot beat the k-th best.
+                var exhausted = false
+                while true {
+                    var bound = 0.0
+                    var minLast = TermIterator.end
+                    for it in positive {
+                        guard let b = try it.bound(at: target) else {
+                            exhausted = true
+                            break
+                        }
+                        bound += b.score
+                        minLast = min(minLast, b.lastDoc)
+                    }
+                    if exhausted { break }
+                    // A little slack keeps floating-point summation order from ever pruning a tie.
+                    if bound * (1 + 1e-9) >= top.threshold {
+                        clearedUpTo = minLast
+                        haveCleared = true
+                        break
+                    }
+                    if minLast >= TermIterator.end - 1 {
+                        exhausted = true
+                        break
+                    }
+                    target = minLast + 1
+                }
+                if exhausted { break }
+            }
+            let d = try lead.advance(to: target)
+            if d == TermIterator.end { break }
+            if top.isFull && d > clearedUpTo {
+                target = d
+                haveCleared = false
+                continue
+            }
+            var next = d
+            for it in others {
+                let x = try it.advance(to: d)
+                if x != d {
+                    next = x
+                    break
+                }
+            }
+            if next == TermIterator.end { break }
+            if next != d {
+                target = next
+                continue
+            }
+            var skip = false
+            for ex in excluded where try ex.advance(to: d) == d {
+                skip = true
+                break
+            }
+            if !skip {
+                var score = 0.0
+                for it in positive { score += try it.score() }
+                if top.admits(score), let (chunk, o) = try records.locate(d, in: txn, db) {
+                    if DocRecord.accepts(chunk, at: o, filter) {
+                        top.offer(
+                            RankedNote(
+                                score: score, updatedAt: DocRecord.updatedAt(chunk, at: o), id: DocRecord.id(chunk, at: o)))
+                    }
+                }
+            }
+            target = d + 1
+        }
+        return top.results()
+    }
+}
+
+/// A block of a term's postings: its last doc number and its bytes in the map.
+struct BlockRef {
+    let lastDoc: UInt32
+    let bytes: UnsafeRawBufferPointer
+}
+
+/// Reads note records, keeping the last 128-record chunk at hand (docs arrive in order).
+struct RecordReader {
+    private var chunkNumber = UInt32.max
+    private var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    mutating func locate(_ doc: UInt32, in txn: borrowing Transaction, _ db: SearchDatabases) throws -> (
+        UnsafeRawBufferPointer, Int
+    )? {
+        let n = doc / UInt32(DocRecord.perChunk)
+        if n != chunkNumber {
+            guard let c = try bigEndian(n).withUnsafeBytes({ k in try txn.get(db.docs, k) }) else { return nil }
+            guard c.count == DocRecord.size * DocRecord.perChunk else {
+                throw SearchIndexError.damaged("a note record chunk has \(c.count) bytes")
+            }
+            chunk = c
+            chunkNumber = n
+        }
+        return (chunk, DocRecord.offset(doc))
+    }
+}
+
+/// Walks the notes matching one clause in doc order.
+protocol ClauseIterator: AnyObject {
+    /// An estimate of how many notes match (the rarest clause leads the conjunction).
+    var cost: Int { get }
+    /// Moves to the first matching doc `>= target` and returns it (``TermIterator/end`` when none).
+    func advance(to target: UInt32) throws -> UInt32
+    /// The clause's score at the current doc.
+    func score() throws -> Double
+    /// An upper bound of the score of every doc from `target` through `lastDoc`, or nil when no
+    /// doc at or after `target` matches.
+    func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)?
+}
+
+/// The postings of one term, decoded a block at a time.
+final class TermIterator: ClauseIterator {
+    static let end = UInt32.max
+
+    let blocks: [BlockRef]
+    let scorer: BM25.TermScorer
+    let titleOnly: Bool
+    let cost: Int
+    private var blockIndex = -1
+    private var docs: [UInt32] = []
+    private var tfs: [UInt32] = []
+    private var lengths: [UInt32] = []
+    private var titleTFs: [UInt32] = []
+    private var bodyTFs: [UInt32] = []
+    private var positionsStart = 0
+    private var i = 0
+    private(set) var doc: UInt32 = 0
+    /// Positions of the current block, decoded on demand (phrases only).
+    private var positionsBlock = -1
+    private var positionsFlat: [UInt32] = []
+    private var positionsOffsets: [Int] = []
+    /// Block bounds, computed on first use.
+    private var bounds: [Double]
+    private var shallowIndex = 0
+
+    init(blocks: [BlockRef], scorer: BM25.TermScorer, titleOnly: Bool, cost: Int) {
+        self.blocks = blocks
+        self.scorer = scorer
+        self.titleOnly = titleOnly
+        self.cost = cost
+        self.bounds = [Double](repeating: -1, count: blocks.count)
+    }
+
+    private func load(_ b: Int) throws {
+        blockIndex = b
+        i = 0
+        docs.removeAll(keepingCapacity: true)
+        tfs.removeAll(keepingCapacity: true)
+        lengths.removeAll(keepingCapacity: true)
+        titleTFs.removeAll(keepingCapacity: true)
+        bodyTFs.removeAll(keepingCapacity: true)
+        guard b < blocks.count else { return }
+        let bytes = blocks[b].bytes
+        let h = try PostingBlock.Header(bytes)
+        var r = VarintReader(bytes, at: h.docsStart)
+        var d = h.firstDoc
+        for k in 0..<h.count {
+            let e = try PostingBlock.readEntry(&r, doc: &d, first: k == 0)
+            docs.append(e.doc)
+            tfs.append(BM25.weightedTF(title: e.titleTF, body: e.bodyTF))
+            lengths.append(e.length)
+            titleTFs.append(e.titleTF)
+            bodyTFs.append(e.bodyTF)
+        }
+        guard r.offset == h.docsEnd, d == blocks[b].lastDoc else {
+            throw SearchIndexError.damaged("a posting block does not match its key")
+        }
+        positionsStart = h.docsEnd
+    }
+
+    func advance(to target: UInt32) throws -> UInt32 {
+        if blockIndex >= 0 && i < docs.count && docs[i] >= target && (!titleOnly || titleTFs[i] > 0) {
+            doc = docs[i]
+            return doc
+        }
+        var b = max(blockIndex, 0)
+        if b < blocks.count && blocks[b].lastDoc < target {
+            // Gallop, then binary search, to the first block that can hold `target`.
+            var step = 1
+            var lo = b + 1
+            while lo + step < blocks.count && blocks[lo + step].lastDoc < target {
+                lo += step
+                step *= 2
+            }
+            var hi = min(blocks.count, lo + step + 1)
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if blocks[mid].lastDoc < target { lo = mid + 1 } else { hi = mid }
+            }
+            b = lo
+        }
+        while b < blocks.count {
+            if b != blockIndex { try load(b) }
+            while i < docs.count && (docs[i] < target || (titleOnly && titleTFs[i] == 0)) { i += 1 }
+            if i < docs.count {
+                doc = docs[i]
+                return doc
+            }
+            b += 1
+        }
+        blockIndex = blocks.count
+        docs.removeAll(keepingCapacity: true)
+        i = 0
+        doc = TermIterator.end
+        return doc
+    }
+
+    func score() -> Double { scorer.score(tf: tfs[i], length: lengths[i]) }
+
+    func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
+        while shallowIndex < blocks.count && blocks[shallowIndex].lastDoc < target { shallowIndex += 1 }
+        guard shallowIndex < blocks.count else { return nil }
+        if bounds[shallowIndex] < 0 { bounds[shallowIndex] = try PostingBlock.Header(blocks[shallowIndex].bytes).bound(scorer) }
+        return (bounds[shallowIndex], blocks[shallowIndex].lastDoc)
+    }
+
+    /// The current doc's positions, and how many of the first are in the title.
+    func positions() throws -> (all: ArraySlice<UInt32>, inTitle: Int) {
+        if positionsBlock != blockIndex {
+            positionsBlock = blockIndex
+            positionsFlat.removeAll(keepingCapacity: true)
+            positionsOffsets.removeAll(keepingCapacity: true)
+            let bytes = blocks[blockIndex].bytes
+            var r = VarintReader(bytes, at: positionsStart)
+            for k in 0..<docs.count {
+                positionsOffsets.append(positionsFlat.count)
+                var p: UInt32 = 0
+                let n = UInt64(titleTFs[k]) + UInt64(bodyTFs[k])
+                for m in 0..<n {
+                    let v = try r.next()
+                    p = m == 0 ? v : p &+ v
+                    positionsFlat.append(p)
+                }
+            }
+            positionsOffsets.append(positionsFlat.count)
+        }
+        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(titleTFs[i]))
+    }
+}
+
+/// Notes where the terms occur next to each other, in order (in the title or in the body).
+final class PhraseIterator: ClauseIterator {
+    let parts: [TermIterator]
+    let titleOnly: Bool
+    let cost: Int
+    private var doc: UInt32 = 0
+
+    init(_ parts: [TermIterator], titleOnly: Bool) {
+        self.parts = parts
+        self.titleOnly = titleOnly
+        self.cost = parts.map(\.cost).min() ?? 0
+    }
+
+    func advance(to target: UInt32) throws -> UInt32 {
+        var target = target
+        while true {
+            var d = try parts[0].advance(to: target)
+            var aligned = false
+            while !aligned && d != TermIterator.end {
+                aligned = true
+                for p in parts.dropFirst() {
+                    let x = try p.advance(to: d)
+                    if x != d {
+                        d = try parts[0].advance(to: x)
+                        aligned = false
+                        break
+                    }
+                }
+            }
+            if d == TermIterator.end {
+                doc = d
+                return d
+            }
+            if try matches() {
+                doc = d
+                return d
+            }
+            target = d + 1
+        }
+    }
+
+    /// Whether the aligned parts form the phrase at the current doc.
+    private func matches() throws -> Bool {
+        let first = try parts[0].positions()
+        var lists: [ArraySlice<UInt32>] = []
+        for p in parts.dropFirst() { lists.append(try p.positions().all) }
+        for (n, start) in first.all.enumerated() {
+            if titleOnly && n >= first.inTitle { break }
+            var ok = true
+            for (k, list) in lists.enumerated() {
+                let (want, overflow) = start.addingReportingOverflow(UInt32(k + 1))
+                if overflow || !contains(list, want) {
+                    ok = false
+                    break
+                }
+            }
+            if ok { return true }
+        }
+        return false
+    }
+
+    private func contains(_ list: ArraySlice<UInt32>, _ v: UInt32) -> Bool {
+        var lo = list.startIndex
+        var hi = list.endIndex
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid] < v { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < list.endIndex && list[lo] == v
+    }
+
+    func score() -> Double {
+        var s = 0.0
+        for p in parts { s += p.score() }
+        return s
+    }
+
+    func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
+        var s = 0.0
+        var last = TermIterator.end
+        for p in parts {
+            guard let b = try p.bound(at: target) else { return nil }
+            s += b.score
+            last = min(last, b.lastDoc)
+        }
+        return (s, last)
+    }
+}
+
+/// A prefix clause, materialized: the union of the expanded terms' postings with summed scores.
+final class UnionIterator: ClauseIterator {
+    private let docs: [UInt32]
+    private let scores: [Double]
+    private let best: Double
+    private var i = 0
+    let cost: Int
+
+    init(_ union: [UInt32: Double]) {
+        let sorted = union.sorted { $0.key < $1.key }
+        docs = sorted.map(\.key)
+        scores = sorted.map(\.value)
+        best = scores.max() ?? 0
+        cost = docs.count
+    }
+
+    func advance(to target: UInt32) -> UInt32 {
+        if i < docs.count && docs[i] < target {
+            var lo = i
+            var hi = docs.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if docs[mid] < target { lo = mid + 1 } else { hi = mid }
+            }
+            i = lo
+        }
+        return i < docs.count ? docs[i] : TermIterator.end
+    }
+
+    func score() -> Double { scores[i] }
+
+    func bound(at target: UInt32) -> (score: Double, lastDoc: UInt32)? {
+        guard let last = docs.last, last >= target else { return nil }
+        return (best, TermIterator.end - 1)
+    }
+}
