@@ -1,4 +1,5 @@
 public import EventStore
+import LMDB
 
 /// One stored event of a note with the note as it was after it.
 public struct NoteRevision: Sendable, Equatable {
@@ -22,33 +23,8 @@ extension Notebook {
         var out: [NoteRevision] = []
         do {
             try store.read { txn in
-                var note: Note?
-                try store.forEachEvent(inStream: Note.stream(id), versions: 1...max(1, last), in: txn) { view in
-                    let lifted = try store.lift(view)
-                    var events: [NoteEvent] = []
-                    for e in lifted {
-                        guard let event = try NoteEvent.decode(e) else {
-                            throw StoreError.damaged(position: view.position, detail: "\(e.type) is not a note event")
-                        }
-                        guard let next = NoteFold.apply(event, to: note, id: id, at: view.recordedAt, version: view.version)
-                        else {
-                            throw StoreError.damaged(position: view.position, detail: "note stream does not begin with NoteCreated")
-                        }
-                        note = next
-                        events.append(event)
-                    }
-                    // A retired event (lifted to nothing) still bumps the version.
-                    if lifted.isEmpty, var n = note {
-                        n.version = view.version
-                        note = n
-                    }
-                    if let note {
-                        out.append(
-                            NoteRevision(
-                                position: view.position, version: view.version, recordedAt: view.recordedAt,
-                                metadata: view.metadata, storedType: view.type, storedSchemaVersion: view.schemaVersion,
-                                events: events, note: note))
-                    }
+                try foldRevisions(of: id, upToVersion: last, in: txn) { rev in
+                    out.append(rev)
                     return true
                 }
             }
@@ -57,23 +33,54 @@ extension Notebook {
         return out
     }
 
-    /// The note as it was after `version`; not found beyond the head.
-    public func note(_ id: Identifier, atVersion version: UInt64) throws(NotesError) -> Note {
-        guard version >= 1 else { throw .validation("versions start at 1") }
-        let revs = try revisions(of: id, upToVersion: version)
-        guard let last = revs.last, last.version == version else {
-            throw .notFound("note \(shortID(id)) has no version \(version) (its latest is v\(revs.last?.version ?? 0))")
+    /// Folds the note's stream in `txn`, calling `body` with each stored event and the note after
+    /// it until `body` returns false. Legacy events are lifted first; an event lifted to several
+    /// (NoteUpdated) is one revision, an event lifted to none keeps the note and bumps its version.
+    func foldRevisions(
+        of id: Identifier, upToVersion last: UInt64 = .max, in txn: borrowing Transaction,
+        _ body: (NoteRevision) throws -> Bool
+    ) throws {
+        var note: Note?
+        try store.forEachEvent(inStream: Note.stream(id), versions: 1...max(1, last), in: txn) { view in
+            let lifted = try store.lift(view)
+            var events: [NoteEvent] = []
+            events.reserveCapacity(lifted.count)
+            for e in lifted {
+                guard let event = try NoteEvent.decode(e) else {
+                    throw StoreError.damaged(position: view.position, detail: "\(e.type) is not a note event")
+                }
+                guard
+                    let next = NoteFold.apply(
+                        event, to: note, id: id, at: view.recordedAt, version: view.version)
+                else {
+                    throw StoreError.damaged(
+                        position: view.position, detail: "note stream does not begin with NoteCreated")
+                }
+                note = next
+                events.append(event)
+            }
+            // A retired event (lifted to nothing) still bumps the version.
+            if lifted.isEmpty, var n = note {
+                n.version = view.version
+                note = n
+            }
+            guard let note else { return true }
+            return try body(
+                NoteRevision(
+                    position: view.position, version: view.version, recordedAt: view.recordedAt,
+                    metadata: view.metadata, storedType: view.type, storedSchemaVersion: view.schemaVersion,
+                    events: events, note: note))
         }
-        return last.note
+    }
+
+    /// The note as it was after `version`; not found beyond the head (and for version 0).
+    public func note(_ id: Identifier, atVersion version: UInt64) throws(NotesError) -> Note {
+        try revision(of: id, at: .version(version)).note
     }
 
     /// The note as it was at `instant`; not found before its creation.
     public func note(_ id: Identifier, atInstant instant: Int64) throws(NotesError) -> Note {
-        let revs = try revisions(of: id)
-        guard let rev = revs.last(where: { $0.recordedAt <= instant }) else {
-            throw .notFound("note \(shortID(id)) did not exist yet at \(RFC3339.format(micros: instant))")
-        }
-        return rev.note
+        try revision(of: id, at: .instant(instant)).note
     }
 
     /// The whole notebook as it was at `instant`, replayed from the log into memory.

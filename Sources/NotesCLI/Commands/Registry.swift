@@ -3,6 +3,7 @@ let allCommands: [Command] = [
     addCommand, showCommand, editCommand, listCommand,
     pinCommand, unpinCommand, categorizeCommand, archiveCommand, unarchiveCommand, trashCommand, untrashCommand,
     categoriesCommand, statsCommand,
+    historyCommand, diffCommand, blameCommand, restoreCommand, undoCommand, logCommand,
     verifyCommand, rebuildCommand, migrationsCommand, upgradeCommand,
 ]
 

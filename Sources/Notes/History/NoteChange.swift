@@ -1,0 +1,146 @@
+public import EventStore
+
+/// A category as history shows it: its id and its name at the moment in question (a deleted
+/// category keeps the last name it had).
+public struct CategoryRef: Sendable, Hashable {
+    public var id: Identifier
+    public var name: String
+
+    public init(id: Identifier, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// One field of a note that differs between two states of it.
+///
+/// ```swift
+/// NoteChange.title(from: "A", to: "B").summary  // "title \"A\" -> \"B\""
+/// ```
+public enum NoteChange: Sendable, Equatable {
+    /// `from` is nil when the note is created.
+    case title(from: String?, to: String)
+    case body(DiffStat)
+    case category(from: CategoryRef?, to: CategoryRef?)
+    case pinned(from: Bool, to: Bool)
+    case archived(from: Bool, to: Bool)
+    case trashed(from: Bool, to: Bool)
+
+    /// The field's name, as `--json` output names it.
+    public var field: String {
+        switch self {
+        case .title: return "title"
+        case .body: return "body"
+        case .category: return "category"
+        case .pinned: return "pinned"
+        case .archived: return "archived"
+        case .trashed: return "trashed"
+        }
+    }
+
+    /// Short text for history and log lines: `title "A" -> "B"`, `body +12 -3 lines`,
+    /// `category none -> Work`, `pinned`, `untrashed`...
+    public var summary: String {
+        switch self {
+        case .title(let from, let to):
+            return "title " + (from.map { quoted($0) + " -> " } ?? "") + quoted(to)
+        case .body(let stat):
+            return "body +\(stat.added) -\(stat.removed) lines"
+        case .category(let from, let to):
+            return "category \(from?.name ?? "none") -> \(to?.name ?? "none")"
+        case .pinned(_, let to): return to ? "pinned" : "unpinned"
+        case .archived(_, let to): return to ? "archived" : "unarchived"
+        case .trashed(_, let to): return to ? "trashed" : "untrashed"
+        }
+    }
+
+    /// The fields that differ from `old` to `new`, in a fixed order (title, body, category,
+    /// pinned, archived, trashed). With `old` nil (a creation), the fields the new note sets.
+    /// `category` names a category id as it was called then.
+    public static func between(
+        _ old: Note?, _ new: Note, includeBody: Bool = true, category: (Identifier) throws -> CategoryRef
+    ) rethrows -> [NoteChange] {
+        var out: [NoteChange] = []
+        let before =
+            old ?? Note(id: new.id, title: "", body: "", createdAt: new.createdAt, updatedAt: new.createdAt, version: 0)
+        if old == nil || before.title != new.title { out.append(.title(from: old?.title, to: new.title)) }
+        if includeBody && before.body != new.body { out.append(.body(LineDiff.stat(from: before.body, to: new.body))) }
+        if before.category != new.category {
+            out.append(.category(from: try before.category.map(category), to: try new.category.map(category)))
+        }
+        if before.pinned != new.pinned { out.append(.pinned(from: before.pinned, to: new.pinned)) }
+        if before.archived != new.archived { out.append(.archived(from: before.archived, to: new.archived)) }
+        if before.trashed != new.trashed { out.append(.trashed(from: before.trashed, to: new.trashed)) }
+        return out
+    }
+}
+
+/// A title in double quotes, cut to 60 characters so one change stays one readable line.
+func quoted(_ text: String) -> String {
+    let limit = 60
+    var flat = String(text.map { $0.isNewline ? " " : $0 })
+    if flat.count > limit { flat = String(flat.prefix(limit - 1)) + "…" }
+    return "\"" + flat + "\""
+}
+
+/// One stored event of a note, with what it changed: a line of `notes history`.
+public struct HistoryEntry: Sendable, Equatable {
+    /// The stored event and the note after it.
+    public var revision: NoteRevision
+    /// What changed from the previous version (for a creation, what the note was created with).
+    public var changes: [NoteChange]
+
+    public init(revision: NoteRevision, changes: [NoteChange]) {
+        self.revision = revision
+        self.changes = changes
+    }
+
+    /// Whether the stored event created the note.
+    public var isCreation: Bool {
+        if case .created = revision.events.first { return true }
+        return false
+    }
+
+    /// The version a `NoteRestored` event brought back, or nil.
+    public var restoredFrom: UInt64? {
+        for case .restored(let from, _, _, _, _) in revision.events { return from }
+        return nil
+    }
+
+    /// `created "Title"`, `restored from v3: body +1 -2 lines`, `title "A" -> "B", body +12 -3 lines`,
+    /// or `no change` for an event that changed nothing.
+    public var summary: String {
+        if isCreation {
+            var s = "created"
+            for c in changes {
+                switch c {
+                case .title(_, let to): s += " " + quoted(to)
+                case .category(_, let to?): s += " in \(to.name)"
+                case .pinned(_, true): s += ", pinned"
+                default: break
+                }
+            }
+            return s
+        }
+        let parts = changes.map(\.summary).joined(separator: ", ")
+        if let from = restoredFrom {
+            return "restored from v\(from)" + (parts.isEmpty ? " (no change)" : ": " + parts)
+        }
+        return parts.isEmpty ? "no change" : parts
+    }
+}
+
+/// What a category event did, for the audit log.
+public enum CategoryChange: Sendable, Equatable {
+    case created(name: String)
+    case renamed(from: String, to: String)
+    case deleted(name: String)
+
+    public var summary: String {
+        switch self {
+        case .created(let name): return "created category " + quoted(name)
+        case .renamed(let from, let to): return "category renamed " + quoted(from) + " -> " + quoted(to)
+        case .deleted(let name): return "deleted category " + quoted(name)
+        }
+    }
+}

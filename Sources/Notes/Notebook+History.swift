@@ -1,0 +1,504 @@
+public import EventStore
+import LMDB
+
+/// Names a past state of a note: after a version, or as it was at an instant.
+public enum RevisionSelector: Sendable, Equatable {
+    case version(UInt64)
+    /// Microseconds since the Unix epoch: the last version recorded at or before it.
+    case instant(Int64)
+}
+
+/// Two states of a note compared: the fields that differ, then the body's unified diff hunks.
+public struct NoteDiff: Sendable, Equatable {
+    public var from: NoteRevision
+    public var to: NoteRevision
+    /// Title, category, pinned, archived and trashed changes (never the body).
+    public var fields: [NoteChange]
+    public var hunks: [DiffHunk]
+
+    /// Whether both states are the same (identical versions, or versions that differ in nothing).
+    public var isEmpty: Bool { fields.isEmpty && hunks.isEmpty }
+}
+
+/// A body line with the version that last changed it.
+public struct BlamedLine: Sendable, Equatable {
+    public var text: String
+    public var hasNewline: Bool
+    public var version: UInt64
+    public var recordedAt: Int64
+    public var actor: String
+}
+
+/// What a restore or undo did.
+public struct RestoreOutcome: Sendable, Equatable {
+    /// The note afterwards (unchanged when nothing was appended).
+    public var note: Note
+    /// The version brought back.
+    public var fromVersion: UInt64
+    /// False when the note already was as that version: nothing was appended.
+    public var appended: Bool
+    /// The restored version's category when it has been deleted since; the note is then restored
+    /// without a category (a deleted category cannot hold notes).
+    public var deletedCategory: CategoryRef?
+}
+
+/// Which events `notes log` shows.
+public struct LogQuery: Sendable, Equatable {
+    /// Only events recorded at or after this instant.
+    public var since: Int64?
+    /// Only events recorded at or before this instant.
+    public var until: Int64?
+    /// Only this note's events.
+    public var note: Identifier?
+    /// Only events of this type (stored or lifted, any case), e.g. `NoteRetitled`.
+    public var type: String?
+    /// Only events by this actor (exact).
+    public var actor: String?
+    public var limit = Int.max
+    /// Oldest first instead of newest first.
+    public var oldestFirst = false
+
+    public init() {}
+}
+
+/// One line of the audit log.
+public struct LogEntry: Sendable, Equatable {
+    public enum Subject: Sendable, Equatable {
+        case note(HistoryEntry)
+        case category(id: Identifier, name: String, change: CategoryChange)
+        /// An event of a stream this program does not model.
+        case other
+    }
+
+    public var position: UInt64
+    public var recordedAt: Int64
+    public var metadata: EventMetadata
+    /// The stored type (legacy events keep theirs).
+    public var storedType: String
+    public var stream: String
+    public var version: UInt64
+    public var subject: Subject
+
+    public var summary: String {
+        switch subject {
+        case .note(let entry): return entry.summary
+        case .category(_, _, let change): return change.summary
+        case .other: return storedType
+        }
+    }
+}
+
+extension Notebook {
+    // MARK: Transactions
+
+    /// Runs `body` in a read snapshot; a ``NotesError`` it throws (a not-found version...)
+    /// comes out as it is rather than wrapped as a storage error.
+    func readKeepingErrors<R>(_ body: (borrowing Transaction) throws -> R) throws(NotesError) -> R {
+        var domain: NotesError?
+        do {
+            return try store.read { txn in
+                do { return try body(txn) } catch let e as NotesError {
+                    domain = e
+                    throw e
+                }
+            }
+        } catch { throw domain ?? NotesError.wrap(error) }
+    }
+
+    /// ``write(_:)`` that lets a ``NotesError`` thrown by `body` out unchanged (nothing is
+    /// committed).
+    func writeKeepingErrors<R>(_ body: (borrowing Transaction, Appender, ProjectionDatabases) throws -> R)
+        throws(NotesError) -> R
+    {
+        var domain: NotesError?
+        do {
+            return try write { txn, appender, dbs in
+                do { return try body(txn, appender, dbs) } catch let e as NotesError {
+                    domain = e
+                    throw e
+                }
+            }
+        } catch { throw domain ?? error }
+    }
+
+    // MARK: Reading the past
+
+    /// The stored event named by `selector` with the note after it. A version beyond the head
+    /// (or 0), or an instant before the note's creation, is a not-found error.
+    public func revision(of id: Identifier, at selector: RevisionSelector) throws(NotesError) -> NoteRevision {
+        return try readKeepingErrors { txn in try revision(of: id, at: selector, in: txn) }
+    }
+
+    func revision(of id: Identifier, at selector: RevisionSelector, in txn: borrowing Transaction) throws
+        -> NoteRevision
+    {
+        var found: NoteRevision?
+        var seen = false
+        switch selector {
+        case .version(let version):
+            var latest: UInt64 = 0
+            try foldRevisions(of: id, upToVersion: max(version, 1), in: txn) { rev in
+                latest = rev.version
+                if rev.version == version { found = rev }
+                return true
+            }
+            seen = latest > 0
+            if found == nil && seen {
+                latest = try store.streamVersion(Note.stream(id), in: txn)
+                throw NotesError.notFound(
+                    "note \(shortID(id)) has no version \(version) (versions run from 1 to \(latest))")
+            }
+        case .instant(let instant):
+            try foldRevisions(of: id, in: txn) { rev in
+                seen = true
+                guard rev.recordedAt <= instant else { return false }
+                found = rev
+                return true
+            }
+            if found == nil && seen {
+                throw NotesError.notFound(
+                    "note \(shortID(id)) did not exist yet at \(RFC3339.format(micros: instant))")
+            }
+        }
+        guard let found else { throw Self.missing(id) }
+        return found
+    }
+
+    /// One entry per stored event of the note, oldest first, with what each changed.
+    ///
+    /// A legacy `NoteUpdated` (lifted to a retitle and a body edit) is one entry whose changes
+    /// are those of both parts; a part that changed nothing adds nothing.
+    public func history(of id: Identifier) throws(NotesError) -> [HistoryEntry] {
+        var out: [HistoryEntry] = []
+        try readKeepingErrors { txn in
+            let names = CategoryNames(store: store)
+            var previous: Note?
+            try foldRevisions(of: id, in: txn) { rev in
+                let changes = try NoteChange.between(previous, rev.note) { c in
+                    try names.ref(c, at: rev.position, in: txn)
+                }
+                out.append(HistoryEntry(revision: rev, changes: changes))
+                previous = rev.note
+                return true
+            }
+        }
+        if out.isEmpty { throw Self.missing(id) }
+        return out
+    }
+
+    /// The changes from one state of the note to another (`to` defaults to the head).
+    public func diff(_ id: Identifier, from: RevisionSelector, to: RevisionSelector? = nil, context: Int = 3)
+        throws(NotesError) -> NoteDiff
+    {
+        return try readKeepingErrors { txn in
+            let a = try revision(of: id, at: from, in: txn)
+            let b: NoteRevision
+            if let to {
+                b = try revision(of: id, at: to, in: txn)
+            } else {
+                b = try revision(
+                    of: id, at: .version(try store.streamVersion(Note.stream(id), in: txn)), in: txn)
+            }
+            let names = CategoryNames(store: store)
+            var fields = try NoteChange.between(a.note, b.note, includeBody: false) { c in
+                try names.ref(c, at: max(a.position, b.position), in: txn)
+            }
+            // Name each side's category as it was called at that side's version.
+            fields = try fields.map { change in
+                guard case .category(let old, let new) = change else { return change }
+                return .category(
+                    from: try old.map { try names.ref($0.id, at: a.position, in: txn) },
+                    to: try new.map { try names.ref($0.id, at: b.position, in: txn) })
+            }
+            let hunks = LineDiff.hunks(from: a.note.body, to: b.note.body, context: context)
+            return NoteDiff(from: a, to: b, fields: fields, hunks: hunks)
+        }
+    }
+
+    /// Every line of the body (at `selector`, else now) with the version that last changed it.
+    public func blame(_ id: Identifier, at selector: RevisionSelector? = nil) throws(NotesError) -> [BlamedLine] {
+        // Only versions whose body differs from the one before take part, so a note with many
+        // flag changes costs no more than its body edits.
+        var bodies: [String] = []
+        var owners: [NoteRevision] = []
+        try readKeepingErrors { txn in
+            var last = UInt64.max
+            if let selector { last = try revision(of: id, at: selector, in: txn).version }
+            try foldRevisions(of: id, upToVersion: last, in: txn) { rev in
+                if bodies.last != rev.note.body {
+                    bodies.append(rev.note.body)
+                    owners.append(rev)
+                }
+                return true
+            }
+        }
+        if owners.isEmpty { throw Self.missing(id) }
+        return Blame.attribute(bodies).map { line in
+            let rev = owners[min(max(line.revision, 0), owners.count - 1)]
+            return BlamedLine(
+                text: line.text, hasNewline: line.hasNewline, version: rev.version, recordedAt: rev.recordedAt,
+                actor: rev.metadata.actor)
+        }
+    }
+
+    // MARK: Restore and undo
+
+    /// Appends one `NoteRestored` event that brings back the title, body, pinned flag and
+    /// category of a past version, and takes the note out of the trash. History is kept: the
+    /// note's version goes up by one. When the note already is as that version (and not in the
+    /// trash), nothing is appended.
+    ///
+    /// If that version's category has been deleted since, the note is restored without a
+    /// category and ``RestoreOutcome/deletedCategory`` says so.
+    @discardableResult
+    public func restore(_ id: Identifier, to selector: RevisionSelector, expectedVersion: UInt64? = nil)
+        throws(NotesError) -> RestoreOutcome
+    {
+        try restore(id, expectedVersion: expectedVersion, exact: false) { _ in selector }
+    }
+
+    /// Brings the note back to the version before its last event: a restore of that version
+    /// that also puts back its archived and trashed state, so any single change can be undone.
+    /// Undoing twice undoes the undo. A note with only its creation has nothing to undo.
+    @discardableResult
+    public func undo(_ id: Identifier, expectedVersion: UInt64? = nil) throws(NotesError) -> RestoreOutcome {
+        try restore(id, expectedVersion: expectedVersion, exact: true) { current throws(NotesError) in
+            guard current.version > 1 else {
+                throw .validation("nothing to undo: note \(shortID(id)) has only its creation (v1)")
+            }
+            return .version(current.version - 1)
+        }
+    }
+
+    private func restore(
+        _ id: Identifier, expectedVersion: UInt64?, exact: Bool,
+        target choose: (Note) throws(NotesError) -> RevisionSelector
+    ) throws(NotesError) -> RestoreOutcome {
+        try writeKeepingErrors { txn, appender, dbs in
+            guard let current = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+            if let expectedVersion, expectedVersion != current.version {
+                throw NotesError.conflict(id: id, expected: expectedVersion, actual: current.version)
+            }
+            let target = try revision(of: id, at: try choose(current), in: txn).note
+            var category = target.category
+            var deletedCategory: CategoryRef?
+            if let c = category {
+                let record = try projection.category(c, in: txn, databases: dbs)
+                if record?.deleted ?? true {
+                    deletedCategory = CategoryRef(id: c, name: record?.name ?? shortID(c))
+                    category = nil
+                }
+            }
+            let contentDiffers =
+                current.title != target.title || current.body != target.body || current.pinned != target.pinned
+                || current.category != category
+            var events: [NoteEvent] = []
+            if contentDiffers || (current.trashed && !(exact && target.trashed)) {
+                events.append(
+                    .restored(
+                        fromVersion: target.version, title: target.title, body: target.body, pinned: target.pinned,
+                        category: category))
+            }
+            if exact {
+                let trashedAfter = events.isEmpty ? current.trashed : false
+                if target.trashed && !trashedAfter { events.append(.trashed) }
+                if target.archived != current.archived { events.append(target.archived ? .archived : .unarchived) }
+            }
+            guard !events.isEmpty else {
+                return RestoreOutcome(
+                    note: current, fromVersion: target.version, appended: false, deletedCategory: deletedCategory)
+            }
+            let note = try append(
+                events, to: id, expecting: .exact(current.version), txn: txn, appender: appender, dbs: dbs)
+            return RestoreOutcome(
+                note: note, fromVersion: target.version, appended: true, deletedCategory: deletedCategory)
+        }
+    }
+
+    // MARK: Audit log
+
+    /// The event types `notes log --type` accepts: current and legacy, notes and categories.
+    public static var eventTypes: [String] {
+        Array(Set((NotesSchema.current + NotesSchema.legacy).map(\.type))).sorted()
+    }
+
+    /// The global audit log, newest first unless `query.oldestFirst`, with the same summaries as
+    /// ``history(of:)``. Reading starts at `until` (found by binary search) and stops at `since`,
+    /// so a window of a large log costs only what it shows.
+    public func log(_ query: LogQuery) throws(NotesError) -> [LogEntry] {
+        var typeFilter: String?
+        if let type = query.type {
+            let lowered = type.lowercased()
+            guard let known = Self.eventTypes.first(where: { $0.lowercased() == lowered }) else {
+                throw .validation(
+                    "unknown event type \"\(type)\"; use one of \(Self.eventTypes.joined(separator: ", "))")
+            }
+            typeFilter = known
+        }
+        guard query.limit > 0 else { return [] }
+        return try readKeepingErrors { txn in
+            let headers = try logHeaders(query, typeFilter: typeFilter, in: txn)
+            return try logEntries(headers, in: txn)
+        }
+    }
+
+    /// A stored event picked for the log, before its summary is computed.
+    private struct LogHeader {
+        var position: UInt64
+        var recordedAt: Int64
+        var metadata: EventMetadata
+        var storedType: String
+        var stream: String
+        var ref: StreamRef
+        var version: UInt64
+    }
+
+    private func logHeaders(_ query: LogQuery, typeFilter: String?, in txn: borrowing Transaction) throws
+        -> [LogHeader]
+    {
+        var out: [LogHeader] = []
+        let since = query.since ?? .min
+        let until = query.until ?? .max
+        // Returns whether the scan goes on.
+        func consider(_ view: EventView, forward: Bool) throws -> Bool {
+            if forward ? view.recordedAt > until : view.recordedAt < since { return false }
+            guard view.recordedAt >= since && view.recordedAt <= until else { return true }
+            if let actor = query.actor, view.actor != actor { return true }
+            if let typeFilter {
+                let type = view.type
+                if type != typeFilter, try !store.lift(view).contains(where: { $0.type == typeFilter }) { return true }
+            }
+            out.append(
+                LogHeader(
+                    position: view.position, recordedAt: view.recordedAt, metadata: view.metadata,
+                    storedType: view.type, stream: view.stream, ref: StreamRef(view.streamBytes), version: view.version)
+            )
+            return out.count < query.limit || query.note != nil
+        }
+        if let note = query.note {
+            try store.forEachEvent(inStream: Note.stream(note), in: txn) { view in try consider(view, forward: true) }
+            if !query.oldestFirst { out.reverse() }
+            if out.count > query.limit { out.removeLast(out.count - query.limit) }
+        } else if query.oldestFirst {
+            var start: UInt64 = 1
+            if let s = query.since, s > .min { start = try store.position(atOrBefore: s - 1, in: txn) + 1 }
+            try store.forEachEvent(from: start, in: txn) { view in try consider(view, forward: true) }
+        } else {
+            let start: UInt64
+            if let until = query.until {
+                start = try store.position(atOrBefore: until, in: txn)
+            } else {
+                start = try store.headPosition(in: txn)
+            }
+            guard start > 0 else { return [] }
+            try store.forEachEvent(from: start, reverse: true, in: txn) { view in try consider(view, forward: false) }
+        }
+        return out
+    }
+
+    private func logEntries(_ headers: [LogHeader], in txn: borrowing Transaction) throws -> [LogEntry] {
+        // Fold each note once, up to the latest version the log shows of it.
+        var wanted: [Identifier: Set<UInt64>] = [:]
+        var categoryIDs: Set<Identifier> = []
+        for h in headers {
+            switch h.ref {
+            case .note(let id): wanted[id, default: []].insert(h.version)
+            case .category(let id): categoryIDs.insert(id)
+            case .other: break
+            }
+        }
+        let names = CategoryNames(store: store)
+        var entries: [Identifier: [UInt64: HistoryEntry]] = [:]
+        for (id, versions) in wanted {
+            guard let last = versions.max() else { continue }
+            var previous: Note?
+            var found: [UInt64: HistoryEntry] = [:]
+            try foldRevisions(of: id, upToVersion: last, in: txn) { rev in
+                if versions.contains(rev.version) {
+                    let changes = try NoteChange.between(previous, rev.note) { c in
+                        try names.ref(c, at: rev.position, in: txn)
+                    }
+                    found[rev.version] = HistoryEntry(revision: rev, changes: changes)
+                }
+                previous = rev.note
+                return true
+            }
+            entries[id] = found
+        }
+        var result: [LogEntry] = []
+        result.reserveCapacity(headers.count)
+        for h in headers {
+            let subject: LogEntry.Subject
+            switch h.ref {
+            case .note(let id):
+                guard let entry = entries[id]?[h.version] else {
+                    throw StoreError.damaged(position: h.position, detail: "note event missing from its stream")
+                }
+                subject = .note(entry)
+            case .category(let id):
+                let history = try names.history(of: id, in: txn)
+                let index = history.firstIndex { $0.version == h.version }
+                let name = index.map { history[$0].name } ?? shortID(id)
+                let change: CategoryChange
+                switch index.map({ history[$0].event }) {
+                case .created(let n)?: change = .created(name: n)
+                case .renamed(let n)?:
+                    let before = index.flatMap { $0 > 0 ? history[$0 - 1].name : nil } ?? n
+                    change = .renamed(from: before, to: n)
+                case .deleted?, nil: change = .deleted(name: name)
+                }
+                subject = .category(id: id, name: name, change: change)
+            case .other:
+                subject = .other
+            }
+            result.append(
+                LogEntry(
+                    position: h.position, recordedAt: h.recordedAt, metadata: h.metadata, storedType: h.storedType,
+                    stream: h.stream, version: h.version, subject: subject))
+        }
+        return result
+    }
+}
+
+/// Category names as they were at any position of the log, read from each category's stream
+/// once (category streams are short: a creation, renames, a deletion).
+final class CategoryNames {
+    struct Step {
+        var version: UInt64
+        var position: UInt64
+        var event: CategoryEvent
+        /// The category's name after this event.
+        var name: String
+    }
+
+    let store: EventStore
+    private var histories: [Identifier: [Step]] = [:]
+
+    init(store: EventStore) { self.store = store }
+
+    func history(of id: Identifier, in txn: borrowing Transaction) throws -> [Step] {
+        if let h = histories[id] { return h }
+        var steps: [Step] = []
+        try store.forEachEvent(inStream: Category.stream(id), in: txn) { view in
+            for e in try store.lift(view) {
+                guard let event = try CategoryEvent.decode(e) else { continue }
+                let name: String
+                switch event {
+                case .created(let n), .renamed(let n): name = n
+                case .deleted: name = steps.last?.name ?? shortID(id)
+                }
+                steps.append(Step(version: view.version, position: view.position, event: event, name: name))
+            }
+            return true
+        }
+        histories[id] = steps
+        return steps
+    }
+
+    /// The category's name at `position` (its first name for a position before its creation).
+    func ref(_ id: Identifier, at position: UInt64, in txn: borrowing Transaction) throws -> CategoryRef {
+        let steps = try history(of: id, in: txn)
+        let name = steps.last { $0.position <= position }?.name ?? steps.first?.name ?? shortID(id)
+        return CategoryRef(id: id, name: name)
+    }
+}

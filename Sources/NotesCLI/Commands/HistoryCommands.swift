@@ -1,0 +1,302 @@
+import EventStore
+import Notes
+
+let historyCommand = Command(
+    "history", abstract: "Every change to a note, oldest first: version, time, who, what.",
+    usage: ["history ID"],
+    discussion: "One line per stored event. A legacy NoteUpdated event is one line with both of its changes.",
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let book = try ctx.notebook()
+    let id = try ctx.noteID(ctx.positionals[0])
+    let entries = try book.history(of: id)
+    if ctx.json {
+        ctx.printJSON(.array(entries.map(historyJSON)))
+        return
+    }
+    let t = ctx.terminal
+    ctx.printTable(
+        entries.map { e in
+            let r = e.revision
+            return ["v\(r.version)", ctx.relative(r.recordedAt), r.metadata.actor, r.storedType, e.summary]
+        }, styles: [t.cyan, t.dim, t.dim, { $0 }, { $0 }])
+}
+
+let diffCommand = Command(
+    "diff", abstract: "Compare two versions of a note: field changes, then a unified diff of the body.",
+    usage: ["diff ID FROM [TO]"],
+    discussion: """
+        FROM and TO are versions (3 or v3) or instants (RFC 3339, YYYY-MM-DD, "2h ago", yesterday...).
+        TO defaults to the latest version. Identical versions print nothing. The body diff is in
+        `diff -u` form, so `patch` applies it.
+        """,
+    options: [OptionSpec("context", short: "U", value: "N", "lines of context around each change (default 3)")],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(2...3)
+    let book = try ctx.notebook()
+    let id = try ctx.noteID(ctx.positionals[0])
+    let from = try ctx.revisionSelector(ctx.positionals[1])
+    let to = try ctx.positionals.count > 2 ? ctx.revisionSelector(ctx.positionals[2]) : nil
+    let context = try ctx.integer("context") ?? 3
+    let diff = try book.diff(id, from: from, to: to, context: min(context, 1_000_000))
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("from", .uint(diff.from.version)), ("to", .uint(diff.to.version)),
+                ("fields", .array(diff.fields.map(changeJSON))),
+                ("hunks", .array(diff.hunks.map(hunkJSON))),
+            ]))
+        return
+    }
+    let t = ctx.terminal
+    for change in diff.fields { t.print(t.bold(fieldLine(change))) }
+    let short = shortID(id)
+    // A tab ends the file name, as in GNU diff's headers, so `patch -p1` reads the name alone.
+    let text = UnifiedDiff.render(
+        diff.hunks, oldLabel: "a/\(short)\tv\(diff.from.version)", newLabel: "b/\(short)\tv\(diff.to.version)",
+        color: t.colorAllowed)
+    t.print(text, terminator: "")
+}
+
+let blameCommand = Command(
+    "blame", abstract: "Show each line of a note's body with the version, date and author that last changed it.",
+    usage: ["blame ID [--at VERSION|INSTANT]"],
+    options: [OptionSpec("at", value: "VERSION|INSTANT", "blame the body as it was then")],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let book = try ctx.notebook()
+    let id = try ctx.noteID(ctx.positionals[0])
+    let at = try ctx.value("at").map { (text) throws(CLIError) in try ctx.revisionSelector(text) }
+    let lines = try book.blame(id, at: at)
+    if ctx.json {
+        ctx.printJSON(
+            .array(
+                lines.enumerated().map { i, l in
+                    .object([
+                        ("line", .int(i + 1)), ("version", .uint(l.version)),
+                        ("recordedAt", .string(RFC3339.format(micros: l.recordedAt))), ("actor", .string(l.actor)),
+                        ("text", .string(l.text)), ("newline", .bool(l.hasNewline)),
+                    ])
+                }))
+        return
+    }
+    let t = ctx.terminal
+    let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
+    let actorWidth = lines.map { displayWidth($0.actor) }.max() ?? 0
+    for l in lines {
+        let version = "v\(l.version)"
+        let prefix =
+            version + String(repeating: " ", count: versionWidth - version.count) + "  "
+            + localDate(l.recordedAt) + "  " + l.actor
+            + String(repeating: " ", count: actorWidth - displayWidth(l.actor))
+        t.print(t.dim(prefix + " |") + " " + l.text)
+    }
+}
+
+let restoreCommand = Command(
+    "restore", abstract: "Bring back a past version of a note (a new event; history is kept).",
+    usage: ["restore ID --to VERSION|INSTANT [--expect-version N]"],
+    discussion: """
+        Restores the title, body, pinned flag and category of that version and takes the note out of the
+        trash. If that version's category has been deleted since, the note is restored without a category.
+        A note that already is as that version is left alone.
+        """,
+    options: [
+        OptionSpec("to", value: "VERSION|INSTANT", "the version to bring back (3, v3, or an instant)"),
+        OptionSpec("expect-version", value: "N", "fail with exit code 4 unless the note is at version N"),
+    ]
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    guard let toText = ctx.value("to") else {
+        throw CLIError("missing --to VERSION|INSTANT; usage: notes \(ctx.command.usage[0])")
+    }
+    let target = try ctx.revisionSelector(toText)
+    let book = try ctx.notebook()
+    let id = try ctx.noteID(ctx.positionals[0])
+    let expected = try ctx.integer("expect-version", min: 1).map(UInt64.init)
+    let outcome = try book.restore(id, to: target, expectedVersion: expected)
+    try ctx.report(outcome, verb: "restored from")
+}
+
+let undoCommand = Command(
+    "undo", abstract: "Undo a note's last change by restoring the version before it.",
+    usage: ["undo ID [--expect-version N]"],
+    discussion: "Undo appends an event too, so undoing twice brings the change back.",
+    options: [OptionSpec("expect-version", value: "N", "fail with exit code 4 unless the note is at version N")]
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let book = try ctx.notebook()
+    let id = try ctx.noteID(ctx.positionals[0])
+    let expected = try ctx.integer("expect-version", min: 1).map(UInt64.init)
+    let outcome = try book.undo(id, expectedVersion: expected)
+    try ctx.report(outcome, verb: "back to")
+}
+
+let logCommand = Command(
+    "log", abstract: "The audit log of every change to every note and category, newest first.",
+    usage: [
+        "log [--since INSTANT] [--until INSTANT] [--note ID] [--type TYPE] [--actor NAME] [--limit N] [--reverse]"
+    ],
+    options: [
+        OptionSpec("since", value: "INSTANT", "only events at or after this instant"),
+        OptionSpec("until", value: "INSTANT", "only events at or before this instant"),
+        OptionSpec("note", value: "ID", "only this note's events"),
+        OptionSpec("type", value: "TYPE", "only events of this type (e.g. NoteRetitled)"),
+        OptionSpec("actor", value: "NAME", "only events by this actor"),
+        OptionSpec("limit", short: "n", value: "N", "at most N events"),
+        OptionSpec("reverse", short: "r", "oldest first"),
+    ],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(0...0)
+    var q = LogQuery()
+    q.since = try ctx.value("since").map { (text) throws(CLIError) in try ctx.instant(text) }
+    q.until = try ctx.value("until").map { (text) throws(CLIError) in try ctx.instant(text) }
+    q.type = ctx.value("type")
+    q.actor = ctx.value("actor")
+    q.limit = try ctx.integer("limit", min: 1) ?? Int.max
+    q.oldestFirst = ctx.flag("reverse")
+    let book = try ctx.notebook()
+    if let note = ctx.value("note") { q.note = try ctx.noteID(note) }
+    let entries = try book.log(q)
+    if ctx.json {
+        ctx.printJSON(.array(entries.map(logJSON)))
+        return
+    }
+    if entries.isEmpty {
+        ctx.terminal.print(ctx.terminal.dim("no events"))
+        return
+    }
+    let t = ctx.terminal
+    ctx.printTable(
+        entries.map { e in
+            let subject: String
+            switch e.subject {
+            case .note(let h): subject = "\(shortID(h.revision.note.id)) v\(e.version)"
+            case .category(_, let name, _): subject = "category " + truncate(name, 30)
+            case .other: subject = truncate(e.stream, 30)
+            }
+            return [ctx.relative(e.recordedAt), e.metadata.actor, subject, e.storedType, e.summary]
+        }, styles: [t.dim, t.dim, t.cyan, { $0 }, { $0 }])
+}
+
+extension Context {
+    /// `3` or `v3` is a version; anything else an instant.
+    func revisionSelector(_ text: String) throws(CLIError) -> RevisionSelector {
+        if let v = parseVersion(text) { return .version(v) }
+        return .instant(try instant(text))
+    }
+
+    /// Prints what a restore or undo did.
+    func report(_ outcome: RestoreOutcome, verb: String) throws {
+        let n = outcome.note
+        if let c = outcome.deletedCategory {
+            terminal.warn(
+                "v\(outcome.fromVersion) was in category \"\(c.name)\", deleted since; the note is restored without a category"
+            )
+        }
+        if json {
+            var fields = try noteJSON(n).objectValue ?? []
+            fields.append(("restoredFrom", .uint(outcome.fromVersion)))
+            fields.append(("appended", .bool(outcome.appended)))
+            fields.append(("deletedCategory", outcome.deletedCategory.map { .string($0.name) } ?? .null))
+            printJSON(.object(fields))
+        } else if outcome.appended {
+            terminal.print("\(shortID(n.id)) v\(n.version) (\(verb) v\(outcome.fromVersion))")
+        } else {
+            terminal.print(
+                "\(shortID(n.id)) v\(n.version) is already as it was at v\(outcome.fromVersion); nothing changed")
+        }
+    }
+}
+
+/// The local calendar date of an instant, `YYYY-MM-DD`.
+func localDate(_ micros: Int64) -> String {
+    let local = LocalTimeZone.system.localMicros(fromUTC: micros)
+    let perDay: Int64 = 86_400_000_000
+    var day = local / perDay
+    if local % perDay < 0 { day -= 1 }
+    return CivilDate(daysSinceEpoch: day).description
+}
+
+/// A field change in `notes diff`: `title: "A" -> "B"`, `pinned: false -> true`.
+func fieldLine(_ change: NoteChange) -> String {
+    switch change {
+    case .title(let from, let to): return "title: \(from.map(quote) ?? "none") -> \(quote(to))"
+    case .body(let stat): return "body: +\(stat.added) -\(stat.removed) lines"
+    case .category(let from, let to): return "category: \(from?.name ?? "none") -> \(to?.name ?? "none")"
+    case .pinned(let from, let to): return "pinned: \(from) -> \(to)"
+    case .archived(let from, let to): return "archived: \(from) -> \(to)"
+    case .trashed(let from, let to): return "trashed: \(from) -> \(to)"
+    }
+}
+
+private func quote(_ s: String) -> String { "\"" + s + "\"" }
+
+func changeJSON(_ change: NoteChange) -> JSONValue {
+    let field: (String, JSONValue) = ("field", .string(change.field))
+    switch change {
+    case .title(let from, let to):
+        return .object([field, ("from", from.map(JSONValue.string) ?? .null), ("to", .string(to))])
+    case .body(let stat):
+        return .object([field, ("added", .int(stat.added)), ("removed", .int(stat.removed))])
+    case .category(let from, let to):
+        return .object([
+            field, ("from", from.map { .string($0.name) } ?? .null), ("to", to.map { .string($0.name) } ?? .null),
+        ])
+    case .pinned(let from, let to), .archived(let from, let to), .trashed(let from, let to):
+        return .object([field, ("from", .bool(from)), ("to", .bool(to))])
+    }
+}
+
+func historyJSON(_ e: HistoryEntry) -> JSONValue {
+    let r = e.revision
+    var fields: [(String, JSONValue)] = [
+        ("version", .uint(r.version)), ("position", .uint(r.position)), ("type", .string(r.storedType)),
+        ("recordedAt", .string(RFC3339.format(micros: r.recordedAt))), ("actor", .string(r.metadata.actor)),
+        ("changes", .array(e.changes.map(changeJSON))),
+    ]
+    if let from = e.restoredFrom { fields.append(("restoredFrom", .uint(from))) }
+    fields.append(("summary", .string(e.summary)))
+    return .object(fields)
+}
+
+func hunkJSON(_ h: DiffHunk) -> JSONValue {
+    .object([
+        ("oldStart", .int(h.oldStart)), ("oldCount", .int(h.oldCount)), ("newStart", .int(h.newStart)),
+        ("newCount", .int(h.newCount)),
+        (
+            "lines",
+            .array(
+                h.lines.map { l in
+                    .object([
+                        ("kind", .string(l.kind.rawValue)), ("text", .string(l.text)), ("newline", .bool(l.hasNewline)),
+                    ])
+                })
+        ),
+    ])
+}
+
+func logJSON(_ e: LogEntry) -> JSONValue {
+    var fields: [(String, JSONValue)] = [
+        ("position", .uint(e.position)), ("recordedAt", .string(RFC3339.format(micros: e.recordedAt))),
+        ("actor", .string(e.metadata.actor)), ("type", .string(e.storedType)), ("stream", .string(e.stream)),
+        ("version", .uint(e.version)),
+    ]
+    switch e.subject {
+    case .note(let h):
+        fields.append(("note", .string(h.revision.note.id.uuidString)))
+        fields.append(("changes", .array(h.changes.map(changeJSON))))
+        if let from = h.restoredFrom { fields.append(("restoredFrom", .uint(from))) }
+    case .category(let id, let name, _):
+        fields.append(("category", .string(id.uuidString)))
+        fields.append(("name", .string(name)))
+    case .other:
+        break
+    }
+    fields.append(("summary", .string(e.summary)))
+    return .object(fields)
+}
