@@ -1,6 +1,6 @@
 import EventStore
-import LMDB
 import Glibc
+import LMDB
 import Notes
 
 /// Everything a command needs: its arguments, the environment, the terminal and the store.
@@ -10,13 +10,17 @@ final class Context: @unchecked Sendable {
     let terminal: Terminal
     let command: Command
     let clock: @Sendable () -> Int64
+    let config: Config
     private var openedNotebook: Notebook?
 
-    init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command) throws(CLIError) {
+    init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
+        throws(CLIError)
+    {
         self.arguments = arguments
         self.environment = environment
         self.terminal = terminal
         self.command = command
+        config = try Config.load(environment: environment)
         if let fixed = environment["NOTES_NOW"] {
             guard let micros = RFC3339.parse(fixed) else {
                 throw CLIError("NOTES_NOW=\"\(fixed)\" is not an RFC 3339 instant (e.g. 2026-11-29T12:00:00Z)")
@@ -25,7 +29,7 @@ final class Context: @unchecked Sendable {
         } else {
             clock = EventStore.systemClock
         }
-        if arguments.has("no-color") { terminal.colorAllowed = false }
+        if arguments.has("no-color") || config["color"] == "never" { terminal.colorAllowed = false }
         if arguments.has("no-pager") || json { terminal.pagerAllowed = false }
     }
 
@@ -81,6 +85,7 @@ final class Context: @unchecked Sendable {
             return s
         }
         if let s = environment["NOTES_STORE"], !s.isEmpty { return s }
+        if let s = config["store"] { return s }
         if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/notes" }
         guard let home = environment["HOME"], !home.isEmpty else {
             throw CLIError(
@@ -105,12 +110,7 @@ final class Context: @unchecked Sendable {
         if !command.readsOnly { try makeParents(of: path) }
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
-        if let limit = environment["NOTES_BODY_LIMIT"] {
-            guard let v = Int(limit), v > 0 else {
-                throw CLIError("NOTES_BODY_LIMIT=\"\(limit)\" must be a positive number of bytes")
-            }
-            options.maxBodyBytes = v
-        }
+        options.maxBodyBytes = try bodyLimitSetting()
         if terminal.stderrIsTTY {
             options.progress = { done, total in
                 guard total > 0 else { return }
@@ -154,6 +154,17 @@ final class Context: @unchecked Sendable {
                     code: .storeUnusable)
             }
         }
+    }
+
+    /// The body limit: $NOTES_BODY_LIMIT, else the config's body-limit, else 1 MiB.
+    func bodyLimitSetting() throws(CLIError) -> Int {
+        if let limit = environment["NOTES_BODY_LIMIT"] {
+            guard let v = Int(limit), v > 0 else {
+                throw CLIError("NOTES_BODY_LIMIT=\"\(limit)\" must be a positive number of bytes")
+            }
+            return v
+        }
+        return config["body-limit"].flatMap(Int.init) ?? (1 << 20)
     }
 
     /// Resolves a note id argument.

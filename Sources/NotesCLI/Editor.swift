@@ -11,11 +11,16 @@ extension Context {
         if let expectedVersion, expectedVersion != note.version {
             throw NotesError.conflict(id: id, expected: expectedVersion, actual: note.version)
         }
-        let editor = environment["VISUAL"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "vi"
+        let editor =
+            environment["VISUAL"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["EDITOR"].flatMap {
+                $0.isEmpty ? nil : $0
+            } ?? "vi"
         let dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(dir)/notes-\(shortID(id))-XXXXXX.md".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 3) }
-        guard fd >= 0 else { throw CLIError("cannot create a temporary file in \(dir): \(errorText())", code: .failure) }
+        guard fd >= 0 else {
+            throw CLIError("cannot create a temporary file in \(dir): \(errorText())", code: .failure)
+        }
         let path = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(path) }
         let original = note.title + "\n\n" + note.body
@@ -23,7 +28,8 @@ extension Context {
         close(fd)
         let status = runShell("\(editor) \"$1\"", arguments: [path])
         guard status == 0 else {
-            throw CLIError("the editor (\(editor)) exited with status \(status); the note was not changed", code: .failure)
+            throw CLIError(
+                "the editor (\(editor)) exited with status \(status); the note was not changed", code: .failure)
         }
         let edited = try readText(path: path, limit: bodyLimit + 4096, what: "edited note")
         guard edited != original else { return note }

@@ -37,9 +37,7 @@ func readText(path: String, limit: Int, what: String) throws(CLIError) -> String
 }
 
 extension Context {
-    var bodyLimit: Int {
-        environment["NOTES_BODY_LIMIT"].flatMap(Int.init) ?? (1 << 20)
-    }
+    var bodyLimit: Int { (try? bodyLimitSetting()) ?? (1 << 20) }
 
     /// The body given by `--body`, `--body-file` or `-`, or nil when none was given.
     func bodyArgument(dashAllowed: Bool = true) throws(CLIError) -> String? {

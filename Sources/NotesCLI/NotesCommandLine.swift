@@ -9,7 +9,8 @@ public enum NotesCommandLine {
         var args: [String] = []
         for i in 1..<Int(CommandLine.argc) {
             guard let p = CommandLine.unsafeArgv[i] else { continue }
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+            let bytes = UnsafeBufferPointer(
+                start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
             guard let s = String(validating: bytes, as: UTF8.self) else {
                 let t = Terminal(environment: [:])
                 t.error("argument \(i) is not valid UTF-8 text; pass text in UTF-8")
@@ -20,7 +21,9 @@ public enum NotesCommandLine {
         var env: [String: String] = [:]
         var e = environ
         while let p = e.pointee {
-            let entry = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)), as: UTF8.self)
+            let entry = String(
+                decoding: UnsafeBufferPointer(
+                    start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)), as: UTF8.self)
             if let eq = entry.firstIndex(of: "=") {
                 env[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
             }
@@ -51,7 +54,9 @@ public enum NotesCommandLine {
                 return 0
             }
             guard let command = findCommand(name) else {
-                let hint = suggestion(for: name, among: allCommands.map(\.name) + ["help"]).map { "did you mean \"\($0)\"? " }
+                let hint = suggestion(for: name, among: allCommands.map(\.name) + ["help"]).map {
+                    "did you mean \"\($0)\"? "
+                }
                 throw CLIError("unknown command \"\(name)\"; \(hint ?? "")see `notes --help`")
             }
             if parsed.flags.contains("help") {
@@ -90,7 +95,8 @@ public enum NotesCommandLine {
         out += "\nIDS: notes are shown by the first 8 hex digits of their id; any unique prefix of 4 or more works.\n"
         out += "\nEXIT CODES:\n"
         for c in ExitCode.allCases { out += "  \(c.rawValue)  \(c.meaning)\n" }
-        out += "\nSee `notes help COMMAND` for a command's options."
+        out += "\nSee `notes help COMMAND` for a command's options, and `notes help TOPIC` for "
+        out += helpTopics.map(\.name).joined(separator: ", ") + "."
         return out
     }
 }
@@ -104,9 +110,13 @@ let helpCommand = Command(
     }
     if let c = allCommands.first(where: { $0.name == topic }) {
         ctx.terminal.print(c.help)
+    } else if let t = helpTopics.first(where: { $0.name == topic }) {
+        ctx.terminal.print(t.title.uppercased() + "\n\n" + t.text)
     } else {
-        let hint = suggestion(for: topic, among: allCommands.map(\.name)).map { "did you mean \"\($0)\"? " } ?? ""
-        throw CLIError("no help for \"\(topic)\"; \(hint)see `notes --help`", code: .usage)
+        let names = allCommands.map(\.name) + helpTopics.map(\.name)
+        let hint = suggestion(for: topic, among: names).map { "did you mean \"\($0)\"? " } ?? ""
+        throw CLIError(
+            "no help for \"\(topic)\"; \(hint)topics: \(helpTopics.map(\.name).joined(separator: ", "))", code: .usage)
     }
 }
 
@@ -115,6 +125,6 @@ extension Context {
     var pagerCommand: String? {
         if let p = environment["NOTES_PAGER"] { return p }
         if let p = environment["PAGER"] { return p }
-        return "less -FIRX"
+        return config["pager"] ?? "less -FIRX"
     }
 }

@@ -68,18 +68,28 @@ let editCommand = Command(
     } else {
         note = try ctx.notebook().edit(id, title: title, body: body, expectedVersion: expected)
     }
-    if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print("\(shortID(note.id)) v\(note.version)") }
+    if ctx.json {
+        try ctx.printJSON(ctx.noteJSON(note))
+    } else {
+        ctx.terminal.print("\(shortID(note.id)) v\(note.version)")
+    }
 }
 
 /// A command that changes one flag of a note: pin, unpin, archive...
-func flagCommand(_ name: String, _ abstract: String, _ action: @escaping @Sendable (Notebook, Identifier) throws -> Note)
+func flagCommand(
+    _ name: String, _ abstract: String, _ action: @escaping @Sendable (Notebook, Identifier) throws -> Note
+)
     -> Command
 {
     Command(name, abstract: abstract, usage: ["\(name) ID"]) { ctx in
         try ctx.expectPositionals(1...1)
         let id = try ctx.noteID(ctx.positionals[0])
         let note = try action(try ctx.notebook(), id)
-        if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print("\(shortID(note.id)) v\(note.version)") }
+        if ctx.json {
+            try ctx.printJSON(ctx.noteJSON(note))
+        } else {
+            ctx.terminal.print("\(shortID(note.id)) v\(note.version)")
+        }
     }
 }
 
@@ -101,7 +111,11 @@ let categorizeCommand = Command(
     try ctx.expectPositionals(none ? 1...1 : 2...2)
     let id = try ctx.noteID(ctx.positionals[0])
     let note = try ctx.notebook().categorize(id, as: none ? nil : ctx.positionals[1])
-    if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print("\(shortID(note.id)) v\(note.version)") }
+    if ctx.json {
+        try ctx.printJSON(ctx.noteJSON(note))
+    } else {
+        ctx.terminal.print("\(shortID(note.id)) v\(note.version)")
+    }
 }
 
 let listOptions = [
@@ -128,12 +142,13 @@ let listCommand = Command(
 ) { ctx in
     try ctx.expectPositionals(0...0)
     var q = try ctx.listQuery()
-    switch ctx.value("sort") {
+    switch ctx.value("sort") ?? ctx.config["sort"] {
     case nil, "updated": q.sort = .updated
     case "created": q.sort = .created
     case "title": q.sort = .title
     case let other?:
-        let hint = suggestion(for: other, among: ["updated", "created", "title"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        let hint =
+            suggestion(for: other, among: ["updated", "created", "title"]).map { "; did you mean \"\($0)\"?" } ?? ""
         throw CLIError("--sort must be updated, created or title, not \"\(other)\"\(hint)")
     }
     q.reverse = ctx.flag("reverse")
@@ -196,7 +211,8 @@ let statsCommand = Command(
         ctx.printTable(
             [
                 ["store", path], ["notes", String(s.notes)], ["events", String(s.events)],
-                ["categories", String(s.categories)], ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
+                ["categories", String(s.categories)],
+                ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
             ], styles: [ctx.terminal.dim])
     }
 }

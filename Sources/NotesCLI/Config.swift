@@ -1,0 +1,155 @@
+import EventStore
+import Glibc
+
+/// Settings from `$XDG_CONFIG_HOME/notes/config` (else `~/.config/notes/config`): simple
+/// `key = value` lines, `#` comments. Precedence: flag > environment > config file > default.
+struct Config: Sendable {
+    /// Every key the file may set, with what it means and which values it takes.
+    static let keys: [(key: String, help: String, validate: @Sendable (String) -> String?)] = [
+        ("store", "the default store directory", { $0.isEmpty ? "must be a directory path" : nil }),
+        ("editor", "the editor for `notes edit` (after $VISUAL and $EDITOR)", { $0.isEmpty ? "must be a command" : nil }),
+        ("pager", "the pager for long output (after $NOTES_PAGER and $PAGER)", { _ in nil }),
+        (
+            "sort", "the default sort of `notes list`: updated, created or title",
+            { ["updated", "created", "title"].contains($0) ? nil : "must be updated, created or title" }
+        ),
+        (
+            "color", "auto (color on a terminal, never with NO_COLOR) or never",
+            { ["auto", "never"].contains($0) ? nil : "must be auto or never" }
+        ),
+        (
+            "body-limit", "the largest body accepted, in bytes (default 1048576)",
+            { (Int($0) ?? 0) > 0 ? nil : "must be a positive number of bytes" }
+        ),
+    ]
+
+    var values: [String: String] = [:]
+    let path: String?
+
+    /// The config file's path for this environment, or nil without HOME or XDG_CONFIG_HOME.
+    static func path(environment: [String: String]) -> String? {
+        if let x = environment["XDG_CONFIG_HOME"], x.hasPrefix("/") { return x + "/notes/config" }
+        if let h = environment["HOME"], !h.isEmpty { return h + "/.config/notes/config" }
+        return nil
+    }
+
+    /// Reads the file; a missing file is an empty config, a bad line an error naming it.
+    static func load(environment: [String: String]) throws(CLIError) -> Config {
+        var config = Config(path: path(environment: environment))
+        guard let path = config.path else { return config }
+        var st = stat()
+        guard stat(path, &st) == 0 else { return config }
+        let text = try readText(path: path, limit: 1 << 20, what: "config file")
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingSpaces
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw CLIError("\(path):\(number + 1): expected `key = value`; fix or remove the line")
+            }
+            let key = line[..<eq].trimmingSpaces
+            let value = line[line.index(after: eq)...].trimmingSpaces
+            guard let spec = keys.first(where: { $0.key == key }) else {
+                let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""
+                throw CLIError("\(path):\(number + 1): unknown key \"\(key)\"\(hint)")
+            }
+            if let problem = spec.validate(value) {
+                throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
+            }
+            config.values[key] = value
+        }
+        return config
+    }
+
+    subscript(key: String) -> String? { values[key] }
+
+    /// Rewrites the file with `key` set (or removed when `value` is nil), keeping other lines.
+    static func set(_ key: String, _ value: String?, environment: [String: String]) throws(CLIError) -> String {
+        guard let spec = keys.first(where: { $0.key == key }) else {
+            let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""
+            throw CLIError("unknown setting \"\(key)\"\(hint); see `notes config list`")
+        }
+        if let value, let problem = spec.validate(value) { throw CLIError("\(key) \(problem), not \"\(value)\"") }
+        guard let path = path(environment: environment) else {
+            throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
+        }
+        _ = try load(environment: environment)
+        var lines: [String] = []
+        var st = stat()
+        if stat(path, &st) == 0 {
+            lines = try readText(path: path, limit: 1 << 20, what: "config file")
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if lines.last == "" { lines.removeLast() }
+        }
+        lines.removeAll { line in
+            guard let eq = line.firstIndex(of: "=") else { return false }
+            return line[..<eq].trimmingSpaces == key
+        }
+        if let value { lines.append("\(key) = \(value)") }
+        var dir = ""
+        for part in path.split(separator: "/").dropLast() {
+            dir += "/" + part
+            mkdir(dir, 0o700)
+        }
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError("cannot write \(tmp): \(errorText())", code: .failure) }
+        writeAll(fd: fd, Array((lines.joined(separator: "\n") + "\n").utf8))
+        fsync(fd)
+        close(fd)
+        guard rename(tmp, path) == 0 else { throw CLIError("cannot replace \(path): \(errorText())", code: .failure) }
+        return path
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" || f == "\r" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\r" { s.removeLast() }
+        return String(s)
+    }
+}
+
+let configCommand = Command(
+    "config", abstract: "Show or change settings in the config file.",
+    usage: ["config list", "config get KEY", "config set KEY VALUE", "config unset KEY"],
+    discussion: """
+        The file is $XDG_CONFIG_HOME/notes/config (else ~/.config/notes/config): `key = value` lines.
+        Precedence: a flag beats the environment, which beats the file, which beats the default.
+        Keys: \(Config.keys.map(\.key).joined(separator: ", ")).
+        """,
+    readsOnly: true
+) { ctx in
+    let args = ctx.positionals
+    switch args.first {
+    case nil, "list":
+        try ctx.expectPositionals(0...1)
+        let config = try Config.load(environment: ctx.environment)
+        if ctx.json {
+            ctx.printJSON(.object(Config.keys.map { ($0.key, config[$0.key].map(JSONValue.string) ?? .null) }))
+        } else {
+            ctx.terminal.print(ctx.terminal.dim("# \(config.path ?? "(no config file: HOME is not set)")"))
+            for k in Config.keys {
+                let v = config[k.key]
+                ctx.terminal.print(v.map { "\(k.key) = \($0)" } ?? ctx.terminal.dim("# \(k.key): \(k.help)"))
+            }
+        }
+    case "get":
+        try ctx.expectPositionals(2...2)
+        let config = try Config.load(environment: ctx.environment)
+        guard Config.keys.contains(where: { $0.key == args[1] }) else {
+            throw CLIError("unknown setting \"\(args[1])\"; see `notes config list`")
+        }
+        guard let v = config[args[1]] else { throw CLIError("\(args[1]) is not set", code: .notFound) }
+        ctx.terminal.print(v)
+    case "set":
+        try ctx.expectPositionals(3...3)
+        let path = try Config.set(args[1], args[2], environment: ctx.environment)
+        if !ctx.json { ctx.terminal.print("\(args[1]) = \(args[2])  (\(path))") }
+    case "unset":
+        try ctx.expectPositionals(2...2)
+        _ = try Config.set(args[1], nil, environment: ctx.environment)
+    case let other?:
+        throw CLIError("unknown config action \"\(other)\"; use list, get, set or unset")
+    }
+}
