@@ -117,8 +117,7 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_rdlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
         var txn: OpaquePointer?
-        try check(
-            mdb_txn_begin(handle, nil, readOnlyOpen ? UInt32(MDB_RDONLY) : 0, &txn), "mdb_txn_begin")
+        try check(beginHoldingSharedLock(readOnlyOpen ? UInt32(MDB_RDONLY) : 0, &txn), "mdb_txn_begin")
         let rc = mdb_dbi_open(txn, name, flags.rawValue, &dbi)
         if rc != MDB_SUCCESS {
             mdb_txn_abort(txn)
@@ -135,7 +134,7 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_rdlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
         var txn: OpaquePointer?
-        try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        try check(beginHoldingSharedLock(UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
         var dbi: MDB_dbi = 0
         let rc = mdb_dbi_open(txn, nil, 0, &dbi)
         mdb_txn_abort(txn)
@@ -152,14 +151,7 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_rdlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
         var txn: OpaquePointer?
-        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-        if rc == MDB_MAP_RESIZED {
-            pthread_rwlock_unlock(resizeLock)
-            adoptGrownMap()
-            pthread_rwlock_rdlock(resizeLock)
-            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-        }
-        try check(rc, "mdb_txn_begin (read)")
+        try check(beginHoldingSharedLock(UInt32(MDB_RDONLY), &txn), "mdb_txn_begin (read)")
         guard let txn else { throw LMDBError(code: .invalid, operation: "mdb_txn_begin") }
         defer { mdb_txn_abort(txn) }
         return try body(Transaction(handle: txn, readOnly: true))
@@ -205,6 +197,21 @@ public final class Environment: @unchecked Sendable {
             try check(commit, "mdb_txn_commit")
             return result
         }
+    }
+
+    /// Begins a transaction; the caller holds `resizeLock` shared, and holds it again on return.
+    ///
+    /// When another process grew the map, every transaction start fails with
+    /// `MDB_MAP_RESIZED` until this process adopts the new size, so adopt it and retry.
+    private func beginHoldingSharedLock(_ flags: UInt32, _ txn: inout OpaquePointer?) -> Int32 {
+        var rc = mdb_txn_begin(handle, nil, flags, &txn)
+        while rc == MDB_MAP_RESIZED {
+            pthread_rwlock_unlock(resizeLock)
+            adoptGrownMap()
+            pthread_rwlock_rdlock(resizeLock)
+            rc = mdb_txn_begin(handle, nil, flags, &txn)
+        }
+        return rc
     }
 
     // MARK: Map size
