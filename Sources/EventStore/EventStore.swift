@@ -75,14 +75,18 @@ public final class EventStore: Sendable {
             // databases without a format. An empty log means nothing can be lost: finish it.
             var formatMissing = existingMeta == nil
             if let existingMeta {
-                let stored: UInt32? = try env.read { txn in
-                    try txn.get(existingMeta, key: Array(Names.formatKey.utf8)).flatMap(decodeUInt32)
+                // The format and the log are read in one snapshot: a creating process commits
+                // the format before any event, so no format with an empty log is unfinished.
+                let events = try? env.openDatabase(Names.events)
+                let (stored, logIsEmpty): (UInt32?, Bool) = try env.read { txn in
+                    let format = try txn.get(existingMeta, key: Array(Names.formatKey.utf8)).flatMap(decodeUInt32)
+                    return (format, try events.map { try txn.count($0) } ?? 0 == 0)
                 }
                 if let stored {
                     if stored > EventStore.formatVersion {
                         throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
                     }
-                } else if try EventStore.logIsEmpty(env) {
+                } else if logIsEmpty {
                     formatMissing = true
                 } else {
                     throw StoreError.notAStore(path: path, detail: "it has no format version")
@@ -143,12 +147,6 @@ public final class EventStore: Sendable {
     static func isStoreDatabaseName(_ name: String) -> Bool {
         [Names.meta, Names.events, Names.streams, Names.streamHeads, Names.eventIDs].contains(name)
             || name.hasPrefix("p0.") || name.hasPrefix("p1.")
-    }
-
-    /// True when the environment has no events database or an empty one.
-    static func logIsEmpty(_ env: Environment) throws -> Bool {
-        guard let events = try? env.openDatabase(Names.events) else { return true }
-        return try env.read { txn in try txn.count(events) } == 0
     }
 
     /// Rebuilds the projections when the code's projection version differs from the one that
