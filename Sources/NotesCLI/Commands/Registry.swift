@@ -5,6 +5,7 @@ let allCommands: [Command] = [
     categoriesCommand, statsCommand,
     historyCommand, diffCommand, blameCommand, restoreCommand, undoCommand, logCommand,
     verifyCommand, rebuildCommand, migrationsCommand, upgradeCommand,
+    exportCommand, importCommand, exportMarkdownCommand, importMarkdownCommand, importHistoryCommand,
 ]
 
 func findCommand(_ name: String) -> Command? {

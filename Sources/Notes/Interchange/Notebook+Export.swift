@@ -1,0 +1,126 @@
+import EventStore
+import Glibc
+import LMDB
+
+/// What an export wrote.
+public struct ExportSummary: Sendable, Equatable {
+    /// Lines written.
+    public var lines: Int
+    /// Stored events read.
+    public var events: Int
+    /// The position of the last stored event exported (0 when none): pass it as `after` to
+    /// continue with the events appended since.
+    public var lastPosition: UInt64
+}
+
+extension Notebook {
+    /// Writes the log in the interchange format (see ``EventLine``), oldest first, to `sink`
+    /// in chunks of about `chunkBytes`.
+    ///
+    /// Reads one snapshot, so a concurrent writer neither blocks nor tears the export, and
+    /// holds one chunk in memory whatever the size of the log.
+    ///
+    /// With `upcast`, each stored event is lifted to the current schema first. A legacy event
+    /// may become several events (or none): the lines of one stored event keep its position;
+    /// the first keeps its event id and the others get ids derived from it (so exporting twice
+    /// gives the same file); versions are renumbered within each stream so that they stay
+    /// consecutive and the file imports into an empty store.
+    ///
+    /// ```swift
+    /// try book.exportEvents(after: 0) { chunk in try out.write(chunk) }
+    /// ```
+    @discardableResult
+    public func exportEvents(
+        after position: UInt64 = 0, upcast: Bool = false, chunkBytes: Int = 1 << 20,
+        to sink: ([UInt8]) throws -> Void
+    ) throws -> ExportSummary {
+        var summary = ExportSummary(lines: 0, events: 0, lastPosition: 0)
+        guard position < UInt64.max else { return summary }
+        let registry = store.registry
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(chunkBytes + 4096)
+        // Only streams whose lifted versions differ from the stored ones are remembered.
+        var versionShift: [String: Int64] = [:]
+        do {
+            try store.environment.read { txn in
+                try store.forEachEvent(from: position + 1, in: txn) { view in
+                    summary.events += 1
+                    summary.lastPosition = view.position
+                    if upcast {
+                        let stream = view.stream
+                        let lifted = try store.lift(view)
+                        let shift = versionShift[stream] ?? 0
+                        for (i, e) in lifted.enumerated() {
+                            guard let schema = registry.schemas[SchemaKey(e.type, e.schemaVersion)] else {
+                                throw StoreError.damaged(position: view.position, detail: "no schema for \(e.type)")
+                            }
+                            let fields = try schema.decode(e.payload)
+                            let id = i == 0 ? view.id : Identifier.derived("upcast", view.id.uuidString, String(i))
+                            let version = UInt64(clamping: Int64(clamping: view.version) &+ shift &+ Int64(i))
+                            EventLine.write(
+                                position: view.position, id: id, stream: stream, version: version, type: e.type,
+                                schemaVersion: e.schemaVersion, recordedAt: view.recordedAt,
+                                metadata: view.metadata, data: fields, to: &buffer)
+                            summary.lines += 1
+                        }
+                        let newShift = shift &+ Int64(lifted.count) &- 1
+                        versionShift[stream] = newShift == 0 ? nil : newShift
+                    } else {
+                        let type = view.type
+                        guard let schema = registry.schemas[SchemaKey(type, view.schemaVersion)] else {
+                            throw StoreError.damaged(
+                                position: view.position, detail: "no schema for \(type) v\(view.schemaVersion)")
+                        }
+                        let fields: EventFields
+                        do { fields = try schema.decode(view.payload) } catch {
+                            throw StoreError.damaged(position: view.position, detail: "payload: \(error)")
+                        }
+                        EventLine.write(
+                            position: view.position, id: view.id, stream: view.stream, version: view.version,
+                            type: type, schemaVersion: view.schemaVersion, recordedAt: view.recordedAt,
+                            metadata: view.metadata, data: fields, to: &buffer)
+                        summary.lines += 1
+                    }
+                    if buffer.count >= chunkBytes {
+                        try sink(buffer)
+                        buffer.removeAll(keepingCapacity: true)
+                    }
+                    return true
+                }
+            }
+        } catch let e as LMDBError {
+            throw NotesError.store(.storage(e))
+        } catch let e as StoreError {
+            throw NotesError.store(e)
+        }
+        if !buffer.isEmpty { try sink(buffer) }
+        return summary
+    }
+
+    /// Exports to a file: written under a temporary name and renamed into place when
+    /// complete, so a failed export leaves any existing file untouched.
+    @discardableResult
+    public func exportEvents(toFile path: String, after position: UInt64 = 0, upcast: Bool = false) throws
+        -> ExportSummary
+    {
+        let file = try AtomicFile(path: path)
+        do {
+            let summary = try exportEvents(after: position, upcast: upcast) { chunk in try file.write(chunk) }
+            try file.commit()
+            return summary
+        } catch {
+            file.discard()
+            throw error
+        }
+    }
+
+    /// Exports to an open file descriptor (standard output is 1).
+    @discardableResult
+    public func exportEvents(toFileDescriptor fd: Int32, after position: UInt64 = 0, upcast: Bool = false) throws
+        -> ExportSummary
+    {
+        try exportEvents(after: position, upcast: upcast) { chunk in
+            try writeFully(fd: fd, chunk, what: fd == 1 ? "standard output" : "the output")
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import EventStore
+import Glibc
+import LMDB
+
+/// What an export to a Markdown folder wrote.
+public struct MarkdownExportSummary: Sendable, Equatable {
+    /// Files written, one per note.
+    public var files: Int
+    /// Files of an earlier export removed because their note moved to another file name.
+    public var moved: Int
+}
+
+/// What an import of a Markdown folder did.
+public struct MarkdownImportSummary: Sendable, Equatable {
+    public var created: Int
+    public var updated: Int
+    public var unchanged: Int
+}
+
+extension Notebook {
+    /// Writes every note (archived and trashed ones too) as a `.md` file under `directory`:
+    /// uncategorized notes at the top, the others in a folder named after their category.
+    /// A file is named after the note's title (slugified) and the first 8 hex digits of its id.
+    ///
+    /// Exporting again into the same folder rewrites the files; when a note's title or
+    /// category changed, the file of the earlier export (found by the `id` in its front
+    /// matter) is removed. Files without a known id are left alone.
+    @discardableResult
+    public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        var all = ListQuery()
+        all.status = .all
+        all.sort = .created
+        let notes = try list(all)
+        var names: [Identifier: String] = [:]
+        // Deleting a category uncategorizes its notes, so the live ones name every folder.
+        for c in try categories() { names[c.id] = c.name }
+        try makeDirectories(directory)
+        var earlier: [Identifier: [String]] = [:]
+        for file in try markdownFiles(in: directory) {
+            guard let bytes = try? readFile(directory + "/" + file, limit: options.maxBodyBytes + (1 << 16)),
+                let text = String(validating: bytes, as: UTF8.self), let id = (try? MarkdownNote.parse(text))?.id
+            else { continue }
+            earlier[id, default: []].append(file)
+        }
+        var used: Set<String> = []
+        var summary = MarkdownExportSummary(files: 0, moved: 0)
+        for note in notes {
+            let category = note.category.flatMap { names[$0] }
+            let folder = category.map { MarkdownNote.folderName($0) + "/" } ?? ""
+            let slug = MarkdownNote.slug(note.title)
+            var digits = 8
+            var file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
+            while used.contains(file.lowercased()) && digits < 32 {
+                digits += 4
+                file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
+            }
+            used.insert(file.lowercased())
+            if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
+            let out = try AtomicFile(path: directory + "/" + file)
+            try out.write(Array(MarkdownNote.render(note, categoryName: category).utf8))
+            try out.commit(sync: false)
+            summary.files += 1
+            for old in earlier[note.id] ?? [] where old != file {
+                unlink(directory + "/" + old)
+                summary.moved += 1
+            }
+        }
+        return summary
+    }
+
+    /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
+    func markdownFiles(in directory: String, prefix: String = "") throws(NotesError) -> [String] {
+        var out: [String] = []
+        for entry in try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix)) {
+            if entry.name.hasPrefix(".") { continue }
+            let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
+            if entry.isDirectory {
+                out += try markdownFiles(in: directory, prefix: relative)
+            } else if entry.name.hasSuffix(".md") {
+                out.append(relative)
+            }
+        }
+        return out
+    }
+
+    /// Reads a folder of `.md` files, one note each, and creates or updates the notes in one
+    /// write transaction: all of them or, when any file is refused, none.
+    ///
+    /// The title comes from the front matter's `title`, else the body's first `# heading`,
+    /// else the file name; the category from the front matter's `category`, else the top
+    /// folder the file is in; `pinned`, `archived` and `trashed` from the front matter when
+    /// given. The body is the text after the front matter, byte for byte. A file whose `id`
+    /// names a note in the store updates that note (one event per changed field, nothing when
+    /// nothing changed); any other file creates a note, with the file's `id` when it has one.
+    @discardableResult
+    public func importMarkdown(from directory: String) throws(NotesError) -> MarkdownImportSummary {
+        struct Item {
+            var file: String
+            var id: Identifier?
+            var title: String
+            var body: String
+            var category: String?
+            var pinned: Bool?
+            var archived: Bool?
+            var trashed: Bool?
+        }
+        var items: [Item] = []
+        var seen: [Identifier: String] = [:]
+        for file in try markdownFiles(in: directory) {
+            func refuse(_ reason: String) -> NotesError { .validation("\(file): \(reason); nothing was imported") }
+            let bytes: [UInt8]
+            do { bytes = try readFile(directory + "/" + file, limit: options.maxBodyBytes + (1 << 16)) } catch {
+                throw refuse(error.description)
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw refuse("the file is not valid UTF-8")
+            }
+            let md: MarkdownNote
+            do { md = try MarkdownNote.parse(text) } catch { throw refuse(error.message) }
+            var stem = Substring(file.split(separator: "/").last ?? Substring(file))
+            stem = stem.dropLast(3)
+            let rawTitle = md.title ?? MarkdownNote.firstHeading(md.body) ?? String(stem)
+            let folder = file.split(separator: "/").count > 1 ? file.split(separator: "/").first.map(String.init) : nil
+            var item = Item(
+                file: file, id: md.id, title: "", body: md.body, category: nil,
+                pinned: md.pinned, archived: md.archived, trashed: md.trashed)
+            do {
+                item.title = try Self.validTitle(rawTitle)
+                item.body = try validBody(md.body)
+                if let given = md.category {
+                    item.category = try given.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
+                } else if let folder {
+                    item.category = try Self.validCategoryName(folder)
+                }
+            } catch { throw refuse(error.description) }
+            if let id = md.id {
+                if let other = seen[id] { throw refuse("\(other) has the same id \(id)") }
+                seen[id] = file
+            }
+            items.append(item)
+        }
+        var refusal: NotesError?
+        do {
+            return try write { txn, appender, dbs in
+                refusal = nil
+                var summary = MarkdownImportSummary(created: 0, updated: 0, unchanged: 0)
+                for item in items {
+                    let categoryID = try item.category.map {
+                        try ensureCategory($0, txn: txn, appender: appender, dbs: dbs)
+                    }
+                    if let id = item.id, let note = try projection.note(id, in: txn, databases: dbs) {
+                        var events: [NoteEvent] = []
+                        if item.title != note.title { events.append(.retitled(title: item.title)) }
+                        if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
+                        if categoryID != note.category { events.append(.categorized(category: categoryID)) }
+                        if let p = item.pinned, p != note.pinned { events.append(p ? .pinned : .unpinned) }
+                        if let a = item.archived, a != note.archived { events.append(a ? .archived : .unarchived) }
+                        if let t = item.trashed, t != note.trashed { events.append(t ? .trashed : .untrashed) }
+                        if events.isEmpty {
+                            summary.unchanged += 1
+                        } else {
+                            _ = try append(
+                                events, to: id, expecting: .exact(note.version), txn: txn, appender: appender, dbs: dbs)
+                            summary.updated += 1
+                        }
+                    } else {
+                        let id = item.id ?? newID()
+                        if try store.streamVersion(Note.stream(id), in: txn) != 0 {
+                            let e = NotesError.validation(
+                                "\(item.file): the store has a stream for id \(id) but no note (run `notes verify`); nothing was imported"
+                            )
+                            refusal = e
+                            throw e
+                        }
+                        var events: [NoteEvent] = [
+                            .created(
+                                title: item.title, body: item.body, pinned: item.pinned ?? false, category: categoryID)
+                        ]
+                        if item.archived == true { events.append(.archived) }
+                        if item.trashed == true { events.append(.trashed) }
+                        _ = try append(events, to: id, expecting: .noStream, txn: txn, appender: appender, dbs: dbs)
+                        summary.created += 1
+                    }
+                }
+                return summary
+            }
+        } catch {
+            throw refusal ?? error
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import EventStore
+import Notes
+
+let exportCommand = Command(
+    "export", abstract: "Write every event as JSON Lines (the interchange format), oldest first.",
+    usage: ["export [--output FILE] [--since POSITION] [--upcast]"],
+    discussion: """
+        One JSON object per line: position, eventId, stream, version, type, schemaVersion, recordedAt,
+        metadata and data (the payload's fields by name). Events keep the schema they were stored with;
+        --upcast lifts legacy events to the current schema (see the README). The export reads one
+        snapshot and streams, so it runs in constant memory and never blocks writers.
+        """,
+    options: [
+        OptionSpec("output", short: "o", value: "FILE", "write to FILE (replaced only when the export is complete)"),
+        OptionSpec("since", value: "POSITION", "only events after this position (continue an earlier export)"),
+        OptionSpec("upcast", "lift legacy events to the current schema"),
+    ],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(0...0)
+    let after = UInt64(try ctx.integer("since") ?? 0)
+    let book = try ctx.notebook()
+    if let path = ctx.value("output") {
+        guard !path.isEmpty else { throw CLIError("--output needs a file path") }
+        let summary = try book.exportEvents(toFile: path, after: after, upcast: ctx.flag("upcast"))
+        if ctx.json {
+            ctx.printJSON(
+                .object([
+                    ("file", .string(path)), ("lines", .int(summary.lines)), ("events", .int(summary.events)),
+                    ("lastPosition", .uint(summary.lastPosition)),
+                ]))
+        } else {
+            ctx.terminal.print("exported \(summary.lines) event\(summary.lines == 1 ? "" : "s") to \(path)")
+        }
+    } else {
+        // Straight to standard output: the terminal's buffer would hold the whole log.
+        ctx.terminal.flushDirect()
+        try book.exportEvents(toFileDescriptor: 1, after: after, upcast: ctx.flag("upcast"))
+    }
+}
+
+let importCommand = Command(
+    "import", abstract: "Append the events of a JSON Lines export (FILE, or - for standard input).",
+    usage: ["import FILE|-"],
+    discussion: """
+        All or nothing: every line is checked first and the events are appended in one transaction, so
+        a bad line (reported with its number) imports nothing. Events already in the store (by event
+        id) are skipped, so importing a file twice, or resuming with a longer export, is safe. Each
+        stream's versions must continue the stream in this store; positions are this store's own.
+        """
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let summary = try ctx.notebook().importEvents(fromFile: ctx.positionals[0])
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("events", .int(summary.events)), ("appended", .int(summary.appended)),
+                ("skipped", .int(summary.skipped)),
+            ]))
+    } else {
+        var line = "imported \(summary.appended) event\(summary.appended == 1 ? "" : "s")"
+        if summary.skipped > 0 { line += " (\(summary.skipped) already in the store)" }
+        ctx.terminal.print(line)
+    }
+}
+
+let exportMarkdownCommand = Command(
+    "export-markdown", abstract: "Write every note as a Markdown file with front matter into DIR.",
+    usage: ["export-markdown DIR"],
+    discussion: """
+        One .md file per note, named after its title and id, in a folder per category. The front matter
+        holds id, title, category, pinned, archived, trashed, created and updated; the body follows byte
+        for byte. Exporting again into DIR rewrites the files (a renamed note moves to its new file).
+        """,
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let dir = ctx.positionals[0]
+    let summary = try ctx.notebook().exportMarkdown(to: dir)
+    if ctx.json {
+        ctx.printJSON(
+            .object([("directory", .string(dir)), ("files", .int(summary.files)), ("moved", .int(summary.moved))]))
+    } else {
+        ctx.terminal.print("exported \(summary.files) note\(summary.files == 1 ? "" : "s") to \(dir)")
+    }
+}
+
+let importMarkdownCommand = Command(
+    "import-markdown", abstract: "Create or update notes from the .md files in DIR.",
+    usage: ["import-markdown DIR"],
+    discussion: """
+        Title: front matter `title`, else the first `# heading`, else the file name. Category: front
+        matter `category`, else the folder the file is in. A file whose front matter `id` names a note
+        updates that note (only what changed); other files create notes. All or nothing.
+        """
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0])
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("created", .int(summary.created)), ("updated", .int(summary.updated)),
+                ("unchanged", .int(summary.unchanged)),
+            ]))
+    } else {
+        ctx.terminal.print(
+            "created \(summary.created), updated \(summary.updated), unchanged \(summary.unchanged)")
+    }
+}
+
+let importHistoryCommand = Command(
+    "import-history", abstract: "Turn a document edit history (swift-evolution corpus format) into notes.",
+    usage: ["import-history FILE|-"],
+    discussion: """
+        Each line is one revision: {"doc", "commit", "time", "author", "op", "title", "status", "text"}
+        (see Samples/README.md). A document and its renames become one note: create, edit, rename and
+        delete become NoteCreated, NoteRetitled/NoteBodyEdited/NoteCategorized and NoteTrashed, by the
+        commit's author at the commit's time, categorized by status. FILE may be gzip-compressed (.gz).
+        Ids are derived from the input, so importing the same history again changes nothing.
+        """
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let summary = try ctx.notebook().importHistory(fromFile: ctx.positionals[0])
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("lines", .int(summary.lines)), ("notes", .int(summary.notes)), ("events", .int(summary.events)),
+                ("appended", .int(summary.appended)), ("skipped", .int(summary.skipped)),
+            ]))
+    } else {
+        var line = "imported \(summary.notes) note\(summary.notes == 1 ? "" : "s") from \(summary.lines) lines: "
+        line += "\(summary.appended) event\(summary.appended == 1 ? "" : "s") appended"
+        if summary.skipped > 0 { line += ", \(summary.skipped) already in the store" }
+        ctx.terminal.print(line)
+    }
+}
