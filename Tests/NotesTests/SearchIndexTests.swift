@@ -1,0 +1,334 @@
+import EventStore
+import Glibc
+import LMDB
+import Testing
+
+@testable import Notes
+
+/// The LMDB search index: query forms, ranking, filters, and exactness under random events
+/// against the in-memory oracle and against a bulk-loaded index.
+@Suite("Search index")
+struct SearchIndexTests {
+    /// An environment in a fresh temporary directory with two index slots, `a.` and `b.`.
+    final class Fixture {
+        let path: String
+        let env: Environment
+        let a: SearchDatabases
+        let b: SearchDatabases
+
+        init() throws {
+            var template = Array("/tmp/search-tests-XXXXXX".utf8CString)
+            guard let dir = mkdtemp(&template) else { throw SearchIndexError.inconsistent("mkdtemp failed") }
+            path = String(cString: dir)
+            var options = Environment.Options()
+            options.noSync = true
+            env = try Environment(path: path, options: options)
+            a = try SearchDatabases(environment: env, prefix: "a.")
+            b = try SearchDatabases(environment: env, prefix: "b.")
+        }
+
+        deinit {
+            unlink(path + "/data.mdb")
+            unlink(path + "/lock.mdb")
+            rmdir(path)
+        }
+
+        func update(old: Note?, new: Note, _ db: SearchDatabases? = nil) throws {
+            try env.write { txn in try SearchIndex.update(old: old, new: new, in: txn, db ?? a) }
+        }
+
+        func bulkLoad(_ notes: [Note], _ db: SearchDatabases? = nil) throws {
+            try SearchIndex.bulkLoad(notes, into: db ?? b) { body in try env.write(body) }
+        }
+
+        func search(_ q: String, _ filter: SearchFilter = SearchFilter(), limit: Int = 10, _ db: SearchDatabases? = nil)
+            throws -> [SearchHit]
+        {
+            let query = try SearchQuery.parse(q)
+            return try env.read { txn in try SearchIndex.search(query, filter: filter, limit: limit, in: txn, db ?? a) }
+        }
+
+        func contents(_ db: SearchDatabases) throws -> SearchIndexContents {
+            try env.read { txn in try SearchIndex.contents(in: txn, db) }
+        }
+    }
+
+    static func id(_ n: Int) -> Identifier { Identifier(high: 0xA000 + UInt64(n), low: UInt64(n)) }
+
+    static func note(_ n: Int, _ title: String, _ body: String, updatedAt: Int64 = 0) -> Note {
+        Note(id: id(n), title: title, body: body, createdAt: 0, updatedAt: updatedAt, version: 1)
+    }
+
+    // MARK: Query forms and ranking
+
+    /// A small corpus whose BM25 scores are checked against the textbook formula.
+    static let corpus: [Note] = [
+        note(1, "Apple", "banana", updatedAt: 10),
+        note(2, "", "apple apple banana cherry", updatedAt: 20),
+        note(3, "", "apple banana cherry date elderberry fig grape", updatedAt: 30),
+        note(4, "", "banana", updatedAt: 40),
+        note(5, "Cherry pie", "the apple pie recipe: cherries, apples and more pie", updatedAt: 50),
+    ]
+
+    @Test("BM25 scores and order match the formula on a hand-checked corpus")
+    func ranking() throws {
+        let f = try Fixture()
+        for n in Self.corpus { try f.update(old: nil, new: n) }
+        // Lengths: 2, 4, 7, 1, 11 (title and body terms); 25 in all, 5 notes; "apple" in 1, 2, 3, 5.
+        func bm25(tf: Double, length: Double, df: Double) -> Double {
+            let idf = log(1 + (5 - df + 0.5) / (df + 0.5))
+            return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / 5.0))
+        }
+        let hits = try f.search("apple")
+        // The title occurrence of 1 counts three times; 3 and 5 differ only in length.
+        #expect(hits.map(\.id) == [Self.id(1), Self.id(2), Self.id(3), Self.id(5)])
+        let expected = [
+            bm25(tf: 3, length: 2, df: 4), bm25(tf: 2, length: 4, df: 4), bm25(tf: 1, length: 7, df: 4),
+            bm25(tf: 1, length: 11, df: 4),
+        ]
+        for (h, e) in zip(hits, expected) { #expect(abs(h.score - e) < 1e-12) }
+        // A title match weighs more than the same count in the body: "cherry" is in 2, 3 and 5's title.
+        #expect(try f.search("cherry").first?.id == Self.id(5))
+        // Ties (same text, same length) go to the most recently updated note.
+        let g = try Fixture()
+        try g.update(old: nil, new: Self.note(1, "", "same words", updatedAt: 5))
+        try g.update(old: nil, new: Self.note(2, "", "same words", updatedAt: 9))
+        try g.update(old: nil, new: Self.note(3, "", "same words", updatedAt: 7))
+        #expect(try g.search("same").map(\.id) == [Self.id(2), Self.id(3), Self.id(1)])
+    }
+
+    @Test("terms AND, phrases, prefixes, exclusions and title: select the right notes")
+    func queryForms() throws {
+        let f = try Fixture()
+        let notes = [
+            Self.note(1, "Budget 2025", "The budget for next year is ready."),
+            Self.note(2, "Next steps", "Year after year, the next plan."),
+            Self.note(3, "Draft budget", "next year draft, planning only"),
+            Self.note(4, "Résumé", "Curriculum vitae; see the résumé of Zoë."),
+            Self.note(5, "東京の旅", "東京に行く。京都も。 🎉 party"),
+        ]
+        for n in notes { try f.update(old: nil, new: n) }
+        func ids(_ q: String) throws -> Set<Int> {
+            Set(try f.search(q, limit: 100).map { Int($0.id.low) })
+        }
+        #expect(try ids("budget") == [1, 3])
+        #expect(try ids("budget year") == [1, 3])
+        #expect(try ids("\"next year\"") == [1, 3])
+        #expect(try ids("\"year next\"") == [])
+        #expect(try ids("\"year after year\"") == [2])
+        #expect(try ids("plan*") == [2, 3])
+        #expect(try ids("budget -draft") == [1])
+        #expect(try ids("year -\"next year\"") == [2])
+        #expect(try ids("next -plan*") == [1])  // 2 has "plan", 3 has "planning"
+        #expect(try ids("title:budget") == [1, 3])
+        #expect(try ids("title:next") == [2])
+        #expect(try ids("title:\"next steps\"") == [2])
+        #expect(try ids("title:\"budget for\"") == [])
+        #expect(try ids("\"budget for\"") == [1])
+        #expect(try ids("title:res*") == [4])
+        #expect(try ids("resume zoe") == [4])
+        #expect(try ids("RÉSUMÉ") == [4])
+        #expect(try ids("東京") == [5])
+        #expect(try ids("京") == [5])
+        #expect(try ids("京都") == [5])
+        #expect(try ids("🎉") == [5])
+        #expect(try ids("2025") == [1])
+        #expect(try ids("missing") == [])
+        #expect(try ids("budget missing") == [])
+        #expect(try ids("budget -missing") == [1, 3])
+        // The oracle agrees on every one of them.
+        let memory = InMemorySearchIndex(notes: notes)
+        for q in ["budget", "\"next year\"", "plan*", "year -\"next year\"", "title:res*", "東京", "next -plan*"] {
+            let query = try SearchQuery.parse(q)
+            #expect(try f.search(q, limit: 100) == memory.search(query, filter: SearchFilter(), limit: 100))
+        }
+    }
+
+    @Test("filters use the stored records: status, category, pinned")
+    func filters() throws {
+        let f = try Fixture()
+        let cat = Identifier(high: 7, low: 7)
+        var n1 = Self.note(1, "alpha", "")
+        n1.pinned = true
+        var n2 = Self.note(2, "alpha", "")
+        n2.category = cat
+        var n3 = Self.note(3, "alpha", "")
+        n3.archived = true
+        var n4 = Self.note(4, "alpha", "")
+        n4.trashed = true
+        n4.archived = true
+        for n in [n1, n2, n3, n4] { try f.update(old: nil, new: n) }
+        func ids(_ filter: SearchFilter) throws -> Set<Int> { Set(try f.search("alpha", filter).map { Int($0.id.low) }) }
+        #expect(try ids(SearchFilter()) == [1, 2])
+        #expect(try ids(SearchFilter(statuses: [.archived])) == [3])
+        #expect(try ids(SearchFilter(statuses: [.trashed])) == [4])
+        #expect(try ids(.everything) == [1, 2, 3, 4])
+        #expect(try ids(SearchFilter(pinnedOnly: true)) == [1])
+        #expect(try ids(SearchFilter(category: .id(cat))) == [2])
+        #expect(try ids(SearchFilter(statuses: Set(Note.Status.allCases), category: .uncategorized)) == [1, 3, 4])
+        // A metadata-only change moves the note between filters without touching postings.
+        var moved = n4
+        moved.trashed = false
+        moved.updatedAt = 99
+        let before = try f.contents(f.a).terms
+        try f.update(old: n4, new: moved)
+        #expect(try f.contents(f.a).terms == before)
+        #expect(try ids(SearchFilter(statuses: [.archived])) == [3, 4])
+        #expect(try f.search("alpha", SearchFilter(statuses: [.archived])).first?.id == Self.id(4))
+        #expect(try f.search("alpha", limit: 0).isEmpty)
+    }
+
+    // MARK: Exactness
+
+    /// Words for random notes: common and rare words, folding pairs, CJK and emoji.
+    static let vocabulary = [
+        "the", "the", "the", "of", "of", "and", "plan", "planet", "planning", "budget", "year", "next", "résumé",
+        "resume", "naïve", "東", "京", "🎉", "3.14", "don't", "alpha", "beta", "gamma", "delta", "omega", "zeta",
+        "ΑΛΦΑ", "ёлка", "x", "y", "z", "rare1", "rare2", "rare3",
+    ]
+
+    static func text(_ rng: inout WorkloadRandom, words: ClosedRange<Int>) -> String {
+        (0..<rng.next(in: words)).map { _ in vocabulary[rng.next(below: vocabulary.count)] }.joined(
+            separator: rng.chance(0.2) ? ", " : " ")
+    }
+
+    static let queries = [
+        "the", "plan", "plan*", "pla*", "resume", "\"the of\"", "\"next year\"", "title:the", "title:plan*",
+        "the -zeta", "alpha beta", "-alpha the", "東京", "🎉", "title:\"alpha beta\"", "dont", "3.14", "αλφα", "елка",
+        "the of and", "rare1", "rare2 the", "-\"the the\" of", "x y z",
+    ]
+
+    @Test("after 3,000 random events the index equals the oracle and a bulk load")
+    func randomEvents() throws {
+        let f = try Fixture()
+        var rng = WorkloadRandom(seed: 42)
+        var notes: [Identifier: Note] = [:]
+        var order: [Identifier] = []
+        let categories = [nil, Identifier(high: 1, low: 1), Identifier(high: 2, low: 2)]
+        var clock: Int64 = 1_000
+        for step in 1...3_000 {
+            clock += Int64(rng.next(in: 0...2))  // equal update times exercise the tie-break
+            if order.isEmpty || (order.count < 150 && rng.chance(0.15)) {
+                let n = Note(
+                    id: WorkloadRandom.identifier(seed: 42, salt: 1, index: step), title: Self.text(&rng, words: 0...4),
+                    body: Self.text(&rng, words: 0...30), pinned: rng.chance(0.2),
+                    category: categories[rng.next(below: 3)], createdAt: clock, updatedAt: clock, version: 1)
+                try f.update(old: nil, new: n)
+                notes[n.id] = n
+                order.append(n.id)
+                continue
+            }
+            guard let old = notes[order[rng.next(below: order.count)]] else { continue }
+            var new = old
+            new.version += 1
+            new.updatedAt = clock
+            switch rng.next(below: 9) {
+            case 0: new.title = Self.text(&rng, words: 0...4)
+            case 1, 2: new.body = Self.text(&rng, words: 0...30)
+            case 3: new.body += " " + Self.text(&rng, words: 1...3)  // a small edit: most terms unchanged
+            case 4: new.trashed.toggle()
+            case 5: new.archived.toggle()
+            case 6: new.category = categories[rng.next(below: 3)]
+            case 7: new.pinned.toggle()
+            default:
+                new.title = old.body
+                new.body = old.title
+            }
+            try f.update(old: old, new: new)
+            notes[new.id] = new
+            if step % 1_000 == 0 { try Self.expectSame(f, f.a, Array(notes.values), &rng) }
+        }
+        let all = order.compactMap { notes[$0] }
+        try f.bulkLoad(all.shuffled(using: &rng))
+        let oracle = InMemorySearchIndex(notes: all)
+        #expect(try f.contents(f.a) == oracle.contents)
+        #expect(try f.contents(f.b) == f.contents(f.a))
+        try Self.expectSame(f, f.b, all, &rng)
+    }
+
+    /// Every test query under random filters and limits gives the oracle's hits, scores included.
+    static func expectSame(_ f: Fixture, _ db: SearchDatabases, _ notes: [Note], _ rng: inout WorkloadRandom) throws {
+        let oracle = InMemorySearchIndex(notes: notes)
+        let filters = [
+            SearchFilter(), .everything, SearchFilter(statuses: [.trashed, .archived]), SearchFilter(pinnedOnly: true),
+            SearchFilter(statuses: Set(Note.Status.allCases), category: .id(Identifier(high: 1, low: 1))),
+            SearchFilter(category: .uncategorized),
+        ]
+        for q in queries {
+            let query = try SearchQuery.parse(q)
+            for filter in filters {
+                let limit = [1, 3, 10, 1_000][rng.next(below: 4)]
+                let got = try f.search(q, filter, limit: limit, db)
+                let want = oracle.search(query, filter: filter, limit: limit)
+                #expect(got == want, "query \(q) limit \(limit)")
+            }
+        }
+    }
+
+    @Test("insertions into the middle of long lists split blocks; removals delete them")
+    func blockSplits() throws {
+        let f = try Fixture()
+        var notes: [Note] = []
+        for n in 0..<700 {
+            let note = Self.note(n, "", n % 5 == 0 ? "zeta common" : "common")
+            try f.update(old: nil, new: note)
+            notes.append(note)
+        }
+        // Every note gains "zeta": the first blocks (spanning 640 notes each) grow past 256 and split.
+        for n in 0..<700 where n % 5 != 0 {
+            var new = notes[n]
+            new.body = "common zeta"
+            try f.update(old: notes[n], new: new)
+            notes[n] = new
+        }
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes).contents)
+        let blocks = try f.env.read { txn in
+            try txn.withCursor(f.a.postings) { c in try SearchIndex.blockList(Array("zeta".utf8), c).count }
+        }
+        #expect(blocks >= 3)  // 700 postings, at most 256 a block
+        #expect(try f.search("zeta", limit: 1_000).count == 700)
+        // Every note loses it again: the blocks go away with the term.
+        for n in 0..<700 {
+            var new = notes[n]
+            new.body = "common"
+            try f.update(old: notes[n], new: new)
+            notes[n] = new
+        }
+        let c = try f.contents(f.a)
+        #expect(c.terms["zeta"] == nil)
+        #expect(c == InMemorySearchIndex(notes: notes).contents)
+        #expect(try f.search("zeta").isEmpty)
+    }
+
+    @Test("block-max pruning returns the exact top k of a common word")
+    func commonWordTopK() throws {
+        let f = try Fixture()
+        var rng = WorkloadRandom(seed: 9)
+        let text = ZipfText(vocabularySize: 2_000)
+        var notes: [Note] = []
+        for n in 0..<3_000 {
+            let words = (0..<rng.next(in: 20...80)).map { _ in text.word(using: &rng) }.joined(separator: " ")
+            notes.append(Self.note(n, n % 7 == 0 ? text.word(using: &rng) : "", words, updatedAt: Int64(n % 13)))
+        }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes)
+        for q in ["the", "of", "the of", "and the", "\"of the\"", text.vocabulary[300], "the -of"] {
+            for limit in [1, 10, 50] {
+                let want = oracle.search(try SearchQuery.parse(q), filter: SearchFilter(), limit: limit)
+                #expect(try f.search(q, limit: limit) == want, "query \(q)")
+            }
+        }
+    }
+
+    @Test("a bulk load of no notes and of empty notes gives a usable index")
+    func emptyNotes() throws {
+        let f = try Fixture()
+        try f.bulkLoad([], f.a)
+        #expect(try f.search("anything").isEmpty)
+        try f.bulkLoad([Self.note(1, "", ""), Self.note(2, "", "...")], f.b)
+        #expect(try f.search("anything", SearchFilter(), limit: 10, f.b).isEmpty)
+        #expect(try f.contents(f.b).documents == 2)
+        try f.update(old: nil, new: Self.note(3, "", "word"), f.b)
+        #expect(try f.search("word", SearchFilter(), limit: 10, f.b).map(\.id) == [Self.id(3)])
+    }
+}

@@ -1,0 +1,154 @@
+import EventStore
+import Testing
+
+@testable import Notes
+
+/// The tokenizer, the query parser and snippets: everything of search that needs no store.
+@Suite("Search text")
+struct SearchTextTests {
+    private func terms(_ text: String) -> [String] {
+        Tokenizer.terms(text).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test("words are lowercased and lose their diacritics")
+    func folding() {
+        #expect(terms("Résumé RÉSUMÉ resume") == ["resume", "resume", "resume"])
+        #expect(terms("Crème Brûlée à la Ñandú") == ["creme", "brulee", "a", "la", "nandu"])
+        #expect(terms("ΆΛΦΑ ἄλφα Ёлка йод") == ["αλφα", "αλφα", "елка", "иод"])
+        #expect(terms("Straße ﬁnd ＡＢＣ１２ Œuvre Ærø") == ["strasse", "find", "abc12", "oeuvre", "aero"])
+        #expect(terms("Tiếng Việt İstanbul") == ["tieng", "viet", "istanbul"])
+        // Decomposed input (e + combining acute) folds like the composed form.
+        #expect(terms("e\u{301}cole") == terms("école"))
+    }
+
+    @Test("numbers, apostrophes and separators")
+    func wordBoundaries() {
+        #expect(terms("don't stop 3.14 1,000 end. x,y") == ["dont", "stop", "3.14", "1,000", "end", "x", "y"])
+        #expect(terms("snake_case foo-bar e-mail@host.org") == ["snake", "case", "foo", "bar", "e", "mail", "host", "org"])
+        #expect(terms("abc123 2024-05-01") == ["abc123", "2024", "05", "01"])
+        #expect(terms("co\u{00AD}operate") == ["cooperate"])  // a soft hyphen never splits
+    }
+
+    @Test("CJK, kana and emoji are one term each; other scripts stay whole")
+    func scripts() {
+        #expect(terms("東京都に行く") == ["東", "京", "都", "に", "行", "く"])
+        #expect(terms("party🎉 👨‍👩‍👧!") == ["party", "🎉", "👨", "👩", "👧"])
+        #expect(terms("हिन्दी भाषा") == ["हिन्दी", "भाषा"])
+        #expect(terms("한국어 텍스트") == ["한국어", "텍스트"])
+    }
+
+    @Test("odd input gives no terms and no trap")
+    func oddInput() {
+        #expect(terms("") == [])
+        #expect(terms("\u{301}\u{200D}\u{FE0F} ... ---") == [])
+        let long = terms(String(repeating: "a", count: 100) + " " + String(repeating: "Ж", count: 100))
+        #expect(long.map(\.utf8.count) == [64, 64])
+        #expect(long[1] == String(repeating: "ж", count: 32))
+        // A cut never splits a scalar: 63 ASCII letters then a 2-byte letter.
+        #expect(terms(String(repeating: "a", count: 63) + "ж").first == String(repeating: "a", count: 63))
+    }
+
+    @Test("tokens report their place in the text")
+    func offsets() {
+        var spans: [String] = []
+        let text = "Hi, Résumé—東京!"
+        Tokenizer.forEachTerm(in: text) { _, start, end in
+            let u = Array(text.utf8)
+            spans.append(String(decoding: u[start..<end], as: UTF8.self))
+        }
+        #expect(spans == ["Hi", "Résumé", "東", "京"])
+    }
+
+    // MARK: Query parser
+
+    private func parse(_ text: String) throws(SearchQueryError) -> String {
+        try SearchQuery.parse(text).description
+    }
+
+    @Test("each query form parses")
+    func queryForms() throws {
+        #expect(try parse("budget plan") == "budget plan")
+        #expect(try parse("\"Next  Year\"") == "\"next year\"")
+        #expect(try parse("plan*") == "plan*")
+        #expect(try parse("-draft budget") == "-draft budget")
+        #expect(try parse("TITLE:Budget") == "title:budget")
+        #expect(try parse("title:\"next year\" -title:old* x") == "title:\"next year\" -title:old* x")
+        #expect(try parse("e-mail") == "\"e mail\"")
+        #expect(try parse("東京") == "\"東 京\"")
+        #expect(try parse("\"résumé\"") == "resume")
+        #expect(try parse("a & b") == "a b")
+        let q = try SearchQuery.parse("-\"a b\" c*")
+        #expect(q.clauses.map(\.kind) == [.phrase, .prefix])
+        #expect(q.clauses.map(\.excluded) == [true, false])
+    }
+
+    @Test("bad queries say what is wrong")
+    func queryErrors() {
+        func reason(_ text: String) -> SearchQueryError.Reason? {
+            do {
+                _ = try SearchQuery.parse(text)
+                return nil
+            } catch { return error.reason }
+        }
+        #expect(reason("") == .empty)
+        #expect(reason("   ") == .empty)
+        #expect(reason("!!! ...") == .noSearchableWords)
+        #expect(reason("-draft") == .onlyExclusions)
+        #expect(reason("\"open phrase") == .unterminatedQuote)
+        #expect(reason("*") == .emptyPrefix)
+        #expect(reason("title:") == .emptyField)
+        #expect(reason(Array(repeating: "w", count: 33).joined(separator: " ")) == .tooManyTerms)
+        #expect(reason(String(repeating: "a", count: 5000)) == .tooLong)
+        #expect(SearchQueryError(.unterminatedQuote, at: 0).description.contains("closing quote"))
+    }
+
+    @Test("100,000 random queries never trap")
+    func fuzzParser() {
+        var rng = WorkloadRandom(seed: 0x5EA2C4)
+        let pieces: [String] = [
+            "a", "b", "z", "é", "\u{301}", "\"", "\"", "-", "*", ":", "title:", "TITLE:", " ", " ", "  ", "\t", "\n",
+            "東", "🎉", "\u{200D}", "'", ".", ",", "3", "0", "-\"", "*\"", "x*", "ß", "İ", "\u{FFFD}", "\u{0}", "ﬁ",
+            "Ж", "ά", "\u{10FFFF}", "title", "\\",
+        ]
+        var parsed = 0
+        let index = InMemorySearchIndex(notes: [
+            Note(id: Identifier(high: 1, low: 1), title: "a b", body: "z é 東 🎉 3", createdAt: 0, updatedAt: 0, version: 1)
+        ])
+        for _ in 0..<100_000 {
+            var s = ""
+            for _ in 0..<rng.next(in: 0...12) { s += pieces[rng.next(below: pieces.count)] }
+            if let q = try? SearchQuery.parse(s) {
+                parsed += 1
+                #expect(!q.clauses.isEmpty && q.clauses.contains { !$0.excluded })
+                #expect(q.clauses.allSatisfy { !$0.terms.isEmpty && $0.terms.allSatisfy { !$0.isEmpty } })
+                _ = index.search(q, filter: .everything, limit: 3)
+                _ = Snippet.make(title: "a b", body: s, query: q, width: 20, highlight: ("[", "]"))
+            }
+        }
+        #expect(parsed > 10_000)
+    }
+
+    // MARK: Snippets
+
+    @Test("snippets mark matches and cut around the best window")
+    func snippets() throws {
+        let q = try SearchQuery.parse("budget plan* -draft")
+        let body = "Intro words here.\n\nThe Budget for next year: planning starts; the draft is old."
+        #expect(
+            Snippet.make(title: "T", body: body, query: q, width: 200, highlight: ("[", "]"))
+                == "Intro words here. The [Budget] for next year: [planning] starts; the draft is old.")
+        #expect(
+            Snippet.make(title: "T", body: body, query: q, width: 200, highlight: nil)
+                == "Intro words here. The Budget for next year: planning starts; the draft is old.")
+        let long = String(repeating: "filler ", count: 60) + "the budget is here " + String(repeating: "tail ", count: 60)
+        let s = Snippet.make(title: "T", body: long, query: q, width: 40, highlight: ("<", ">"))
+        #expect(s.hasPrefix("…") && s.hasSuffix("…"))
+        #expect(s.contains("<budget>"))
+        #expect(s.count <= 40 + 2 + 2)
+        // No match in the body: its beginning; an empty body: the title.
+        #expect(Snippet.make(title: "T", body: "nothing here", query: q, highlight: ("[", "]")) == "nothing here")
+        #expect(Snippet.make(title: "Budget", body: "", query: q, highlight: ("[", "]")) == "[Budget]")
+        let cjk = try SearchQuery.parse("東京")
+        #expect(Snippet.make(title: "", body: "私は東京に", query: cjk, highlight: ("[", "]")) == "私は[東][京]に")
+    }
+}
