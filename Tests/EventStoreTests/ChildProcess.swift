@@ -77,7 +77,7 @@ final class StressChild {
             }
             let left = deadline - now()
             var p = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&p, 1, Int32(max(0, min(left, 1)) * 1000))
+            let ready = Glibc.poll(&p, 1, Int32((max(0, min(left, 1)) * 1000).rounded(.up)))
             if ready < 0 && errno == EINTR { continue }
             if ready <= 0 {
                 if left <= 0 { return nil }
@@ -112,6 +112,18 @@ final class StressChild {
         kill(pid, SIGKILL)
         finish()
         return true
+    }
+
+    /// Whether the child has been reaped.
+    var hasExited: Bool { exited }
+
+    /// Reads what output is ready and reaps the child if it has exited; never blocks.
+    func drain() {
+        while readLine(timeout: 0) != nil {}
+        if !exited {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { record(status) }
+        }
     }
 
     /// Reads the rest of the output and waits for the child. Returns its exit status
