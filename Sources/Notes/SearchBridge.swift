@@ -1,16 +1,72 @@
 import EventStore
 import LMDB
 
-// BRING-UP: forwards to the search index once Sources/Notes/Search lands.
+/// The notes projection's one door to the search index, so the projection code does not
+/// depend on the index's internals.
 enum SearchBridge {
-    static let version = "none"
-    static let databaseSpecs: [(name: String, flags: DatabaseFlags)] = []
-    static func update(old: Note?, new: Note, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {}
-    static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {}
+    static let version = SearchIndex.version
+    static let databaseSpecs = SearchIndex.databaseSpecs
+
+    static func update(old: Note?, new: Note, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
+        try SearchIndex.update(old: old, new: new, in: txn, databases: databases)
+    }
+
+    static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
+        try SearchIndex.bulkLoad(notes, context: context, databases: databases)
+    }
+
+    /// Differences between the stored index and one built from the replayed notes.
+    static func compare(with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases)
+        throws -> [String]
+    {
+        let stored: SearchIndexContents
+        do { stored = try SearchIndex.contents(in: txn, databases: databases) } catch {
+            return ["the search index is damaged: \(error)"]
+        }
+        let expected = InMemorySearchIndex(notes: state.notes.values).contents
+        if stored == expected { return [] }
+        var problems: [String] = []
+        if stored.documents != expected.documents {
+            problems.append("the search index holds \(stored.documents) documents, the log \(expected.documents)")
+        }
+        let differing = Set(stored.records.keys).union(expected.records.keys).filter {
+            stored.records[$0] != expected.records[$0]
+        }
+        for id in differing.sorted().prefix(20) { problems.append("search record of note \(shortID(id)) differs from the log") }
+        let terms = Set(stored.terms.keys).union(expected.terms.keys).filter { stored.terms[$0] != expected.terms[$0] }
+        if !terms.isEmpty { problems.append("\(terms.count) search terms have postings that differ from the log") }
+        if problems.isEmpty { problems.append("the search index differs from the log") }
+        return problems
+    }
 }
 
-extension SearchBridge {
-    static func compare(with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
-        -> [String]
-    { [] }
+extension Notebook {
+    /// One search result: the note and its score.
+    public struct SearchResult: Sendable {
+        public var note: Note
+        public var score: Double
+    }
+
+    /// The best `limit` notes for `query` among those passing `filter`.
+    public func search(_ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20) throws(NotesError)
+        -> [SearchResult]
+    {
+        try read { txn, dbs in
+            let hits = try SearchIndex.search(query, filter: filter, limit: limit, in: txn, databases: dbs)
+            return try hits.compactMap { hit in
+                try projection.note(hit.id, in: txn, databases: dbs).map { SearchResult(note: $0, score: hit.score) }
+            }
+        }
+    }
+
+    /// The same search over the notebook as it was at `instant` (replayed in memory).
+    public func search(_ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64)
+        throws(NotesError) -> [SearchResult]
+    {
+        let state = try state(asOf: instant)
+        let index = InMemorySearchIndex(notes: state.notes.values)
+        return index.search(query, filter: filter, limit: limit).compactMap { hit in
+            state.notes[hit.id].map { SearchResult(note: $0, score: hit.score) }
+        }
+    }
 }

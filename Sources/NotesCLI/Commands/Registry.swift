@@ -1,13 +1,16 @@
 /// Every subcommand, in the order `notes --help` lists them.
 let allCommands: [Command] = [
-    addCommand, showCommand, editCommand, listCommand,
+    addCommand, showCommand, editCommand, listCommand, searchCommand,
     pinCommand, unpinCommand, categorizeCommand, archiveCommand, unarchiveCommand, trashCommand, untrashCommand,
     categoriesCommand, statsCommand,
     historyCommand, diffCommand, blameCommand, restoreCommand, undoCommand, logCommand,
     verifyCommand, rebuildCommand, migrationsCommand, upgradeCommand,
+    configCommand, completionCommand, manCommand,
     exportCommand, importCommand, exportMarkdownCommand, importMarkdownCommand, importHistoryCommand,
 ]
 
 func findCommand(_ name: String) -> Command? {
-    allCommands.first { $0.name == name } ?? (name == "help" ? helpCommand : nil)
+    if name == "help" { return helpCommand }
+    if name == "__complete" { return completeCommand }
+    return allCommands.first { $0.name == name }
 }
