@@ -23,6 +23,7 @@ let globalOptions: [OptionSpec] = [
     OptionSpec("no-pager", "do not send long output through a pager"),
     OptionSpec("no-color", "never use color"),
     OptionSpec("help", short: "h", "show help"),
+    OptionSpec("version", "print the version of notes"),
 ]
 
 /// The arguments of one invocation, split into options and positionals.

@@ -40,6 +40,11 @@ public enum NotesCommandLine {
             commandOptions: { findCommand($0)?.options }, commandNames: allCommands.map(\.name))
         do {
             let parsed = try parser.parse(arguments)
+            if parsed.flags.contains("version") {
+                terminal.print("notes \(version)")
+                terminal.flush(pager: nil)
+                return 0
+            }
             guard let name = parsed.command else {
                 if parsed.flags.contains("help") || arguments.isEmpty {
                     terminal.print(overviewHelp)
@@ -47,11 +52,6 @@ public enum NotesCommandLine {
                     return arguments.isEmpty ? ExitCode.usage.rawValue : 0
                 }
                 throw CLIError("no command given; see `notes --help`")
-            }
-            if name == "--version" || name == "version" {
-                terminal.print("notes \(version)")
-                terminal.flush(pager: nil)
-                return 0
             }
             guard let command = findCommand(name) else {
                 let hint = suggestion(for: name, among: allCommands.map(\.name) + ["help"]).map {
