@@ -1,5 +1,5 @@
-public import LMDB
 import Glibc
+public import LMDB
 
 /// An append-only event log in one LMDB environment, with projections updated in the same
 /// write transaction as every append.
@@ -174,17 +174,19 @@ public final class EventStore: Sendable {
 
     // MARK: Transactions
 
-    /// Runs `body` in a read snapshot.
-    public func read<R>(_ body: (borrowing Transaction) throws -> R) throws(StoreError) -> R {
-        do { return try environment.read(body) } catch { throw StoreError.wrap(error) }
+    /// Runs `body` in a read snapshot. Errors of the storage engine are thrown as
+    /// ``StoreError``; the body's own errors are rethrown unchanged.
+    public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        do { return try environment.read(body) } catch let e as LMDBError { throw StoreError.storage(e) }
     }
 
     /// Runs `body` in one write transaction; events appended through the ``Appender`` and
     /// their projections commit together when it returns, or not at all.
     ///
     /// The body may run more than once (when the map has to grow), so it must not have side
-    /// effects outside the transaction.
-    public func write<R>(_ body: (borrowing Transaction, Appender) throws -> R) throws(StoreError) -> R {
+    /// effects outside the transaction. Errors of the storage engine are thrown as
+    /// ``StoreError``; the body's own errors are rethrown unchanged.
+    public func write<R>(_ body: (borrowing Transaction, Appender) throws -> R) throws -> R {
         do {
             return try environment.write { txn in
                 let appender = Appender(store: self)
@@ -192,7 +194,7 @@ public final class EventStore: Sendable {
                 try appender.finish(in: txn)
                 return result
             }
-        } catch { throw StoreError.wrap(error) }
+        } catch let e as LMDBError { throw StoreError.storage(e) }
     }
 
     /// Appends `events` to `stream` in their own transaction.
@@ -200,7 +202,9 @@ public final class EventStore: Sendable {
     public func append(_ events: [NewEvent], to stream: String, expecting expected: ExpectedVersion = .any)
         throws(StoreError) -> AppendResult
     {
-        try write { txn, appender in try appender.append(events, to: stream, expecting: expected, in: txn) }
+        do {
+            return try write { txn, appender in try appender.append(events, to: stream, expecting: expected, in: txn) }
+        } catch { throw StoreError.wrap(error) }
     }
 
     // MARK: Reads
@@ -277,7 +281,9 @@ public final class EventStore: Sendable {
                 let pos = try decodeUInt64(e.value)
                 let posKey = keyBytes(pos)
                 let raw = try posKey.withUnsafeBytes { k in try txn.get(events, k) }
-                guard let raw else { throw StoreError.damaged(position: pos, detail: "stream index points to a missing event") }
+                guard let raw else {
+                    throw StoreError.damaged(position: pos, detail: "stream index points to a missing event")
+                }
                 let view: EventView
                 do { view = try Envelope.view(raw, position: pos) } catch {
                     throw StoreError.damaged(position: pos, detail: "\(error)")
@@ -326,14 +332,17 @@ public final class EventStore: Sendable {
     public func lift(_ view: EventView) throws(StoreError) -> [LiftedEvent] {
         let type = view.type
         if registry.isCurrent(type, view.schemaVersion) {
-            return [LiftedEvent(view: view, type: type, schemaVersion: view.schemaVersion, payload: Array(view.payload))]
+            return [
+                LiftedEvent(view: view, type: type, schemaVersion: view.schemaVersion, payload: Array(view.payload))
+            ]
         }
         do {
             return try registry.upcast(SchemaKey(type, view.schemaVersion), payload: view.payload).map {
                 LiftedEvent(view: view, type: $0.0.type, schemaVersion: $0.0.version, payload: $0.1)
             }
         } catch {
-            throw StoreError.damaged(position: view.position, detail: "cannot upcast \(type) v\(view.schemaVersion): \(error)")
+            throw StoreError.damaged(
+                position: view.position, detail: "cannot upcast \(type) v\(view.schemaVersion): \(error)")
         }
     }
 
@@ -341,7 +350,7 @@ public final class EventStore: Sendable {
 
     /// The (type, schema version) pairs stored, with their counts.
     public func catalogue() throws(StoreError) -> [SchemaKey: UInt64] {
-        try read { txn in try catalogue(in: txn) }
+        do { return try read { txn in try catalogue(in: txn) } } catch { throw StoreError.wrap(error) }
     }
 
     func catalogue(in txn: borrowing Transaction) throws -> [SchemaKey: UInt64] {

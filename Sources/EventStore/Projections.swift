@@ -1,5 +1,5 @@
-public import LMDB
 import Glibc
+public import LMDB
 
 /// An event lifted to the current schema, as projections see it. A stored event lifted 1 -> N
 /// gives N lifted events sharing its position, id and version.
@@ -120,7 +120,10 @@ extension EventStore {
     }
 
     func projectionsNeedRebuild() throws(StoreError) -> Bool {
-        let (stored, head) = try read { txn in (try storedProjectionVersion(in: txn), try headPosition(in: txn)) }
+        let (stored, head): (String?, UInt64)
+        do {
+            (stored, head) = try read { txn in (try storedProjectionVersion(in: txn), try headPosition(in: txn)) }
+        } catch { throw StoreError.wrap(error) }
         if stored == currentProjectionVersion { return false }
         // A brand-new store needs no replay: record the version and go.
         if stored == nil && head == 0 { return try initializeProjectionVersionIfEmpty() }
@@ -131,7 +134,8 @@ extension EventStore {
         do {
             try environment.write { txn in
                 if try storedProjectionVersion(in: txn) == nil, try headPosition(in: txn) == 0 {
-                    try txn.put(meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
+                    try txn.put(
+                        meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
                 }
             }
         } catch { throw StoreError.wrap(error) }
@@ -220,6 +224,12 @@ extension EventStore {
 
     /// Every rebuild recorded in the store's upgrade log, oldest first.
     public func upgradeLog() throws(StoreError) -> [RebuildReport] {
+        do {
+            return try upgradeLogEntries()
+        } catch { throw StoreError.wrap(error) }
+    }
+
+    private func upgradeLogEntries() throws -> [RebuildReport] {
         try read { txn in
             var out: [RebuildReport] = []
             let prefix = Array(Names.upgradeLogPrefix.utf8)
@@ -242,7 +252,9 @@ extension EventStore {
 
 extension Cursor {
     func seekAtOrBeforeKey(_ key: [UInt8]) throws(LMDBError) -> Entry? {
-        let r: Result<Entry?, LMDBError> = key.withUnsafeBytes { k in Result { () throws(LMDBError) in try seekAtOrBefore(k) } }
+        let r: Result<Entry?, LMDBError> = key.withUnsafeBytes { k in
+            Result { () throws(LMDBError) in try seekAtOrBefore(k) }
+        }
         return try r.get()
     }
 }

@@ -139,9 +139,10 @@ struct AppendTests {
         var log = try verifyLog(store)
         #expect(log.head == UInt64((0..<50).reduce(0) { $0 + 1 + $1 % 3 }))
         #expect(log.streamVersions.count == 10)
-        // A failure in the middle of a transaction rolls back every stream it touched.
+        // A failure in the middle of a transaction rolls back every stream it touched, and the
+        // body's own error comes back unchanged.
         struct Stop: Error {}
-        #expect(throws: StoreError.self) {
+        #expect(throws: Stop.self) {
             try store.write { txn, appender in
                 try appender.append(f.events(2), to: "stream-0", in: txn)
                 try appender.append(f.events(2), to: "brand-new", in: txn)
