@@ -46,7 +46,7 @@ let package = Package(
         // A child process for crash and concurrency tests (killed with SIGKILL mid-write).
         .executableTarget(
             name: "notes-stress",
-            dependencies: ["EventStore", "LMDB", "Notes"],
+            dependencies: ["EventStore", "LMDB"],
             path: "Tests/Support/StressTool",
             swiftSettings: strict
         ),
