@@ -1,0 +1,352 @@
+import EventStore
+import Notes
+import Synchronization
+import Testing
+
+/// Schema evolution at the notes level: upcaster chains, 1 -> N, retired types, refusal of
+/// unknown events, and the rebuild a changed projection version triggers at open.
+@Suite("Schema evolution of the notes store")
+struct SchemaEvolutionTests {
+    static let meta = EventMetadata(actor: "ana@old-laptop", command: "notes-classic")
+
+    /// Today's registry plus what a test adds (as a program embedding the library would).
+    static func registry(_ extend: (inout SchemaRegistry) -> Void) -> SchemaRegistry {
+        var r = NotesSchema.registry
+        extend(&r)
+        return r
+    }
+
+    /// An older note type than schema 1 itself: `NoteJotted` v1 {text} -> v2 {title, text} ->
+    /// v3 {title, text, starred} -> `NoteCreated` v1, after which the shipped upcaster lifts it
+    /// to `NoteCreated` v2.
+    static let jotted = registry { r in
+        r.registerLegacy(PayloadSchema(type: "NoteJotted", version: 1, fields: [.init("text", .string)]))
+        r.registerLegacy(
+            PayloadSchema(type: "NoteJotted", version: 2, fields: [.init("title", .string), .init("text", .string)]))
+        r.registerLegacy(
+            PayloadSchema(
+                type: "NoteJotted", version: 3,
+                fields: [.init("title", .string), .init("text", .string), .init("starred", .bool)]))
+        r.register(
+            Upcaster(type: "NoteJotted", from: 1, name: "NoteJotted.1->2", produces: [SchemaKey("NoteJotted", 2)]) {
+                old in
+                guard case .string(let text) = old.fields["text"] else { return [] }
+                let title = text.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? "Untitled"
+                return [
+                    RawEvent(
+                        type: "NoteJotted", version: 2,
+                        fields: EventFields([("title", .string(title)), ("text", .string(text))]))
+                ]
+            })
+        r.register(
+            Upcaster(type: "NoteJotted", from: 2, name: "NoteJotted.2->3", produces: [SchemaKey("NoteJotted", 3)]) {
+                old in
+                var f = old.fields
+                f["starred"] = .bool(false)
+                return [RawEvent(type: "NoteJotted", version: 3, fields: f)]
+            })
+        r.register(
+            Upcaster(
+                type: "NoteJotted", from: 3, name: "NoteJotted.3->NoteCreated.1",
+                produces: [SchemaKey("NoteCreated", 1)]
+            ) { old in
+                [
+                    RawEvent(
+                        type: "NoteCreated", version: 1,
+                        fields: EventFields([
+                            ("title", old.fields["title"] ?? .string("")),
+                            ("content", old.fields["text"] ?? .string("")),
+                            ("isPinned", old.fields["starred"] ?? .bool(false)),
+                        ]))
+                ]
+            })
+    }
+
+    static func openStore(_ path: String, registry: SchemaRegistry) throws -> (EventStore, NotesProjection) {
+        let projection = NotesProjection()
+        var config = EventStore.Configuration(registry: registry, projections: projection)
+        config.clock = { 1_700_000_000_000_000 }
+        let store = try EventStore(path: path, configuration: config)
+        _ = try store.rebuildIfNeeded()
+        return (store, projection)
+    }
+
+    static func legacyEvent(
+        _ n: UInt64, _ type: String, _ version: UInt32, _ fields: [(String, FieldValue)], registry: SchemaRegistry
+    ) throws -> NewEvent {
+        let schema = try #require(registry.schemas[SchemaKey(type, version)])
+        return NewEvent(
+            id: Identifier(high: 0xE000_0000_0000_4000, low: 0x8000_0000_0000_0000 | n), type: type,
+            schemaVersion: version, payload: try schema.encode(EventFields(fields)), metadata: meta)
+    }
+
+    /// Every note in the active projections, by id.
+    static func projectedNotes(_ store: EventStore, _ projection: NotesProjection) throws -> [Note] {
+        try store.read { txn in
+            try projection.list(allNotes, in: txn, databases: try store.activeProjections(in: txn))
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// The projections agree with a replay of the log.
+    static func expectProjectionsMatchReplay(
+        _ store: EventStore, _ projection: NotesProjection, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let replayed = try NotebookState.replay(store: store)
+        let projected = try projectedNotes(store, projection)
+        #expect(projected.count == replayed.notes.count, sourceLocation: sourceLocation)
+        for n in projected {
+            #expect(replayed.notes[n.id] == n, "note \(n.id) differs from a replay", sourceLocation: sourceLocation)
+        }
+    }
+
+    static func id(_ n: UInt64) -> Identifier {
+        Identifier(high: 0x1234_0000_0000_4000, low: 0x8000_0000_0000_0000 | n)
+    }
+
+    @Test("a chain of three versions, a rename and the shipped upcaster lift to today's NoteCreated")
+    func threeVersionChain() throws {
+        let scratch = try SchemaScratch()
+        let r = Self.jotted
+        for v in 1...3 as ClosedRange<UInt32> { #expect(r.canRead(SchemaKey("NoteJotted", v))) }
+        #expect(!NotesSchema.registry.canRead(SchemaKey("NoteJotted", 1)), "today's registry alone cannot")
+
+        let (store, projection) = try Self.openStore(scratch.sub("store"), registry: r)
+        try store.append(
+            [try Self.legacyEvent(1, "NoteJotted", 1, [("text", .string("Milk\nand eggs\n"))], registry: r)],
+            to: Note.stream(Self.id(1)))
+        try store.append(
+            [
+                try Self.legacyEvent(
+                    2, "NoteJotted", 2, [("title", .string("Ideas")), ("text", .string("one\n"))], registry: r)
+            ], to: Note.stream(Self.id(2)))
+        try store.append(
+            [
+                try Self.legacyEvent(
+                    3, "NoteJotted", 3,
+                    [("title", .string("Starred")), ("text", .string("two\n")), ("starred", .bool(true))],
+                    registry: r)
+            ], to: Note.stream(Self.id(3)))
+        try store.append(
+            [try Self.legacyEvent(4, "NotePinToggled", 1, [("isPinned", .bool(true))], registry: r)],
+            to: Note.stream(Self.id(1)))
+
+        let lifted = try store.read { txn in
+            var out: [LiftedEvent] = []
+            try store.forEachEvent(from: 1, in: txn) { view in
+                out += try store.lift(view)
+                return true
+            }
+            return out
+        }
+        #expect(lifted.map(\.type) == ["NoteCreated", "NoteCreated", "NoteCreated", "NotePinned"])
+        #expect(lifted.map(\.schemaVersion) == [2, 2, 2, 1])
+        let created = try #require(r.schemas[SchemaKey("NoteCreated", 2)]).decode(lifted[0].payload)
+        #expect(
+            created
+                == EventFields([
+                    ("title", .string("Milk")), ("body", .string("Milk\nand eggs\n")), ("pinned", .bool(false)),
+                    ("category", .null),
+                ]))
+
+        let notes = try Self.projectedNotes(store, projection)
+        #expect(notes.map(\.title) == ["Milk", "Ideas", "Starred"])
+        #expect(notes.map(\.pinned) == [true, false, true])
+        #expect(notes.map(\.version) == [2, 1, 1])
+        try Self.expectProjectionsMatchReplay(store, projection)
+        try store.rebuildProjections()
+        #expect(try Self.projectedNotes(store, projection) == notes)
+    }
+
+    @Test("NoteUpdated v1 lifts to two events that share the stored event's position, id and version")
+    func oneToMany() throws {
+        let scratch = try SchemaScratch()
+        let r = NotesSchema.registry
+        let (store, projection) = try Self.openStore(scratch.sub("store"), registry: r)
+        let stream = Note.stream(Self.id(1))
+        try store.append(
+            [
+                try Self.legacyEvent(
+                    1, "NoteCreated", 1,
+                    [("title", .string("Draft")), ("content", .string("a\n")), ("isPinned", .bool(false))], registry: r),
+                try Self.legacyEvent(
+                    2, "NoteUpdated", 1, [("title", .string("Final")), ("content", .string("a\nb\n"))], registry: r),
+            ], to: stream)
+        let lifted = try store.read { txn in
+            var out: [LiftedEvent] = []
+            try store.forEachEvent(inStream: stream, versions: 2...2, in: txn) { view in
+                out += try store.lift(view)
+                return true
+            }
+            return out
+        }
+        #expect(lifted.map(\.type) == ["NoteRetitled", "NoteBodyEdited"])
+        #expect(Set(lifted.map(\.position)) == [2])
+        #expect(Set(lifted.map(\.version)) == [2])
+        #expect(Set(lifted.map(\.id)) == [Identifier(high: 0xE000_0000_0000_4000, low: 0x8000_0000_0000_0002)])
+        #expect(try r.schemas[SchemaKey("NoteRetitled", 1)]?.decode(lifted[0].payload)["title"] == .string("Final"))
+        #expect(try r.schemas[SchemaKey("NoteBodyEdited", 1)]?.decode(lifted[1].payload)["body"] == .string("a\nb\n"))
+
+        let note = try #require(try Self.projectedNotes(store, projection).first)
+        #expect(note.title == "Final" && note.body == "a\nb\n" && note.version == 2)
+        try Self.expectProjectionsMatchReplay(store, projection)
+    }
+
+    @Test("a retired type lifts to nothing and leaves the projections equal to a replay")
+    func retiredType() throws {
+        let scratch = try SchemaScratch()
+        let r = Self.registry { r in
+            r.registerLegacy(PayloadSchema(type: "NoteViewed", version: 1, fields: [.init("client", .string)]))
+            r.register(Upcaster(type: "NoteViewed", from: 1, name: "NoteViewed.1->retired", produces: []) { _ in [] })
+        }
+        #expect(r.canRead(SchemaKey("NoteViewed", 1)))
+        let (store, projection) = try Self.openStore(scratch.sub("store"), registry: r)
+        try store.append(
+            [
+                try Self.legacyEvent(
+                    1, "NoteCreated", 1,
+                    [("title", .string("Kept")), ("content", .string("x\n")), ("isPinned", .bool(false))], registry: r),
+                try Self.legacyEvent(2, "NoteViewed", 1, [("client", .string("web"))], registry: r),
+            ], to: Note.stream(Self.id(1)))
+        try store.append(
+            [try Self.legacyEvent(3, "NoteViewed", 1, [("client", .string("cli"))], registry: r)], to: "telemetry/1")
+        let lifted = try store.read { txn in
+            var out: [[LiftedEvent]] = []
+            try store.forEachEvent(from: 1, in: txn) { view in
+                out.append(try store.lift(view))
+                return true
+            }
+            return out
+        }
+        #expect(lifted.map(\.count) == [1, 0, 0])
+        let notes = try Self.projectedNotes(store, projection)
+        #expect(notes.map(\.title) == ["Kept"])
+        try Self.expectProjectionsMatchReplay(store, projection)
+        try store.rebuildProjections()
+        #expect(try Self.projectedNotes(store, projection) == notes)
+        #expect(try store.catalogue()[SchemaKey("NoteViewed", 1)] == 2)
+    }
+
+    @Test("a store holding an event this program cannot read is refused, naming it, and left unchanged")
+    func unknownPairRefused() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        let newer = Self.registry { r in
+            r.registerLegacy(PayloadSchema(type: "NoteFrobnicated", version: 1, fields: [.init("level", .integer)]))
+            r.register(
+                Upcaster(
+                    type: "NoteFrobnicated", from: 1, name: "NoteFrobnicated.1->NotePinned",
+                    produces: [SchemaKey("NotePinned", 1)]
+                ) { _ in [RawEvent(type: "NotePinned", version: 1)] })
+        }
+        do {
+            let book = try Notebook(path: path, options: schemaOptions(ids: SchemaIDs(prefix: 0xAAAA_0001)))
+            let note = try book.add(title: "Plain", body: "text\n")
+            try book.add(title: "Other")
+            _ = note
+        }
+        let noteID = Identifier(high: 0xAAAA_0001_0000_4000, low: 0x8000_0000_0000_0001)
+        do {
+            let (store, projection) = try Self.openStore(path, registry: newer)
+            try store.append(
+                [try Self.legacyEvent(1, "NoteFrobnicated", 1, [("level", .integer(3))], registry: newer)],
+                to: Note.stream(noteID), expecting: .exact(1))
+            #expect(try Self.projectedNotes(store, projection).first { $0.id == noteID }?.pinned == true)
+        }
+        let before = try #require(schemaFileBytes(path + "/data.mdb"))
+
+        var refusal: NotesError?
+        do { _ = try Notebook(path: path, options: schemaOptions()) } catch { refusal = error }
+        let error = try #require(refusal, "a store with an unreadable event must not open")
+        guard case .store(.unreadableEvents(let pairs)) = error else {
+            Issue.record("expected unreadableEvents, got \(error)")
+            return
+        }
+        #expect(pairs.map(\.0) == [SchemaKey("NoteFrobnicated", 1)])
+        #expect(pairs.map(\.1) == [1])
+        #expect(error.description.contains("NoteFrobnicated v1 (1 events)"), "\(error)")
+        #expect(schemaFileBytes(path + "/data.mdb") == before, "a refused open changes nothing")
+
+        // Read-only opens are refused the same way, and the newer program still reads it.
+        var readOnly = schemaOptions()
+        readOnly.readOnly = true
+        #expect(throws: NotesError.self) { try Notebook(path: path, options: readOnly) }
+        #expect(schemaFileBytes(path + "/data.mdb") == before)
+        let (store, projection) = try Self.openStore(path, registry: newer)
+        try Self.expectProjectionsMatchReplay(store, projection)
+    }
+
+    @Test("a changed projection version rebuilds at open, once, logged, equal to a replay")
+    func projectionVersionChange() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        try SchemaFixtures.copyLegacyStore(to: path)
+        let first = try Notebook(path: path, options: schemaOptions())
+        let baseVersion = first.store.currentProjectionVersion
+        let notesBefore = try first.list(Self.allNotes)
+        let logBefore = try first.upgradeLog().count
+
+        // A program with one more upcaster has another projection version: it rebuilds.
+        let extended = Self.registry { r in
+            r.registerLegacy(PayloadSchema(type: "NoteFrobnicated", version: 1, fields: []))
+            r.register(
+                Upcaster(
+                    type: "NoteFrobnicated", from: 1, name: "NoteFrobnicated.1->NotePinned",
+                    produces: [SchemaKey("NotePinned", 1)]
+                ) { _ in [RawEvent(type: "NotePinned", version: 1)] })
+        }
+        let otherVersion: String
+        do {
+            var config = EventStore.Configuration(registry: extended, projections: NotesProjection())
+            config.clock = { 1_700_000_000_000_000 }
+            let store = try EventStore(path: path, configuration: config)
+            otherVersion = store.currentProjectionVersion
+            #expect(otherVersion != baseVersion)
+            let report = try #require(try store.rebuildIfNeeded())
+            #expect(report.fromVersion == baseVersion)
+            #expect(report.toVersion == otherVersion)
+            #expect(report.events == 20)
+            #expect(report.reason == "projection version changed")
+            #expect(try store.rebuildIfNeeded() == nil, "once rebuilt, the version matches")
+        }
+
+        // Back to today's program: rebuilt again at open, from the other version.
+        var options = schemaOptions()
+        let calls = SchemaCalls()
+        options.progress = { done, total in calls.record(done, total) }
+        let book = try Notebook(path: path, options: options)
+        let report = try #require(book.rebuildAtOpen)
+        #expect(report.fromVersion == otherVersion)
+        #expect(report.toVersion == baseVersion)
+        #expect(report.events == 20)
+        #expect(calls.totals.allSatisfy { $0 == 20 }, "progress is reported against the head")
+        let log = try book.upgradeLog()
+        #expect(log.count == logBefore + 2)
+        #expect(log.suffix(2).map(\.toVersion) == [otherVersion, baseVersion])
+        #expect(try book.verify().isEmpty)
+        #expect(try book.list(Self.allNotes) == notesBefore)
+
+        // A stored version from some older program triggers a rebuild the same way.
+        try book.store.environment.write { txn in
+            try book.store.setMetadata("projections.version", Array("notes-0/old".utf8), in: txn)
+        }
+        let again = try Notebook(path: path, options: schemaOptions())
+        #expect(again.rebuildAtOpen?.fromVersion == "notes-0/old")
+        #expect(try Notebook(path: path, options: schemaOptions()).rebuildAtOpen == nil)
+        #expect(try again.verify().isEmpty)
+        #expect(try again.list(Self.allNotes) == notesBefore)
+    }
+
+    static var allNotes: ListQuery {
+        var q = ListQuery()
+        q.status = .all
+        q.sort = .created
+        return q
+    }
+}
+
+/// Collects progress callbacks (they are `@Sendable`).
+final class SchemaCalls: Sendable {
+    private let calls = Mutex<[(UInt64, UInt64)]>([])
+    func record(_ done: UInt64, _ total: UInt64) { calls.withLock { $0.append((done, total)) } }
+    var totals: [UInt64] { calls.withLock { $0.map(\.1) } }
+}
