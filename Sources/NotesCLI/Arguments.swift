@@ -135,10 +135,13 @@ func suggestion(for word: String, among candidates: [String]) -> String? {
     return best?.0
 }
 
+/// Edit distance counting a swap of two neighbouring letters as one edit (optimal string
+/// alignment), because transposed letters (`lsit`, `titel`) are the most common typo.
 func editDistance(_ a: [Character], _ b: [Character]) -> Int {
     if a.isEmpty { return b.count }
     if b.isEmpty { return a.count }
     if a.count > 64 || b.count > 64 { return max(a.count, b.count) }
+    var before = Array(0...b.count)
     var prev = Array(0...b.count)
     var cur = [Int](repeating: 0, count: b.count + 1)
     for i in 1...a.count {
@@ -146,8 +149,11 @@ func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         for j in 1...b.count {
             let cost = a[i - 1] == b[j - 1] ? 0 : 1
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                cur[j] = min(cur[j], before[j - 2] + 1)
+            }
         }
-        swap(&prev, &cur)
+        (before, prev, cur) = (prev, cur, before)
     }
     return prev[b.count]
 }
