@@ -65,7 +65,8 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
             # zsh completion for notes; load with: source <(notes completion zsh)
             _notes_ids() {
                 local -a ids
-                ids=(${(f)"$(notes __complete ids 2>/dev/null | sed 's/:/\\\\:/g; s/\\t/:/')"})
+                # Ids are hex (no colon to escape); the title after the tab is the description.
+                ids=(${(f)"$(notes __complete ids 2>/dev/null | sed 's/\\t/:/')"})
                 _describe 'note' ids
             }
             _notes_categories() {
