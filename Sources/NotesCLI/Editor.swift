@@ -14,7 +14,7 @@ extension Context {
         let editor =
             environment["VISUAL"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["EDITOR"].flatMap {
                 $0.isEmpty ? nil : $0
-            } ?? "vi"
+            } ?? config["editor"] ?? "vi"
         let dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(dir)/notes-\(shortID(id))-XXXXXX.md".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 3) }
