@@ -138,7 +138,9 @@ let configCommand = Command(
         try ctx.expectPositionals(2...2)
         let config = try Config.load(environment: ctx.environment)
         guard Config.keys.contains(where: { $0.key == args[1] }) else {
-            throw CLIError("unknown setting \"\(args[1])\"; see `notes config list`")
+            let hint =
+                suggestion(for: args[1], among: Config.keys.map(\.key)).map { "did you mean \"\($0)\"? " } ?? ""
+            throw CLIError("unknown setting \"\(args[1])\"; \(hint)see `notes config list`")
         }
         guard let v = config[args[1]] else { throw CLIError("\(args[1]) is not set", code: .notFound) }
         ctx.terminal.print(v)
