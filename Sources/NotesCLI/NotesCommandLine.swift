@@ -102,17 +102,21 @@ public enum NotesCommandLine {
 }
 
 let helpCommand = Command(
-    "help", abstract: "Show help for a command or a topic.", usage: ["help [COMMAND]"], readsOnly: true
+    "help", abstract: "Show help for a command or a topic.", usage: ["help [COMMAND | TOPIC]"], readsOnly: true
 ) { ctx in
     guard let topic = ctx.positionals.first else {
         ctx.terminal.print(NotesCommandLine.overviewHelp)
         return
     }
-    if let c = allCommands.first(where: { $0.name == topic }) {
-        ctx.terminal.print(c.help)
-    } else if let t = helpTopics.first(where: { $0.name == topic }) {
-        ctx.terminal.print(t.title.uppercased() + "\n\n" + t.text)
-    } else {
+    let command = allCommands.first(where: { $0.name == topic })
+    let concept = helpTopics.first(where: { $0.name == topic })
+    // Some topics share a command's name (search, import, config): show the command, then the concept.
+    if let command { ctx.terminal.print(command.help) }
+    if let concept {
+        if command != nil { ctx.terminal.print() }
+        ctx.terminal.print(concept.title.uppercased() + "\n\n" + concept.text)
+    }
+    if command == nil && concept == nil {
         let names = allCommands.map(\.name) + helpTopics.map(\.name)
         let hint = suggestion(for: topic, among: names).map { "did you mean \"\($0)\"? " } ?? ""
         throw CLIError(
