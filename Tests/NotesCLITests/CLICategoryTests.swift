@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@Suite("CLI: categories")
+struct CLICategoryTests {
+    @Test("categories lists names with counts; add, rename and delete (which uncategorizes its notes)")
+    func lifecycle() throws {
+        let s = try Sandbox()
+        #expect(try s.ok("categories").line == "no categories")
+        #expect(try s.ok("categories", "--json").json() as? [Any] != nil)
+        #expect(try s.ok("categories", "add", "  Work ").line == "added Work")
+        let added = try s.object("categories", "add", "Home")
+        #expect(added["name"] as? String == "Home" && added["count"] as? Int == 0)
+        let a = try s.add("A", "--category", "Work")
+        let b = try s.add("B", "--category", "work")
+        let t = try s.add("T", "--category", "Work")
+        try s.ok("trash", t)
+        try s.add("C", "--category", "Home")
+
+        let listing = try s.ok("categories", "--json").array()
+        #expect(listing.map { $0["name"] as? String } == ["Home", "Work"])
+        #expect(listing.map { $0["count"] as? Int } == [1, 2], "trashed notes are not counted")
+        for c in listing { #expect(Set(c.keys) == ["name", "count"] && isJSONInteger(c["count"])) }
+        let human = try s.ok("categories")
+        #expect(human.lines == ["Home  1", "Work  2"])
+
+        let renamed = try s.object("categories", "rename", "work", "Job")
+        #expect(renamed["name"] as? String == "Job" && renamed["count"] as? Int == 2)
+        #expect(try s.object("show", a)["category"] as? String == "Job", "notes follow the rename")
+        #expect(try s.ok("categories", "rename", "Job", "JOB").line == "renamed to JOB", "a change of case is a rename")
+
+        let versions = try [a, b, t].map { try s.object("show", $0)["version"] as? Int }
+        let deleted = try s.object("categories", "delete", "job")
+        #expect(deleted["deleted"] as? String == "job" && deleted["uncategorized"] as? Int == 3)
+        for (id, before) in zip([a, b, t], versions) {
+            let note = try s.object("show", id)
+            #expect(note["category"] is NSNull, "\(id) is uncategorized")
+            #expect(note["version"] as? Int == (before ?? 0) + 1, "one NoteCategorized(null) in the note's own stream")
+        }
+        #expect(try s.object("show", t)["trashed"] as? Bool == true, "trashed notes are uncategorized too")
+        let after = try s.ok("categories", "--json").array()
+        #expect(after.map { $0["name"] as? String } == ["Home"])
+        #expect(try s.titles("--uncategorized").sorted() == ["A", "B"])
+        #expect(s.run("list", "--category", "JOB").code == 3)
+        // The name is free again.
+        #expect(try s.ok("categories", "delete", "Home").line == "deleted Home; 1 note uncategorized")
+        #expect(try s.ok("categories", "add", "Job").line == "added Job")
+    }
+
+    @Test("category errors: duplicates ignore case, missing names are not found, typos get a hint")
+    func errors() throws {
+        let s = try Sandbox()
+        try s.ok("categories", "add", "Work")
+        try s.ok("categories", "add", "Home")
+        let cases: [([String], Int32, String)] = [
+            (["add", "work"], 2, "exists already"),
+            (["add", "   "], 2, "empty"),
+            (["add"], 2, "usage"),
+            (["add", "a", "b"], 2, "unexpected argument"),
+            (["rename", "Work", "HOME"], 2, "exists already"),
+            (["rename", "Nope", "X"], 3, "Nope"),
+            (["rename", "Work"], 2, "usage"),
+            (["delete", "Nope"], 3, "notes categories"),
+            (["renam", "Work", "X"], 2, "did you mean \"rename\""),
+            (["dlete", "Work"], 2, "did you mean \"delete\""),
+        ]
+        for (args, code, text) in cases {
+            let r = s.run(["categories"] + args)
+            #expect(r.code == code, "categories \(args): \(r)")
+            #expect(r.stderr.hasPrefix("notes: error: ") && r.stderr.contains(text), "categories \(args): \(r.stderr)")
+        }
+        let names = try s.ok("categories", "--json").array().map { $0["name"] as? String }
+        #expect(names == ["Home", "Work"], "failed commands changed nothing")
+        #expect(s.run("categorize", "zzzz", "Work").code == 2, "zzzz is not hex")
+    }
+}

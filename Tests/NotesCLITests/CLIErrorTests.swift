@@ -1,0 +1,218 @@
+import EventStore
+import Foundation
+import Glibc
+import LMDB
+import Notes
+import Synchronization
+import Testing
+
+/// Every error of issue 3 through the binary: its exit code, one line on stderr naming the
+/// next step, nothing on stdout, and nothing changed in the store.
+@Suite("CLI: errors and exit codes")
+struct CLIErrorTests {
+    /// Checks the documented form of a failure: the code, one `notes: error:` line, empty stdout.
+    static func expectFailure(
+        _ r: CLIRun, _ code: Int32, mentioning text: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(r.code == code, "expected exit \(code): \(r)", sourceLocation: sourceLocation)
+        #expect(r.stdout.isEmpty, "nothing on stdout: \(r)", sourceLocation: sourceLocation)
+        #expect(r.stderr.hasPrefix("notes: error: "), "\(r.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            r.stderr.hasSuffix("\n") && r.stderr.dropLast().contains("\n") == false, "one line: \(r.stderr)",
+            sourceLocation: sourceLocation)
+        #expect(r.stderr.contains(text), "\(r.stderr) should mention \(text)", sourceLocation: sourceLocation)
+    }
+
+    static func events(_ s: Sandbox) throws -> Int {
+        try #require(try s.object("stats")["events"] as? Int)
+    }
+
+    @Test("validation errors exit 2 and add nothing: empty and over-long titles, large and non-UTF-8 bodies")
+    func validation() throws {
+        let s = try Sandbox()
+        let id = try s.add("Keep", "--body", "original")
+        let before = try Self.events(s)
+        let limit: [String: String?] = ["NOTES_BODY_LIMIT": "16"]
+        Self.expectFailure(s.run("add", ""), 2, mentioning: "title is empty")
+        Self.expectFailure(s.run("add", " \t "), 2, mentioning: "title is empty")
+        Self.expectFailure(s.run("add", String(repeating: "a", count: 501)), 2, mentioning: "500")
+        Self.expectFailure(s.run("add", "two\nlines"), 2, mentioning: "one line")
+        Self.expectFailure(s.run("edit", id, "--title", "  "), 2, mentioning: "title is empty")
+        Self.expectFailure(
+            s.run("add", "Big", "--body", String(repeating: "x", count: 17), env: limit), 2, mentioning: "16")
+        Self.expectFailure(
+            s.run(["add", "Big", "-"], stdin: Array(repeating: 120, count: 17), env: limit), 2, mentioning: "16")
+        Self.expectFailure(
+            s.run(["add", "Big"], stdin: Array(repeating: 120, count: 17), env: limit), 2, mentioning: "16")
+        write(file: s.path("big.txt"), String(repeating: "é", count: 9))
+        Self.expectFailure(s.run("add", "Big", "--body-file", s.path("big.txt"), env: limit), 2, mentioning: "16")
+        Self.expectFailure(
+            s.run("edit", id, "--body", String(repeating: "x", count: 17), env: limit), 2, mentioning: "16")
+        Self.expectFailure(s.run("add", "X", env: ["NOTES_BODY_LIMIT": "lots"]), 2, mentioning: "NOTES_BODY_LIMIT")
+        write(file: s.path("latin1.txt"), [0x63, 0x61, 0x66, 0xE9, 0x0A])
+        Self.expectFailure(s.run("add", "Bad", "--body-file", s.path("latin1.txt")), 2, mentioning: "UTF-8")
+        Self.expectFailure(s.run(["add", "Bad", "-"], stdin: [0xFF, 0xFE, 0x41]), 2, mentioning: "UTF-8")
+        Self.expectFailure(s.run("edit", id, "--body-file", s.path("latin1.txt")), 2, mentioning: "UTF-8")
+        Self.expectFailure(s.run("add", "Missing", "--body-file", s.path("nope.txt")), 2, mentioning: "nope.txt")
+        Self.expectFailure(s.run("add", "Dir", "--body-file", s.root), 2, mentioning: "directory")
+        #expect(try Self.events(s) == before, "no failing command appended an event")
+        #expect(try s.object("show", id)["body"] as? String == "original")
+
+        // The limits themselves are accepted: 500 characters (not bytes), a body of exactly the limit.
+        let long = String(repeating: "é", count: 500)
+        #expect(try s.object("show", s.add(long))["title"] as? String == long)
+        let exact = try s.add("Exact", "--body", String(repeating: "x", count: 16))
+        #expect(try s.ok("show", exact, env: limit).stdout.contains(String(repeating: "x", count: 16)))
+        let r = s.run(["add", "Exact file", "-"], stdin: Array(repeating: 121, count: 16), env: limit)
+        #expect(r.code == 0, "\(r)")
+    }
+
+    @Test("usage errors exit 2 with a hint: unknown options and commands, repeated options, missing values")
+    func usage() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        let before = try Self.events(s)
+        Self.expectFailure(s.run("add", "X", "--pinn"), 2, mentioning: "did you mean \"--pin\"")
+        Self.expectFailure(s.run("list", "--sortt", "title"), 2, mentioning: "did you mean \"--sort\"")
+        Self.expectFailure(s.run("list", "--categroy", "x"), 2, mentioning: "did you mean \"--category\"")
+        Self.expectFailure(s.run("list", "--zzzzzz"), 2, mentioning: "notes help list")
+        Self.expectFailure(s.run("list", "-Z"), 2, mentioning: "unknown option \"-Z\"")
+        Self.expectFailure(s.run("lsit"), 2, mentioning: "did you mean \"list\"")
+        Self.expectFailure(s.run("ad", "X"), 2, mentioning: "did you mean \"add\"")
+        Self.expectFailure(s.run("frobnicate"), 2, mentioning: "notes --help")
+        Self.expectFailure(s.run("add", "X", "--body", "a", "--body", "b"), 2, mentioning: "more than once")
+        Self.expectFailure(s.run("add", "X", "-b", "a", "--body", "b"), 2, mentioning: "more than once")
+        Self.expectFailure(s.run("list", "--sort", "title", "-s", "created"), 2, mentioning: "more than once")
+        Self.expectFailure(s.run("add", "X", "--body"), 2, mentioning: "needs a value")
+        Self.expectFailure(s.run("list", "--store"), 2, mentioning: "--store needs a value")
+        Self.expectFailure(s.run("list", "--store="), 2, mentioning: "--store")
+        Self.expectFailure(s.run("add", "X", "--pin=yes"), 2, mentioning: "takes no value")
+        Self.expectFailure(s.run("add"), 2, mentioning: "missing TITLE")
+        Self.expectFailure(s.run("add", "two", "words"), 2, mentioning: "quote")
+        Self.expectFailure(s.run("show"), 2, mentioning: "usage")
+        Self.expectFailure(s.run("show", id, id), 2, mentioning: "unexpected argument")
+        Self.expectFailure(s.run("edit"), 2, mentioning: "missing ID")
+        Self.expectFailure(s.run("edit", id, "--expect-version", "zero"), 2, mentioning: "--expect-version")
+        Self.expectFailure(s.run("edit", id, "--expect-version", "0"), 2, mentioning: "--expect-version")
+        Self.expectFailure(s.run("--json"), 2, mentioning: "no command")
+        #expect(try Self.events(s) == before)
+
+        // No arguments at all prints the overview and exits 2 (a usage error), on stdout.
+        let bare = s.run([])
+        #expect(bare.code == 2 && bare.stdout.contains("USAGE: notes"))
+    }
+
+    @Test("ids: not found exits 3, malformed exits 2, a short prefix is refused")
+    func notFound() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        let other = id.first == "f" ? "0000" : "ffff"
+        Self.expectFailure(s.run("show", other), 3, mentioning: "notes list --all")
+        Self.expectFailure(s.run("show", "0123456789abcdef0123456789abcdef"), 3, mentioning: "01234567")
+        for command in ["pin", "unpin", "archive", "unarchive", "trash", "untrash", "edit"] {
+            Self.expectFailure(s.run(command, other), 3, mentioning: other)
+        }
+        Self.expectFailure(s.run("categorize", other, "Work"), 3, mentioning: other)
+        Self.expectFailure(s.run("show", String(id.prefix(3))), 2, mentioning: "at least 4 hex digits")
+        Self.expectFailure(s.run("show", "not-an-id"), 2, mentioning: "not a note id")
+        // Reading commands on a store that does not exist yet explain how to start.
+        let fresh = try Sandbox()
+        Self.expectFailure(fresh.run("list"), 3, mentioning: "notes add")
+        #expect(!fileExists(fresh.store), "a read does not create the store")
+    }
+
+    @Test("an ambiguous prefix exits 3 and lists the candidates with their titles")
+    func ambiguousPrefix() throws {
+        let s = try Sandbox()
+        // Ids that share their first digits, made through the library with a fixed generator.
+        var options = Notebook.Options(actor: "fixture")
+        options.ids = SharedPrefixIDs()
+        options.clock = { 1_800_000_000_000_000 }
+        var ids: [String] = []
+        do {
+            let book = try Notebook(path: s.store, options: options)
+            for title in ["First", "Second", "Third"] { ids.append(try book.add(title: title).id.hex) }
+        }
+        #expect(ids.allSatisfy { $0.hasPrefix("abcd") })
+        let r = s.run("show", "abcd")
+        Self.expectFailure(r, 3, mentioning: "matches 3 notes")
+        for (id, title) in zip(ids, ["First", "Second", "Third"]) {
+            #expect(r.stderr.contains("\(id.prefix(8)) \"\(title)\""), "candidate \(id.prefix(8)) \(title)")
+        }
+        #expect(r.stderr.contains("type more digits"))
+        Self.expectFailure(s.run("pin", "ABCD"), 3, mentioning: "matches 3 notes")
+        // The short ids the CLI prints, and longer prefixes, are unique.
+        for (id, title) in zip(ids, ["First", "Second", "Third"]) {
+            #expect(try s.object("show", String(id.prefix(8)))["title"] as? String == title)
+            #expect(try s.object("show", String(id.prefix(12)))["title"] as? String == title)
+        }
+        #expect(try s.titles("--sort", "title") == ["First", "Second", "Third"])
+    }
+
+    @Test("store unusable exits 5: a file as the store, a newer format")
+    func storeUnusable() throws {
+        let s = try Sandbox()
+        write(file: s.path("a-file"), "not a store\n")
+        Self.expectFailure(s.run("--store", s.path("a-file"), "list"), 5, mentioning: "not a notes store")
+        Self.expectFailure(s.run("--store", s.path("a-file"), "add", "X"), 5, mentioning: "--store")
+        #expect(String(decoding: read(file: s.path("a-file")), as: UTF8.self) == "not a store\n")
+
+        let id = try s.add("Note")
+        do {
+            let env = try Environment(path: s.store)
+            let meta = try env.openDatabase("meta")
+            try env.write { txn throws in try txn.put(meta, key: Array("format".utf8), value: [0, 0, 0, 99]) }
+        }
+        let before = read(file: s.store + "/data.mdb")
+        for args in [["list"], ["show", id], ["add", "Y"], ["pin", id], ["stats"]] {
+            Self.expectFailure(s.run(args), 5, mentioning: "format 99")
+        }
+        #expect(read(file: s.store + "/data.mdb") == before, "a newer store is left untouched")
+    }
+
+    /// Root ignores file modes, so as root the binary runs as `nobody` through setpriv.
+    static let canDropPrivileges = getuid() != 0 || hasProgram("setpriv")
+
+    @Test(
+        "store unusable exits 5: permission denied (as root, run as nobody via setpriv)",
+        .enabled(if: canDropPrivileges, "running as root without setpriv: file modes cannot deny root"))
+    func permissionDenied() throws {
+        let s = try Sandbox()
+        let id = try s.add("Private")
+        if getuid() == 0 {
+            // nobody may pass through the sandbox (0711) but not into the store (0700, owned by root).
+            chmod(s.root, 0o711)
+            chmod(s.store, 0o700)
+            let copy = s.path("notes-copy")
+            write(file: copy, read(file: notesBinary))
+            chmod(copy, 0o755)
+            let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", copy]
+            let probe = s.run(asNobody + ["--version"], executable: "/usr/bin/setpriv")
+            try #require(probe.code == 0, "nobody cannot run the copied binary: \(probe)")
+            for args in [["list"], ["show", id], ["add", "X"]] {
+                Self.expectFailure(s.run(asNobody + args, executable: "/usr/bin/setpriv"), 5, mentioning: "ermission")
+            }
+        } else {
+            chmod(s.store, 0)
+            defer { chmod(s.store, 0o700) }
+            for args in [["list"], ["show", id], ["add", "X"]] {
+                Self.expectFailure(s.run(args), 5, mentioning: "ermission")
+            }
+        }
+        #expect(try s.titles() == ["Private"])
+    }
+}
+
+/// Ids whose first four hex digits are all `abcd`, differing in the next four: every note
+/// (and event) id shares a 4-digit prefix while each short id stays unique.
+final class SharedPrefixIDs: IdentifierGenerator {
+    private let counter = Mutex<UInt64>(1)
+
+    func next() -> Identifier {
+        let n = counter.withLock { v -> UInt64 in
+            defer { v += 1 }
+            return v
+        }
+        return Identifier(high: (0xABCD_0000 + n) << 32 | 0x4000, low: 0x8000_0000_0000_0000 | n)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Glibc
+import Testing
+
+@Suite("CLI: persistence across processes and the editor round trip")
+struct CLIPersistenceAndEditorTests {
+    @Test("create, reopen, edit, reopen, trash, reopen: every process sees what the last one did")
+    func persistence() throws {
+        let s = try Sandbox()
+        let id = try s.add("Plan", "--body", "v1 body", "--category", "Work")
+        var note = try s.object("show", id)
+        #expect(note["title"] as? String == "Plan" && note["version"] as? Int == 1)
+        #expect(note["category"] as? String == "Work")
+        try s.ok("edit", id, "--title", "Plan B", "--body", "v2 body", env: ["NOTES_NOW": "2026-11-29T13:00:00Z"])
+        note = try s.object("show", id)
+        #expect(note["title"] as? String == "Plan B" && note["body"] as? String == "v2 body")
+        #expect(note["version"] as? Int == 3)
+        #expect(note["createdAt"] as? String == "2026-11-29T12:00:00.000000Z")
+        #expect(note["updatedAt"] as? String == "2026-11-29T13:00:00.000000Z")
+        try s.ok("trash", id)
+        #expect(try s.titles().isEmpty)
+        #expect(try s.titles("--trashed") == ["Plan B"])
+        note = try s.object("show", id)
+        #expect(note["trashed"] as? Bool == true && note["version"] as? Int == 4)
+        let stats = try s.object("stats")
+        #expect(stats["notes"] as? Int == 1 && stats["events"] as? Int == 5)
+    }
+
+    @Test("edit with no content flag opens $EDITOR on title, blank line, body, and saves what it writes")
+    func editorRoundTrip() throws {
+        let s = try Sandbox()
+        let id = try s.add("Groceries", "--body", "- milk\n")
+        let seen = s.path("seen.md")
+        let editor = s.script(
+            "fake-editor",
+            """
+            cp "$1" '\(seen)'
+            printf 'Groceries for Sunday\\n\\n- milk\\n- eggs\\n' > "$1"
+            """)
+        let r = s.run("edit", id, env: ["EDITOR": editor, "VISUAL": nil])
+        #expect(r.code == 0, "\(r)")
+        #expect(r.line == "\(id) v3")
+        #expect(String(decoding: read(file: seen), as: UTF8.self) == "Groceries\n\n- milk\n")
+        let note = try s.object("show", id)
+        #expect(note["title"] as? String == "Groceries for Sunday")
+        #expect(note["body"] as? String == "- milk\n- eggs\n")
+        // The temporary file is gone.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("tmp")).isEmpty)
+
+        // $VISUAL wins over $EDITOR; an editor that saves the text unchanged changes nothing.
+        let untouched = s.script("untouched", "cp \"$1\" '\(seen)'\n")
+        let j = s.run("edit", id, "--json", env: ["VISUAL": untouched, "EDITOR": editor])
+        #expect(j.code == 0, "\(j)")
+        #expect(try j.object()["version"] as? Int == 3)
+        #expect(String(decoding: read(file: seen), as: UTF8.self) == "Groceries for Sunday\n\n- milk\n- eggs\n")
+
+        // A failing editor is exit 1 and changes nothing.
+        let failing = s.script("failing", "echo 'Changed' > \"$1\"\nexit 3\n")
+        let f = s.run("edit", id, env: ["EDITOR": failing, "VISUAL": nil])
+        CLIErrorTests.expectFailure(f, 1, mentioning: "status 3")
+        #expect(try s.object("show", id)["title"] as? String == "Groceries for Sunday")
+
+        // A stale --expect-version fails before the editor opens.
+        let marker = s.path("editor-ran")
+        let touching = s.script("touching", "touch '\(marker)'\n")
+        let stale = s.run("edit", id, "--expect-version", "1", env: ["EDITOR": touching, "VISUAL": nil])
+        #expect(stale.code == 4, "\(stale)")
+        #expect(!fileExists(marker))
+    }
+
+    @Test("a change made while the editor is open is not overwritten: the text goes to a recovery file, exit 4")
+    func editorConflict() throws {
+        let s = try Sandbox()
+        let id = try s.add("Shared", "--body", "original\n")
+        // The "editor" itself edits the note through another notes process, as a second
+        // terminal would, then writes its own text.
+        let editor = s.script(
+            "racing-editor",
+            """
+            notes edit \(id) --body 'changed elsewhere' > /dev/null || exit 9
+            printf 'Mine\\n\\nmy text\\n' > "$1"
+            """)
+        let r = s.run("edit", id, env: ["EDITOR": editor, "VISUAL": nil])
+        CLIErrorTests.expectFailure(r, 4, mentioning: "nothing was overwritten")
+        let marker = "saved in "
+        let range = try #require(r.stderr.range(of: marker), "the recovery path is printed: \(r.stderr)")
+        let path = String(r.stderr[range.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(path.hasPrefix(s.path("state/notes/recovery/")), "under XDG_STATE_HOME: \(path)")
+        #expect(String(decoding: read(file: path), as: UTF8.self) == "Mine\n\nmy text\n")
+        let note = try s.object("show", id)
+        #expect(note["title"] as? String == "Shared")
+        #expect(note["body"] as? String == "changed elsewhere")
+        #expect(note["version"] as? Int == 2)
+    }
+}
