@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// Issue 10's shell completion: the scripts' content, and the bash and zsh scripts run in
+/// their shells against a real store (zsh only where it is installed; CI installs it).
+@Suite("Terminal: shell completion")
+struct TerminalCompletionTests {
+    /// A store with two notes (one title with a space and a colon) in two categories.
+    static func store() throws -> (Sandbox, [String]) {
+        let s = try Sandbox()
+        let a = try s.add("Hello: world", "--category", "Work")
+        let b = try s.add("Second", "--category", "Home Stuff")
+        return (s, [a, b])
+    }
+
+    @Test("each shell's script names the commands and asks `notes __complete` for ids and categories")
+    func scripts() throws {
+        let s = try Sandbox()
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try s.ok("completion", shell)
+            for command in ["add", "show", "edit", "list", "categorize", "categories", "completion"] {
+                #expect(r.stdout.contains(command), "\(shell) script names \(command)")
+            }
+            #expect(r.stdout.contains("notes __complete ids"), "\(shell) completes ids")
+            #expect(r.stdout.contains("notes __complete categories"), "\(shell) completes categories")
+            #expect(r.stdout.contains("--category") || r.stdout.contains("-l category"), "\(shell) completes options")
+            #expect(!r.stdout.contains("\u{1B}"))
+        }
+        #expect(try s.ok("completion", "bash").stdout.contains("complete -F _notes notes"))
+        #expect(try s.ok("completion", "zsh").stdout.hasPrefix("#compdef notes"))
+        #expect(try s.ok("completion", "fish").stdout.contains("complete -c notes"))
+        CLIErrorTests.expectFailure(s.run("completion", "tcsh"), 2, mentioning: "bash, zsh or fish")
+        CLIErrorTests.expectFailure(s.run("completion"), 2, mentioning: "usage")
+    }
+
+    @Test("`notes __complete` prints ids with titles and category names, and is quiet without a store")
+    func completeValues() throws {
+        let (s, ids) = try Self.store()
+        let lines = try s.ok("__complete", "ids").lines
+        #expect(Set(lines) == ["\(ids[0])\tHello: world", "\(ids[1])\tSecond"])
+        #expect(try s.ok("__complete", "categories").lines == ["Home Stuff", "Work"])
+        let fresh = try Sandbox()
+        let quiet = fresh.run("__complete", "ids")
+        #expect(quiet.code == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet)")
+        #expect(!fileExists(fresh.store))
+    }
+
+    @Test("the bash script, run in bash, offers commands, options, note ids and category names")
+    func bash() throws {
+        let (s, ids) = try Self.store()
+        write(file: s.path("complete.bash"), try s.ok("completion", "bash").stdout)
+        // Each probe sets COMP_WORDS/COMP_CWORD as bash would for the line, calls _notes, prints COMPREPLY.
+        let probes: [(words: [String], expected: Set<String>)] = [
+            (["notes", "show", ""], Set(ids)),
+            (["notes", "pin", String(ids[0].prefix(2))], Set(ids.filter { $0.hasPrefix(ids[0].prefix(2)) })),
+            (["notes", "li"], ["list"]),
+            (["notes", "--json", "sh"], ["show"]),
+            (["notes", "list", "--category", ""], ["Home Stuff", "Work"]),
+            (["notes", "list", "--so"], ["--sort"]),
+            (["notes", "categorize", ids[1], "W"], ["Work"]),
+        ]
+        var script = "source \(s.path("complete.bash"))\n"
+        for p in probes {
+            let words = p.words.map { "'\($0)'" }.joined(separator: " ")
+            script += "COMP_WORDS=(\(words)); COMP_CWORD=\(p.words.count - 1); COMPREPLY=(); _notes\n"
+            script += "printf '%s\\n' \"${COMPREPLY[@]}\"; echo '--'\n"
+        }
+        write(file: s.path("probe.bash"), script)
+        let r = s.run([s.path("probe.bash")], stdin: nil, env: [:], executable: "/bin/bash")
+        #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+        let answers = r.stdout.components(separatedBy: "--\n").dropLast()
+        #expect(answers.count == probes.count, "\(r.stdout)")
+        for (p, answer) in zip(probes, answers) {
+            let got = Set(answer.split(separator: "\n").map(String.init))
+            #expect(got == p.expected, "completing \(p.words): \(got)")
+        }
+    }
+
+    @Test(
+        "the zsh script, run in zsh, describes note ids with their titles",
+        .enabled(if: hasProgram("zsh"), "zsh is not installed here (CI installs it)"))
+    func zsh() throws {
+        let (s, ids) = try Self.store()
+        write(file: s.path("complete.zsh"), try s.ok("completion", "zsh").stdout)
+        // Without compinit, stand-ins for the completion builtins print what they are given.
+        let script = """
+            compdef() { : }
+            _describe() { local name=$2; print -rl -- "${(@P)name}" }
+            compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@" }
+            source \(s.path("complete.zsh"))
+            words=(notes show ''); CURRENT=3; _notes; print -- '--'
+            words=(notes ''); CURRENT=2; _notes; print -- '--'
+            words=(notes list --category ''); CURRENT=4; _notes; print -- '--'
+            words=(notes list --so); CURRENT=3; _notes; print -- '--'
+            """
+        write(file: s.path("probe.zsh"), script)
+        let zsh = ["/usr/bin/zsh", "/bin/zsh", "/usr/local/bin/zsh"].first { fileExists($0) } ?? "zsh"
+        let r = s.run(["-f", s.path("probe.zsh")], stdin: nil, env: [:], executable: zsh)
+        #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+        let answers = r.stdout.components(separatedBy: "--\n").map { Set($0.split(separator: "\n").map(String.init)) }
+        try #require(answers.count >= 4, "\(r.stdout)")
+        // zsh's _describe takes `value:description`; a colon in the description is kept as is.
+        #expect(answers[0] == ["\(ids[0]):Hello: world", "\(ids[1]):Second"])
+        #expect(answers[1].contains("list:List notes: pinned first, then by last update."))
+        #expect(answers[1].contains { $0.hasPrefix("add:") } && answers[1].contains { $0.hasPrefix("show:") })
+        #expect(answers[2] == ["Home Stuff", "Work"])
+        #expect(answers[3].contains("--sort") && answers[3].contains("--limit"))
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// Issue 10's configuration: `notes config`, errors naming the key and the line, and the
+/// documented precedence flag > environment > config file > default.
+@Suite("Terminal: configuration")
+struct TerminalConfigTests {
+    @Test("config set, get, list and unset edit the file under XDG_CONFIG_HOME, keeping other lines")
+    func configCommands() throws {
+        let s = try Sandbox()
+        let empty = try s.ok("config", "list")
+        #expect(empty.lines.first == "# \(s.configFile)")
+        #expect(empty.lines.contains { $0.hasPrefix("# sort:") })
+        CLIErrorTests.expectFailure(s.run("config", "get", "sort"), 3, mentioning: "not set")
+
+        try s.ok("config", "set", "sort", "title")
+        #expect(try s.ok("config", "get", "sort").line == "title")
+        write(file: s.configFile, "# my settings\n" + String(decoding: read(file: s.configFile), as: UTF8.self))
+        try s.ok("config", "set", "body-limit", "2048")
+        try s.ok("config", "set", "sort", "created")
+        let text = String(decoding: read(file: s.configFile), as: UTF8.self)
+        #expect(text == "# my settings\nbody-limit = 2048\nsort = created\n", "\(text)")
+        #expect(try s.ok("config", "list").lines.contains("sort = created"))
+
+        let json = try s.ok("config", "list", "--json").object()
+        #expect(json["sort"] as? String == "created" && json["body-limit"] as? String == "2048")
+        #expect(json["store"] is NSNull && json["pager"] is NSNull)
+        #expect(Set(json.keys).isSuperset(of: ["store", "editor", "pager", "sort", "color", "body-limit"]))
+
+        try s.ok("config", "unset", "sort")
+        CLIErrorTests.expectFailure(s.run("config", "get", "sort"), 3, mentioning: "not set")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "# my settings\nbody-limit = 2048\n")
+
+        CLIErrorTests.expectFailure(s.run("config", "set", "sortt", "title"), 2, mentioning: "did you mean \"sort\"")
+        CLIErrorTests.expectFailure(s.run("config", "set", "sort", "size"), 2, mentioning: "updated, created or title")
+        CLIErrorTests.expectFailure(s.run("config", "set", "body-limit", "0"), 2, mentioning: "positive")
+        CLIErrorTests.expectFailure(s.run("config", "set", "color", "always"), 2, mentioning: "auto or never")
+        CLIErrorTests.expectFailure(s.run("config", "get", "colour"), 2, mentioning: "colour")
+        CLIErrorTests.expectFailure(s.run("config", "set", "sort"), 2, mentioning: "usage")
+        CLIErrorTests.expectFailure(s.run("config", "frob"), 2, mentioning: "list, get, set or unset")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "# my settings\nbody-limit = 2048\n")
+    }
+
+    @Test("a bad config file line is an error naming the file, the line number and the key")
+    func fileErrors() throws {
+        let s = try Sandbox()
+        try s.ok("config", "set", "color", "auto")
+        let cases: [(String, String)] = [
+            ("# comment\n\nsortt = title\n", "\(s.configFile):3: unknown key \"sortt\"; did you mean \"sort\"?"),
+            ("color = auto\nsort = size\n", "\(s.configFile):2: sort must be updated, created or title, not \"size\""),
+            ("  body-limit = lots  \n", "\(s.configFile):1: body-limit must be a positive number of bytes"),
+            ("store\n", "\(s.configFile):1: expected `key = value`"),
+        ]
+        for (text, message) in cases {
+            write(file: s.configFile, text)
+            for args in [["list"], ["add", "X"], ["config", "list"]] {
+                CLIErrorTests.expectFailure(s.run(args), 2, mentioning: message)
+            }
+        }
+        write(file: s.configFile, "# only comments and blanks\n\n   \n\tsort = title\n")
+        #expect(s.run("list").code == 3, "a valid file: the store simply does not exist yet")
+    }
+
+    @Test("the store: --store > NOTES_STORE > config store > XDG_DATA_HOME > HOME")
+    func storePrecedence() throws {
+        let s = try Sandbox()
+        let flag = s.path("flag-store")
+        let env = s.path("env-store")
+        let config = s.path("config-store")
+        try s.ok("config", "set", "store", config)
+        func store(_ args: [String], _ e: [String: String?]) throws -> String {
+            let r = s.run(args + ["stats", "--json"], env: e)
+            try #require(r.code == 0, "\(r)")
+            return try #require(try r.object()["store"] as? String)
+        }
+        try s.ok("add", "seed", "--store", flag)
+        try s.ok("add", "seed", "--store", env)
+        try s.ok("add", "seed", "--store", config)
+        try s.ok("add", "seed", "--store", s.path("data/notes"))
+        try s.ok("add", "seed", "--store", s.path("home/.local/share/notes"))
+        #expect(try store(["--store", flag], ["NOTES_STORE": env]) == flag)
+        #expect(try store([], ["NOTES_STORE": env]) == env)
+        #expect(try store([], ["NOTES_STORE": nil]) == config)
+        try s.ok("config", "unset", "store")
+        #expect(try store([], ["NOTES_STORE": nil]) == s.path("data/notes"))
+        #expect(try store([], ["NOTES_STORE": nil, "XDG_DATA_HOME": nil]) == s.path("home/.local/share/notes"))
+    }
+
+    @Test("list sort, body limit and editor: flag or environment beat the file, which beats the default")
+    func settingPrecedence() throws {
+        let s = try Sandbox()
+        try s.ok("add", "A-old", env: ["NOTES_NOW": "2026-11-29T09:00:00Z"])
+        try s.ok("add", "b-new", env: ["NOTES_NOW": "2026-11-29T10:00:00Z"])
+        #expect(try s.titles() == ["b-new", "A-old"], "default: by update")
+        try s.ok("config", "set", "sort", "title")
+        #expect(try s.titles() == ["A-old", "b-new"], "the file beats the default")
+        #expect(try s.titles("--sort", "updated") == ["b-new", "A-old"], "a flag beats the file")
+
+        try s.ok("config", "set", "body-limit", "8")
+        CLIErrorTests.expectFailure(s.run("add", "Big", "--body", "123456789"), 2, mentioning: "8")
+        #expect(s.run("add", "Big", "--body", "123456789", env: ["NOTES_BODY_LIMIT": "9"]).code == 0)
+        #expect(s.run("add", "Fits", "--body", "12345678").code == 0)
+        try s.ok("config", "unset", "body-limit")
+
+        let marker = s.path("config-editor-ran")
+        let configEditor = s.script("config-editor", "touch '\(marker)'\nprintf 'Edited\\n\\nby config\\n' > \"$1\"\n")
+        let envEditor = s.script("env-editor", "printf 'Edited\\n\\nby env\\n' > \"$1\"\n")
+        try s.ok("config", "set", "editor", configEditor)
+        let id = try s.add("Note")
+        try s.ok("edit", id, env: ["EDITOR": nil, "VISUAL": nil])
+        #expect(try s.object("show", id)["body"] as? String == "by config\n", "the config's editor without $EDITOR")
+        try s.ok("edit", id, env: ["EDITOR": envEditor, "VISUAL": nil])
+        #expect(try s.object("show", id)["body"] as? String == "by env\n", "$EDITOR beats the config")
+    }
+}

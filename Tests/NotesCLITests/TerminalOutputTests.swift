@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// Issue 10: nothing decorative (color, pager) reaches output that is not a terminal, and on a
+/// terminal (a pty from util-linux `script`) the pager and color follow their settings.
+@Suite("Terminal: pager, color and plain output")
+struct TerminalOutputTests {
+    static let hasScript = hasProgram("script")
+
+    /// Runs `notes ARGS` on a pseudo-terminal through `script -qec`; the pty's output (with
+    /// CR LF line ends) comes back as stdout. The window size is unset, so notes assumes 24 rows.
+    static func onTerminal(_ s: Sandbox, _ args: [String], env: [String: String?] = [:]) -> CLIRun {
+        let command = (["notes"] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            .joined(separator: " ")
+        var e = env
+        if e["TERM"] == nil { e["TERM"] = "xterm-256color" }
+        return s.run(["-qec", command, "/dev/null"], stdin: nil, env: e, executable: "/usr/bin/script")
+    }
+
+    /// A note whose `show` is longer than a 24-row terminal.
+    static func longNote(_ s: Sandbox) throws -> String {
+        let body = (1...60).map { "line \($0)" }.joined(separator: "\n") + "\n"
+        return try s.add("Long", "--body", body)
+    }
+
+    /// A fake pager that records that it ran and what it was given.
+    static func pager(_ s: Sandbox, _ name: String) -> (command: String, log: String) {
+        let log = s.path(name + ".log")
+        return (s.script(name, "echo ran > '\(log)'\ncat >> '\(log)'\n"), log)
+    }
+
+    @Test(
+        "on a terminal, long output goes through $NOTES_PAGER, else $PAGER, else the config's pager; --no-pager and --json skip it",
+        .enabled(if: hasScript, "util-linux `script` (for a pseudo-terminal) is not installed"))
+    func pagerChoice() throws {
+        let s = try Sandbox()
+        let id = try Self.longNote(s)
+        let notesPager = Self.pager(s, "notes-pager")
+        let envPager = Self.pager(s, "env-pager")
+        let configPager = Self.pager(s, "config-pager")
+        try s.ok("config", "set", "pager", configPager.command)
+
+        var r = Self.onTerminal(
+            s, ["show", id], env: ["NOTES_PAGER": notesPager.command, "PAGER": envPager.command, "NO_COLOR": nil])
+        #expect(r.code == 0, "\(r)")
+        let paged = String(decoding: read(file: notesPager.log), as: UTF8.self)
+        #expect(paged.hasPrefix("ran\n") && paged.contains("line 60\n"), "NOTES_PAGER got the note: \(paged)")
+        #expect(!r.stdout.contains("line 60"), "the output went to the pager only")
+        #expect(!fileExists(envPager.log) && !fileExists(configPager.log))
+
+        r = Self.onTerminal(s, ["show", id], env: ["PAGER": envPager.command])
+        #expect(String(decoding: read(file: envPager.log), as: UTF8.self).contains("line 60"), "then PAGER: \(r)")
+        #expect(!fileExists(configPager.log))
+
+        r = Self.onTerminal(s, ["show", id])
+        #expect(String(decoding: read(file: configPager.log), as: UTF8.self).contains("line 60"), "then config: \(r)")
+
+        unlink(notesPager.log)
+        for args in [["show", id, "--no-pager"], ["--no-pager", "show", id], ["show", id, "--json"]] {
+            r = Self.onTerminal(s, args, env: ["NOTES_PAGER": notesPager.command])
+            #expect(r.code == 0 && r.stdout.contains("line 60"), "\(args): printed directly: \(r)")
+            #expect(!fileExists(notesPager.log), "\(args) does not page")
+        }
+        // Short output is not paged either.
+        let short = try s.add("Short")
+        r = Self.onTerminal(s, ["show", short], env: ["NOTES_PAGER": notesPager.command])
+        #expect(r.stdout.contains("Short") && !fileExists(notesPager.log))
+    }
+
+    @Test("when stdout is not a terminal the pager never runs and nothing is colored")
+    func pipeNeverPages() throws {
+        let s = try Sandbox()
+        let id = try Self.longNote(s)
+        let fake = Self.pager(s, "pager")
+        let env: [String: String?] = [
+            "NOTES_PAGER": fake.command, "PAGER": fake.command, "NO_COLOR": nil, "TERM": "xterm-256color",
+        ]
+        let r = s.run(["show", id], env: env)
+        #expect(r.code == 0 && r.stdout.contains("line 60"))
+        #expect(!fileExists(fake.log), "no pager when stdout is a file")
+        #expect(!r.stdout.contains("\u{1B}"))
+    }
+
+    @Test(
+        "on a terminal color appears, unless NO_COLOR, --no-color or `color = never`",
+        .enabled(if: hasScript, "util-linux `script` (for a pseudo-terminal) is not installed"))
+    func colorOnTerminal() throws {
+        let s = try Sandbox()
+        let id = try s.add("Colorful", "--pin")
+        let colored = Self.onTerminal(s, ["show", id], env: ["NO_COLOR": nil])
+        #expect(colored.code == 0 && colored.stdout.contains("\u{1B}["), "a terminal gets color: \(colored)")
+        #expect(!Self.onTerminal(s, ["show", id], env: ["NO_COLOR": "1"]).stdout.contains("\u{1B}"))
+        #expect(!Self.onTerminal(s, ["show", id, "--no-color"], env: ["NO_COLOR": nil]).stdout.contains("\u{1B}"))
+        #expect(!Self.onTerminal(s, ["show", id], env: ["NO_COLOR": nil, "TERM": "dumb"]).stdout.contains("\u{1B}"))
+        try s.ok("config", "set", "color", "never")
+        #expect(!Self.onTerminal(s, ["show", id], env: ["NO_COLOR": nil]).stdout.contains("\u{1B}"))
+    }
+
+    @Test("no escape sequence in any output or error when stdout is not a terminal, even without NO_COLOR")
+    func noEscapesWhenPiped() throws {
+        let s = try Sandbox()
+        let env: [String: String?] = ["NO_COLOR": nil, "TERM": "xterm-256color"]
+        let a = s.run(["add", "Pinned", "--pin", "--category", "Work", "--body", "body\n"], env: env)
+        #expect(a.code == 0)
+        let id = a.line
+        try s.ok("add", "Trashed")
+        let runs: [[String]] = [
+            ["list"], ["list", "--all"], ["show", id], ["categories"], ["stats"], ["pin", id], ["trash", id],
+            ["untrash", id], ["--help"], ["help"], ["help", "list"], ["help", "exit-codes"], ["config", "list"],
+            ["completion", "bash"], ["man"], ["list", "--json"], ["show", "ffff"], ["lsit"], ["list", "--sortt"],
+            ["add", ""], ["edit", id, "--expect-version", "99", "--body", "x"], ["__complete", "ids"],
+        ]
+        for args in runs {
+            let r = s.run(args, env: env)
+            #expect(!r.stdout.contains("\u{1B}") && !r.stderr.contains("\u{1B}"), "notes \(args): \(r)")
+            #expect(!r.stdout.contains("\r") && !r.stderr.contains("\r"), "notes \(args): no progress redraws")
+        }
+    }
+}
