@@ -143,14 +143,22 @@ let configCommand = Command(
             throw CLIError("unknown setting \"\(args[1])\"; \(hint)see `notes config list`")
         }
         guard let v = config[args[1]] else { throw CLIError("\(args[1]) is not set", code: .notFound) }
-        ctx.terminal.print(v)
+        if ctx.json { ctx.printJSON(.string(v)) } else { ctx.terminal.print(v) }
     case "set":
         try ctx.expectPositionals(3...3)
         let path = try Config.set(args[1], args[2], environment: ctx.environment)
-        if !ctx.json { ctx.terminal.print("\(args[1]) = \(args[2])  (\(path))") }
+        if ctx.json {
+            ctx.printJSON(.object([("key", .string(args[1])), ("value", .string(args[2])), ("file", .string(path))]))
+        } else {
+            ctx.terminal.print("\(args[1]) = \(args[2])  (\(path))")
+        }
     case "unset":
         try ctx.expectPositionals(2...2)
-        _ = try Config.set(args[1], nil, environment: ctx.environment)
+        let path = try Config.set(args[1], nil, environment: ctx.environment)
+        // Every command prints JSON with --json; unset reports the key now without a value.
+        if ctx.json {
+            ctx.printJSON(.object([("key", .string(args[1])), ("value", .null), ("file", .string(path))]))
+        }
     case let other?:
         throw CLIError("unknown config action \"\(other)\"; use list, get, set or unset")
     }
