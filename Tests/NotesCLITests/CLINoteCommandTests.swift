@@ -143,6 +143,45 @@ struct CLINoteCommandTests {
         }
     }
 
+    @Test("--json: every command that shows or changes a note prints the note; list an array; others an object")
+    func jsonShapes() throws {
+        let s = try Sandbox()
+        let added = try s.ok("add", "Shape", "--json", "--category", "Work", stdin: "body")
+        let note = try added.object()
+        expectNoteShape(note)
+        let required: Set<String> = [
+            "id", "title", "body", "category", "pinned", "archived", "trashed", "createdAt", "updatedAt", "version",
+        ]
+        #expect(required.isSubset(of: note.keys))
+        let id = try #require(note["id"] as? String)
+        for args in [
+            ["show", id], ["edit", id, "--title", "Shape 2"], ["pin", id], ["unpin", id], ["archive", id],
+            ["unarchive", id], ["trash", id], ["untrash", id], ["categorize", id, "Home"],
+            ["categorize", id, "--none"],
+        ] {
+            let r = s.run(args + ["--json"])
+            #expect(r.code == 0, "\(args): \(r)")
+            let o = try r.object()
+            expectNoteShape(o)
+            #expect(required.isSubset(of: o.keys) && o["id"] as? String == id, "\(args)")
+        }
+        let list = try s.ok("--json", "list", "--all").array()
+        #expect(list.count == 1)
+        for o in list { expectNoteShape(o) }
+        #expect(try s.ok("list", "--archived", "--json").json() as? [Any] != nil, "an empty list is []")
+        let cats = try s.ok("categories", "--json").array()
+        #expect(Set(cats.flatMap(\.keys)) == ["name", "count"])
+        // The JSON is one document (pretty-printed), ending with a newline.
+        #expect(added.stdout.hasPrefix("{") && added.stdout.hasSuffix("}\n"))
+
+        let set = try s.ok("config", "set", "sort", "title", "--json").object()
+        #expect(set["key"] as? String == "sort" && set["value"] as? String == "title")
+        #expect(set["file"] as? String == s.configFile)
+        #expect(try s.ok("config", "get", "sort", "--json").json() as? String == "title")
+        let unset = try s.ok("config", "unset", "sort", "--json").object()
+        #expect(unset["key"] as? String == "sort" && unset["value"] is NSNull)
+    }
+
     @Test("an option's value may begin with a dash, and -- ends the options")
     func dashValues() throws {
         let s = try Sandbox()

@@ -206,7 +206,7 @@ func waitForExit(_ pid: pid_t, seconds: Double) -> Int32 {
         }
         usleep(pause)
         waited += Double(pause) / 1_000_000
-        pause = min(pause * 2, 5_000)
+        pause = min(pause * 2, 2_000)
     }
     if status & 0x7F != 0 { return 128 + (status & 0x7F) }
     return (status >> 8) & 0xFF
