@@ -47,6 +47,41 @@ struct CLICategoryTests {
         #expect(try s.ok("categories", "add", "Job").line == "added Job")
     }
 
+    @Test(
+        "every event records its actor and command; a delete's NoteCategorized(null) events sit in the notes' own streams"
+    )
+    func eventMetadata() throws {
+        let s = try Sandbox()
+        let a = try s.add("A", "--category", "Work")
+        let b = s.run(["add", "B", "--category", "Work"], env: ["NOTES_ACTOR": nil, "USER": "bob"])
+        #expect(b.code == 0, "\(b)")
+        try s.ok("categories", "delete", "Work", env: ["NOTES_ACTOR": "carol@desk"])
+        let export = try s.ok("export")
+        let events = try export.lines.map { line in
+            try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+        }
+        #expect(
+            events.map { $0["type"] as? String } == [
+                "CategoryCreated", "NoteCreated", "NoteCreated", "NoteCategorized", "NoteCategorized",
+                "CategoryDeleted",
+            ])
+        let metadata = events.map { $0["metadata"] as? [String: Any] ?? [:] }
+        #expect(metadata[0]["actor"] as? String == "tester@test" && metadata[0]["command"] as? String == "notes add")
+        let bob = try #require(metadata[2]["actor"] as? String)
+        #expect(bob.hasPrefix("bob@") && bob.count > 4, "user@host without NOTES_ACTOR: \(bob)")
+        for m in metadata[3...] {
+            #expect(m["actor"] as? String == "carol@desk" && m["command"] as? String == "notes categories")
+        }
+        let streams = Set(events[3...4].compactMap { $0["stream"] as? String })
+        let full = try #require(try s.object("show", a)["id"] as? String)
+        #expect(streams.contains("note/" + full) && streams.count == 2)
+        for e in events[3...4] {
+            let data = try #require(e["data"] as? [String: Any])
+            #expect(data["category"] is NSNull, "NoteCategorized {category: null}")
+        }
+    }
+
     @Test("category errors: duplicates ignore case, missing names are not found, typos get a hint")
     func errors() throws {
         let s = try Sandbox()
