@@ -1,0 +1,201 @@
+import EventStore
+import Foundation
+import Glibc
+import Notes
+import Testing
+
+/// Several `notes` processes and an in-process library writer change one store at once while
+/// readers (CLI and library) watch it. The event-store level (notes-stress appenders) is
+/// covered by EventStoreTests' MultiProcessTests; this suite proves the promise through the
+/// commands and the notes domain.
+@Suite("Reliability: concurrent notes processes")
+struct ReliabilityConcurrencyTests {
+    /// One writer or reader: runs its commands one after another, as its own process each.
+    final class Actor {
+        let name: String
+        let commands: [[String]]
+        var next = 0
+        var running: KillableNotes?
+        /// (command index, stdout, exit code) of each finished command.
+        var results: [(index: Int, stdout: String, stderr: String, code: Int32)] = []
+
+        init(_ name: String, _ commands: [[String]]) {
+            self.name = name
+            self.commands = commands
+        }
+
+        var done: Bool { running == nil && next == commands.count }
+
+        /// Starts the next command or collects the finished one; never blocks.
+        func step(_ s: Sandbox) throws {
+            if let r = running {
+                guard r.wait(until: 0) else { return }
+                results.append((next - 1, r.stdout, r.stderr, r.finish()))
+                running = nil
+            }
+            if next < commands.count {
+                running = try KillableNotes(s, commands[next], tag: "\(name)-\(next)")
+                next += 1
+            }
+        }
+    }
+
+    @Test("no lost or duplicated event, contiguous versions, readers never see an event without its projections")
+    func writersAndReaders() throws {
+        let s = try Sandbox()
+        let n = reliabilityLongRun ? 250 : 20
+        let shared = try s.add("shared")
+        let own = try s.add("own")
+        let book = try Notebook(path: s.store, options: libraryOptions())
+        let sharedID = try book.resolve(shared)
+        let initialEvents = try expectGapFreeLog(book)
+
+        let writers = [
+            Actor("add", (0..<n).map { ["add", "add \($0)", "--body", "add body \($0)"] }),
+            Actor("own", (0..<n).map { ["edit", own, "--body", "own \($0)"] }),
+            Actor("sharedA", (0..<n).map { ["edit", shared, "--body", "A \($0)"] }),
+            Actor("sharedB", (0..<n).map { ["edit", shared, "--body", "B \($0)"] }),
+            Actor("title", (0..<n).map { ["edit", shared, "--title", "title \($0)"] }),
+        ]
+        let readers = [
+            Actor("list", Array(repeating: ["list", "--all", "--json"], count: n)),
+            Actor("show", Array(repeating: ["show", shared, "--json"], count: n)),
+        ]
+        var libraryEdits: [(version: UInt64, body: String)] = []
+        var libraryAdds: [Identifier] = []
+        var snapshots = 0
+        var round = 0
+        while !(writers + readers).allSatisfy(\.done) {
+            for actor in writers + readers { try actor.step(s) }
+            // The library writes between the processes' commands, as one more concurrent writer.
+            if round < 2 * n {
+                if round % 2 == 0 {
+                    let body = "library \(round)"
+                    libraryEdits.append((try book.edit(sharedID, body: body).version, body))
+                } else {
+                    libraryAdds.append(try book.add(title: "library \(round)").id)
+                }
+            }
+            try expectConsistentSnapshot(book, sharedID)
+            snapshots += 1
+            round += 1
+            usleep(1000)
+        }
+
+        // Every write was acknowledged, once.
+        for w in writers {
+            #expect(w.results.count == n)
+            for r in w.results { #expect(r.code == 0, "\(w.name) \(w.commands[r.index]): \(r.stderr)") }
+        }
+        let adds = writers[0].results.map { $0.stdout.trimmingCharacters(in: .newlines) }
+        #expect(Set(adds).count == n, "each add printed its own id")
+        for (i, short) in adds.enumerated() { #expect(try book.note(try book.resolve(short)).title == "add \(i)") }
+        for id in libraryAdds { #expect(try book.note(id).version == 1) }
+
+        // The shared note: the versions the writers were told are exactly 2...head, each once,
+        // and each holds what its writer wrote.
+        var sharedVersions: [UInt64] = libraryEdits.map(\.version)
+        for w in writers[2...4] {
+            for r in w.results {
+                let version = try #require(editedVersion(r.stdout), "\(w.name) printed \(r.stdout)")
+                sharedVersions.append(version)
+                let note = try book.note(sharedID, atVersion: version)
+                let command = w.commands[r.index]
+                if command[2] == "--body" {
+                    #expect(note.body == command[3], "v\(version) holds \(w.name)'s body")
+                } else {
+                    #expect(note.title == command[3], "v\(version) holds \(w.name)'s title")
+                }
+            }
+        }
+        for edit in libraryEdits { #expect(try book.note(sharedID, atVersion: edit.version).body == edit.body) }
+        let sharedHead = try book.note(sharedID).version
+        #expect(sharedVersions.sorted() == Array(2...sharedHead), "versions of the shared note are contiguous")
+        let ownVersions = try writers[1].results.map { r in try #require(editedVersion(r.stdout)) }
+        #expect(ownVersions.sorted() == Array(2...UInt64(n + 1)))
+
+        // No event lost or duplicated: the log holds exactly the acknowledged writes.
+        let head = try expectGapFreeLog(book)
+        let written = writers.reduce(0) { $0 + $1.results.count } + libraryEdits.count + libraryAdds.count
+        #expect(head == initialEvents + UInt64(written))
+
+        // Readers: every run succeeded, and what they saw only moved forward.
+        var lastCount = 0
+        for r in readers[0].results {
+            #expect(r.code == 0, "list: \(r.stderr)")
+            let count = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [Any]).count
+            #expect(count >= lastCount, "list went back from \(lastCount) to \(count) notes")
+            lastCount = count
+        }
+        var lastVersion = 0
+        for r in readers[1].results {
+            #expect(r.code == 0, "show: \(r.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let version = try #require(object["version"] as? Int)
+            #expect(version >= lastVersion, "show went back from v\(lastVersion) to v\(version)")
+            lastVersion = version
+        }
+        #expect(s.run("verify").code == 0)
+        print(
+            "reliability concurrency test: \(writers.count + readers.count) processes at a time and the library, "
+                + "\(written) writes, \(readers.reduce(0) { $0 + $1.results.count }) CLI reads, "
+                + "\(snapshots) library snapshots, \(head) events")
+    }
+
+    /// The version in `edit`'s answer, `<short id> v<version>`.
+    func editedVersion(_ stdout: String) -> UInt64? {
+        let fields = stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        guard fields.count == 2, fields[1].hasPrefix("v") else { return nil }
+        return UInt64(fields[1].dropFirst())
+    }
+
+    /// In one read snapshot: the shared note's projected version equals the events of its
+    /// stream and the stream head, and the notes projection counts every created note.
+    func expectConsistentSnapshot(_ book: Notebook, _ id: Identifier) throws {
+        let stream = "note/" + id.uuidString
+        try book.read { txn, dbs in
+            let note = try #require(try book.projection.note(id, in: txn, databases: dbs))
+            var events: UInt64 = 0
+            try book.store.forEachEvent(inStream: stream, in: txn) { _ in
+                events += 1
+                return true
+            }
+            #expect(note.version == events, "projection v\(note.version) but \(events) events in one snapshot")
+            #expect(try book.store.streamVersion(stream, in: txn) == events)
+            var created = 0
+            try book.store.forEachEvent(from: 1, in: txn) { view in
+                if view.isType("NoteCreated") { created += 1 }
+                return true
+            }
+            #expect(try book.projection.noteCount(in: txn, databases: dbs) == created)
+        }
+    }
+
+    @Test("of two processes editing with the same --expect-version, exactly one wins; the other exits 4")
+    func staleExpectVersion() throws {
+        let s = try Sandbox()
+        let id = try s.add("contested", "--body", "start")
+        let rounds = reliabilityLongRun ? 100 : 10
+        for round in 0..<rounds {
+            let version = try #require(try s.object("show", id)["version"] as? Int)
+            let racers = try (0..<2).map { i in
+                try KillableNotes(
+                    s, ["edit", id, "--expect-version", "\(version)", "--body", "round \(round) racer \(i)"],
+                    tag: "race-\(round)-\(i)")
+            }
+            let codes = racers.map { $0.finish() }
+            #expect(codes.sorted() == [0, 4], "round \(round): exit codes \(codes)")
+            let winner = try #require(codes.firstIndex(of: 0))
+            #expect(
+                racers[1 - winner].stderr.contains("v\(version + 1)") || racers[1 - winner].stderr.contains("version"))
+            let note = try s.object("show", id)
+            #expect(note["version"] as? Int == version + 1)
+            #expect(note["body"] as? String == "round \(round) racer \(winner)")
+        }
+        // An old version is refused outright, and nothing changes.
+        let stale = s.run("edit", id, "--expect-version", "1", "--body", "stale")
+        #expect(stale.code == 4, "\(stale)")
+        #expect(try s.object("show", id)["version"] as? Int == rounds + 1)
+        #expect(s.run("verify").code == 0)
+    }
+}

@@ -1,0 +1,147 @@
+import EventStore
+import Glibc
+import Notes
+import Testing
+
+/// Kills the real `notes` binary with SIGKILL at random moments of `import`, `add`, `edit`
+/// and `rebuild`, then checks the store the way a user would find it: everything the CLI
+/// acknowledged (printed) is there, an import is all or nothing, positions are gap-free and
+/// `notes verify` (checksums, chain, versions, projections equal a replay) exits 0.
+///
+/// The event-store level (notes-stress, many batch shapes) is covered by EventStoreTests'
+/// CrashTests; this suite proves the same promise through the commands users run.
+@Suite("Reliability: SIGKILL of the notes binary")
+struct ReliabilityCrashTests {
+    enum Work: CaseIterable { case importFile, addLoop, editLoop, rebuild }
+
+    /// What the killed processes acknowledged, checked after every kill.
+    struct Acknowledged {
+        var adds: [(short: String, title: String)] = []
+        var edits: [(short: String, version: UInt64, body: String)] = []
+        /// Each import: its event ids and whether the command reported success.
+        var imports: [(ids: [String], succeeded: Bool)] = []
+    }
+
+    @Test("acknowledged writes survive, imports are all or nothing, verify passes after every kill")
+    func killNotesAtRandomMoments() throws {
+        let s = try Sandbox()
+        let targetKills = reliabilityLongRun ? 500 : 52
+        var rng = ReliabilityRandom(seed: 0x0C4A_5E11)
+        var ack = Acknowledged()
+        // Notes the edit loops change, made before the first kill.
+        let editTargets = try (0..<3).map { try s.add("edit target \($0)") }
+        var kills: [Work: Int] = [:]
+        var completed = 0
+        var round = 0
+        while kills.values.reduce(0, +) < targetKills && round < targetKills * 3 {
+            // Imports (the long transactions) twice as often as the rest.
+            let work: Work = [.importFile, .addLoop, .importFile, .editLoop, .rebuild][round % 5]
+            let killed: Bool
+            switch work {
+            case .importFile: killed = try importRound(s, round, &rng, &ack)
+            case .addLoop: killed = try loopRound(s, round, &rng, &ack, edits: nil)
+            case .editLoop: killed = try loopRound(s, round, &rng, &ack, edits: editTargets)
+            case .rebuild: killed = try rebuildRound(s, round, &rng)
+            }
+            if killed { kills[work, default: 0] += 1 } else { completed += 1 }
+            try check(s, ack, round: round)
+            round += 1
+        }
+        let total = kills.values.reduce(0, +)
+        #expect(total >= targetKills, "only \(total) kills landed on a running notes process")
+        for work in Work.allCases { #expect(kills[work, default: 0] > 0, "no kill during \(work)") }
+        let book = try Notebook(path: s.store, options: libraryOptions())
+        let events = try expectGapFreeLog(book)
+        let whole = ack.imports.filter { $0.succeeded }.count
+        print(
+            "reliability crash test: \(total) kills (import \(kills[.importFile] ?? 0), add \(kills[.addLoop] ?? 0), "
+                + "edit \(kills[.editLoop] ?? 0), rebuild \(kills[.rebuild] ?? 0)), \(completed) rounds finished "
+                + "unkilled, \(ack.adds.count) adds and \(ack.edits.count) edits acknowledged, "
+                + "\(whole)/\(ack.imports.count) imports committed, \(events) events")
+    }
+
+    /// Imports a fresh file of 200 events and kills the import at a random moment.
+    func importRound(_ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ ack: inout Acknowledged) throws
+        -> Bool
+    {
+        let (text, ids) = importLines(notes: 25, edits: 7, tag: "import \(round)", rng: &rng)
+        let file = s.path("import-\(round).jsonl")
+        write(file: file, text)
+        let child = try KillableNotes(s, ["import", file], tag: "crash-\(round)")
+        let delay = Double.random(in: 0.01...0.2, using: &rng)
+        let exited = child.wait(until: monotonicSeconds() + delay)
+        let killed = exited ? false : child.killNow()
+        let code = child.finish()
+        if !killed { #expect(code == 0, "import \(round) failed unkilled: \(child.stderr)") }
+        ack.imports.append((ids, code == 0))
+        unlink(file)
+        return killed
+    }
+
+    /// Runs `notes add` (or `notes edit` of `edits`) one process after the other until a random
+    /// deadline, and kills the one running then.
+    func loopRound(
+        _ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ ack: inout Acknowledged, edits: [String]?
+    ) throws -> Bool {
+        let deadline = monotonicSeconds() + Double.random(in: 0.03...0.15, using: &rng)
+        var i = 0
+        while true {
+            let title = "add \(round).\(i)"
+            let body = "body \(round).\(i)"
+            let target = edits.map { $0[Int.random(in: 0..<$0.count, using: &rng)] }
+            let args = target.map { ["edit", $0, "--body", body] } ?? ["add", title, "--body", body]
+            let child = try KillableNotes(s, args, tag: "crash-\(round)-\(i)")
+            let exited = child.wait(until: deadline)
+            let killed = exited ? false : child.killNow()
+            // An answer printed before the kill is an acknowledgement all the same.
+            let out = child.stdout.split(separator: "\n").first.map(String.init)
+            if let out, let target {
+                let fields = out.split(separator: " ")
+                let version = fields.count == 2 && fields[1].hasPrefix("v") ? UInt64(fields[1].dropFirst()) : nil
+                #expect(fields.first.map(String.init) == target && version != nil, "edit printed \(out)")
+                if let version { ack.edits.append((target, version, body)) }
+            } else if let out {
+                ack.adds.append((out, title))
+            }
+            if !killed { #expect(child.finish() == 0, "\(args[0]) failed unkilled: \(child.stderr)") }
+            if killed || monotonicSeconds() >= deadline { return killed }
+            i += 1
+        }
+    }
+
+    /// Kills a rebuild of the whole log at a random moment.
+    func rebuildRound(_ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom) throws -> Bool {
+        let child = try KillableNotes(s, ["rebuild"], tag: "crash-\(round)")
+        let exited = child.wait(until: monotonicSeconds() + Double.random(in: 0.0...0.3, using: &rng))
+        let killed = exited ? false : child.killNow()
+        if !killed { #expect(child.finish() == 0, "rebuild failed unkilled: \(child.stderr)") }
+        return killed
+    }
+
+    /// The store after a kill: verify passes, the log is gap-free, every acknowledged write is
+    /// there, and each import is whole or absent.
+    func check(_ s: Sandbox, _ ack: Acknowledged, round: Int) throws {
+        let verify = s.run("verify")
+        #expect(verify.code == 0, "verify after round \(round): \(verify)")
+        let book = try Notebook(path: s.store, options: libraryOptions())
+        _ = try expectGapFreeLog(book)
+        for add in ack.adds {
+            let note = try book.note(try book.resolve(add.short))
+            #expect(note.title == add.title, "acknowledged add \(add.short) \"\(add.title)\" in round \(round)")
+        }
+        for edit in ack.edits {
+            let body = try book.note(try book.resolve(edit.short), atVersion: edit.version).body
+            #expect(body == edit.body, "acknowledged edit \(edit.short) v\(edit.version) in round \(round)")
+        }
+        try book.store.read { txn throws in
+            for (ids, succeeded) in ack.imports {
+                var present = 0
+                for id in ids where try book.store.position(ofEvent: try #require(Identifier(id)), in: txn) != nil {
+                    present += 1
+                }
+                #expect(present == 0 || present == ids.count, "an import is partly stored: \(present)/\(ids.count)")
+                if succeeded { #expect(present == ids.count, "an acknowledged import is missing") }
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import EventStore
+import Glibc
+import LMDB
+import Notes
+import Testing
+
+/// Damage on disk: bytes flipped in stored events and in projection records. `notes verify`
+/// names each problem and exits 5, the rest of the notebook stays readable, nothing traps,
+/// and `notes rebuild` repairs projections (never the log).
+@Suite("Reliability: tampered and corrupted stores")
+struct ReliabilityTamperTests {
+    /// A store with a victim note whose first body survives only in its NoteCreated event
+    /// (the body was edited since), and two bystanders.
+    struct Fixture {
+        let sandbox: Sandbox
+        let victim: String
+        let others: [String]
+        /// Text found only in the victim's first event.
+        static let marker = "MARKER-only-in-the-log-7f3a9c"
+
+        init() throws {
+            sandbox = try Sandbox()
+            let first = try sandbox.add("bystander one", "--body", "first bystander")
+            victim = try sandbox.add("victim", "--body", Self.marker)
+            try sandbox.ok("edit", victim, "--body", "the current body")
+            others = [first, try sandbox.add("bystander two", "--body", "second bystander")]
+        }
+
+        /// The log position of the event holding `marker`.
+        func position(holding marker: String) throws -> UInt64 {
+            let book = try Notebook(path: sandbox.store, options: libraryOptions())
+            let wanted = Array(marker.utf8)
+            return try #require(
+                try book.store.read { txn throws in
+                    var found: UInt64?
+                    try book.store.forEachEvent(from: 1, in: txn) { view in
+                        if contains(Array(view.payload), wanted) { found = view.position }
+                        return found == nil
+                    }
+                    return found
+                })
+        }
+    }
+
+    /// Every command a user might try on a damaged store ends with an exit code, never a signal.
+    static func expectNoTrap(_ s: Sandbox, _ ids: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        var commands: [[String]] = [["list", "--all"], ["stats"], ["categories"], ["search", "bystander"]]
+        commands += [["export", "--output", s.path("export.jsonl")], ["verify", "--json"]]
+        for id in ids {
+            commands += [["show", id], ["history", id], ["show", id, "--at", "1"], ["diff", id]]
+        }
+        for args in commands {
+            let r = s.run(args)
+            #expect(
+                (0...5).contains(r.code), "notes \(args.joined(separator: " ")) trapped: \(r)",
+                sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("a flipped byte in a stored event: verify names its position, other notes read, rebuild cannot hide it")
+    func flippedEventByte() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        let position = try f.position(holding: Fixture.marker)
+        // LMDB keeps no checksums of its own; flip the marker's bytes wherever the file holds
+        // them (old copies in free pages are harmless), as a failing disk or an editor would.
+        let file = s.store + "/data.mdb"
+        var bytes = read(file: file)
+        let marker = Array(Fixture.marker.utf8)
+        var flipped = 0
+        var i = 0
+        while let at = firstIndex(of: marker, in: bytes, from: i) {
+            bytes[at + 3] ^= 0x20  // "MARKER" -> "MARkER"
+            flipped += 1
+            i = at + marker.count
+        }
+        try #require(flipped > 0, "the marker is not in data.mdb")
+        write(file: file, bytes)
+
+        let verify = s.run("verify")
+        #expect(verify.code == 5, "\(verify)")
+        #expect(verify.stdout.contains("position \(position): checksum"), "\(verify.stdout)")
+        #expect(verify.stderr.contains("the log itself is damaged"), "\(verify.stderr)")
+        for (id, body) in zip(f.others, ["first bystander", "second bystander"]) {
+            #expect(try s.object("show", id)["body"] as? String == body)
+        }
+        #expect(try s.titles("--all").count == 3)
+        Self.expectNoTrap(s, [f.victim] + f.others)
+
+        // A rebuild replays the log: it may refuse, but it must not make the damage disappear.
+        let rebuild = s.run("rebuild")
+        #expect((0...5).contains(rebuild.code), "\(rebuild)")
+        let again = s.run("verify")
+        #expect(again.code == 5 && again.stdout.contains("position \(position): checksum"), "\(again)")
+        #expect(try s.object("show", f.others[0])["body"] as? String == "first bystander")
+    }
+
+    @Test("an event altered with a recomputed checksum is caught by the hash chain alone")
+    func chainCatchesRecomputedChecksum() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        let position = try f.position(holding: Fixture.marker)
+        // Change the actor (which no projection holds) and recompute the CRC-32C, as someone
+        // who knows the format would: only the chain digest can tell.
+        let env = try Environment(path: s.store)
+        let events = try env.openDatabase("events")
+        var key = [UInt8](repeating: 0, count: 8)
+        for b in 0..<8 { key[b] = UInt8(truncatingIfNeeded: position >> (56 - 8 * UInt64(b))) }
+        try env.write { txn throws in
+            var value = try #require(try txn.get(events, key: key))
+            let actor = Array("tester@test".utf8)
+            let at = try #require(firstIndex(of: actor, in: value, from: 0))
+            value[at] = UInt8(ascii: "T")
+            let crc = CRC32C.checksum(Array(value[0..<(value.count - 4)]))
+            for b in 0..<4 { value[value.count - 4 + b] = UInt8(truncatingIfNeeded: crc >> (24 - 8 * UInt32(b))) }
+            try txn.put(events, key: key, value: value)
+        }
+
+        let verify = s.run("verify", "--json")
+        #expect(verify.code == 5, "\(verify)")
+        let problems = try #require(try verify.object()["problems"] as? [[String: Any]])
+        #expect(problems.count == 1, "\(problems)")
+        #expect(problems.first?["kind"] as? String == "chain")
+        #expect(problems.first?["position"] as? Int == Int(position))
+        // The event itself reads (its checksum is right), and so does everything else.
+        #expect(try s.object("show", f.victim)["body"] as? String == "the current body")
+        Self.expectNoTrap(s, [f.victim] + f.others)
+        #expect(s.run("rebuild").code == 0)
+        let again = s.run("verify")
+        #expect(again.code == 5 && again.stdout.contains("position \(position): chain"), "\(again)")
+    }
+
+    /// The victim's record in the active notes projection, changed by `damage` through LMDB.
+    func damageNoteRecord(_ f: Fixture, _ damage: (inout [UInt8]) -> Void) throws {
+        let book = try Notebook(path: f.sandbox.store, options: libraryOptions())
+        let id = try book.resolve(f.victim)
+        let db = try book.read { _, dbs in dbs["notes"] }
+        try book.store.environment.write { txn throws in
+            var value = try #require(try txn.get(db, key: id.bytes))
+            damage(&value)
+            try txn.put(db, key: id.bytes, value: value)
+        }
+    }
+
+    @Test(
+        "a damaged projection record: verify names the note, other notes read, rebuild repairs it",
+        arguments: ["changed body", "truncated record", "missing list entry"])
+    func damagedProjection(kind: String) throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        switch kind {
+        case "changed body":
+            try damageNoteRecord(f) { value in
+                let at = firstIndex(of: Array("current".utf8), in: value, from: 0) ?? value.count / 2
+                value[at] ^= 0x01
+            }
+        case "truncated record":
+            try damageNoteRecord(f) { value in value.removeLast(value.count / 2) }
+        default:
+            let book = try Notebook(path: s.store, options: libraryOptions())
+            let id = try book.resolve(f.victim)
+            let db = try book.read { _, dbs in dbs["list"] }
+            try book.store.environment.write { txn throws in
+                var doomed: [UInt8]?
+                try txn.withCursor(db) { c in
+                    var entry = try c.first()
+                    while let e = entry, doomed == nil {
+                        if contains(Array(e.key), id.bytes) { doomed = Array(e.key) }
+                        entry = try c.next()
+                    }
+                }
+                #expect(try txn.delete(db, key: try #require(doomed)))
+            }
+        }
+
+        let verify = s.run("verify")
+        #expect(verify.code == 5, "\(verify)")
+        #expect(verify.stdout.contains("projection:"), "\(verify.stdout)")
+        if kind != "missing list entry" {
+            #expect(verify.stdout.contains(f.victim), "names the note: \(verify.stdout)")
+        }
+        #expect(verify.stderr.contains("notes rebuild"), "suggests the repair: \(verify.stderr)")
+        for (id, body) in zip(f.others, ["first bystander", "second bystander"]) {
+            #expect(try s.object("show", id)["body"] as? String == body)
+        }
+        let victim = s.run("show", f.victim, "--json")
+        #expect(victim.code == 0 || victim.code == 5, "\(victim)")
+        if kind == "truncated record" { #expect(victim.code == 5 && victim.stderr.contains("notes rebuild")) }
+        Self.expectNoTrap(s, [f.victim] + f.others)
+
+        try s.ok("rebuild")
+        #expect(s.run("verify").code == 0)
+        #expect(try s.object("show", f.victim)["body"] as? String == "the current body")
+        #expect(try s.titles("--all").count == 3)
+    }
+}
+
+/// The first index at or after `start` where `needle` occurs in `haystack`.
+func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+    guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
+    var i = start
+    while i <= haystack.count - needle.count {
+        if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+        i += 1
+    }
+    return nil
+}
+
+func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool { firstIndex(of: needle, in: haystack, from: 0) != nil }
