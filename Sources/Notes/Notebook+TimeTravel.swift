@@ -87,7 +87,7 @@ extension Notebook {
     public func state(asOf instant: Int64) throws(NotesError) -> NotebookState {
         do {
             let position = try store.read { txn in try store.position(atOrBefore: instant, in: txn) }
-            return try NotebookState.replay(store: store, upTo: position)
+            return try NotebookState.replayNewestFirst(store: store, upTo: position)
         } catch { throw NotesError.wrap(error) }
     }
 }

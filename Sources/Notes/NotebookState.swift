@@ -1,4 +1,5 @@
 public import EventStore
+import Glibc
 
 /// The whole notebook folded in memory: what a rebuild writes and what `--as-of` queries read.
 public struct NotebookState: Sendable {
@@ -26,7 +27,8 @@ public struct NotebookState: Sendable {
         case .category(let id):
             guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
             else {
-                throw StoreError.damaged(position: position, detail: "\(type) v\(schemaVersion) is not a category event")
+                throw StoreError.damaged(
+                    position: position, detail: "\(type) v\(schemaVersion) is not a category event")
             }
             switch event {
             case .created(let name): categories[id] = Category(id: id, name: name, createdAt: instant)
@@ -69,19 +71,425 @@ public struct NotebookState: Sendable {
     }
 
     /// Replays the log from the start up to `position` (inclusive) in one read snapshot.
+    ///
+    /// Current-schema note events are decoded straight from the stored bytes into the note
+    /// they change (no type string, no intermediate event, one table lookup); legacy events and
+    /// category events take the general path through ``apply(_:store:)``'s rules. The result
+    /// is the same fold as ``NoteFold``.
     public static func replay(
         store: EventStore, upTo position: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
     ) throws -> NotebookState {
-        var state = NotebookState()
+        var replayer = Replayer()
         try store.read { txn in
             try store.forEachEvent(from: 1, in: txn) { view in
                 guard view.position <= position else { return false }
-                try state.apply(view, store: store)
+                try replayer.apply(view, store: store)
                 if let progress, view.position % 65_536 == 0 { progress(view.position) }
                 return true
             }
         }
-        return state
+        return replayer.finish()
+    }
+}
+
+/// The working state of a replay: notes in an array found through an open-addressing table
+/// keyed by id, so each event costs one probe and an in-place change.
+struct Replayer {
+    private var notes: [Note] = []
+    private var table = NoteTable()
+    private var state = NotebookState()
+
+    init() { notes.reserveCapacity(1024) }
+
+    mutating func apply(_ view: EventView, store: EventStore) throws {
+        state.events += 1
+        switch StreamRef(view.streamBytes) {
+        case .note(let id):
+            if let kind = NoteEventKind(view.typeBytes), kind.schemaVersion == view.schemaVersion {
+                try apply(
+                    kind, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
+                    position: view.position)
+            } else {
+                try applyLifted(view, id: id, store: store)
+            }
+        case .category:
+            // Few and far between: the general rules.
+            state.events -= 1
+            try state.apply(view, store: store)
+        case .other:
+            break
+        }
+    }
+
+    private mutating func apply(
+        _ kind: NoteEventKind, payload: UnsafeRawBufferPointer, id: Identifier, at instant: Int64, version: UInt64,
+        position: UInt64
+    ) throws {
+        var r = ByteReader(payload)
+        if kind == .created {
+            let note = Note(
+                id: id, title: try r.readString(), body: try r.readString(), pinned: try r.readBool(),
+                category: try r.readOptionalIdentifier(), createdAt: instant, updatedAt: instant, version: version)
+            try r.expectEnd()
+            if let i = table.find(id) {
+                notes[i] = note
+            } else {
+                table.insert(id, index: notes.count)
+                notes.append(note)
+            }
+            return
+        }
+        guard let i = table.find(id) else {
+            throw StoreError.damaged(position: position, detail: "note \(id) does not begin with NoteCreated")
+        }
+        switch kind {
+        case .created: break
+        case .retitled: notes[i].title = try r.readString()
+        case .bodyEdited: notes[i].body = try r.readString()
+        case .pinned: notes[i].pinned = true
+        case .unpinned: notes[i].pinned = false
+        case .categorized: notes[i].category = try r.readOptionalIdentifier()
+        case .archived: notes[i].archived = true
+        case .unarchived: notes[i].archived = false
+        case .trashed: notes[i].trashed = true
+        case .untrashed: notes[i].trashed = false
+        case .restored:
+            _ = try r.readSigned()
+            let title = try r.readString()
+            let body = try r.readString()
+            let pinned = try r.readBool()
+            let category = try r.readOptionalIdentifier()
+            notes[i].title = title
+            notes[i].body = body
+            notes[i].pinned = pinned
+            notes[i].category = category
+            notes[i].trashed = false
+        }
+        try r.expectEnd()
+        notes[i].updatedAt = instant
+        notes[i].version = version
+    }
+
+    /// Legacy (or unknown) note events: upcast, decode, fold with ``NoteFold``.
+    private mutating func applyLifted(_ view: EventView, id: Identifier, store: EventStore) throws {
+        for e in try store.lift(view) {
+            let event = try e.payload.withUnsafeBytes { p in
+                try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: p)
+            }
+            guard let event else {
+                throw StoreError.damaged(
+                    position: e.position, detail: "\(e.type) v\(e.schemaVersion) is not a note event")
+            }
+            let index = table.find(id)
+            guard
+                let next = NoteFold.apply(
+                    event, to: index.map { notes[$0] }, id: id, at: e.recordedAt, version: e.version)
+            else {
+                throw StoreError.damaged(position: e.position, detail: "note \(id) does not begin with NoteCreated")
+            }
+            if let index {
+                notes[index] = next
+            } else {
+                table.insert(id, index: notes.count)
+                notes.append(next)
+            }
+        }
+    }
+
+    consuming func finish() -> NotebookState {
+        var result = state
+        result.notes.reserveCapacity(notes.count)
+        for n in notes { result.notes[n.id] = n }
+        return result
+    }
+}
+
+extension NotebookState {
+    /// The same state as ``replay(store:upTo:progress:)``, read newest first: each field of a
+    /// note is decoded only from the last event that set it, and a note's events before its
+    /// creation are not read at all, so the superseded titles and bodies that dominate a long
+    /// log are never turned into strings. `--as-of` uses it; rebuild and verify use the forward
+    /// replay, which decodes (and so checks) every payload.
+    public static func replayNewestFirst(store: EventStore, upTo position: UInt64 = .max) throws -> NotebookState {
+        var replayer = NewestFirstReplayer()
+        try store.read { txn in
+            let start = min(position, try store.headPosition(in: txn))
+            guard start > 0 else { return }
+            try store.forEachEvent(from: start, reverse: true, in: txn) { view in
+                try replayer.apply(view, store: store)
+                return true
+            }
+        }
+        return try replayer.finish()
+    }
+}
+
+/// Folds events newest first: a field is taken from the newest event that sets it, and a
+/// note is complete once its (newest) creation is reached.
+struct NewestFirstReplayer {
+    private struct Partial {
+        var note: Note
+        /// Fields already taken from a newer event.
+        var set: Fields = []
+        var complete = false
+    }
+
+    private struct Fields: OptionSet {
+        let rawValue: UInt8
+        static let title = Fields(rawValue: 1)
+        static let body = Fields(rawValue: 2)
+        static let pinned = Fields(rawValue: 4)
+        static let category = Fields(rawValue: 8)
+        static let archived = Fields(rawValue: 16)
+        static let trashed = Fields(rawValue: 32)
+    }
+
+    /// A category event kept for a forward fold at the end (categories have few events).
+    private struct CategoryStep {
+        var type: String
+        var schemaVersion: UInt32
+        var payload: [UInt8]
+        var id: Identifier
+        var version: UInt64
+        var instant: Int64
+        var position: UInt64
+    }
+
+    private var notes: [Partial] = []
+    private var table = NoteTable()
+    private var categorySteps: [CategoryStep] = []
+    private var events: UInt64 = 0
+
+    init() { notes.reserveCapacity(1024) }
+
+    mutating func apply(_ view: EventView, store: EventStore) throws {
+        events += 1
+        switch StreamRef(view.streamBytes) {
+        case .note(let id):
+            let index = table.find(id)
+            if let index, notes[index].complete { return }
+            if let kind = NoteEventKind(view.typeBytes), kind.schemaVersion == view.schemaVersion {
+                let i = index ?? open(id, at: view.recordedAt, version: view.version)
+                try apply(kind, payload: view.payload, to: i, at: view.recordedAt)
+            } else {
+                for e in try store.lift(view).reversed() {
+                    let event = try e.payload.withUnsafeBytes { p in
+                        try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: p)
+                    }
+                    guard let event else {
+                        throw StoreError.damaged(
+                            position: e.position, detail: "\(e.type) v\(e.schemaVersion) is not a note event")
+                    }
+                    let i = table.find(id) ?? open(id, at: e.recordedAt, version: e.version)
+                    if notes[i].complete { break }
+                    apply(event, to: i, at: e.recordedAt)
+                }
+            }
+        case .category(let id):
+            // Lifted now, applied in reverse at the end; the last lifted must come out last.
+            for e in try store.lift(view).reversed() {
+                categorySteps.append(
+                    CategoryStep(
+                        type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, id: id, version: e.version,
+                        instant: e.recordedAt, position: e.position))
+            }
+        case .other:
+            break
+        }
+    }
+
+    /// Starts a note at its newest event, which gives its version and update time.
+    private mutating func open(_ id: Identifier, at instant: Int64, version: UInt64) -> Int {
+        let i = notes.count
+        table.insert(id, index: i)
+        notes.append(
+            Partial(note: Note(id: id, title: "", body: "", createdAt: instant, updatedAt: instant, version: version)))
+        return i
+    }
+
+    private mutating func apply(_ kind: NoteEventKind, payload: UnsafeRawBufferPointer, to i: Int, at instant: Int64)
+        throws
+    {
+        var r = ByteReader(payload)
+        let set = notes[i].set
+        switch kind {
+        case .created, .restored:
+            if kind == .restored { _ = try r.readSigned() }
+            if set.contains(.title) { _ = try r.readBlob() } else { notes[i].note.title = try r.readString() }
+            if set.contains(.body) { _ = try r.readBlob() } else { notes[i].note.body = try r.readString() }
+            let pinned = try r.readBool()
+            let category = try r.readOptionalIdentifier()
+            if !set.contains(.pinned) { notes[i].note.pinned = pinned }
+            if !set.contains(.category) { notes[i].note.category = category }
+            notes[i].set.formUnion([.title, .body, .pinned, .category, .trashed])
+            if kind == .created {
+                // A creation starts from nothing: flags no newer event set are off.
+                if !set.contains(.archived) { notes[i].note.archived = false }
+                notes[i].note.createdAt = instant
+                notes[i].complete = true
+            }
+            if !set.contains(.trashed) { notes[i].note.trashed = false }
+        case .retitled:
+            guard !set.contains(.title) else { return }
+            notes[i].note.title = try r.readString()
+            notes[i].set.insert(.title)
+        case .bodyEdited:
+            guard !set.contains(.body) else { return }
+            notes[i].note.body = try r.readString()
+            notes[i].set.insert(.body)
+        case .categorized:
+            guard !set.contains(.category) else { return }
+            notes[i].note.category = try r.readOptionalIdentifier()
+            notes[i].set.insert(.category)
+        case .pinned, .unpinned:
+            guard !set.contains(.pinned) else { return }
+            notes[i].note.pinned = kind == .pinned
+            notes[i].set.insert(.pinned)
+        case .archived, .unarchived:
+            guard !set.contains(.archived) else { return }
+            notes[i].note.archived = kind == .archived
+            notes[i].set.insert(.archived)
+        case .trashed, .untrashed:
+            guard !set.contains(.trashed) else { return }
+            notes[i].note.trashed = kind == .trashed
+            notes[i].set.insert(.trashed)
+        }
+        try r.expectEnd()
+    }
+
+    /// A decoded (lifted) event, by the same rules.
+    private mutating func apply(_ event: NoteEvent, to i: Int, at instant: Int64) {
+        let set = notes[i].set
+        func take(_ field: Fields, _ change: (inout Note) -> Void) {
+            guard !set.contains(field) else { return }
+            change(&notes[i].note)
+            notes[i].set.insert(field)
+        }
+        switch event {
+        case .created(let title, let body, let pinned, let category),
+            .restored(_, let title, let body, let pinned, let category):
+            take(.title) { $0.title = title }
+            take(.body) { $0.body = body }
+            take(.pinned) { $0.pinned = pinned }
+            take(.category) { $0.category = category }
+            take(.trashed) { $0.trashed = false }
+            if case .created = event {
+                take(.archived) { $0.archived = false }
+                notes[i].note.createdAt = instant
+                notes[i].complete = true
+            }
+        case .retitled(let title): take(.title) { $0.title = title }
+        case .bodyEdited(let body): take(.body) { $0.body = body }
+        case .pinned: take(.pinned) { $0.pinned = true }
+        case .unpinned: take(.pinned) { $0.pinned = false }
+        case .categorized(let category): take(.category) { $0.category = category }
+        case .archived: take(.archived) { $0.archived = true }
+        case .unarchived: take(.archived) { $0.archived = false }
+        case .trashed: take(.trashed) { $0.trashed = true }
+        case .untrashed: take(.trashed) { $0.trashed = false }
+        }
+    }
+
+    consuming func finish() throws -> NotebookState {
+        var result = NotebookState()
+        result.notes.reserveCapacity(notes.count)
+        for p in notes {
+            guard p.complete else {
+                throw StoreError.damaged(position: nil, detail: "note \(p.note.id) does not begin with NoteCreated")
+            }
+            result.notes[p.note.id] = p.note
+        }
+        for step in categorySteps.reversed() {
+            try step.payload.withUnsafeBytes { payload in
+                try result.apply(
+                    type: step.type, schemaVersion: step.schemaVersion, payload: payload, stream: .category(step.id),
+                    version: step.version, at: step.instant, position: step.position)
+            }
+        }
+        result.events = events
+        return result
+    }
+}
+
+/// The current-schema note event types, recognised from the stored type bytes without
+/// making a string.
+enum NoteEventKind: UInt8 {
+    case created, retitled, bodyEdited, pinned, unpinned, categorized, archived, unarchived, trashed, untrashed,
+        restored
+
+    var schemaVersion: UInt32 { self == .created ? 2 : 1 }
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        // "Note" then a distinguishing rest; lengths narrow it to one or two candidates.
+        guard bytes.count >= 10, let base = bytes.baseAddress, memcmp(base, "Note", 4) == 0 else { return nil }
+        func rest(_ s: StaticString) -> Bool {
+            s.utf8CodeUnitCount == bytes.count - 4 && memcmp(base + 4, s.utf8Start, bytes.count - 4) == 0
+        }
+        switch bytes.count {
+        case 10 where rest("Pinned"): self = .pinned
+        case 11 where rest("Created"): self = .created
+        case 11 where rest("Trashed"): self = .trashed
+        case 12 where rest("Retitled"): self = .retitled
+        case 12 where rest("Unpinned"): self = .unpinned
+        case 12 where rest("Archived"): self = .archived
+        case 12 where rest("Restored"): self = .restored
+        case 13 where rest("Untrashed"): self = .untrashed
+        case 14 where rest("BodyEdited"): self = .bodyEdited
+        case 14 where rest("Unarchived"): self = .unarchived
+        case 15 where rest("Categorized"): self = .categorized
+        default: return nil
+        }
+    }
+}
+
+/// Note ids to array indexes: open addressing with linear probing, kept at most half full.
+/// Ids are mixed before use, so sequential test ids spread as well as random UUIDs.
+struct NoteTable {
+    private struct Slot {
+        var high: UInt64
+        var low: UInt64
+        /// Index + 1; 0 marks an empty slot.
+        var value: Int
+    }
+
+    private var slots = [Slot](repeating: Slot(high: 0, low: 0, value: 0), count: 1024)
+    private var count = 0
+
+    @inline(__always)
+    private static func hash(_ id: Identifier) -> Int {
+        var x = id.high ^ (id.low &* 0x9E37_79B9_7F4A_7C15)
+        x ^= x >> 31
+        x &*= 0xD6E8_FEB8_6659_FD93
+        x ^= x >> 32
+        return Int(truncatingIfNeeded: x)
+    }
+
+    func find(_ id: Identifier) -> Int? {
+        let mask = slots.count - 1
+        var i = Self.hash(id) & mask
+        while true {
+            let s = slots[i]
+            if s.value == 0 { return nil }
+            if s.high == id.high && s.low == id.low { return s.value - 1 }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Inserts an id known to be absent.
+    mutating func insert(_ id: Identifier, index: Int) {
+        if (count + 1) * 2 > slots.count { grow() }
+        let mask = slots.count - 1
+        var i = Self.hash(id) & mask
+        while slots[i].value != 0 { i = (i + 1) & mask }
+        slots[i] = Slot(high: id.high, low: id.low, value: index + 1)
+        count += 1
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [Slot](repeating: Slot(high: 0, low: 0, value: 0), count: old.count * 2)
+        count = 0
+        for s in old where s.value != 0 { insert(Identifier(high: s.high, low: s.low), index: s.value - 1) }
     }
 }
 
@@ -113,21 +521,29 @@ public enum StreamRef: Sendable, Equatable {
     static let notePrefix = Array("note/".utf8)
     static let categoryPrefix = Array("category/".utf8)
 
-    /// Parses the canonical 36-character UUID form.
+    /// Parses the canonical 36-character UUID form (lowercase hex, as streams are named).
     static func parseID(_ b: UnsafeRawBufferPointer) -> Identifier? {
-        guard b.count == 36 else { return nil }
+        guard b.count == 36, b[8] == 0x2D, b[13] == 0x2D, b[18] == 0x2D, b[23] == 0x2D else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0
-        var n = 0
-        for (i, c) in b.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard c == UInt8(ascii: "-") else { return nil }
-                continue
+        // Any byte that is not a lowercase hex digit sets a bit above the low nibble.
+        var invalid: UInt8 = 0
+        hexValues.withUnsafeBufferPointer { table in
+            for i in 0..<18 where i != 8 && i != 13 {
+                let v = table[Int(b[i])]
+                invalid |= v
+                high = high << 4 | UInt64(v & 0x0F)
             }
-            guard let v = hexDigit(c) else { return nil }
-            if n < 16 { high = high << 4 | UInt64(v) } else { low = low << 4 | UInt64(v) }
-            n += 1
+            for i in 19..<36 where i != 23 {
+                let v = table[Int(b[i])]
+                invalid |= v
+                low = low << 4 | UInt64(v & 0x0F)
+            }
         }
+        guard invalid & 0xF0 == 0 else { return nil }
         return Identifier(high: high, low: low)
     }
+
+    /// Each byte's value as a lowercase hex digit, or 0xFF.
+    static let hexValues: [UInt8] = (0..<256).map { hexDigit(UInt8($0)) ?? 0xFF }
 }

@@ -515,3 +515,58 @@ struct LegacyHistoryTests {
         #expect(try f.book.undo(id).note.pinned == false)
     }
 }
+
+@Suite("History: replay for --as-of")
+struct ReplayEquivalenceTests {
+    /// The general per-event fold (``NotebookState/apply(_:store:)``), the reference both fast
+    /// replays must equal.
+    static func reference(_ store: EventStore, upTo position: UInt64) throws -> NotebookState {
+        var state = NotebookState()
+        try store.read { txn in
+            try store.forEachEvent(from: 1, in: txn) { view in
+                guard view.position <= position else { return false }
+                try state.apply(view, store: store)
+                return true
+            }
+        }
+        return state
+    }
+
+    @Test("forward and newest-first replays equal the per-event fold at every cut, legacy events included")
+    func replaysAgree() throws {
+        var template = Array("/tmp/notes-replay-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { p in p.baseAddress.flatMap { mkdtemp($0) } }
+        let path = String(cString: try #require(dir))
+        defer {
+            unlink(path + "/data.mdb")
+            unlink(path + "/lock.mdb")
+            rmdir(path)
+        }
+        var config = EventStore.Configuration(registry: NotesSchema.registry)
+        config.environment.noSync = true
+        let store = try EventStore(path: path, configuration: config)
+        var workload = EventWorkload(
+            .init(notes: 150, events: 4_000, categories: 6, legacyShare: 0.25, hotNoteVersions: 200, seed: 7))
+        while case let batch = workload.next(batch: 1_000), !batch.isEmpty {
+            try store.write { txn, appender in
+                for e in batch { try appender.append([e.event], to: e.stream, in: txn) }
+            }
+        }
+        let catalogue = try store.catalogue()
+        #expect(catalogue.keys.contains { $0.type == "NoteUpdated" }, "the workload has legacy events")
+        #expect(catalogue.keys.contains { $0.type == "NoteRestored" || $0.type == "CategoryRenamed" })
+        for cut in [0, 1, 37, 1_000, 2_500, 3_999, 4_000, UInt64.max] as [UInt64] {
+            let expected = try Self.reference(store, upTo: cut)
+            for (name, state) in [
+                ("forward", try NotebookState.replay(store: store, upTo: cut)),
+                ("newest first", try NotebookState.replayNewestFirst(store: store, upTo: cut)),
+            ] {
+                #expect(state.events == expected.events, "\(name) at \(cut)")
+                #expect(state.categories == expected.categories, "\(name) at \(cut)")
+                #expect(state.notes.count == expected.notes.count, "\(name) at \(cut)")
+                let wrong = expected.notes.values.filter { state.notes[$0.id] != $0 }.count
+                #expect(wrong == 0, "\(name) at \(cut): \(wrong) notes differ")
+            }
+        }
+    }
+}
