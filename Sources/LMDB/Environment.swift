@@ -194,9 +194,27 @@ public final class Environment: @unchecked Sendable {
                 try growMap()
                 continue
             }
-            try check(commit, "mdb_txn_commit")
+            try check(commit == EIO ? reclassifiedIOError() : commit, "mdb_txn_commit")
             return result
         }
+    }
+
+    /// liblmdb reports a short write as `EIO` (mdb_page_flush), and a short write is what a full
+    /// disk or the file size limit (`ulimit -f`) produce: name those causes so callers can say
+    /// "the disk is full" instead of "Input/output error". A real I/O error keeps `EIO`.
+    private func reclassifiedIOError() -> Int32 {
+        var limit = rlimit()
+        var st = stat()
+        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+            stat(path + "/data.mdb", &st) == 0, UInt64(st.st_size) &+ 65_536 > UInt64(limit.rlim_cur)
+        {
+            return EFBIG
+        }
+        var fs = statvfs()
+        guard statvfs(path, &fs) == 0 else { return EIO }
+        // Below 1 MiB free (for root, counting the blocks reserved for it) the short write was ENOSPC.
+        let free = UInt64(getuid() == 0 ? fs.f_bfree : fs.f_bavail) &* UInt64(fs.f_frsize)
+        return free < 1 << 20 ? ENOSPC : EIO
     }
 
     /// Begins a transaction; the caller holds `resizeLock` shared, and holds it again on return.
