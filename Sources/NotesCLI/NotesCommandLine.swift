@@ -36,6 +36,8 @@ public enum NotesCommandLine {
     public static func run(arguments: [String], environment: [String: String]) -> Int32 {
         let terminal = Terminal(environment: environment)
         signal(SIGPIPE, SIG_IGN)
+        // Past `ulimit -f` a write must fail with EFBIG (reported as a full disk), not kill us silently.
+        signal(SIGXFSZ, SIG_IGN)
         let parser = ArgumentParser(
             commandOptions: { findCommand($0)?.options }, commandNames: allCommands.map(\.name))
         do {
