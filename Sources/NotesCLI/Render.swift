@@ -43,11 +43,11 @@ extension Context {
         if n.archived { flags.append("archived") }
         if n.trashed { flags.append(t.red("trashed")) }
         t.print(t.bold(n.title))
-        var meta = "\(t.cyan(shortID(n.id)))  v\(n.version)  updated \(relative(n.updatedAt))"
-        meta += "  created \(relative(n.createdAt))"
+        var meta = "  v\(n.version)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
         if let c = try notebook().categoryName(n.category) { meta += "  [\(c)]" }
-        if !flags.isEmpty { meta += "  " + flags.joined(separator: " ") }
-        t.print(t.dim(meta))
+        var line = t.cyan(shortID(n.id)) + t.dim(meta)
+        if !flags.isEmpty { line += "  " + flags.joined(separator: " ") }
+        t.print(line)
         if !n.body.isEmpty {
             t.print()
             t.print(n.body, terminator: n.body.hasSuffix("\n") ? "" : "\n")

@@ -23,7 +23,7 @@ final class Terminal {
 
     /// Text styles, empty when color is off.
     func style(_ code: String, _ text: String) -> String {
-        colorAllowed ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+        colorAllowed && !text.isEmpty ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
     func bold(_ s: String) -> String { style("1", s) }
     func dim(_ s: String) -> String { style("2", s) }
@@ -133,5 +133,7 @@ func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?
 /// The C library's message for the current `errno`.
 func errorText() -> String {
     guard let p = strerror(errno) else { return "error \(errno)" }
-    return String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)), as: UTF8.self)
+    return String(
+        decoding: UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)),
+        as: UTF8.self)
 }
