@@ -168,7 +168,8 @@ extension EventStore {
             }
             let context = RebuildContext(store: self, token: token)
             try projections.rebuild(context: context, head: head, into: spare)
-            let total = try environment.write { txn in
+            // The swap and its upgrade-log entry commit together: a kill cannot lose the entry.
+            return try environment.write { txn in
                 try checkRebuildToken(token, in: txn)
                 // Events appended by other processes during the rebuild.
                 var caughtUp: [LiftedEvent] = []
@@ -183,13 +184,12 @@ extension EventStore {
                     meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
                 _ = try txn.delete(meta, key: Array(Names.rebuildTokenKey.utf8))
                 for db in old.all { try txn.clear(db) }
-                return try headPosition(in: txn)
+                let report = RebuildReport(
+                    fromVersion: previous, toVersion: currentProjectionVersion, events: try headPosition(in: txn),
+                    microseconds: EventStore.monotonicMicros() - startClock, startedAt: started, reason: reason)
+                try appendUpgradeLog(report, in: txn)
+                return report
             }
-            let report = RebuildReport(
-                fromVersion: previous, toVersion: currentProjectionVersion, events: total,
-                microseconds: EventStore.monotonicMicros() - startClock, startedAt: started, reason: reason)
-            try appendUpgradeLog(report)
-            return report
         } catch { throw StoreError.wrap(error) }
     }
 
@@ -200,26 +200,24 @@ extension EventStore {
         return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
     }
 
-    private func appendUpgradeLog(_ r: RebuildReport) throws {
-        try environment.write { txn in
-            let prefix = Array(Names.upgradeLogPrefix.utf8)
-            var next: UInt64 = 1
-            try txn.withCursor(meta) { c in
-                var probe = prefix
-                probe.append(0xFF)
-                if let e = try c.seekAtOrBeforeKey(probe), e.key.starts(with: prefix), e.key.count == prefix.count + 8 {
-                    next = UInt64(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self)) + 1
-                }
+    private func appendUpgradeLog(_ r: RebuildReport, in txn: borrowing Transaction) throws {
+        let prefix = Array(Names.upgradeLogPrefix.utf8)
+        var next: UInt64 = 1
+        try txn.withCursor(meta) { c in
+            var probe = prefix
+            probe.append(0xFF)
+            if let e = try c.seekAtOrBeforeKey(probe), e.key.starts(with: prefix), e.key.count == prefix.count + 8 {
+                next = UInt64(bigEndian: e.key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self)) + 1
             }
-            var w = ByteWriter()
-            w.write(optionalString: r.fromVersion)
-            w.write(string: r.toVersion)
-            w.write(varint: r.events)
-            w.write(signed: r.microseconds)
-            w.write(signed: r.startedAt)
-            w.write(string: r.reason)
-            try txn.put(meta, key: prefix + keyBytes(next), value: w.bytes)
         }
+        var w = ByteWriter()
+        w.write(optionalString: r.fromVersion)
+        w.write(string: r.toVersion)
+        w.write(varint: r.events)
+        w.write(signed: r.microseconds)
+        w.write(signed: r.startedAt)
+        w.write(string: r.reason)
+        try txn.put(meta, key: prefix + keyBytes(next), value: w.bytes)
     }
 
     /// Every rebuild recorded in the store's upgrade log, oldest first.

@@ -213,10 +213,13 @@ public final class NotesProjection: ProjectionSet {
     // MARK: Rebuild
 
     public func rebuild(context: RebuildContext, head: UInt64, into databases: ProjectionDatabases) throws {
+        // The first and last reports let a progress bar time the whole rebuild and clear itself.
+        context.progress(0, of: head)
         let state = try NotebookState.replay(store: context.store, upTo: head) { done in
-            context.progress(done, of: head)
+            context.progress(min(done, head &- 1), of: head)
         }
         try write(state, context: context, databases: databases)
+        context.progress(head, of: head)
     }
 
     /// Writes a folded state into empty projection databases, in sorted bulk order.

@@ -12,6 +12,8 @@ final class Context: @unchecked Sendable {
     let clock: @Sendable () -> Int64
     let config: Config
     private var openedNotebook: Notebook?
+    /// The bar of a rebuild in progress, cleared when the open that ran it ends.
+    private var rebuildProgress: RebuildProgress?
 
     init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
         throws(CLIError)
@@ -111,12 +113,16 @@ final class Context: @unchecked Sendable {
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
         options.maxBodyBytes = try bodyLimitSetting()
+        // A rebuild (at open when the projections' code changed, or `notes rebuild`) can take a
+        // while on a big store: a bar on a terminal, nothing otherwise.
         if terminal.stderrIsTTY {
-            options.progress = { done, total in
-                guard total > 0 else { return }
-                writeAll(fd: 2, Array("\rrebuilding projections: \(done * 100 / total)% ".utf8))
+            let progress = RebuildProgress { [terminal] in
+                ProgressBar(label: "rebuilding projections", terminal: terminal)
             }
+            options.progress = { done, total in progress.update(done, of: total) }
+            rebuildProgress = progress
         }
+        defer { rebuildProgress?.finish() }
         var st = stat()
         let exists = stat(path, &st) == 0
         if command.readsOnly && !exists {

@@ -31,6 +31,29 @@ final class ProgressBar: @unchecked Sendable {
 
     func finish() {
         if drawn { terminal.stderr("\r\u{1B}[K") }
+        drawn = false
+    }
+}
+
+/// The progress of rebuilds reported through ``Notebook/Options/progress``: a fresh bar for each
+/// rebuild (made on its first report, so its rate and time left are its own), cleared when the
+/// rebuild reports its last event.
+final class RebuildProgress: @unchecked Sendable {
+    private let makeBar: () -> ProgressBar
+    private var bar: ProgressBar?
+
+    init(_ makeBar: @escaping () -> ProgressBar) { self.makeBar = makeBar }
+
+    func update(_ done: UInt64, of total: UInt64) {
+        let bar = self.bar ?? makeBar()
+        self.bar = bar
+        bar.update(done, of: total)
+        if done >= total { finish() }
+    }
+
+    func finish() {
+        bar?.finish()
+        bar = nil
     }
 }
 
