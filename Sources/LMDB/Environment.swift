@@ -74,7 +74,8 @@ public final class Environment: @unchecked Sendable {
         do {
             try check(mdb_env_set_maxdbs(env, options.maxDatabases), "mdb_env_set_maxdbs")
             try check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders")
-            try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize")
+            // A cap below the initial size is the size: the store must never outgrow its cap.
+            try check(mdb_env_set_mapsize(env, min(options.mapSize, options.maxMapSize)), "mdb_env_set_mapsize")
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
