@@ -1,0 +1,82 @@
+import EventStore
+import Notes
+
+extension Suite {
+    /// Process start to exit of `notes show`, `notes list` and `notes search` on the store,
+    /// against the `sqlite3` CLI running the equivalent query on the same notes.
+    func benchProcesses() throws {
+        guard let notes = notesBinary() else {
+            log(
+                "skipping cli: no release `notes` next to notes-bench; build it first with "
+                    + "`swift build -c release --product notes`")
+            return
+        }
+        guard onPath("sqlite3") else {
+            log("skipping cli: the sqlite3 CLI is not installed (apt-get install sqlite3)")
+            return
+        }
+        let store = try store()
+        let all = try { () throws -> [Note] in
+            let book = try openBook(store)
+            return try NotebookState.replay(store: book.store).notes.values.sorted { $0.id < $1.id }
+        }()
+        let db = root + "/notes.sqlite"
+        log("writing \(format(Double(all.count))) notes to SQLite for the sqlite3 peer")
+        try SQLitePeer.write(all, to: db)
+        var rng = WorkloadRandom(seed: 5)
+        let shown = data.noteIDs[rng.next(below: data.noteIDs.count)]
+        let prefix = String(shown.hex.prefix(8))
+        let word = data.searchWord
+        let env = ["NO_COLOR": "1", "NOTES_ACTOR": "bench@notes-bench"]
+        let cases: [(name: String, title: String, ours: [String], peer: [String])] = [
+            (
+                "cli-show", "process: notes show ID", [notes, "--store", store, "show", prefix],
+                ["sqlite3", "-readonly", db, SQLitePeer.showQuery(prefix: prefix)]
+            ),
+            (
+                "cli-list", "process: notes list --limit 50", [notes, "--store", store, "list", "--limit", "50"],
+                ["sqlite3", "-readonly", db, SQLitePeer.listQuery]
+            ),
+            (
+                "cli-search", "process: notes search \(word)", [notes, "--store", store, "search", word],
+                ["sqlite3", "-readonly", db, SQLitePeer.searchQuery(word)]
+            ),
+        ]
+        let floor = timeProcess(["/bin/true"], env: env)
+        for c in cases {
+            let check = runProcess(c.ours, environment: env)
+            guard check.status == 0 else {
+                log("skipping \(c.name): `\(c.ours.dropFirst().joined(separator: " "))` exited with \(check.status)")
+                continue
+            }
+            guard runProcess(c.peer, quiet: true).status == 0 else {
+                log("skipping \(c.name): sqlite3 failed on \(c.peer.last ?? "")")
+                continue
+            }
+            var ours: [Double] = []
+            var peer: [Double] = []
+            for i in 0..<(3 + scale.processRuns) {
+                // Interleaved, so both see the same machine load.
+                let o = runProcess(c.ours, environment: env).seconds * 1000
+                let p = runProcess(c.peer, environment: env).seconds * 1000
+                if i >= 3 {
+                    ours.append(o)
+                    peer.append(p)
+                }
+            }
+            let o = Stat(ours)
+            let p = Stat(peer)
+            record(
+                Figure(
+                    name: c.name, title: c.title, unit: "ms", value: o,
+                    extra: [("spawn floor (/bin/true)", "\(fixed(floor.median, 2)) ms")],
+                    peerTitle: "sqlite3 CLI, equivalent query on the same notes", peer: p, ratio: o.median / p.median,
+                    goal: "no slower than sqlite3", goalMet: o.median <= p.median))
+        }
+    }
+
+    private func timeProcess(_ argv: [String], env: [String: String]) -> Stat {
+        let times = (0..<(3 + scale.processRuns)).map { _ in runProcess(argv, environment: env).seconds * 1000 }
+        return Stat(Array(times.dropFirst(3)))
+    }
+}

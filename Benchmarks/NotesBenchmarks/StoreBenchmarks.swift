@@ -1,0 +1,326 @@
+import EventStore
+import Glibc
+import Notes
+
+extension Suite {
+    /// Batched append (10,000 events per commit) with every projection, against raw LMDB
+    /// putting the same envelope bytes with `MDB_APPEND` in the same batches.
+    func benchAppend() throws {
+        let slice = data.events.prefix(min(data.events.count, scale.appendEvents))
+        let warm = slice.prefix(batch)
+        let ours = try measureRate(warmup: 1, runs: scale.heavyRuns) { run in
+            let path = root + "/append-\(run)"
+            defer { removeDirectory(path) }
+            let part = run < 0 ? warm : slice
+            let seconds = try { () throws -> Double in
+                let book = try openBook(path)
+                return try appendBatched(part, to: book.store, batch: batch).reduce(0, +)
+            }()
+            return (seconds, Double(part.count), UInt64(part.count))
+        }
+        let logOnly = try measureRate(warmup: 0, runs: scale.heavyRuns) { run in
+            let path = root + "/append-log-\(run)"
+            defer { removeDirectory(path) }
+            let seconds = try appendBatched(slice, to: try openLog(path), batch: batch).reduce(0, +)
+            return (seconds, Double(slice.count), UInt64(slice.count))
+        }
+        let all = try envelopes()
+        var packed = PackedValues()
+        for i in 0..<min(slice.count, all.count) { all.withValue(i) { packed.append($0) } }
+        let raw = measureRate(warmup: 1, runs: scale.heavyRuns) { run in
+            let path = root + "/raw-append-\(run)"
+            mkdir(path, 0o700)
+            defer { removeDirectory(path) }
+            let seconds = RawLMDB(path: path).appendBatched(packed, batch: batch)
+            return (seconds, Double(packed.count), UInt64(packed.totalBytes))
+        }
+        let avg = packed.count > 0 ? packed.totalBytes / packed.count : 0
+        record(
+            Figure(
+                name: "append",
+                title:
+                    "batched append with all projections (10,000 events/commit, first \(format(Double(slice.count))) events)",
+                unit: "events/s", value: ours,
+                extra: [
+                    ("log only, no projections", "\(format(logOnly.median)) events/s"), ("mean envelope", "\(avg) B"),
+                ],
+                peerTitle: "raw LMDB mdb_put MDB_APPEND of the same envelopes, same batches", peer: raw,
+                ratio: ours.median / raw.median, goal: ">= 100,000 events/s", goalMet: ours.median >= 100_000))
+    }
+
+    /// One event per durable commit (fsync), against raw LMDB's one put + commit.
+    func benchSingleAppend() throws {
+        let warm = 20
+        let n = scale.singleAppends
+        let preload = max(0, min(batch, data.events.count - n - warm))
+        guard preload + warm + n <= data.events.count else { throw BenchError("too few events for single appends") }
+        let path = root + "/single"
+        defer { removeDirectory(path) }
+        var ours: [Double] = []
+        let envelopes = try { () throws -> PackedValues in
+            let book = try openBook(path)
+            _ = try appendBatched(data.events.prefix(preload), to: book.store, batch: batch)
+            for (i, e) in data.events[preload..<(preload + warm + n)].enumerated() {
+                let start = monotonicSeconds()
+                try book.store.append([e.event], to: e.stream, expecting: .any)
+                if i >= warm { ours.append((monotonicSeconds() - start) * 1000) }
+            }
+            return try storedEnvelopes(of: book)
+        }()
+        let rawPath = root + "/single-raw"
+        mkdir(rawPath, 0o700)
+        defer { removeDirectory(rawPath) }
+        let raw = RawLMDB(path: rawPath)
+        var head = PackedValues()
+        for i in 0..<preload { envelopes.withValue(i) { head.append($0) } }
+        _ = raw.appendBatched(head, batch: batch)
+        let singles = (preload..<(preload + warm + n)).map { i in envelopes.withValue(i) { Array($0) } }
+        let rawMs = Array(raw.appendSingly(singles, firstKey: UInt64(preload + 1)).dropFirst(warm))
+        let o = Latency(milliseconds: ours)
+        let r = Latency(milliseconds: rawMs)
+        record(
+            Figure(
+                name: "append-durable", title: "durable single append (one event, one fsync'd commit), p50",
+                unit: "ms", value: Stat(ours),
+                extra: [("p99", "\(fixed(o.p99, 2)) ms"), ("raw p99", "\(fixed(r.p99, 2)) ms"), ("samples", "\(n)")],
+                peerTitle: "raw LMDB one mdb_put + mdb_txn_commit", peer: Stat(rawMs),
+                ratio: o.p50 / r.p50, goal: "p50 within 1.5x of raw", goalMet: o.p50 <= 1.5 * r.p50))
+    }
+
+    /// Every event read with its checksum verified and its envelope decoded.
+    func benchRead() throws {
+        let book = try openBook(try store())
+        let ours = try measureRate(warmup: 1, runs: scale.runs) { _ in
+            var n = 0
+            var sum: UInt64 = 0
+            let start = monotonicSeconds()
+            try book.store.read { txn in
+                try book.store.forEachEvent(from: 1, in: txn) { v in
+                    n += 1
+                    sum &+= v.position &+ UInt64(v.payload.count) &+ UInt64(v.typeBytes.count)
+                    return true
+                }
+            }
+            return (monotonicSeconds() - start, Double(n), sum)
+        }
+        let raw = try rawScan()
+        let ratio = ours.median / raw.median
+        record(
+            Figure(
+                name: "read", title: "read all events (decode envelope + CRC-32C check)", unit: "events/s",
+                value: ours, peerTitle: "raw LMDB cursor scan (MDB_NEXT) of the same envelopes", peer: raw,
+                ratio: ratio, goal: ">= 50% of raw scan", goalMet: ratio >= 0.5))
+    }
+
+    /// Decode + upcast + fold of the whole log into memory (what a rebuild and `--as-of` do
+    /// before writing anything).
+    func benchFold() throws {
+        let book = try openBook(try store())
+        let ours = try measureRate(warmup: 1, runs: scale.runs) { _ in
+            let start = monotonicSeconds()
+            let state = try NotebookState.replay(store: book.store)
+            return (monotonicSeconds() - start, Double(state.events), UInt64(state.notes.count))
+        }
+        let raw = try rawScan()
+        let ratio = ours.median / raw.median
+        record(
+            Figure(
+                name: "fold", title: "decode + upcast + fold every event into notes and categories",
+                unit: "events/s", value: ours, extra: [("legacy events", "\(format(Double(data.legacyEvents)))")],
+                peerTitle: "raw LMDB cursor scan", peer: raw, ratio: ratio, goal: ">= 40% of raw scan",
+                goalMet: ratio >= 0.4))
+    }
+
+    /// A full rebuild of every projection (notes, list index, categories, search) in a child
+    /// process, so its peak memory is its own.
+    func benchRebuild() throws {
+        let path = try store()
+        var peaks: [Int] = []
+        var anon: [Int] = []
+        var seconds: [Double] = []
+        let ours = try measureRate(warmup: 1, runs: scale.heavyRuns) { _ in
+            let out = root + "/rebuild.out"
+            let (status, _) = runProcess([executablePath(), "--child-rebuild", path], stdoutPath: out)
+            guard status == 0, let text = readTextFile(out) else {
+                throw BenchError("rebuild child failed (\(status))")
+            }
+            let f = text.split(separator: " ").compactMap { Double($0.filter { !$0.isWhitespace }) }
+            guard f.count == 4 else { throw BenchError("rebuild child printed \(text)") }
+            peaks.append(Int(f[2]))
+            anon.append(Int(f[3]))
+            seconds.append(f[0])
+            return (f[0], f[1], UInt64(f[1]))
+        }
+        let raw = try rawScan()
+        let measured = Array(seconds.suffix(scale.heavyRuns))
+        setRebuildTime(Stat(measured).median)
+        let hwm = Double(peaks.suffix(scale.heavyRuns).max() ?? 0) / 1_048_576
+        let heap = Double(anon.suffix(scale.heavyRuns).max() ?? 0) / 1_048_576
+        let ratio = ours.median / raw.median
+        record(
+            Figure(
+                name: "rebuild", title: "full rebuild of all projections (replay, fold, bulk write, swap)",
+                unit: "events/s", value: ours,
+                extra: [
+                    ("peak RSS (VmHWM)", "\(fixed(hwm, 0)) MB"), ("peak heap (RssAnon)", "\(fixed(heap, 0)) MB"),
+                    ("of raw scan", "\(fixed(ratio * 100, 0))%"),
+                ],
+                peerTitle: "raw LMDB cursor scan", peer: raw, ratio: ratio,
+                goal: ">= 400,000 events/s, peak < 512 MB", goalMet: ours.median >= 400_000 && hwm < 512))
+    }
+
+    /// `notes show` and `notes list` without the process: one read transaction each.
+    func benchGetAndList() throws {
+        let book = try openBook(try store())
+        var rng = WorkloadRandom(seed: 11)
+        let ids = (0..<scale.gets).map { _ in data.noteIDs[rng.next(below: data.noteIDs.count)] }
+        let ours = try measureRate(warmup: 1, runs: scale.runs) { _ in
+            var sum: UInt64 = 0
+            let start = monotonicSeconds()
+            for id in ids { sum &+= try book.note(id).version }
+            return (monotonicSeconds() - start, Double(ids.count), sum)
+        }
+        let rawPath = root + "/raw-notes"
+        mkdir(rawPath, 0o700)
+        defer { removeDirectory(rawPath) }
+        let raw = RawLMDB(path: rawPath)
+        raw.load(try noteRecords(of: book))
+        let keys = ids.map(\.bytes)
+        let peer = measureRate(warmup: 1, runs: scale.runs) { _ in
+            let start = monotonicSeconds()
+            let keep = raw.getEach(keys)
+            return (monotonicSeconds() - start, Double(keys.count), keep)
+        }
+        record(
+            Figure(
+                name: "get",
+                title: "get note by id (read txn + get + decode), \(format(Double(data.noteIDs.count))) notes",
+                unit: "ops/s", value: ours, peerTitle: "raw LMDB read txn + mdb_get", peer: peer,
+                ratio: ours.median / peer.median))
+
+        var query = ListQuery()
+        query.limit = 50
+        let page = try book.list(query)
+        let list = try measureRate(warmup: 1, runs: scale.runs) { _ in
+            var sum: UInt64 = 0
+            let start = monotonicSeconds()
+            for _ in 0..<scale.listPages { sum &+= UInt64(try book.list(query).count) }
+            return (monotonicSeconds() - start, Double(scale.listPages), sum)
+        }
+        let pageKeys = page.map(\.id.bytes)
+        let rawList = measureRate(warmup: 1, runs: scale.runs) { _ in
+            var sum: UInt64 = 0
+            let start = monotonicSeconds()
+            for _ in 0..<scale.listPages { sum &+= raw.getEach(pageKeys, perTransaction: pageKeys.count) }
+            return (monotonicSeconds() - start, Double(scale.listPages), sum)
+        }
+        record(
+            Figure(
+                name: "list", title: "list page of 50 (pinned first, by updated) over all notes", unit: "pages/s",
+                value: list, extra: [("per page", "\(fixed(1000 / list.median, 3)) ms")],
+                peerTitle: "raw LMDB read txn + 50 mdb_get of the same notes", peer: rawList,
+                ratio: list.median / rawList.median))
+    }
+
+    /// `list --as-of` the last instant: the whole log replayed into memory, then one page.
+    func benchAsOf() throws {
+        let book = try openBook(try store())
+        var query = ListQuery()
+        query.limit = 50
+        let instant = data.lastInstant
+        var times: [Double] = []
+        for run in 0..<(1 + scale.heavyRuns) {
+            let start = monotonicSeconds()
+            let state = try book.state(asOf: instant)
+            let page = state.list(query)
+            let t = monotonicSeconds() - start
+            consume(UInt64(page.count))
+            if run > 0 { times.append(t * 1000) }
+        }
+        let ours = Stat(times)
+        let rebuild = rebuildTime().map { Stat([$0 * 1000]) }
+        record(
+            Figure(
+                name: "as-of",
+                title: "list --as-of the last instant (replay \(format(Double(data.events.count))) events + page)",
+                unit: "ms", value: ours, peerTitle: rebuild == nil ? nil : "full rebuild (same run)", peer: rebuild,
+                ratio: rebuild.map { ours.median / $0.median }, goal: "< 1 s", goalMet: ours.median < 1000))
+    }
+
+    /// `history` and `show --at` of the note with the most versions.
+    func benchHistory() throws {
+        let book = try openBook(try store())
+        let id = data.hotNote
+        let versions = UInt64(data.hotNoteVersions)
+        var hist: [Double] = []
+        var showAt: [Double] = []
+        for i in 0..<(5 + 10 * scale.runs) {
+            var start = monotonicSeconds()
+            let revs = try book.revisions(of: id)
+            let h = (monotonicSeconds() - start) * 1000
+            start = monotonicSeconds()
+            let old = try book.note(id, atVersion: max(1, versions / 2))
+            let s = (monotonicSeconds() - start) * 1000
+            consume(UInt64(revs.count) &+ old.version)
+            if i >= 5 {
+                hist.append(h)
+                showAt.append(s)
+            }
+        }
+        let hl = Latency(milliseconds: hist)
+        let sl = Latency(milliseconds: showAt)
+        record(
+            Figure(
+                name: "history", title: "history of a note with \(versions) versions (fold every revision)",
+                unit: "ms", value: Stat(hist), extra: [("p99", "\(fixed(hl.p99, 2)) ms")],
+                goal: "a few ms", goalMet: hl.p50 < 5))
+        record(
+            Figure(
+                name: "show-at", title: "show --at version \(max(1, versions / 2)) of that note", unit: "ms",
+                value: Stat(showAt), extra: [("p99", "\(fixed(sl.p99, 2)) ms")], goal: "a few ms",
+                goalMet: sl.p50 < 5))
+    }
+
+    /// `notes import` of the dataset exported to a file (its first events, as many as the
+    /// append benchmark appends), into a fresh store with projections.
+    func benchImport() throws {
+        let file = root + "/export.jsonl"
+        let count = min(data.events.count, scale.appendEvents)
+        var lines = 0
+        var bytes: [UInt8] = []
+        try { () throws in
+            let book = try openBook(try store())
+            try book.exportEvents { chunk in
+                guard lines < count else { return }
+                for b in chunk where lines < count {
+                    bytes.append(b)
+                    if b == 0x0A { lines += 1 }
+                }
+            }
+        }()
+        guard writeFile(file, String(decoding: bytes, as: UTF8.self)) else { throw BenchError("cannot write \(file)") }
+        defer { removeDirectory(file) }
+        let ours = try measureRate(warmup: 1, runs: scale.heavyRuns) { run in
+            let path = root + "/import-\(run)"
+            defer { removeDirectory(path) }
+            let book = try openBook(path)
+            let start = monotonicSeconds()
+            let summary = try book.importEvents(fromFile: file)
+            return (monotonicSeconds() - start, Double(summary.appended), UInt64(summary.appended))
+        }
+        let append = figures.first { $0.name == "append" }?.value
+        record(
+            Figure(
+                name: "import",
+                title: "bulk import of an export file (\(format(Double(lines))) events: parse + append + projections)",
+                unit: "events/s", value: ours, extra: [("file", "\(fixed(Double(bytes.count) / 1_048_576, 1)) MB")],
+                peerTitle: append == nil ? nil : "batched append of the same events (this run)", peer: append,
+                ratio: append.map { ours.median / $0.median }, goal: ">= 100,000 events/s",
+                goalMet: ours.median >= 100_000))
+    }
+}
+
+func directoryFileSize(_ path: String) -> Int {
+    var st = stat()
+    return stat(path, &st) == 0 ? Int(st.st_size) : 0
+}

@@ -1,0 +1,134 @@
+import EventStore
+import Glibc
+import Notes
+
+/// How much work each benchmark does at a scale.
+struct Scale {
+    var name: String
+    var spec: EventWorkload.Spec
+    /// Timed runs of cheap benchmarks and of expensive ones (a full append or rebuild).
+    var runs: Int
+    var heavyRuns: Int
+    var singleAppends: Int
+    var gets: Int
+    var listPages: Int
+    var processRuns: Int
+    /// Events appended (and imported) through the projections per run: a prefix of the
+    /// dataset, because inline projections make a whole million-event pass take minutes.
+    var appendEvents: Int
+
+    static let small = Scale(
+        name: "small", spec: .small, runs: 5, heavyRuns: 3, singleAppends: 100, gets: 20_000, listPages: 1_000,
+        processRuns: 10, appendEvents: 30_000)
+    /// Seconds, for checking the suite itself.
+    static let tiny = Scale(
+        name: "tiny", spec: EventWorkload.Spec(notes: 1_000, events: 12_000, hotNoteVersions: 200), runs: 3,
+        heavyRuns: 2, singleAppends: 30, gets: 2_000, listPages: 200, processRuns: 5, appendEvents: 12_000)
+    static let full = Scale(
+        name: "full", spec: .full, runs: 5, heavyRuns: 3, singleAppends: 200, gets: 50_000, listPages: 2_000,
+        processRuns: 15, appendEvents: 100_000)
+}
+
+/// What the benchmarks share: the dataset, the store built from it and the raw peer's copy.
+final class Suite {
+    let scale: Scale
+    let data: Dataset
+    let root: String
+    private(set) var figures: [Figure] = []
+    /// The store holding every event of the dataset with all projections.
+    private var storePath: String?
+    private var envelopeCache: PackedValues?
+    private var rawEventsPath: String?
+    private var rebuildSeconds: Double?
+    private(set) var rawScanRate: Stat?
+
+    init(scale: Scale, data: Dataset) {
+        self.scale = scale
+        self.data = data
+        root = scratchDirectory(scale.name)
+    }
+
+    deinit { removeDirectory(root) }
+
+    func record(_ f: Figure) {
+        figures.append(f)
+        print(row(f))
+    }
+
+    var batch: Int { 10_000 }
+
+    // MARK: Fixtures
+
+    /// The store with the whole dataset: the events appended to the bare log, then the
+    /// projections rebuilt when the notebook opens (the fast way to load a big log).
+    func store() throws -> String {
+        if let storePath { return storePath }
+        let path = root + "/store"
+        log("building the store: \(format(Double(data.events.count))) events into the log")
+        let start = monotonicSeconds()
+        let appended = try appendBatched(data.events[...], to: try openLog(path), batch: batch).reduce(0, +)
+        let opened = monotonicSeconds()
+        let book = try openBook(path)
+        log(
+            "  log \(fixed(appended, 1)) s, projections rebuilt at open in \(fixed(monotonicSeconds() - opened, 1)) s "
+                + "(\(book.rebuildAtOpen.map { "\($0.events) events" } ?? "no rebuild")), total \(fixed(monotonicSeconds() - start, 1)) s"
+        )
+        storePath = path
+        return path
+    }
+
+    func envelopes() throws -> PackedValues {
+        if let envelopeCache { return envelopeCache }
+        let book = try openBook(try store())
+        let packed = try storedEnvelopes(of: book)
+        envelopeCache = packed
+        return packed
+    }
+
+    /// A raw LMDB environment holding the store's envelopes under the same keys.
+    func rawEvents() throws -> String {
+        if let rawEventsPath { return rawEventsPath }
+        let path = root + "/raw-events"
+        mkdir(path, 0o700)
+        let raw = RawLMDB(path: path)
+        _ = raw.appendBatched(try envelopes(), batch: batch)
+        rawEventsPath = path
+        return path
+    }
+
+    /// The raw cursor scan's rate over the same envelopes, measured once per suite run.
+    func rawScan() throws -> Stat {
+        if let rawScanRate { return rawScanRate }
+        let raw = RawLMDB(path: try rawEvents())
+        let stat = measureRate(warmup: 1, runs: scale.runs) { _ in
+            let start = monotonicSeconds()
+            let (n, keep) = raw.scan()
+            return (monotonicSeconds() - start, Double(n), keep)
+        }
+        rawScanRate = stat
+        return stat
+    }
+
+    func rebuildTime() -> Double? { rebuildSeconds }
+    func setRebuildTime(_ s: Double) { rebuildSeconds = s }
+}
+
+/// One printed line of the results.
+func row(_ f: Figure) -> String {
+    var s = "\(f.name): \(f.title)\n    ours: \(describe(f.value, f.unit))"
+    for (k, v) in f.extra { s += "; \(k) \(v)" }
+    if let peer = f.peer, let title = f.peerTitle {
+        s += "\n    peer: \(title): \(describe(peer, f.peerUnit ?? f.unit))"
+    }
+    if let r = f.ratio { s += "\n    ratio: \(format(r))x" }
+    if let g = f.goal { s += "\n    goal: \(g): " + (f.goalMet.map { $0 ? "met" : "MISSED" } ?? "n/a") }
+    return s
+}
+
+extension Suite {
+    /// Search against SQLite FTS5 on the same notes: owned by the search benchmark
+    /// (SearchBenchmark.swift), which prints its own table; its figures are not in the JSON.
+    func benchSearch() throws {
+        try runSearchBenchmark(arguments: ["--count", "\(scale.spec.notes)", "--dir", root + "/search"])
+    }
+}

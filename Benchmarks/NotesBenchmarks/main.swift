@@ -1,0 +1,151 @@
+// notes-bench: every headline figure of the notes store beside its peer, measured in one run.
+//
+//   swift run -c release notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE]
+//                                    [--events FILE | --corpus PATH]
+//
+// Names: append append-durable read fold rebuild get as-of history import search cli
+// (default: all). See README.md for the figures and what limits each.
+import EventStore
+import Glibc
+import Notes
+
+/// The benchmarks by name, in the order they run (later ones reuse the store the first builds).
+let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
+    ("append", { try $0.benchAppend() }),
+    ("append-durable", { try $0.benchSingleAppend() }),
+    ("read", { try $0.benchRead() }),
+    ("fold", { try $0.benchFold() }),
+    ("rebuild", { try $0.benchRebuild() }),
+    ("get", { try $0.benchGetAndList() }),
+    ("as-of", { try $0.benchAsOf() }),
+    ("history", { try $0.benchHistory() }),
+    ("import", { try $0.benchImport() }),
+    ("search", { try $0.benchSearch() }),
+    ("cli", { try $0.benchProcesses() }),
+]
+
+let usage = """
+    usage: notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE] [--events FILE | --corpus PATH]
+    names: \(allBenchmarks.map(\.name).joined(separator: " "))
+    """
+
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    log("notes-bench: \(message)")
+    exit(code)
+}
+
+/// Parses the arguments, runs the selected benchmarks and writes the results.
+@MainActor func runBenchmarks() -> Never {
+    // A child process of the rebuild benchmark: rebuild, then print
+    // "seconds events peak-rss-bytes peak-anonymous-bytes".
+    if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child-rebuild" {
+        do {
+            let book = try openBook(CommandLine.arguments[2])
+            let sampler = MemorySampler()
+            let start = monotonicSeconds()
+            let report = try book.store.rebuildProjections(reason: "notes-bench")
+            let seconds = monotonicSeconds() - start
+            let anon = sampler.stop()
+            print("\(seconds) \(report.events) \(peakResidentBytes()) \(anon)")
+            exit(0)
+        } catch {
+            fail("rebuild child: \(error)", code: 1)
+        }
+    }
+
+    var names: [String] = []
+    var scale = Scale.small
+    var jsonPath: String?
+    var eventsPath: String?
+    var corpusPath: String?
+    var args = CommandLine.arguments.dropFirst()
+    func value(of option: String) -> String {
+        guard let v = args.popFirst() else { fail("\(option) needs a value\n" + usage) }
+        return v
+    }
+
+    while let a = args.popFirst() {
+        switch a {
+        case "--scale":
+            switch args.popFirst() {
+            case "small": scale = .small
+            case "full": scale = .full
+            case "tiny": scale = .tiny
+            default: fail("--scale takes tiny, small or full\n" + usage)
+            }
+        case "--json": jsonPath = value(of: a)
+        case "--events": eventsPath = value(of: a)
+        case "--corpus": corpusPath = value(of: a)
+        case "-h", "--help":
+            print(usage)
+            exit(0)
+        default:
+            guard !a.hasPrefix("-"), allBenchmarks.contains(where: { $0.name == a }) else {
+                fail("unknown argument \(a)\n" + usage)
+            }
+            names.append(a)
+        }
+    }
+    if eventsPath != nil && corpusPath != nil { fail("give --events or --corpus, not both") }
+    let selected = names.isEmpty ? allBenchmarks : allBenchmarks.filter { names.contains($0.name) }
+
+    let started = monotonicSeconds()
+    let data: Dataset
+    do {
+        if let eventsPath {
+            data = try Dataset.fromExport(eventsPath)
+        } else if let corpusPath {
+            data = try Dataset.fromCorpus(corpusPath)
+        } else {
+            log("generating the workload (\(scale.name))")
+            data = Dataset.generated(scale.spec)
+        }
+    } catch {
+        fail("cannot load the events: \(error)", code: 1)
+    }
+    guard !data.events.isEmpty, !data.noteIDs.isEmpty else { fail("the dataset has no notes", code: 1) }
+
+    let machine = Machine.current()
+    print("notes-bench, scale \(scale.name): \(data.source)")
+    print(
+        "\(format(Double(data.events.count))) events, \(format(Double(data.noteIDs.count))) notes, "
+            + "\(format(Double(data.legacyEvents))) legacy events, hot note \(data.hotNoteVersions) versions")
+    print("machine: \(machine.summary)\n")
+
+    let suite = Suite(scale: scale, data: data)
+    var failures: [String] = []
+    for b in selected {
+        log("running \(b.name)")
+        do { try b.run(suite) } catch {
+            log("\(b.name) failed: \(error)")
+            failures.append("\(b.name): \(error)")
+        }
+    }
+    let elapsed = monotonicSeconds() - started
+    print("\ndone in \(fixed(elapsed, 0)) s (checksum \(blackHole & 0xFFFF))")
+
+    if let jsonPath {
+        let json = resultsJSON(
+            figures: suite.figures, machine: machine, scale: scale.name, source: data.source, events: data.events.count,
+            notes: data.noteIDs.count, seconds: elapsed, failures: failures)
+        guard writeFile(jsonPath, json) else { fail("cannot write \(jsonPath)", code: 1) }
+        log("wrote \(jsonPath)")
+    }
+    exit(failures.isEmpty ? 0 : 1)
+}
+
+#if DEBUG
+    log(
+        """
+
+        ************************************************************
+        * notes-bench refuses to run a DEBUG build: its figures    *
+        * would be meaningless. Run it as                          *
+        *     swift run -c release notes-bench                     *
+        ************************************************************
+
+        """)
+    exit(2)
+#else
+    runBenchmarks()
+#endif
