@@ -159,7 +159,10 @@ public final class NotesProjection: ProjectionSet {
     public func category(named name: String, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
         -> Category?
     {
-        guard let raw = try txn.get(databases[DB.categoryNames], key: Category.nameKey(name)),
+        // LMDB refuses empty keys and keys over 511 bytes; no stored name is either.
+        let key = Category.nameKey(name)
+        guard !key.isEmpty, key.count <= 511 else { return nil }
+        guard let raw = try txn.get(databases[DB.categoryNames], key: key),
             let id = Identifier(bytes: raw)
         else { return nil }
         return try category(id, in: txn, databases: databases)
