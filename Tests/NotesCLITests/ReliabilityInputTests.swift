@@ -1,0 +1,241 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Absurd command lines: huge and negative numbers, empty strings, invalid UTF-8 (passed as
+/// raw bytes), repeated options, odd store paths, a read-only store, no HOME, and a few
+/// hundred random argument vectors. Each ends with a documented exit code and one error line,
+/// never a signal, and a refused command changes nothing.
+@Suite("Reliability: hostile command lines")
+struct ReliabilityInputTests {
+    static func events(_ s: Sandbox) throws -> Int {
+        try #require(try s.object("stats")["events"] as? Int)
+    }
+
+    /// A failed run: the code, nothing on stdout, one `notes: error:` line.
+    static func expectRefused(
+        _ r: CLIRun, _ code: Int32, _ what: String, mentioning text: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(r.code == code, "\(what): expected exit \(code): \(r)", sourceLocation: sourceLocation)
+        #expect(r.stdout.isEmpty, "\(what): \(r)", sourceLocation: sourceLocation)
+        #expect(r.stderr.hasPrefix("notes: error: ") && r.stderr.filter { $0 == "\n" }.count == 1, "\(what): \(r)")
+        if let text { #expect(r.stderr.contains(text), "\(what): \(r.stderr)", sourceLocation: sourceLocation) }
+    }
+
+    @Test("huge, negative and malformed numbers are usage errors (exit 2), never an overflow trap")
+    func absurdNumbers() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note", "--body", "text")
+        let before = try Self.events(s)
+        let huge = "99999999999999999999"
+        for args in [
+            ["list", "--limit", huge], ["list", "--limit", "-1"], ["list", "--limit", "0x10"],
+            ["list", "--limit", "1e3"], ["edit", id, "--expect-version", "-1", "--body", "x"],
+            ["edit", id, "--expect-version", "18446744073709551616", "--body", "x"],
+            ["edit", id, "--expect-version", huge, "--body", "x"], ["export", "--since", huge],
+            ["export", "--since", "-5"], ["history", id, "--limit", huge], ["log", "--limit", "-9223372036854775809"],
+            ["search", "text", "--limit", huge],
+        ] {
+            Self.expectRefused(s.run(args), 2, args.joined(separator: " "))
+        }
+        // Large but representable: a version the note will never reach is a conflict.
+        Self.expectRefused(
+            s.run("edit", id, "--expect-version", "9223372036854775807", "--body", "x"), 4, "max Int version")
+        for at in [huge, "9223372036854775807", "-1", "0"] {
+            let r = s.run("show", id, "--at", at)
+            #expect((2...3).contains(r.code), "show --at \(at): \(r)")
+        }
+        let r = s.run("add", "X", env: ["NOTES_BODY_LIMIT": huge])
+        Self.expectRefused(r, 2, "NOTES_BODY_LIMIT", mentioning: "NOTES_BODY_LIMIT")
+        #expect(try Self.events(s) == before)
+    }
+
+    @Test("empty strings are refused with a message, not taken as a path, id or title")
+    func emptyStrings() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        let before = try Self.events(s)
+        Self.expectRefused(s.run("--store", "", "list"), 2, "--store \"\"", mentioning: "--store")
+        Self.expectRefused(s.run("add", "--store", "", "X"), 2, "add --store \"\"", mentioning: "--store")
+        Self.expectRefused(s.run("add", ""), 2, "add \"\"", mentioning: "title is empty")
+        Self.expectRefused(s.run("edit", id, "--title", ""), 2, "edit --title \"\"")
+        Self.expectRefused(s.run("show", ""), 2, "show \"\"")
+        Self.expectRefused(s.run("categorize", id, ""), 2, "categorize \"\"")
+        Self.expectRefused(s.run("import", ""), 2, "import \"\"")
+        let long = String(repeating: "c", count: 600)
+        for args in [["list", "--category", ""], ["list", "--category", long], ["search", "x", "--category", long]] {
+            Self.expectRefused(s.run(args), 3, "\(args)", mentioning: "no category")
+        }
+        for args in [["search", ""], ["add", "X", "--category", ""], ["history", ""]] {
+            let r = s.run(args)
+            #expect((0...3).contains(r.code), "\(args): \(r)")
+        }
+        // An empty NOTES_STORE falls back to the default location, as documented.
+        let fallback = s.run("list", env: ["NOTES_STORE": ""])
+        #expect(fallback.code == 0 || fallback.code == 3, "\(fallback)")
+        #expect(try Self.events(s) <= before + 2)
+    }
+
+    @Test("invalid UTF-8 in arguments (raw bytes through posix_spawn) is a usage error naming the argument")
+    func invalidUTF8Arguments() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note", "--body", "kept")
+        let before = try Self.events(s)
+        let bad: [[UInt8]] = [
+            [0x66, 0xFF, 0x6F], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF8, 0x88, 0x80],
+        ]
+        for (n, bytes) in bad.enumerated() {
+            let vectors: [[[UInt8]]] = [
+                [Array("add".utf8), bytes],
+                [Array("add".utf8), Array("Title".utf8), Array("--body".utf8), bytes],
+                [Array("edit".utf8), Array(id.utf8), Array("--title".utf8), bytes],
+                [Array("--store".utf8), Array(s.path("store-").utf8) + bytes, Array("list".utf8)],
+                [Array("search".utf8), bytes],
+                [bytes],
+            ]
+            for (m, argv) in vectors.enumerated() {
+                let child = try KillableNotes(s, rawArguments: argv, tag: "utf8-\(n)-\(m)")
+                let code = child.finish()
+                #expect(code == 2, "argv \(argv): exit \(code), \(child.stderr)")
+                #expect(child.stderr.contains("UTF-8"), "\(child.stderr)")
+                #expect(child.stdout.isEmpty)
+            }
+        }
+        // An import line holding invalid UTF-8 is refused by line number.
+        write(file: s.path("bad.jsonl"), [0x7B, 0x22, 0xFF, 0x22, 0x7D, 0x0A])
+        Self.expectRefused(s.run("import", s.path("bad.jsonl")), 2, "import", mentioning: "line 1")
+        #expect(try Self.events(s) == before)
+        #expect(try s.object("show", id)["body"] as? String == "kept")
+    }
+
+    @Test("repeated options and flags: a usage error or a harmless repeat, never a surprise")
+    func repeatedOptions() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        let before = try Self.events(s)
+        Self.expectRefused(
+            s.run("--store", s.path("a"), "--store", s.path("b"), "list"), 2, "--store twice",
+            mentioning: "more than once")
+        Self.expectRefused(s.run("edit", id, "--title", "a", "--title", "b"), 2, "--title twice")
+        Self.expectRefused(s.run("list", "--limit", "1", "--limit", "2"), 2, "--limit twice")
+        Self.expectRefused(
+            s.run("edit", id, "--expect-version", "1", "--expect-version", "1", "--body", "x"), 2, "--expect-version")
+        for args in [["list", "--json", "--json"], ["list", "--pinned", "--pinned"], ["add", "Y", "--pin", "--pin"]] {
+            let r = s.run(args)
+            #expect(r.code == 0 || r.code == 2, "\(args): \(r)")
+        }
+        #expect(!fileExists(s.path("a")) && !fileExists(s.path("b")))
+        #expect(try Self.events(s) <= before + 1)
+    }
+
+    @Test("odd store paths: below a file, a device, a dangling symlink, a very long path")
+    func oddStorePaths() throws {
+        let s = try Sandbox()
+        write(file: s.path("plain"), "text\n")
+        symlink(s.path("nowhere/at/all"), s.path("dangling"))
+        let long = s.path(String(repeating: "d", count: 5000))
+        for (store, what) in [
+            (s.path("plain/store"), "below a file"), ("/dev/null", "a device"), (s.path("dangling"), "dangling"),
+            (long, "a 5000-byte path"),
+        ] {
+            for args in [["list"], ["add", "X"]] {
+                let r = s.run(["--store", store] + args)
+                #expect(r.code == 5 || r.code == 3, "\(what) \(args): \(r)")
+                #expect(r.stderr.hasPrefix("notes: error: "), "\(what): \(r)")
+            }
+        }
+        #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
+    }
+
+    @Test("no HOME and no store setting: a clear error, exit 5, for reads and writes")
+    func missingHome() throws {
+        let s = try Sandbox()
+        let unset: [String: String?] = ["HOME": nil, "NOTES_STORE": nil, "XDG_DATA_HOME": nil]
+        for args in [["list"], ["add", "X"], ["verify"]] {
+            Self.expectRefused(s.run(args, env: unset), 5, "\(args) without HOME", mentioning: "HOME is not set")
+        }
+        // --store or NOTES_STORE is all it takes.
+        #expect(s.run(["--store", s.store, "add", "X"], env: unset).code == 0)
+        #expect(s.run(["list"], env: ["HOME": nil, "XDG_DATA_HOME": nil]).code == 0)
+    }
+
+    /// A read-only view of a store: a read-only bind mount (root) of the sandbox's store.
+    static func readOnlyMount(_ s: Sandbox) -> String? {
+        guard getuid() == 0 else { return nil }
+        let target = s.path("ro")
+        mkdir(target, 0o700)
+        guard system("mount --bind '\(s.store)' '\(target)' 2>/dev/null") == 0 else { return nil }
+        guard system("mount -o remount,bind,ro '\(target)' 2>/dev/null") == 0 else {
+            _ = system("umount '\(target)'")
+            return nil
+        }
+        return target
+    }
+
+    static let canMount: Bool =
+        getuid() == 0 && hasProgram("mount")
+        && {
+            // Probe once: containers without CAP_SYS_ADMIN refuse every mount.
+            let dir = "/tmp/notes-mount-probe-\(getpid())"
+            mkdir(dir, 0o700)
+            defer { rmdir(dir) }
+            guard system("mount -t tmpfs -o size=64k tmpfs '\(dir)' 2>/dev/null") == 0 else { return false }
+            _ = system("umount '\(dir)'")
+            return true
+        }()
+
+    @Test(
+        "a read-only store: reads and verify work, writes exit 5 naming the read-only file system",
+        .enabled(if: canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a read-only bind mount"))
+    func readOnlyStore() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note", "--body", "text")
+        let before = read(file: s.store + "/data.mdb")
+        let ro = try #require(Self.readOnlyMount(s), "the read-only bind mount failed")
+        defer { _ = system("umount '\(ro)'") }
+        let env: [String: String?] = ["NOTES_STORE": ro]
+        #expect(s.run(["list"], env: env).code == 0)
+        #expect(s.run(["show", id], env: env).stdout.contains("text"))
+        #expect(s.run(["verify"], env: env).code == 0)
+        for args in [["add", "X"], ["edit", id, "--body", "y"], ["pin", id], ["rebuild"]] {
+            Self.expectRefused(s.run(args, env: env), 5, "\(args)", mentioning: "read-only")
+        }
+        #expect(read(file: s.store + "/data.mdb") == before)
+    }
+
+    @Test("random argument vectors from the CLI's own vocabulary never trap")
+    func randomArgumentVectors() throws {
+        let s = try Sandbox()
+        let id = try s.add("Seed", "--body", "seed body")
+        let words = [
+            "add", "show", "edit", "list", "search", "pin", "unpin", "categorize", "archive", "trash", "untrash",
+            "categories", "stats", "history", "diff", "blame", "restore", "undo", "log", "verify", "migrations",
+            "upgrade", "export", "import", "help", "--json", "--all", "--limit", "--at", "--as-of", "--since",
+            "--expect-version", "--title", "--body", "--category", "--none", "--pin", "--sort", "--reverse", "--to",
+            "--dry-run", "--help", "-n", "-b", "-", "--", "", " ", id, String(id.prefix(4)), "0", "1", "-1",
+            "99999999999999999999", "yesterday", "2h ago", "title", "\u{1F600}", "a\u{0}b", "x\ny", "--store=",
+            "--limit=", "--=", "-", "---", "%s%n", String(repeating: "z", count: 3000), s.path("nope"),
+        ]
+        var rng = ReliabilityRandom(seed: 0xA4_6F)
+        let count = reliabilityLongRun ? 2000 : 120
+        var codes: [Int32: Int] = [:]
+        for n in 0..<count {
+            // Mostly a command first, so the runs get past the parser into the commands.
+            let first = words[Int.random(in: 0..<(n % 4 == 0 ? words.count : 25), using: &rng)]
+            let argv = [first] + (0..<Int.random(in: 0...4, using: &rng)).map { _ in words.randomElement(using: &rng)! }
+            // Keep editors and pagers out: EDITOR=false already fails fast.
+            let child = try KillableNotes(s, argv, tag: "argv-\(n)")
+            let code = child.finish(seconds: 30)
+            codes[code, default: 0] += 1
+            #expect((0...5).contains(code), "notes \(argv): exit \(code) \(child.stderr)")
+            if code != 0 {
+                #expect(
+                    child.stderr.hasPrefix("notes: error: ") || child.stdout.contains("USAGE"),
+                    "\(argv): \(child.stderr)")
+            }
+        }
+        #expect(s.run("verify").code == 0)
+        print("random argument vectors: \(count) runs, exit codes \(codes.sorted { $0.key < $1.key })")
+    }
+}
