@@ -180,6 +180,7 @@ struct ReliabilityTamperTests {
             #expect(verify.stdout.contains(f.victim), "names the note: \(verify.stdout)")
         }
         #expect(verify.stderr.contains("notes rebuild"), "suggests the repair: \(verify.stderr)")
+        #expect(!verify.stdout.contains("current body") && !verify.stderr.contains("current body"), "echoes note text")
         for (id, body) in zip(f.others, ["first bystander", "second bystander"]) {
             #expect(try s.object("show", id)["body"] as? String == body)
         }

@@ -1,0 +1,78 @@
+import Glibc
+import Testing
+
+/// A store that runs out of room: a 2 MiB tmpfs that fills up, and `ulimit -f`. The failing
+/// command says the disk is full (exit 1), nothing half-written remains, and once there is
+/// room again the same store takes writes.
+@Suite("Reliability: full disk and file size limits")
+struct ReliabilityDiskTests {
+    @Test(
+        "a full filesystem: exit 1 'the disk is full', the store verifies, and works once space is freed",
+        .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))
+    func fullFilesystem() throws {
+        let s = try Sandbox()
+        let small = s.path("small")
+        mkdir(small, 0o700)
+        try #require(system("mount -t tmpfs -o size=2m,mode=0700 tmpfs '\(small)'") == 0, "mount tmpfs failed")
+        defer { _ = system("umount '\(small)'") }
+        let env: [String: String?] = ["NOTES_STORE": small + "/store"]
+        #expect(s.run(["add", "first", "--body", "small"], env: env).code == 0)
+        // Room to free later.
+        write(file: small + "/filler", [UInt8](repeating: 0x2A, count: 700_000))
+        write(file: s.path("body.txt"), String(repeating: "abcdefghij", count: 10_000))  // 100 kB
+        var acknowledged: [String] = []
+        var failure: CLIRun?
+        for i in 0..<40 {
+            let r = s.run(["add", "note \(i)", "--body-file", s.path("body.txt")], env: env)
+            if r.code != 0 {
+                failure = r
+                break
+            }
+            acknowledged.append(r.line)
+        }
+        let full = try #require(failure, "40 notes of 100 kB fit on a 2 MiB tmpfs")
+        #expect(full.code == 1, "\(full)")
+        #expect(full.stderr.contains("the disk is full"), "\(full.stderr)")
+        #expect(full.stdout.isEmpty)
+        #expect(!full.stderr.contains("abcdefghij"), "the error echoes the body")
+        // A second try fails the same way, and reads still work on the full disk.
+        #expect(s.run(["add", "again", "--body-file", s.path("body.txt")], env: env).code == 1)
+        #expect(s.run(["verify"], env: env).code == 0)
+        for id in acknowledged { #expect(s.run(["show", id], env: env).code == 0) }
+        let listed = s.run(["list", "--json"], env: env)
+        #expect(try listed.array().count == acknowledged.count + 1)
+
+        unlink(small + "/filler")
+        let after = s.run(["add", "after", "--body-file", s.path("body.txt")], env: env)
+        #expect(after.code == 0, "\(after)")
+        #expect(s.run(["verify"], env: env).code == 0)
+        #expect(try s.run(["list", "--json"], env: env).array().count == acknowledged.count + 2)
+    }
+
+    /// Runs `notes args` under `ulimit -f blocks` (sh's units: 512 or 1024 bytes).
+    static func underLimit(_ s: Sandbox, blocks: Int, _ args: [String]) -> CLIRun {
+        s.run(["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", notesBinary] + args, executable: "/bin/sh")
+    }
+
+    @Test("past ulimit -f: exit 1 'the disk is full' (not a silent SIGXFSZ), the store verifies and stays usable")
+    func fileSizeLimit() throws {
+        let s = try Sandbox()
+        for i in 0..<30 { try s.add("note \(i)", "--body", String(repeating: "\(i % 10)", count: 3000)) }
+        var st = stat()
+        try #require(stat(s.store + "/data.mdb", &st) == 0)
+        let size = Int(st.st_size)
+        write(file: s.path("body.txt"), String(repeating: "0123456789", count: 40_000))  // 400 kB
+        // At most the current size whether sh counts 512- or 1024-byte blocks: every write that
+        // grows the file goes past the limit (a short write, or one starting beyond it).
+        for (n, blocks) in [size / 1024, size / 1024 + 100].enumerated() {
+            let r = Self.underLimit(s, blocks: blocks, ["add", "big \(n)", "--body-file", s.path("body.txt")])
+            #expect(r.code == 1, "ulimit -f \(blocks): \(r)")
+            #expect(r.stderr.contains("the disk is full"), "\(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+        #expect(s.run("verify").code == 0)
+        #expect(try s.titles("--all").count == 30)
+        #expect(s.run("add", "big", "--body-file", s.path("body.txt")).code == 0)
+        #expect(s.run("verify").code == 0)
+    }
+}
