@@ -55,12 +55,11 @@ extension Context {
     }
 
     /// One line per note: id, pin mark, title, category, updated.
-    func printNoteTable(_ notes: [Note]) throws {
-        let book = try notebook()
+    func printNoteTable(_ notes: [Note], categoryName: (Note) throws -> String?) throws {
         var rows: [[String]] = []
         for n in notes {
             rows.append([
-                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), try book.categoryName(n.category) ?? "",
+                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), try categoryName(n) ?? "",
                 relative(n.updatedAt),
             ])
         }

@@ -274,11 +274,8 @@ struct HistoryCLITests {
             try #require(r.code == 0, "list \(args): \(r)")
             return try r.array().map { try #require($0["title"] as? String) }
         }
-        // `list` resolves --category against today's categories before it looks at --as-of
-        // (Context.listQuery), so a name that no longer exists is refused; listAsOf itself is right.
-        withKnownIssue("list --category NAME is resolved now, not at the --as-of instant") { () throws in
-            #expect(try titles("--as-of", "2026-11-01T11:30:00Z", "--category", "Home") == ["A"])
-        }
+        // --category names the category as it was at the --as-of instant.
+        #expect(try titles("--as-of", "2026-11-01T11:30:00Z", "--category", "Home") == ["A"])
         #expect(Self.run(s, ["list", "--as-of", "2026-11-01T11:30:00Z", "--category", "House"]).code == 3)
         #expect(try titles("--as-of", Self.hour(2), "--category", "House") == ["A"])
         #expect(Self.run(s, ["list", "--as-of", Self.hour(2), "--category", "Home"]).code == 3)

@@ -21,19 +21,25 @@ let categoriesCommand = Command(
     case "add":
         try ctx.expectPositionals(2...2)
         let c = try book.addCategory(args[1])
-        if ctx.json { ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))])) } else {
+        if ctx.json {
+            ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))]))
+        } else {
             ctx.terminal.print("added \(c.name)")
         }
     case "rename":
         try ctx.expectPositionals(3...3)
         let c = try book.renameCategory(args[1], to: args[2])
-        if ctx.json { ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))])) } else {
+        if ctx.json {
+            ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))]))
+        } else {
             ctx.terminal.print("renamed to \(c.name)")
         }
     case "delete":
         try ctx.expectPositionals(2...2)
         let n = try book.deleteCategory(args[1])
-        if ctx.json { ctx.printJSON(.object([("deleted", .string(args[1])), ("uncategorized", .int(n))])) } else {
+        if ctx.json {
+            ctx.printJSON(.object([("deleted", .string(args[1])), ("uncategorized", .int(n))]))
+        } else {
             ctx.terminal.print("deleted \(args[1]); \(n) note\(n == 1 ? "" : "s") uncategorized")
         }
     case let other?:
@@ -58,7 +64,8 @@ extension Context {
     }
 
     /// A listing of the notebook as it was at `instant`, replayed in memory.
-    func listAsOf(_ query: ListQuery, instant: Int64) throws -> [Note] {
+    /// The notes, and each category's name as it was then.
+    func listAsOf(_ query: ListQuery, instant: Int64) throws -> (notes: [Note], names: [Identifier: String]) {
         let book = try notebook()
         let state = try book.state(asOf: instant)
         var q = query
@@ -69,6 +76,6 @@ extension Context {
             }
             q.scope = .category(c.id)
         }
-        return state.list(q)
+        return (state.list(q), state.categories.mapValues(\.name))
     }
 }

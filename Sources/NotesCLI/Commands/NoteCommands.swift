@@ -153,19 +153,26 @@ let listCommand = Command(
     }
     q.reverse = ctx.flag("reverse")
     q.limit = try ctx.integer("limit", min: 1) ?? Int.max
-    let notes: [Note]
+    let book = try ctx.notebook()
+    var notes: [Note]
+    var pastNames: [Identifier: String]?
     if let asOf = ctx.value("as-of") {
-        notes = try ctx.listAsOf(q, instant: try ctx.instant(asOf))
+        (notes, pastNames) = try ctx.listAsOf(q, instant: try ctx.instant(asOf))
     } else {
-        notes = try ctx.notebook().list(q)
+        notes = try book.list(q)
+    }
+    // Categories are named as they were at the --as-of instant.
+    func name(_ n: Note) throws -> String? {
+        guard let c = n.category else { return nil }
+        if let pastNames { return pastNames[c] }
+        return try book.categoryName(c)
     }
     if ctx.json {
-        let book = try ctx.notebook()
-        ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, categoryName: try book.categoryName($0.category)) }))
+        ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, categoryName: try name($0)) }))
     } else if notes.isEmpty {
         ctx.terminal.print(ctx.terminal.dim("no notes"))
     } else {
-        try ctx.printNoteTable(notes)
+        try ctx.printNoteTable(notes, categoryName: name)
     }
 }
 
@@ -184,7 +191,8 @@ extension Context {
         if value("category") != nil && flag("uncategorized") {
             throw CLIError("give either --category NAME or --uncategorized, not both")
         }
-        if let name = value("category") {
+        // With --as-of the name is looked up as it was then, by the caller.
+        if let name = value("category"), value("as-of") == nil {
             q.scope = .category(try notebook().category(named: name).id)
         } else if flag("uncategorized") {
             q.scope = .uncategorized
