@@ -18,11 +18,13 @@ extension SearchIndex {
         guard notes.count < Int(UInt32.max - 1) else { throw SearchIndexError.full }
 
         var builder = IndexBuilder()
-        var records = [UInt8](repeating: 0, count: (notes.count + DocRecord.perChunk - 1) / DocRecord.perChunk * DocRecord.size * DocRecord.perChunk)
+        let chunkBytes = DocRecord.size * DocRecord.perChunk
+        var records = [UInt8](
+            repeating: 0, count: (notes.count + DocRecord.perChunk - 1) / DocRecord.perChunk * chunkBytes)
         var stats = SearchStats()
         for (doc, index) in order.enumerated() {
             let note = notes[index]
-            let length = builder.add(note, doc: UInt32(doc))
+            let length = try builder.add(note, doc: UInt32(doc))
             records.withUnsafeMutableBytes { p in
                 DocRecord(note, length: length).store(into: p, at: doc * DocRecord.size)
             }
@@ -30,8 +32,7 @@ extension SearchIndex {
         }
         stats.documents = UInt64(notes.count)
         stats.nextDoc = UInt32(notes.count)
-        let terms = builder.finish()
-
+        let sorted = builder.sortedTerms()
         try write { txn in
             try txn.withCursor(db.ids) { c in
                 for (doc, index) in order.enumerated() {
@@ -41,7 +42,6 @@ extension SearchIndex {
                 }
             }
             try txn.withCursor(db.docs) { c in
-                let chunkBytes = DocRecord.size * DocRecord.perChunk
                 try records.withUnsafeBytes { all in
                     var chunk = 0
                     while chunk * chunkBytes < all.count {
@@ -53,130 +53,146 @@ extension SearchIndex {
             }
             try stats.write(txn, db)
         }
-        // Postings in batches of about 64 MB, so a large rebuild never holds one huge transaction.
+        // Terms and postings in batches of about four million postings, so a large rebuild never
+        // holds one huge transaction.
         var next = 0
-        while next < terms.count {
+        while next < sorted.count {
             var end = next
-            var bytes = 0
-            while end < terms.count && (bytes < 64 << 20 || end == next) {
-                bytes += terms[end].blocks.count
+            var postings = 0
+            while end < sorted.count && (postings < 4_000_000 || end == next) {
+                postings += Int(builder.df(sorted[end]))
                 end += 1
             }
             let range = next..<end
-            try write { txn in
-                try txn.withCursor(db.terms) { tc in
-                    try txn.withCursor(db.postings) { pc in
-                        for t in terms[range] {
-                            var df: [UInt8] = []
-                            putVarint(t.df, &df)
-                            try t.term.withUnsafeBytes { k in try df.withUnsafeBytes { v in try tc.put(k, v, flags: .append) } }
-                            var key = t.term + [0, 0, 0, 0, 0]
-                            let tail = t.term.count + 1
-                            try t.blocks.withUnsafeBytes { all in
-                                var start = 0
-                                for (lastDoc, end) in t.index {
-                                    key.withUnsafeMutableBytes { k in
-                                        k.storeBytes(of: lastDoc.bigEndian, toByteOffset: tail, as: UInt32.self)
-                                    }
-                                    let value = UnsafeRawBufferPointer(rebasing: all[start..<Int(end)])
-                                    try key.withUnsafeBytes { k in try pc.put(k, value, flags: .append) }
-                                    start = Int(end)
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            try write { txn in try builder.write(sorted[range], in: txn, db) }
             next = end
         }
     }
 }
 
-/// The postings of one term, encoded block by block while the notes stream in.
-struct TermPostings {
-    var term: [UInt8] = []
-    var df: UInt32 = 0
-    /// Finished blocks, concatenated.
-    var blocks: [UInt8] = []
-    /// Each finished block's last doc and end offset in `blocks`.
-    var index: [(UInt32, UInt32)] = []
-    var docs: [UInt8] = []
-    var positions: [UInt8] = []
-    var pairs: [(tf: UInt32, length: UInt32)] = []
-    var firstDoc: UInt32 = 0
-    var lastDoc: UInt32 = 0
-
-    mutating func add(doc: UInt32, titleTF: UInt32, bodyTF: UInt32, length: UInt32, positions p: ArraySlice<UInt64>) {
-        if pairs.count == PostingBlock.targetSize { flush() }
-        if pairs.isEmpty { firstDoc = doc }
-        let e = PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length)
-        PostingBlock.appendEntry(e, previous: pairs.isEmpty ? doc : lastDoc, to: &docs)
-        var previous: UInt32 = 0
-        var first = true
-        for packed in p {
-            let pos = UInt32(truncatingIfNeeded: packed)
-            putVarint(first ? pos : pos &- previous, &positions)
-            previous = pos
-            first = false
-        }
-        pairs.append((BM25.weightedTF(title: titleTF, body: bodyTF), length))
-        lastDoc = doc
-        df += 1
+/// Collects every term's postings as it goes, each term in its own byte stream, so writing the
+/// blocks later reads memory in order instead of gathering scattered postings.
+///
+/// Terms are interned in an open-addressing table over one byte arena (no token allocates). The
+/// streams live in one pool of chained slices that grow from 16 to 2048 bytes (the idea of
+/// Lucene's byte block pool): a posting is `varint docDelta, titleTF, bodyTF, length`, then its
+/// positions (first absolute, then deltas). Pool and term table are raw memory because array
+/// uniqueness checks in this loop cost as much as the work; a noncopyable struct rather than a
+/// class so that its fields need no dynamic exclusivity checks.
+struct IndexBuilder: ~Copyable {
+    struct TermState {
+        /// Offsets in the pool: first slice, next byte to write, link field of the current slice.
+        var head: UInt32
+        var tail: UInt32
+        var end: UInt32
+        var level: UInt32
+        var lastDoc: UInt32
+        var df: UInt32
     }
 
-    mutating func flush() {
-        guard !pairs.isEmpty else { return }
-        blocks.append(contentsOf: PostingBlock.header(count: pairs.count, firstDoc: firstDoc, docsBytes: docs.count, pairs: pairs))
-        blocks.append(contentsOf: docs)
-        blocks.append(contentsOf: positions)
-        index.append((lastDoc, UInt32(truncatingIfNeeded: blocks.count)))
-        docs.removeAll(keepingCapacity: true)
-        positions.removeAll(keepingCapacity: true)
-        pairs.removeAll(keepingCapacity: true)
-    }
-}
+    static let sliceSizes: [UInt32] = [16, 32, 64, 128, 256, 512, 1024, 2048]
 
-/// Interns terms (an open-addressing table over one byte arena, so no token allocates) and
-/// collects their postings.
-struct IndexBuilder {
     private var arena: [UInt8] = []
     private var starts: [UInt32] = []
     private var lengths: [UInt8] = []
     private var hashes: [UInt32] = []
     private var slots = [Int32](repeating: -1, count: 1 << 16)
-    private var postings: [TermPostings] = []
+    private var states: UnsafeMutablePointer<TermState>
+    private var stateCapacity = 1 << 12
+    private var pool: UnsafeMutablePointer<UInt8>
+    private var poolCapacity = 1 << 22
+    private var poolUsed: UInt32 = 0
     /// (term number << 32 | position) of the current note, sorted to group by term.
     private var occurrences: [UInt64] = []
 
-    private mutating func intern(_ term: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    init() {
+        states = .allocate(capacity: stateCapacity)
+        pool = .allocate(capacity: poolCapacity)
+    }
+
+    deinit {
+        states.deallocate()
+        pool.deallocate()
+    }
+
+    var termCount: Int { starts.count }
+
+    private mutating func newSlice(_ level: Int) throws -> UInt32 {
+        let size = Int(IndexBuilder.sliceSizes[level])
+        if Int(poolUsed) + size > poolCapacity {
+            let grown = poolCapacity * 2
+            guard grown < Int(UInt32.max) else { throw SearchIndexError.full }
+            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            p.update(from: pool, count: Int(poolUsed))
+            pool.deallocate()
+            pool = p
+            poolCapacity = grown
+        }
+        let at = poolUsed
+        poolUsed += UInt32(size)
+        return at
+    }
+
+    @inline(__always)
+    private mutating func put(_ byte: UInt8, _ s: inout TermState) throws {
+        if s.tail == s.end {
+            let level = min(Int(s.level) + 1, IndexBuilder.sliceSizes.count - 1)
+            let next = try newSlice(level)
+            UnsafeMutableRawPointer(pool + Int(s.end)).storeBytes(of: next, as: UInt32.self)
+            s.tail = next
+            s.end = next + IndexBuilder.sliceSizes[level] - 4
+            s.level = UInt32(level)
+        }
+        pool[Int(s.tail)] = byte
+        s.tail += 1
+    }
+
+    @inline(__always)
+    private mutating func put(varint v: UInt32, _ s: inout TermState) throws {
+        var v = v
+        while v >= 0x80 {
+            try put(UInt8(truncatingIfNeeded: v) | 0x80, &s)
+            v >>= 7
+        }
+        try put(UInt8(truncatingIfNeeded: v), &s)
+    }
+
+    private mutating func intern(_ term: UnsafeBufferPointer<UInt8>) throws -> UInt32 {
         var h: UInt32 = 2_166_136_261
         for b in term { h = (h ^ UInt32(b)) &* 16_777_619 }
-        var mask = slots.count - 1
+        let mask = slots.count - 1
         var i = Int(h) & mask
         while true {
             let s = slots[i]
             if s < 0 { break }
             if hashes[Int(s)] == h && Int(lengths[Int(s)]) == term.count {
                 let start = Int(starts[Int(s)])
-                var same = true
-                for k in 0..<term.count where arena[start + k] != term[k] {
-                    same = false
-                    break
+                let same = arena.withUnsafeBufferPointer { a in
+                    UnsafeBufferPointer(rebasing: a[start..<(start + term.count)]).elementsEqual(term)
                 }
                 if same { return UInt32(s) }
             }
             i = (i + 1) & mask
         }
-        let id = Int32(starts.count)
-        starts.append(UInt32(arena.count))
+        let id = starts.count
+        if id == stateCapacity {
+            let p = UnsafeMutablePointer<TermState>.allocate(capacity: stateCapacity * 2)
+            p.moveInitialize(from: states, count: stateCapacity)
+            states.deallocate()
+            states = p
+            stateCapacity *= 2
+        }
+        let slice = try newSlice(0)
+        (states + id).initialize(
+            to: TermState(head: slice, tail: slice, end: slice + IndexBuilder.sliceSizes[0] - 4, level: 0, lastDoc: 0, df: 0))
+        starts.append(UInt32(truncatingIfNeeded: arena.count))
         lengths.append(UInt8(truncatingIfNeeded: term.count))
         hashes.append(h)
         arena.append(contentsOf: term)
-        postings.append(TermPostings())
-        slots[i] = id
+        slots[i] = Int32(id)
         if starts.count * 2 > slots.count {
             slots = [Int32](repeating: -1, count: slots.count * 2)
-            mask = slots.count - 1
+            let mask = slots.count - 1
             for (t, th) in hashes.enumerated() {
                 var j = Int(th) & mask
                 while slots[j] >= 0 { j = (j + 1) & mask }
@@ -186,20 +202,22 @@ struct IndexBuilder {
         return UInt32(id)
     }
 
-    /// Adds a note as `doc`; returns its length in terms.
-    mutating func add(_ note: Note, doc: UInt32) -> UInt32 {
+    /// Adds a note as `doc` (docs must come in increasing order); returns its length in terms.
+    mutating func add(_ note: Note, doc: UInt32) throws -> UInt32 {
         occurrences.removeAll(keepingCapacity: true)
         var position: UInt32 = 0
-        Tokenizer.forEachTerm(in: note.title) { t, _, _ in
-            occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
+        var failure: (any Error)?
+        func collect(_ t: UnsafeBufferPointer<UInt8>) {
+            do {
+                occurrences.append(UInt64(try intern(t)) << 32 | UInt64(position))
+            } catch { failure = error }
             position = position == .max ? .max : position + 1
         }
+        Tokenizer.forEachTerm(in: note.title) { t, _, _ in collect(t) }
         let titleEnd = position
         position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: note.body) { t, _, _ in
-            occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
-            position = position == .max ? .max : position + 1
-        }
+        Tokenizer.forEachTerm(in: note.body) { t, _, _ in collect(t) }
+        if let failure { throw failure }
         let length = UInt32(clamping: occurrences.count)
         occurrences.sort()
         var i = 0
@@ -211,22 +229,138 @@ struct IndexBuilder {
                 if UInt32(truncatingIfNeeded: occurrences[j]) < titleEnd { titleTF += 1 }
                 j += 1
             }
-            let total = UInt32(truncatingIfNeeded: j - i)
-            postings[term].add(
-                doc: doc, titleTF: titleTF, bodyTF: total - titleTF, length: length,
-                positions: occurrences[i..<j])
+            var s = states[term]
+            try put(varint: doc &- s.lastDoc, &s)
+            try put(varint: titleTF, &s)
+            try put(varint: UInt32(truncatingIfNeeded: j - i) - titleTF, &s)
+            try put(varint: length, &s)
+            var previous: UInt32 = 0
+            for k in i..<j {
+                let p = UInt32(truncatingIfNeeded: occurrences[k])
+                try put(varint: k == i ? p : p &- previous, &s)
+                previous = p
+            }
+            s.lastDoc = doc
+            s.df += 1
+            states[term] = s
             i = j
         }
         return length
     }
 
-    /// Every term's postings, sorted by term bytes.
-    consuming func finish() -> [TermPostings] {
-        for t in postings.indices {
-            postings[t].flush()
-            let start = Int(starts[t])
-            postings[t].term = Array(arena[start..<(start + Int(lengths[t]))])
+    /// Term numbers in the byte order of their terms.
+    func sortedTerms() -> [Int] {
+        var order = Array(0..<starts.count)
+        let starts = self.starts
+        let lengths = self.lengths
+        arena.withUnsafeBufferPointer { a in
+            order.sort { x, y in
+                let sx = Int(starts[x])
+                let sy = Int(starts[y])
+                return UnsafeBufferPointer(rebasing: a[sx..<(sx + Int(lengths[x]))]).lexicographicallyPrecedes(
+                    UnsafeBufferPointer(rebasing: a[sy..<(sy + Int(lengths[y]))]))
+            }
         }
-        return postings.sorted { $0.term.lexicographicallyPrecedes($1.term) }
+        return order
+    }
+
+    func df(_ t: Int) -> UInt32 { states[t].df }
+
+    /// Writes the terms `order[range]` and their blocks with `.append`.
+    func write(_ order: ArraySlice<Int>, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
+        var docs: [UInt8] = []
+        var pos: [UInt8] = []
+        var value: [UInt8] = []
+        var pairs: [(tf: UInt32, length: UInt32)] = []
+        var dfBytes: [UInt8] = []
+        let (states, pool, starts, lengths, arena) = (self.states, self.pool, self.starts, self.lengths, self.arena)
+        try txn.withCursor(db.terms) { tc in
+            try txn.withCursor(db.postings) { pc in
+                for t in order {
+                    let state = states[t]
+                    let start = Int(starts[t])
+                    var key = Array(arena[start..<(start + Int(lengths[t]))])
+                    dfBytes.removeAll(keepingCapacity: true)
+                    putVarint(state.df, &dfBytes)
+                    try key.withUnsafeBytes { k in try dfBytes.withUnsafeBytes { v in try tc.put(k, v, flags: .append) } }
+                    let tail = key.count + 1
+                    key.append(contentsOf: [0, 0, 0, 0, 0])
+                    var reader = SliceReader(pool: pool, head: state.head)
+                    var doc: UInt32 = 0
+                    var left = Int(state.df)
+                    while left > 0 {
+                        let n = min(left, PostingBlock.targetSize)
+                        docs.removeAll(keepingCapacity: true)
+                        pos.removeAll(keepingCapacity: true)
+                        pairs.removeAll(keepingCapacity: true)
+                        var firstDoc: UInt32 = 0
+                        var previous: UInt32 = 0
+                        for k in 0..<n {
+                            doc &+= reader.varint()
+                            let titleTF = reader.varint()
+                            let bodyTF = reader.varint()
+                            let length = reader.varint()
+                            if k == 0 {
+                                firstDoc = doc
+                                previous = doc
+                            }
+                            let e = PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length)
+                            PostingBlock.appendEntry(e, previous: previous, to: &docs)
+                            previous = doc
+                            for _ in 0..<(UInt64(titleTF) + UInt64(bodyTF)) { putVarint(reader.varint(), &pos) }
+                            pairs.append((BM25.weightedTF(title: titleTF, body: bodyTF), length))
+                        }
+                        value = PostingBlock.header(count: n, firstDoc: firstDoc, docsBytes: docs.count, pairs: pairs)
+                        value.append(contentsOf: docs)
+                        value.append(contentsOf: pos)
+                        key.withUnsafeMutableBytes { k in
+                            k.storeBytes(of: doc.bigEndian, toByteOffset: tail, as: UInt32.self)
+                        }
+                        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try pc.put(k, v, flags: .append) } }
+                        left -= n
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads a term's stream back, following the slice links.
+struct SliceReader {
+    let pool: UnsafeMutablePointer<UInt8>
+    var at: Int
+    var end: Int
+    var level = 0
+
+    init(pool: UnsafeMutablePointer<UInt8>, head: UInt32) {
+        self.pool = pool
+        at = Int(head)
+        end = Int(head) + Int(IndexBuilder.sliceSizes[0]) - 4
+    }
+
+    @inline(__always)
+    mutating func byte() -> UInt8 {
+        if at == end {
+            let next = UnsafeRawPointer(pool + end).loadUnaligned(as: UInt32.self)
+            level = min(level + 1, IndexBuilder.sliceSizes.count - 1)
+            at = Int(next)
+            end = at + Int(IndexBuilder.sliceSizes[level]) - 4
+        }
+        let b = pool[at]
+        at += 1
+        return b
+    }
+
+    /// Reads a varint this builder wrote (so it is well formed).
+    @inline(__always)
+    mutating func varint() -> UInt32 {
+        var result: UInt32 = 0
+        var shift: UInt32 = 0
+        while true {
+            let b = byte()
+            result |= UInt32(b & 0x7F) &<< shift
+            if b < 0x80 || shift >= 28 { return result }
+            shift += 7
+        }
     }
 }

@@ -15,7 +15,8 @@ extension SearchIndex {
         try search(query, filter: filter, limit: limit, in: txn, SearchDatabases(databases))
     }
 
-    static func search(
+    /// ``search(_:filter:limit:in:databases:)`` over a standalone index.
+    public static func search(
         _ query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {
         guard limit > 0 else { return [] }
@@ -236,6 +237,9 @@ protocol ClauseIterator: AnyObject {
 }
 
 /// The postings of one term, decoded a block at a time.
+///
+/// The decoded block lives in one manually managed buffer, and the hot loops work on locals:
+/// class properties and arrays would cost an exclusivity check or a uniqueness check per entry.
 final class TermIterator: ClauseIterator {
     static let end = UInt32.max
 
@@ -244,14 +248,12 @@ final class TermIterator: ClauseIterator {
     let titleOnly: Bool
     let cost: Int
     private var blockIndex = -1
-    private var docs: [UInt32] = []
-    private var tfs: [UInt32] = []
-    private var lengths: [UInt32] = []
-    private var titleTFs: [UInt32] = []
-    private var bodyTFs: [UInt32] = []
+    /// Five columns of `capacity` entries: docs, weighted tfs, lengths, title tfs, body tfs.
+    private var buffer: UnsafeMutablePointer<UInt32>
+    private var capacity: Int
+    private var count = 0
     private var positionsStart = 0
     private var i = 0
-    private(set) var doc: UInt32 = 0
     /// Positions of the current block, decoded on demand (phrases only).
     private var positionsBlock = -1
     private var positionsFlat: [UInt32] = []
@@ -266,39 +268,49 @@ final class TermIterator: ClauseIterator {
         self.titleOnly = titleOnly
         self.cost = cost
         self.bounds = [Double](repeating: -1, count: blocks.count)
+        capacity = PostingBlock.maxSize + 1
+        buffer = .allocate(capacity: 5 * capacity)
     }
+
+    deinit { buffer.deallocate() }
 
     private func load(_ b: Int) throws {
         blockIndex = b
         i = 0
-        docs.removeAll(keepingCapacity: true)
-        tfs.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        titleTFs.removeAll(keepingCapacity: true)
-        bodyTFs.removeAll(keepingCapacity: true)
+        count = 0
         guard b < blocks.count else { return }
         let bytes = blocks[b].bytes
         let h = try PostingBlock.Header(bytes)
+        if h.count > capacity {
+            // Only a damaged or foreign block is this large; still decode it rather than fail.
+            buffer.deallocate()
+            capacity = h.count
+            buffer = .allocate(capacity: 5 * capacity)
+        }
+        let c = capacity
+        let p = buffer
         var r = VarintReader(bytes, at: h.docsStart)
         var d = h.firstDoc
         for k in 0..<h.count {
             let e = try PostingBlock.readEntry(&r, doc: &d, first: k == 0)
-            docs.append(e.doc)
-            tfs.append(BM25.weightedTF(title: e.titleTF, body: e.bodyTF))
-            lengths.append(e.length)
-            titleTFs.append(e.titleTF)
-            bodyTFs.append(e.bodyTF)
+            p[k] = e.doc
+            p[c + k] = BM25.weightedTF(title: e.titleTF, body: e.bodyTF)
+            p[2 * c + k] = e.length
+            p[3 * c + k] = e.titleTF
+            p[4 * c + k] = e.bodyTF
         }
         guard r.offset == h.docsEnd, d == blocks[b].lastDoc else {
             throw SearchIndexError.damaged("a posting block does not match its key")
         }
+        count = h.count
         positionsStart = h.docsEnd
     }
 
     func advance(to target: UInt32) throws -> UInt32 {
-        if blockIndex >= 0 && i < docs.count && docs[i] >= target && (!titleOnly || titleTFs[i] > 0) {
-            doc = docs[i]
-            return doc
+        let titleOnly = self.titleOnly
+        var k = i
+        if blockIndex >= 0 && k < count && buffer[k] >= target && (!titleOnly || buffer[3 * capacity + k] > 0) {
+            return buffer[k]
         }
         var b = max(blockIndex, 0)
         if b < blocks.count && blocks[b].lastDoc < target {
@@ -317,42 +329,50 @@ final class TermIterator: ClauseIterator {
             b = lo
         }
         while b < blocks.count {
-            if b != blockIndex { try load(b) }
-            while i < docs.count && (docs[i] < target || (titleOnly && titleTFs[i] == 0)) { i += 1 }
-            if i < docs.count {
-                doc = docs[i]
-                return doc
+            if b != blockIndex {
+                try load(b)
+                k = 0
+            }
+            let n = count
+            let p = buffer
+            let titles = p + 3 * capacity
+            while k < n && (p[k] < target || (titleOnly && titles[k] == 0)) { k += 1 }
+            if k < n {
+                i = k
+                return p[k]
             }
             b += 1
         }
         blockIndex = blocks.count
-        docs.removeAll(keepingCapacity: true)
+        count = 0
         i = 0
-        doc = TermIterator.end
-        return doc
+        return TermIterator.end
     }
 
-    func score() -> Double { scorer.score(tf: tfs[i], length: lengths[i]) }
+    func score() -> Double { scorer.score(tf: buffer[capacity + i], length: buffer[2 * capacity + i]) }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
-        while shallowIndex < blocks.count && blocks[shallowIndex].lastDoc < target { shallowIndex += 1 }
-        guard shallowIndex < blocks.count else { return nil }
-        if bounds[shallowIndex] < 0 { bounds[shallowIndex] = try PostingBlock.Header(blocks[shallowIndex].bytes).bound(scorer) }
-        return (bounds[shallowIndex], blocks[shallowIndex].lastDoc)
+        var s = shallowIndex
+        while s < blocks.count && blocks[s].lastDoc < target { s += 1 }
+        shallowIndex = s
+        guard s < blocks.count else { return nil }
+        if bounds[s] < 0 { bounds[s] = try PostingBlock.Header(blocks[s].bytes).bound(scorer) }
+        return (bounds[s], blocks[s].lastDoc)
     }
 
     /// The current doc's positions, and how many of the first are in the title.
     func positions() throws -> (all: ArraySlice<UInt32>, inTitle: Int) {
+        let c = capacity
         if positionsBlock != blockIndex {
             positionsBlock = blockIndex
             positionsFlat.removeAll(keepingCapacity: true)
             positionsOffsets.removeAll(keepingCapacity: true)
             let bytes = blocks[blockIndex].bytes
             var r = VarintReader(bytes, at: positionsStart)
-            for k in 0..<docs.count {
+            for k in 0..<count {
                 positionsOffsets.append(positionsFlat.count)
                 var p: UInt32 = 0
-                let n = UInt64(titleTFs[k]) + UInt64(bodyTFs[k])
+                let n = UInt64(buffer[3 * c + k]) + UInt64(buffer[4 * c + k])
                 for m in 0..<n {
                     let v = try r.next()
                     p = m == 0 ? v : p &+ v
@@ -361,7 +381,7 @@ final class TermIterator: ClauseIterator {
             }
             positionsOffsets.append(positionsFlat.count)
         }
-        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(titleTFs[i]))
+        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(buffer[3 * c + i]))
     }
 }
 

@@ -51,10 +51,17 @@ public enum SearchIndex {
     public static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
         try bulkLoad(notes, into: SearchDatabases(databases)) { body in try context.write(body) }
     }
+
+    /// Builds a standalone index (empty databases opened with ``SearchDatabases/init(environment:prefix:)``).
+    public static func bulkLoad(_ notes: [Note], into databases: SearchDatabases, environment: Environment) throws {
+        try bulkLoad(notes, into: databases) { body in try environment.write(body) }
+    }
 }
 
-/// The handles of the index's databases in one slot.
-struct SearchDatabases {
+/// The handles of the index's databases in one slot. The notes projection gets them from its
+/// ``ProjectionDatabases``; tools and benchmarks can open a standalone index with
+/// ``init(environment:prefix:)``.
+public struct SearchDatabases: Sendable {
     let terms: Database
     let postings: Database
     let docs: Database
@@ -78,7 +85,7 @@ struct SearchDatabases {
     }
 
     /// Opens (creating) the databases named `prefix` + the base names in `env`; for tests and tools.
-    init(environment env: Environment, prefix: String) throws {
+    public init(environment env: Environment, prefix: String) throws {
         func open(_ name: String) throws -> Database { try env.openDatabase(prefix + name, flags: [.create]) }
         self.init(
             terms: try open(SearchIndex.Names.terms), postings: try open(SearchIndex.Names.postings),

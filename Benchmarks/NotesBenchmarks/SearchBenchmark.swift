@@ -1,0 +1,256 @@
+import EventStore
+import Glibc
+import LMDB
+import Notes
+
+/// Issue 4's benchmark: our search index against SQLite FTS5 on identical data, in one run.
+///
+/// ```
+/// notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed S] [--limit K] [--dir DIR]
+/// ```
+///
+/// Without `--notes`, `--count` notes (100,000) of 50-150 Zipf-distributed English-like words are
+/// generated from `--seed`. A notes file has one note a line: 32 hex digits of id, a tab, the text.
+/// Without `--queries`, three sets are drawn from the data: 1,000 single-term and 1,000 two-term
+/// queries (terms outside the 100 commonest, drawn by frequency) and the 10 commonest words
+/// (each 100 times). A queries file has one query a line and forms one set.
+func runSearchBenchmark(arguments: [String]) throws {
+    var options: [String: String] = [:]
+    var i = 0
+    while i < arguments.count {
+        let a = arguments[i]
+        guard a.hasPrefix("--"), i + 1 < arguments.count else {
+            throw BenchmarkFailure("search: unexpected argument \(a); use --notes, --queries, --count, --seed, --limit, --dir")
+        }
+        options[String(a.dropFirst(2))] = arguments[i + 1]
+        i += 2
+    }
+    let count = Int(options["count"] ?? "") ?? 100_000
+    let seed = UInt64(options["seed"] ?? "") ?? 4
+    let limit = Int(options["limit"] ?? "") ?? 10
+    let dir = options["dir"] ?? "/tmp/notes-bench-search-\(getpid())"
+
+    #if DEBUG
+        print("*** WARNING: a debug build; build with -c release for meaningful figures ***")
+    #endif
+
+    // Data.
+    let notes: [Note]
+    if let file = options["notes"] {
+        notes = try readNotes(file)
+    } else {
+        notes = generateNotes(count: count, seed: seed)
+    }
+    let megabytes = Double(notes.reduce(0) { $0 + $1.body.utf8.count }) / 1e6
+    print("search benchmark: \(notes.count) notes, \(format(megabytes, 1)) MB of text, top \(limit)")
+
+    // Build both indexes.
+    mkdir(dir, 0o700)
+    let lmdbDir = dir + "/lmdb"
+    let sqlitePath = dir + "/fts5.db"
+    removeTree(lmdbDir)
+    unlink(sqlitePath)
+    var envOptions = Environment.Options()
+    envOptions.noSync = true
+    envOptions.mapSize = 1 << 30
+    let env = try Environment(path: lmdbDir, options: envOptions)
+    let storage = try SearchDatabases(environment: env, prefix: "")
+    let ourCPU = cpuTime()
+    let ourBuild = try measure { try SearchIndex.bulkLoad(notes, into: storage, environment: env) }
+    let ourBuildCPU = cpuTime() - ourCPU
+    // `--peer no` skips FTS5 (for profiling our side alone).
+    let withPeer = options["peer"] != "no"
+    let peer = try FTS5Peer(path: sqlitePath)
+    let bodies = notes.map(\.body)
+    let peerCPU = cpuTime()
+    let peerBuild = withPeer ? try measure { try peer.build(bodies) } : .nan
+    let peerBuildCPU = cpuTime() - peerCPU
+    print(
+        "build: ours \(format(ourBuild, 2)) s (CPU \(format(ourBuildCPU, 2)) s, \(format(Double(env.usedBytes) / 1e6, 1)) MB), "
+            + "FTS5 \(format(peerBuild, 2)) s (CPU \(format(peerBuildCPU, 2)) s)")
+
+    // Queries.
+    var sets: [(name: String, queries: [String])] = []
+    if let file = options["queries"] {
+        let text = try readFile(file)
+        sets.append(("file", text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }))
+    } else {
+        sets = querySets(notes, seed: seed)
+    }
+    var ordinalOf: [Identifier: Int64] = [:]
+    for (n, note) in notes.enumerated() { ordinalOf[note.id] = Int64(n) }
+
+    print("")
+    print("| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for set in sets {
+        let parsed = set.queries.map { try? SearchQuery.parse($0) }
+        // One warm-up pass of each side, then the timed pass.
+        var ours: [[Int64]] = []
+        var ourTimes: [Double] = []
+        for pass in 0..<2 {
+            ours.removeAll(keepingCapacity: true)
+            ourTimes.removeAll(keepingCapacity: true)
+            for q in parsed {
+                let start = now()
+                var hits: [SearchHit] = []
+                if let q {
+                    hits = try env.read { txn in
+                        try SearchIndex.search(q, filter: .everything, limit: limit, in: txn, storage)
+                    }
+                }
+                ourTimes.append(now() - start)
+                if pass == 1 { ours.append(hits.compactMap { ordinalOf[$0.id] }) }
+            }
+        }
+        var theirs: [[Int64]] = []
+        var theirTimes: [Double] = []
+        let expressions = set.queries.map(FTS5Peer.expression)
+        // FTS5 is slow on common words: warm it up on the first 50 queries only.
+        for pass in 0..<(withPeer ? 2 : 0) {
+            theirs.removeAll(keepingCapacity: true)
+            theirTimes.removeAll(keepingCapacity: true)
+            for e in pass == 0 ? expressions.prefix(50) : expressions[...] {
+                let start = now()
+                let rows = try peer.search(e, limit: limit)
+                theirTimes.append(now() - start)
+                if pass == 1 { theirs.append(rows) }
+            }
+        }
+        var overlap = 0.0
+        for (a, b) in zip(ours, theirs) {
+            let denominator = max(a.count, b.count)
+            overlap += denominator == 0 ? 1 : Double(Set(a).intersection(b).count) / Double(denominator)
+        }
+        overlap /= Double(max(1, ours.count))
+        let ourRate = Double(ourTimes.count) / ourTimes.reduce(0, +)
+        let theirRate = Double(theirTimes.count) / theirTimes.reduce(0, +)
+        print(
+            "| \(set.name) | \(set.queries.count) | \(format(ourRate, 0)) | \(ms(percentile(ourTimes, 0.5))) | "
+                + "\(ms(percentile(ourTimes, 0.99))) | \(format(theirRate, 0)) | \(ms(percentile(theirTimes, 0.5))) | "
+                + "\(ms(percentile(theirTimes, 0.99))) | \(format(ourRate / theirRate, 1))x | \(format(overlap, 3)) |")
+    }
+    removeTree(lmdbDir)
+    unlink(sqlitePath)
+    rmdir(dir)
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Notes of 50-150 Zipf words (body only, like FTS5's one column), ids from the seed.
+private func generateNotes(count: Int, seed: UInt64) -> [Note] {
+    let text = ZipfText(vocabularySize: 30_000)
+    var rng = WorkloadRandom(seed: seed)
+    var notes: [Note] = []
+    notes.reserveCapacity(count)
+    for n in 0..<count {
+        var body = ""
+        for w in 0..<rng.next(in: 50...150) {
+            if w > 0 { body += " " }
+            body += text.word(using: &rng)
+        }
+        let id = WorkloadRandom.identifier(seed: seed, salt: 4, index: n)
+        notes.append(Note(id: id, title: "", body: body, createdAt: Int64(n), updatedAt: Int64(n), version: 1))
+    }
+    return notes
+}
+
+private func readNotes(_ path: String) throws -> [Note] {
+    var notes: [Note] = []
+    for (n, line) in try readFile(path).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+        guard let tab = line.firstIndex(of: "\t"), let id = Identifier(line[..<tab]) else {
+            throw BenchmarkFailure("\(path):\(n + 1): expected 32 hex digits, a tab, then the text")
+        }
+        let body = String(line[line.index(after: tab)...])
+        notes.append(Note(id: id, title: "", body: body, createdAt: Int64(n), updatedAt: Int64(n), version: 1))
+    }
+    return notes
+}
+
+/// Single-term, two-term and commonest-word queries drawn from the data's own term counts.
+private func querySets(_ notes: [Note], seed: UInt64) -> [(name: String, queries: [String])] {
+    var counts: [String: Int] = [:]
+    for note in notes {
+        for word in note.body.split(separator: " ") { counts[String(word).lowercased(), default: 0] += 1 }
+    }
+    let ranked = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+    let common = Set(ranked.prefix(100).map(\.key))
+    var rng = WorkloadRandom(seed: seed &+ 1)
+    // Draw terms by frequency (a random word occurrence of a random note), outside the commonest.
+    func draw() -> String {
+        while true {
+            let words = notes[rng.next(below: notes.count)].body.split(separator: " ")
+            guard !words.isEmpty else { continue }
+            let w = String(words[rng.next(below: words.count)]).lowercased()
+            if !common.contains(w) { return w }
+        }
+    }
+    let single = (0..<1_000).map { _ in draw() }
+    let double = (0..<1_000).map { _ in draw() + " " + draw() }
+    let top = ranked.prefix(10).map(\.key)
+    let commonest = (0..<1_000).map { top[$0 % max(1, top.count)] }
+    return [("single-term", single), ("two-term AND", double), ("10 commonest words", commonest)]
+}
+
+private func readFile(_ path: String) throws -> String {
+    guard let f = fopen(path, "rb") else { throw BenchmarkFailure("cannot open \(path)") }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, f)
+        if n <= 0 { break }
+        bytes.append(contentsOf: buffer[0..<n])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+private func removeTree(_ dir: String) {
+    unlink(dir + "/data.mdb")
+    unlink(dir + "/lock.mdb")
+    rmdir(dir)
+}
+
+private func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// CPU seconds of this thread: on a shared machine, the fairer build figure.
+private func cpuTime() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+private func measure(_ body: () throws -> Void) throws -> Double {
+    let start = now()
+    try body()
+    return now() - start
+}
+
+private func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+private func ms(_ seconds: Double) -> String { format(seconds * 1000, 3) + " ms" }
+
+private func format(_ v: Double, _ decimals: Int) -> String {
+    guard v.isFinite else { return "-" }
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let r = (v * scale).rounded() / scale
+    var s = String(r)
+    if decimals == 0, s.hasSuffix(".0") { s.removeLast(2) }
+    if let dot = s.firstIndex(of: ".") {
+        let have = s.distance(from: dot, to: s.endIndex) - 1
+        if have < decimals { s += String(repeating: "0", count: decimals - have) }
+    }
+    return s
+}
