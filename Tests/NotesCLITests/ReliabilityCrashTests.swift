@@ -31,6 +31,8 @@ struct ReliabilityCrashTests {
         // Notes the edit loops change, made before the first kill.
         let editTargets = try (0..<3).map { try s.add("edit target \($0)") }
         var kills: [Work: Int] = [:]
+        // How long the last unkilled run of each kind took: kills are drawn within it.
+        var lifetimes: [Work: Double] = [.importFile: 0.2, .rebuild: 0.2]
         var completed = 0
         var round = 0
         while kills.values.reduce(0, +) < targetKills && round < targetKills * 3 {
@@ -38,10 +40,10 @@ struct ReliabilityCrashTests {
             let work: Work = [.importFile, .addLoop, .importFile, .editLoop, .rebuild][round % 5]
             let killed: Bool
             switch work {
-            case .importFile: killed = try importRound(s, round, &rng, &ack)
+            case .importFile: killed = try importRound(s, round, &rng, &ack, &lifetimes)
             case .addLoop: killed = try loopRound(s, round, &rng, &ack, edits: nil)
             case .editLoop: killed = try loopRound(s, round, &rng, &ack, edits: editTargets)
-            case .rebuild: killed = try rebuildRound(s, round, &rng)
+            case .rebuild: killed = try rebuildRound(s, round, &rng, &lifetimes)
             }
             if killed { kills[work, default: 0] += 1 } else { completed += 1 }
             try check(s, ack, round: round)
@@ -60,19 +62,24 @@ struct ReliabilityCrashTests {
                 + "\(whole)/\(ack.imports.count) imports committed, \(events) events")
     }
 
-    /// Imports a fresh file of 200 events and kills the import at a random moment.
-    func importRound(_ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ ack: inout Acknowledged) throws
-        -> Bool
-    {
-        let (text, ids) = importLines(notes: 25, edits: 7, tag: "import \(round)", rng: &rng)
+    /// Imports a fresh file of 120 events and kills the import at a random moment.
+    func importRound(
+        _ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ ack: inout Acknowledged,
+        _ lifetimes: inout [Work: Double]
+    ) throws -> Bool {
+        let (text, ids) = importLines(notes: 15, edits: 7, tag: "import \(round)", rng: &rng)
         let file = s.path("import-\(round).jsonl")
         write(file: file, text)
         let child = try KillableNotes(s, ["import", file], tag: "crash-\(round)")
-        let delay = Double.random(in: 0.01...0.2, using: &rng)
-        let exited = child.wait(until: monotonicSeconds() + delay)
+        let started = monotonicSeconds()
+        let exited = child.wait(
+            until: started + Double.random(in: 0...1.1 * lifetimes[.importFile, default: 0.2], using: &rng))
         let killed = exited ? false : child.killNow()
         let code = child.finish()
-        if !killed { #expect(code == 0, "import \(round) failed unkilled: \(child.stderr)") }
+        if !killed {
+            #expect(code == 0, "import \(round) failed unkilled: \(child.stderr)")
+            lifetimes[.importFile] = monotonicSeconds() - started
+        }
         ack.imports.append((ids, code == 0))
         unlink(file)
         return killed
@@ -110,11 +117,17 @@ struct ReliabilityCrashTests {
     }
 
     /// Kills a rebuild of the whole log at a random moment.
-    func rebuildRound(_ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom) throws -> Bool {
+    func rebuildRound(
+        _ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ lifetimes: inout [Work: Double]
+    ) throws -> Bool {
         let child = try KillableNotes(s, ["rebuild"], tag: "crash-\(round)")
-        let exited = child.wait(until: monotonicSeconds() + Double.random(in: 0.0...0.3, using: &rng))
+        let started = monotonicSeconds()
+        let exited = child.wait(until: started + Double.random(in: 0...lifetimes[.rebuild, default: 0.2], using: &rng))
         let killed = exited ? false : child.killNow()
-        if !killed { #expect(child.finish() == 0, "rebuild failed unkilled: \(child.stderr)") }
+        if !killed {
+            #expect(child.finish() == 0, "rebuild failed unkilled: \(child.stderr)")
+            lifetimes[.rebuild] = monotonicSeconds() - started
+        }
         return killed
     }
 
