@@ -203,6 +203,14 @@ public struct HistoryImportSummary: Sendable, Equatable {
     public var appended: Int
     /// Events already stored by an earlier import of the same history.
     public var skipped: Int
+
+    public init(lines: Int, notes: Int, events: Int, appended: Int, skipped: Int) {
+        self.lines = lines
+        self.notes = notes
+        self.events = events
+        self.appended = appended
+        self.skipped = skipped
+    }
 }
 
 extension Notebook {

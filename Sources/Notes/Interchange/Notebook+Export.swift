@@ -11,6 +11,12 @@ public struct ExportSummary: Sendable, Equatable {
     /// The position of the last stored event exported (0 when none): pass it as `after` to
     /// continue with the events appended since.
     public var lastPosition: UInt64
+
+    public init(lines: Int, events: Int, lastPosition: UInt64) {
+        self.lines = lines
+        self.events = events
+        self.lastPosition = lastPosition
+    }
 }
 
 extension Notebook {

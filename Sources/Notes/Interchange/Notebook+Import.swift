@@ -9,6 +9,12 @@ public struct ImportSummary: Sendable, Equatable {
     public var appended: Int
     /// Events skipped because their id was already stored (an earlier import of the same file).
     public var skipped: Int
+
+    public init(events: Int, appended: Int, skipped: Int) {
+        self.events = events
+        self.appended = appended
+        self.skipped = skipped
+    }
 }
 
 extension Notebook {

@@ -8,6 +8,11 @@ public struct MarkdownExportSummary: Sendable, Equatable {
     public var files: Int
     /// Files of an earlier export removed because their note moved to another file name.
     public var moved: Int
+
+    public init(files: Int, moved: Int) {
+        self.files = files
+        self.moved = moved
+    }
 }
 
 /// What an import of a Markdown folder did.
@@ -15,6 +20,12 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var created: Int
     public var updated: Int
     public var unchanged: Int
+
+    public init(created: Int, updated: Int, unchanged: Int) {
+        self.created = created
+        self.updated = updated
+        self.unchanged = unchanged
+    }
 }
 
 extension Notebook {

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@Suite("CLI: export, import, Markdown folders, import-history")
+struct InterchangeCLITests {
+    static let sample = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: "Samples/swift-evolution-sample.jsonl").path
+
+    private func events(_ s: Sandbox, store: String? = nil) throws -> Int {
+        let r = s.run(["stats", "--json"] + (store.map { ["--store", $0] } ?? []))
+        try #require(r.code == 0, "\(r)")
+        return try #require(try r.object()["events"] as? Int)
+    }
+
+    @Test("export to stdout and to a file agree; import into another store reproduces the export")
+    func exportImport() throws {
+        let s = try Sandbox()
+        let a = try s.add("Groceries", "--body", "- milk\n", "--category", "Home", "--pin")
+        try s.add("Plans", "--body", "")
+        try s.ok("edit", a, "--title", "Groceries (Sat)")
+        let stdout = try s.ok("export").stdoutBytes
+        #expect(stdout.split(separator: UInt8(ascii: "\n")).count == 4)
+        let file = s.path("out.jsonl")
+        #expect(try s.ok("export", "--output", file).line == "exported 4 events to \(file)")
+        #expect(read(file: file) == stdout)
+        #expect(
+            try s.ok("export", "--since", "3").stdoutBytes
+                == Array(stdout.split(separator: 10).dropFirst(3).map { $0 + [10] }.joined()))
+
+        let other = s.path("other")
+        #expect(try s.ok("import", file, "--store", other).line == "imported 4 events")
+        #expect(try s.ok("export", "--store", other).stdoutBytes == stdout)
+        #expect(try s.ok("import", file, "--store", other).line == "imported 0 events (4 already in the store)")
+        let third = s.path("third")
+        let piped = s.run(["import", "-", "--store", third, "--json"], stdin: stdout)
+        #expect(piped.code == 0)
+        #expect(try piped.object()["appended"] as? Int == 4)
+    }
+
+    @Test("a bad line: exit code 2, the line and reason on stderr, nothing imported")
+    func badLine() throws {
+        let s = try Sandbox()
+        try s.add("One")
+        let good = try s.ok("export").stdout
+        let other = s.path("other")
+        try s.ok("add", "Existing", "--store", other)
+        let before = try events(s, store: other)
+        let file = s.path("bad.jsonl")
+        let second =
+            #"{"eventId":"00000000-0000-4000-8000-0000000000a1","stream":"note/22222222-2222-4222-8222-222222222222","version":2,"type":"NotePinned","schemaVersion":1,"recordedAt":"2021-01-01T00:00:00Z","metadata":{"actor":"a"},"data":{}}"#
+        write(file: file, good + second + "\n")
+        let r = s.run("import", file, "--store", other)
+        #expect(r.code == 2)
+        #expect(
+            r.stderr
+                == "notes: error: line 2: version 2 does not continue note/22222222-2222-4222-8222-222222222222, which is not in the store; nothing was imported\n"
+        )
+        #expect(r.stdout.isEmpty)
+        #expect(try events(s, store: other) == before)
+        write(file: file, good + "{not json\n")
+        let malformed = s.run("import", file, "--store", other)
+        #expect(malformed.code == 2)
+        #expect(
+            malformed.stderr
+                == "notes: error: line 2: malformed JSON: expected a string key at byte 1 (found 'n'); nothing was imported\n"
+        )
+        let missing = s.run("import", s.path("nope.jsonl"))
+        #expect(missing.code == 2 && missing.stderr.contains("cannot read"))
+        #expect(s.run("import").code == 2)
+        #expect(s.run("export", "--since", "-1").code == 2)
+    }
+
+    @Test("import-history imports the sample once; running it again changes nothing")
+    func importHistory() throws {
+        let s = try Sandbox()
+        let first = try s.ok("import-history", Self.sample)
+        #expect(first.line.hasPrefix("imported 43 notes from 515 lines: "))
+        let count = try events(s)
+        let again = try s.ok("import-history", Self.sample, "--json").object()
+        #expect(again["appended"] as? Int == 0 && again["notes"] as? Int == 43)
+        #expect(try events(s) == count)
+        let all = try s.run("list", "--all", "--json").array()
+        #expect(all.count == 43)
+        #expect(try s.titles("--all", "--category", "implemented").contains("API Design Guidelines"))
+    }
+
+    @Test("export-markdown and import-markdown through the CLI")
+    func markdown() throws {
+        let s = try Sandbox()
+        try s.add("Plan", "--body", "one\n", "--category", "Work")
+        let dir = s.path("md")
+        #expect(try s.ok("export-markdown", dir).line == "exported 1 note to \(dir)")
+        #expect(try s.ok("import-markdown", dir).line == "created 0, updated 0, unchanged 1")
+        let other = s.path("other")
+        #expect(try s.ok("import-markdown", dir, "--store", other).line == "created 1, updated 0, unchanged 0")
+        #expect(try s.titles("--store", other) == ["Plan"])
+        #expect(s.run("import-markdown", s.path("missing")).code == 2)
+    }
+}

@@ -1,0 +1,154 @@
+import EventStore
+import Foundation
+import Notes
+import Testing
+
+@Suite("Interchange: Markdown folders")
+struct InterchangeMarkdownTests {
+    private func files(_ dir: String) throws -> [String] {
+        let found = FileManager.default.enumerator(atPath: dir)?.compactMap { $0 as? String } ?? []
+        return found.filter { $0.hasSuffix(".md") }.sorted()
+    }
+
+    private func read(_ path: String) throws -> String {
+        String(decoding: try Data(contentsOf: URL(filePath: path)), as: UTF8.self)
+    }
+
+    private func write(_ path: String, _ text: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(filePath: path))
+    }
+
+    /// Notes whose fields the Markdown form keeps (id, title, body, flags, category name).
+    private func view(_ s: InterchangeScratch) throws -> [[String]] {
+        try s.allNotes().map { n in
+            [
+                n.id.uuidString, n.title, n.body, "\(n.pinned)", "\(n.archived)", "\(n.trashed)",
+                try s.book.categoryName(n.category) ?? "-",
+            ]
+        }
+    }
+
+    @Test("export-markdown then import-markdown into an empty store gives the same notes")
+    func roundTrip() throws {
+        let s = try InterchangeScratch()
+        let a = try s.book.add(title: "Groceries \"Sat\"", body: "- milk\r\n- eggs", category: "Home", pinned: true)
+        let b = try s.book.add(title: "Ünïcödé / plans", body: "", category: "Work/Side")
+        let c = try s.book.add(title: "Loose", body: "---\nnot front matter\n---\n")
+        try s.book.archive(b.id)
+        try s.book.trash(c.id)
+        let dir = s.path + "/md"
+        let summary = try s.book.exportMarkdown(to: dir)
+        #expect(summary == MarkdownExportSummary(files: 3, moved: 0))
+        let short = { (id: Identifier) in String(id.hex.prefix(8)) }
+        #expect(
+            try files(dir)
+                == [
+                    "Home/groceries-sat-\(short(a.id)).md", "Work-Side/ünïcödé-plans-\(short(b.id)).md",
+                    "loose-\(short(c.id)).md",
+                ].sorted())
+        #expect(
+            try read(dir + "/Home/groceries-sat-\(short(a.id)).md") == """
+                ---
+                id: \(a.id.uuidString)
+                title: "Groceries \\"Sat\\""
+                category: "Home"
+                pinned: true
+                archived: false
+                trashed: false
+                created: 2026-11-29T12:00:02.000000Z
+                updated: 2026-11-29T12:00:02.000000Z
+                ---
+                - milk\r\n- eggs
+                """)
+
+        let target = try InterchangeScratch()
+        let imported = try target.book.importMarkdown(from: dir)
+        #expect(imported == MarkdownImportSummary(created: 3, updated: 0, unchanged: 0))
+        #expect(try view(target) == view(s))
+
+        // Importing the same folder again changes nothing.
+        let head = try target.head
+        #expect(
+            try target.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 3))
+        #expect(try target.head == head)
+    }
+
+    @Test("edited files update their notes; a renamed note moves to its new file on the next export")
+    func editAndReexport() throws {
+        let s = try InterchangeScratch()
+        let a = try s.book.add(title: "Plan", body: "one\n", category: "Work")
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        let path = dir + "/Work/plan-\(a.id.hex.prefix(8)).md"
+        var text = try read(path)
+        text = text.replacing(#"title: "Plan""#, with: #"title: "Better plan""#)
+            .replacing("pinned: false", with: "pinned: true").replacing("one\n", with: "one\ntwo\n")
+        try write(path, text)
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 1, unchanged: 0))
+        let note = try s.book.note(a.id)
+        #expect(note.title == "Better plan" && note.body == "one\ntwo\n" && note.pinned)
+        #expect(note.version == 4, "retitled, body edited, pinned: one event each")
+        #expect(try s.book.exportMarkdown(to: dir) == MarkdownExportSummary(files: 1, moved: 1))
+        #expect(try files(dir) == ["Work/better-plan-\(a.id.hex.prefix(8)).md"])
+    }
+
+    @Test("hand-written files: title from the first heading or the file name, category from the folder")
+    func handWritten() throws {
+        let s = try InterchangeScratch()
+        let dir = s.path + "/md"
+        try write(dir + "/Ideas/garden.md", "Some intro\n\n# Raised beds #\n\ntext\n")
+        try write(dir + "/plain note.md", "```\n# not a heading\n```\nbody")
+        try write(dir + "/Ideas/.hidden.md", "# ignored")
+        try write(dir + "/notes.txt", "# ignored")
+        try write(dir + "/fm.md", "---\r\ntitle: 'It''s here'\r\ncategory: \r\ntags: [x]\r\n---\r\nbody\r\n")
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 3, updated: 0, unchanged: 0))
+        let notes = try s.allNotes().sorted { $0.title < $1.title }
+        #expect(notes.map(\.title) == ["It's here", "Raised beds", "plain note"])
+        #expect(
+            notes.map(\.body) == [
+                "body\r\n", "Some intro\n\n# Raised beds #\n\ntext\n", "```\n# not a heading\n```\nbody",
+            ])
+        #expect(try notes.map { try s.book.categoryName($0.category) } == [nil, "Ideas", nil])
+    }
+
+    @Test("a bad file is refused by name and nothing is imported")
+    func badFiles() throws {
+        let cases: [(String, String, String)] = [
+            ("a.md", "---\ntitle: x\n", "a.md: the front matter has no closing --- line; nothing was imported"),
+            ("b.md", "---\nid: nope\n---\n", #"b.md: id "nope" is not a UUID; nothing was imported"#),
+            (
+                "c.md", "---\npinned: maybe\n---\n",
+                #"c.md: pinned must be true or false, not "maybe"; nothing was imported"#
+            ),
+            (
+                "d.md", "---\ntitle: \"\"\n---\n",
+                "d.md: the title is empty; give a title with at least one visible character; nothing was imported"
+            ),
+        ]
+        for (name, content, message) in cases {
+            let s = try InterchangeScratch()
+            let dir = s.path + "/md"
+            try write(dir + "/0-good.md", "# Good\n")
+            try write(dir + "/" + name, content)
+            do {
+                try s.book.importMarkdown(from: dir)
+                Issue.record("accepted \(name)")
+            } catch {
+                #expect(error.description == message)
+            }
+            #expect(try s.head == 0)
+        }
+        let s = try InterchangeScratch()
+        let dir = s.path + "/md"
+        try write(dir + "/x.md", "---\nid: 11111111-1111-4111-8111-111111111111\n---\n")
+        try write(dir + "/y.md", "---\nid: 11111111-1111-4111-8111-111111111111\n---\n")
+        #expect(throws: NotesError.self) { try s.book.importMarkdown(from: dir) }
+        try Data([0x23, 0x20, 0xFF]).write(to: URL(filePath: dir + "/y.md"))
+        do { try s.book.importMarkdown(from: dir) } catch {
+            #expect(error.description == "y.md: the file is not valid UTF-8; nothing was imported")
+        }
+        #expect(try s.head == 0)
+    }
+}
