@@ -44,7 +44,8 @@ final class FTS5Peer {
             sqlite3_bind_int64(insert, 1, Int64(i))
             let rc = body.utf8CString.withUnsafeBufferPointer { p in
                 // SQLITE_TRANSIENT: SQLite copies the text before the buffer goes away.
-                sqlite3_bind_text(insert, 2, p.baseAddress, Int32(p.count - 1), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+                sqlite3_bind_text(
+                    insert, 2, p.baseAddress, Int32(p.count - 1), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
             }
             guard rc == SQLITE_OK, sqlite3_step(insert) == SQLITE_DONE else {
                 throw Failure(description: "sqlite insert: \(lastError)")
@@ -62,7 +63,8 @@ final class FTS5Peer {
     func search(_ match: String, limit: Int) throws -> [Int64] {
         var out: [Int64] = []
         let rc = match.utf8CString.withUnsafeBufferPointer { p in
-            sqlite3_bind_text(query, 1, p.baseAddress, Int32(p.count - 1), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            sqlite3_bind_text(
+                query, 1, p.baseAddress, Int32(p.count - 1), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
         guard rc == SQLITE_OK else { throw Failure(description: "sqlite bind: \(lastError)") }
         sqlite3_bind_int64(query, 2, Int64(limit))

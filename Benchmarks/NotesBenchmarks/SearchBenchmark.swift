@@ -20,7 +20,8 @@ func runSearchBenchmark(arguments: [String]) throws {
     while i < arguments.count {
         let a = arguments[i]
         guard a.hasPrefix("--"), i + 1 < arguments.count else {
-            throw BenchmarkFailure("search: unexpected argument \(a); use --notes, --queries, --count, --seed, --limit, --dir")
+            throw BenchmarkFailure(
+                "search: unexpected argument \(a); use --notes, --queries, --count, --seed, --limit, --dir")
         }
         options[String(a.dropFirst(2))] = arguments[i + 1]
         i += 2
@@ -81,7 +82,9 @@ func runSearchBenchmark(arguments: [String]) throws {
     for (n, note) in notes.enumerated() { ordinalOf[note.id] = Int64(n) }
 
     print("")
-    print("| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap |")
+    print(
+        "| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for set in sets {
         let parsed = set.queries.map { try? SearchQuery.parse($0) }

@@ -158,7 +158,9 @@ struct SearchIndexTests {
         n4.trashed = true
         n4.archived = true
         for n in [n1, n2, n3, n4] { try f.update(old: nil, new: n) }
-        func ids(_ filter: SearchFilter) throws -> Set<Int> { Set(try f.search("alpha", filter).map { Int($0.id.low) }) }
+        func ids(_ filter: SearchFilter) throws -> Set<Int> {
+            Set(try f.search("alpha", filter).map { Int($0.id.low) })
+        }
         #expect(try ids(SearchFilter()) == [1, 2])
         #expect(try ids(SearchFilter(statuses: [.archived])) == [3])
         #expect(try ids(SearchFilter(statuses: [.trashed])) == [4])

@@ -24,7 +24,8 @@ struct SearchTextTests {
     @Test("numbers, apostrophes and separators")
     func wordBoundaries() {
         #expect(terms("don't stop 3.14 1,000 end. x,y") == ["dont", "stop", "3.14", "1,000", "end", "x", "y"])
-        #expect(terms("snake_case foo-bar e-mail@host.org") == ["snake", "case", "foo", "bar", "e", "mail", "host", "org"])
+        #expect(
+            terms("snake_case foo-bar e-mail@host.org") == ["snake", "case", "foo", "bar", "e", "mail", "host", "org"])
         #expect(terms("abc123 2024-05-01") == ["abc123", "2024", "05", "01"])
         #expect(terms("co\u{00AD}operate") == ["cooperate"])  // a soft hyphen never splits
     }
@@ -112,7 +113,9 @@ struct SearchTextTests {
         ]
         var parsed = 0
         let index = InMemorySearchIndex(notes: [
-            Note(id: Identifier(high: 1, low: 1), title: "a b", body: "z é 東 🎉 3", createdAt: 0, updatedAt: 0, version: 1)
+            Note(
+                id: Identifier(high: 1, low: 1), title: "a b", body: "z é 東 🎉 3", createdAt: 0, updatedAt: 0, version: 1
+            )
         ])
         for _ in 0..<100_000 {
             var s = ""
@@ -140,7 +143,8 @@ struct SearchTextTests {
         #expect(
             Snippet.make(title: "T", body: body, query: q, width: 200, highlight: nil)
                 == "Intro words here. The Budget for next year: planning starts; the draft is old.")
-        let long = String(repeating: "filler ", count: 60) + "the budget is here " + String(repeating: "tail ", count: 60)
+        let long =
+            String(repeating: "filler ", count: 60) + "the budget is here " + String(repeating: "tail ", count: 60)
         let s = Snippet.make(title: "T", body: long, query: q, width: 40, highlight: ("<", ">"))
         #expect(s.hasPrefix("…") && s.hasSuffix("…"))
         #expect(s.contains("<budget>"))

@@ -272,7 +272,8 @@ public enum SearchIndexError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .damaged(let what): return "the search index is damaged (\(what)); rebuild the projections to repair it"
-        case .inconsistent(let what): return "the search index disagrees with the notes (\(what)); rebuild the projections"
+        case .inconsistent(let what):
+            return "the search index disagrees with the notes (\(what)); rebuild the projections"
         case .full: return "the search index ran out of document numbers; rebuild the projections to renumber them"
         }
     }

@@ -149,7 +149,8 @@ struct AnalyzedNote {
                 entries[i].positions.append(position)
             } else {
                 index[key] = entries.count
-                entries.append(Entry(term: key, titleTF: inTitle ? 1 : 0, bodyTF: inTitle ? 0 : 1, positions: [position]))
+                entries.append(
+                    Entry(term: key, titleTF: inTitle ? 1 : 0, bodyTF: inTitle ? 0 : 1, positions: [position]))
             }
             // Saturate rather than trap: no real note has four billion terms.
             position = position == .max ? .max : position + 1

@@ -45,7 +45,8 @@ extension SearchIndex {
                 try records.withUnsafeBytes { all in
                     var chunk = 0
                     while chunk * chunkBytes < all.count {
-                        let value = UnsafeRawBufferPointer(rebasing: all[(chunk * chunkBytes)..<((chunk + 1) * chunkBytes)])
+                        let value = UnsafeRawBufferPointer(
+                            rebasing: all[(chunk * chunkBytes)..<((chunk + 1) * chunkBytes)])
                         try bigEndian(UInt32(chunk)).withUnsafeBytes { k in try c.put(k, value, flags: .append) }
                         chunk += 1
                     }
@@ -184,7 +185,8 @@ struct IndexBuilder: ~Copyable {
         }
         let slice = try newSlice(0)
         (states + id).initialize(
-            to: TermState(head: slice, tail: slice, end: slice + IndexBuilder.sliceSizes[0] - 4, level: 0, lastDoc: 0, df: 0))
+            to: TermState(
+                head: slice, tail: slice, end: slice + IndexBuilder.sliceSizes[0] - 4, level: 0, lastDoc: 0, df: 0))
         starts.append(UInt32(truncatingIfNeeded: arena.count))
         lengths.append(UInt8(truncatingIfNeeded: term.count))
         hashes.append(h)
@@ -282,7 +284,8 @@ struct IndexBuilder: ~Copyable {
                     var key = Array(arena[start..<(start + Int(lengths[t]))])
                     dfBytes.removeAll(keepingCapacity: true)
                     putVarint(state.df, &dfBytes)
-                    try key.withUnsafeBytes { k in try dfBytes.withUnsafeBytes { v in try tc.put(k, v, flags: .append) } }
+                    try key.withUnsafeBytes { k in try dfBytes.withUnsafeBytes { v in try tc.put(k, v, flags: .append) }
+                    }
                     let tail = key.count + 1
                     key.append(contentsOf: [0, 0, 0, 0, 0])
                     var reader = SliceReader(pool: pool, head: state.head)
@@ -316,7 +319,9 @@ struct IndexBuilder: ~Copyable {
                         key.withUnsafeMutableBytes { k in
                             k.storeBytes(of: doc.bigEndian, toByteOffset: tail, as: UInt32.self)
                         }
-                        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try pc.put(k, v, flags: .append) } }
+                        try key.withUnsafeBytes { k in
+                            try value.withUnsafeBytes { v in try pc.put(k, v, flags: .append) }
+                        }
                         left -= n
                     }
                 }

@@ -40,7 +40,8 @@ extension SearchIndex {
             }
         }
         guard matchable, !positive.isEmpty else { return [] }
-        return try run(positive: positive, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+        return try run(
+            positive: positive, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
     }
 
     /// The iterator of a clause, or nil when no note can match it.
@@ -186,7 +187,8 @@ extension SearchIndex {
                     if DocRecord.accepts(chunk, at: o, filter) {
                         top.offer(
                             RankedNote(
-                                score: score, updatedAt: DocRecord.updatedAt(chunk, at: o), id: DocRecord.id(chunk, at: o)))
+                                score: score, updatedAt: DocRecord.updatedAt(chunk, at: o),
+                                id: DocRecord.id(chunk, at: o)))
                     }
                 }
             }

@@ -159,10 +159,11 @@ extension SearchIndex {
         guard delta != 0 else { return }
         var df: UInt64 = 0
         if let v = try txn.get(db.terms, key: term) {
-            df = UInt64(try v.withUnsafeBytes { p throws(SearchIndexError) in
-                var r = VarintReader(p, at: 0)
-                return try r.next()
-            })
+            df = UInt64(
+                try v.withUnsafeBytes { p throws(SearchIndexError) in
+                    var r = VarintReader(p, at: 0)
+                    return try r.next()
+                })
         }
         let next = delta < 0 ? (df > 0 ? df - 1 : 0) : df + 1
         if next == 0 {

@@ -107,7 +107,9 @@ struct SearchStats: Equatable {
     var collection: BM25.Collection { BM25.Collection(documents: documents, totalLength: totalLength) }
 
     static func read(_ txn: borrowing Transaction, _ db: SearchDatabases) throws -> SearchStats {
-        guard let v = try SearchStats.key.withUnsafeBytes({ k in try txn.get(db.stats, k) }) else { return SearchStats() }
+        guard let v = try SearchStats.key.withUnsafeBytes({ k in try txn.get(db.stats, k) }) else {
+            return SearchStats()
+        }
         guard v.count == 20 else { throw SearchIndexError.damaged("the search statistics have \(v.count) bytes") }
         return SearchStats(
             documents: UInt64(littleEndian: v.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
@@ -198,7 +200,8 @@ struct DocRecord: Equatable {
         case .any: return true
         case .uncategorized: return flags & 4 == 0
         case .id(let c):
-            return flags & 4 != 0 && UInt64(bigEndian: p.loadUnaligned(fromByteOffset: o + 16, as: UInt64.self)) == c.high
+            return flags & 4 != 0
+                && UInt64(bigEndian: p.loadUnaligned(fromByteOffset: o + 16, as: UInt64.self)) == c.high
                 && UInt64(bigEndian: p.loadUnaligned(fromByteOffset: o + 24, as: UInt64.self)) == c.low
         }
     }
@@ -239,7 +242,10 @@ struct CompiledFilter {
 }
 
 func bigEndian(_ v: UInt32) -> [UInt8] {
-    [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
+    [
+        UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8),
+        UInt8(truncatingIfNeeded: v),
+    ]
 }
 
 func readBigEndianUInt32(_ p: UnsafeRawBufferPointer, at o: Int) -> UInt32? {

@@ -62,7 +62,8 @@ extension SearchIndex {
             }
         }
         guard UInt64(records.count) == stats.documents else {
-            throw SearchIndexError.damaged("\(records.count) notes are numbered but the statistics count \(stats.documents)")
+            throw SearchIndexError.damaged(
+                "\(records.count) notes are numbered but the statistics count \(stats.documents)")
         }
         guard records.values.reduce(UInt64(0), { $0 + UInt64($1.length) }) == stats.totalLength else {
             throw SearchIndexError.damaged("the total length does not match the notes")
@@ -80,11 +81,13 @@ extension SearchIndex {
                     for block in try blockList(term, pc) {
                         let (entries, ranges) = try PostingBlock.decode(block.bytes)
                         guard entries.last?.doc == block.lastDoc else {
-                            throw SearchIndexError.damaged("a block of \(String(decoding: term, as: UTF8.self)) does not match its key")
+                            throw SearchIndexError.damaged(
+                                "a block of \(String(decoding: term, as: UTF8.self)) does not match its key")
                         }
                         for (p, range) in zip(entries, ranges) {
                             guard previous.map({ p.doc > $0 }) ?? true, let id = byDoc[p.doc] else {
-                                throw SearchIndexError.damaged("a posting of \(String(decoding: term, as: UTF8.self)) is out of order or unknown")
+                                throw SearchIndexError.damaged(
+                                    "a posting of \(String(decoding: term, as: UTF8.self)) is out of order or unknown")
                             }
                             previous = p.doc
                             list.append(
@@ -94,7 +97,8 @@ extension SearchIndex {
                         }
                     }
                     guard list.count == Int(df), df > 0 else {
-                        throw SearchIndexError.damaged("\(String(decoding: term, as: UTF8.self)) has df \(df) but \(list.count) postings")
+                        throw SearchIndexError.damaged(
+                            "\(String(decoding: term, as: UTF8.self)) has df \(df) but \(list.count) postings")
                     }
                     terms[String(decoding: term, as: UTF8.self)] = list.sorted { $0.id < $1.id }
                     e = try tc.next()
@@ -114,7 +118,9 @@ extension SearchIndex {
         try txn.withCursor(db.postings) { pc in
             for term in terms.keys { counted += try blockList(Array(term.utf8), pc).count }
         }
-        guard blocks == counted else { throw SearchIndexError.damaged("\(blocks - counted) posting blocks have no term") }
+        guard blocks == counted else {
+            throw SearchIndexError.damaged("\(blocks - counted) posting blocks have no term")
+        }
         return SearchIndexContents(
             documents: stats.documents, totalLength: stats.totalLength, records: records, terms: terms)
     }

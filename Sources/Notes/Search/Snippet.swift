@@ -25,26 +25,35 @@ public enum Snippet {
         var tokens: [(start: Int, end: Int, matched: Bool)] = []
         Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matches(t))) }
 
-        // Character index of each UTF-8 offset that starts a character.
+        // The UTF-8 offset where each character starts (and the end), to map term offsets to characters.
         let chars = Array(source)
-        var charAt: [Int: Int] = [:]
+        var charStarts: [Int] = []
+        charStarts.reserveCapacity(chars.count + 1)
         var offset = 0
-        for (i, c) in chars.enumerated() {
-            charAt[offset] = i
+        for c in chars {
+            charStarts.append(offset)
             offset += c.utf8.count
         }
-        charAt[offset] = chars.count
+        charStarts.append(offset)
+        /// The character holding `utf8` (rounding down), or the first starting at or after it.
         func char(_ utf8: Int, roundingUp: Bool) -> Int {
-            var o = utf8
-            while charAt[o] == nil && o > 0 && o < offset { o += roundingUp ? 1 : -1 }
-            return charAt[o] ?? (roundingUp ? chars.count : 0)
+            var lo = 0
+            var hi = charStarts.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if charStarts[mid] < utf8 { lo = mid + 1 } else { hi = mid }
+            }
+            if lo < charStarts.count && charStarts[lo] == utf8 { return lo }
+            return roundingUp ? min(lo, chars.count) : max(lo - 1, 0)
         }
-        let spans = tokens.map { (start: char($0.start, roundingUp: false), end: char($0.end, roundingUp: true), matched: $0.matched) }
+        let spans = tokens.map {
+            (start: char($0.start, roundingUp: false), end: char($0.end, roundingUp: true), matched: $0.matched)
+        }
         let hits = spans.filter(\.matched)
 
         // The window start (at a word) that covers the most matches, with a little context before.
         var start = 0
-        if let firstHit = hits.first {
+        if !hits.isEmpty {
             var best = -1
             for (i, h) in hits.enumerated() {
                 let covered = hits[i...].prefix { $0.end <= h.start + width }.count
@@ -53,14 +62,14 @@ public enum Snippet {
                     start = h.start
                 }
             }
-            _ = firstHit
             let context = width / 5
             let earlier = spans.last { $0.start >= start - context && $0.start <= start }
             start = spans.first { $0.start >= start - context }?.start ?? earlier?.start ?? start
             if start < context { start = 0 }
         }
         var end = min(chars.count, start + width)
-        if end < chars.count, let space = chars[start..<end].lastIndex(where: \.isWhitespace), space > start + width / 2 {
+        if end < chars.count, let space = chars[start..<end].lastIndex(where: \.isWhitespace), space > start + width / 2
+        {
             end = space
         }
 

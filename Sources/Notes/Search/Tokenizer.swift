@@ -155,7 +155,8 @@ enum Tokenizer {
             if b0 >= 0x80 {
                 // Swift strings hold valid UTF-8; a short or odd sequence still only ends a word.
                 if b0 >= 0xF0, i + 3 < n {
-                    v = (UInt32(b0 & 0x07) << 18) | (UInt32(utf8[i + 1] & 0x3F) << 12)
+                    v =
+                        (UInt32(b0 & 0x07) << 18) | (UInt32(utf8[i + 1] & 0x3F) << 12)
                         | (UInt32(utf8[i + 2] & 0x3F) << 6) | UInt32(utf8[i + 3] & 0x3F)
                     len = 4
                 } else if b0 >= 0xE0, b0 < 0xF0, i + 2 < n {
