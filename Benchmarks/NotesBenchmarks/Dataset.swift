@@ -47,7 +47,7 @@ struct Dataset {
         while let e = log.next() { events.append(e) }
         return Dataset(
             source:
-                "generated: \(format(Double(spec.notes))) notes, \(format(Double(spec.events))) events, seed \(spec.seed)",
+                "generated: \(formatCount(spec.notes)) notes, \(formatCount(spec.events)) events, seed \(spec.seed)",
             events: events, searchWord: log.word(rank: 300))
     }
 

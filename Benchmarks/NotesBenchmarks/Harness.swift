@@ -186,3 +186,8 @@ func directoryBytes(_ path: String) -> Int {
     }
     return total
 }
+
+/// A count with thousands separators.
+func formatCount(_ n: Int) -> String {
+    abs(n) >= 1000 ? format(Double(n)) : String(n)
+}

@@ -39,7 +39,7 @@ extension Suite {
             Figure(
                 name: "append",
                 title:
-                    "batched append with all projections (10,000 events/commit, first \(format(Double(slice.count))) events)",
+                    "batched append with all projections (10,000 events/commit, first \(formatCount(slice.count)) events)",
                 unit: "events/s", value: ours,
                 extra: [
                     ("log only, no projections", "\(format(logOnly.median)) events/s"), ("mean envelope", "\(avg) B"),
@@ -126,7 +126,7 @@ extension Suite {
         record(
             Figure(
                 name: "fold", title: "decode + upcast + fold every event into notes and categories",
-                unit: "events/s", value: ours, extra: [("legacy events", "\(format(Double(data.legacyEvents)))")],
+                unit: "events/s", value: ours, extra: [("legacy events", "\(formatCount(data.legacyEvents))")],
                 peerTitle: "raw LMDB cursor scan", peer: raw, ratio: ratio, goal: ">= 40% of raw scan",
                 goalMet: ratio >= 0.4))
     }
@@ -194,7 +194,7 @@ extension Suite {
         record(
             Figure(
                 name: "get",
-                title: "get note by id (read txn + get + decode), \(format(Double(data.noteIDs.count))) notes",
+                title: "get note by id (read txn + get + decode), \(formatCount(data.noteIDs.count)) notes",
                 unit: "ops/s", value: ours, peerTitle: "raw LMDB read txn + mdb_get", peer: peer,
                 ratio: ours.median / peer.median))
 
@@ -242,7 +242,7 @@ extension Suite {
         record(
             Figure(
                 name: "as-of",
-                title: "list --as-of the last instant (replay \(format(Double(data.events.count))) events + page)",
+                title: "list --as-of the last instant (replay \(formatCount(data.events.count)) events + page)",
                 unit: "ms", value: ours, peerTitle: rebuild == nil ? nil : "full rebuild (same run)", peer: rebuild,
                 ratio: rebuild.map { ours.median / $0.median }, goal: "< 1 s", goalMet: ours.median < 1000))
     }
@@ -312,7 +312,7 @@ extension Suite {
         record(
             Figure(
                 name: "import",
-                title: "bulk import of an export file (\(format(Double(lines))) events: parse + append + projections)",
+                title: "bulk import of an export file (\(formatCount(lines)) events: parse + append + projections)",
                 unit: "events/s", value: ours, extra: [("file", "\(fixed(Double(bytes.count) / 1_048_576, 1)) MB")],
                 peerTitle: append == nil ? nil : "batched append of the same events (this run)", peer: append,
                 ratio: append.map { ours.median / $0.median }, goal: ">= 100,000 events/s",

@@ -19,14 +19,14 @@ struct Scale {
 
     static let small = Scale(
         name: "small", spec: .small, runs: 5, heavyRuns: 3, singleAppends: 100, gets: 20_000, listPages: 1_000,
-        processRuns: 10, appendEvents: 30_000)
+        processRuns: 10, appendEvents: 20_000)
     /// Seconds, for checking the suite itself.
     static let tiny = Scale(
         name: "tiny", spec: EventWorkload.Spec(notes: 1_000, events: 12_000, hotNoteVersions: 200), runs: 3,
         heavyRuns: 2, singleAppends: 30, gets: 2_000, listPages: 200, processRuns: 5, appendEvents: 12_000)
     static let full = Scale(
         name: "full", spec: .full, runs: 5, heavyRuns: 3, singleAppends: 200, gets: 50_000, listPages: 2_000,
-        processRuns: 15, appendEvents: 100_000)
+        processRuns: 15, appendEvents: 50_000)
 }
 
 /// What the benchmarks share: the dataset, the store built from it and the raw peer's copy.
@@ -64,7 +64,7 @@ final class Suite {
     func store() throws -> String {
         if let storePath { return storePath }
         let path = root + "/store"
-        log("building the store: \(format(Double(data.events.count))) events into the log")
+        log("building the store: \(formatCount(data.events.count)) events into the log")
         let start = monotonicSeconds()
         let appended = try appendBatched(data.events[...], to: try openLog(path), batch: batch).reduce(0, +)
         let opened = monotonicSeconds()

@@ -108,8 +108,8 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     let machine = Machine.current()
     print("notes-bench, scale \(scale.name): \(data.source)")
     print(
-        "\(format(Double(data.events.count))) events, \(format(Double(data.noteIDs.count))) notes, "
-            + "\(format(Double(data.legacyEvents))) legacy events, hot note \(data.hotNoteVersions) versions")
+        "\(formatCount(data.events.count)) events, \(formatCount(data.noteIDs.count)) notes, "
+            + "\(formatCount(data.legacyEvents)) legacy events, hot note \(data.hotNoteVersions) versions")
     print("machine: \(machine.summary)\n")
 
     let suite = Suite(scale: scale, data: data)
