@@ -370,4 +370,30 @@ struct InterchangeTests {
         let missing = s.path + "/no/such/dir/export.jsonl"
         #expect(throws: NotesError.self) { try s.book.exportEvents(toFile: missing) }
     }
+
+    @Test("stream names must hold a canonical lower-case UUID; event ids may be upper case")
+    func uuidForms() throws {
+        let s = try InterchangeScratch()
+        let upper = goodLine.replacing(
+            "00000000-0000-4000-8000-0000000000a1", with: "ABCDEF00-0000-4000-8000-0000000000A1")
+        try s.book.importEvents(lines: [Array(upper.utf8)])
+        let exported = String(decoding: try s.export(), as: UTF8.self)
+        #expect(exported.contains(#""eventId":"abcdef00-0000-4000-8000-0000000000a1""#), "written in canonical form")
+        for bad in [
+            "0000000000004000800000000000a1ff", "00000000-0000-4000-8000-0000000000a",
+            "00000000_0000-4000-8000-0000000000a1",
+        ] {
+            let line = goodLine.replacing("00000000-0000-4000-8000-0000000000a1", with: bad)
+            #expect(throws: NotesError.self) { try s.book.importEvents(lines: [Array(line.utf8)]) }
+        }
+        var generator = WorkloadRandom(seed: 0x1D5)
+        for _ in 0..<200 {
+            let id = Identifier.random(using: &generator)
+            let line = goodLine.replacing("00000000-0000-4000-8000-0000000000a1", with: id.uuidString)
+                .replacing(
+                    "22222222-2222-4222-8222-222222222222", with: Identifier.random(using: &generator).uuidString)
+            try s.book.importEvents(lines: [Array(line.utf8)])
+            #expect(String(decoding: try s.export(after: try s.head - 1), as: UTF8.self).contains(id.uuidString))
+        }
+    }
 }

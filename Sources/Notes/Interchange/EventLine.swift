@@ -1,4 +1,5 @@
 public import EventStore
+import Glibc
 
 /// The event interchange format: JSON Lines, one event per line, oldest first.
 ///
@@ -20,11 +21,11 @@ public enum EventLine {
     ) {
         var meta: [(key: String, value: JSONValue)] = [("actor", .string(metadata.actor))]
         if let c = metadata.command { meta.append(("command", .string(c))) }
-        if let c = metadata.causationID { meta.append(("causationId", .string(c.uuidString))) }
-        if let c = metadata.correlationID { meta.append(("correlationId", .string(c.uuidString))) }
+        if let c = metadata.causationID { meta.append(("causationId", .string(UUIDText.format(c)))) }
+        if let c = metadata.correlationID { meta.append(("correlationId", .string(UUIDText.format(c)))) }
         let line = JSONValue.object([
             ("position", .uint(position)),
-            ("eventId", .string(id.uuidString)),
+            ("eventId", .string(UUIDText.format(id))),
             ("stream", .string(stream)),
             ("version", .uint(version)),
             ("type", .string(type)),
@@ -43,7 +44,7 @@ public enum EventLine {
         case .string(let s): return .string(s)
         case .bool(let b): return .bool(b)
         case .integer(let i): return .int(i)
-        case .identifier(let id): return .string(id.uuidString)
+        case .identifier(let id): return .string(UUIDText.format(id))
         }
     }
 
@@ -145,7 +146,7 @@ public struct EventBatch: Sendable {
             throw Problem(message: "\"position\" must be a whole number")
         }
         let idText = try string(value, "eventId")
-        guard idText.utf8.count == 36, let id = Identifier(idText) else {
+        guard let id = UUIDText.parse(idText) else {
             throw Problem(message: "eventId \(idText.jsonQuoted) is not a UUID")
         }
         let stream = try string(value, "stream")
@@ -206,8 +207,12 @@ public struct EventBatch: Sendable {
     /// `note/UUID` or `category/UUID`, the UUID in canonical lowercase form.
     static func streamKind(_ stream: String) throws(Problem) -> StreamKind {
         for (prefix, kind) in [("note/", StreamKind.note), ("category/", .category)] where stream.hasPrefix(prefix) {
-            let rest = stream.dropFirst(prefix.count)
-            if let id = Identifier(rest), id.uuidString == rest { return kind }
+            // Canonical lower case only: the stream name is the key the store looks it up by.
+            var name = stream
+            let valid = name.withUTF8 { bytes in
+                UUIDText.parse(UnsafeBufferPointer(rebasing: bytes[prefix.utf8.count...]), lowercaseOnly: true) != nil
+            }
+            if valid { return kind }
         }
         throw Problem(message: "stream \(stream.jsonQuoted) is not note/UUID or category/UUID (lowercase UUID)")
     }
@@ -231,7 +236,7 @@ public struct EventBatch: Sendable {
                 meta.command = s
             case "causationId", "correlationId":
                 if m.value.isNull { continue }
-                guard let s = m.value.stringValue, s.utf8.count == 36, let id = Identifier(s) else {
+                guard let s = m.value.stringValue, let id = UUIDText.parse(s) else {
                     throw Problem(message: "metadata.\(m.key) must be a UUID or null")
                 }
                 if m.key == "causationId" { meta.causationID = id } else { meta.correlationID = id }
@@ -259,7 +264,7 @@ public struct EventBatch: Sendable {
             case (.bool, .bool(let b)): v = .bool(b)
             case (.integer, .number(let n)): v = n.int64Value.map(FieldValue.integer)
             case (.identifier, .string(let s)), (.optionalIdentifier, .string(let s)):
-                v = s.utf8.count == 36 ? Identifier(s).map(FieldValue.identifier) : nil
+                v = UUIDText.parse(s).map(FieldValue.identifier)
             default: v = nil
             }
             guard let v else {
@@ -293,7 +298,7 @@ public struct EventBatch: Sendable {
                 if size > maxBodyBytes {
                     throw Problem(message: "the body is \(size) bytes; the limit is \(maxBodyBytes)")
                 }
-                if s.utf8.contains(0) { throw Problem(message: "the body contains a NUL character") }
+                if containsNUL(s) { throw Problem(message: "the body contains a NUL character") }
             case "title":
                 let valid: String
                 do { valid = try Notebook.validTitle(s) } catch { throw Problem(message: error.description) }
@@ -307,5 +312,14 @@ public struct EventBatch: Sendable {
             default: break
             }
         }
+    }
+}
+
+/// Whether the text holds a NUL, which notes refuse (memchr over the UTF-8 bytes).
+func containsNUL(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in
+        guard let base = bytes.baseAddress else { return false }
+        return memchr(base, 0, bytes.count) != nil
     }
 }

@@ -170,7 +170,7 @@ public struct HistoryConverter: Sendable {
     private func body(_ text: String) throws(Problem) -> String {
         let size = text.utf8.count
         if size > maxBodyBytes { throw Problem(message: "the text is \(size) bytes; the limit is \(maxBodyBytes)") }
-        if text.utf8.contains(0) { throw Problem(message: "the text contains a NUL character") }
+        if containsNUL(text) { throw Problem(message: "the text contains a NUL character") }
         return text
     }
 

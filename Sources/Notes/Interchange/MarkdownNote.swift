@@ -35,7 +35,7 @@ struct MarkdownNote: Equatable {
     /// The file's text for a note.
     static func render(_ note: Note, categoryName: String?) -> String {
         var out = "---\n"
-        out += "id: \(note.id.uuidString)\n"
+        out += "id: \(UUIDText.format(note.id))\n"
         out += "title: \(note.title.jsonQuoted)\n"
         if let categoryName { out += "category: \(categoryName.jsonQuoted)\n" }
         out += "pinned: \(note.pinned)\n"
