@@ -9,7 +9,8 @@ public struct EventMetadata: Sendable, Equatable, Hashable {
     /// Groups the events of one user action.
     public var correlationID: Identifier?
 
-    public init(actor: String, command: String? = nil, causationID: Identifier? = nil, correlationID: Identifier? = nil) {
+    public init(actor: String, command: String? = nil, causationID: Identifier? = nil, correlationID: Identifier? = nil)
+    {
         self.actor = actor
         self.command = command
         self.causationID = causationID

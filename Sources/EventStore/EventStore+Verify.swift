@@ -48,7 +48,8 @@ extension EventStore {
                         }
                         let pos = UInt64(bigEndian: e.key.loadUnaligned(as: UInt64.self))
                         if pos != expected {
-                            report(.init(.gap, position: pos, "expected position \(expected); positions must be gap-free"))
+                            report(
+                                .init(.gap, position: pos, "expected position \(expected); positions must be gap-free"))
                         }
                         expected = pos + 1
                         let view: EventView
@@ -64,13 +65,18 @@ extension EventStore {
                         }
                         let digest = Envelope.chainDigest(previous: previousDigest, body: view.body)
                         if !digest.elementsEqual(view.digest) {
-                            report(.init(.chain, position: pos, "digest does not cover the previous event; the log was altered"))
+                            report(
+                                .init(
+                                    .chain, position: pos,
+                                    "digest does not cover the previous event; the log was altered"))
                         }
                         previousDigest = Array(view.digest)
                         let stream = view.stream
                         let last = versions[stream] ?? 0
                         if view.version != last + 1 {
-                            report(.init(.version, position: pos, "\(stream) jumps from version \(last) to \(view.version)"))
+                            report(
+                                .init(
+                                    .version, position: pos, "\(stream) jumps from version \(last) to \(view.version)"))
                         }
                         versions[stream] = view.version
                         counts[SchemaKey(view.type, view.schemaVersion), default: 0] += 1
@@ -78,10 +84,15 @@ extension EventStore {
                         sKey.append(0)
                         sKey.append(contentsOf: keyBytes(view.version))
                         if try txn.get(streams, key: sKey) != keyBytes(pos) {
-                            report(.init(.streamIndex, position: pos, "\(stream) v\(view.version) is not indexed at this position"))
+                            report(
+                                .init(
+                                    .streamIndex, position: pos,
+                                    "\(stream) v\(view.version) is not indexed at this position"))
                         }
                         if try txn.get(eventIDs, key: view.id.bytes) != keyBytes(pos) {
-                            report(.init(.eventIndex, position: pos, "event id \(view.id) is not indexed at this position"))
+                            report(
+                                .init(.eventIndex, position: pos, "event id \(view.id) is not indexed at this position")
+                            )
                         }
                         if let progress, pos % 16_384 == 0 { progress(pos, head) }
                         entry = try c.next()
@@ -90,13 +101,16 @@ extension EventStore {
                 for (stream, version) in versions {
                     let stored = try txn.get(streamHeads, key: Array(stream.utf8)).map { try decodeUInt64($0) } ?? 0
                     if stored != version {
-                        report(.init(.streamIndex, position: nil, "\(stream) head says v\(stored), the log has v\(version)"))
+                        report(
+                            .init(
+                                .streamIndex, position: nil, "\(stream) head says v\(stored), the log has v\(version)"))
                     }
                 }
                 let catalogue = try catalogue(in: txn)
                 for key in Set(catalogue.keys).union(counts.keys).sorted() where catalogue[key] != counts[key] {
                     report(
-                        .init(.catalogue, position: nil,
+                        .init(
+                            .catalogue, position: nil,
                             "\(key): catalogue says \(catalogue[key] ?? 0) events, the log holds \(counts[key] ?? 0)"))
                 }
             }

@@ -43,13 +43,15 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             if e.isOutOfSpace { return "the disk is full (\(e.message)); free some space and try again" }
             switch e.code {
             case .permissionDenied:
-                return "permission denied on the store (\(e.operation)); check the owner and mode of the store directory"
+                return
+                    "permission denied on the store (\(e.operation)); check the owner and mode of the store directory"
             case .readOnlyFileSystem:
                 return "the store is on a read-only file system; choose a writable store with --store"
             case .mapFull:
                 return "the store reached its size cap (\(e.operation)); raise the cap or free space"
             case .corrupted, .invalid, .panic, .versionMismatch:
-                return "the store's database file is damaged or not an LMDB file (\(e.message)); restore it from a backup"
+                return
+                    "the store's database file is damaged or not an LMDB file (\(e.message)); restore it from a backup"
             default:
                 return "storage error: \(e)"
             }

@@ -62,7 +62,8 @@ public enum NoteEvent: Sendable, Equatable {
     }
 
     /// Decodes a current-schema note event; nil for a type that is not a note event.
-    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer) throws(DecodingError)
+    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
+        throws(DecodingError)
         -> NoteEvent?
     {
         var r = ByteReader(payload)
@@ -130,7 +131,8 @@ public enum CategoryEvent: Sendable, Equatable {
         return w.bytes
     }
 
-    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer) throws(DecodingError)
+    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
+        throws(DecodingError)
         -> CategoryEvent?
     {
         var r = ByteReader(payload)

@@ -10,7 +10,8 @@ extension Notebook {
         do { problems = try store.verifyLog(progress: progress) } catch { throw NotesError.wrap(error) }
         do {
             for (key, count) in try store.catalogue() where !store.registry.canRead(key) {
-                problems.append(.init(.catalogue, position: nil, "\(count) events of \(key) cannot be read by this program"))
+                problems.append(
+                    .init(.catalogue, position: nil, "\(count) events of \(key) cannot be read by this program"))
             }
         } catch { throw NotesError.wrap(error) }
         let state: NotebookState
@@ -73,7 +74,11 @@ extension NotesProjection {
                 do {
                     let stored = try Note(decoding: e.value)
                     if let id, let expected = state.notes[id] {
-                        if stored != expected { report("note \(shortID(id)) differs from the log (stored v\(stored.version), log v\(expected.version))") }
+                        if stored != expected {
+                            report(
+                                "note \(shortID(id)) differs from the log (stored v\(stored.version), log v\(expected.version))"
+                            )
+                        }
                     } else {
                         report("note \(id.map(shortID) ?? "?") is in the projection but not in the log")
                     }
@@ -96,7 +101,9 @@ extension NotesProjection {
             }
         }
         if storedKeys != expectedKeys {
-            report("the listing index differs from the log (\(storedKeys.count) entries stored, \(expectedKeys.count) expected)")
+            report(
+                "the listing index differs from the log (\(storedKeys.count) entries stored, \(expectedKeys.count) expected)"
+            )
         }
         for (id, expected) in state.categoriesWithCounts() {
             do {

@@ -162,7 +162,9 @@ public final class Notebook: Sendable {
     /// A trimmed, non-empty, one-line title of at most 500 characters.
     public static func validTitle(_ title: String) throws(NotesError) -> String {
         let t = trim(title)
-        guard !t.isEmpty else { throw .validation("the title is empty; give a title with at least one visible character") }
+        guard !t.isEmpty else {
+            throw .validation("the title is empty; give a title with at least one visible character")
+        }
         guard t.count <= maxTitleCharacters else {
             throw .validation("the title has \(t.count) characters; the limit is \(maxTitleCharacters)")
         }
@@ -176,7 +178,8 @@ public final class Notebook: Sendable {
         let size = body.utf8.count
         guard size <= options.maxBodyBytes else {
             throw .validation(
-                "the body is \(size) bytes; the limit is \(options.maxBodyBytes) (raise it with the body-limit setting)")
+                "the body is \(size) bytes; the limit is \(options.maxBodyBytes) (raise it with the body-limit setting)"
+            )
         }
         guard !body.unicodeScalars.contains("\u{0}") else {
             throw .validation("the body contains a NUL character; notes hold text")

@@ -36,7 +36,9 @@ extension NotesError {
     static func wrap(_ error: any Error) -> NotesError {
         if let e = error as? NotesError { return e }
         if let e = error as? StoreError {
-            if case .conflict(let stream, let expected, let actual) = e, let id = NotesProjection.id(in: stream, kind: "note/") {
+            if case .conflict(let stream, let expected, let actual) = e,
+                let id = NotesProjection.id(in: stream, kind: "note/")
+            {
                 if case .exact(let v) = expected { return .conflict(id: id, expected: v, actual: actual) }
             }
             return .store(e)

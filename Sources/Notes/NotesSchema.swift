@@ -15,8 +15,10 @@ public enum NotesSchema {
     public static let current: [PayloadSchema] = [
         PayloadSchema(
             type: "NoteCreated", version: 2,
-            fields: [.init("title", .string), .init("body", .string), .init("pinned", .bool),
-                .init("category", .optionalIdentifier)]),
+            fields: [
+                .init("title", .string), .init("body", .string), .init("pinned", .bool),
+                .init("category", .optionalIdentifier),
+            ]),
         PayloadSchema(type: "NoteRetitled", version: 1, fields: [.init("title", .string)]),
         PayloadSchema(type: "NoteBodyEdited", version: 1, fields: [.init("body", .string)]),
         PayloadSchema(type: "NotePinned", version: 1, fields: []),
@@ -28,8 +30,10 @@ public enum NotesSchema {
         PayloadSchema(type: "NoteUntrashed", version: 1, fields: []),
         PayloadSchema(
             type: "NoteRestored", version: 1,
-            fields: [.init("fromVersion", .integer), .init("title", .string), .init("body", .string),
-                .init("pinned", .bool), .init("category", .optionalIdentifier)]),
+            fields: [
+                .init("fromVersion", .integer), .init("title", .string), .init("body", .string),
+                .init("pinned", .bool), .init("category", .optionalIdentifier),
+            ]),
         PayloadSchema(type: "CategoryCreated", version: 1, fields: [.init("name", .string)]),
         PayloadSchema(type: "CategoryRenamed", version: 1, fields: [.init("name", .string)]),
         PayloadSchema(type: "CategoryDeleted", version: 1, fields: []),
@@ -63,8 +67,12 @@ public enum NotesSchema {
             produces: [SchemaKey("NoteRetitled", 1), SchemaKey("NoteBodyEdited", 1)]
         ) { old in
             [
-                RawEvent(type: "NoteRetitled", version: 1, fields: EventFields([("title", old.fields["title"] ?? .string(""))])),
-                RawEvent(type: "NoteBodyEdited", version: 1, fields: EventFields([("body", old.fields["content"] ?? .string(""))])),
+                RawEvent(
+                    type: "NoteRetitled", version: 1,
+                    fields: EventFields([("title", old.fields["title"] ?? .string(""))])),
+                RawEvent(
+                    type: "NoteBodyEdited", version: 1,
+                    fields: EventFields([("body", old.fields["content"] ?? .string(""))])),
             ]
         },
         Upcaster(
@@ -74,7 +82,9 @@ public enum NotesSchema {
             [RawEvent(type: old.fields["isPinned"] == .bool(true) ? "NotePinned" : "NoteUnpinned", version: 1)]
         },
         // The old model's hard delete becomes trash: history is kept.
-        Upcaster(type: "NoteDeleted", from: 1, name: "NoteDeleted.1->NoteTrashed", produces: [SchemaKey("NoteTrashed", 1)]) {
+        Upcaster(
+            type: "NoteDeleted", from: 1, name: "NoteDeleted.1->NoteTrashed", produces: [SchemaKey("NoteTrashed", 1)]
+        ) {
             _ in [RawEvent(type: "NoteTrashed", version: 1)]
         },
     ]

@@ -1,5 +1,5 @@
-import Notes
 import EventStore
+import Notes
 
 /// The exit codes of `notes`, documented in `--help`, `notes help exit-codes` and the README.
 public enum ExitCode: Int32, Sendable, CaseIterable {

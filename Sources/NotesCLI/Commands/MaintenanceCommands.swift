@@ -21,7 +21,8 @@ let verifyCommand = Command(
                     .array(
                         problems.map {
                             .object([
-                                ("kind", .string($0.kind.rawValue)), ("position", $0.position.map { .uint($0) } ?? .null),
+                                ("kind", .string($0.kind.rawValue)),
+                                ("position", $0.position.map { .uint($0) } ?? .null),
                                 ("detail", .string($0.detail)),
                             ])
                         })
@@ -38,7 +39,8 @@ let verifyCommand = Command(
             problems.allSatisfy { $0.kind == .projection }
             ? "run `notes rebuild` to rebuild the projections from the log"
             : "the log itself is damaged; restore the store from a backup (or export what is readable)"
-        throw CLIError("\(problems.count) problem\(problems.count == 1 ? "" : "s") found; \(repair)", code: .storeUnusable)
+        throw CLIError(
+            "\(problems.count) problem\(problems.count == 1 ? "" : "s") found; \(repair)", code: .storeUnusable)
     }
 }
 
@@ -50,7 +52,8 @@ let rebuildCommand = Command(
     if ctx.json {
         ctx.printJSON(rebuildJSON(report))
     } else {
-        ctx.terminal.print("rebuilt the projections from \(report.events) events in \(formatDuration(report.microseconds))")
+        ctx.terminal.print(
+            "rebuilt the projections from \(report.events) events in \(formatDuration(report.microseconds))")
     }
 }
 
@@ -122,7 +125,8 @@ let upgradeCommand = Command(
 
 func rebuildJSON(_ r: RebuildReport) -> JSONValue {
     .object([
-        ("startedAt", .string(RFC3339.format(micros: r.startedAt))), ("from", r.fromVersion.map(JSONValue.string) ?? .null),
+        ("startedAt", .string(RFC3339.format(micros: r.startedAt))),
+        ("from", r.fromVersion.map(JSONValue.string) ?? .null),
         ("to", .string(r.toVersion)), ("events", .uint(r.events)), ("microseconds", .int(r.microseconds)),
         ("reason", .string(r.reason)),
     ])
