@@ -76,12 +76,25 @@ struct InterchangeCLITests {
         let first = try s.ok("import-history", Self.sample)
         #expect(first.line.hasPrefix("imported 43 notes from 515 lines: "))
         let count = try events(s)
-        let again = try s.ok("import-history", Self.sample, "--json").object()
+        // The same history compressed (when gzip is there) is the same events: nothing new.
+        var input = Self.sample
+        if hasProgram("gzip") {
+            input = s.path("sample.jsonl.gz")
+            let gz = s.run(["-c", "gzip -c '\(Self.sample)' > '\(input)'"], executable: "/bin/sh")
+            try #require(gz.code == 0, "\(gz)")
+        }
+        let again = try s.ok("import-history", input, "--json").object()
         #expect(again["appended"] as? Int == 0 && again["notes"] as? Int == 43)
         #expect(try events(s) == count)
         let all = try s.run("list", "--all", "--json").array()
         #expect(all.count == 43)
         #expect(try s.titles("--all", "--category", "implemented").contains("API Design Guidelines"))
+        let bad = s.path("bad.jsonl.gz")
+        write(file: bad, "not gzip")
+        let r = s.run("import-history", bad)
+        #expect(r.code == 2 && r.stderr.contains("gzip failed"), "\(r)")
+        let head = s.run("export")
+        #expect(head.code == 0)
     }
 
     @Test("export-markdown and import-markdown through the CLI")

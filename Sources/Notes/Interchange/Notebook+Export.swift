@@ -121,12 +121,38 @@ extension Notebook {
     }
 
     /// Exports to an open file descriptor (standard output is 1).
+    ///
+    /// When the reader goes away (`notes export | head`), the export stops quietly: the
+    /// summary then counts the lines written before.
     @discardableResult
     public func exportEvents(toFileDescriptor fd: Int32, after position: UInt64 = 0, upcast: Bool = false) throws
         -> ExportSummary
     {
-        try exportEvents(after: position, upcast: upcast) { chunk in
-            try writeFully(fd: fd, chunk, what: fd == 1 ? "standard output" : "the output")
+        struct ReaderGone: Error {}
+        var written = 0
+        do {
+            return try exportEvents(after: position, upcast: upcast) { chunk in
+                let failure: Int32? = chunk.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset < bytes.count, let base = bytes.baseAddress {
+                        let n = Glibc.write(fd, base + offset, bytes.count - offset)
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            return errno
+                        }
+                        offset += n
+                    }
+                    return nil
+                }
+                if failure == EPIPE { throw ReaderGone() }
+                if let failure {
+                    let what = fd == 1 ? "standard output" : "the output"
+                    throw NotesError.validation("cannot write \(what): \(systemErrorText(failure))")
+                }
+                written += chunk.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            }
+        } catch is ReaderGone {
+            return ExportSummary(lines: written, events: written, lastPosition: 0)
         }
     }
 }
