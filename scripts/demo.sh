@@ -63,7 +63,7 @@ show "Store statistics" stats
 show "The ten most recently updated proposals" list --limit 10
 
 if has search; then
-    show -n 10 "Search the full text" search "result builder"
+    show -n 10 "Search the full text: every term must match, ranked by BM25" search "tuple splat"
 else
     skip "Search the full text" search
 fi
