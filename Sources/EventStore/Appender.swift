@@ -18,6 +18,11 @@ public final class Appender {
     private var projectionSlot: ProjectionDatabases?
     /// Events appended so far in this transaction.
     public private(set) var appendedCount = 0
+    /// When true, projections run once over every event of the transaction just before it
+    /// commits, instead of after each append: far less work for bulk imports, where many events
+    /// touch the same record. Reads of projections inside the transaction then lag behind.
+    public var deferProjections = false
+    private var pending: [LiftedEvent] = []
 
     init(store: EventStore) { self.store = store }
 
@@ -138,12 +143,20 @@ public final class Appender {
         }
         try txn.put(store.streamHeads, key: streamKey, value: keyBytes(version))
         if let projections = store.configuration.projections, let slot = projectionSlot, !lifted.isEmpty {
-            try projections.apply(lifted, in: txn, databases: slot)
+            if deferProjections {
+                pending.append(contentsOf: lifted)
+            } else {
+                try projections.apply(lifted, in: txn, databases: slot)
+            }
         }
         return AppendResult(positions: positions, streamVersion: version, appended: fresh.count)
     }
 
     func finish(in txn: borrowing Transaction) throws {
+        if !pending.isEmpty, let projections = store.configuration.projections, let slot = projectionSlot {
+            try projections.apply(pending, in: txn, databases: slot)
+            pending = []
+        }
         for (key, delta) in catalogueDelta {
             let k = EventStore.catalogueKey(key)
             var count: UInt64 = 0

@@ -4,7 +4,11 @@ public import LMDB
 /// The notes projections: current notes by id, the listing index, categories with counts and
 /// the search index. Applied inline with every append and rebuilt in bulk from the log.
 public final class NotesProjection: ProjectionSet {
-    public init() {}
+    /// Index entries a rebuild writes per transaction; smaller batches hold the store's write
+    /// lock for less time at once, so commands of other processes are not held up.
+    public let rebuildBatch: Int
+
+    public init(rebuildBatch: Int = 250_000) { self.rebuildBatch = max(1, rebuildBatch) }
 
     public var version: String { "notes-3+" + SearchBridge.version }
 
@@ -25,17 +29,23 @@ public final class NotesProjection: ProjectionSet {
     // MARK: Inline
 
     public func apply(_ events: [LiftedEvent], in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
-        var i = 0
-        while i < events.count {
-            let stream = events[i].stream
-            var j = i + 1
-            while j < events.count && events[j].stream == stream { j += 1 }
-            if let id = NotesProjection.id(in: stream, kind: "note/") {
-                try applyNote(id: id, events[i..<j], in: txn, databases: databases)
-            } else if let id = NotesProjection.id(in: stream, kind: "category/") {
-                for e in events[i..<j] { try applyCategory(id: id, e, in: txn, databases: databases) }
+        // Categories first, so every category a note names has its record; then each note once,
+        // folding all its events of the batch (a bulk import touches each record once).
+        var noteOrder: [Identifier] = []
+        var noteEvents: [Identifier: [LiftedEvent]] = [:]
+        for e in events {
+            switch StreamRef(e.stream) {
+            case .category(let id):
+                try applyCategory(id: id, e, in: txn, databases: databases)
+            case .note(let id):
+                if noteEvents[id] == nil { noteOrder.append(id) }
+                noteEvents[id, default: []].append(e)
+            case .other:
+                break
             }
-            i = j
+        }
+        for id in noteOrder {
+            try applyNote(id: id, noteEvents[id]![...], in: txn, databases: databases)
         }
     }
 
@@ -73,7 +83,9 @@ public final class NotesProjection: ProjectionSet {
         try SearchBridge.update(old: old, new: new, in: txn, databases: databases)
     }
 
-    private func adjustCount(category: Identifier?, by delta: Int, in txn: borrowing Transaction, databases: ProjectionDatabases)
+    private func adjustCount(
+        category: Identifier?, by delta: Int, in txn: borrowing Transaction, databases: ProjectionDatabases
+    )
         throws
     {
         guard let category, var c = try self.category(category, in: txn, databases: databases) else { return }
@@ -116,12 +128,15 @@ public final class NotesProjection: ProjectionSet {
         let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.notes], k) }
         guard let raw else { return nil }
         do { return try Note(decoding: raw) } catch {
-            throw StoreError.damaged(position: nil, detail: "notes projection record of \(id): \(error); run `notes rebuild`")
+            throw StoreError.damaged(
+                position: nil, detail: "notes projection record of \(id): \(error); run `notes rebuild`")
         }
     }
 
     /// Ids of notes whose hex id starts with `prefix` (lowercase hex), at most `limit`.
-    public func notes(withPrefix prefix: String, limit: Int, in txn: borrowing Transaction, databases: ProjectionDatabases)
+    public func notes(
+        withPrefix prefix: String, limit: Int, in txn: borrowing Transaction, databases: ProjectionDatabases
+    )
         throws -> [Identifier]
     {
         var start: [UInt8] = []
@@ -146,7 +161,9 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The category with `id` (including deleted ones), or nil.
-    public func category(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Category? {
+    public func category(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+        -> Category?
+    {
         let key = id.bytes
         let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.categories], k) }
         guard let raw else { return nil }
@@ -182,7 +199,8 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// One page of a listing, reading only the index entries it returns.
-    public func list(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Note] {
+    public func list(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Note]
+    {
         var out: [Note] = []
         let groups: [UInt8] = query.pinnedOnly ? [0] : [0, 1]
         for group in groups {
@@ -228,7 +246,7 @@ public final class NotesProjection: ProjectionSet {
     /// Writes a folded state into empty projection databases, in sorted bulk order.
     func write(_ state: NotebookState, context: RebuildContext, databases: ProjectionDatabases) throws {
         let notes = state.notes.values.sorted { $0.id < $1.id }
-        let chunk = 20_000
+        let chunk = max(1, rebuildBatch / 12)
         var start = 0
         while start < notes.count {
             let slice = notes[start..<min(start + chunk, notes.count)]
@@ -237,30 +255,15 @@ public final class NotesProjection: ProjectionSet {
                     for n in slice {
                         let key = n.id.bytes
                         let value = n.encoded()
-                        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) } }
+                        try key.withUnsafeBytes { k in
+                            try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                        }
                     }
                 }
             }
             start += chunk
         }
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(notes.count * 12)
-        for n in notes { keys.append(contentsOf: ListIndex.keys(for: n)) }
-        keys.sort { $0.lexicographicallyPrecedes($1) }
-        start = 0
-        let keyChunk = 200_000
-        while start < keys.count {
-            let slice = keys[start..<min(start + keyChunk, keys.count)]
-            try context.write { txn in
-                try txn.withCursor(databases[DB.list]) { c in
-                    let empty: [UInt8] = []
-                    for k in slice {
-                        try k.withUnsafeBytes { kp in try empty.withUnsafeBytes { v in try c.put(kp, v, flags: .append) } }
-                    }
-                }
-            }
-            start += keyChunk
-        }
+        try ListIndexBulkWriter(notes).write(context: context, into: databases[DB.list], batch: rebuildBatch)
         var categories = state.categories
         for n in notes where !n.trashed {
             if let c = n.category, categories[c] != nil { categories[c]!.count += 1 }
@@ -268,7 +271,9 @@ public final class NotesProjection: ProjectionSet {
         try context.write { txn in
             for c in categories.values.sorted(by: { $0.id < $1.id }) {
                 try txn.put(databases[DB.categories], key: c.id.bytes, value: c.encoded(), flags: .append)
-                if !c.deleted { try txn.put(databases[DB.categoryNames], key: Category.nameKey(c.name), value: c.id.bytes) }
+                if !c.deleted {
+                    try txn.put(databases[DB.categoryNames], key: Category.nameKey(c.name), value: c.id.bytes)
+                }
             }
         }
         try SearchBridge.bulkLoad(notes, context: context, databases: databases)

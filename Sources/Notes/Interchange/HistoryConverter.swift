@@ -222,6 +222,7 @@ extension Notebook {
     @discardableResult
     public func importHistory(_ converter: HistoryConverter) throws(NotesError) -> HistoryImportSummary {
         try write { txn, appender, dbs in
+            appender.deferProjections = true
             var writer = HistoryWriter(book: self, appender: appender, dbs: dbs)
             writer.summary = HistoryImportSummary(
                 lines: converter.lineCount, notes: converter.noteCount, events: converter.planned.count, appended: 0,

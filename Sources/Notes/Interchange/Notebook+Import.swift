@@ -40,6 +40,7 @@ extension Notebook {
         var refusal: NotesError?
         do {
             return try write { txn, appender, _ in
+                appender.deferProjections = true
                 refusal = nil
                 do {
                     return try append(events, txn: txn, appender: appender)
