@@ -48,7 +48,8 @@ final class Suite {
         root = scratchDirectory(scale.name)
     }
 
-    deinit { removeDirectory(root) }
+    /// Removes every scratch store and file of the run.
+    func removeScratch() { removeDirectory(root) }
 
     func record(_ f: Figure) {
         figures.append(f)

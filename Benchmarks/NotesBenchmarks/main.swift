@@ -122,6 +122,8 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         }
     }
     let elapsed = monotonicSeconds() - started
+    // exit() below skips deinitializers, so the scratch stores are removed here.
+    suite.removeScratch()
     print("\ndone in \(fixed(elapsed, 0)) s (checksum \(blackHole & 0xFFFF))")
 
     if let jsonPath {
