@@ -23,14 +23,18 @@ final class SchemaScratch: Sendable {
     func sub(_ name: String) -> String { path + "/" + name }
 }
 
-/// A clock the test sets: every reading returns the set instant, then moves it on by one
-/// second, so the events of one command still get increasing times.
+/// A clock the test sets: every reading returns the set instant, then moves it on by `step`
+/// (one second unless told), so the events of one command still get increasing times.
 final class SchemaClock: Sendable {
     private let now: Mutex<Int64>
+    private let step: Int64
 
-    init(_ rfc3339: String) {
+    init(_ rfc3339: String, step: Int64 = 1_000_000) {
         now = Mutex(RFC3339.parse(rfc3339) ?? 0)
+        self.step = step
     }
+
+    func set(micros: Int64) { now.withLock { $0 = micros } }
 
     func set(_ rfc3339: String) {
         let t = RFC3339.parse(rfc3339) ?? 0
@@ -40,7 +44,7 @@ final class SchemaClock: Sendable {
     var function: @Sendable () -> Int64 {
         { [self] in
             now.withLock { t in
-                defer { t += 1_000_000 }
+                defer { t += step }
                 return t
             }
         }

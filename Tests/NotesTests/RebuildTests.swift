@@ -1,0 +1,136 @@
+import EventStore
+import Notes
+import Testing
+
+/// The bulk rebuild writes exactly what the inline projections hold, whatever the notes look
+/// like: ties on every sort value, titles equal but for case or past the 64 bytes a title key
+/// keeps, a NUL inside a title, instants on both sides of 1970, every status, category and pin.
+@Suite("Rebuild of the notes projections")
+struct RebuildTests {
+    /// A notebook of a few hundred notes built by seeded random commands, with a clock that
+    /// often stands still so many notes share their instants.
+    static func randomNotebook(_ path: String, seed: UInt64) throws -> Notebook {
+        let clock = SchemaClock("1969-12-31T23:50:00Z", step: 0)
+        let book = try Notebook(path: path, options: schemaOptions(clock: clock, ids: SchemaIDs(prefix: 0x0B0B_0000)))
+        var rng = SchemaRandom(seed: seed)
+        let long = String(repeating: "é", count: 40)
+        let titles = [
+            "alpha", "Alpha", "ALPHA", "beta", "b", "", "Zeta", long + "x", long + "y", long, "日本語のノート", "a\tb",
+        ]
+        let categories = ["Home", "Work", "work stuff", "Ideas", "Zzz"]
+        var ids: [Identifier] = []
+        var now = RFC3339.parse("1969-12-31T23:50:00Z") ?? 0
+        for step in 0..<900 {
+            // Time moves in jumps, so runs of commands share an instant.
+            if rng.below(4) == 0 { now += Int64(rng.below(3)) * 7_000_000 }
+            clock.set(micros: now)
+            let pick = titles[rng.below(titles.count)]
+            let title = pick.isEmpty ? "n\(step)" : pick
+            if ids.isEmpty || rng.below(3) == 0 {
+                let category = rng.below(3) == 0 ? nil : categories[rng.below(categories.count)]
+                ids.append(try book.add(title: title, body: "body \(step)\n", category: category, pinned: rng.below(4) == 0).id)
+                continue
+            }
+            let id = ids[rng.below(ids.count)]
+            switch rng.below(9) {
+            case 0: try book.edit(id, title: title)
+            case 1: try book.edit(id, body: "edited \(step)\n")
+            case 2: try book.pin(id)
+            case 3: try book.unpin(id)
+            case 4: try book.archive(id)
+            case 5: try book.trash(id)
+            case 6: try book.untrash(id)
+            case 7: try book.categorize(id, as: rng.below(4) == 0 ? nil : categories[rng.below(categories.count)])
+            default: try book.unarchive(id)
+            }
+        }
+        // A title no command accepts (it holds a NUL) but a store may hold, next to its prefix.
+        for (n, title) in ["a\u{0}b", "a", "a\u{0}"].enumerated() {
+            let event = NoteEvent.created(title: title, body: "", pinned: false, category: nil)
+            try book.store.append(
+                [event.newEvent(id: Identifier(high: 0xEEEE, low: UInt64(n)), metadata: EventMetadata(actor: "raw"))],
+                to: Note.stream(Identifier(high: 0xDDDD, low: UInt64(n))), expecting: .noStream)
+        }
+        if try book.categories().contains(where: { $0.name == "Zzz" }) { try book.deleteCategory("Zzz") }
+        return book
+    }
+
+    /// Every listing the index serves.
+    static func listings(_ book: Notebook) throws -> [[Identifier]] {
+        var out: [[Identifier]] = []
+        var scopes: [ListQuery.Scope] = [.any, .uncategorized]
+        scopes += try book.categories().map { .category($0.id) }
+        for status in [ListQuery.StatusFilter.active, .archived, .trashed, .all] {
+            for scope in scopes {
+                for sort in ListQuery.Sort.allCases {
+                    for (pinnedOnly, reverse) in [(false, false), (true, false), (false, true)] {
+                        var q = ListQuery()
+                        q.status = status
+                        q.scope = scope
+                        q.sort = sort
+                        q.pinnedOnly = pinnedOnly
+                        q.reverse = reverse
+                        out.append(try book.list(q).map(\.id))
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    @Test("a rebuild gives the projections the inline path built, in one or many transactions", arguments: [1, 2])
+    func rebuildEqualsInline(seed: UInt64) throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        let inline: [[Identifier]]
+        do {
+            let book = try Self.randomNotebook(path, seed: seed)
+            #expect(try book.verify().isEmpty, "inline projections equal a replay")
+            inline = try Self.listings(book)
+            #expect(inline.contains { $0.count > 100 })
+            try book.rebuild()
+            #expect(try book.verify().isEmpty, "a rebuild equals a replay")
+            #expect(try Self.listings(book) == inline)
+        }
+        // Batches of 7 keys: the listing index is written across many transactions, each
+        // resuming inside a bucket.
+        do {
+            var config = EventStore.Configuration(
+                registry: NotesSchema.registry, projections: NotesProjection(rebuildBatch: 7))
+            config.clock = { 0 }
+            let store = try EventStore(path: path, configuration: config)
+            try store.rebuildProjections(reason: "small batches")
+        }
+        let book = try Notebook(path: path, options: schemaOptions())
+        #expect(book.rebuildAtOpen == nil)
+        #expect(try book.verify().isEmpty)
+        #expect(try Self.listings(book) == inline)
+        #expect(try book.upgradeLog().last?.reason == "small batches")
+    }
+
+    @Test("an empty store and a store of one note rebuild")
+    func smallStores() throws {
+        let scratch = try SchemaScratch()
+        let book = try Notebook(path: scratch.sub("store"), options: schemaOptions())
+        #expect(try book.rebuild().events == 0)
+        #expect(try book.verify().isEmpty)
+        try book.add(title: "Only")
+        #expect(try book.rebuild().events == 1)
+        #expect(try book.verify().isEmpty)
+        #expect(try book.list(ListQuery()).map(\.title) == ["Only"])
+    }
+}
+
+/// SplitMix64 for the random notebooks.
+struct SchemaRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
+}
