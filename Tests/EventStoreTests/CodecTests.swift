@@ -213,4 +213,19 @@ struct CodecTests {
         let both = data[37...].withUnsafeBytes { CRC32C.checksum($0, continuing: first) }
         #expect(both == whole)
     }
+
+    @Test("the hardware CRC-32C equals the table-driven one on every length and alignment")
+    func crc32cHardwareMatchesSoftware() {
+        var rng = SeededGenerator(seed: 32)
+        let data = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        data.withUnsafeBytes { all in
+            for start in 0..<9 {
+                for length in [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 255, 1000, 4000] where start + length <= all.count {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
+                    #expect(CRC32C.checksum(slice) == CRC32C.software(slice))
+                    #expect(CRC32C.checksum(slice, continuing: 0xDEAD_BEEF) == CRC32C.software(slice, continuing: 0xDEAD_BEEF))
+                }
+            }
+        }
+    }
 }
