@@ -107,15 +107,18 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
         var out = "# fish completion for notes; load with: notes completion fish | source\n"
         out += "complete -c notes -f\n"
         for c in allCommands {
-            out += "complete -c notes -n __fish_use_subcommand -a \(c.name) -d '\(c.abstract.replacing("'", with: "\\'"))'\n"
+            out +=
+                "complete -c notes -n __fish_use_subcommand -a \(c.name) -d '\(c.abstract.replacing("'", with: "\\'"))'\n"
             for o in c.options {
-                out += "complete -c notes -n '__fish_seen_subcommand_from \(c.name)' -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'"
+                out +=
+                    "complete -c notes -n '__fish_seen_subcommand_from \(c.name)' -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'"
                 if o.value != nil { out += " -r" }
                 out += "\n"
             }
         }
         for o in globalOptions { out += "complete -c notes -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'\n" }
-        out += "complete -c notes -n '__fish_seen_subcommand_from \(idCommands.joined(separator: " "))' -a '(notes __complete ids 2>/dev/null)'\n"
+        out +=
+            "complete -c notes -n '__fish_seen_subcommand_from \(idCommands.joined(separator: " "))' -a '(notes __complete ids 2>/dev/null)'\n"
         out += "complete -c notes -l category -a '(notes __complete categories 2>/dev/null)'\n"
         return out
     default:
@@ -125,7 +128,8 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
 
 let completionCommand = Command(
     "completion", abstract: "Print a shell completion script (bash, zsh or fish).", usage: ["completion bash|zsh|fish"],
-    discussion: "bash: source <(notes completion bash)   zsh: source <(notes completion zsh)   fish: notes completion fish | source",
+    discussion:
+        "bash: source <(notes completion bash)   zsh: source <(notes completion zsh)   fish: notes completion fish | source",
     readsOnly: true
 ) { ctx in
     try ctx.expectPositionals(1...1)

@@ -7,7 +7,10 @@ struct Config: Sendable {
     /// Every key the file may set, with what it means and which values it takes.
     static let keys: [(key: String, help: String, validate: @Sendable (String) -> String?)] = [
         ("store", "the default store directory", { $0.isEmpty ? "must be a directory path" : nil }),
-        ("editor", "the editor for `notes edit` (after $VISUAL and $EDITOR)", { $0.isEmpty ? "must be a command" : nil }),
+        (
+            "editor", "the editor for `notes edit` (after $VISUAL and $EDITOR)",
+            { $0.isEmpty ? "must be a command" : nil }
+        ),
         ("pager", "the pager for long output (after $NOTES_PAGER and $PAGER)", { _ in nil }),
         (
             "sort", "the default sort of `notes list`: updated, created or title",

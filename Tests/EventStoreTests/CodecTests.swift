@@ -223,7 +223,9 @@ struct CodecTests {
                 for length in [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 255, 1000, 4000] where start + length <= all.count {
                     let slice = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
                     #expect(CRC32C.checksum(slice) == CRC32C.software(slice))
-                    #expect(CRC32C.checksum(slice, continuing: 0xDEAD_BEEF) == CRC32C.software(slice, continuing: 0xDEAD_BEEF))
+                    #expect(
+                        CRC32C.checksum(slice, continuing: 0xDEAD_BEEF)
+                            == CRC32C.software(slice, continuing: 0xDEAD_BEEF))
                 }
             }
         }

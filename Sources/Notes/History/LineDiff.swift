@@ -280,8 +280,7 @@ public enum LineDiff {
     }
 
     /// The hunks between two already split texts; see the `String` overload.
-    public static func hunks(from old: TextLines, to new: TextLines, context: Int = 3) -> [DiffHunk]
-    {
+    public static func hunks(from old: TextLines, to new: TextLines, context: Int = 3) -> [DiffHunk] {
         let changes = changes(from: old, to: new)
         return hunks(old: old, new: new, groups: changes.groups, context: max(0, context))
     }

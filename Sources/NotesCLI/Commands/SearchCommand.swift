@@ -57,7 +57,10 @@ let searchCommand = Command(
                     .object([
                         ("id", .string(r.note.id.uuidString)), ("title", .string(r.note.title)),
                         ("score", .double(r.score)),
-                        ("snippet", .string(Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: nil))),
+                        (
+                            "snippet",
+                            .string(Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: nil))
+                        ),
                         ("category", try book.categoryName(r.note.category).map(JSONValue.string) ?? .null),
                         ("updatedAt", .string(RFC3339.format(micros: r.note.updatedAt))),
                     ])
