@@ -28,7 +28,8 @@ struct RebuildTests {
             let title = pick.isEmpty ? "n\(step)" : pick
             if ids.isEmpty || rng.below(3) == 0 {
                 let category = rng.below(3) == 0 ? nil : categories[rng.below(categories.count)]
-                ids.append(try book.add(title: title, body: "body \(step)\n", category: category, pinned: rng.below(4) == 0).id)
+                let pinned = rng.below(4) == 0
+                ids.append(try book.add(title: title, body: "body \(step)\n", category: category, pinned: pinned).id)
                 continue
             }
             let id = ids[rng.below(ids.count)]
