@@ -66,7 +66,10 @@ let package = Package(
         .testTarget(name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
         .testTarget(
             name: "NotesCLITests",
-            dependencies: ["NotesCLI", "Notes", "notes"],
+            // Not on the `notes` executable: its static-stdlib link flag would reach the test
+            // bundle. scripts/test.sh builds every product (`swift build --build-tests`) first,
+            // and the tests find the binary next to the test runner.
+            dependencies: ["NotesCLI", "Notes"],
             swiftSettings: strict
         ),
     ]
