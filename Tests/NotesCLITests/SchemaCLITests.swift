@@ -97,6 +97,22 @@ struct SchemaCLITests {
         try box.ok("verify")
     }
 
+    @Test("search on the golden store, also after a rebuild at open")
+    func legacySearch() throws {
+        let box = try Sandbox()
+        try SchemaCLIFixtures.copyLegacyStore(to: box.store)
+        for round in 0..<2 {
+            let milk = try box.run(["search", "milk", "--json"]).array()
+            #expect(milk.map { $0["title"] as? String } == ["Shopping list"], "round \(round)")
+            #expect(try box.run(["search", "groceries", "--json"]).array().isEmpty)
+            let bicycle = try box.run(["search", "bicycle", "--json"]).array()
+            #expect(bicycle.map { $0["id"] as? String } == ["22222222-2222-4222-8222-222222222222"])
+            let trashed = try box.run(["search", "budget", "--trashed", "--json"]).array()
+            #expect(trashed.map { $0["title"] as? String } == ["Team meeting"])
+            try makeProjectionsStale(box.store)
+        }
+    }
+
     @Test("a store with an event this program cannot read: exit 5, the pair and count named, nothing changed")
     func unreadableStore() throws {
         let box = try Sandbox()

@@ -230,6 +230,42 @@ struct SchemaGoldenStoreTests {
         #expect(try imported.verify().isEmpty)
     }
 
+    static func searchIDs(
+        _ book: Notebook, _ text: String, _ statuses: Set<Note.Status> = [.active], asOf: String? = nil
+    ) throws -> [Identifier] {
+        let query = try SearchQuery.parse(text)
+        let filter = SearchFilter(statuses: statuses)
+        if let asOf {
+            return try book.search(query, filter: filter, asOf: micros(asOf)).map(\.note.id)
+        }
+        return try book.search(query, filter: filter).map(\.note.id)
+    }
+
+    @Test("search finds legacy text through the upcasters, before and after a rebuild")
+    func search() throws {
+        let scratch = try SchemaScratch()
+        let book = try Self.open(scratch)
+        for round in 0..<2 {
+            #expect(try Self.searchIDs(book, "milk") == [Self.a], "round \(round)")
+            // Written by a legacy NoteUpdated (its body half).
+            #expect(try Self.searchIDs(book, "bread") == [Self.a])
+            // The old title, replaced by a legacy NoteUpdated (its title half).
+            #expect(try Self.searchIDs(book, "groceries").isEmpty)
+            #expect(try Self.searchIDs(book, "title:shopping") == [Self.a])
+            // Deleted by the old program, untrashed by today's.
+            #expect(try Self.searchIDs(book, "bicycle") == [Self.b])
+            #expect(try Self.searchIDs(book, "budget").isEmpty, "the trashed note is not active")
+            #expect(try Self.searchIDs(book, "budget", [.trashed]) == [Self.c])
+            #expect(try Self.searchIDs(book, "solaris", [.archived]) == [Self.d])
+            #expect(try Self.searchIDs(book, "folds", Set(Note.Status.allCases)) == [Self.b])
+            try book.rebuild()
+        }
+        #expect(try Self.searchIDs(book, "groceries", asOf: "2019-03-05T00:00:00Z") == [Self.a])
+        #expect(try Self.searchIDs(book, "bicycle", asOf: "2019-03-09T00:00:00Z").isEmpty, "deleted then")
+        #expect(try Self.searchIDs(book, "bicycle", [.trashed], asOf: "2019-03-09T00:00:00Z") == [Self.b])
+        #expect(try book.verify().isEmpty)
+    }
+
     static func jsonLines(_ bytes: [UInt8]) throws -> [NSDictionary] {
         try bytes.split(separator: 0x0A).map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line)) as? NSDictionary)
