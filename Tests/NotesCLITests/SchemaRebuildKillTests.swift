@@ -126,6 +126,29 @@ struct SchemaRebuildKillTests {
         #expect(try book.list(Self.everything) == expected)
         #expect(try book.upgradeLog().last?.reason == "requested by notes rebuild")
     }
+
+    @Test("a long rebuild at open draws a bar on a terminal, cleared after, and nothing in a pipe")
+    func progressOnlyOnTerminals() throws {
+        let box = try Sandbox()
+        try Self.fillStore(box.store)
+        try makeProjectionsStale(box.store)
+        let quiet = box.run(["list", "--all", "--json"])
+        #expect(quiet.code == 0)
+        #expect(quiet.stderr.isEmpty, "nothing decorative on a non-terminal stderr: \(quiet.stderr)")
+
+        guard hasProgram("script") else { return }
+        try makeProjectionsStale(box.store)
+        // script(1) gives the command a terminal and copies what it shows to our stdout.
+        let shown = box.run(
+            ["-qec", "\(notesBinary) list --all >/dev/null", "/dev/null"], executable: "/usr/bin/script")
+        #expect(shown.code == 0, "\(shown)")
+        let took = try Self.open(box.store).upgradeLog().last?.microseconds ?? 0
+        // The bar waits a second before drawing; a slower rebuild must have shown it.
+        if took > 1_500_000 { #expect(shown.stdout.contains("rebuilding projections ["), "\(shown)") }
+        if shown.stdout.contains("rebuilding projections") {
+            #expect(shown.stdout.hasSuffix("\r\u{1B}[K"), "the bar is cleared when the rebuild ends: \(shown)")
+        }
+    }
 }
 
 /// SplitMix64: a fixed seed gives the same kill delays on every run.
