@@ -23,6 +23,9 @@ public final class Notebook: Sendable {
         public var readOnly = false
         /// The size the map may grow to, in bytes.
         public var maxStoreBytes = 1 << 40
+        /// The event schemas and upcasters: the notes catalogue by default. A program embedding
+        /// the library may register its own upcasters on a copy (never edit shipped ones).
+        public var registry: SchemaRegistry = NotesSchema.registry
         /// Called with (done, total) during a rebuild at open.
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
 
@@ -45,7 +48,7 @@ public final class Notebook: Sendable {
         self.options = options
         let projection = NotesProjection()
         self.projection = projection
-        var config = EventStore.Configuration(registry: NotesSchema.registry, projections: projection)
+        var config = EventStore.Configuration(registry: options.registry, projections: projection)
         config.clock = options.clock
         config.environment.readOnly = options.readOnly
         config.environment.maxMapSize = options.maxStoreBytes
