@@ -44,9 +44,14 @@ public final class NotesProjection: ProjectionSet {
                 break
             }
         }
+        // The search index takes the batch's changes at once: each posting block is written once.
+        var changes: [(old: Note?, new: Note)] = []
         for id in noteOrder {
-            try applyNote(id: id, noteEvents[id]![...], in: txn, databases: databases)
+            if let change = try applyNote(id: id, noteEvents[id]![...], in: txn, databases: databases) {
+                changes.append(change)
+            }
         }
+        try SearchBridge.update(changes: changes, in: txn, databases: databases)
     }
 
     static func id(in stream: String, kind: String) -> Identifier? {
@@ -54,9 +59,10 @@ public final class NotesProjection: ProjectionSet {
         return Identifier(stream.dropFirst(kind.count))
     }
 
+    /// Folds the note's events into its records; returns the change for the search index.
     private func applyNote(
         id: Identifier, _ events: ArraySlice<LiftedEvent>, in txn: borrowing Transaction, databases: ProjectionDatabases
-    ) throws {
+    ) throws -> (old: Note?, new: Note)? {
         let old = try note(id, in: txn, databases: databases)
         var note = old
         for e in events {
@@ -71,7 +77,7 @@ public final class NotesProjection: ProjectionSet {
             }
             note = next
         }
-        guard let new = note else { return }
+        guard let new = note else { return nil }
         try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
         let oldKeys = old.map(ListIndex.keys(for:)) ?? []
         let newKeys = ListIndex.keys(for: new)
@@ -80,7 +86,7 @@ public final class NotesProjection: ProjectionSet {
         for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
         try adjustCount(category: old.flatMap { $0.trashed ? nil : $0.category }, by: -1, in: txn, databases: databases)
         try adjustCount(category: new.trashed ? nil : new.category, by: 1, in: txn, databases: databases)
-        try SearchBridge.update(old: old, new: new, in: txn, databases: databases)
+        return (old, new)
     }
 
     private func adjustCount(

@@ -11,6 +11,12 @@ enum SearchBridge {
         try SearchIndex.update(old: old, new: new, in: txn, databases: databases)
     }
 
+    static func update(
+        changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws {
+        try SearchIndex.update(changes: changes, in: txn, databases: databases)
+    }
+
     static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
         try SearchIndex.bulkLoad(notes, context: context, databases: databases)
     }

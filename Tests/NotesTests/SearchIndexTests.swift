@@ -248,6 +248,73 @@ struct SearchIndexTests {
         try Self.expectSame(f, f.b, all, &rng)
     }
 
+    @Test("batched updates (a note repeated within a batch too) equal single updates and the oracle")
+    func batchedEvents() throws {
+        let f = try Fixture()
+        var rng = WorkloadRandom(seed: 7)
+        var notes: [Identifier: Note] = [:]
+        var order: [Identifier] = []
+        var clock: Int64 = 1_000
+        var step = 0
+        while step < 2_000 {
+            var batch: [(old: Note?, new: Note)] = []
+            for _ in 0..<rng.next(in: 1...80) {
+                step += 1
+                clock += Int64(rng.next(in: 0...2))
+                if order.isEmpty || (order.count < 300 && rng.chance(0.3)) {
+                    let n = Note(
+                        id: WorkloadRandom.identifier(seed: 7, salt: 1, index: step),
+                        title: Self.text(&rng, words: 0...4), body: Self.text(&rng, words: 0...30),
+                        pinned: rng.chance(0.2), createdAt: clock, updatedAt: clock, version: 1)
+                    batch.append((nil, n))
+                    notes[n.id] = n
+                    order.append(n.id)
+                    continue
+                }
+                guard let old = notes[order[rng.next(below: order.count)]] else { continue }
+                var new = old
+                new.version += 1
+                new.updatedAt = clock
+                switch rng.next(below: 5) {
+                case 0: new.title = Self.text(&rng, words: 0...4)
+                case 1: new.body = Self.text(&rng, words: 0...30)
+                case 2: new.body += " " + Self.text(&rng, words: 1...3)
+                case 3: new.trashed.toggle()
+                default: new.body = ""
+                }
+                batch.append((old, new))
+                notes[new.id] = new
+            }
+            try f.env.write { txn in try SearchIndex.update(changes: batch, in: txn, f.a) }
+            for c in batch { try f.update(old: c.old, new: c.new, f.b) }
+        }
+        let all = order.compactMap { notes[$0] }
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: all).contents)
+        #expect(try f.contents(f.a) == f.contents(f.b))
+        try Self.expectSame(f, f.a, all, &rng)
+    }
+
+    @Test("a batch inserting 600 postings into one block splits it into blocks of at most 256")
+    func batchedSplit() throws {
+        let f = try Fixture()
+        var notes = (0..<700).map { Self.note($0, "", $0 == 699 ? "common zeta" : "common") }
+        try f.env.write { txn in try SearchIndex.update(changes: notes.map { (nil, $0) }, in: txn, f.a) }
+        let before = notes
+        for n in 0..<600 { notes[n].body = "common zeta" }
+        try f.env.write { txn in
+            try SearchIndex.update(changes: (0..<600).map { (before[$0], notes[$0]) }, in: txn, f.a)
+        }
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes).contents)
+        let sizes = try f.env.read { txn in
+            try txn.withCursor(f.a.postings) { c in
+                try SearchIndex.blockList(Array("zeta".utf8), c).map { try PostingBlock.Header($0.bytes).count }
+            }
+        }
+        #expect(sizes.reduce(0, +) == 601)
+        #expect(sizes.count >= 3 && sizes.allSatisfy { $0 <= PostingBlock.maxSize })
+        #expect(try f.search("zeta", limit: 1_000).count == 601)
+    }
+
     /// Every test query under random filters and limits gives the oracle's hits, scores included.
     static func expectSame(_ f: Fixture, _ db: SearchDatabases, _ notes: [Note], _ rng: inout WorkloadRandom) throws {
         let oracle = InMemorySearchIndex(notes: notes)

@@ -3,53 +3,94 @@ import LMDB
 
 extension SearchIndex {
     static func update(old: Note?, new: Note, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
-        var stats = try SearchStats.read(txn, db)
-        let known = try ordinal(of: new.id, in: txn, db)
-        let doc: UInt32
-        var before: AnalyzedNote?
-        if let known {
-            guard let old else { throw SearchIndexError.inconsistent("note \(new.id) is indexed already") }
-            doc = known
-            if old.title == new.title && old.body == new.body {
-                // Metadata only: the record carries status, pin, category and update time.
-                let length = try record(doc, in: txn, db)?.length ?? AnalyzedNote(new).length
-                try writeRecord(DocRecord(new, length: length), doc: doc, in: txn, db)
-                return
-            }
-            before = AnalyzedNote(old)
-        } else {
-            guard stats.nextDoc < UInt32.max - 1 else { throw SearchIndexError.full }
-            doc = stats.nextDoc
-            stats.nextDoc += 1
-            stats.documents += 1
-            try txn.put(db.ids, key: new.id.bytes, value: bigEndian(doc))
-        }
-        let after = AnalyzedNote(new)
-        let oldEntries = before?.entries ?? []
-        let sameLength = before?.length == after.length
-        var i = 0
-        var j = 0
-        while i < oldEntries.count || j < after.entries.count {
-            let o = i < oldEntries.count ? oldEntries[i] : nil
-            let n = j < after.entries.count ? after.entries[j] : nil
-            if let o, let n, o.term == n.term {
-                i += 1
-                j += 1
-                if o == n && sameLength { continue }
-                try setPosting(n.term, doc: doc, to: n, length: after.length, in: txn, db)
-            } else if let o, n == nil || o.term.lexicographicallyPrecedes(n?.term ?? []) {
-                i += 1
-                try setPosting(o.term, doc: doc, to: nil, length: 0, in: txn, db)
-            } else if let n {
-                j += 1
-                try setPosting(n.term, doc: doc, to: n, length: after.length, in: txn, db)
-            }
-        }
-        stats.totalLength = stats.totalLength &- UInt64(before?.length ?? 0) &+ UInt64(after.length)
-        try writeRecord(DocRecord(new, length: after.length), doc: doc, in: txn, db)
-        try stats.write(txn, db)
+        try update(changes: [(old, new)], in: txn, db)
     }
 
+    /// One doc's new entry for a term (nil: the doc no longer has the term).
+    struct PostingChange {
+        var doc: UInt32
+        var entry: AnalyzedNote.Entry?
+        var length: UInt32
+    }
+
+    static func update(changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, _ db: SearchDatabases)
+        throws
+    {
+        // A note changed twice in one call is applied in two passes, in order.
+        var start = 0
+        var seen: Set<Identifier> = []
+        for (i, c) in changes.enumerated() where !seen.insert(c.new.id).inserted {
+            try updateDistinct(changes[start..<i], in: txn, db)
+            start = i
+            seen = [c.new.id]
+        }
+        try updateDistinct(changes[start...], in: txn, db)
+    }
+
+    /// Changes of distinct notes: each touched block, record chunk and df is written once.
+    private static func updateDistinct(
+        _ changes: ArraySlice<(old: Note?, new: Note)>, in txn: borrowing Transaction, _ db: SearchDatabases
+    ) throws {
+        guard !changes.isEmpty else { return }
+        var stats = try SearchStats.read(txn, db)
+        var byTerm: [[UInt8]: [PostingChange]] = [:]
+        var records: [(doc: UInt32, record: DocRecord)] = []
+        records.reserveCapacity(changes.count)
+        for (old, new) in changes {
+            let known = try ordinal(of: new.id, in: txn, db)
+            let doc: UInt32
+            var before: AnalyzedNote?
+            if let known {
+                guard let old else { throw SearchIndexError.inconsistent("note \(new.id) is indexed already") }
+                doc = known
+                if old.title == new.title && old.body == new.body {
+                    // Metadata only: the record carries status, pin, category and update time.
+                    let length = try record(doc, in: txn, db)?.length ?? AnalyzedNote(new).length
+                    records.append((doc, DocRecord(new, length: length)))
+                    continue
+                }
+                before = AnalyzedNote(old)
+            } else {
+                guard stats.nextDoc < UInt32.max - 1 else { throw SearchIndexError.full }
+                doc = stats.nextDoc
+                stats.nextDoc += 1
+                stats.documents += 1
+                try txn.put(db.ids, key: new.id.bytes, value: bigEndian(doc))
+            }
+            let after = AnalyzedNote(new)
+            let oldEntries = before?.entries ?? []
+            let sameLength = before?.length == after.length
+            var i = 0
+            var j = 0
+            while i < oldEntries.count || j < after.entries.count {
+                let o = i < oldEntries.count ? oldEntries[i] : nil
+                let n = j < after.entries.count ? after.entries[j] : nil
+                if let o, let n, o.term == n.term {
+                    i += 1
+                    j += 1
+                    if o == n && sameLength { continue }
+                    byTerm[n.term, default: []].append(PostingChange(doc: doc, entry: n, length: after.length))
+                } else if let o, n == nil || o.term.lexicographicallyPrecedes(n?.term ?? []) {
+                    i += 1
+                    byTerm[o.term, default: []].append(PostingChange(doc: doc, entry: nil, length: 0))
+                } else if let n {
+                    j += 1
+                    byTerm[n.term, default: []].append(PostingChange(doc: doc, entry: n, length: after.length))
+                }
+            }
+            stats.totalLength = stats.totalLength &- UInt64(before?.length ?? 0) &+ UInt64(after.length)
+            records.append((doc, DocRecord(new, length: after.length)))
+        }
+        // Key order: LMDB inserts in order touch each page once.
+        for term in byTerm.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard var list = byTerm[term] else { continue }
+            list.sort { $0.doc < $1.doc }
+            let delta = try applyPostings(term, list, in: txn, db)
+            try adjustDF(term, by: delta, in: txn, db)
+        }
+        try writeRecords(records, in: txn, db)
+        try stats.write(txn, db)
+    }
     static func ordinal(of id: Identifier, in txn: borrowing Transaction, _ db: SearchDatabases) throws -> UInt32? {
         guard let v = try txn.get(db.ids, key: id.bytes) else { return nil }
         guard v.count == 4 else { throw SearchIndexError.damaged("a note's doc number has \(v.count) bytes") }
@@ -63,96 +104,150 @@ extension SearchIndex {
         return try DocRecord(chunk, at: DocRecord.offset(doc))
     }
 
-    static func writeRecord(_ r: DocRecord, doc: UInt32, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
-        let key = DocRecord.chunkKey(doc)
-        var chunk = try txn.get(db.docs, key: key) ?? []
-        if chunk.count != DocRecord.size * DocRecord.perChunk {
-            chunk = [UInt8](repeating: 0, count: DocRecord.size * DocRecord.perChunk)
-        }
-        chunk.withUnsafeMutableBytes { p in r.store(into: p, at: DocRecord.offset(doc)) }
-        try txn.put(db.docs, key: key, value: chunk)
-    }
-
-    /// Sets (or with nil removes) `doc`'s posting of `term`, rewriting the one block that holds
-    /// it, and keeps the term's df in step with what the blocks hold.
-    static func setPosting(
-        _ term: [UInt8], doc: UInt32, to new: AnalyzedNote.Entry?, length: UInt32, in txn: borrowing Transaction,
-        _ db: SearchDatabases
+    /// Writes the records, reading and writing each 128-record chunk once.
+    static func writeRecords(
+        _ records: [(doc: UInt32, record: DocRecord)], in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws {
-        // The block holding `doc` or the first after it; for an insertion past the end, the last.
-        var found: (key: [UInt8], value: UnsafeRawBufferPointer)?
-        try txn.withCursor(db.postings) { c in
-            if let e = try c.seek(blockKey(term, doc)), isBlockKey(e.key, of: term) {
-                found = (Array(e.key), e.value)
-            } else if new != nil {
-                let probe = blockKey(term, UInt32.max)
-                let e = try c.seek(probe) != nil ? try c.previous() : try c.last()
-                if let e, isBlockKey(e.key, of: term) { found = (Array(e.key), e.value) }
+        let sorted = records.sorted { $0.doc < $1.doc }
+        var k = 0
+        while k < sorted.count {
+            let key = DocRecord.chunkKey(sorted[k].doc)
+            let chunkNumber = sorted[k].doc / UInt32(DocRecord.perChunk)
+            var chunk = try txn.get(db.docs, key: key) ?? []
+            if chunk.count != DocRecord.size * DocRecord.perChunk {
+                chunk = [UInt8](repeating: 0, count: DocRecord.size * DocRecord.perChunk)
             }
-        }
-        var entries: [PostingBlock.Entry] = []
-        var positions: [[UInt32]?] = []
-        var raw: [Range<Int>] = []
-        var source = UnsafeRawBufferPointer(start: nil, count: 0)
-        if let f = found {
-            let decoded = try PostingBlock.decode(f.value)
-            if let last = decoded.entries.last, doc > last.doc, decoded.entries.count >= PostingBlock.targetSize {
-                // Appending past a full last block: start a new block and leave this one alone.
-                found = nil
-            } else {
-                entries = decoded.entries
-                raw = decoded.positions
-                positions = [[UInt32]?](repeating: nil, count: entries.count)
-                source = f.value
-            }
-        }
-        var index = 0
-        var hi = entries.count
-        while index < hi {
-            let mid = (index + hi) / 2
-            if entries[mid].doc < doc { index = mid + 1 } else { hi = mid }
-        }
-        let present = index < entries.count && entries[index].doc == doc
-        if let new {
-            let e = PostingBlock.Entry(doc: doc, titleTF: new.titleTF, bodyTF: new.bodyTF, length: length)
-            if present {
-                entries[index] = e
-                positions[index] = new.positions
-            } else {
-                entries.insert(e, at: index)
-                positions.insert(new.positions, at: index)
-                raw.insert(0..<0, at: index)
-            }
-        } else if present {
-            entries.remove(at: index)
-            positions.remove(at: index)
-            raw.remove(at: index)
-        } else {
-            return
-        }
-        // Encode everything before touching the database: `source` points into it.
-        var blocks: [(key: [UInt8], value: [UInt8])] = []
-        var start = 0
-        let parts = entries.count > PostingBlock.maxSize ? 2 : 1
-        for part in 0..<parts where !entries.isEmpty {
-            let end = part == parts - 1 ? entries.count : entries.count / 2
-            var pos: [UInt8] = []
-            for k in start..<end {
-                if let fresh = positions[k] {
-                    PostingBlock.appendPositions(fresh, to: &pos)
-                } else {
-                    pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[raw[k]]))
+            chunk.withUnsafeMutableBytes { p in
+                while k < sorted.count && sorted[k].doc / UInt32(DocRecord.perChunk) == chunkNumber {
+                    sorted[k].record.store(into: p, at: DocRecord.offset(sorted[k].doc))
+                    k += 1
                 }
             }
-            let slice = Array(entries[start..<end])
-            blocks.append((blockKey(term, slice[slice.count - 1].doc), PostingBlock.encode(slice, positions: pos)))
-            start = end
+            try txn.put(db.docs, key: key, value: chunk)
         }
-        if let found, blocks.count != 1 || blocks[0].key != found.key {
-            try txn.delete(db.postings, key: found.key)
+    }
+
+    /// Applies `changes` (sorted by doc, one per doc) to `term`'s blocks, rewriting each touched
+    /// block once, and returns how many postings were added minus removed.
+    ///
+    /// Changes up to a block's last doc go into that block (split when it grows past
+    /// ``PostingBlock/maxSize``); changes past the last block fill it up to
+    /// ``PostingBlock/targetSize`` and then make new blocks of that size, as a bulk load would.
+    static func applyPostings(
+        _ term: [UInt8], _ changes: [PostingChange], in txn: borrowing Transaction, _ db: SearchDatabases
+    ) throws -> Int {
+        var delta = 0
+        var k = 0
+        while k < changes.count {
+            // The block holding the first change's doc or the first after it; past the end, the last.
+            var found: (key: [UInt8], value: UnsafeRawBufferPointer)?
+            var tail = false
+            try txn.withCursor(db.postings) { c in
+                if let e = try c.seek(blockKey(term, changes[k].doc)), isBlockKey(e.key, of: term) {
+                    found = (Array(e.key), e.value)
+                } else {
+                    tail = true
+                    let probe = blockKey(term, UInt32.max)
+                    let e = try c.seek(probe) != nil ? try c.previous() : try c.last()
+                    if let e, isBlockKey(e.key, of: term) { found = (Array(e.key), e.value) }
+                }
+            }
+            var end = changes.count
+            if !tail, let f = found {
+                guard let last = f.key.withUnsafeBytes({ readBigEndianUInt32($0, at: term.count + 1) }) else {
+                    throw SearchIndexError.damaged("a posting block key is malformed")
+                }
+                end = k
+                while end < changes.count && changes[end].doc <= last { end += 1 }
+            }
+            var old: [PostingBlock.Entry] = []
+            var oldRaw: [Range<Int>] = []
+            var source = UnsafeRawBufferPointer(start: nil, count: 0)
+            if let f = found {
+                let decoded = try PostingBlock.decode(f.value)
+                if tail && decoded.entries.count >= PostingBlock.targetSize {
+                    // Appending past a full last block: start a new block and leave this one alone.
+                    found = nil
+                } else {
+                    old = decoded.entries
+                    oldRaw = decoded.positions
+                    source = f.value
+                }
+            }
+            // Merge the block's entries with the changes, both in doc order.
+            var entries: [PostingBlock.Entry] = []
+            var fresh: [[UInt32]?] = []
+            var raw: [Range<Int>] = []
+            let capacity = old.count + (end - k)
+            entries.reserveCapacity(capacity)
+            fresh.reserveCapacity(capacity)
+            raw.reserveCapacity(capacity)
+            var a = 0
+            var g = k
+            var touched = false
+            while a < old.count || g < end {
+                if g == end || (a < old.count && old[a].doc < changes[g].doc) {
+                    entries.append(old[a])
+                    fresh.append(nil)
+                    raw.append(oldRaw[a])
+                    a += 1
+                    continue
+                }
+                let present = a < old.count && old[a].doc == changes[g].doc
+                if let n = changes[g].entry {
+                    entries.append(
+                        PostingBlock.Entry(
+                            doc: changes[g].doc, titleTF: n.titleTF, bodyTF: n.bodyTF, length: changes[g].length))
+                    fresh.append(n.positions)
+                    raw.append(0..<0)
+                    if !present { delta += 1 }
+                    touched = true
+                } else if present {
+                    delta -= 1
+                    touched = true
+                }
+                if present { a += 1 }
+                g += 1
+            }
+            guard touched else {
+                k = end
+                continue
+            }
+            // Cut into blocks: a grown middle block into even parts, a tail into full blocks.
+            var cuts: [Int] = [0]
+            if tail {
+                var c = 0
+                while c < entries.count {
+                    c = min(entries.count, c + PostingBlock.targetSize)
+                    cuts.append(c)
+                }
+            } else if !entries.isEmpty {
+                let parts =
+                    entries.count > PostingBlock.maxSize
+                    ? (entries.count + PostingBlock.targetSize - 1) / PostingBlock.targetSize : 1
+                for p in 1...parts { cuts.append(p * entries.count / parts) }
+            }
+            // Encode everything before touching the database: `source` points into it.
+            var blocks: [(key: [UInt8], value: [UInt8])] = []
+            for (lo, hi) in zip(cuts, cuts.dropFirst()) where lo < hi {
+                var pos: [UInt8] = []
+                for i in lo..<hi {
+                    if let p = fresh[i] {
+                        PostingBlock.appendPositions(p, to: &pos)
+                    } else {
+                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[raw[i]]))
+                    }
+                }
+                let slice = Array(entries[lo..<hi])
+                blocks.append((blockKey(term, entries[hi - 1].doc), PostingBlock.encode(slice, positions: pos)))
+            }
+            if let found, !blocks.contains(where: { $0.key == found.key }) {
+                try txn.delete(db.postings, key: found.key)
+            }
+            for b in blocks { try txn.put(db.postings, key: b.key, value: b.value) }
+            k = end
         }
-        for b in blocks { try txn.put(db.postings, key: b.key, value: b.value) }
-        try adjustDF(term, by: new == nil ? -1 : (present ? 0 : 1), in: txn, db)
+        return delta
     }
 
     static func adjustDF(_ term: [UInt8], by delta: Int, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
@@ -165,7 +260,7 @@ extension SearchIndex {
                     return try r.next()
                 })
         }
-        let next = delta < 0 ? (df > 0 ? df - 1 : 0) : df + 1
+        let next = delta < 0 ? df - min(df, UInt64(-delta)) : df &+ UInt64(delta)
         if next == 0 {
             try txn.delete(db.terms, key: term)
         } else {

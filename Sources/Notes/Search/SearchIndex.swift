@@ -47,6 +47,16 @@ public enum SearchIndex {
         try update(old: old, new: new, in: txn, SearchDatabases(databases))
     }
 
+    /// Inline, batched: every note changed from `old` to `new` in one call (a note may appear
+    /// more than once; its changes apply in order). Each touched posting block, record chunk
+    /// and term count is written once, so a batch of N notes sharing common words costs far
+    /// less than N single updates.
+    public static func update(
+        changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws {
+        try update(changes: changes, in: txn, SearchDatabases(databases))
+    }
+
     /// Rebuild: `notes` is every note (any status); the databases are empty.
     public static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
         try bulkLoad(notes, into: SearchDatabases(databases)) { body in try context.write(body) }
