@@ -70,7 +70,7 @@ enum Envelope {
         let typeBytes = try r.readBlob()
         let streamBytes = try r.readBlob()
         let actorBytes = try r.readBlob()
-        let command = try r.readOptionalString()
+        let command: UnsafeRawBufferPointer? = try r.readBool() ? try r.readBlob() : nil
         let causation = try r.readOptionalIdentifier()
         let correlation = try r.readOptionalIdentifier()
         let payload = try r.readBlob()
@@ -79,7 +79,7 @@ enum Envelope {
         try r.expectEnd()
         return EventView(
             position: position, id: id, recordedAt: recordedAt, version: version, schemaVersion: UInt32(schema),
-            typeBytes: typeBytes, streamBytes: streamBytes, actorBytes: actorBytes, command: command,
+            typeBytes: typeBytes, streamBytes: streamBytes, actorBytes: actorBytes, commandBytes: command,
             causationID: causation, correlationID: correlation, payload: payload,
             body: UnsafeRawBufferPointer(rebasing: bytes[0..<bodyCount]), digest: digest)
     }
@@ -98,7 +98,9 @@ public struct EventView {
     public let typeBytes: UnsafeRawBufferPointer
     public let streamBytes: UnsafeRawBufferPointer
     let actorBytes: UnsafeRawBufferPointer
-    public let command: String?
+    /// The command's bytes, decoded on demand: a scan that does not look at it pays nothing.
+    let commandBytes: UnsafeRawBufferPointer?
+    public var command: String? { commandBytes.map { String(decoding: $0, as: UTF8.self) } }
     public let causationID: Identifier?
     public let correlationID: Identifier?
     public let payload: UnsafeRawBufferPointer
