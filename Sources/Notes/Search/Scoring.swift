@@ -138,30 +138,102 @@ struct AnalyzedNote {
     var length: UInt32
 
     init(title: String, body: String) {
-        var index: [[UInt8]: Int] = [:]
-        var entries: [Entry] = []
+        // Terms are interned into one byte arena and occurrences collected as (term << 32 |
+        // position), then sorted: no allocation per token, one per distinct term at the end.
+        var table = TermTable()
+        var occurrences: [UInt64] = []
         var position: UInt32 = 0
-        var count: UInt32 = 0
-        func add(_ term: UnsafeBufferPointer<UInt8>, inTitle: Bool) {
-            let key = Array(term)
-            if let i = index[key] {
-                if inTitle { entries[i].titleTF &+= 1 } else { entries[i].bodyTF &+= 1 }
-                entries[i].positions.append(position)
-            } else {
-                index[key] = entries.count
-                entries.append(
-                    Entry(term: key, titleTF: inTitle ? 1 : 0, bodyTF: inTitle ? 0 : 1, positions: [position]))
-            }
+        Tokenizer.forEachTerm(in: title) { t, _, _ in
+            occurrences.append(UInt64(table.intern(t)) << 32 | UInt64(position))
             // Saturate rather than trap: no real note has four billion terms.
             position = position == .max ? .max : position + 1
-            count = count == .max ? .max : count + 1
         }
-        Tokenizer.forEachTerm(in: title) { t, _, _ in add(t, inTitle: true) }
+        let titleEnd = position
         position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: body) { t, _, _ in add(t, inTitle: false) }
-        self.length = count
-        self.entries = entries.sorted { $0.term.lexicographicallyPrecedes($1.term) }
+        Tokenizer.forEachTerm(in: body) { t, _, _ in
+            occurrences.append(UInt64(table.intern(t)) << 32 | UInt64(position))
+            position = position == .max ? .max : position + 1
+        }
+        length = UInt32(clamping: occurrences.count)
+        occurrences.sort()
+        var first = [Int](repeating: 0, count: table.count + 1)
+        for o in occurrences { first[Int(o >> 32) + 1] += 1 }
+        for t in 0..<table.count { first[t + 1] += first[t] }
+        entries = table.sortedTerms().map { t in
+            let lo = first[t]
+            let hi = first[t + 1]
+            var positions: [UInt32] = []
+            positions.reserveCapacity(hi - lo)
+            var titleTF: UInt32 = 0
+            for k in lo..<hi {
+                let p = UInt32(truncatingIfNeeded: occurrences[k])
+                positions.append(p)
+                if p < titleEnd { titleTF += 1 }
+            }
+            return Entry(
+                term: table.term(t), titleTF: titleTF, bodyTF: UInt32(truncatingIfNeeded: hi - lo) - titleTF,
+                positions: positions)
+        }
     }
 
     init(_ note: Note) { self.init(title: note.title, body: note.body) }
+}
+
+/// The distinct terms of one note: an open-addressing table over a byte arena.
+struct TermTable {
+    private var arena: [UInt8] = []
+    private var starts: [Int] = [0]
+    private var hashes: [UInt32] = []
+    private var slots = [Int32](repeating: -1, count: 64)
+
+    var count: Int { hashes.count }
+
+    /// The number of `term`, adding it when new.
+    mutating func intern(_ term: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt32 = 2_166_136_261
+        for b in term { h = (h ^ UInt32(b)) &* 16_777_619 }
+        let mask = slots.count - 1
+        var i = Int(h) & mask
+        while true {
+            let s = Int(slots[i])
+            if s < 0 { break }
+            if hashes[s] == h && starts[s + 1] - starts[s] == term.count {
+                let same = arena.withUnsafeBufferPointer { a in
+                    UnsafeBufferPointer(rebasing: a[starts[s]..<starts[s + 1]]).elementsEqual(term)
+                }
+                if same { return s }
+            }
+            i = (i + 1) & mask
+        }
+        let id = hashes.count
+        arena.append(contentsOf: term)
+        starts.append(arena.count)
+        hashes.append(h)
+        slots[i] = Int32(truncatingIfNeeded: id)
+        if hashes.count * 2 > slots.count {
+            slots = [Int32](repeating: -1, count: slots.count * 2)
+            let mask = slots.count - 1
+            for (t, th) in hashes.enumerated() {
+                var j = Int(th) & mask
+                while slots[j] >= 0 { j = (j + 1) & mask }
+                slots[j] = Int32(truncatingIfNeeded: t)
+            }
+        }
+        return id
+    }
+
+    func term(_ t: Int) -> [UInt8] { Array(arena[starts[t]..<starts[t + 1]]) }
+
+    /// Term numbers in the byte order of their terms.
+    func sortedTerms() -> [Int] {
+        var order = Array(0..<count)
+        let starts = self.starts
+        arena.withUnsafeBufferPointer { a in
+            order.sort { x, y in
+                UnsafeBufferPointer(rebasing: a[starts[x]..<starts[x + 1]]).lexicographicallyPrecedes(
+                    UnsafeBufferPointer(rebasing: a[starts[y]..<starts[y + 1]]))
+            }
+        }
+        return order
+    }
 }

@@ -6,26 +6,39 @@ extension SearchIndex {
         try update(changes: [(old, new)], in: txn, db)
     }
 
-    /// One doc's new entry for a term (nil: the doc no longer has the term).
+    /// One doc's new posting of a term, its positions in the pass's flat store (or a removal).
     struct PostingChange {
         var doc: UInt32
-        var entry: AnalyzedNote.Entry?
+        var titleTF: UInt32
+        var bodyTF: UInt32
         var length: UInt32
+        var positions: Range<Int>
+        var removed: Bool
     }
 
-    static func update(changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, _ db: SearchDatabases)
-        throws
-    {
-        // A note changed twice in one call is applied in two passes, in order.
+    static func update(
+        changes: [(old: Note?, new: Note)], passText: Int = passText, in txn: borrowing Transaction,
+        _ db: SearchDatabases
+    ) throws {
+        // A note changed twice in one call is applied in two passes, in order; a pass also ends
+        // after `passText` bytes of text, which bounds the memory the pending postings take.
         var start = 0
         var seen: Set<Identifier> = []
-        for (i, c) in changes.enumerated() where !seen.insert(c.new.id).inserted {
-            try updateDistinct(changes[start..<i], in: txn, db)
-            start = i
-            seen = [c.new.id]
+        var text = 0
+        for (i, c) in changes.enumerated() {
+            if !seen.insert(c.new.id).inserted || text >= passText {
+                try updateDistinct(changes[start..<i], in: txn, db)
+                start = i
+                seen = [c.new.id]
+                text = 0
+            }
+            text &+= c.new.title.utf8.count &+ c.new.body.utf8.count
         }
         try updateDistinct(changes[start...], in: txn, db)
     }
+
+    /// Text per pass of a batched update (the postings pending take roughly 20 times as much).
+    static let passText = 4 << 20
 
     /// Changes of distinct notes: each touched block, record chunk and df is written once.
     private static func updateDistinct(
@@ -33,13 +46,25 @@ extension SearchIndex {
     ) throws {
         guard !changes.isEmpty else { return }
         var stats = try SearchStats.read(txn, db)
-        var byTerm: [[UInt8]: [PostingChange]] = [:]
+        var analyzer = BatchAnalyzer()
+        var byTerm: [[PostingChange]] = []
         var records: [(doc: UInt32, record: DocRecord)] = []
         records.reserveCapacity(changes.count)
+        var before: [BatchAnalyzer.Posting] = []
+        var after: [BatchAnalyzer.Posting] = []
+        func add(_ p: BatchAnalyzer.Posting, doc: UInt32, length: UInt32, removed: Bool) {
+            let t = Int(p.term)
+            while t >= byTerm.count { byTerm.append([]) }
+            byTerm[t].append(
+                PostingChange(
+                    doc: doc, titleTF: p.titleTF, bodyTF: p.bodyTF, length: length, positions: p.positions,
+                    removed: removed))
+        }
         for (old, new) in changes {
             let known = try ordinal(of: new.id, in: txn, db)
             let doc: UInt32
-            var before: AnalyzedNote?
+            var oldLength: UInt32?
+            before.removeAll(keepingCapacity: true)
             if let known {
                 guard let old else { throw SearchIndexError.inconsistent("note \(new.id) is indexed already") }
                 doc = known
@@ -49,7 +74,7 @@ extension SearchIndex {
                     records.append((doc, DocRecord(new, length: length)))
                     continue
                 }
-                before = AnalyzedNote(old)
+                oldLength = analyzer.analyze(title: old.title, body: old.body, into: &before)
             } else {
                 guard stats.nextDoc < UInt32.max - 1 else { throw SearchIndexError.full }
                 doc = stats.nextDoc
@@ -57,40 +82,48 @@ extension SearchIndex {
                 stats.documents += 1
                 try txn.put(db.ids, key: new.id.bytes, value: bigEndian(doc))
             }
-            let after = AnalyzedNote(new)
-            let oldEntries = before?.entries ?? []
-            let sameLength = before?.length == after.length
+            after.removeAll(keepingCapacity: true)
+            let length = analyzer.analyze(title: new.title, body: new.body, into: &after)
+            let sameLength = oldLength == length
+            // Both lists are in term-number order.
             var i = 0
             var j = 0
-            while i < oldEntries.count || j < after.entries.count {
-                let o = i < oldEntries.count ? oldEntries[i] : nil
-                let n = j < after.entries.count ? after.entries[j] : nil
-                if let o, let n, o.term == n.term {
+            while i < before.count || j < after.count {
+                if i < before.count && j < after.count && before[i].term == after[j].term {
+                    let o = before[i]
+                    let n = after[j]
                     i += 1
                     j += 1
-                    if o == n && sameLength { continue }
-                    byTerm[n.term, default: []].append(PostingChange(doc: doc, entry: n, length: after.length))
-                } else if let o, n == nil || o.term.lexicographicallyPrecedes(n?.term ?? []) {
+                    if sameLength && o.titleTF == n.titleTF && o.bodyTF == n.bodyTF
+                        && analyzer.positions[o.positions] == analyzer.positions[n.positions]
+                    {
+                        continue
+                    }
+                    add(n, doc: doc, length: length, removed: false)
+                } else if i < before.count && (j == after.count || before[i].term < after[j].term) {
+                    add(before[i], doc: doc, length: 0, removed: true)
                     i += 1
-                    byTerm[o.term, default: []].append(PostingChange(doc: doc, entry: nil, length: 0))
-                } else if let n {
+                } else {
+                    add(after[j], doc: doc, length: length, removed: false)
                     j += 1
-                    byTerm[n.term, default: []].append(PostingChange(doc: doc, entry: n, length: after.length))
                 }
             }
-            stats.totalLength = stats.totalLength &- UInt64(before?.length ?? 0) &+ UInt64(after.length)
-            records.append((doc, DocRecord(new, length: after.length)))
+            stats.totalLength = stats.totalLength &- UInt64(oldLength ?? 0) &+ UInt64(length)
+            records.append((doc, DocRecord(new, length: length)))
         }
         // Key order: LMDB inserts in order touch each page once.
-        for term in byTerm.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            guard var list = byTerm[term] else { continue }
-            list.sort { $0.doc < $1.doc }
-            let delta = try applyPostings(term, list, in: txn, db)
+        for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
+            let term = analyzer.terms.term(t)
+            var list = byTerm[t]
+            byTerm[t] = []
+            if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
+            let delta = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
             try adjustDF(term, by: delta, in: txn, db)
         }
         try writeRecords(records, in: txn, db)
         try stats.write(txn, db)
     }
+
     static func ordinal(of id: Identifier, in txn: borrowing Transaction, _ db: SearchDatabases) throws -> UInt32? {
         guard let v = try txn.get(db.ids, key: id.bytes) else { return nil }
         guard v.count == 4 else { throw SearchIndexError.damaged("a note's doc number has \(v.count) bytes") }
@@ -134,7 +167,8 @@ extension SearchIndex {
     /// ``PostingBlock/maxSize``); changes past the last block fill it up to
     /// ``PostingBlock/targetSize`` and then make new blocks of that size, as a bulk load would.
     static func applyPostings(
-        _ term: [UInt8], _ changes: [PostingChange], in txn: borrowing Transaction, _ db: SearchDatabases
+        _ term: [UInt8], _ changes: [PostingChange], positions store: [UInt32], in txn: borrowing Transaction,
+        _ db: SearchDatabases
     ) throws -> Int {
         var delta = 0
         var k = 0
@@ -176,7 +210,8 @@ extension SearchIndex {
             }
             // Merge the block's entries with the changes, both in doc order.
             var entries: [PostingBlock.Entry] = []
-            var fresh: [[UInt32]?] = []
+            // Positions: a range of `store` for a new posting, else of the block's bytes.
+            var fresh: [Range<Int>?] = []
             var raw: [Range<Int>] = []
             let capacity = old.count + (end - k)
             entries.reserveCapacity(capacity)
@@ -194,10 +229,10 @@ extension SearchIndex {
                     continue
                 }
                 let present = a < old.count && old[a].doc == changes[g].doc
-                if let n = changes[g].entry {
+                let n = changes[g]
+                if !n.removed {
                     entries.append(
-                        PostingBlock.Entry(
-                            doc: changes[g].doc, titleTF: n.titleTF, bodyTF: n.bodyTF, length: changes[g].length))
+                        PostingBlock.Entry(doc: n.doc, titleTF: n.titleTF, bodyTF: n.bodyTF, length: n.length))
                     fresh.append(n.positions)
                     raw.append(0..<0)
                     if !present { delta += 1 }
@@ -233,7 +268,7 @@ extension SearchIndex {
                 var pos: [UInt8] = []
                 for i in lo..<hi {
                     if let p = fresh[i] {
-                        PostingBlock.appendPositions(p, to: &pos)
+                        PostingBlock.appendPositions(store[p], to: &pos)
                     } else {
                         pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[raw[i]]))
                     }
@@ -268,5 +303,58 @@ extension SearchIndex {
             putVarint(UInt32(truncatingIfNeeded: next), &v)
             try txn.put(db.terms, key: term, value: v)
         }
+    }
+}
+
+/// Analyzes the notes of one batch pass into one term table, so postings are grouped by term
+/// number without a term array or a positions array per posting.
+struct BatchAnalyzer {
+    /// One note's posting of a term; `positions` is a range of ``positions``.
+    struct Posting {
+        var term: Int32
+        var titleTF: UInt32
+        var bodyTF: UInt32
+        var positions: Range<Int>
+    }
+
+    var terms = TermTable()
+    /// The positions of every posting analyzed so far.
+    private(set) var positions: [UInt32] = []
+    private var occurrences: [UInt64] = []
+
+    /// Appends the note's postings to `out` in term-number order; returns its length in terms.
+    mutating func analyze(title: String, body: String, into out: inout [Posting]) -> UInt32 {
+        occurrences.removeAll(keepingCapacity: true)
+        var position: UInt32 = 0
+        // Positions as in ``AnalyzedNote``: title from 0, body after a gap, saturating.
+        Tokenizer.forEachTerm(in: title) { t, _, _ in
+            occurrences.append(UInt64(terms.intern(t)) << 32 | UInt64(position))
+            position = position == .max ? .max : position + 1
+        }
+        let titleEnd = position
+        position = position == .max ? .max : position + 1
+        Tokenizer.forEachTerm(in: body) { t, _, _ in
+            occurrences.append(UInt64(terms.intern(t)) << 32 | UInt64(position))
+            position = position == .max ? .max : position + 1
+        }
+        occurrences.sort()
+        var i = 0
+        while i < occurrences.count {
+            let term = occurrences[i] >> 32
+            let start = positions.count
+            var titleTF: UInt32 = 0
+            while i < occurrences.count && occurrences[i] >> 32 == term {
+                let p = UInt32(truncatingIfNeeded: occurrences[i])
+                positions.append(p)
+                if p < titleEnd { titleTF += 1 }
+                i += 1
+            }
+            let n = UInt32(truncatingIfNeeded: positions.count - start)
+            out.append(
+                Posting(
+                    term: Int32(truncatingIfNeeded: term), titleTF: titleTF, bodyTF: n - titleTF,
+                    positions: start..<positions.count))
+        }
+        return UInt32(clamping: occurrences.count)
     }
 }
