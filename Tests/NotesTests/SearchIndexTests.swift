@@ -317,6 +317,27 @@ struct SearchIndexTests {
         #expect(try f.search("zeta", limit: 1_000).count == 601)
     }
 
+    @Test("block bounds are the Pareto frontier of (tf, length), merged to at most four pairs")
+    func frontier() {
+        var rng = WorkloadRandom(seed: 3)
+        for _ in 0..<500 {
+            let pairs = (0..<rng.next(in: 1...256)).map { _ in
+                (tf: UInt32(rng.next(in: 1...12)), length: UInt32(rng.next(in: 1...400)))
+            }
+            // Reference: by falling tf then rising length, each point shorter than the last kept.
+            let sorted = pairs.sorted { $0.tf != $1.tf ? $0.tf > $1.tf : $0.length < $1.length }
+            var points: [(tf: UInt32, length: UInt32)] = []
+            for p in sorted where points.last.map({ p.length < $0.length }) ?? true { points.append(p) }
+            var want: [UInt32] = []
+            let groups = min(points.count, PostingBlock.maxBounds)
+            for g in 0..<groups {
+                want.append(points[g * points.count / groups].tf)
+                want.append(points[(g + 1) * points.count / groups - 1].length)
+            }
+            #expect(PostingBlock.frontier(pairs) == want)
+        }
+    }
+
     /// Every test query under random filters and limits gives the oracle's hits, scores included.
     static func expectSame(_ f: Fixture, _ db: SearchDatabases, _ notes: [Note], _ rng: inout WorkloadRandom) throws {
         let oracle = InMemorySearchIndex(notes: notes)

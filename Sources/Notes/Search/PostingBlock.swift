@@ -85,11 +85,16 @@ enum PostingBlock {
 
     /// The frontier of `(tf, length)` pairs, at most `maxBounds` long, flattened.
     static func frontier(_ pairs: [(tf: UInt32, length: UInt32)]) -> [UInt32] {
-        let sorted = pairs.sorted { $0.tf != $1.tf ? $0.tf > $1.tf : $0.length < $1.length }
+        // The Pareto points (no other pair has a tf as high and a length as short), found in one
+        // pass: the frontier is short, so this beats sorting every pair of the block.
         var points: [(tf: UInt32, length: UInt32)] = []
-        for p in sorted where points.last.map({ p.length < $0.length }) ?? true {
+        for p in pairs {
+            if points.contains(where: { $0.tf >= p.tf && $0.length <= p.length }) { continue }
+            points.removeAll { p.tf >= $0.tf && p.length <= $0.length }
             points.append(p)
         }
+        // By falling tf, hence by falling length.
+        points.sort { $0.tf > $1.tf }
         // Along the frontier tf falls and length falls; a run merged into (its first tf, its
         // last length) dominates every point of the run.
         var out: [UInt32] = []
