@@ -180,14 +180,22 @@ enum PostingBlock {
         guard r.offset == h.docsEnd else { throw .damaged("a posting block's documents do not add up") }
         var ranges: [Range<Int>] = []
         ranges.reserveCapacity(h.count)
+        // Only the extent of each entry's positions is needed (they are copied, not read): count
+        // the bytes that end a varint. Readers of positions check the varints themselves.
+        var o = r.offset
+        let end = bytes.count
         for e in entries {
-            let start = r.offset
-            let n = UInt64(e.titleTF) + UInt64(e.bodyTF)
-            guard n <= UInt64(bytes.count - start) else { throw .damaged("a posting block's positions are cut short") }
-            for _ in 0..<n { _ = try r.next() }
-            ranges.append(start..<r.offset)
+            let start = o
+            var left = UInt64(e.titleTF) + UInt64(e.bodyTF)
+            guard left <= UInt64(end - start) else { throw .damaged("a posting block's positions are cut short") }
+            while left > 0 {
+                guard o < end else { throw .damaged("a posting block's positions are cut short") }
+                if bytes.load(fromByteOffset: o, as: UInt8.self) < 0x80 { left -= 1 }
+                o += 1
+            }
+            ranges.append(start..<o)
         }
-        guard r.offset == bytes.count else { throw .damaged("a posting block has trailing bytes") }
+        guard o == end else { throw .damaged("a posting block has trailing bytes") }
         return (entries, ranges)
     }
 

@@ -266,13 +266,21 @@ extension SearchIndex {
             var blocks: [(key: [UInt8], value: [UInt8])] = []
             for (lo, hi) in zip(cuts, cuts.dropFirst()) where lo < hi {
                 var pos: [UInt8] = []
+                // Runs of kept postings have adjacent positions in the old block: one copy each.
+                var run = 0..<0
                 for i in lo..<hi {
                     if let p = fresh[i] {
+                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                        run = 0..<0
                         PostingBlock.appendPositions(store[p], to: &pos)
+                    } else if run.isEmpty || run.upperBound == raw[i].lowerBound {
+                        run = (run.isEmpty ? raw[i].lowerBound : run.lowerBound)..<raw[i].upperBound
                     } else {
-                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[raw[i]]))
+                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                        run = raw[i]
                     }
                 }
+                pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
                 let slice = Array(entries[lo..<hi])
                 blocks.append((blockKey(term, entries[hi - 1].doc), PostingBlock.encode(slice, positions: pos)))
             }
