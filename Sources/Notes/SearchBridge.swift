@@ -38,7 +38,9 @@ enum SearchBridge {
         let differing = Set(stored.records.keys).union(expected.records.keys).filter {
             stored.records[$0] != expected.records[$0]
         }
-        for id in differing.sorted().prefix(20) { problems.append("search record of note \(shortID(id)) differs from the log") }
+        for id in differing.sorted().prefix(20) {
+            problems.append("search record of note \(shortID(id)) differs from the log")
+        }
         let terms = Set(stored.terms.keys).union(expected.terms.keys).filter { stored.terms[$0] != expected.terms[$0] }
         if !terms.isEmpty { problems.append("\(terms.count) search terms have postings that differ from the log") }
         if problems.isEmpty { problems.append("the search index differs from the log") }
@@ -66,8 +68,9 @@ extension Notebook {
     }
 
     /// The same search over the notebook as it was at `instant` (replayed in memory).
-    public func search(_ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64)
-        throws(NotesError) -> [SearchResult]
+    public func search(
+        _ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64
+    ) throws(NotesError) -> [SearchResult]
     {
         let state = try state(asOf: instant)
         let index = InMemorySearchIndex(notes: state.notes.values)
