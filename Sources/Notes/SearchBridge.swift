@@ -70,8 +70,7 @@ extension Notebook {
     /// The same search over the notebook as it was at `instant` (replayed in memory).
     public func search(
         _ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64
-    ) throws(NotesError) -> [SearchResult]
-    {
+    ) throws(NotesError) -> [SearchResult] {
         let state = try state(asOf: instant)
         let index = InMemorySearchIndex(notes: state.notes.values)
         return index.search(query, filter: filter, limit: limit).compactMap { hit in
