@@ -57,19 +57,23 @@ let package = Package(
             path: "Tests/Support/StressTool",
             swiftSettings: strict
         ),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB"], swiftSettings: strict),
+        // Helpers shared by the test targets: a seeded generator and temporary directories.
+        .target(name: "TestSupport", path: "Tests/Support/TestSupport", swiftSettings: strict),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", "LMDB", "notes-stress"],
+            dependencies: ["EventStore", "LMDB", "notes-stress", "TestSupport"],
             swiftSettings: strict
         ),
-        .testTarget(name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
+        .testTarget(
+            name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB", "TestSupport"], swiftSettings: strict
+        ),
         .testTarget(
             name: "NotesCLITests",
             // Not on the `notes` executable: its static-stdlib link flag would reach the test
             // bundle. scripts/test.sh builds every product (`swift build --build-tests`) first,
             // and the tests find the binary next to the test runner.
-            dependencies: ["NotesCLI", "Notes"],
+            dependencies: ["NotesCLI", "Notes", "TestSupport"],
             swiftSettings: strict
         ),
     ]

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import EventStore
@@ -285,7 +286,7 @@ struct JSONTests {
         #expect(JSONValue.double(.nan) == .null)
         #expect(JSONValue.double(.infinity) == .null)
         #expect(JSONNumber(-Double.infinity) == nil)
-        var random = FixedSeedRandom(seed: 7)
+        var random = SeededGenerator(seed: 7)
         for _ in 0..<2000 {
             let value = Double(bitPattern: random.next())
             guard value.isFinite else { continue }
@@ -359,7 +360,7 @@ struct JSONTests {
 
     @Test("parse(serialize(v)) == v for random values, compact and pretty")
     func randomRoundTrip() throws {
-        var random = FixedSeedRandom(seed: 0xC0FFEE)
+        var random = SeededGenerator(seed: 0xC0FFEE)
         for _ in 0..<3000 {
             let value = RandomJSON.value(&random, depth: 0)
             #expect(try JSONValue.parse(value.serialized()) == value)
@@ -369,7 +370,7 @@ struct JSONTests {
 
     @Test("100,000 mutated documents never trap; failures are JSONErrors at a real offset")
     func mutationFuzz() throws {
-        var random = FixedSeedRandom(seed: 0xF022)
+        var random = SeededGenerator(seed: 0xF022)
         var seeds: [[UInt8]] = (0..<64).map { _ in RandomJSON.value(&random, depth: 0).serializedBytes() }
         seeds += [
             #"{"id":"n1","title":"Caf\u00e9 \ud83d\ude00","tags":["a","b"],"rev":3,"x":-1.5e-3}"#,
@@ -403,7 +404,7 @@ struct JSONTests {
 
 /// Random JSON values and byte mutations from a fixed-seed generator.
 private enum RandomJSON {
-    static func value(_ random: inout FixedSeedRandom, depth: Int) -> JSONValue {
+    static func value(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
         switch random.next() % (depth >= 4 ? 4 : 6) {
         case 0: return .null
         case 1: return .bool(random.next() & 1 == 0)
@@ -425,7 +426,7 @@ private enum RandomJSON {
         }
     }
 
-    static func string(_ random: inout FixedSeedRandom) -> String {
+    static func string(_ random: inout SeededGenerator) -> String {
         let pool: [Unicode.Scalar] = [
             "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1f}", "\u{7f}", "é", "€", "😀",
             "\u{FFFF}", "\u{10FFFF}", "\u{2028}", "\u{FEFF}", "\u{D7FF}", "\u{E000}",
@@ -437,7 +438,7 @@ private enum RandomJSON {
         return String(scalars)
     }
 
-    static func mutate(_ bytes: inout [UInt8], _ random: inout FixedSeedRandom, interesting: [UInt8]) {
+    static func mutate(_ bytes: inout [UInt8], _ random: inout SeededGenerator, interesting: [UInt8]) {
         let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
         switch random.next() % 6 {
         case 0: bytes.removeSubrange(position...)

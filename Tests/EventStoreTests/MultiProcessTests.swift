@@ -1,5 +1,6 @@
 import Glibc
 import LMDB
+import TestSupport
 import Testing
 
 @testable import EventStore

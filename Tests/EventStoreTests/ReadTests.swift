@@ -1,4 +1,5 @@
 import LMDB
+import TestSupport
 import Testing
 
 @testable import EventStore

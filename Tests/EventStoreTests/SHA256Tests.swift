@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import EventStore
@@ -63,7 +64,7 @@ struct SHA256Tests {
 
     @Test("incremental updates in random chunk sizes equal one-shot hashing")
     func incrementalMatchesOneShot() {
-        var random = FixedSeedRandom(seed: 0x5EED_5A25)
+        var random = SeededGenerator(seed: 0x5EED_5A25)
         for length in Array(0...300) + [1000, 4096, 10_007] {
             let message = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let expected = SHA256.hash(message)
@@ -97,20 +98,5 @@ struct SHA256Tests {
     func hex() {
         #expect(SHA256.hex([]) == "")
         #expect(SHA256.hex([0x00, 0x0F, 0xA0, 0xFF]) == "000fa0ff")
-    }
-}
-
-/// A small deterministic generator (FixedSeedRandom) so that randomized tests repeat exactly.
-struct FixedSeedRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -2,42 +2,10 @@ import FoundationEssentials
 import Glibc
 import LMDB
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import EventStore
-
-/// A fresh directory under /tmp, removed when the value goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init(_ label: String = "eventstore-tests") {
-        var template = Array("/tmp/\(label).XXXXXX".utf8CString)
-        let made: String? = template.withUnsafeMutableBufferPointer { p in
-            guard let base = p.baseAddress, let result = mkdtemp(base) else { return nil }
-            return String(cString: result)
-        }
-        guard let made else { fatalError("mkdtemp failed: errno \(errno)") }
-        path = made
-    }
-
-    /// A path inside the directory (not created).
-    func child(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// SplitMix64: a small deterministic generator so every run sees the same cases.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A clock the test moves by hand (microseconds).
 final class ManualClock: Sendable {

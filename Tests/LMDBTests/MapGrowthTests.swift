@@ -1,4 +1,5 @@
 import LMDB
+import TestSupport
 import Testing
 
 @Suite("Map growth past a tiny initial map, up to a cap")

@@ -1,5 +1,6 @@
 import Dispatch
 import LMDB
+import TestSupport
 import Testing
 
 @Suite("Transactions: reads, writes, rollback")

@@ -1,6 +1,7 @@
 import EventStore
 import Glibc
 import Notes
+import TestSupport
 import Testing
 
 /// Kills the real `notes` binary with SIGKILL at random moments of `import`, `add`, `edit`
@@ -26,7 +27,7 @@ struct ReliabilityCrashTests {
     func killNotesAtRandomMoments() throws {
         let s = try Sandbox()
         let targetKills = reliabilityLongRun ? 500 : 52
-        var rng = ReliabilityRandom(seed: 0x0C4A_5E11)
+        var rng = SeededGenerator(seed: 0x0C4A_5E11)
         var ack = Acknowledged()
         // Notes the edit loops change, made before the first kill.
         let editTargets = try (0..<3).map { try s.add("edit target \($0)") }
@@ -72,7 +73,7 @@ struct ReliabilityCrashTests {
 
     /// Imports a fresh file of 120 events and kills the import at a random moment.
     func importRound(
-        _ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ ack: inout Acknowledged,
+        _ s: Sandbox, _ round: Int, _ rng: inout SeededGenerator, _ ack: inout Acknowledged,
         _ lifetimes: inout [Work: Double]
     ) throws -> Bool {
         let (text, ids) = importLines(notes: 15, edits: 7, tag: "import \(round)", rng: &rng)
@@ -100,7 +101,7 @@ struct ReliabilityCrashTests {
     /// Runs `notes add` (or `notes edit` of `edits`) one process after the other until a random
     /// deadline, and kills the one running then.
     func loopRound(
-        _ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ ack: inout Acknowledged, edits: [String]?
+        _ s: Sandbox, _ round: Int, _ rng: inout SeededGenerator, _ ack: inout Acknowledged, edits: [String]?
     ) throws -> Bool {
         let deadline = monotonicSeconds() + Double.random(in: 0.03...0.15, using: &rng)
         var i = 0
@@ -130,7 +131,7 @@ struct ReliabilityCrashTests {
 
     /// Kills a rebuild of the whole log at a random moment.
     func rebuildRound(
-        _ s: Sandbox, _ round: Int, _ rng: inout ReliabilityRandom, _ lifetimes: inout [Work: Double]
+        _ s: Sandbox, _ round: Int, _ rng: inout SeededGenerator, _ lifetimes: inout [Work: Double]
     ) throws -> Bool {
         let child = try KillableNotes(s, ["rebuild"], tag: "crash-\(round)")
         let started = monotonicSeconds()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// Absurd command lines: huge and negative numbers, empty strings, invalid UTF-8 (passed as
@@ -217,7 +218,7 @@ struct ReliabilityInputTests {
             "99999999999999999999", "yesterday", "2h ago", "title", "\u{1F600}", "a\u{0}b", "x\ny", "--store=",
             "--limit=", "--=", "-", "---", "%s%n", String(repeating: "z", count: 3000), s.path("nope"),
         ]
-        var rng = ReliabilityRandom(seed: 0xA4_6F)
+        var rng = SeededGenerator(seed: 0xA4_6F)
         let count = reliabilityLongRun ? 2000 : 120
         var codes: [Int32: Int] = [:]
         for n in 0..<count {

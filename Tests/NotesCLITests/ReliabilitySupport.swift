@@ -1,6 +1,7 @@
 import EventStore
 import Glibc
 import Notes
+import TestSupport
 import Testing
 
 /// Whether the long variants run (NOTES_LONG_TESTS=1): ten times the kills, processes and cases.
@@ -113,18 +114,7 @@ func monotonicSeconds() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// A small deterministic generator (SplitMix64): the same seed gives the same test run.
-struct ReliabilityRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededGenerator {
     /// A random version-4 UUID in canonical lowercase form.
     mutating func uuid() -> String {
         let high = (next() & 0xFFFF_FFFF_FFFF_0FFF) | 0x4000
@@ -135,7 +125,7 @@ struct ReliabilityRandom: RandomNumberGenerator {
 
 /// Lines of an interchange file: `notes` notes, each created and then edited `edits` times.
 /// Returns the lines and every event id in them.
-func importLines(notes: Int, edits: Int, tag: String, rng: inout ReliabilityRandom) -> (
+func importLines(notes: Int, edits: Int, tag: String, rng: inout SeededGenerator) -> (
     text: String, eventIDs: [String]
 ) {
     var out = ""

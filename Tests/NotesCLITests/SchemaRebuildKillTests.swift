@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import Glibc
 import Notes
+import TestSupport
 import Testing
 
 /// A rebuild killed with SIGKILL at random moments: the old projections keep serving, the
@@ -82,7 +83,7 @@ struct SchemaRebuildKillTests {
         try box.ok("rebuild")
         let duration = max(Self.seconds(since: start), 0.05)
 
-        var rng = SchemaKillRandom(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         var interrupted = 0
         for round in 0..<6 {
             let atOpen = round % 2 == 1
@@ -148,18 +149,5 @@ struct SchemaRebuildKillTests {
         if shown.stdout.contains("rebuilding projections") {
             #expect(shown.stdout.hasSuffix("\r\u{1B}[K"), "the bar is cleared when the rebuild ends: \(shown)")
         }
-    }
-}
-
-/// SplitMix64: a fixed seed gives the same kill delays on every run.
-struct SchemaKillRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import EventStore
 import Glibc
 import Notes
+import TestSupport
 import Testing
 
 /// Hostile import files: lines mutated from a real export (byte flips, splices, truncations,
@@ -51,7 +52,7 @@ struct FuzzImportTests {
             [0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x00], [0xE2, 0x82],
         ]
 
-    static func mutate(_ seeds: [[UInt8]], _ rng: inout ReliabilityFuzzRandom) -> [UInt8] {
+    static func mutate(_ seeds: [[UInt8]], _ rng: inout SeededGenerator) -> [UInt8] {
         var line = seeds[rng.below(seeds.count)]
         for _ in 0...rng.below(3) {
             let at = line.isEmpty ? 0 : rng.below(line.count + 1)
@@ -97,7 +98,7 @@ struct FuzzImportTests {
             #expect(throws: Never.self) { try batch.add(line: seed) }
         }
         let cases = Self.long ? 1_000_000 : 100_000
-        var rng = ReliabilityFuzzRandom(seed: 0x1A9_0F12)
+        var rng = SeededGenerator(seed: 0x1A9_0F12)
         var accepted = 0
         var slowest = 0.0
         let started = seconds()
@@ -127,7 +128,7 @@ struct FuzzImportTests {
     func importsAllOrNothing() throws {
         let seeds = try Self.seedLines()
         let f = try NotebookFixture(stem: 0xF023)
-        var rng = ReliabilityFuzzRandom(seed: 0xBA7C4)
+        var rng = SeededGenerator(seed: 0xBA7C4)
         let batches = Self.long ? 3000 : 300
         var committed = 0
         for _ in 0..<batches {
@@ -175,22 +176,6 @@ struct FuzzImportTests {
             #expect(batch.events.isEmpty)
         }
     }
-}
-
-/// SplitMix64 with a helper for bounded draws.
-struct ReliabilityFuzzRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in 0..<n (n > 0).
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
 private func seconds() -> Double {

@@ -1,4 +1,5 @@
 import EventStore
+import TestSupport
 import Testing
 
 @testable import Notes
@@ -210,7 +211,7 @@ struct InstantParserTests {
 
     @Test("random and mutated input never traps")
     func robustness() {
-        var random = FixedSeedRandom(seed: 0x7157)
+        var random = SeededGenerator(seed: 0x7157)
         let words = [
             "now", "today", "yesterday", "last", "ago", "monday", "sun", "days", "h", "m", "mo", "y", "w",
             "a", "an", "2026-11-29", "12:00", "T", "Z", "+01:00", "-", ":", " ", "  ", "0", "7", "99999999999999999999",
@@ -300,20 +301,5 @@ extension String {
         while text.first?.isWhitespace == true { text.removeFirst() }
         while text.last?.isWhitespace == true { text.removeLast() }
         return String(text)
-    }
-}
-
-/// A small deterministic generator (SplitMix64) so that randomized tests repeat exactly.
-struct FixedSeedRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

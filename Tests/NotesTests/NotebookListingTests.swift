@@ -1,5 +1,6 @@
 import EventStore
 import Notes
+import TestSupport
 import Testing
 
 /// The listing index against an independent in-test ordering, for every filter, sort,
@@ -7,18 +8,6 @@ import Testing
 /// and titles that share their first 64 bytes.
 @Suite("Notebook listing order")
 struct NotebookListingTests {
-    /// SplitMix64, so every run sees the same history.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let titles: [String] = [
         "Apple", "apple", "APPLE pie", "b", "Banana", "banana split", "Zebra", "zebra", "éclair", "Éclair", "ab", "abc",
         String(repeating: "x", count: 70) + " one", String(repeating: "x", count: 70) + " two",
@@ -71,7 +60,7 @@ struct NotebookListingTests {
         NotebookFixture, [Identifier]
     ) {
         let f = try NotebookFixture()
-        var rng = Random(state: seed)
+        var rng = SeededGenerator(seed: seed)
         let categoryNames = ["Work", "Home", "Ideas"]
         var ids: [Identifier] = []
         for _ in 0..<count {
