@@ -252,6 +252,17 @@ public final class NotesProjection: ProjectionSet {
     /// Writes a folded state into empty projection databases, in sorted bulk order.
     func write(_ state: NotebookState, context: RebuildContext, databases: ProjectionDatabases) throws {
         let notes = state.notes.values.sorted { $0.id < $1.id }
+        // The search index is tokenized on the second core while the other projections are written.
+        try SearchBridge.bulkLoad(notes, context: context, databases: databases) {
+            try writeNotesListsAndCategories(
+                notes, categories: state.categories, context: context, databases: databases)
+        }
+    }
+
+    private func writeNotesListsAndCategories(
+        _ notes: [Note], categories known: [Identifier: Category], context: RebuildContext,
+        databases: ProjectionDatabases
+    ) throws {
         let chunk = max(1, rebuildBatch / 12)
         var start = 0
         while start < notes.count {
@@ -270,7 +281,7 @@ public final class NotesProjection: ProjectionSet {
             start += chunk
         }
         try ListIndexBulkWriter(notes).write(context: context, into: databases[DB.list], batch: rebuildBatch)
-        var categories = state.categories
+        var categories = known
         for n in notes where !n.trashed {
             if let c = n.category, categories[c] != nil { categories[c]!.count += 1 }
         }
@@ -282,7 +293,6 @@ public final class NotesProjection: ProjectionSet {
                 }
             }
         }
-        try SearchBridge.bulkLoad(notes, context: context, databases: databases)
     }
 }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import EventStore
 import LMDB
 
@@ -19,6 +20,33 @@ enum SearchBridge {
 
     static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
         try SearchIndex.bulkLoad(notes, context: context, databases: databases)
+    }
+
+    /// Builds the index of `notes` on another core while `meanwhile` runs (the rebuild writes
+    /// the other projections then), and writes it once both are done. Tokenizing is the largest
+    /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where a
+    /// second core helps.
+    static func bulkLoad(
+        _ notes: [Note], context: RebuildContext, databases: ProjectionDatabases, meanwhile: () throws -> Void
+    ) throws {
+        final class Preparation: @unchecked Sendable {
+            // Written by the building thread before it signals, read after the wait.
+            var result: Result<PreparedSearchIndex, any Error>?
+            let done = DispatchSemaphore(value: 0)
+        }
+        let preparation = Preparation()
+        DispatchQueue.global(qos: .userInitiated).async {
+            preparation.result = Result { try SearchIndex.prepare(notes) }
+            preparation.done.signal()
+        }
+        do { try meanwhile() } catch {
+            preparation.done.wait()
+            throw error
+        }
+        preparation.done.wait()
+        guard let result = preparation.result else { throw SearchIndexError.inconsistent("the index was not built") }
+        let prepared = try result.get()
+        try SearchIndex.write(prepared, into: SearchDatabases(databases)) { body in try context.write(body) }
     }
 
     /// Differences between the stored index and one built from the replayed notes.

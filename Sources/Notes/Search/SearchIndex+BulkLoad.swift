@@ -1,6 +1,32 @@
 import EventStore
 import LMDB
 
+/// A search index built in memory from a set of notes, ready to be written.
+///
+/// Building is pure CPU work (tokenizing every note), so a rebuild prepares it on a second
+/// core while it writes the other projections; the value is handed over once, when the
+/// building thread is done, which is why it may cross threads.
+final class PreparedSearchIndex: @unchecked Sendable {
+    let notes: [Note]
+    let order: [Int]
+    let records: [UInt8]
+    let stats: SearchStats
+    let sorted: [Int]
+    let builder: IndexBuilder
+
+    init(
+        notes: [Note], order: [Int], records: [UInt8], stats: SearchStats, sorted: [Int],
+        builder: consuming IndexBuilder
+    ) {
+        self.notes = notes
+        self.order = order
+        self.records = records
+        self.stats = stats
+        self.sorted = sorted
+        self.builder = builder
+    }
+}
+
 extension SearchIndex {
     /// Builds the whole index in memory, then writes every database in key order with
     /// `.append`. `write` runs a body in a write transaction (the rebuild's, or a test's).
@@ -8,6 +34,11 @@ extension SearchIndex {
         _ notes: [Note], into db: SearchDatabases,
         write: (_ body: (borrowing Transaction) throws -> Void) throws -> Void
     ) throws {
+        try self.write(try prepare(notes), into: db, write: write)
+    }
+
+    /// Tokenizes every note and collects the postings in memory (no store access).
+    static func prepare(_ notes: [Note]) throws -> PreparedSearchIndex {
         var order = Array(notes.indices)
         if !zip(notes, notes.dropFirst()).allSatisfy({ $0.id < $1.id }) {
             order.sort { notes[$0].id < notes[$1].id }
@@ -33,6 +64,20 @@ extension SearchIndex {
         stats.documents = UInt64(notes.count)
         stats.nextDoc = UInt32(notes.count)
         let sorted = builder.sortedTerms()
+        return PreparedSearchIndex(
+            notes: notes, order: order, records: records, stats: stats, sorted: sorted, builder: builder)
+    }
+
+    /// Writes a prepared index into empty databases, in key order with `.append`.
+    static func write(
+        _ prepared: PreparedSearchIndex, into db: SearchDatabases,
+        write: (_ body: (borrowing Transaction) throws -> Void) throws -> Void
+    ) throws {
+        let notes = prepared.notes
+        let order = prepared.order
+        let stats = prepared.stats
+        let sorted = prepared.sorted
+        let chunkBytes = DocRecord.size * DocRecord.perChunk
         try write { txn in
             try txn.withCursor(db.ids) { c in
                 for (doc, index) in order.enumerated() {
@@ -42,7 +87,7 @@ extension SearchIndex {
                 }
             }
             try txn.withCursor(db.docs) { c in
-                try records.withUnsafeBytes { all in
+                try prepared.records.withUnsafeBytes { all in
                     var chunk = 0
                     while chunk * chunkBytes < all.count {
                         let value = UnsafeRawBufferPointer(
@@ -61,11 +106,11 @@ extension SearchIndex {
             var end = next
             var postings = 0
             while end < sorted.count && (postings < 4_000_000 || end == next) {
-                postings += Int(builder.df(sorted[end]))
+                postings += Int(prepared.builder.df(sorted[end]))
                 end += 1
             }
             let range = next..<end
-            try write { txn in try builder.write(sorted[range], in: txn, db) }
+            try write { txn in try prepared.builder.write(sorted[range], in: txn, db) }
             next = end
         }
     }
