@@ -1,0 +1,50 @@
+import EventStore
+import Notes
+import Testing
+
+/// The hand-written payload encodings of `NoteEvent` and `CategoryEvent` must be exactly what
+/// `NotesSchema` declares: export, import and the upcasters read payloads through the schemas.
+@Suite("Event payloads agree with their declared schemas")
+struct NoteEventSchemaTests {
+    static let category = Identifier(high: 0x1111_2222_3333_4444, low: 0x8555_6666_7777_8888)
+
+    static let noteEvents: [NoteEvent] = [
+        .created(title: "T", body: "- milk\r\n", pinned: true, category: category),
+        .created(title: "T", body: "", pinned: false, category: nil),
+        .retitled(title: "Ünïcode 🎉"), .bodyEdited(body: "a\nb"), .pinned, .unpinned,
+        .categorized(category: category), .categorized(category: nil), .archived, .unarchived, .trashed,
+        .untrashed, .restored(fromVersion: 3, title: "T", body: "b", pinned: false, category: category),
+    ]
+
+    @Test("every note event's payload decodes with its schema and re-encodes byte for byte")
+    func noteEvents() throws {
+        let registry = NotesSchema.registry
+        for event in Self.noteEvents {
+            let key = SchemaKey(event.type, event.schemaVersion)
+            #expect(registry.isCurrent(event.type, event.schemaVersion), "\(key) is not the current schema")
+            let schema = try #require(registry.schemas[key], "no schema for \(key)")
+            let fields = try schema.decode(event.payload)
+            #expect(try schema.encode(fields) == event.payload, "\(key)")
+            let decoded = try event.payload.withUnsafeBytes { p in
+                try NoteEvent.decode(type: event.type, schemaVersion: event.schemaVersion, payload: p)
+            }
+            #expect(decoded == event)
+        }
+    }
+
+    @Test("every category event's payload decodes with its schema and re-encodes byte for byte")
+    func categoryEvents() throws {
+        let registry = NotesSchema.registry
+        for event in [CategoryEvent.created(name: "Work"), .renamed(name: "Jobs"), .deleted] {
+            let key = SchemaKey(event.type, 1)
+            let schema = try #require(registry.schemas[key], "no schema for \(key)")
+            #expect(try schema.encode(try schema.decode(event.payload)) == event.payload, "\(key)")
+        }
+    }
+
+    @Test("every current schema has an encoder: no declared type is left without a case")
+    func everyDeclaredTypeIsCovered() {
+        let covered = Set(Self.noteEvents.map(\.type) + ["CategoryCreated", "CategoryRenamed", "CategoryDeleted"])
+        #expect(Set(NotesSchema.current.map(\.type)) == covered)
+    }
+}
