@@ -27,7 +27,8 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict),
-        // CRC-32C with the processor's crc32 instruction (software fallback in EventStore).
+        // CRC-32C and SHA-256 with the processor's own instructions (SSE 4.2, SHA-NI); the
+        // portable code in EventStore is used where they are missing.
         .target(name: "CCRC32C"),
         .target(name: "EventStore", dependencies: ["LMDB", "CCRC32C"], swiftSettings: strict),
         .target(name: "Notes", dependencies: ["EventStore", "LMDB"], swiftSettings: strict),

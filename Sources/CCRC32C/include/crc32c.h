@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The module's umbrella header: SHA-256 lives beside CRC-32C.
+#include "sha256.h"
+
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);
 

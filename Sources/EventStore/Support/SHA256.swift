@@ -1,3 +1,5 @@
+internal import CCRC32C
+
 /// SHA-256 (FIPS 180-4), incremental or one-shot.
 ///
 /// ```swift
@@ -23,8 +25,16 @@ public struct SHA256: Sendable {
     /// Total message length in bytes; the padding encodes it modulo 2^64 bits as FIPS 180-4 does.
     private var totalLength: UInt64 = 0
 
+    /// Whether the processor's SHA extensions run the compression function.
+    public static let hardware = notes_sha256_hardware() == 1
+    /// Per hasher, so tests can compare the two paths.
+    private var useHardware = SHA256.hardware
+
     /// A hasher with nothing hashed yet.
     public init() {}
+
+    /// A hasher that uses the portable rounds even where the SHA extensions exist.
+    init(softwareOnly: Bool) { useHardware = !softwareOnly && SHA256.hardware }
 
     /// Adds `bytes` to the message.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
@@ -135,6 +145,17 @@ public struct SHA256: Sendable {
 
     /// Runs the compression function over `count` consecutive 64-byte blocks at `blocks`.
     private mutating func compress(blocks: UnsafeRawPointer, count: Int) {
+        if useHardware {
+            withUnsafeMutableBytes(of: &state) { words in
+                notes_sha256_blocks(words.baseAddress!.assumingMemoryBound(to: UInt32.self), blocks, count)
+            }
+            return
+        }
+        compressSoftware(blocks: blocks, count: count)
+    }
+
+    /// The portable rounds of FIPS 180-4.
+    private mutating func compressSoftware(blocks: UnsafeRawPointer, count: Int) {
         var (h0, h1, h2, h3, h4, h5, h6, h7) = state
         Self.roundConstants.withUnsafeBufferPointer { k in
             withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
