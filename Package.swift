@@ -51,10 +51,15 @@ let package = Package(
             path: "Benchmarks/NotesBenchmarks",
             swiftSettings: strict
         ),
+        // The event schema and counting projections of the crash and concurrency tests.
+        .target(
+            name: "StressFixture", dependencies: ["EventStore", "LMDB"], path: "Tests/Support/StressFixture",
+            swiftSettings: strict
+        ),
         // A child process for crash and concurrency tests (killed with SIGKILL mid-write).
         .executableTarget(
             name: "notes-stress",
-            dependencies: ["EventStore", "LMDB"],
+            dependencies: ["EventStore", "LMDB", "StressFixture"],
             path: "Tests/Support/StressTool",
             swiftSettings: strict
         ),
@@ -63,7 +68,7 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", "LMDB", "notes-stress", "TestSupport"],
+            dependencies: ["EventStore", "LMDB", "notes-stress", "StressFixture", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

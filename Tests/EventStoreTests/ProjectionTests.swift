@@ -1,4 +1,5 @@
 import LMDB
+import StressFixture
 import TestSupport
 import Testing
 

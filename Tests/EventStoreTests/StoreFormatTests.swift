@@ -1,5 +1,6 @@
 import Glibc
 import LMDB
+import StressFixture
 import TestSupport
 import Testing
 
