@@ -1,18 +1,10 @@
-/// SplitMix64: a small deterministic generator, so every run of a randomized test sees the same
+public import Notes
+
+/// SplitMix64, the benchmark workloads' generator: every run of a randomized test sees the same
 /// cases.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    public var state: UInt64
+public typealias SeededGenerator = WorkloadRandom
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in `0..<n` (`n > 0`).
+extension WorkloadRandom {
+    /// A value in `0..<n` (`n > 0`), by remainder: the draws the randomized tests were written with.
     public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
