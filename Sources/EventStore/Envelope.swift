@@ -8,6 +8,8 @@
 /// ```
 enum Envelope {
     static let format: UInt8 = 1
+    /// Where recorded-at sits: after the format byte and the 16-byte id.
+    static let recordedAtOffset = 1 + 16
     static let digestSize = 32
     static let maxTypeLength = 256
     static let maxStreamLength = 1024

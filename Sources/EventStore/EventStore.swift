@@ -323,8 +323,9 @@ public final class EventStore: Sendable {
         do {
             let key = keyBytes(position)
             let raw = try key.withUnsafeBytes { k in try txn.get(events, k) }
-            guard let raw, raw.count >= 25 else { return nil }
-            return Int64(bitPattern: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 17, as: UInt64.self)))
+            let at = Envelope.recordedAtOffset
+            guard let raw, raw.count >= at + 8 else { return nil }
+            return Int64(bitPattern: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
         } catch { throw StoreError.wrap(error) }
     }
 

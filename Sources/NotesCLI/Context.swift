@@ -12,6 +12,8 @@ final class Context: @unchecked Sendable {
     let clock: @Sendable () -> Int64
     let config: Config
     private var openedNotebook: Notebook?
+    /// Category names already read: a listing names the same few categories on every row.
+    private var categoryNames: [Identifier: String?] = [:]
     /// The bar of a rebuild in progress, cleared when the open that ran it ends.
     private var rebuildProgress: RebuildProgress?
 
@@ -171,6 +173,15 @@ final class Context: @unchecked Sendable {
             return v
         }
         return config["body-limit"].flatMap(Int.init) ?? (1 << 20)
+    }
+
+    /// The name of a category id (deleted ones too), read once per command.
+    func categoryName(_ id: Identifier?) throws -> String? {
+        guard let id else { return nil }
+        if let known = categoryNames[id] { return known }
+        let name = try notebook().categoryName(id)
+        categoryNames[id] = name
+        return name
     }
 
     /// Resolves a note id argument.

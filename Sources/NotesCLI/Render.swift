@@ -19,7 +19,7 @@ extension Context {
     }
 
     func noteJSON(_ n: Note) throws -> JSONValue {
-        noteJSON(n, categoryName: try notebook().categoryName(n.category))
+        noteJSON(n, categoryName: try categoryName(n.category))
     }
 
     /// Prints JSON (pretty) followed by a newline.
@@ -44,7 +44,7 @@ extension Context {
         if n.trashed { flags.append(t.red("trashed")) }
         t.print(t.bold(n.title))
         var meta = "  v\(n.version)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
-        if let c = try notebook().categoryName(n.category) { meta += "  [\(c)]" }
+        if let c = try categoryName(n.category) { meta += "  [\(c)]" }
         var line = t.cyan(shortID(n.id)) + t.dim(meta)
         if !flags.isEmpty { line += "  " + flags.joined(separator: " ") }
         t.print(line)

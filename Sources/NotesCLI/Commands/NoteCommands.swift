@@ -165,7 +165,7 @@ let listCommand = Command(
     func name(_ n: Note) throws -> String? {
         guard let c = n.category else { return nil }
         if let pastNames { return pastNames[c] }
-        return try book.categoryName(c)
+        return try ctx.categoryName(c)
     }
     if ctx.json {
         ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, categoryName: try name($0)) }))

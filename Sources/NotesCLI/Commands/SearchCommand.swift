@@ -61,7 +61,7 @@ let searchCommand = Command(
                             "snippet",
                             .string(Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: nil))
                         ),
-                        ("category", try book.categoryName(r.note.category).map(JSONValue.string) ?? .null),
+                        ("category", try ctx.categoryName(r.note.category).map(JSONValue.string) ?? .null),
                         ("updatedAt", .string(RFC3339.format(micros: r.note.updatedAt))),
                     ])
                 }))
@@ -74,7 +74,7 @@ let searchCommand = Command(
     let highlight: (open: String, close: String)? = ctx.terminal.colorAllowed ? ("\u{1B}[1;33m", "\u{1B}[0m") : nil
     for r in results {
         var header = ctx.terminal.bold(truncate(r.note.title, 70)) + "  " + ctx.terminal.cyan(shortID(r.note.id))
-        if let c = try book.categoryName(r.note.category) { header += "  " + ctx.terminal.dim("[\(c)]") }
+        if let c = try ctx.categoryName(r.note.category) { header += "  " + ctx.terminal.dim("[\(c)]") }
         ctx.terminal.print(header)
         let snippet = Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: highlight)
         ctx.terminal.print("  " + snippet)
