@@ -89,44 +89,12 @@ public struct LogEntry: Sendable, Equatable {
 }
 
 extension Notebook {
-    // MARK: Transactions
-
-    /// Runs `body` in a read snapshot; a ``NotesError`` it throws (a not-found version...)
-    /// comes out as it is rather than wrapped as a storage error.
-    func readKeepingErrors<R>(_ body: (borrowing Transaction) throws -> R) throws(NotesError) -> R {
-        var domain: NotesError?
-        do {
-            return try store.read { txn in
-                do { return try body(txn) } catch let e as NotesError {
-                    domain = e
-                    throw e
-                }
-            }
-        } catch { throw domain ?? NotesError.wrap(error) }
-    }
-
-    /// ``write(_:)`` that lets a ``NotesError`` thrown by `body` out unchanged (nothing is
-    /// committed).
-    func writeKeepingErrors<R>(_ body: (borrowing Transaction, Appender, ProjectionDatabases) throws -> R)
-        throws(NotesError) -> R
-    {
-        var domain: NotesError?
-        do {
-            return try write { txn, appender, dbs in
-                do { return try body(txn, appender, dbs) } catch let e as NotesError {
-                    domain = e
-                    throw e
-                }
-            }
-        } catch { throw domain ?? error }
-    }
-
     // MARK: Reading the past
 
     /// The stored event named by `selector` with the note after it. A version beyond the head
     /// (or 0), or an instant before the note's creation, is a not-found error.
     public func revision(of id: Identifier, at selector: RevisionSelector) throws(NotesError) -> NoteRevision {
-        return try readKeepingErrors { txn in try revision(of: id, at: selector, in: txn) }
+        return try read { txn, _ in try revision(of: id, at: selector, in: txn) }
     }
 
     func revision(of id: Identifier, at selector: RevisionSelector, in txn: borrowing Transaction) throws
@@ -170,7 +138,7 @@ extension Notebook {
     /// are those of both parts; a part that changed nothing adds nothing.
     public func history(of id: Identifier) throws(NotesError) -> [HistoryEntry] {
         var out: [HistoryEntry] = []
-        try readKeepingErrors { txn in
+        try read { txn, _ in
             let names = CategoryNames(store: store)
             var previous: Note?
             try foldRevisions(of: id, in: txn) { rev in
@@ -190,7 +158,7 @@ extension Notebook {
     public func diff(_ id: Identifier, from: RevisionSelector, to: RevisionSelector? = nil, context: Int = 3)
         throws(NotesError) -> NoteDiff
     {
-        return try readKeepingErrors { txn in
+        return try read { txn, _ in
             let a = try revision(of: id, at: from, in: txn)
             let b: NoteRevision
             if let to {
@@ -221,7 +189,7 @@ extension Notebook {
         // flag changes costs no more than its body edits.
         var bodies: [String] = []
         var owners: [NoteRevision] = []
-        try readKeepingErrors { txn in
+        try read { txn, _ in
             var last = UInt64.max
             if let selector { last = try revision(of: id, at: selector, in: txn).version }
             try foldRevisions(of: id, upToVersion: last, in: txn) { rev in
@@ -274,7 +242,7 @@ extension Notebook {
         _ id: Identifier, expectedVersion: UInt64?, exact: Bool,
         target choose: (Note) throws(NotesError) -> RevisionSelector
     ) throws(NotesError) -> RestoreOutcome {
-        try writeKeepingErrors { txn, appender, dbs in
+        try write { txn, appender, dbs in
             guard let current = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
             if let expectedVersion, expectedVersion != current.version {
                 throw NotesError.conflict(id: id, expected: expectedVersion, actual: current.version)
@@ -336,7 +304,7 @@ extension Notebook {
             typeFilter = known
         }
         guard query.limit > 0 else { return [] }
-        return try readKeepingErrors { txn in
+        return try read { txn, _ in
             let headers = try logHeaders(query, typeFilter: typeFilter, in: txn)
             return try logEntries(headers, in: txn)
         }

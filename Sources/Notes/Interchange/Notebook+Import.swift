@@ -36,21 +36,9 @@ extension Notebook {
     @discardableResult
     public func importEvents(_ batch: EventBatch) throws(NotesError) -> ImportSummary {
         let events = batch.events
-        // The transaction wraps what its body throws; the refusal is kept to be rethrown as is.
-        var refusal: NotesError?
-        do {
-            return try write { txn, appender, _ in
-                appender.deferProjections = true
-                refusal = nil
-                do {
-                    return try append(events, txn: txn, appender: appender)
-                } catch let e as NotesError {
-                    refusal = e
-                    throw e
-                }
-            }
-        } catch {
-            throw refusal ?? error
+        return try write { txn, appender, _ in
+            appender.deferProjections = true
+            return try append(events, txn: txn, appender: appender)
         }
     }
 

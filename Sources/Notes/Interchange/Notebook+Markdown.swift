@@ -150,53 +150,45 @@ extension Notebook {
             }
             items.append(item)
         }
-        var refusal: NotesError?
-        do {
-            return try write { txn, appender, dbs in
-                refusal = nil
-                var summary = MarkdownImportSummary(created: 0, updated: 0, unchanged: 0)
-                for item in items {
-                    let categoryID = try item.category.map {
-                        try ensureCategory($0, txn: txn, appender: appender, dbs: dbs)
-                    }
-                    if let id = item.id, let note = try projection.note(id, in: txn, databases: dbs) {
-                        var events: [NoteEvent] = []
-                        if item.title != note.title { events.append(.retitled(title: item.title)) }
-                        if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
-                        if categoryID != note.category { events.append(.categorized(category: categoryID)) }
-                        if let p = item.pinned, p != note.pinned { events.append(p ? .pinned : .unpinned) }
-                        if let a = item.archived, a != note.archived { events.append(a ? .archived : .unarchived) }
-                        if let t = item.trashed, t != note.trashed { events.append(t ? .trashed : .untrashed) }
-                        if events.isEmpty {
-                            summary.unchanged += 1
-                        } else {
-                            _ = try append(
-                                events, to: id, expecting: .exact(note.version), txn: txn, appender: appender, dbs: dbs)
-                            summary.updated += 1
-                        }
-                    } else {
-                        let id = item.id ?? newID()
-                        if try store.streamVersion(Note.stream(id), in: txn) != 0 {
-                            let e = NotesError.validation(
-                                "\(item.file): the store has a stream for id \(id) but no note (run `notes verify`); nothing was imported"
-                            )
-                            refusal = e
-                            throw e
-                        }
-                        var events: [NoteEvent] = [
-                            .created(
-                                title: item.title, body: item.body, pinned: item.pinned ?? false, category: categoryID)
-                        ]
-                        if item.archived == true { events.append(.archived) }
-                        if item.trashed == true { events.append(.trashed) }
-                        _ = try append(events, to: id, expecting: .noStream, txn: txn, appender: appender, dbs: dbs)
-                        summary.created += 1
-                    }
+        return try write { txn, appender, dbs in
+            var summary = MarkdownImportSummary(created: 0, updated: 0, unchanged: 0)
+            for item in items {
+                let categoryID = try item.category.map {
+                    try ensureCategory($0, txn: txn, appender: appender, dbs: dbs)
                 }
-                return summary
+                if let id = item.id, let note = try projection.note(id, in: txn, databases: dbs) {
+                    var events: [NoteEvent] = []
+                    if item.title != note.title { events.append(.retitled(title: item.title)) }
+                    if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
+                    if categoryID != note.category { events.append(.categorized(category: categoryID)) }
+                    if let p = item.pinned, p != note.pinned { events.append(p ? .pinned : .unpinned) }
+                    if let a = item.archived, a != note.archived { events.append(a ? .archived : .unarchived) }
+                    if let t = item.trashed, t != note.trashed { events.append(t ? .trashed : .untrashed) }
+                    if events.isEmpty {
+                        summary.unchanged += 1
+                    } else {
+                        _ = try append(
+                            events, to: id, expecting: .exact(note.version), txn: txn, appender: appender, dbs: dbs)
+                        summary.updated += 1
+                    }
+                } else {
+                    let id = item.id ?? newID()
+                    if try store.streamVersion(Note.stream(id), in: txn) != 0 {
+                        throw NotesError.validation(
+                            "\(item.file): the store has a stream for id \(id) but no note (run `notes verify`); nothing was imported"
+                        )
+                    }
+                    var events: [NoteEvent] = [
+                        .created(
+                            title: item.title, body: item.body, pinned: item.pinned ?? false, category: categoryID)
+                    ]
+                    if item.archived == true { events.append(.archived) }
+                    if item.trashed == true { events.append(.trashed) }
+                    _ = try append(events, to: id, expecting: .noStream, txn: txn, appender: appender, dbs: dbs)
+                    summary.created += 1
+                }
             }
-        } catch {
-            throw refusal ?? error
+            return summary
         }
     }
 }
