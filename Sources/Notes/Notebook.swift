@@ -104,7 +104,7 @@ public final class Notebook: Sendable {
     /// The current note, or a not-found error.
     public func note(_ id: Identifier) throws(NotesError) -> Note {
         let n = try read { txn, dbs in try projection.note(id, in: txn, databases: dbs) }
-        guard let n else { throw .notFound("no note has id \(shortID(id)); try `notes list --all`") }
+        guard let n else { throw Self.missing(id) }
         return n
     }
 

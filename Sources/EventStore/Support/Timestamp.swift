@@ -267,13 +267,3 @@ struct DigitCursor {
         return true
     }
 }
-
-/// The wall clock, as the store records instants.
-public enum SystemClock {
-    /// Microseconds since the Unix epoch, UTC (`CLOCK_REALTIME`).
-    public static func nowMicros() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
-    }
-}

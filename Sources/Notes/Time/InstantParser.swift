@@ -179,7 +179,7 @@ public struct InstantParser: Sendable {
 
     /// A parser for the present moment in the process's time zone.
     public static func current() -> InstantParser {
-        InstantParser(now: SystemClock.nowMicros(), timeZone: .system)
+        InstantParser(now: EventStore.systemClock(), timeZone: .system)
     }
 
     /// The instant named by `text`, in microseconds since the epoch.
