@@ -64,7 +64,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // Helpers shared by the test targets: a seeded generator and temporary directories.
-        .target(name: "TestSupport", dependencies: ["Notes"], path: "Tests/Support/TestSupport", swiftSettings: strict),
+        .target(
+            name: "TestSupport", dependencies: ["Notes", "EventStore"], path: "Tests/Support/TestSupport",
+            swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",

@@ -95,14 +95,14 @@ func runSearchBenchmark(arguments: [String]) throws {
             ours.removeAll(keepingCapacity: true)
             ourTimes.removeAll(keepingCapacity: true)
             for q in parsed {
-                let start = now()
+                let start = monotonicSeconds()
                 var hits: [SearchHit] = []
                 if let q {
                     hits = try env.read { txn in
                         try SearchIndex.search(q, filter: .everything, limit: limit, in: txn, storage)
                     }
                 }
-                ourTimes.append(now() - start)
+                ourTimes.append(monotonicSeconds() - start)
                 if pass == 1 { ours.append(hits.compactMap { ordinalOf[$0.id] }) }
             }
         }
@@ -114,9 +114,9 @@ func runSearchBenchmark(arguments: [String]) throws {
             theirs.removeAll(keepingCapacity: true)
             theirTimes.removeAll(keepingCapacity: true)
             for e in pass == 0 ? expressions.prefix(50) : expressions[...] {
-                let start = now()
+                let start = monotonicSeconds()
                 let rows = try peer.search(e, limit: limit)
-                theirTimes.append(now() - start)
+                theirTimes.append(monotonicSeconds() - start)
                 if pass == 1 { theirs.append(rows) }
             }
         }
@@ -217,12 +217,6 @@ private func removeTree(_ dir: String) {
     rmdir(dir)
 }
 
-private func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
 /// CPU seconds of this thread: on a shared machine, the fairer build figure.
 private func cpuTime() -> Double {
     var ts = timespec()
@@ -231,9 +225,9 @@ private func cpuTime() -> Double {
 }
 
 private func measure(_ body: () throws -> Void) throws -> Double {
-    let start = now()
+    let start = monotonicSeconds()
     try body()
-    return now() - start
+    return monotonicSeconds() - start
 }
 
 private func percentile(_ values: [Double], _ p: Double) -> Double {

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import TestSupport
 import Testing
 
 /// A `notes-stress` child whose stdout the test reads line by line (posix_spawn, no Foundation).
@@ -67,7 +68,7 @@ final class StressChild {
 
     /// The next line of output, or nil at end of output or after `timeout` seconds.
     func readLine(timeout: Double = 30) -> String? {
-        let deadline = now() + timeout
+        let deadline = monotonicSeconds() + timeout
         while true {
             if let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<nl], as: UTF8.self)
@@ -75,7 +76,7 @@ final class StressChild {
                 lines.append(line)
                 return line
             }
-            let left = deadline - now()
+            let left = deadline - monotonicSeconds()
             var p = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
             let ready = Glibc.poll(&p, 1, Int32((max(0, min(left, 1)) * 1000).rounded(.up)))
             if ready < 0 && errno == EINTR { continue }
@@ -93,8 +94,8 @@ final class StressChild {
 
     /// Reads lines until one equals `text`; false at end of output or timeout.
     func waitFor(_ text: String, timeout: Double = 30) -> Bool {
-        let deadline = now() + timeout
-        while let line = readLine(timeout: max(0, deadline - now())) {
+        let deadline = monotonicSeconds() + timeout
+        while let line = readLine(timeout: max(0, deadline - monotonicSeconds())) {
             if line == text { return true }
         }
         return false
@@ -133,7 +134,7 @@ final class StressChild {
     /// write end inherited by an unrelated child would otherwise delay the end of file.
     @discardableResult
     func finish(timeout: Double = 120) -> Int32 {
-        let deadline = now() + timeout
+        let deadline = monotonicSeconds() + timeout
         while !exited {
             var status: Int32 = 0
             let r = waitpid(pid, &status, WNOHANG)
@@ -141,7 +142,7 @@ final class StressChild {
                 record(status)
             } else if r < 0 && errno != EINTR {
                 exited = true
-            } else if now() > deadline {
+            } else if monotonicSeconds() > deadline {
                 kill(pid, SIGKILL)
             } else {
                 _ = readLine(timeout: 0.05)
@@ -172,10 +173,3 @@ final class StressChild {
 
 /// Serialises pipe creation and spawning so no child inherits another test's pipe.
 let spawnLock = Mutex(())
-
-/// Seconds of a monotonic clock.
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}

@@ -107,13 +107,6 @@ func withRawCStrings<R>(_ strings: [[UInt8]], _ body: ([UnsafeMutablePointer<CCh
     return body(pointers)
 }
 
-/// Seconds of a monotonic clock.
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
 extension SeededGenerator {
     /// A random version-4 UUID in canonical lowercase form.
     mutating func uuid() -> String {
