@@ -134,13 +134,22 @@ public struct ByteReader {
     @inlinable public var remaining: Int { buffer.count - offset }
     @inlinable public var isAtEnd: Bool { offset >= buffer.count }
 
-    public mutating func readByte() throws(DecodingError) -> UInt8 {
+    @inline(__always) public mutating func readByte() throws(DecodingError) -> UInt8 {
         guard offset < buffer.count else { throw DecodingError(.truncated, at: offset) }
         defer { offset += 1 }
         return buffer[offset]
     }
 
-    public mutating func readVarint() throws(DecodingError) -> UInt64 {
+    @inline(__always) public mutating func readVarint() throws(DecodingError) -> UInt64 {
+        // One byte is the common case (lengths, versions): no loop.
+        if offset < buffer.count, buffer[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(buffer[offset])
+        }
+        return try readLongVarint()
+    }
+
+    mutating func readLongVarint() throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         let start = offset
@@ -162,26 +171,26 @@ public struct ByteReader {
     }
 
     /// A varint that must fit in `Int` and be at most `limit`.
-    public mutating func readLength(limit: Int = Int(Int32.max)) throws(DecodingError) -> Int {
+    @inline(__always) public mutating func readLength(limit: Int = Int(Int32.max)) throws(DecodingError) -> Int {
         let start = offset
         let n = try readVarint()
         guard n <= UInt64(limit), n <= UInt64(remaining) else { throw DecodingError(.badLength(n), at: start) }
         return Int(n)
     }
 
-    public mutating func readUInt64() throws(DecodingError) -> UInt64 {
+    @inline(__always) public mutating func readUInt64() throws(DecodingError) -> UInt64 {
         guard remaining >= 8 else { throw DecodingError(.truncated, at: offset) }
         defer { offset += 8 }
         return UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
-    public mutating func readUInt32() throws(DecodingError) -> UInt32 {
+    @inline(__always) public mutating func readUInt32() throws(DecodingError) -> UInt32 {
         guard remaining >= 4 else { throw DecodingError(.truncated, at: offset) }
         defer { offset += 4 }
         return UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
-    public mutating func readBool() throws(DecodingError) -> Bool {
+    @inline(__always) public mutating func readBool() throws(DecodingError) -> Bool {
         let at = offset
         switch try readByte() {
         case 0: return false
@@ -191,13 +200,13 @@ public struct ByteReader {
     }
 
     /// A slice of `count` bytes of the buffer (no copy).
-    public mutating func readSlice(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
+    @inline(__always) public mutating func readSlice(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else { throw DecodingError(.truncated, at: offset) }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
     }
 
-    public mutating func readBlob() throws(DecodingError) -> UnsafeRawBufferPointer {
+    @inline(__always) public mutating func readBlob() throws(DecodingError) -> UnsafeRawBufferPointer {
         let n = try readLength()
         return try readSlice(n)
     }
@@ -215,13 +224,13 @@ public struct ByteReader {
         try readBool() ? try readString() : nil
     }
 
-    public mutating func readIdentifier() throws(DecodingError) -> Identifier {
+    @inline(__always) public mutating func readIdentifier() throws(DecodingError) -> Identifier {
         let h = try readUInt64()
         let l = try readUInt64()
         return Identifier(high: h, low: l)
     }
 
-    public mutating func readOptionalIdentifier() throws(DecodingError) -> Identifier? {
+    @inline(__always) public mutating func readOptionalIdentifier() throws(DecodingError) -> Identifier? {
         try readBool() ? try readIdentifier() : nil
     }
 

@@ -218,10 +218,13 @@ struct CodecTests {
     @Test("the hardware CRC-32C equals the table-driven one on every length and alignment")
     func crc32cHardwareMatchesSoftware() {
         var rng = SeededGenerator(seed: 32)
-        let data = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let data = (0..<8192).map { _ in UInt8.random(in: 0...255, using: &rng) }
         data.withUnsafeBytes { all in
             for start in 0..<9 {
-                for length in [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 255, 1000, 4000] where start + length <= all.count {
+                // Around the three-lane block sizes (3 x 64 and 3 x 512 bytes) and their multiples.
+                let lengths = [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 191, 192, 193, 250, 383, 384, 385, 1000]
+                for length in lengths + [1535, 1536, 1537, 1728, 3071, 3072, 3300, 4000, 8000]
+                where start + length <= all.count {
                     let slice = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
                     #expect(CRC32C.checksum(slice) == CRC32C.software(slice))
                     #expect(
