@@ -1,4 +1,5 @@
 import CLMDB
+import EventStore
 import Glibc
 
 /// The peer: liblmdb through its C API with nothing on top, on the same bytes our store
@@ -94,9 +95,20 @@ final class RawLMDB {
         return out
     }
 
-    /// A forward cursor scan of every entry in one read transaction, touching each value's
-    /// length and first byte; returns (entries, a value to keep).
-    func scan() -> (count: Int, keep: UInt64) {
+    /// How much of each value a raw scan reads.
+    enum ScanDepth {
+        /// The value's length and first byte: the cost of walking LMDB's pages alone.
+        case walk
+        /// Every byte of the value (XOR of its 8-byte words): the least any reader that looks at
+        /// the data pays, and what the reference figure (7.3 M/s for 250-byte values) does.
+        case bytes
+        /// Every byte through CRC-32C (the same C routine the store verifies events with).
+        case checksum
+    }
+
+    /// A forward cursor scan of every entry in one read transaction; returns (entries, a value
+    /// to keep).
+    func scan(_ depth: ScanDepth = .bytes) -> (count: Int, keep: UInt64) {
         var txn: OpaquePointer?
         check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "txn_begin")
         defer { mdb_txn_abort(txn) }
@@ -110,10 +122,29 @@ final class RawLMDB {
         var rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
         while rc == 0 {
             n += 1
-            sum &+= UInt64(v.mv_size) &+ UInt64(v.mv_data.load(as: UInt8.self))
+            let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            switch depth {
+            case .walk: sum &+= UInt64(v.mv_size) &+ UInt64(value.first ?? 0)
+            case .bytes: sum &+= xorWords(value)
+            case .checksum: sum &+= UInt64(CRC32C.checksum(value))
+            }
             rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
         }
         return (n, sum)
+    }
+
+    private func xorWords(_ value: UnsafeRawBufferPointer) -> UInt64 {
+        var x: UInt64 = 0
+        var i = 0
+        while i + 8 <= value.count {
+            x ^= value.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < value.count {
+            x &+= UInt64(value[i])
+            i += 1
+        }
+        return x
     }
 
     /// `mdb_get` of each key, each in its own read transaction (as a CLI query would be);
