@@ -220,6 +220,15 @@ public struct ByteReader {
         return s
     }
 
+    /// A string's bytes, checked to be valid UTF-8 like ``readString()`` but without building
+    /// the `String` (a replay that will overwrite the text does not pay for it).
+    @inline(__always) public mutating func readUTF8() throws(DecodingError) -> UnsafeRawBufferPointer {
+        let at = offset
+        let slice = try readBlob()
+        guard UTF8Validation.isValid(slice) else { throw DecodingError(.invalidUTF8, at: at) }
+        return slice
+    }
+
     public mutating func readOptionalString() throws(DecodingError) -> String? {
         try readBool() ? try readString() : nil
     }
@@ -237,5 +246,47 @@ public struct ByteReader {
     /// Throws if bytes remain.
     public func expectEnd() throws(DecodingError) {
         if remaining != 0 { throw DecodingError(.trailingBytes(remaining), at: offset) }
+    }
+}
+
+/// Well-formed UTF-8 as Unicode defines it (Table 3-7), the rule `String(validating:)` applies:
+/// no overlong forms, no surrogates, nothing past U+10FFFF, no truncated sequence.
+public enum UTF8Validation {
+    public static func isValid(_ b: UnsafeRawBufferPointer) -> Bool {
+        let n = b.count
+        var i = 0
+        while i < n {
+            // Text is mostly ASCII: eight bytes per step while no high bit is set.
+            while i + 8 <= n, b.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+            }
+            guard i < n else { return true }
+            let c = b[i]
+            if c < 0x80 {
+                i += 1
+            } else if c < 0xC2 {
+                return false
+            } else if c < 0xE0 {
+                guard i + 1 < n, b[i + 1] & 0xC0 == 0x80 else { return false }
+                i += 2
+            } else if c < 0xF0 {
+                guard i + 2 < n else { return false }
+                let c1 = b[i + 1]
+                let low: UInt8 = c == 0xE0 ? 0xA0 : 0x80
+                let high: UInt8 = c == 0xED ? 0x9F : 0xBF
+                guard c1 >= low, c1 <= high, b[i + 2] & 0xC0 == 0x80 else { return false }
+                i += 3
+            } else if c < 0xF5 {
+                guard i + 3 < n else { return false }
+                let c1 = b[i + 1]
+                let low: UInt8 = c == 0xF0 ? 0x90 : 0x80
+                let high: UInt8 = c == 0xF4 ? 0x8F : 0xBF
+                guard c1 >= low, c1 <= high, b[i + 2] & 0xC0 == 0x80, b[i + 3] & 0xC0 == 0x80 else { return false }
+                i += 4
+            } else {
+                return false
+            }
+        }
+        return true
     }
 }

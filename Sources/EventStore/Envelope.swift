@@ -52,6 +52,20 @@ enum Envelope {
         return h.finalize()
     }
 
+    /// The stream name's bytes, read from the header without checking the CRC (nil when the
+    /// header cannot be read): enough to route an event to the scan that will verify it.
+    static func peekStream(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var r = ByteReader(bytes, offset: recordedAtOffset + 8)
+        do {
+            _ = try r.readVarint()
+            _ = try r.readVarint()
+            _ = try r.readBlob()
+            return try r.readBlob()
+        } catch {
+            return nil
+        }
+    }
+
     /// Checks the CRC and returns a zero-copy view of the envelope.
     static func view(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> EventView {
         guard bytes.count >= 1 + 16 + 8 + digestSize + 4 else { throw DecodingError(.truncated, at: bytes.count) }

@@ -253,6 +253,36 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// Calls `body` with each event from `position` through `last` whose stream name `accept`
+    /// takes, in log order, until it returns false.
+    ///
+    /// `accept` sees the stream's bytes as stored, or nil when the envelope's header cannot be
+    /// read. Events it rejects are skipped without their checksum being verified: scans that
+    /// split the log between them (a replay on several cores) must together accept every
+    /// event, nil included, so each is verified by exactly one of them.
+    public func forEachEvent(
+        from position: UInt64, through last: UInt64, in txn: borrowing Transaction,
+        acceptingStreams accept: (UnsafeRawBufferPointer?) -> Bool, _ body: (EventView) throws -> Bool
+    ) throws {
+        guard position <= last else { return }
+        let start = keyBytes(position)
+        try txn.withCursor(events) { c in
+            var entry = try c.seek(start)
+            while let e = entry {
+                let pos = try decodeKey(e.key)
+                if pos > last { return }
+                if accept(Envelope.peekStream(e.value)) {
+                    let view: EventView
+                    do { view = try Envelope.view(e.value, position: pos) } catch {
+                        throw StoreError.damaged(position: pos, detail: "\(error)")
+                    }
+                    guard try body(view) else { return }
+                }
+                entry = try c.next()
+            }
+        }
+    }
+
     /// The event at `position`, or nil.
     public func event(at position: UInt64, in txn: borrowing Transaction) throws(StoreError) -> RecordedEvent? {
         do {

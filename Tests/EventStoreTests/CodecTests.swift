@@ -234,4 +234,38 @@ struct CodecTests {
             }
         }
     }
+
+    @Test("the UTF-8 check agrees with String(validating:) on edge sequences and random bytes")
+    func utf8Validation() {
+        // Bytes around every boundary of Table 3-7, so random strings hit each rule.
+        let interesting: [UInt8] = [
+            0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+            0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+        ]
+        var rng = SeededGenerator(seed: 8)
+        var valid = 0
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...12, using: &rng)
+            var bytes: [UInt8] = []
+            for _ in 0..<length {
+                bytes.append(
+                    Bool.random(using: &rng)
+                        ? interesting[Int.random(in: 0..<interesting.count, using: &rng)]
+                        : UInt8.random(in: 0...255, using: &rng))
+            }
+            // Behind an ASCII run too, so the eight-byte skip hands over at every offset.
+            for prefix in [0, 5, 8, 13] {
+                let all = [UInt8](repeating: 0x61, count: prefix) + bytes
+                let expected = String(validating: all, as: UTF8.self) != nil
+                let got = all.withUnsafeBytes { UTF8Validation.isValid($0) }
+                #expect(got == expected, "\(all)")
+                if expected { valid += 1 }
+            }
+        }
+        #expect(valid > 1_000, "the sample holds valid multi-byte text too")
+        let samples = ["", "plain", "café", "日本語", "😀 emoji", "\u{10FFFF}", String(repeating: "x", count: 100) + "é"]
+        for text in samples {
+            #expect(Array(text.utf8).withUnsafeBytes { UTF8Validation.isValid($0) })
+        }
+    }
 }
