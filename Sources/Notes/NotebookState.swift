@@ -1,3 +1,4 @@
+import Dispatch
 public import EventStore
 import Glibc
 
@@ -70,36 +71,147 @@ public struct NotebookState: Sendable {
         return result
     }
 
-    /// Replays the log from the start up to `position` (inclusive) in one read snapshot.
+    /// Replays the log from the start up to `position` (inclusive).
     ///
     /// Current-schema note events are decoded straight from the stored bytes into the note
     /// they change (no type string, no intermediate event, one table lookup); legacy events and
     /// category events take the general path through ``apply(_:store:)``'s rules. The result
     /// is the same fold as ``NoteFold``.
+    ///
+    /// A long log is split by note between the processor's cores (see ``replay(store:upTo:shards:progress:)``).
     public static func replay(
         store: EventStore, upTo position: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
     ) throws -> NotebookState {
-        var replayer = Replayer()
-        try store.read { txn in
-            try store.forEachEvent(from: 1, in: txn) { view in
-                guard view.position <= position else { return false }
-                try replayer.apply(view, store: store)
-                if let progress, view.position % 65_536 == 0 { progress(view.position) }
-                return true
+        let shards = replayShards(events: try store.read { txn in try store.headPosition(in: txn) })
+        return try replay(store: store, upTo: position, shards: shards, progress: progress)
+    }
+
+    /// Logs shorter than this are replayed on one core: a thread costs more than it saves.
+    static let parallelReplayEvents: UInt64 = 50_000
+
+    /// How many scans ``replay(store:upTo:progress:)`` splits a log of `events` events between.
+    public static func replayShards(events: UInt64) -> Int {
+        guard events >= parallelReplayEvents else { return 1 }
+        return max(1, min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// The replay split between `shards` scans of the same log, each on its own core and read
+    /// transaction, each folding the notes whose stream falls in its share (categories and
+    /// unreadable headers go to the first). A note's events stay in log order within one scan,
+    /// so the fold is the same; every event is verified by exactly one scan. The scans stop at
+    /// the head seen before they start, so a concurrent append changes nothing.
+    public static func replay(
+        store: EventStore, upTo position: UInt64, shards: Int, progress: ((UInt64) -> Void)? = nil
+    ) throws -> NotebookState {
+        let last = min(position, try store.read { txn in try store.headPosition(in: txn) })
+        guard shards > 1 else {
+            var replayer = Replayer()
+            try replayer.scan(store: store, through: last, shard: 0, of: 1, progress: progress)
+            return replayer.state
+        }
+        final class Outcome: @unchecked Sendable {
+            // Each slot is written by its own scan before the group is left, read after the wait.
+            var results: [Result<NotebookState, any Error>?]
+            init(_ n: Int) { results = Array(repeating: nil, count: n) }
+        }
+        let outcome = Outcome(shards)
+        let group = DispatchGroup()
+        for shard in 1..<shards {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) {
+                outcome.results[shard] = Result {
+                    var replayer = Replayer()
+                    try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: nil)
+                    return replayer.state
+                }
             }
         }
-        return replayer.finish()
+        outcome.results[0] = Result {
+            var replayer = Replayer()
+            try replayer.scan(store: store, through: last, shard: 0, of: shards, progress: progress)
+            return replayer.state
+        }
+        group.wait()
+        var parts: [NotebookState] = []
+        var failure: (any Error)?
+        for r in outcome.results {
+            switch r {
+            case .success(let part): parts.append(part)
+            case .failure(let error): failure = earlier(failure, error)
+            case nil: throw StoreError.damaged(position: nil, detail: "a replay scan did not finish")
+            }
+        }
+        if let failure { throw failure }
+        var result = parts[0]
+        result.notes.reserveCapacity(parts.reduce(0) { $0 + $1.notes.count })
+        for part in parts.dropFirst() {
+            result.events += part.events
+            for (id, note) in part.notes { result.notes[id] = note }
+        }
+        return result
+    }
+
+    /// Of two scans' errors, the one a single scan would have met first: the lower position.
+    private static func earlier(_ a: (any Error)?, _ b: any Error) -> any Error {
+        guard let a else { return b }
+        if case StoreError.damaged(let pa?, _) = a, case StoreError.damaged(let pb?, _) = b, pb < pa { return b }
+        return a
     }
 }
 
 /// The working state of a replay: notes in an array found through an open-addressing table
 /// keyed by id, so each event costs one probe and an in-place change.
+///
+/// Titles and bodies are kept as checked slices of the stored bytes while the scan runs and
+/// become strings once, at its end, inside the same read transaction: most stored texts are
+/// superseded by a later edit and are never turned into a `String`.
 struct Replayer {
-    private var notes: [Note] = []
-    private var table = NoteTable()
-    private var state = NotebookState()
+    /// A note and its latest stored title and body not yet turned into strings.
+    private struct Entry {
+        var note: Note
+        var title: UnsafeRawBufferPointer?
+        var body: UnsafeRawBufferPointer?
+    }
 
-    init() { notes.reserveCapacity(1024) }
+    private var entries: [Entry] = []
+    private var table = NoteTable()
+    private(set) var state = NotebookState()
+
+    init() { entries.reserveCapacity(1024) }
+
+    @inline(__always)
+    private func find(_ id: Identifier) -> Int? { table.find(id) { entries[$0].note.id } }
+
+    /// Folds the events of positions 1...last in `shard`'s share, in one read transaction.
+    mutating func scan(
+        store: EventStore, through last: UInt64, shard: Int, of shards: Int, progress: ((UInt64) -> Void)?
+    ) throws {
+        try store.read { txn in
+            var nextReport: UInt64 = 65_536
+            try store.forEachEvent(
+                from: 1, through: last, in: txn,
+                acceptingStreams: { stream in
+                    guard shards > 1 else { return true }
+                    return Self.shard(of: stream, among: shards) == shard
+                }
+            ) { view in
+                try apply(view, store: store)
+                if let progress, view.position >= nextReport {
+                    progress(view.position)
+                    nextReport = view.position &+ 65_536
+                }
+                return true
+            }
+            try finish()
+        }
+    }
+
+    /// Which scan folds a stream: note streams by the last characters of their id, everything
+    /// else (categories, unreadable headers) in the first.
+    static func shard(of stream: UnsafeRawBufferPointer?, among shards: Int) -> Int {
+        guard let stream, stream.count == 41, stream[0] == UInt8(ascii: "n") else { return 0 }
+        let mixed = UInt32(stream[40]) &* 31 &+ UInt32(stream[39]) &* 7 &+ UInt32(stream[38])
+        return Int(mixed % UInt32(shards))
+    }
 
     mutating func apply(_ view: EventView, store: EventStore) throws {
         state.events += 1
@@ -127,47 +239,50 @@ struct Replayer {
     ) throws {
         var r = ByteReader(payload)
         if kind == .created {
+            let title = try r.readUTF8()
+            let body = try r.readUTF8()
             let note = Note(
-                id: id, title: try r.readString(), body: try r.readString(), pinned: try r.readBool(),
-                category: try r.readOptionalIdentifier(), createdAt: instant, updatedAt: instant, version: version)
+                id: id, title: "", body: "", pinned: try r.readBool(), category: try r.readOptionalIdentifier(),
+                createdAt: instant, updatedAt: instant, version: version)
             try r.expectEnd()
-            if let i = table.find(id) {
-                notes[i] = note
+            let entry = Entry(note: note, title: title, body: body)
+            if let i = find(id) {
+                entries[i] = entry
             } else {
-                table.insert(id, index: notes.count)
-                notes.append(note)
+                table.insert(id, index: entries.count)
+                entries.append(entry)
             }
             return
         }
-        guard let i = table.find(id) else {
+        guard let i = find(id) else {
             throw StoreError.damaged(position: position, detail: "note \(id) does not begin with NoteCreated")
         }
         switch kind {
         case .created: break
-        case .retitled: notes[i].title = try r.readString()
-        case .bodyEdited: notes[i].body = try r.readString()
-        case .pinned: notes[i].pinned = true
-        case .unpinned: notes[i].pinned = false
-        case .categorized: notes[i].category = try r.readOptionalIdentifier()
-        case .archived: notes[i].archived = true
-        case .unarchived: notes[i].archived = false
-        case .trashed: notes[i].trashed = true
-        case .untrashed: notes[i].trashed = false
+        case .retitled: entries[i].title = try r.readUTF8()
+        case .bodyEdited: entries[i].body = try r.readUTF8()
+        case .pinned: entries[i].note.pinned = true
+        case .unpinned: entries[i].note.pinned = false
+        case .categorized: entries[i].note.category = try r.readOptionalIdentifier()
+        case .archived: entries[i].note.archived = true
+        case .unarchived: entries[i].note.archived = false
+        case .trashed: entries[i].note.trashed = true
+        case .untrashed: entries[i].note.trashed = false
         case .restored:
             _ = try r.readSigned()
-            let title = try r.readString()
-            let body = try r.readString()
+            let title = try r.readUTF8()
+            let body = try r.readUTF8()
             let pinned = try r.readBool()
             let category = try r.readOptionalIdentifier()
-            notes[i].title = title
-            notes[i].body = body
-            notes[i].pinned = pinned
-            notes[i].category = category
-            notes[i].trashed = false
+            entries[i].title = title
+            entries[i].body = body
+            entries[i].note.pinned = pinned
+            entries[i].note.category = category
+            entries[i].note.trashed = false
         }
         try r.expectEnd()
-        notes[i].updatedAt = instant
-        notes[i].version = version
+        entries[i].note.updatedAt = instant
+        entries[i].note.version = version
     }
 
     /// Legacy (or unknown) note events: upcast, decode, fold with ``NoteFold``.
@@ -180,27 +295,46 @@ struct Replayer {
                 throw StoreError.damaged(
                     position: e.position, detail: "\(e.type) v\(e.schemaVersion) is not a note event")
             }
-            let index = table.find(id)
+            let index = find(id)
+            // The general fold compares texts, so it gets the note with its real strings.
+            if let index { materialize(index) }
             guard
                 let next = NoteFold.apply(
-                    event, to: index.map { notes[$0] }, id: id, at: e.recordedAt, version: e.version)
+                    event, to: index.map { entries[$0].note }, id: id, at: e.recordedAt, version: e.version)
             else {
                 throw StoreError.damaged(position: e.position, detail: "note \(id) does not begin with NoteCreated")
             }
             if let index {
-                notes[index] = next
+                entries[index].note = next
             } else {
-                table.insert(id, index: notes.count)
-                notes.append(next)
+                table.insert(id, index: entries.count)
+                entries.append(Entry(note: next))
             }
         }
     }
 
-    consuming func finish() -> NotebookState {
-        var result = state
-        result.notes.reserveCapacity(notes.count)
-        for n in notes { result.notes[n.id] = n }
-        return result
+    /// Turns note `i`'s pending texts into its strings (they were checked when read).
+    private mutating func materialize(_ i: Int) {
+        if let t = entries[i].title {
+            entries[i].note.title = String(decoding: t, as: UTF8.self)
+            entries[i].title = nil
+        }
+        if let b = entries[i].body {
+            entries[i].note.body = String(decoding: b, as: UTF8.self)
+            entries[i].body = nil
+        }
+    }
+
+    /// Moves the notes into the state; must run inside the scan's read transaction, whose
+    /// pages the pending texts point into.
+    private mutating func finish() throws {
+        state.notes.reserveCapacity(state.notes.count + entries.count)
+        for i in entries.indices {
+            materialize(i)
+            state.notes[entries[i].note.id] = entries[i].note
+        }
+        entries = []
+        table = NoteTable()
     }
 }
 
@@ -266,7 +400,7 @@ struct NewestFirstReplayer {
         events += 1
         switch StreamRef(view.streamBytes) {
         case .note(let id):
-            let index = table.find(id)
+            let index = table.find(id) { notes[$0].note.id }
             if let index, notes[index].complete { return }
             if let kind = NoteEventKind(view.typeBytes), kind.schemaVersion == view.schemaVersion {
                 let i = index ?? open(id, at: view.recordedAt, version: view.version)
@@ -280,7 +414,7 @@ struct NewestFirstReplayer {
                         throw StoreError.damaged(
                             position: e.position, detail: "\(e.type) v\(e.schemaVersion) is not a note event")
                     }
-                    let i = table.find(id) ?? open(id, at: e.recordedAt, version: e.version)
+                    let i = table.find(id) { notes[$0].note.id } ?? open(id, at: e.recordedAt, version: e.version)
                     if notes[i].complete { break }
                     apply(event, to: i, at: e.recordedAt)
                 }
@@ -444,52 +578,61 @@ enum NoteEventKind: UInt8 {
 
 /// Note ids to array indexes: open addressing with linear probing, kept at most half full.
 /// Ids are mixed before use, so sequential test ids spread as well as random UUIDs.
+///
+/// A slot is 8 bytes (32 bits of the id's hash and the index), so the table of a large
+/// notebook stays small enough for the caches; a tag match is confirmed against the id the
+/// caller stores at that index.
 struct NoteTable {
-    private struct Slot {
-        var high: UInt64
-        var low: UInt64
-        /// Index + 1; 0 marks an empty slot.
-        var value: Int
-    }
-
-    private var slots = [Slot](repeating: Slot(high: 0, low: 0, value: 0), count: 1024)
+    /// `tag << 32 | (index + 1)`; 0 marks an empty slot.
+    private var slots = [UInt64](repeating: 0, count: 1024)
     private var count = 0
 
+    /// The high half of a 64-bit mix of the id: it picks the slot and is kept as the tag.
     @inline(__always)
-    private static func hash(_ id: Identifier) -> Int {
+    private static func tag(_ id: Identifier) -> UInt64 {
         var x = id.high ^ (id.low &* 0x9E37_79B9_7F4A_7C15)
         x ^= x >> 31
         x &*= 0xD6E8_FEB8_6659_FD93
         x ^= x >> 32
-        return Int(truncatingIfNeeded: x)
+        return x >> 32
     }
 
-    func find(_ id: Identifier) -> Int? {
+    /// The index of `id`; `idAt` gives the id stored at an index.
+    @inline(__always)
+    func find(_ id: Identifier, idAt: (Int) -> Identifier) -> Int? {
+        let tag = Self.tag(id)
         let mask = slots.count - 1
-        var i = Self.hash(id) & mask
+        var i = Int(truncatingIfNeeded: tag) & mask
         while true {
             let s = slots[i]
-            if s.value == 0 { return nil }
-            if s.high == id.high && s.low == id.low { return s.value - 1 }
+            if s == 0 { return nil }
+            if s >> 32 == tag {
+                let index = Int(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
+                if idAt(index) == id { return index }
+            }
             i = (i + 1) & mask
         }
     }
 
     /// Inserts an id known to be absent.
     mutating func insert(_ id: Identifier, index: Int) {
+        place(tag: Self.tag(id), value: UInt64(truncatingIfNeeded: index + 1) & 0xFFFF_FFFF)
+    }
+
+    private mutating func place(tag: UInt64, value: UInt64) {
         if (count + 1) * 2 > slots.count { grow() }
         let mask = slots.count - 1
-        var i = Self.hash(id) & mask
-        while slots[i].value != 0 { i = (i + 1) & mask }
-        slots[i] = Slot(high: id.high, low: id.low, value: index + 1)
+        var i = Int(truncatingIfNeeded: tag) & mask
+        while slots[i] != 0 { i = (i + 1) & mask }
+        slots[i] = tag << 32 | value
         count += 1
     }
 
     private mutating func grow() {
         let old = slots
-        slots = [Slot](repeating: Slot(high: 0, low: 0, value: 0), count: old.count * 2)
+        slots = [UInt64](repeating: 0, count: old.count * 2)
         count = 0
-        for s in old where s.value != 0 { insert(Identifier(high: s.high, low: s.low), index: s.value - 1) }
+        for s in old where s != 0 { place(tag: s >> 32, value: s & 0xFFFF_FFFF) }
     }
 }
 

@@ -1,7 +1,9 @@
 import EventStore
 import Glibc
+import LMDB
 import Notes
 import Synchronization
+import TestSupport
 import Testing
 
 /// A notebook in a fresh temporary directory with a clock the test moves by hand and
@@ -532,7 +534,7 @@ struct ReplayEquivalenceTests {
         return state
     }
 
-    @Test("forward and newest-first replays equal the per-event fold at every cut, legacy events included")
+    @Test("forward (on 1, 2 and 3 scans) and newest-first replays equal the per-event fold at every cut")
     func replaysAgree() throws {
         var template = Array("/tmp/notes-replay-XXXXXX".utf8CString)
         let dir = template.withUnsafeMutableBufferPointer { p in p.baseAddress.flatMap { mkdtemp($0) } }
@@ -559,6 +561,8 @@ struct ReplayEquivalenceTests {
             let expected = try Self.reference(store, upTo: cut)
             for (name, state) in [
                 ("forward", try NotebookState.replay(store: store, upTo: cut)),
+                ("forward on 2 scans", try NotebookState.replay(store: store, upTo: cut, shards: 2)),
+                ("forward on 3 scans", try NotebookState.replay(store: store, upTo: cut, shards: 3)),
                 ("newest first", try NotebookState.replayNewestFirst(store: store, upTo: cut)),
             ] {
                 #expect(state.events == expected.events, "\(name) at \(cut)")
@@ -566,6 +570,75 @@ struct ReplayEquivalenceTests {
                 #expect(state.notes.count == expected.notes.count, "\(name) at \(cut)")
                 let wrong = expected.notes.values.filter { state.notes[$0.id] != $0 }.count
                 #expect(wrong == 0, "\(name) at \(cut): \(wrong) notes differ")
+            }
+        }
+    }
+
+    /// A store of `notes` notes with three events each (no projections), made with fixed ids.
+    static func smallStore(_ tmp: TemporaryDirectory, notes: Int) throws -> EventStore {
+        var config = EventStore.Configuration(registry: NotesSchema.registry)
+        config.environment.noSync = true
+        let store = try EventStore(path: tmp.path, configuration: config)
+        let meta = EventMetadata(actor: "ana@laptop")
+        for n in 1...notes {
+            let id = Identifier(high: 0x4000, low: UInt64(n))
+            var events = [
+                NoteEvent.created(title: "note \(n)", body: "first body", pinned: false, category: nil),
+                .bodyEdited(body: "second body of \(n)"),
+                .retitled(title: "title \(n)"),
+            ]
+            if n % 2 == 0 { events.append(.pinned) }
+            try store.append(
+                events.enumerated().map { i, e in
+                    e.newEvent(id: Identifier(high: 0x9000, low: UInt64(n * 10 + i)), metadata: meta)
+                }, to: Note.stream(id))
+        }
+        return store
+    }
+
+    @Test("a replay split between scans reports a damaged event at its position, whatever scan owns it")
+    func splitReplayFindsDamage() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Self.smallStore(tmp, notes: 40)
+        let whole = try NotebookState.replay(store: store, upTo: .max, shards: 1)
+        #expect(try NotebookState.replay(store: store, upTo: .max, shards: 4).notes == whole.notes)
+        let events = try store.environment.openDatabase("events")
+        for position: UInt64 in [5, 6, 7, 8, 77] {
+            let key = withUnsafeBytes(of: position.bigEndian) { Array($0) }
+            let original = try #require(try store.environment.read { txn in try txn.get(events, key: key) })
+            var bytes = original
+            bytes[bytes.count - 10] ^= 0x04
+            try store.environment.write { txn in try txn.put(events, key: key, value: bytes) }
+            for shards in [1, 2, 3] {
+                let error = #expect(throws: StoreError.self) {
+                    try NotebookState.replay(store: store, upTo: .max, shards: shards)
+                }
+                guard case .damaged(let at, _) = error else {
+                    Issue.record("\(shards) scans: got \(String(describing: error))")
+                    continue
+                }
+                #expect(at == position, "\(shards) scans")
+            }
+            try store.environment.write { txn in try txn.put(events, key: key, value: original) }
+        }
+        #expect(try NotebookState.replay(store: store, upTo: .max, shards: 2).notes == whole.notes)
+    }
+
+    @Test("invalid UTF-8 in a superseded body is refused although the body is never shown")
+    func supersededInvalidText() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Self.smallStore(tmp, notes: 3)
+        let meta = EventMetadata(actor: "ana@laptop")
+        let stream = Note.stream(Identifier(high: 0x4000, low: 2))
+        // A body edit whose text is not UTF-8, with a valid checksum, then a valid edit over it.
+        let bad = NewEvent(
+            id: Identifier(high: 0x9100, low: 1), type: "NoteBodyEdited", schemaVersion: 1,
+            payload: [3, 0x61, 0xC3, 0x28], metadata: meta)
+        try store.append([bad], to: stream)
+        try store.append([NoteEvent.bodyEdited(body: "fine").newEvent(id: .random(), metadata: meta)], to: stream)
+        for shards in [1, 2] {
+            #expect(throws: DecodingError.self, "\(shards) scans") {
+                try NotebookState.replay(store: store, upTo: .max, shards: shards)
             }
         }
     }
