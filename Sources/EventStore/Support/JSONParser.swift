@@ -155,16 +155,21 @@ extension JSONValue {
 
 /// A recursive-descent parser over a contiguous byte buffer. Every read is bounds-checked
 /// against `end`, and recursion is bounded by `maxDepth`, so no input can trap it.
-struct JSONParser {
+///
+/// Readers of one fixed shape of document (the import's event lines) drive ``index``,
+/// ``skipWhitespace()`` and ``parseString()`` themselves, so strings get exactly the same
+/// checks without a tree of values being built.
+package struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let end: Int
     private let maxDepth: Int
-    private var index = 0
+    /// The offset of the next byte to read.
+    package var index = 0
     private var depth = 0
     /// Reused for strings with escapes, so each such string costs one copy, not a new buffer.
     private var scratch: [UInt8] = []
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    package init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.defaultMaxDepth) {
         self.bytes = bytes
         self.end = bytes.count
         self.maxDepth = maxDepth
@@ -186,7 +191,7 @@ struct JSONParser {
 
     private var current: UInt8? { index < end ? bytes[index] : nil }
 
-    private mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < end {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -330,11 +335,12 @@ struct JSONParser {
 
     /// Parses the string whose opening quote is at `index`. The common case (no escapes) is
     /// validated in place and copied once; escapes switch to decoding into `scratch`.
-    private mutating func parseString() throws(JSONError) -> String {
+    package mutating func parseString() throws(JSONError) -> String {
         let quote = index
         let start = quote + 1
         var i = start
         while true {
+            i = skipPlain(from: i)
             guard i < end else { throw error(.unterminatedString, at: quote) }
             let byte = bytes[i]
             if byte == UInt8(ascii: "\"") {
@@ -371,6 +377,30 @@ struct JSONParser {
                 i += length
             }
         }
+    }
+
+    /// The first offset from `i` (or `end`) that may hold a quote, a backslash, a control
+    /// character or a non-ASCII byte, skipping eight plain bytes at a time. The bytes it skips
+    /// are printable ASCII other than the quote and the backslash: a string holds them as they are.
+    package func skipPlain(from i: Int) -> Int {
+        guard let base = bytes.baseAddress, i >= 0 else { return i }
+        var i = i
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while i &+ 8 <= end {
+            let x = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            // A byte is zero in `v` exactly when `(v - 1) & ~v` has its high bit (the first such
+            // byte is exact; later flags may be spurious, which only stops the skip early).
+            let quote = x ^ (ones &* 0x22)
+            let backslash = x ^ (ones &* 0x5C)
+            let zeroQuote = (quote &- ones) & ~quote
+            let zeroBackslash = (backslash &- ones) & ~backslash
+            // Below 0x20: subtracting 0x20 borrows into the high bit of a byte below it.
+            let low = (x &- ones &* 0x20) & ~x
+            if (zeroQuote | zeroBackslash | low | x) & highs != 0 { break }
+            i &+= 8
+        }
+        return i
     }
 
     /// Decodes the escape whose backslash is at `i` into `scratch`; returns the index after it.

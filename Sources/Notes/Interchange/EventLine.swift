@@ -98,6 +98,9 @@ public struct EventBatch: Sendable {
     /// Lines seen so far, blank ones included.
     public private(set) var lineCount = 0
     private var firstLine: [Identifier: Int] = [:]
+    private var fastSchemas: [FastEventLine.Schema] = []
+    /// Whether lines go through ``FastEventLine`` first (tests compare both paths).
+    var fastPath = true
 
     public init(registry: SchemaRegistry = NotesSchema.registry, maxBodyBytes: Int = 1 << 20) {
         self.registry = registry
@@ -109,6 +112,27 @@ public struct EventBatch: Sendable {
         lineCount += 1
         let n = lineCount
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        let event: ImportedEvent
+        if fastPath,
+            let e = FastEventLine.read(
+                bytes.assumingMemoryBound(to: UInt8.self), line: n, schemas: &fastSchemas, registry: registry,
+                maxBodyBytes: maxBodyBytes)
+        {
+            event = e
+        } else {
+            event = try parseGeneric(bytes, line: n)
+        }
+        if let first = firstLine.updateValue(n, forKey: event.event.id) {
+            firstLine[event.event.id] = first
+            throw InterchangeError(
+                line: n, "event id \(event.event.id) appears twice in the file (first on line \(first))")
+        }
+        events.append(event)
+    }
+
+    /// The line through the generic JSON parser and the checks below: the reference the fast
+    /// path agrees with, and the source of every message.
+    func parseGeneric(_ bytes: UnsafeRawBufferPointer, line n: Int) throws(InterchangeError) -> ImportedEvent {
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
             if error.reason == .invalidUTF8 {
@@ -116,14 +140,7 @@ public struct EventBatch: Sendable {
             }
             throw InterchangeError(line: n, "malformed JSON: \(error)")
         }
-        let event: ImportedEvent
-        do { event = try parse(value, line: n) } catch { throw InterchangeError(line: n, error.message) }
-        if let first = firstLine[event.event.id] {
-            throw InterchangeError(
-                line: n, "event id \(event.event.id) appears twice in the file (first on line \(first))")
-        }
-        firstLine[event.event.id] = n
-        events.append(event)
+        do { return try parse(value, line: n) } catch { throw InterchangeError(line: n, error.message) }
     }
 
     /// ``add(line:)`` for any byte collection.
@@ -321,5 +338,386 @@ func containsNUL(_ text: String) -> Bool {
     return text.withUTF8 { bytes in
         guard let base = bytes.baseAddress else { return false }
         return memchr(base, 0, bytes.count) != nil
+    }
+}
+
+/// The import's fast path: reads a line straight from its bytes, without a tree of JSON
+/// values, and gives the same ``ImportedEvent`` the generic path (``JSONValue`` then the
+/// checks of ``EventBatch``) gives.
+///
+/// It only accepts what it fully understands: one object whose keys are spelled without
+/// escapes, integers without fraction or exponent, each key once, `data` after `type` and
+/// `schemaVersion`, every payload field present. Anything else (including every invalid line)
+/// makes it return nil, and the generic path then accepts the line or names its problem, so
+/// the messages are the generic path's. Strings go through ``JSONParser/parseString()``: the
+/// same UTF-8, escape and control character checks.
+struct FastEventLine {
+    /// A schema with its field names as bytes, cached per batch.
+    struct Schema {
+        let key: SchemaKey
+        let typeBytes: [UInt8]
+        let schema: PayloadSchema
+        let names: [[UInt8]]
+        let isCategoryType: Bool
+        let creates: Bool
+
+        init(_ schema: PayloadSchema) {
+            key = SchemaKey(schema.type, schema.version)
+            typeBytes = Array(schema.type.utf8)
+            self.schema = schema
+            names = schema.fields.map { Array($0.name.utf8) }
+            isCategoryType = schema.type.hasPrefix("Category")
+            creates = schema.type == "NoteCreated" || schema.type == "CategoryCreated"
+        }
+    }
+
+    private var p: JSONParser
+    private let b: UnsafeBufferPointer<UInt8>
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        b = bytes
+        p = JSONParser(bytes)
+    }
+
+    /// The event of `bytes`, or nil when the generic path must decide.
+    static func read(
+        _ bytes: UnsafeBufferPointer<UInt8>, line: Int, schemas: inout [Schema], registry: SchemaRegistry,
+        maxBodyBytes: Int
+    ) -> ImportedEvent? {
+        var r = FastEventLine(bytes)
+        return r.event(line: line, schemas: &schemas, registry: registry, maxBodyBytes: maxBodyBytes)
+    }
+
+    // MARK: Tokens
+
+    private var current: UInt8? { p.index < b.count ? b[p.index] : nil }
+
+    /// Skips white space, then `byte`.
+    private mutating func expect(_ byte: UInt8) -> Bool {
+        p.skipWhitespace()
+        guard current == byte else { return false }
+        p.index += 1
+        return true
+    }
+
+    /// After a member: true for `,` (another follows), false for `}`, nil for anything else.
+    private mutating func memberEnd() -> Bool? {
+        p.skipWhitespace()
+        switch current {
+        case UInt8(ascii: ","):
+            p.index += 1
+            return true
+        case UInt8(ascii: "}"):
+            p.index += 1
+            return false
+        default: return nil
+        }
+    }
+
+    /// A string of printable ASCII without escapes, as the bytes between its quotes (then they
+    /// are exactly its decoded text).
+    private mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+        p.skipWhitespace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        let start = p.index + 1
+        var i = p.skipPlain(from: start)
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                p.index = i + 1
+                return UnsafeBufferPointer(rebasing: b[start..<i])
+            }
+            guard c >= 0x20, c < 0x80, c != UInt8(ascii: "\\") else { return nil }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The index of `key` in `names`, trying `expected` first (lines list keys in order).
+    private static func find(_ key: UnsafeBufferPointer<UInt8>, in names: [[UInt8]], expected: Int) -> Int? {
+        if expected < names.count, equal(key, names[expected]) { return expected }
+        return names.firstIndex { equal(key, $0) }
+    }
+
+    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return b.withUnsafeBufferPointer { b in
+            guard let x = a.baseAddress, let y = b.baseAddress else { return true }
+            return memcmp(x, y, a.count) == 0
+        }
+    }
+
+    /// Any valid string, decoded.
+    private mutating func string() -> String? {
+        p.skipWhitespace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        return try? p.parseString()
+    }
+
+    /// `literal` if it is next (`true`, `false`, `null`), followed by a byte that may end a value.
+    private mutating func literal(_ word: StaticString) -> Bool {
+        p.skipWhitespace()
+        let n = word.utf8CodeUnitCount
+        guard p.index + n <= b.count else { return false }
+        let w = UnsafeBufferPointer(start: word.utf8Start, count: n)
+        for k in 0..<n where b[p.index + k] != w[k] { return false }
+        p.index += n
+        return true
+    }
+
+    /// An integer literal (`-`? digits, no leading zero, no fraction or exponent) whose
+    /// magnitude fits 18 digits; the sign and the magnitude.
+    private mutating func integer() -> (negative: Bool, magnitude: UInt64)? {
+        p.skipWhitespace()
+        var i = p.index
+        let negative = i < b.count && b[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let start = i
+        var value: UInt64 = 0
+        while i < b.count, b[i] &- UInt8(ascii: "0") < 10 {
+            value = value &* 10 &+ UInt64(b[i] &- UInt8(ascii: "0"))
+            i += 1
+        }
+        let digits = i - start
+        guard digits >= 1, digits <= 18, digits == 1 || b[start] != UInt8(ascii: "0") else { return nil }
+        if i < b.count, b[i] == UInt8(ascii: ".") || b[i] | 0x20 == UInt8(ascii: "e") { return nil }
+        p.index = i
+        return (negative, value)
+    }
+
+    private mutating func unsigned() -> UInt64? {
+        guard let n = integer(), !n.negative else { return nil }
+        return n.magnitude
+    }
+
+    /// The next key (plain ASCII) and the colon after it.
+    private mutating func key() -> UnsafeBufferPointer<UInt8>? {
+        guard let k = plainString(), expect(UInt8(ascii: ":")) else { return nil }
+        return k
+    }
+
+    // MARK: The line
+
+    private static let keys: [[UInt8]] = EventLine.keys.map { Array($0.utf8) }
+
+    private mutating func event(
+        line: Int, schemas: inout [Schema], registry: SchemaRegistry, maxBodyBytes: Int
+    ) -> ImportedEvent? {
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        var seen: UInt16 = 0
+        var id: Identifier?
+        var stream: String?
+        var kind: EventBatch.StreamKind?
+        var version: UInt64?
+        var typeBytes: UnsafeBufferPointer<UInt8>?
+        var schemaVersion: UInt32?
+        var recordedAt: Int64?
+        var metadata: EventMetadata?
+        var found: Schema?
+        var payload: [UInt8]?
+        while true {
+            guard let k = key(), let index = Self.find(k, in: Self.keys, expected: seen.nonzeroBitCount) else {
+                return nil
+            }
+            guard seen & (1 << index) == 0 else { return nil }
+            seen |= 1 << index
+            switch index {
+            case 0:  // position: any whole number, ignored
+                guard unsigned() != nil else { return nil }
+            case 1:
+                guard let s = plainString(), let v = UUIDText.parse(s) else { return nil }
+                id = v
+            case 2:
+                guard let s = plainString(), let k = Self.streamKind(s) else { return nil }
+                stream = String(decoding: s, as: UTF8.self)
+                kind = k
+            case 3:
+                guard let v = unsigned(), v >= 1 else { return nil }
+                version = v
+            case 4:
+                guard let s = plainString() else { return nil }
+                typeBytes = s
+            case 5:
+                guard let v = unsigned(), let v32 = UInt32(exactly: v) else { return nil }
+                schemaVersion = v32
+            case 6:
+                guard let s = plainString(), let v = RFC3339.parse(utf8: s) else { return nil }
+                recordedAt = v
+            case 7:
+                guard let m = readMetadata() else { return nil }
+                metadata = m
+            default:
+                guard let typeBytes, let schemaVersion,
+                    let s = Self.schema(typeBytes, schemaVersion, &schemas, registry)
+                else { return nil }
+                guard let bytes = readData(s, maxBodyBytes: maxBodyBytes) else { return nil }
+                found = s
+                payload = bytes
+            }
+            guard let more = memberEnd() else { return nil }
+            if !more { break }
+        }
+        p.skipWhitespace()
+        guard p.index == b.count, let id, let stream, let kind, let version, let schemaVersion, let recordedAt,
+            let metadata, let found, let payload
+        else { return nil }
+        guard found.isCategoryType == (kind == .category), found.creates == (version == 1) else { return nil }
+        return ImportedEvent(
+            line: line, stream: stream, version: version,
+            event: NewEvent(
+                id: id, type: found.key.type, schemaVersion: schemaVersion, payload: payload, metadata: metadata,
+                recordedAt: recordedAt))
+    }
+
+    static func schema(
+        _ type: UnsafeBufferPointer<UInt8>, _ version: UInt32, _ cache: inout [Schema], _ registry: SchemaRegistry
+    ) -> Schema? {
+        if let s = cache.first(where: { $0.key.version == version && equal(type, $0.typeBytes) }) { return s }
+        guard let schema = registry.schemas[SchemaKey(String(decoding: type, as: UTF8.self), version)] else {
+            return nil
+        }
+        let s = Schema(schema)
+        cache.append(s)
+        return s
+    }
+
+    /// ``EventBatch/streamKind(_:)`` over the bytes.
+    static func streamKind(_ s: UnsafeBufferPointer<UInt8>) -> EventBatch.StreamKind? {
+        if s.count == 41, s.starts(with: "note/".utf8),
+            UUIDText.parse(UnsafeBufferPointer(rebasing: s[5...]), lowercaseOnly: true) != nil
+        {
+            return .note
+        }
+        if s.count == 45, s.starts(with: "category/".utf8),
+            UUIDText.parse(UnsafeBufferPointer(rebasing: s[9...]), lowercaseOnly: true) != nil
+        {
+            return .category
+        }
+        return nil
+    }
+
+    private static let metadataKeys: [[UInt8]] = ["actor", "command", "causationId", "correlationId"].map {
+        Array($0.utf8)
+    }
+
+    private mutating func readMetadata() -> EventMetadata? {
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        var meta = EventMetadata(actor: "")
+        var seen: UInt8 = 0
+        while true {
+            guard let k = key(), let index = Self.find(k, in: Self.metadataKeys, expected: seen.nonzeroBitCount),
+                seen & (1 << index) == 0
+            else { return nil }
+            seen |= 1 << index
+            switch index {
+            case 0:
+                guard let s = string() else { return nil }
+                meta.actor = s
+            case 1:
+                if literal("null") { break }
+                guard let s = string() else { return nil }
+                meta.command = s
+            default:
+                if literal("null") { break }
+                guard let s = plainString(), let id = UUIDText.parse(s) else { return nil }
+                if index == 2 { meta.causationID = id } else { meta.correlationID = id }
+            }
+            guard let more = memberEnd() else { return nil }
+            if !more { break }
+        }
+        return seen & 1 == 1 ? meta : nil
+    }
+
+    /// The payload of `data`, encoded in schema order, when every field is present, valid and
+    /// within the limits ``EventBatch`` checks.
+    private mutating func readData(_ s: Schema, maxBodyBytes: Int) -> [UInt8]? {
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        var values = [FieldValue?](repeating: nil, count: s.names.count)
+        var count = 0
+        p.skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            p.index += 1
+        } else {
+            while true {
+                guard let k = key(), let index = Self.find(k, in: s.names, expected: count),
+                    values[index] == nil
+                else { return nil }
+                let v: FieldValue
+                switch s.schema.fields[index].type {
+                case .string:
+                    guard let t = string() else { return nil }
+                    v = .string(t)
+                case .optionalString:
+                    if literal("null") {
+                        v = .null
+                    } else {
+                        guard let t = string() else { return nil }
+                        v = .string(t)
+                    }
+                case .bool:
+                    if literal("true") {
+                        v = .bool(true)
+                    } else if literal("false") {
+                        v = .bool(false)
+                    } else {
+                        return nil
+                    }
+                case .integer:
+                    guard let n = integer() else { return nil }
+                    v = .integer(n.negative ? -Int64(n.magnitude) : Int64(n.magnitude))
+                case .identifier:
+                    guard let t = plainString(), let id = UUIDText.parse(t) else { return nil }
+                    v = .identifier(id)
+                case .optionalIdentifier:
+                    if literal("null") {
+                        v = .null
+                    } else {
+                        guard let t = plainString(), let id = UUIDText.parse(t) else { return nil }
+                        v = .identifier(id)
+                    }
+                }
+                if case .string(let text) = v, !Self.withinLimits(text, name: s.schema.fields[index].name, maxBodyBytes)
+                {
+                    return nil
+                }
+                values[index] = v
+                count += 1
+                guard let more = memberEnd() else { return nil }
+                if !more { break }
+            }
+        }
+        guard count == values.count else { return nil }
+        var size = 0
+        for v in values { if case .string(let t) = v { size += t.utf8.count + 5 } else { size += 17 } }
+        var w = ByteWriter(capacity: size)
+        // As ``PayloadSchema/encode(_:)`` writes them.
+        for (f, v) in zip(s.schema.fields, values) {
+            switch (f.type, v) {
+            case (.string, .string(let t)?): w.write(string: t)
+            case (.optionalString, .string(let t)?): w.write(optionalString: t)
+            case (.optionalString, .null?): w.write(optionalString: nil)
+            case (.bool, .bool(let x)?): w.write(bool: x)
+            case (.integer, .integer(let i)?): w.write(signed: i)
+            case (.identifier, .identifier(let id)?): w.write(identifier: id)
+            case (.optionalIdentifier, .identifier(let id)?): w.write(optionalIdentifier: id)
+            case (.optionalIdentifier, .null?): w.write(optionalIdentifier: nil)
+            default: return nil
+            }
+        }
+        return w.bytes
+    }
+
+    /// The checks of ``EventBatch`` on one string field (body size and NUL, trimmed one-line
+    /// titles and category names).
+    static func withinLimits(_ s: String, name: String, _ maxBodyBytes: Int) -> Bool {
+        switch name {
+        case "body", "content":
+            return s.utf8.count <= maxBodyBytes && !containsNUL(s)
+        case "title":
+            return (try? Notebook.validTitle(s)) == s
+        case "name":
+            return (try? Notebook.validCategoryName(s)) == s
+        default: return true
+        }
     }
 }
