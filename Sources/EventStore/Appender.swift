@@ -14,7 +14,9 @@ public final class Appender {
     private var nextPosition: UInt64 = 1
     private var lastRecordedAt: Int64 = .min
     private var lastDigest = [UInt8](repeating: 0, count: Envelope.digestSize)
-    private var catalogueDelta: [SchemaKey: UInt64] = [:]
+    /// Events appended per (type, schema version) in this transaction, and whether it is current.
+    private var catalogueDelta: [(key: SchemaKey, count: UInt64, current: Bool)] = []
+    private var streamKey: [UInt8] = []
     private var projectionSlot: ProjectionDatabases?
     /// Events appended so far in this transaction.
     public private(set) var appendedCount = 0
@@ -65,25 +67,39 @@ public final class Appender {
         guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !stream.utf8.contains(0) else {
             throw StoreError.invalidArgument("invalid stream name \"\(stream)\"")
         }
-        let streamKey = Array(stream.utf8)
+        // Keys are built in one reused buffer: `stream 0 version` for the stream index, the bare
+        // stream for its head. A batch of single-event appends allocates nothing per key.
+        streamKey.removeAll(keepingCapacity: true)
+        streamKey.append(contentsOf: stream.utf8)
+        let nameLength = streamKey.count
         var version: UInt64 = 0
-        if let v = try txn.get(store.streamHeads, key: streamKey) { version = try decodeUInt64(v) }
+        if let v = try streamKey.withUnsafeBytes({ k in try txn.get(store.streamHeads, k) }) {
+            version = try decodeUInt64(v)
+        }
 
         var positions = [UInt64](repeating: 0, count: events.count)
         var fresh: [Int] = []
         fresh.reserveCapacity(events.count)
+        // Ids repeated inside one call: a linear check for the usual handful, a set beyond.
         var seen: Set<Identifier> = []
-        for (i, e) in events.enumerated() {
-            guard !e.type.isEmpty, e.type.utf8.count <= Envelope.maxTypeLength else {
-                throw StoreError.invalidArgument("invalid event type \"\(e.type)\"")
+        for i in events.indices {
+            let type = events[i].type
+            guard !type.isEmpty, type.utf8.count <= Envelope.maxTypeLength else {
+                throw StoreError.invalidArgument("invalid event type \"\(type)\"")
             }
-            if let p = try txn.get(store.eventIDs, key: e.id.bytes) {
+            let id = events[i].id
+            if let p = try withKey(id, { k in try txn.get(store.eventIDs, k) }) {
                 positions[i] = try decodeUInt64(p)
-            } else if seen.insert(e.id).inserted {
-                fresh.append(i)
-            } else {
-                throw StoreError.invalidArgument("event id \(e.id) appears twice in one append")
+                continue
             }
+            let repeated: Bool
+            if events.count <= 16 {
+                repeated = fresh.contains { events[$0].id == id }
+            } else {
+                repeated = !seen.insert(id).inserted
+            }
+            if repeated { throw StoreError.invalidArgument("event id \(id) appears twice in one append") }
+            fresh.append(i)
         }
         if fresh.isEmpty { return AppendResult(positions: positions, streamVersion: version, appended: 0) }
 
@@ -96,33 +112,37 @@ public final class Appender {
         default: break
         }
 
+        let projecting = store.configuration.projections != nil
+        // Deferred projections collect straight into `pending`; inline ones into this call's list.
         var lifted: [LiftedEvent] = []
         for i in fresh {
-            let e = events[i]
             version += 1
             let position = nextPosition
             nextPosition += 1
-            let at = max(e.recordedAt ?? store.configuration.clock(), lastRecordedAt)
+            let at = max(events[i].recordedAt ?? store.configuration.clock(), lastRecordedAt)
             lastRecordedAt = at
             let (bytes, digest) = Envelope.encode(
-                e, stream: stream, version: version, recordedAt: at, previousDigest: lastDigest)
+                events[i], stream: stream, version: version, recordedAt: at, previousDigest: lastDigest)
             lastDigest = digest
-            let posKey = keyBytes(position)
-            try txn.put(store.events, key: posKey, value: bytes, flags: .append)
-            var sKey = streamKey
-            sKey.append(0)
-            sKey.append(contentsOf: keyBytes(version))
-            try txn.put(store.streams, key: sKey, value: posKey, flags: .noOverwrite)
-            try txn.put(store.eventIDs, key: e.id.bytes, value: posKey, flags: .noOverwrite)
-            catalogueDelta[SchemaKey(e.type, e.schemaVersion), default: 0] += 1
+            let id = events[i].id
+            try withKey(position) { posKey in
+                try bytes.withUnsafeBytes { v in try txn.put(store.events, posKey, v, flags: .append) }
+                streamKey.removeSubrange(nameLength...)
+                streamKey.append(0)
+                withUnsafeBytes(of: version.bigEndian) { streamKey.append(contentsOf: $0) }
+                try streamKey.withUnsafeBytes { k in try txn.put(store.streams, k, posKey, flags: .noOverwrite) }
+                try withKey(id) { k in try txn.put(store.eventIDs, k, posKey, flags: .noOverwrite) }
+            }
+            let current = count(SchemaKey(events[i].type, events[i].schemaVersion))
             positions[i] = position
             appendedCount += 1
-            if store.configuration.projections != nil {
+            if projecting {
+                let e = events[i]
                 let base = LiftedEvent(
                     position: position, id: e.id, stream: stream, version: version, recordedAt: at,
                     metadata: e.metadata, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-                if store.registry.isCurrent(e.type, e.schemaVersion) {
-                    lifted.append(base)
+                if current {
+                    if deferProjections { pending.append(base) } else { lifted.append(base) }
                 } else {
                     let key = SchemaKey(e.type, e.schemaVersion)
                     guard store.registry.canRead(key) else {
@@ -134,22 +154,34 @@ public final class Appender {
                         l.type = k.type
                         l.schemaVersion = k.version
                         l.payload = payload
-                        lifted.append(l)
+                        if deferProjections { pending.append(l) } else { lifted.append(l) }
                     }
                 }
-            } else if !store.registry.schemas.isEmpty, !store.registry.canRead(SchemaKey(e.type, e.schemaVersion)) {
-                throw StoreError.unreadableEvents([(SchemaKey(e.type, e.schemaVersion), 1)])
+            } else if !current, !store.registry.schemas.isEmpty,
+                !store.registry.canRead(SchemaKey(events[i].type, events[i].schemaVersion))
+            {
+                throw StoreError.unreadableEvents([(SchemaKey(events[i].type, events[i].schemaVersion), 1)])
             }
         }
-        try txn.put(store.streamHeads, key: streamKey, value: keyBytes(version))
+        streamKey.removeSubrange(nameLength...)
+        try streamKey.withUnsafeBytes { k in
+            try withKey(version) { v in try txn.put(store.streamHeads, k, v) }
+        }
         if let projections = store.configuration.projections, let slot = projectionSlot, !lifted.isEmpty {
-            if deferProjections {
-                pending.append(contentsOf: lifted)
-            } else {
-                try projections.apply(lifted, in: txn, databases: slot)
-            }
+            try projections.apply(lifted, in: txn, databases: slot)
         }
         return AppendResult(positions: positions, streamVersion: version, appended: fresh.count)
+    }
+
+    /// Counts one appended event of `key` for the schema catalogue; returns whether `key` is a
+    /// current schema. Appends see few distinct keys, so a short list beats hashing each one.
+    private func count(_ key: SchemaKey) -> Bool {
+        if let i = catalogueDelta.firstIndex(where: { $0.key == key }) {
+            catalogueDelta[i].count += 1
+            return catalogueDelta[i].current
+        }
+        catalogueDelta.append((key, 1, store.registry.isCurrent(key.type, key.version)))
+        return catalogueDelta[catalogueDelta.count - 1].current
     }
 
     func finish(in txn: borrowing Transaction) throws {
@@ -157,13 +189,13 @@ public final class Appender {
             try projections.apply(pending, in: txn, databases: slot)
             pending = []
         }
-        for (key, delta) in catalogueDelta {
+        for (key, delta, _) in catalogueDelta {
             let k = EventStore.catalogueKey(key)
             var count: UInt64 = 0
             if let v = try txn.get(store.meta, key: k) { count = try decodeUInt64(v) }
             try txn.put(store.meta, key: k, value: keyBytes(count + delta))
         }
-        catalogueDelta = [:]
+        catalogueDelta = []
     }
 
     /// The projection databases in use in this transaction.
@@ -172,4 +204,17 @@ public final class Appender {
         guard let slot = projectionSlot else { throw StoreError.invalidArgument("the store has no projections") }
         return slot
     }
+}
+
+/// Calls `body` with the 16 big-endian bytes of `id`, without allocating them.
+@inline(__always)
+func withKey<R>(_ id: Identifier, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) { try body($0) }
+}
+
+/// Calls `body` with the 8 big-endian bytes of `value` (a position or version key), without
+/// allocating them.
+@inline(__always)
+func withKey<R>(_ value: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try withUnsafeBytes(of: value.bigEndian) { try body($0) }
 }
