@@ -30,24 +30,48 @@ public final class NotesProjection: ProjectionSet {
 
     public func apply(_ events: [LiftedEvent], in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
         // Categories first, so every category a note names has its record; then each note once,
-        // folding all its events of the batch (a bulk import touches each record once).
-        var noteOrder: [Identifier] = []
-        var noteEvents: [Identifier: [LiftedEvent]] = [:]
-        for e in events {
-            switch StreamRef(e.stream) {
+        // folding all its events of the batch (a bulk import touches each record once). The
+        // events stay where they are: each note gets the indices of its events, in order.
+        var noteIDs: [Identifier] = []
+        var noteNumber: [Identifier: Int] = [:]
+        var numbers = [Int](repeating: -1, count: events.count)
+        var counts: [Int] = []
+        for i in events.indices {
+            switch StreamRef(events[i].stream) {
             case .category(let id):
-                try applyCategory(id: id, e, in: txn, databases: databases)
+                try applyCategory(id: id, events[i], in: txn, databases: databases)
             case .note(let id):
-                if noteEvents[id] == nil { noteOrder.append(id) }
-                noteEvents[id, default: []].append(e)
+                let n: Int
+                if let known = noteNumber[id] {
+                    n = known
+                } else {
+                    n = noteIDs.count
+                    noteNumber[id] = n
+                    noteIDs.append(id)
+                    counts.append(0)
+                }
+                numbers[i] = n
+                counts[n] += 1
             case .other:
                 break
             }
         }
+        // Each note's event indices, contiguous and in log order (a counting sort).
+        var starts = [Int](repeating: 0, count: noteIDs.count + 1)
+        for n in noteIDs.indices { starts[n + 1] = starts[n] + counts[n] }
+        var order = [Int](repeating: 0, count: starts[noteIDs.count])
+        var fill = starts
+        for i in events.indices where numbers[i] >= 0 {
+            order[fill[numbers[i]]] = i
+            fill[numbers[i]] += 1
+        }
         // The search index takes the batch's changes at once: each posting block is written once.
         var changes: [(old: Note?, new: Note)] = []
-        for id in noteOrder {
-            if let change = try applyNote(id: id, noteEvents[id]![...], in: txn, databases: databases) {
+        changes.reserveCapacity(noteIDs.count)
+        for n in noteIDs.indices {
+            if let change = try applyNote(
+                id: noteIDs[n], events, order[starts[n]..<starts[n + 1]], in: txn, databases: databases)
+            {
                 changes.append(change)
             }
         }
@@ -61,11 +85,13 @@ public final class NotesProjection: ProjectionSet {
 
     /// Folds the note's events into its records; returns the change for the search index.
     private func applyNote(
-        id: Identifier, _ events: ArraySlice<LiftedEvent>, in txn: borrowing Transaction, databases: ProjectionDatabases
+        id: Identifier, _ all: [LiftedEvent], _ indices: ArraySlice<Int>, in txn: borrowing Transaction,
+        databases: ProjectionDatabases
     ) throws -> (old: Note?, new: Note)? {
         let old = try note(id, in: txn, databases: databases)
         var note = old
-        for e in events {
+        for i in indices {
+            let e = all[i]
             guard let event = try NoteEvent.decode(e) else {
                 throw StoreError.invalidArgument("\(e.type) is not a note event (stream \(e.stream))")
             }

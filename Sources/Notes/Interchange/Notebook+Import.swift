@@ -47,38 +47,43 @@ extension Notebook {
     {
         var versions: [String: UInt64] = [:]
         var summary = ImportSummary(events: events.count, appended: 0, skipped: 0)
+        // Into a store without events nothing can be stored already (the batch has no id twice).
+        let mayBeStored = try store.headPosition(in: txn) > 0
+        // One buffer for every group: most groups are a single event.
+        var group: [NewEvent] = []
         var i = 0
         while i < events.count {
-            let first = events[i]
-            if try isStored(first, in: txn) {
+            if try mayBeStored && isStored(events[i], in: txn) {
                 summary.skipped += 1
                 i += 1
                 continue
             }
+            let stream = events[i].stream
+            let version = events[i].version
             let current: UInt64
-            if let v = versions[first.stream] {
+            if let v = versions[stream] {
                 current = v
             } else {
-                current = try store.streamVersion(first.stream, in: txn)
+                current = try store.streamVersion(stream, in: txn)
             }
-            guard first.version == current &+ 1 else {
+            guard version == current &+ 1 else {
                 let state = current == 0 ? "is not in the store" : "is at version \(current)"
                 throw NotesError.validation(
                     InterchangeError(
-                        line: first.line,
-                        "version \(first.version) does not continue \(first.stream), which \(state)"
+                        line: events[i].line, "version \(version) does not continue \(stream), which \(state)"
                     ).description)
             }
-            var group = [first.event]
+            group.removeAll(keepingCapacity: true)
+            group.append(events[i].event)
             var j = i + 1
-            while j < events.count, events[j].stream == first.stream,
-                events[j].version == first.version &+ UInt64(group.count), try !isStored(events[j], in: txn)
+            while j < events.count, events[j].stream == stream, events[j].version == version &+ UInt64(group.count),
+                try !(mayBeStored && isStored(events[j], in: txn))
             {
                 group.append(events[j].event)
                 j += 1
             }
-            try appender.append(group, to: first.stream, expecting: .exact(current), in: txn)
-            versions[first.stream] = current + UInt64(group.count)
+            try appender.append(group, to: stream, expecting: .exact(current), in: txn)
+            versions[stream] = current + UInt64(group.count)
             summary.appended += group.count
             i = j
         }
