@@ -114,3 +114,87 @@ struct ImportFastPathTests {
         }
     }
 }
+
+/// `importEvents(fromFile:)` parses a regular file on another thread while appending: the
+/// result and every refusal must be those of parsing everything first.
+@Suite("Import: a file is parsed alongside appending, with the same outcome")
+struct ImportFileTests {
+    /// A workload's export: several parse chunks long, legacy events included.
+    static func exported() throws -> (source: InterchangeScratch, lines: [[UInt8]]) {
+        let source = try InterchangeScratch()
+        var log = EventWorkload(
+            EventWorkload.Spec(notes: 100, events: 1_500, categories: 5, legacyShare: 0.2, hotNoteVersions: 50))
+        while let e = log.next() { try source.book.store.append([e.event], to: e.stream) }
+        let bytes = try source.export()
+        return (source, bytes.split(separator: 0x0A).map(Array.init))
+    }
+
+    static func write(_ lines: [[UInt8]], in scratch: InterchangeScratch) throws -> String {
+        let path = scratch.path + "/import.jsonl"
+        var bytes: [UInt8] = []
+        for l in lines { bytes += l + [0x0A] }
+        let f = try AtomicFile(path: path)
+        try f.write(bytes)
+        try f.commit(sync: false)
+        return path
+    }
+
+    /// The outcome of importing `lines` from a file and from memory into fresh stores.
+    static func outcomes(_ lines: [[UInt8]]) throws -> (file: String, memory: String, fileHead: UInt64) {
+        let a = try InterchangeScratch()
+        let path = try write(lines, in: a)
+        let file: String
+        do { file = "\(try a.book.importEvents(fromFile: path))" } catch { file = error.description }
+        let b = try InterchangeScratch()
+        let memory: String
+        do { memory = "\(try b.book.importEvents(lines: lines))" } catch { memory = error.description }
+        return (file, memory, try a.head)
+    }
+
+    @Test("a file imports the same events as its lines in memory; again it skips them all")
+    func sameAsInMemory() throws {
+        let (source, lines) = try Self.exported()
+        let target = try InterchangeScratch()
+        let path = try Self.write(lines, in: target)
+        let summary = try target.book.importEvents(fromFile: path)
+        #expect(summary == ImportSummary(events: lines.count, appended: lines.count, skipped: 0))
+        #expect(try target.export() == source.export())
+        #expect(try target.allNotes() == source.allNotes())
+        let again = try target.book.importEvents(fromFile: path)
+        #expect(again == ImportSummary(events: lines.count, appended: 0, skipped: lines.count))
+    }
+
+    @Test("a refused line late in the file wins over a version gap found early, and nothing is imported")
+    func refusalWins() throws {
+        let (_, lines) = try Self.exported()
+        // An early event whose stream goes on is left out: a gap found while appending; line
+        // 1,400 is not JSON.
+        func stream(_ line: [UInt8]) -> String {
+            let text = String(decoding: line, as: UTF8.self)
+            return String(text.split(separator: "\"stream\":\"", maxSplits: 1).last?.prefix(41) ?? "")
+        }
+        let cut = try #require(
+            lines.indices.first { i in lines[(i + 1)...].contains { stream($0) == stream(lines[i]) } })
+        #expect(cut < 100)
+        var gap = lines
+        gap.remove(at: cut)
+        var both = gap
+        both[1_399] = Array(#"{"position":"#.utf8)
+        let refused = try Self.outcomes(both)
+        #expect(refused.file == refused.memory)
+        #expect(refused.file.hasPrefix("line 1400: malformed JSON"), "\(refused.file)")
+        #expect(refused.fileHead == 0)
+        // Without the bad line, the gap is what is named.
+        let gapOnly = try Self.outcomes(gap)
+        #expect(gapOnly.file == gapOnly.memory)
+        #expect(gapOnly.file.contains("does not continue"), "\(gapOnly.file)")
+        #expect(gapOnly.fileHead == 0)
+        // A bad last line, and an id twice far apart.
+        let last = try Self.outcomes(lines + [Array("{}".utf8)])
+        #expect(last.file == last.memory && last.file.hasPrefix("line \(lines.count + 1): "))
+        #expect(last.fileHead == 0)
+        let twice = try Self.outcomes(lines + [lines[10]])
+        #expect(twice.file == twice.memory && twice.file.contains("appears twice in the file (first on line 11)"))
+        #expect(twice.fileHead == 0)
+    }
+}

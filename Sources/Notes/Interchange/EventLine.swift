@@ -143,6 +143,13 @@ public struct EventBatch: Sendable {
         do { return try parse(value, line: n) } catch { throw InterchangeError(line: n, error.message) }
     }
 
+    /// Hands over the events gathered so far (the duplicate-id check still spans the whole file).
+    mutating func takeEvents() -> [ImportedEvent] {
+        var out: [ImportedEvent] = []
+        swap(&out, &events)
+        return out
+    }
+
     /// ``add(line:)`` for any byte collection.
     public mutating func add(line: some Collection<UInt8>) throws(InterchangeError) {
         let bytes = Array(line)

@@ -109,6 +109,13 @@ final class InputFile {
         }
     }
 
+    /// Whether the input is a regular file (not a pipe, a terminal or decompressed output).
+    var isRegularFile: Bool {
+        guard child == nil else { return false }
+        var st = stat()
+        return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// Starts `gzip -dc PATH` with its output on a pipe.
     private static func spawnGzip(_ path: String) throws(NotesError) -> (Int32, pid_t) {
         var fds: [Int32] = [0, 0]
