@@ -1,5 +1,6 @@
 internal import CLMDB
 import Glibc
+import Synchronization
 
 /// An open LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
 ///
@@ -48,6 +49,9 @@ public final class Environment: @unchecked Sendable {
     public let options: Options
     private let resizeLock: UnsafeMutablePointer<pthread_rwlock_t>
     private let stateLock: UnsafeMutablePointer<pthread_mutex_t>
+    /// The map's address range (start, byte count), found once per map and forgotten when it
+    /// moves. Its own lock: `stateLock` is held while transactions begin.
+    private let mapRangeCache = Mutex<(UInt, Int)?>(nil)
     private var databases: [String: Database] = [:]
     /// How many stale reader slots `mdb_reader_check` cleared when the environment opened.
     public let staleReadersCleared: Int
@@ -259,6 +263,7 @@ public final class Environment: @unchecked Sendable {
             throw LMDBError(code: .mapFull, operation: "grow map past its cap of \(options.maxMapSize) bytes")
         }
         let next = min(options.maxMapSize, max(current * 2, current + (64 << 20)))
+        forgetMapRange()
         try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
     }
 
@@ -266,7 +271,62 @@ public final class Environment: @unchecked Sendable {
     private func adoptGrownMap() {
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
+        forgetMapRange()
         mdb_env_set_mapsize(handle, 0)
+    }
+
+    // MARK: Resident memory
+
+    /// Drops this process's mapping of the store file's pages. They stay in the kernel's page
+    /// cache and come back, unchanged, on the next touch; nothing is written or lost (the map
+    /// is a shared file mapping). A scan or rebuild that reads the whole file would otherwise
+    /// count every page it touched in its resident memory. Returns the bytes of map released
+    /// (0 when the map could not be found).
+    @discardableResult
+    public func releaseMappedPages() -> Int {
+        // Under the shared lock: a map that grows is moved, and the range must stay the map's.
+        pthread_rwlock_rdlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        let range = mapRangeCache.withLock { cache in
+            if cache == nil { cache = mapRange() }
+            return cache
+        }
+        guard let (start, count) = range, let base = UnsafeMutableRawPointer(bitPattern: start) else { return 0 }
+        return madvise(base, count, MADV_DONTNEED) == 0 ? count : 0
+    }
+
+    /// Forgets the map's address (the caller holds the exclusive lock and is about to move it).
+    private func forgetMapRange() {
+        mapRangeCache.withLock { $0 = nil }
+    }
+
+    /// The address range of the data file's map, found in `/proc/self/maps` by the file's inode.
+    private func mapRange() -> (UInt, Int)? {
+        var fd: Int32 = -1
+        var st = stat()
+        guard mdb_env_get_fd(handle, &fd) == 0, fstat(fd, &st) == 0 else { return nil }
+        let maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+        guard maps >= 0 else { return nil }
+        defer { close(maps) }
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(maps, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            text.append(contentsOf: buffer[0..<n])
+        }
+        // "start-end perms offset dev inode path"
+        for line in text.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count == 6, UInt64(String(decoding: fields[4], as: UTF8.self)) == UInt64(st.st_ino),
+                fields[5].suffix(9).elementsEqual("/data.mdb".utf8),
+                let dash = fields[0].firstIndex(of: UInt8(ascii: "-")),
+                let start = UInt(String(decoding: fields[0][..<dash], as: UTF8.self), radix: 16),
+                let end = UInt(String(decoding: fields[0][(dash + 1)...], as: UTF8.self), radix: 16), end > start
+            else { continue }
+            return (start, Int(end - start))
+        }
+        return nil
     }
 
     // MARK: Maintenance

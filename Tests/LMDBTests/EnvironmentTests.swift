@@ -159,3 +159,60 @@ struct EnvironmentTests {
         #expect(try copy.read { txn throws in try txn.get(copied, key: key(7)) } == key(14))
     }
 }
+
+@Suite("Environment: resident memory")
+struct ResidentMemoryTests {
+    /// Resident kilobytes of this process's mapping of `file`, from `/proc/self/smaps`.
+    static func residentKilobytes(of file: String) -> Int? {
+        guard let f = fopen("/proc/self/smaps", "r") else { return nil }
+        defer { fclose(f) }
+        var inMapping = false
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), f) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let first = text.split(separator: " ").first, first.contains("-"), !first.hasSuffix(":") {
+                inMapping = text.hasSuffix(file + "\n")
+            } else if inMapping, text.hasPrefix("Rss:") {
+                return Int(text.split(separator: " ", omittingEmptySubsequences: true)[1])
+            }
+        }
+        return nil
+    }
+
+    @Test("releasing mapped pages drops them from resident memory and keeps every byte")
+    func releaseMappedPages() throws {
+        let tmp = TemporaryDirectory()
+        let env = try Environment(path: tmp.path)
+        let db = try env.openDatabase("values", flags: [.create])
+        let count = 2_048
+        func value(_ i: Int) -> [UInt8] { [UInt8](repeating: UInt8(truncatingIfNeeded: i &* 7), count: 4_000) }
+        try env.write { txn throws in
+            for i in 0..<count {
+                try txn.put(db, key: withUnsafeBytes(of: UInt32(i).bigEndian) { Array($0) }, value: value(i))
+            }
+        }
+        func readAll() throws -> Int {
+            try env.read { txn throws in
+                var same = 0
+                try txn.withCursor(db) { c throws in
+                    var i = 0
+                    var e = try c.first()
+                    while let entry = e {
+                        if entry.value.elementsEqual(value(i)) { same += 1 }
+                        i += 1
+                        e = try c.next()
+                    }
+                }
+                return same
+            }
+        }
+        #expect(try readAll() == count)
+        let file = tmp.path + "/data.mdb"
+        let before = try #require(Self.residentKilobytes(of: file))
+        #expect(before >= 7_000, "reading 8 MB through the map made it resident")
+        #expect(env.releaseMappedPages() > 0)
+        let after = try #require(Self.residentKilobytes(of: file))
+        #expect(after < before - 6_000)
+        #expect(try readAll() == count, "the pages come back unchanged")
+    }
+}
