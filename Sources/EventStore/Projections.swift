@@ -89,10 +89,14 @@ public final class RebuildContext: Sendable {
 
     /// Runs `body` in a write transaction of the rebuild.
     public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
-        try store.environment.write { txn in
+        let result = try store.environment.write { txn in
             try store.checkRebuildToken(token, in: txn)
             return try body(txn)
         }
+        // A rebuild writes the whole projection set in batches: without this, every page a
+        // batch read back through the map would stay in the process's resident memory.
+        store.environment.releaseMappedPages()
+        return result
     }
 
     /// Reports progress (events done of total).

@@ -15,7 +15,7 @@ extension Notebook {
             }
         } catch { throw NotesError.wrap(error) }
         let state: NotebookState
-        do { state = try NotebookState.replay(store: store) } catch {
+        do { state = try NotebookState.replay(store: store, releasingPages: true) } catch {
             problems.append(.init(.undecodable, position: nil, "the log cannot be replayed: \(NotesError.wrap(error))"))
             return problems
         }

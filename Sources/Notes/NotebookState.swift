@@ -79,11 +79,18 @@ public struct NotebookState: Sendable {
     /// is the same fold as ``NoteFold``.
     ///
     /// A long log is split by note between the processor's cores (see ``replay(store:upTo:shards:progress:)``).
+    ///
+    /// With `releasingPages`, the scans give back the mapped pages of the store file they have
+    /// read as they go (``Environment/releaseMappedPages()``), so a one-off replay of a large log
+    /// (a rebuild, a verification) does not count the whole file in its resident memory; a
+    /// process that replays repeatedly keeps them mapped and does not fault them in again.
     public static func replay(
-        store: EventStore, upTo position: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
+        store: EventStore, upTo position: UInt64 = .max, releasingPages: Bool = false,
+        progress: ((UInt64) -> Void)? = nil
     ) throws -> NotebookState {
         let shards = replayShards(events: try store.read { txn in try store.headPosition(in: txn) })
-        return try replay(store: store, upTo: position, shards: shards, progress: progress)
+        return try replay(
+            store: store, upTo: position, shards: shards, releasingPages: releasingPages, progress: progress)
     }
 
     /// Logs shorter than this are replayed on one core: a thread costs more than it saves.
@@ -101,11 +108,12 @@ public struct NotebookState: Sendable {
     /// so the fold is the same; every event is verified by exactly one scan. The scans stop at
     /// the head seen before they start, so a concurrent append changes nothing.
     public static func replay(
-        store: EventStore, upTo position: UInt64, shards: Int, progress: ((UInt64) -> Void)? = nil
+        store: EventStore, upTo position: UInt64, shards: Int, releasingPages: Bool = false,
+        progress: ((UInt64) -> Void)? = nil
     ) throws -> NotebookState {
         let last = min(position, try store.read { txn in try store.headPosition(in: txn) })
         guard shards > 1 else {
-            var replayer = Replayer()
+            var replayer = Replayer(releasingPages: releasingPages)
             try replayer.scan(store: store, through: last, shard: 0, of: 1, progress: progress)
             return replayer.state
         }
@@ -119,14 +127,14 @@ public struct NotebookState: Sendable {
         for shard in 1..<shards {
             DispatchQueue.global(qos: .userInitiated).async(group: group) {
                 outcome.results[shard] = Result {
-                    var replayer = Replayer()
+                    var replayer = Replayer(releasingPages: releasingPages)
                     try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: nil)
                     return replayer.state
                 }
             }
         }
         outcome.results[0] = Result {
-            var replayer = Replayer()
+            var replayer = Replayer(releasingPages: releasingPages)
             try replayer.scan(store: store, through: last, shard: 0, of: shards, progress: progress)
             return replayer.state
         }
@@ -175,8 +183,13 @@ struct Replayer {
     private var entries: [Entry] = []
     private var table = NoteTable()
     private(set) var state = NotebookState()
+    /// Whether to give back the store file's mapped pages while scanning.
+    private let releasingPages: Bool
 
-    init() { entries.reserveCapacity(1024) }
+    init(releasingPages: Bool = false) {
+        self.releasingPages = releasingPages
+        entries.reserveCapacity(1024)
+    }
 
     @inline(__always)
     private func find(_ id: Identifier) -> Int? { table.find(id) { entries[$0].note.id } }
@@ -187,6 +200,7 @@ struct Replayer {
     ) throws {
         try store.read { txn in
             var nextReport: UInt64 = 65_536
+            var nextRelease = releasingPages ? Self.releaseEvery : .max
             try store.forEachEvent(
                 from: 1, through: last, in: txn,
                 acceptingStreams: { stream in
@@ -199,11 +213,20 @@ struct Replayer {
                     progress(view.position)
                     nextReport = view.position &+ 65_536
                 }
+                if view.position >= nextRelease {
+                    store.environment.releaseMappedPages()
+                    nextRelease = view.position &+ Self.releaseEvery
+                }
                 return true
             }
-            try finish()
+            try finish(store: store)
         }
     }
+
+    /// Events between two releases of the mapped pages a scan has read: a replay of a large
+    /// log would otherwise hold the whole file in its resident memory (see
+    /// ``Environment/releaseMappedPages()``); the pages stay in the page cache.
+    static let releaseEvery: UInt64 = 32_768
 
     /// Which scan folds a stream: note streams by the last characters of their id, everything
     /// else (categories, unreadable headers) in the first.
@@ -327,14 +350,41 @@ struct Replayer {
 
     /// Moves the notes into the state; must run inside the scan's read transaction, whose
     /// pages the pending texts point into.
-    private mutating func finish() throws {
-        state.notes.reserveCapacity(state.notes.count + entries.count)
-        for i in entries.indices {
-            materialize(i)
-            state.notes[entries[i].note.id] = entries[i].note
+    private mutating func finish(store: EventStore) throws {
+        if releasingPages {
+            materializeInFileOrder(store: store)
+        } else {
+            for i in entries.indices { materialize(i) }
         }
+        state.notes.reserveCapacity(state.notes.count + entries.count)
+        for e in entries { state.notes[e.note.id] = e.note }
         entries = []
         table = NoteTable()
+        if releasingPages { store.environment.releaseMappedPages() }
+    }
+
+    /// The texts in file order, giving back the mapped pages as it goes: the last texts of a
+    /// large notebook are scattered over the whole log, and each touch maps the pages around it
+    /// too. A note's title and body are taken apart (most edits change only the body, so the
+    /// two are usually far from each other).
+    private mutating func materializeInFileOrder(store: EventStore) {
+        var order: [(address: UInt, index: Int, title: Bool)] = []
+        order.reserveCapacity(entries.count * 2)
+        for (i, e) in entries.enumerated() {
+            if let p = e.title?.baseAddress { order.append((UInt(bitPattern: p), i, true)) }
+            if let p = e.body?.baseAddress { order.append((UInt(bitPattern: p), i, false)) }
+        }
+        order.sort { $0.address < $1.address }
+        for (k, item) in order.enumerated() {
+            if item.title, let t = entries[item.index].title {
+                entries[item.index].note.title = String(decoding: t, as: UTF8.self)
+                entries[item.index].title = nil
+            } else if !item.title, let b = entries[item.index].body {
+                entries[item.index].note.body = String(decoding: b, as: UTF8.self)
+                entries[item.index].body = nil
+            }
+            if k % 8_192 == 8_191 { store.environment.releaseMappedPages() }
+        }
     }
 }
 

@@ -268,7 +268,7 @@ public final class NotesProjection: ProjectionSet {
     public func rebuild(context: RebuildContext, head: UInt64, into databases: ProjectionDatabases) throws {
         // The first and last reports let a progress bar time the whole rebuild and clear itself.
         context.progress(0, of: head)
-        let state = try NotebookState.replay(store: context.store, upTo: head) { done in
+        let state = try NotebookState.replay(store: context.store, upTo: head, releasingPages: true) { done in
             context.progress(min(done, head &- 1), of: head)
         }
         try write(state, context: context, databases: databases)

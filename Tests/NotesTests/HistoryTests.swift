@@ -563,6 +563,10 @@ struct ReplayEquivalenceTests {
                 ("forward", try NotebookState.replay(store: store, upTo: cut)),
                 ("forward on 2 scans", try NotebookState.replay(store: store, upTo: cut, shards: 2)),
                 ("forward on 3 scans", try NotebookState.replay(store: store, upTo: cut, shards: 3)),
+                (
+                    "forward releasing pages",
+                    try NotebookState.replay(store: store, upTo: cut, shards: 2, releasingPages: true)
+                ),
                 ("newest first", try NotebookState.replayNewestFirst(store: store, upTo: cut)),
             ] {
                 #expect(state.events == expected.events, "\(name) at \(cut)")
