@@ -38,11 +38,8 @@ enum Envelope {
         return (w.bytes, digest)
     }
 
-    static func chainDigest(previous: [UInt8], body: some Collection<UInt8>) -> [UInt8] {
-        var h = SHA256()
-        h.update(previous)
-        h.update(Array(body))
-        return h.finalize()
+    static func chainDigest(previous: [UInt8], body: [UInt8]) -> [UInt8] {
+        body.withUnsafeBytes { chainDigest(previous: previous, body: $0) }
     }
 
     static func chainDigest(previous: [UInt8], body: UnsafeRawBufferPointer) -> [UInt8] {
