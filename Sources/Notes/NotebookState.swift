@@ -191,8 +191,12 @@ struct Replayer {
         entries.reserveCapacity(1024)
     }
 
+    /// Through the buffer's addressor: reading an id must not copy the entry (and retain
+    /// its strings).
     @inline(__always)
-    private func find(_ id: Identifier) -> Int? { table.find(id) { entries[$0].note.id } }
+    private func find(_ id: Identifier) -> Int? {
+        entries.withUnsafeBufferPointer { buffer in table.find(id) { buffer[$0].note.id } }
+    }
 
     /// Folds the events of positions 1...last in `shard`'s share, in one read transaction.
     mutating func scan(
