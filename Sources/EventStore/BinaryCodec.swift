@@ -212,12 +212,9 @@ public struct ByteReader {
     }
 
     public mutating func readString() throws(DecodingError) -> String {
-        let at = offset
-        let slice = try readBlob()
-        guard let s = String(validating: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
-            throw DecodingError(.invalidUTF8, at: at)
-        }
-        return s
+        // Checked here, then decoded (which repairs nothing): `String(validating:)` is generic
+        // and looked its metadata up at run time on every call.
+        String(decoding: try readUTF8(), as: UTF8.self)
     }
 
     /// A string's bytes, checked to be valid UTF-8 like ``readString()`` but without building

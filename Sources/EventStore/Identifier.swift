@@ -25,12 +25,13 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// The 16 bytes, big-endian.
     public var bytes: [UInt8] {
-        var out = [UInt8](repeating: 0, count: 16)
-        for i in 0..<8 {
-            out[i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(i)))
-            out[8 + i] = UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(i)))
+        let (high, low) = (self.high.bigEndian, self.low.bigEndian)
+        return [UInt8](unsafeUninitializedCapacity: 16) { out, count in
+            let raw = UnsafeMutableRawBufferPointer(out)
+            raw.storeBytes(of: high, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+            count = 16
         }
-        return out
     }
 
     /// Reads 16 big-endian bytes; nil if `bytes` is not 16 long.

@@ -87,20 +87,25 @@ public struct SHA256: Sendable {
 
     /// Pads the message and returns its 32-byte digest.
     public consuming func finalize() -> [UInt8] {
+        // One allocation (the digest): this runs for every appended event (the hash chain).
         let bitLength = totalLength &* 8
-        var padding = [UInt8](repeating: 0, count: pendingCount < 56 ? 64 - pendingCount : 128 - pendingCount)
-        padding[0] = 0x80
-        withUnsafeBytes(of: bitLength.bigEndian) { length in
-            for index in 0..<8 { padding[padding.count - 8 + index] = length[index] }
+        let padCount = pendingCount < 56 ? 64 - pendingCount : 128 - pendingCount
+        withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { pad in
+            pad.initializeMemory(as: UInt8.self, repeating: 0)
+            pad[0] = 0x80
+            pad.storeBytes(of: bitLength.bigEndian, toByteOffset: padCount - 8, as: UInt64.self)
+            update(UnsafeRawBufferPointer(rebasing: pad[0..<padCount]))
         }
-        update(padding)
-        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        var digest: [UInt8] = []
-        digest.reserveCapacity(32)
-        for word in words {
-            withUnsafeBytes(of: word.bigEndian) { digest.append(contentsOf: $0) }
+        let state = self.state
+        return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            withUnsafeBytes(of: state) { words in
+                for i in 0..<8 {
+                    let word = words.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)
+                    for j in 0..<4 { digest[i * 4 + j] = UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32(j))) }
+                }
+            }
+            count = 32
         }
-        return digest
     }
 
     /// The digest of `bytes`.
