@@ -368,8 +368,15 @@ public final class EventStore: Sendable {
             ]
         }
         do {
-            return try registry.upcast(SchemaKey(type, view.schemaVersion), payload: view.payload).map {
-                LiftedEvent(view: view, type: $0.0.type, schemaVersion: $0.0.version, payload: $0.1)
+            let lifted = try registry.upcast(SchemaKey(type, view.schemaVersion), payload: view.payload)
+            // One stream and metadata for all the events one stored event becomes.
+            let stream = view.stream
+            let metadata = view.metadata
+            return lifted.map {
+                LiftedEvent(
+                    position: view.position, id: view.id, stream: stream, version: view.version,
+                    recordedAt: view.recordedAt, metadata: metadata, type: $0.0.type, schemaVersion: $0.0.version,
+                    payload: $0.1)
             }
         } catch {
             throw StoreError.damaged(
