@@ -323,8 +323,6 @@ struct Replayer {
                     position: e.position, detail: "\(e.type) v\(e.schemaVersion) is not a note event")
             }
             let index = find(id)
-            // The general fold compares texts, so it gets the note with its real strings.
-            if let index { materialize(index) }
             guard
                 let next = NoteFold.apply(
                     event, to: index.map { entries[$0].note }, id: id, at: e.recordedAt, version: e.version)
@@ -333,6 +331,16 @@ struct Replayer {
             }
             if let index {
                 entries[index].note = next
+                // The fold leaves texts it does not set as they were: a pending text stays the
+                // note's, unless this event replaced it.
+                switch event {
+                case .created, .restored:
+                    entries[index].title = nil
+                    entries[index].body = nil
+                case .retitled: entries[index].title = nil
+                case .bodyEdited: entries[index].body = nil
+                default: break
+                }
             } else {
                 table.insert(id, index: entries.count)
                 entries.append(Entry(note: next))
