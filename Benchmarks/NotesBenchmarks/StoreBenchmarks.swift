@@ -93,7 +93,7 @@ extension Suite {
     /// Every event read with its checksum verified and its envelope decoded.
     func benchRead() throws {
         let book = try openBook(try store())
-        let ours = try measureRate(warmup: 1, runs: scale.runs) { _ in
+        let (ours, raw, ratio) = try pairedWithRawScan { _ in
             var n = 0
             var sum: UInt64 = 0
             let start = monotonicSeconds()
@@ -106,10 +106,8 @@ extension Suite {
             }
             return (monotonicSeconds() - start, Double(n), sum)
         }
-        let raw = try rawScan(.bytes)
         let walk = try rawScan(.walk)
         let checksum = try rawScan(.checksum)
-        let ratio = ours.median / raw.median
         record(
             Figure(
                 name: "read", title: "read all events (decode envelope + CRC-32C check)", unit: "events/s",
@@ -127,17 +125,15 @@ extension Suite {
     func benchFold() throws {
         let book = try openBook(try store())
         let shards = NotebookState.replayShards(events: UInt64(data.events.count))
-        func fold(shards: Int) throws -> Stat {
-            try measureRate(warmup: 1, runs: scale.runs) { _ in
+        func fold(shards: Int) -> (Int) throws -> (seconds: Double, work: Double, keep: UInt64) {
+            { _ in
                 let start = monotonicSeconds()
                 let state = try NotebookState.replay(store: book.store, upTo: .max, shards: shards)
                 return (monotonicSeconds() - start, Double(state.events), UInt64(state.notes.count))
             }
         }
-        let ours = try fold(shards: shards)
-        let oneCore = shards > 1 ? try fold(shards: 1) : ours
-        let raw = try rawScan()
-        let ratio = ours.median / raw.median
+        let (ours, raw, ratio) = try pairedWithRawScan(fold(shards: shards))
+        let oneCore = shards > 1 ? try measureRate(warmup: 1, runs: scale.runs, fold(shards: 1)) : ours
         record(
             Figure(
                 name: "fold", title: "decode + upcast + fold every event into notes and categories",

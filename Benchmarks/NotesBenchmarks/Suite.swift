@@ -111,6 +111,33 @@ final class Suite {
         return stat
     }
 
+    /// `body` and the raw byte scan run alternately, so that a change of load on this shared
+    /// machine falls on both alike; the ratio is the median of the pairs' ratios.
+    func pairedWithRawScan(
+        _ body: (_ run: Int) throws -> (seconds: Double, work: Double, keep: UInt64)
+    ) throws -> (ours: Stat, raw: Stat, ratio: Double) {
+        let raw = RawLMDB(path: try rawEvents())
+        func rawRun() -> Double {
+            let start = monotonicSeconds()
+            let (n, keep) = raw.scan(.bytes)
+            consume(keep)
+            return Double(n) / max(monotonicSeconds() - start, 1e-9)
+        }
+        consume(try body(-1).keep)
+        _ = rawRun()
+        var ours: [Double] = []
+        var peer: [Double] = []
+        var ratios: [Double] = []
+        for run in 0..<scale.runs {
+            let o = try body(run)
+            consume(o.keep)
+            ours.append(o.work / max(o.seconds, 1e-9))
+            peer.append(rawRun())
+            ratios.append(ours[run] / peer[run])
+        }
+        return (Stat(ours), Stat(peer), Stat(ratios).median)
+    }
+
     func rebuildTime() -> Double? { rebuildSeconds }
     func setRebuildTime(_ s: Double) { rebuildSeconds = s }
 }
