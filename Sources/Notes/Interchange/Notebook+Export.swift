@@ -90,6 +90,8 @@ extension Notebook {
                     if buffer.count >= chunkBytes {
                         try sink(buffer)
                         buffer.removeAll(keepingCapacity: true)
+                        // Constant memory includes the log's pages the scan has mapped.
+                        store.environment.releaseMappedPages()
                     }
                     return true
                 }
