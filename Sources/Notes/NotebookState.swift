@@ -204,7 +204,7 @@ struct Replayer {
     ) throws {
         try store.read { txn in
             var nextReport: UInt64 = 65_536
-            var nextRelease = releasingPages ? Self.releaseEvery : .max
+            var sinceRelease = 0
             try store.forEachEvent(
                 from: 1, through: last, in: txn,
                 acceptingStreams: { stream in
@@ -217,9 +217,12 @@ struct Replayer {
                     progress(view.position)
                     nextReport = view.position &+ 65_536
                 }
-                if view.position >= nextRelease {
-                    store.environment.releaseMappedPages()
-                    nextRelease = view.position &+ Self.releaseEvery
+                if releasingPages {
+                    sinceRelease &+= view.payload.count &+ 128  // the envelope around the payload, about
+                    if sinceRelease >= Self.releaseEvery {
+                        store.environment.releaseMappedPages()
+                        sinceRelease = 0
+                    }
                 }
                 return true
             }
@@ -227,10 +230,10 @@ struct Replayer {
         }
     }
 
-    /// Events between two releases of the mapped pages a scan has read: a replay of a large
-    /// log would otherwise hold the whole file in its resident memory (see
+    /// Bytes of events a scan reads between two releases of the mapped pages: a replay of a
+    /// large log would otherwise hold the whole file in its resident memory (see
     /// ``Environment/releaseMappedPages()``); the pages stay in the page cache.
-    static let releaseEvery: UInt64 = 32_768
+    static let releaseEvery = 8 << 20
 
     /// Which scan folds a stream: note streams by the last characters of their id, everything
     /// else (categories, unreadable headers) in the first.
