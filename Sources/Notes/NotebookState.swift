@@ -233,7 +233,7 @@ struct Replayer {
     /// Bytes of events a scan reads between two releases of the mapped pages: a replay of a
     /// large log would otherwise hold the whole file in its resident memory (see
     /// ``Environment/releaseMappedPages()``); the pages stay in the page cache.
-    static let releaseEvery = 8 << 20
+    static let releaseEvery = 4 << 20
 
     /// Which scan folds a stream: note streams by the last characters of their id, everything
     /// else (categories, unreadable headers) in the first.
