@@ -78,7 +78,8 @@ public struct NotebookState: Sendable {
     /// category events take the general path through ``apply(_:store:)``'s rules. The result
     /// is the same fold as ``NoteFold``.
     ///
-    /// A long log is split by note between the processor's cores (see ``replay(store:upTo:shards:progress:)``).
+    /// A long log is split by note between the processor's cores (see
+    /// ``replay(store:upTo:shards:releasingPages:progress:)``).
     ///
     /// With `releasingPages`, the scans give back the mapped pages of the store file they have
     /// read as they go (``Environment/releaseMappedPages()``), so a one-off replay of a large log
@@ -96,7 +97,8 @@ public struct NotebookState: Sendable {
     /// Logs shorter than this are replayed on one core: a thread costs more than it saves.
     static let parallelReplayEvents: UInt64 = 50_000
 
-    /// How many scans ``replay(store:upTo:progress:)`` splits a log of `events` events between.
+    /// How many scans ``replay(store:upTo:releasingPages:progress:)`` splits a log of `events`
+    /// events between.
     public static func replayShards(events: UInt64) -> Int {
         guard events >= parallelReplayEvents else { return 1 }
         return max(1, min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
@@ -218,7 +220,8 @@ struct Replayer {
                     nextReport = view.position &+ 65_536
                 }
                 if releasingPages {
-                    sinceRelease &+= view.payload.count &+ 128  // the envelope around the payload, about
+                    // The payload and, roughly, the envelope around it.
+                    sinceRelease &+= view.payload.count &+ 128
                     if sinceRelease >= Self.releaseEvery {
                         store.environment.releaseMappedPages()
                         sinceRelease = 0
