@@ -407,7 +407,7 @@ struct Replayer {
 }
 
 extension NotebookState {
-    /// The same state as ``replay(store:upTo:progress:)``, read newest first: each field of a
+    /// The same state as ``replay(store:upTo:releasingPages:progress:)``, read newest first: each field of a
     /// note is decoded only from the last event that set it, and a note's events before its
     /// creation are not read at all, so the superseded titles and bodies that dominate a long
     /// log are never turned into strings. `--as-of` uses it; rebuild and verify use the forward
