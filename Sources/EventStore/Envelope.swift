@@ -49,6 +49,14 @@ enum Envelope {
         return h.finalize()
     }
 
+    /// ``view(_:position:)`` for an event read from the log: a decoding failure is the stored
+    /// event's damage, reported with its position.
+    static func storedView(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(StoreError) -> EventView {
+        do { return try view(bytes, position: position) } catch {
+            throw StoreError.damaged(position: position, detail: "\(error)")
+        }
+    }
+
     /// The stream name's bytes, read from the header without checking the CRC (nil when the
     /// header cannot be read): enough to route an event to the scan that will verify it.
     static func peekStream(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {

@@ -243,11 +243,7 @@ public final class EventStore: Sendable {
             }
             while let e = entry {
                 let pos = try decodeKey(e.key)
-                let view: EventView
-                do { view = try Envelope.view(e.value, position: pos) } catch {
-                    throw StoreError.damaged(position: pos, detail: "\(error)")
-                }
-                guard try body(view) else { return }
+                guard try body(try Envelope.storedView(e.value, position: pos)) else { return }
                 entry = reverse ? try c.previous() : try c.next()
             }
         }
@@ -272,11 +268,7 @@ public final class EventStore: Sendable {
                 let pos = try decodeKey(e.key)
                 if pos > last { return }
                 if accept(Envelope.peekStream(e.value)) {
-                    let view: EventView
-                    do { view = try Envelope.view(e.value, position: pos) } catch {
-                        throw StoreError.damaged(position: pos, detail: "\(error)")
-                    }
-                    guard try body(view) else { return }
+                    guard try body(try Envelope.storedView(e.value, position: pos)) else { return }
                 }
                 entry = try c.next()
             }
@@ -289,9 +281,7 @@ public final class EventStore: Sendable {
             let key = keyBytes(position)
             let raw = try key.withUnsafeBytes { k in try txn.get(events, k) }
             guard let raw else { return nil }
-            do { return try Envelope.view(raw, position: position).recorded } catch {
-                throw StoreError.damaged(position: position, detail: "\(error)")
-            }
+            return try Envelope.storedView(raw, position: position).recorded
         } catch { throw StoreError.wrap(error) }
     }
 
@@ -314,11 +304,7 @@ public final class EventStore: Sendable {
                 guard let raw else {
                     throw StoreError.damaged(position: pos, detail: "stream index points to a missing event")
                 }
-                let view: EventView
-                do { view = try Envelope.view(raw, position: pos) } catch {
-                    throw StoreError.damaged(position: pos, detail: "\(error)")
-                }
-                guard try body(view) else { return }
+                guard try body(try Envelope.storedView(raw, position: pos)) else { return }
                 entry = try c.next()
             }
         }
