@@ -129,6 +129,9 @@ public struct EventView {
     let body: UnsafeRawBufferPointer
     public let digest: UnsafeRawBufferPointer
 
+    /// The size of the stored envelope in bytes.
+    public var storedSize: Int { body.count + digest.count + 4 }
+
     public var type: String { String(decoding: typeBytes, as: UTF8.self) }
     public var stream: String { String(decoding: streamBytes, as: UTF8.self) }
     public var actor: String { String(decoding: actorBytes, as: UTF8.self) }

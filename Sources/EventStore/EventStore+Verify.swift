@@ -38,7 +38,7 @@ extension EventStore {
                 var previousDigest = [UInt8](repeating: 0, count: Envelope.digestSize)
                 var versions: [String: UInt64] = [:]
                 var counts: [SchemaKey: UInt64] = [:]
-                var sinceRelease = 0
+                var pages = MappedPageBudget(environment)
                 try txn.withCursor(events) { c in
                     var entry = try c.first()
                     while let e = entry {
@@ -97,11 +97,7 @@ extension EventStore {
                         }
                         if let progress, pos % 16_384 == 0 { progress(pos, head) }
                         // A verification reads the whole log once: its pages need not stay mapped.
-                        sinceRelease &+= e.value.count
-                        if sinceRelease >= 8 << 20 {
-                            environment.releaseMappedPages()
-                            sinceRelease = 0
-                        }
+                        pages.read(e.value.count)
                         entry = try c.next()
                     }
                 }

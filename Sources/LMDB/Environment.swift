@@ -360,3 +360,25 @@ extension LMDBError.Code {
     /// The store path exists but is not a directory. The corresponding C error is `ENOTDIR`.
     public static let notADirectory = LMDBError.Code(rawValue: ENOTDIR)
 }
+
+/// Gives a long scan's mapped pages back as it goes: counts the bytes read through the map and
+/// calls ``Environment/releaseMappedPages()`` every `every` bytes.
+public struct MappedPageBudget {
+    let environment: Environment
+    let every: Int
+    private var sinceRelease = 0
+
+    public init(_ environment: Environment, every: Int = 4 << 20) {
+        self.environment = environment
+        self.every = every
+    }
+
+    /// Notes `bytes` more read through the map.
+    public mutating func read(_ bytes: Int) {
+        sinceRelease &+= bytes
+        if sinceRelease >= every {
+            environment.releaseMappedPages()
+            sinceRelease = 0
+        }
+    }
+}
