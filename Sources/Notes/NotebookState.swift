@@ -1,6 +1,7 @@
 import Dispatch
 public import EventStore
 import Glibc
+import LMDB
 
 /// The whole notebook folded in memory: what a rebuild writes and what `--as-of` queries read.
 public struct NotebookState: Sendable {
@@ -89,9 +90,10 @@ public struct NotebookState: Sendable {
         store: EventStore, upTo position: UInt64 = .max, releasingPages: Bool = false,
         progress: ((UInt64) -> Void)? = nil
     ) throws -> NotebookState {
-        let shards = replayShards(events: try store.read { txn in try store.headPosition(in: txn) })
+        let head = try store.read { txn in try store.headPosition(in: txn) }
         return try replay(
-            store: store, upTo: position, shards: shards, releasingPages: releasingPages, progress: progress)
+            store: store, through: min(position, head), shards: replayShards(events: head),
+            releasingPages: releasingPages, progress: progress)
     }
 
     /// Logs shorter than this are replayed on one core: a thread costs more than it saves.
@@ -113,7 +115,16 @@ public struct NotebookState: Sendable {
         store: EventStore, upTo position: UInt64, shards: Int, releasingPages: Bool = false,
         progress: ((UInt64) -> Void)? = nil
     ) throws -> NotebookState {
-        let last = min(position, try store.read { txn in try store.headPosition(in: txn) })
+        let head = try store.read { txn in try store.headPosition(in: txn) }
+        return try replay(
+            store: store, through: min(position, head), shards: shards, releasingPages: releasingPages,
+            progress: progress)
+    }
+
+    /// The replay of positions 1...last, which is at most the head.
+    private static func replay(
+        store: EventStore, through last: UInt64, shards: Int, releasingPages: Bool, progress: ((UInt64) -> Void)?
+    ) throws -> NotebookState {
         guard shards > 1 else {
             var replayer = Replayer(releasingPages: releasingPages)
             try replayer.scan(store: store, through: last, shard: 0, of: 1, progress: progress)
@@ -206,7 +217,7 @@ struct Replayer {
     ) throws {
         try store.read { txn in
             var nextReport: UInt64 = 65_536
-            var sinceRelease = 0
+            var pages = releasingPages ? MappedPageBudget(store.environment) : nil
             try store.forEachEvent(
                 from: 1, through: last, in: txn,
                 acceptingStreams: { stream in
@@ -219,24 +230,12 @@ struct Replayer {
                     progress(view.position)
                     nextReport = view.position &+ 65_536
                 }
-                if releasingPages {
-                    // The payload and, roughly, the envelope around it.
-                    sinceRelease &+= view.payload.count &+ 128
-                    if sinceRelease >= Self.releaseEvery {
-                        store.environment.releaseMappedPages()
-                        sinceRelease = 0
-                    }
-                }
+                pages?.read(view.storedSize)
                 return true
             }
             try finish(store: store)
         }
     }
-
-    /// Bytes of events a scan reads between two releases of the mapped pages: a replay of a
-    /// large log would otherwise hold the whole file in its resident memory (see
-    /// ``Environment/releaseMappedPages()``); the pages stay in the page cache.
-    static let releaseEvery = 4 << 20
 
     /// Which scan folds a stream: note streams by the last characters of their id, everything
     /// else (categories, unreadable headers) in the first.
@@ -356,14 +355,20 @@ struct Replayer {
 
     /// Turns note `i`'s pending texts into its strings (they were checked when read).
     private mutating func materialize(_ i: Int) {
-        if let t = entries[i].title {
-            entries[i].note.title = String(decoding: t, as: UTF8.self)
-            entries[i].title = nil
-        }
-        if let b = entries[i].body {
-            entries[i].note.body = String(decoding: b, as: UTF8.self)
-            entries[i].body = nil
-        }
+        materializeTitle(i)
+        materializeBody(i)
+    }
+
+    private mutating func materializeTitle(_ i: Int) {
+        guard let t = entries[i].title else { return }
+        entries[i].note.title = String(decoding: t, as: UTF8.self)
+        entries[i].title = nil
+    }
+
+    private mutating func materializeBody(_ i: Int) {
+        guard let b = entries[i].body else { return }
+        entries[i].note.body = String(decoding: b, as: UTF8.self)
+        entries[i].body = nil
     }
 
     /// Moves the notes into the state; must run inside the scan's read transaction, whose
@@ -394,13 +399,7 @@ struct Replayer {
         }
         order.sort { $0.address < $1.address }
         for (k, item) in order.enumerated() {
-            if item.title, let t = entries[item.index].title {
-                entries[item.index].note.title = String(decoding: t, as: UTF8.self)
-                entries[item.index].title = nil
-            } else if !item.title, let b = entries[item.index].body {
-                entries[item.index].note.body = String(decoding: b, as: UTF8.self)
-                entries[item.index].body = nil
-            }
+            if item.title { materializeTitle(item.index) } else { materializeBody(item.index) }
             if k % 8_192 == 8_191 { store.environment.releaseMappedPages() }
         }
     }
