@@ -40,7 +40,7 @@ final class Suite {
     private var envelopeCache: PackedValues?
     private var rawEventsPath: String?
     private var rebuildSeconds: Double?
-    private(set) var rawScanRates: [String: Stat] = [:]
+    private(set) var rawScanRates: [RawLMDB.ScanDepth: Stat] = [:]
 
     init(scale: Scale, data: Dataset) {
         self.scale = scale
@@ -100,14 +100,14 @@ final class Suite {
     /// The raw cursor scan's rate over the same envelopes, reading `depth` of each value;
     /// measured once per depth and suite run.
     func rawScan(_ depth: RawLMDB.ScanDepth = .bytes) throws -> Stat {
-        if let stat = rawScanRates["\(depth)"] { return stat }
+        if let stat = rawScanRates[depth] { return stat }
         let raw = RawLMDB(path: try rawEvents())
         let stat = measureRate(warmup: 1, runs: scale.runs) { _ in
             let start = monotonicSeconds()
             let (n, keep) = raw.scan(depth)
             return (monotonicSeconds() - start, Double(n), keep)
         }
-        rawScanRates["\(depth)"] = stat
+        rawScanRates[depth] = stat
         return stat
     }
 
