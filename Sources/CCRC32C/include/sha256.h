@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// The 64 round constants of SHA-256 (FIPS 180-4, 4.2.2).
+extern const uint32_t notes_sha256_round_constants[64];
+
 /// Whether the processor has the SHA extensions (SHA-NI) used by `notes_sha256_blocks`.
 int notes_sha256_hardware(void);
 
