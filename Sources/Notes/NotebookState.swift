@@ -128,11 +128,13 @@ public struct NotebookState: Sendable {
         guard shards > 1 else {
             var replayer = Replayer(releasingPages: releasingPages)
             try replayer.scan(store: store, through: last, shard: 0, of: 1, progress: progress)
-            return replayer.state
+            var result = replayer.state
+            result.take(&replayer.notes)
+            return result
         }
         final class Outcome: @unchecked Sendable {
             // Each slot is written by its own scan before the group is left, read after the wait.
-            var results: [Result<NotebookState, any Error>?]
+            var results: [Result<Replayer, any Error>?]
             init(_ n: Int) { results = Array(repeating: nil, count: n) }
         }
         let outcome = Outcome(shards)
@@ -142,33 +144,46 @@ public struct NotebookState: Sendable {
                 outcome.results[shard] = Result {
                     var replayer = Replayer(releasingPages: releasingPages)
                     try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: nil)
-                    return replayer.state
+                    return replayer
                 }
             }
         }
-        outcome.results[0] = Result {
-            var replayer = Replayer(releasingPages: releasingPages)
-            try replayer.scan(store: store, through: last, shard: 0, of: shards, progress: progress)
-            return replayer.state
+        var first = Replayer(releasingPages: releasingPages)
+        let firstFailure: (any Error)?
+        var result = NotebookState()
+        do {
+            try first.scan(store: store, through: last, shard: 0, of: shards, progress: progress)
+            firstFailure = nil
+            // While the other scans finish: the shares are about equal in size.
+            result = first.state
+            result.notes.reserveCapacity(first.notes.count * shards + first.notes.count / 8)
+            result.take(&first.notes)
+        } catch {
+            firstFailure = error
         }
         group.wait()
-        var parts: [NotebookState] = []
-        var failure: (any Error)?
-        for r in outcome.results {
+        var failure = firstFailure
+        for r in outcome.results.dropFirst() {
             switch r {
-            case .success(let part): parts.append(part)
+            case .success: break
             case .failure(let error): failure = earlier(failure, error)
             case nil: throw StoreError.damaged(position: nil, detail: "a replay scan did not finish")
             }
         }
         if let failure { throw failure }
-        var result = parts[0]
-        result.notes.reserveCapacity(parts.reduce(0) { $0 + $1.notes.count })
-        for part in parts.dropFirst() {
-            result.events += part.events
-            for (id, note) in part.notes { result.notes[id] = note }
+        for shard in 1..<shards {
+            guard case .success(var part)? = outcome.results[shard].take() else { continue }
+            result.events += part.state.events
+            result.take(&part.notes)
         }
         return result
+    }
+
+    /// Moves notes into the state; their ids are not in it yet. Moving (rather than copying
+    /// then dropping) leaves the notes' strings untouched, which on a large notebook are
+    /// scattered over memory.
+    private mutating func take(_ more: inout [Note]) {
+        while let note = more.popLast() { notes[note.id] = note }
     }
 
     /// Of two scans' errors, the one a single scan would have met first: the lower position.
@@ -195,7 +210,10 @@ struct Replayer {
 
     private var entries: [Entry] = []
     private var table = NoteTable()
+    /// Categories and the count of events folded; the notes are in ``notes``.
     private(set) var state = NotebookState()
+    /// The notes, once the scan has finished.
+    var notes: [Note] = []
     /// Whether to give back the store file's mapped pages while scanning.
     private let releasingPages: Bool
 
@@ -353,12 +371,6 @@ struct Replayer {
         }
     }
 
-    /// Turns note `i`'s pending texts into its strings (they were checked when read).
-    private mutating func materialize(_ i: Int) {
-        materializeTitle(i)
-        materializeBody(i)
-    }
-
     private mutating func materializeTitle(_ i: Int) {
         guard let t = entries[i].title else { return }
         entries[i].note.title = String(decoding: t, as: UTF8.self)
@@ -371,18 +383,19 @@ struct Replayer {
         entries[i].body = nil
     }
 
-    /// Moves the notes into the state; must run inside the scan's read transaction, whose
-    /// pages the pending texts point into.
+    /// Moves the notes out of the working table into ``notes``, their pending texts turned
+    /// into strings (they were checked when read); must run inside the scan's read
+    /// transaction, whose pages the pending texts point into.
     private mutating func finish(store: EventStore) throws {
-        if releasingPages {
-            materializeInFileOrder(store: store)
-        } else {
-            for i in entries.indices { materialize(i) }
-        }
-        state.notes.reserveCapacity(state.notes.count + entries.count)
-        for e in entries { state.notes[e.note.id] = e.note }
-        entries = []
+        if releasingPages { materializeInFileOrder(store: store) }
         table = NoteTable()
+        notes.reserveCapacity(entries.count)
+        while let e = entries.popLast() {
+            var note = e.note
+            if let t = e.title { note.title = String(decoding: t, as: UTF8.self) }
+            if let b = e.body { note.body = String(decoding: b, as: UTF8.self) }
+            notes.append(note)
+        }
         if releasingPages { store.environment.releaseMappedPages() }
     }
 
