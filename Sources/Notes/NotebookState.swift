@@ -216,6 +216,9 @@ struct Replayer {
     var notes: [Note] = []
     /// Whether to give back the store file's mapped pages while scanning.
     private let releasingPages: Bool
+    /// Whether the store lifts the schema-1 note events with the shipped upcasters, so they
+    /// can be folded straight from their bytes (``LegacyNoteKind``).
+    private var liftsLegacyAsShipped = false
 
     init(releasingPages: Bool = false) {
         self.releasingPages = releasingPages
@@ -233,6 +236,7 @@ struct Replayer {
     mutating func scan(
         store: EventStore, through last: UInt64, shard: Int, of shards: Int, progress: ((UInt64) -> Void)?
     ) throws {
+        liftsLegacyAsShipped = LegacyNoteKind.liftedAsShipped(by: store.registry)
         try store.read { txn in
             var nextReport: UInt64 = 65_536
             var pages = releasingPages ? MappedPageBudget(store.environment) : nil
@@ -271,6 +275,15 @@ struct Replayer {
                 try apply(
                     kind, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
                     position: view.position)
+            } else if liftsLegacyAsShipped, view.schemaVersion == 1, let kind = LegacyNoteKind(view.typeBytes) {
+                do {
+                    try apply(
+                        kind, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
+                        position: view.position)
+                } catch is DecodingError {
+                    // Unreadable: the general path reports it as every other reader does.
+                    try applyLifted(view, id: id, store: store)
+                }
             } else {
                 try applyLifted(view, id: id, store: store)
             }
@@ -295,18 +308,10 @@ struct Replayer {
                 id: id, title: "", body: "", pinned: try r.readBool(), category: try r.readOptionalIdentifier(),
                 createdAt: instant, updatedAt: instant, version: version)
             try r.expectEnd()
-            let entry = Entry(note: note, title: title, body: body)
-            if let i = find(id) {
-                entries[i] = entry
-            } else {
-                table.insert(id, index: entries.count)
-                entries.append(entry)
-            }
+            create(Entry(note: note, title: title, body: body))
             return
         }
-        guard let i = find(id) else {
-            throw StoreError.damaged(position: position, detail: "note \(id) does not begin with NoteCreated")
-        }
+        let i = try existing(id, position: position)
         switch kind {
         case .created: break
         case .retitled: entries[i].title = try r.readUTF8()
@@ -333,6 +338,72 @@ struct Replayer {
         try r.expectEnd()
         entries[i].note.updatedAt = instant
         entries[i].note.version = version
+    }
+
+    /// A schema-1 note event, folded as the shipped upcasters lift it: `NoteCreated` 1 as a
+    /// creation with no category, `NoteUpdated` as a retitle and a body edit of the same
+    /// version, `NotePinToggled` as a pin or unpin, `NoteDeleted` as a move to the trash.
+    /// The payload is read whole before anything changes, so a decoding error leaves the
+    /// note as it was.
+    private mutating func apply(
+        _ kind: LegacyNoteKind, payload: UnsafeRawBufferPointer, id: Identifier, at instant: Int64,
+        version: UInt64, position: UInt64
+    ) throws {
+        var r = ByteReader(payload)
+        switch kind {
+        case .created:
+            let title = try r.readUTF8()
+            let content = try r.readUTF8()
+            let pinned = try r.readBool()
+            try r.expectEnd()
+            create(
+                Entry(
+                    note: Note(
+                        id: id, title: "", body: "", pinned: pinned, createdAt: instant, updatedAt: instant,
+                        version: version),
+                    title: title, body: content))
+            return
+        case .updated:
+            let title = try r.readUTF8()
+            let content = try r.readUTF8()
+            try r.expectEnd()
+            let i = try existing(id, position: position)
+            entries[i].title = title
+            entries[i].body = content
+            entries[i].note.updatedAt = instant
+            entries[i].note.version = version
+        case .pinToggled:
+            let pinned = try r.readBool()
+            try r.expectEnd()
+            let i = try existing(id, position: position)
+            entries[i].note.pinned = pinned
+            entries[i].note.updatedAt = instant
+            entries[i].note.version = version
+        case .deleted:
+            try r.expectEnd()
+            let i = try existing(id, position: position)
+            entries[i].note.trashed = true
+            entries[i].note.updatedAt = instant
+            entries[i].note.version = version
+        }
+    }
+
+    /// A creation starts the note afresh, whether or not its id was seen before.
+    private mutating func create(_ entry: Entry) {
+        if let i = find(entry.note.id) {
+            entries[i] = entry
+        } else {
+            table.insert(entry.note.id, index: entries.count)
+            entries.append(entry)
+        }
+    }
+
+    /// The index of a note an event changes, which must have been created.
+    private func existing(_ id: Identifier, position: UInt64) throws -> Int {
+        guard let i = find(id) else {
+            throw StoreError.damaged(position: position, detail: "note \(id) does not begin with NoteCreated")
+        }
+        return i
     }
 
     /// Legacy (or unknown) note events: upcast, decode, fold with ``NoteFold``.
@@ -653,6 +724,42 @@ enum NoteEventKind: UInt8 {
         case 15 where rest("Categorized"): self = .categorized
         default: return nil
         }
+    }
+}
+
+/// The schema-1 note event types (the first notes model), recognised from the stored type
+/// bytes.
+enum LegacyNoteKind: UInt8 {
+    case created, updated, pinToggled, deleted
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 11, let base = bytes.baseAddress, memcmp(base, "Note", 4) == 0 else { return nil }
+        func rest(_ s: StaticString) -> Bool {
+            s.utf8CodeUnitCount == bytes.count - 4 && memcmp(base + 4, s.utf8Start, bytes.count - 4) == 0
+        }
+        if rest("Created") {
+            self = .created
+        } else if rest("Updated") {
+            self = .updated
+        } else if rest("PinToggled") {
+            self = .pinToggled
+        } else if rest("Deleted") {
+            self = .deleted
+        } else {
+            return nil
+        }
+    }
+
+    /// Whether `registry` reads schema-1 note events exactly as shipped: the same legacy
+    /// schemas, the shipped upcasters (known by their names, which are never reused), and
+    /// the current versions they lift to. A program that registers its own chain for these
+    /// types gets it applied through the general path.
+    static func liftedAsShipped(by registry: SchemaRegistry) -> Bool {
+        NotesSchema.legacy.allSatisfy { registry.schemas[SchemaKey($0.type, $0.version)] == $0 }
+            && NotesSchema.upcasters.allSatisfy { shipped in
+                registry.upcasters[SchemaKey(shipped.type, shipped.fromVersion)]?.name == shipped.name
+                    && shipped.produces.allSatisfy { registry.isCurrent($0.type, $0.version) }
+            }
     }
 }
 

@@ -226,6 +226,68 @@ struct SchemaEvolutionTests {
         #expect(try store.catalogue()[SchemaKey("NoteViewed", 1)] == 2)
     }
 
+    @Test("a program that replaces a shipped upcaster gets its own lift in every replay, split or not")
+    func replacedShippedUpcaster() throws {
+        let scratch = try SchemaScratch()
+        // This program reads the old model's delete as an archive, not as trash.
+        let r = Self.registry { r in
+            r.register(
+                Upcaster(
+                    type: "NoteDeleted", from: 1, name: "NoteDeleted.1->NoteArchived",
+                    produces: [SchemaKey("NoteArchived", 1)]
+                ) { _ in [RawEvent(type: "NoteArchived", version: 1)] })
+        }
+        let (store, _) = try Self.openStore(scratch.sub("store"), registry: r)
+        for n: UInt64 in 1...6 {
+            try store.append(
+                [
+                    try Self.legacyEvent(
+                        n * 10, "NoteCreated", 1,
+                        [("title", .string("t\(n)")), ("content", .string("c\(n)")), ("isPinned", .bool(true))],
+                        registry: r),
+                    try Self.legacyEvent(n * 10 + 1, "NoteDeleted", 1, [], registry: r),
+                ], to: Note.stream(Self.id(n)))
+        }
+        for shards in [1, 2, 3] {
+            let state = try NotebookState.replay(store: store, upTo: .max, shards: shards)
+            #expect(state.notes.count == 6)
+            #expect(state.notes.values.allSatisfy { $0.archived && !$0.trashed && $0.pinned }, "\(shards) scans")
+        }
+    }
+
+    @Test("an unreadable legacy payload is reported at its position by the replay as by the general path")
+    func unreadableLegacyPayload() throws {
+        let scratch = try SchemaScratch()
+        let r = NotesSchema.registry
+        // No projections: they would refuse the damaged event at its append.
+        let store = try EventStore(path: scratch.sub("store"), configuration: .init(registry: r))
+        let created = try Self.legacyEvent(
+            1, "NoteCreated", 1, [("title", .string("a")), ("content", .string("b")), ("isPinned", .bool(false))],
+            registry: r)
+        // A NoteUpdated v1 whose second string is cut short, with a valid checksum.
+        let cut = NewEvent(
+            id: Self.id(99), type: "NoteUpdated", schemaVersion: 1, payload: [1, 0x61, 5, 0x62], metadata: Self.meta)
+        try store.append([created, cut], to: Note.stream(Self.id(1)))
+        var general: String?
+        do {
+            _ = try NotebookState.replayNewestFirst(store: store)
+        } catch StoreError.damaged(let at, let detail) {
+            #expect(at == 2)
+            general = detail
+        }
+        #expect(general?.contains("cannot upcast NoteUpdated v1") == true)
+        for shards in [1, 2] {
+            let error = #expect(throws: StoreError.self) {
+                try NotebookState.replay(store: store, upTo: .max, shards: shards)
+            }
+            guard case .damaged(let at, let detail) = error else {
+                Issue.record("\(shards) scans: \(String(describing: error))")
+                continue
+            }
+            #expect(at == 2 && detail == general, "\(shards) scans")
+        }
+    }
+
     @Test("a store holding an event this program cannot read is refused, naming it, and left unchanged")
     func unknownPairRefused() throws {
         let scratch = try SchemaScratch()
