@@ -28,10 +28,10 @@ let package = Package(
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict),
         // CRC-32C and SHA-256 with the processor's own instructions (SSE 4.2, SHA-NI); the
-        // portable code in EventStore is used where they are missing.
+        // portable code in EventStore is used where they are missing. Also a prefetch hint.
         .target(name: "CCRC32C"),
         .target(name: "EventStore", dependencies: ["LMDB", "CCRC32C"], swiftSettings: strict),
-        .target(name: "Notes", dependencies: ["EventStore", "LMDB"], swiftSettings: strict),
+        .target(name: "Notes", dependencies: ["EventStore", "LMDB", "CCRC32C"], swiftSettings: strict),
         .target(name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
         // Linked with the Swift runtime inside: no dynamic loading of libswiftCore and friends
         // at every start, which is most of a short command's time.

@@ -1,3 +1,4 @@
+import CCRC32C
 import Dispatch
 public import EventStore
 import Glibc
@@ -232,30 +233,125 @@ struct Replayer {
         entries.withUnsafeBufferPointer { buffer in table.find(id) { buffer[$0].note.id } }
     }
 
+    /// A current-schema note event read but not yet folded: what its fold needs, its
+    /// payload still in the map.
+    private struct Pending {
+        var id: Identifier
+        var payload: UnsafeRawBufferPointer
+        var instant: Int64
+        var version: UInt64
+        var position: UInt64
+        var kind: NoteEventKind
+    }
+
+    /// How many events are read ahead of the one being folded (a power of two).
+    ///
+    /// Each event changes a note found through a table and an array too large for the
+    /// processor's caches, at a place no hardware prefetcher can guess. So current-schema
+    /// note events wait in a small ring: the table slot of an event is fetched when it is
+    /// read, its entry halfway through the ring, and both are at hand when it is folded. The
+    /// finishing pass fetches texts the same distance ahead.
+    static let lookahead = 16
+
+    /// The ring of events read ahead, allocated for the scan.
+    private var ring: UnsafeMutablePointer<Pending>?
+    /// Events put in the ring so far, and folded from it.
+    private var queued = 0
+    private var folded = 0
+    /// Whether a fold from the ring threw (then the events after it are not folded).
+    private var foldFailed = false
+
     /// Folds the events of positions 1...last in `shard`'s share, in one read transaction.
     mutating func scan(
         store: EventStore, through last: UInt64, shard: Int, of shards: Int, progress: ((UInt64) -> Void)?
     ) throws {
         liftsLegacyAsShipped = LegacyNoteKind.liftedAsShipped(by: store.registry)
+        let ring = UnsafeMutablePointer<Pending>.allocate(capacity: Self.lookahead)
+        self.ring = ring
+        defer {
+            ring.deallocate()
+            self.ring = nil
+        }
         try store.read { txn in
             var nextReport: UInt64 = 65_536
             var pages = releasingPages ? MappedPageBudget(store.environment) : nil
-            try store.forEachEvent(
-                from: 1, through: last, in: txn,
-                acceptingStreams: { stream in
-                    guard shards > 1 else { return true }
-                    return Self.shard(of: stream, among: shards) == shard
+            do {
+                try store.forEachEvent(
+                    from: 1, through: last, in: txn,
+                    acceptingStreams: { stream in
+                        guard shards > 1 else { return true }
+                        return Self.shard(of: stream, among: shards) == shard
+                    }
+                ) { view in
+                    try take(view, store: store)
+                    if let progress, view.position >= nextReport {
+                        progress(view.position)
+                        nextReport = view.position &+ 65_536
+                    }
+                    pages?.read(view.storedSize)
+                    return true
                 }
-            ) { view in
-                try apply(view, store: store)
-                if let progress, view.position >= nextReport {
-                    progress(view.position)
-                    nextReport = view.position &+ 65_536
-                }
-                pages?.read(view.storedSize)
-                return true
+            } catch {
+                // Events read before a damaged one are folded first, as a scan without a
+                // ring would have: a failure among them is the one to report.
+                if !foldFailed { try drain() }
+                throw error
             }
+            try drain()
             try finish(store: store)
+        }
+    }
+
+    /// Queues a current-schema note event; folds anything else at once, after the queue.
+    @inline(__always)
+    private mutating func take(_ view: EventView, store: EventStore) throws {
+        let stream = StreamRef(view.streamBytes)
+        guard case .note(let id) = stream, let kind = NoteEventKind(view.typeBytes),
+            kind.schemaVersion == view.schemaVersion, let ring
+        else {
+            try drain()
+            try apply(view, stream: stream, store: store)
+            return
+        }
+        state.events += 1
+        if queued - folded == Self.lookahead { try foldOldest() }
+        table.prefetch(id)
+        ring[queued & (Self.lookahead - 1)] = Pending(
+            id: id, payload: view.payload, instant: view.recordedAt, version: view.version, position: view.position,
+            kind: kind)
+        queued += 1
+        let half = queued - 1 - Self.lookahead / 2
+        if half >= folded { prefetchEntry(of: ring[half & (Self.lookahead - 1)].id) }
+    }
+
+    @inline(__always)
+    private mutating func foldOldest() throws {
+        guard let ring else { return }
+        let p = ring[folded & (Self.lookahead - 1)]
+        folded += 1
+        do {
+            try apply(p.kind, payload: p.payload, id: p.id, at: p.instant, version: p.version, position: p.position)
+        } catch {
+            foldFailed = true
+            throw error
+        }
+    }
+
+    /// Folds every queued event.
+    private mutating func drain() throws {
+        while queued > folded { try foldOldest() }
+    }
+
+    /// Brings the entry of note `id` (its first two cache lines) into the cache, if the
+    /// table has a candidate for it.
+    @inline(__always)
+    private func prefetchEntry(of id: Identifier) {
+        guard let i = table.candidate(id) else { return }
+        entries.withUnsafeBufferPointer { buffer in
+            guard i < buffer.count, let base = buffer.baseAddress else { return }
+            let p = UnsafeRawPointer(base + i)
+            notes_prefetch(p)
+            notes_prefetch(p + 64)
         }
     }
 
@@ -267,9 +363,9 @@ struct Replayer {
         return Int(mixed % UInt32(shards))
     }
 
-    mutating func apply(_ view: EventView, store: EventStore) throws {
+    mutating func apply(_ view: EventView, stream: StreamRef, store: EventStore) throws {
         state.events += 1
-        switch StreamRef(view.streamBytes) {
+        switch stream {
         case .note(let id):
             if let kind = NoteEventKind(view.typeBytes), kind.schemaVersion == view.schemaVersion {
                 try apply(
@@ -462,12 +558,26 @@ struct Replayer {
         table = NoteTable()
         notes.reserveCapacity(entries.count)
         while let e = entries.popLast() {
+            prefetchTexts(of: entries.count - Self.lookahead)
             var note = e.note
             if let t = e.title { note.title = String(decoding: t, as: UTF8.self) }
             if let b = e.body { note.body = String(decoding: b, as: UTF8.self) }
             notes.append(note)
         }
         if releasingPages { store.environment.releaseMappedPages() }
+    }
+
+    /// Brings the start of entry `i`'s pending texts into the cache, if it has any.
+    @inline(__always)
+    private func prefetchTexts(of i: Int) {
+        guard i >= 0 else { return }
+        entries.withUnsafeBufferPointer { buffer in
+            if let p = buffer[i].title?.baseAddress { notes_prefetch(p) }
+            if let p = buffer[i].body?.baseAddress {
+                notes_prefetch(p)
+                notes_prefetch(p + 64)
+            }
+        }
     }
 
     /// The texts in file order, giving back the mapped pages as it goes: the last texts of a
@@ -797,6 +907,28 @@ struct NoteTable {
                 let index = Int(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
                 if idAt(index) == id { return index }
             }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Brings the slot where a search for `id` starts into the cache.
+    @inline(__always)
+    func prefetch(_ id: Identifier) {
+        let i = Int(truncatingIfNeeded: Self.tag(id)) & (slots.count - 1)
+        slots.withUnsafeBufferPointer { notes_prefetch($0.baseAddress! + i) }
+    }
+
+    /// The index in the first slot whose tag matches `id`'s, unconfirmed: the likely index,
+    /// for a prefetch.
+    @inline(__always)
+    func candidate(_ id: Identifier) -> Int? {
+        let tag = Self.tag(id)
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: tag) & mask
+        while true {
+            let s = slots[i]
+            if s == 0 { return nil }
+            if s >> 32 == tag { return Int(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1 }
             i = (i + 1) & mask
         }
     }

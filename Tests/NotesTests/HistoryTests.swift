@@ -628,6 +628,44 @@ struct ReplayEquivalenceTests {
         #expect(try NotebookState.replay(store: store, upTo: .max, shards: 2).notes == whole.notes)
     }
 
+    @Test("a note event that cannot be folded is reported before a damaged envelope a few events later")
+    func foldFailureBeforeDamage() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Self.smallStore(tmp, notes: 3)
+        let meta = EventMetadata(actor: "ana@laptop")
+        // A retitle of a note that was never created, then three edits of a real note, the
+        // last of which is damaged: the replay reads ahead of its folds, and must still report
+        // the earlier event.
+        let orphan = try store.append(
+            [NoteEvent.retitled(title: "orphan").newEvent(id: Identifier(high: 0x9200, low: 1), metadata: meta)],
+            to: Note.stream(Identifier(high: 0x4000, low: 99)))
+        for k: UInt64 in 2...4 {
+            try store.append(
+                [
+                    NoteEvent.bodyEdited(body: "edit \(k)").newEvent(
+                        id: Identifier(high: 0x9200, low: k), metadata: meta)
+                ],
+                to: Note.stream(Identifier(high: 0x4000, low: 1)))
+        }
+        let head = try store.read { txn in try store.headPosition(in: txn) }
+        let events = try store.environment.openDatabase("events")
+        let key = withUnsafeBytes(of: head.bigEndian) { Array($0) }
+        var bytes = try #require(try store.environment.read { txn in try txn.get(events, key: key) })
+        bytes[bytes.count - 10] ^= 0x04
+        try store.environment.write { txn in try txn.put(events, key: key, value: bytes) }
+        for shards in [1, 2, 3] {
+            let error = #expect(throws: StoreError.self) {
+                try NotebookState.replay(store: store, upTo: .max, shards: shards)
+            }
+            guard case .damaged(let at, let detail) = error else {
+                Issue.record("\(shards) scans: got \(String(describing: error))")
+                continue
+            }
+            #expect(at == orphan.positions.first, "\(shards) scans")
+            #expect(detail.contains("does not begin with NoteCreated"), "\(shards) scans")
+        }
+    }
+
     @Test("invalid UTF-8 in a superseded body is refused although the body is never shown")
     func supersededInvalidText() throws {
         let tmp = TemporaryDirectory()

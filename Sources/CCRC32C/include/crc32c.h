@@ -3,7 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// The module's umbrella header: SHA-256 lives beside CRC-32C.
+// The module's umbrella header: SHA-256 and a prefetch hint live beside CRC-32C.
+#include "prefetch.h"
 #include "sha256.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
