@@ -6,7 +6,7 @@ import LMDB
 
 /// The whole notebook folded in memory: what a rebuild writes and what `--as-of` queries read.
 public struct NotebookState: Sendable {
-    public var notes: [Identifier: Note] = [:]
+    public var notes = NoteCollection()
     public var categories: [Identifier: Category] = [:]
     /// Events folded so far (stored events, not lifted ones).
     public var events: UInt64 = 0
@@ -26,7 +26,7 @@ public struct NotebookState: Sendable {
             guard let next = NoteFold.apply(event, to: notes[id], id: id, at: instant, version: version) else {
                 throw StoreError.damaged(position: position, detail: "note \(id) does not begin with NoteCreated")
             }
-            notes[id] = next
+            notes.update(next)
         case .category(let id):
             guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
             else {
@@ -130,8 +130,7 @@ public struct NotebookState: Sendable {
             var replayer = Replayer(releasingPages: releasingPages)
             try replayer.scan(store: store, through: last, shard: 0, of: 1, progress: progress)
             var result = replayer.state
-            result.notes.reserveCapacity(replayer.notes.count)
-            result.take(&replayer.notes)
+            result.notes = NoteCollection(replayer.notes)
             return result
         }
         final class Outcome: @unchecked Sendable {
@@ -151,20 +150,13 @@ public struct NotebookState: Sendable {
             }
         }
         var first = Replayer(releasingPages: releasingPages)
-        let firstFailure: (any Error)?
-        var result = NotebookState()
+        var failure: (any Error)?
         do {
             try first.scan(store: store, through: last, shard: 0, of: shards, progress: progress)
-            firstFailure = nil
-            // While the other scans finish: the shares are about equal in size.
-            result = first.state
-            result.notes.reserveCapacity(first.notes.count * shards + first.notes.count / 8)
-            result.take(&first.notes)
         } catch {
-            firstFailure = error
+            failure = error
         }
         group.wait()
-        var failure = firstFailure
         for r in outcome.results.dropFirst() {
             switch r {
             case .success: break
@@ -173,19 +165,17 @@ public struct NotebookState: Sendable {
             }
         }
         if let failure { throw failure }
+        var result = first.state
+        var notes = first.notes
         for shard in 1..<shards {
             guard case .success(var part)? = outcome.results[shard].take() else { continue }
             result.events += part.state.events
-            result.take(&part.notes)
+            // Moved one by one: appending a copy would count references to every string.
+            notes.reserveCapacity(notes.count + part.notes.count)
+            while let note = part.notes.popLast() { notes.append(note) }
         }
+        result.notes = NoteCollection(notes)
         return result
-    }
-
-    /// Moves notes into the state; their ids are not in it yet. Moving (rather than copying
-    /// then dropping) leaves the notes' strings untouched, which on a large notebook are
-    /// scattered over memory.
-    private mutating func take(_ more: inout [Note]) {
-        while let note = more.popLast() { notes[note.id] = note }
     }
 
     /// Of two scans' errors, the one a single scan would have met first: the lower position.
@@ -384,13 +374,10 @@ struct NewestFirstReplayer {
 
     consuming func finish() throws -> NotebookState {
         var result = NotebookState()
-        result.notes.reserveCapacity(notes.count)
-        for p in notes {
-            guard p.complete else {
-                throw StoreError.damaged(position: nil, detail: "note \(p.note.id) does not begin with NoteCreated")
-            }
-            result.notes[p.note.id] = p.note
+        for p in notes where !p.complete {
+            throw StoreError.damaged(position: nil, detail: "note \(p.note.id) does not begin with NoteCreated")
         }
+        result.notes = NoteCollection(notes.map(\.note))
         for step in categorySteps.reversed() {
             try step.payload.withUnsafeBytes { payload in
                 try result.apply(
@@ -478,8 +465,15 @@ enum LegacyNoteKind: UInt8 {
 /// caller stores at that index.
 struct NoteTable {
     /// `tag << 32 | (index + 1)`; 0 marks an empty slot.
-    private var slots = [UInt64](repeating: 0, count: 1024)
+    private var slots: [UInt64]
     private var count = 0
+
+    /// A table that holds `capacity` ids without growing.
+    init(capacity: Int = 512) {
+        var size = 16
+        while size < capacity * 2 { size *= 2 }
+        slots = [UInt64](repeating: 0, count: size)
+    }
 
     /// The high half of a 64-bit mix of the id: it picks the slot and is kept as the tag.
     @inline(__always)
