@@ -512,17 +512,7 @@ struct NoteTable {
     /// The index in the first slot whose tag matches `id`'s, unconfirmed: the likely index,
     /// for a prefetch.
     @inline(__always)
-    func candidate(_ id: Identifier) -> Int? {
-        let tag = Self.tag(id)
-        let mask = slots.count - 1
-        var i = Int(truncatingIfNeeded: tag) & mask
-        while true {
-            let s = slots[i]
-            if s == 0 { return nil }
-            if s >> 32 == tag { return Int(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1 }
-            i = (i + 1) & mask
-        }
-    }
+    func candidate(_ id: Identifier) -> Int? { find(id) { _ in id } }
 
     /// Inserts an id known to be absent.
     mutating func insert(_ id: Identifier, index: Int) {
