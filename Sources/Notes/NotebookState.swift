@@ -133,42 +133,46 @@ public struct NotebookState: Sendable {
             result.notes = NoteCollection(replayer.notes)
             return result
         }
-        final class Outcome: @unchecked Sendable {
-            // Each slot is written by its own scan before the group is left, read after the wait.
-            var results: [Result<Replayer, any Error>?]
-            init(_ n: Int) { results = Array(repeating: nil, count: n) }
+        /// One scan's outcome, written by its scan before the group is left and read after
+        /// the wait; each scan has its own.
+        final class Slot: @unchecked Sendable {
+            var replayer: Replayer?
+            var failure: (any Error)?
         }
-        let outcome = Outcome(shards)
+        let slots = (0..<shards).map { _ in Slot() }
         let group = DispatchGroup()
-        for shard in 1..<shards {
-            DispatchQueue.global(qos: .userInitiated).async(group: group) {
-                outcome.results[shard] = Result {
-                    var replayer = Replayer(releasingPages: releasingPages)
-                    try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: nil)
-                    return replayer
-                }
+        @Sendable func run(_ shard: Int, progress: ((UInt64) -> Void)?) {
+            var replayer = Replayer(releasingPages: releasingPages)
+            do {
+                try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: progress)
+            } catch {
+                slots[shard].failure = error
             }
+            slots[shard].replayer = replayer
         }
-        var first = Replayer(releasingPages: releasingPages)
-        var failure: (any Error)?
-        do {
-            try first.scan(store: store, through: last, shard: 0, of: shards, progress: progress)
-        } catch {
-            failure = error
+        for shard in 1..<shards {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) { run(shard, progress: nil) }
         }
+        run(0, progress: progress)
         group.wait()
-        for r in outcome.results.dropFirst() {
-            switch r {
-            case .success: break
-            case .failure(let error): failure = earlier(failure, error)
-            case nil: throw StoreError.damaged(position: nil, detail: "a replay scan did not finish")
+        // The failure a single scan would meet first: the lowest position any scan failed at.
+        var first: (position: UInt64, error: any Error)?
+        for slot in slots {
+            guard let replayer = slot.replayer else {
+                throw StoreError.damaged(position: nil, detail: "a replay scan did not finish")
+            }
+            if let error = slot.failure {
+                let position = replayer.failedAt ?? .max
+                if first == nil || position < first!.position { first = (position, error) }
             }
         }
-        if let failure { throw failure }
-        var result = first.state
-        var notes = first.notes
-        for shard in 1..<shards {
-            guard case .success(var part)? = outcome.results[shard].take() else { continue }
+        if let first { throw first.error }
+        // Categories are folded by the first scan only; every scan counts its own events.
+        var result = slots[0].replayer!.state
+        result.events = 0
+        var notes: [Note] = []
+        for slot in slots {
+            guard var part = slot.replayer.take() else { continue }
             result.events += part.state.events
             // Moved one by one: appending a copy would count references to every string.
             notes.reserveCapacity(notes.count + part.notes.count)
@@ -176,13 +180,6 @@ public struct NotebookState: Sendable {
         }
         result.notes = NoteCollection(notes)
         return result
-    }
-
-    /// Of two scans' errors, the one a single scan would have met first: the lower position.
-    private static func earlier(_ a: (any Error)?, _ b: any Error) -> any Error {
-        guard let a else { return b }
-        if case StoreError.damaged(let pa?, _) = a, case StoreError.damaged(let pb?, _) = b, pb < pa { return b }
-        return a
     }
 }
 

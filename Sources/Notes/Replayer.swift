@@ -68,6 +68,11 @@ struct Replayer {
     private var folded = 0
     /// Whether a fold from the ring threw (then the events after it are not folded).
     private var foldFailed = false
+    /// Where the scan failed, when it threw: the position of the event it could not fold or
+    /// read. Scans of one log compare these to report the failure one scan would meet first.
+    private(set) var failedAt: UInt64?
+    /// The position of the last event read.
+    private var lastRead: UInt64 = 0
 
     /// Folds the events of positions 1...last in `shard`'s share, in one read transaction.
     mutating func scan(
@@ -102,7 +107,10 @@ struct Replayer {
             } catch {
                 // Events read before a damaged one are folded first, as a scan without a
                 // ring would have: a failure among them is the one to report.
-                if !foldFailed { try drain() }
+                if !foldFailed {
+                    failedAt = Self.position(of: error) ?? lastRead &+ 1
+                    try drain()
+                }
                 throw error
             }
             try drain()
@@ -110,15 +118,26 @@ struct Replayer {
         }
     }
 
+    /// The position a store error names.
+    private static func position(of error: any Error) -> UInt64? {
+        if case StoreError.damaged(let position?, _) = error { return position }
+        return nil
+    }
+
     /// Queues a current-schema note event; folds anything else at once, after the queue.
     @inline(__always)
     private mutating func take(_ view: EventView, store: EventStore) throws {
+        lastRead = view.position
         let stream = StreamRef(view.streamBytes)
         guard case .note(let id) = stream, let kind = NoteEventKind(view.typeBytes),
             kind.schemaVersion == view.schemaVersion, let ring
         else {
             try drain()
-            try apply(view, stream: stream, store: store)
+            do { try apply(view, stream: stream, store: store) } catch {
+                foldFailed = true
+                failedAt = view.position
+                throw error
+            }
             return
         }
         state.events += 1
@@ -141,6 +160,7 @@ struct Replayer {
             try apply(p.kind, payload: p.payload, id: p.id, at: p.instant, version: p.version, position: p.position)
         } catch {
             foldFailed = true
+            failedAt = p.position
             throw error
         }
     }

@@ -666,6 +666,39 @@ struct ReplayEquivalenceTests {
         }
     }
 
+    @Test("an unreadable payload in one scan's share is reported before a later failure in another's")
+    func unpositionedFailureFirst() throws {
+        let meta = EventMetadata(actor: "ana@laptop")
+        // Whatever scan a note falls to: six notes with an unreadable body edit at position 2,
+        // each followed by edits of eight notes never created, so in some of these stores the
+        // edit and a later orphan are in different scans.
+        for variant: UInt64 in 1...6 {
+            let tmp = TemporaryDirectory()
+            var config = EventStore.Configuration(registry: NotesSchema.registry)
+            config.environment.noSync = true
+            let store = try EventStore(path: tmp.path, configuration: config)
+            let stream = Note.stream(Identifier(high: 0x5000, low: variant))
+            try store.append(
+                [
+                    NoteEvent.created(title: "a", body: "a", pinned: false, category: nil).newEvent(
+                        id: Identifier(high: 0x9300, low: 1), metadata: meta),
+                    NewEvent(
+                        id: Identifier(high: 0x9300, low: 2), type: "NoteBodyEdited", schemaVersion: 1,
+                        payload: [3, 0x61, 0xC3, 0x28], metadata: meta),
+                ], to: stream)
+            for orphan: UInt64 in 1...8 {
+                try store.append(
+                    [NoteEvent.pinned.newEvent(id: Identifier(high: 0x9400, low: orphan), metadata: meta)],
+                    to: Note.stream(Identifier(high: 0x6000, low: variant * 100 + orphan)))
+            }
+            for shards in [1, 2, 3] {
+                #expect(throws: DecodingError.self, "store \(variant), \(shards) scans") {
+                    try NotebookState.replay(store: store, upTo: .max, shards: shards)
+                }
+            }
+        }
+    }
+
     @Test("invalid UTF-8 in a superseded body is refused although the body is never shown")
     func supersededInvalidText() throws {
         let tmp = TemporaryDirectory()
