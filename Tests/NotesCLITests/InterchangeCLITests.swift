@@ -75,6 +75,7 @@ struct InterchangeCLITests {
         let s = try Sandbox()
         let first = try s.ok("import-history", Self.sample)
         #expect(first.line.hasPrefix("imported 43 notes from 515 lines: "))
+        #expect(first.line.contains(" created") && !first.line.contains("already in the store"), "\(first.line)")
         let count = try events(s)
         // The same history compressed (when gzip is there) is the same events: nothing new.
         var input = Self.sample
@@ -85,6 +86,7 @@ struct InterchangeCLITests {
         }
         let again = try s.ok("import-history", input, "--json").object()
         #expect(again["appended"] as? Int == 0 && again["notes"] as? Int == 43)
+        #expect(again["skipped"] as? Int == again["events"] as? Int && again["categoriesCreated"] as? Int == 0)
         #expect(try events(s) == count)
         let all = try s.run("list", "--all", "--json").array()
         #expect(all.count == 43)

@@ -74,7 +74,8 @@ struct InterchangeHistoryTests {
         let summary = try s.book.importHistory(fromFile: Self.samplePath)
         #expect(summary.notes == expected.count)
         #expect(summary.events == expected.reduce(0) { $0 + $1.events })
-        #expect(summary.skipped == 0)
+        #expect(summary.skipped == 0 && summary.appended == summary.events)
+        #expect(summary.categoriesCreated == (try s.book.stats().categories) && summary.categoriesCreated > 0)
 
         let notes = try s.allNotes()
         #expect(notes.count == expected.count)
@@ -106,7 +107,7 @@ struct InterchangeHistoryTests {
 
         // Re-running is idempotent: derived ids are all found.
         let again = try s.book.importHistory(fromFile: Self.samplePath)
-        #expect(again.appended == 0 && again.skipped == summary.events)
+        #expect(again.appended == 0 && again.skipped == summary.events && again.categoriesCreated == 0)
         #expect(try s.allNotes() == notes)
     }
 

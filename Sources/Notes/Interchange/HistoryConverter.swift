@@ -199,17 +199,20 @@ public struct HistoryImportSummary: Sendable, Equatable {
     public var notes: Int
     /// Note events the input converts to.
     public var events: Int
-    /// Events appended (categories included).
+    /// Note events appended; with `skipped`, they make `events`.
     public var appended: Int
-    /// Events already stored by an earlier import of the same history.
+    /// Note events already stored by an earlier import of the same history.
     public var skipped: Int
+    /// Categories created (one event each, beside the note events).
+    public var categoriesCreated: Int
 
-    public init(lines: Int, notes: Int, events: Int, appended: Int, skipped: Int) {
+    public init(lines: Int, notes: Int, events: Int, appended: Int, skipped: Int, categoriesCreated: Int = 0) {
         self.lines = lines
         self.notes = notes
         self.events = events
         self.appended = appended
         self.skipped = skipped
+        self.categoriesCreated = categoriesCreated
     }
 }
 
@@ -316,7 +319,7 @@ private struct HistoryWriter {
                 id: Identifier.derived("swift-evolution", "category-created", name), metadata: meta,
                 recordedAt: p.recordedAt)
             let r = try appender.append([created], to: Category.stream(id), in: txn)
-            summary.appended += r.appended
+            summary.categoriesCreated += r.appended
         }
         categories[name] = id
         return id

@@ -126,11 +126,15 @@ let importHistoryCommand = Command(
             .object([
                 ("lines", .int(summary.lines)), ("notes", .int(summary.notes)), ("events", .int(summary.events)),
                 ("appended", .int(summary.appended)), ("skipped", .int(summary.skipped)),
+                ("categoriesCreated", .int(summary.categoriesCreated)),
             ]))
     } else {
         var line = "imported \(summary.notes) note\(summary.notes == 1 ? "" : "s") from \(summary.lines) lines: "
         line += "\(summary.appended) event\(summary.appended == 1 ? "" : "s") appended"
         if summary.skipped > 0 { line += ", \(summary.skipped) already in the store" }
+        if summary.categoriesCreated > 0 {
+            line += ", \(summary.categoriesCreated) categor\(summary.categoriesCreated == 1 ? "y" : "ies") created"
+        }
         ctx.terminal.print(line)
     }
 }
