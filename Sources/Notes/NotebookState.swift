@@ -124,15 +124,10 @@ public struct NotebookState: Sendable {
 
     /// The replay of positions 1...last, which is at most the head.
     private static func replay(
-        store: EventStore, through last: UInt64, shards: Int, releasingPages: Bool, progress: ((UInt64) -> Void)?
+        store: EventStore, through last: UInt64, shards requested: Int, releasingPages: Bool,
+        progress: ((UInt64) -> Void)?
     ) throws -> NotebookState {
-        guard shards > 1 else {
-            var replayer = Replayer(releasingPages: releasingPages)
-            try replayer.scan(store: store, through: last, shard: 0, of: 1, progress: progress)
-            var result = replayer.state
-            result.notes = NoteCollection(replayer.notes)
-            return result
-        }
+        let shards = max(1, requested)
         /// One scan's outcome, written by its scan before the group is left and read after
         /// the wait; each scan has its own.
         final class Slot: @unchecked Sendable {
@@ -174,9 +169,13 @@ public struct NotebookState: Sendable {
         for slot in slots {
             guard var part = slot.replayer.take() else { continue }
             result.events += part.state.events
-            // Moved one by one: appending a copy would count references to every string.
-            notes.reserveCapacity(notes.count + part.notes.count)
-            while let note = part.notes.popLast() { notes.append(note) }
+            if notes.isEmpty {
+                swap(&notes, &part.notes)
+            } else {
+                // Moved one by one: appending a copy would count references to every string.
+                notes.reserveCapacity(notes.count + part.notes.count)
+                while let note = part.notes.popLast() { notes.append(note) }
+            }
         }
         result.notes = NoteCollection(notes)
         return result

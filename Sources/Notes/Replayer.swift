@@ -191,15 +191,13 @@ struct Replayer {
         return Int(mixed % UInt32(shards))
     }
 
-    mutating func apply(_ view: EventView, stream: StreamRef, store: EventStore) throws {
-        state.events += 1
+    /// An event ``take(_:store:)`` does not queue: a note event of an older (or unknown)
+    /// schema, a category event, or an event of another stream.
+    private mutating func apply(_ view: EventView, stream: StreamRef, store: EventStore) throws {
         switch stream {
         case .note(let id):
-            if let kind = NoteEventKind(view.typeBytes), kind.schemaVersion == view.schemaVersion {
-                try apply(
-                    kind, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
-                    position: view.position)
-            } else if liftsLegacyAsShipped, view.schemaVersion == 1, let kind = LegacyNoteKind(view.typeBytes) {
+            state.events += 1
+            if liftsLegacyAsShipped, view.schemaVersion == 1, let kind = LegacyNoteKind(view.typeBytes) {
                 do {
                     try apply(
                         kind, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
@@ -212,11 +210,10 @@ struct Replayer {
                 try applyLifted(view, id: id, store: store)
             }
         case .category:
-            // Few and far between: the general rules.
-            state.events -= 1
+            // Few and far between: the general rules (which count the event).
             try state.apply(view, store: store)
         case .other:
-            break
+            state.events += 1
         }
     }
 
@@ -260,6 +257,12 @@ struct Replayer {
             entries[i].note.trashed = false
         }
         try r.expectEnd()
+        touch(i, at: instant, version: version)
+    }
+
+    /// Every event after a note's creation sets its update time and version.
+    @inline(__always)
+    private mutating func touch(_ i: Int, at instant: Int64, version: UInt64) {
         entries[i].note.updatedAt = instant
         entries[i].note.version = version
     }
@@ -294,21 +297,18 @@ struct Replayer {
             let i = try existing(id, position: position)
             entries[i].title = title
             entries[i].body = content
-            entries[i].note.updatedAt = instant
-            entries[i].note.version = version
+            touch(i, at: instant, version: version)
         case .pinToggled:
             let pinned = try r.readBool()
             try r.expectEnd()
             let i = try existing(id, position: position)
             entries[i].note.pinned = pinned
-            entries[i].note.updatedAt = instant
-            entries[i].note.version = version
+            touch(i, at: instant, version: version)
         case .deleted:
             try r.expectEnd()
             let i = try existing(id, position: position)
             entries[i].note.trashed = true
-            entries[i].note.updatedAt = instant
-            entries[i].note.version = version
+            touch(i, at: instant, version: version)
         }
     }
 
