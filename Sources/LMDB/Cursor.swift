@@ -12,10 +12,14 @@ public struct Entry {
 public struct Cursor: ~Copyable {
     let handle: OpaquePointer
     let database: Database
+    let faults: FaultCounter?
+    let mapFull: UnsafeMutablePointer<Bool>?
 
-    init(handle: OpaquePointer, database: Database) {
+    init(handle: OpaquePointer, database: Database, faults: FaultCounter?, mapFull: UnsafeMutablePointer<Bool>?) {
         self.handle = handle
         self.database = database
+        self.faults = faults
+        self.mapFull = mapFull
     }
 
     deinit { mdb_cursor_close(handle) }
@@ -87,11 +91,12 @@ public struct Cursor: ~Copyable {
     {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try check(mdb_cursor_put(handle, &k, &v, flags.rawValue), "put into \(database.name)")
+        let rc = faults.failure(.put) ?? mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        try check(rc, notingMapFullIn: mapFull, "put into \(database.name)")
     }
 
     /// Deletes the entry under the cursor.
     public func deleteCurrent() throws(LMDBError) {
-        try check(mdb_cursor_del(handle, 0), "delete from \(database.name)")
+        try check(mdb_cursor_del(handle, 0), notingMapFullIn: mapFull, "delete from \(database.name)")
     }
 }

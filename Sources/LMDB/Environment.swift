@@ -5,9 +5,7 @@ import Synchronization
 /// An open LMDB environment: one directory holding `data.mdb` and `lock.mdb`.
 ///
 /// Transactions are closures: ``write(_:)`` commits when the body returns and aborts when
-/// it throws, rethrowing the body's error. When a write hits `MDB_MAP_FULL` the map is
-/// enlarged (up to ``Options/maxMapSize``) and the body runs again, so the body must not have
-/// side effects outside the transaction.
+/// it throws, rethrowing the body's error.
 ///
 /// ```swift
 /// let env = try Environment(path: "/tmp/store", options: .init())
@@ -15,6 +13,23 @@ import Synchronization
 /// try env.write { txn in try txn.put(db, key: [1], value: [2]) }
 /// let v = try env.read { txn in try txn.get(db, key: [1]) }
 /// ```
+///
+/// ## The map, and the one rule of write transactions
+///
+/// LMDB maps the data file into memory at a fixed size, and a write that needs more room
+/// fails with `MDB_MAP_FULL`. The map can only grow while no write transaction is open, so a
+/// transaction that filled it must be aborted and run again from its start in a larger map.
+/// That is never done behind a caller's back:
+///
+/// - ``write(_:)`` runs its body exactly once. When the map is full it aborts and throws
+///   ``LMDBError/Code/mapFull``; the map is left as it was.
+/// - ``restartableWrite(_:)`` says in its name that the body may run again: when the map is
+///   full it aborts, grows the map and calls the body again in a new transaction, telling it
+///   which attempt this is. Its body must be able to start over: no effect outside the
+///   transaction (no output, no files, no threads left behind), and everything it reads from
+///   outside must be read again from its beginning (a pipe already consumed cannot be).
+/// - ``reserve(_:)`` grows the map ahead of a large write whose size can be estimated, so
+///   that it rarely needs to start again.
 ///
 /// `Environment` is `Sendable`: the handle is opened with `MDB_NOTLS`, liblmdb serialises
 /// writers itself, and the one operation that needs exclusive access (resizing the map) is
@@ -53,6 +68,8 @@ public final class Environment: @unchecked Sendable {
     /// moves. Its own lock: `stateLock` is held while transactions begin.
     private let mapRangeCache = Mutex<(UInt, Int)?>(nil)
     private var databases: [String: Database] = [:]
+    /// The fault plan of tests (``FaultInjection``), or nil.
+    let faults: Mutex<FaultCounter?>
     /// How many stale reader slots `mdb_reader_check` cleared when the environment opened.
     public let staleReadersCleared: Int
 
@@ -92,6 +109,7 @@ public final class Environment: @unchecked Sendable {
             throw error
         }
         handle = env
+        faults = Mutex(FaultInjection.counter(for: path))
         resizeLock = .allocate(capacity: 1)
         pthread_rwlock_init(resizeLock, nil)
         stateLock = .allocate(capacity: 1)
@@ -159,14 +177,50 @@ public final class Environment: @unchecked Sendable {
         try check(beginHoldingSharedLock(UInt32(MDB_RDONLY), &txn), "mdb_txn_begin (read)")
         guard let txn else { throw LMDBError(code: .invalid, operation: "mdb_txn_begin") }
         defer { mdb_txn_abort(txn) }
-        return try body(Transaction(handle: txn, readOnly: true))
+        return try body(Transaction(handle: txn, readOnly: true, faults: nil, mapFull: nil))
     }
 
-    /// Runs `body` in the single write transaction; commits when it returns.
+    /// Runs `body` once in the single write transaction; commits when it returns.
     ///
     /// If the body throws, the transaction is aborted and the body's error rethrown. If the map
-    /// is full, the map grows and `body` runs again from the start.
+    /// is full (a put or the commit fails with `MDB_MAP_FULL`), the transaction is aborted and
+    /// ``LMDBError/Code/mapFull`` thrown: the body never runs twice and the map keeps its size.
+    /// Use ``restartableWrite(_:)`` for a body that can start over, or ``reserve(_:)`` first.
     public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        try attemptWrite(body)
+    }
+
+    /// Runs `body` in the single write transaction, and runs it again from its start, in a new
+    /// transaction, each time the map turns out too small.
+    ///
+    /// `attempt` is 1 on the first run. When a put or the commit fails with `MDB_MAP_FULL`, the
+    /// transaction is aborted (nothing of it stays), the map grows (at least doubling, up to
+    /// ``Options/maxMapSize``) and `body` is called with the next attempt. At the cap the
+    /// error is thrown. So the body must be able to start over: it has no effect outside the
+    /// transaction, and whatever it reads from outside it reads again from its beginning.
+    ///
+    /// ```swift
+    /// try env.restartableWrite { txn, attempt in
+    ///     for (k, v) in pairs { try txn.put(db, key: k, value: v) }  // `pairs` is an array: re-readable
+    /// }
+    /// ```
+    public func restartableWrite<R>(_ body: (borrowing Transaction, _ attempt: Int) throws -> R) throws -> R {
+        var attempt = 1
+        while true {
+            do {
+                return try attemptWrite { txn in try body(txn, attempt) }
+            } catch let error as LMDBError where error.code == .mapFull {
+                try growMap()
+                attempt += 1
+            }
+        }
+    }
+
+    /// One write transaction: begins (adopting a map another process grew), runs `body`,
+    /// commits. Every failure aborts it. When a put of the transaction found the map full, that
+    /// is the error, whatever the body made of it (wrapped it, or went on and failed later).
+    private func attemptWrite<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        let faults = self.faults.withLock { $0 }
         while true {
             pthread_rwlock_rdlock(resizeLock)
             var txn: OpaquePointer?
@@ -180,25 +234,27 @@ public final class Environment: @unchecked Sendable {
                 pthread_rwlock_unlock(resizeLock)
                 throw LMDBError(rc, "mdb_txn_begin (write)")
             }
+            var mapFull = false
+            let outcome: Result<R, any Error> = withUnsafeMutablePointer(to: &mapFull) { flag in
+                Result { try body(Transaction(handle: txn, readOnly: false, faults: faults, mapFull: flag)) }
+            }
             let result: R
-            do {
-                result = try body(Transaction(handle: txn, readOnly: false))
-            } catch let error as LMDBError where error.code == .mapFull {
+            switch outcome {
+            case .success(let r): result = r
+            case .failure(let error):
                 mdb_txn_abort(txn)
                 pthread_rwlock_unlock(resizeLock)
-                try growMap()
-                continue
-            } catch {
-                mdb_txn_abort(txn)
-                pthread_rwlock_unlock(resizeLock)
+                if mapFull { throw LMDBError(code: .mapFull, operation: "write transaction: \(error)") }
                 throw error
             }
-            let commit = mdb_txn_commit(txn)
-            pthread_rwlock_unlock(resizeLock)
-            if commit == MDB_MAP_FULL {
-                try growMap()
-                continue
+            let commit: Int32
+            if let injected = faults.failure(.commit) {
+                mdb_txn_abort(txn)
+                commit = injected
+            } else {
+                commit = mdb_txn_commit(txn)
             }
+            pthread_rwlock_unlock(resizeLock)
             try check(commit == EIO ? reclassifiedIOError() : commit, "mdb_txn_commit")
             return result
         }
@@ -255,6 +311,7 @@ public final class Environment: @unchecked Sendable {
         return (info.me_last_pgno + 1) * Int(st.ms_psize)
     }
 
+    /// Doubles the map (at least 64 MiB more), up to the cap; at the cap, the map is full.
     private func growMap() throws(LMDBError) {
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
@@ -262,9 +319,30 @@ public final class Environment: @unchecked Sendable {
         guard current < options.maxMapSize else {
             throw LMDBError(code: .mapFull, operation: "grow map past its cap of \(options.maxMapSize) bytes")
         }
-        let next = min(options.maxMapSize, max(current * 2, current + (64 << 20)))
+        try setMapSize(min(options.maxMapSize, max(current * 2, current + (64 << 20))))
+    }
+
+    /// Grows the map, when needed, so that `bytes` more than the file uses now fit in it (up
+    /// to the cap): a large write whose size can be estimated then runs without starting
+    /// over. Call it outside any transaction of this process.
+    public func reserve(_ bytes: Int) throws(LMDBError) {
+        guard bytes > 0, !options.readOnly else { return }
+        pthread_rwlock_wrlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        let (needed, overflow) = usedBytes.addingReportingOverflow(bytes)
+        let wanted = overflow ? options.maxMapSize : min(options.maxMapSize, needed)
+        guard wanted > mapSize else { return }
+        // Whole MiB: LMDB rounds to pages anyway, and a round size reads better in `stats`.
+        try setMapSize(min(options.maxMapSize, (wanted + (1 << 20) - 1) & ~((1 << 20) - 1)))
+    }
+
+    /// Sets the map size; the caller holds the exclusive lock.
+    private func setMapSize(_ size: Int) throws(LMDBError) {
         forgetMapRange()
-        try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize")
+        if let injected = faults.withLock({ $0 }).failure(.growth) {
+            throw LMDBError(injected, "mdb_env_set_mapsize")
+        }
+        try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")
     }
 
     /// Another process grew the map: adopt its size (LMDB reads it from the file when 0 is set).

@@ -89,6 +89,17 @@ func check(_ rc: Int32, _ operation: @autoclosure () -> String) throws(LMDBError
     if rc != MDB_SUCCESS { throw LMDBError(rc, operation()) }
 }
 
+/// Checks the result of a write; a full map is also noted in `flag`, so the environment knows
+/// the cause of the transaction's failure however the caller reports it.
+@inline(__always)
+func check(_ rc: Int32, notingMapFullIn flag: UnsafeMutablePointer<Bool>?, _ operation: @autoclosure () -> String)
+    throws(LMDBError)
+{
+    guard rc != MDB_SUCCESS else { return }
+    if rc == MDB_MAP_FULL { flag?.pointee = true }
+    throw LMDBError(rc, operation())
+}
+
 /// `Array.withUnsafeBytes` only rethrows untyped errors; this keeps `LMDBError` typed.
 @inline(__always)
 func withBytes<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(LMDBError) -> R) throws(LMDBError) -> R {

@@ -9,10 +9,24 @@ public struct Transaction: ~Copyable {
     let handle: OpaquePointer
     /// True for read-only snapshot transactions.
     public let readOnly: Bool
+    /// The test fault plan of the environment (``FaultInjection``), or nil.
+    let faults: FaultCounter?
+    /// Set when a write of this transaction finds the map full (nil in read transactions), so
+    /// the environment knows the cause however the body reports the failure.
+    let mapFull: UnsafeMutablePointer<Bool>?
 
-    init(handle: OpaquePointer, readOnly: Bool) {
+    init(handle: OpaquePointer, readOnly: Bool, faults: FaultCounter?, mapFull: UnsafeMutablePointer<Bool>?) {
         self.handle = handle
         self.readOnly = readOnly
+        self.faults = faults
+        self.mapFull = mapFull
+    }
+
+    /// Another value of the same transaction, for a type of this package that must hold the
+    /// transaction it is lent (the event store's write session); it must not outlive the
+    /// closure the transaction was lent to.
+    package func lend() -> Transaction {
+        Transaction(handle: handle, readOnly: readOnly, faults: faults, mapFull: mapFull)
     }
 
     /// The transaction's id (the number of the snapshot it reads).
@@ -59,7 +73,8 @@ public struct Transaction: ~Copyable {
     ) throws(LMDBError) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try check(mdb_put(handle, db.dbi, &k, &v, flags.rawValue), "put into \(db.name)")
+        let rc = faults.failure(.put) ?? mdb_put(handle, db.dbi, &k, &v, flags.rawValue)
+        try check(rc, notingMapFullIn: mapFull, "put into \(db.name)")
     }
 
     /// Stores `value` under `key`.
@@ -76,8 +91,8 @@ public struct Transaction: ~Copyable {
     ) throws(LMDBError) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: size, mv_data: nil)
-        try check(
-            mdb_put(handle, db.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE)), "reserve in \(db.name)")
+        let rc = faults.failure(.put) ?? mdb_put(handle, db.dbi, &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+        try check(rc, notingMapFullIn: mapFull, "reserve in \(db.name)")
         fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: size))
     }
 
@@ -87,7 +102,7 @@ public struct Transaction: ~Copyable {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, db.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
-        try check(rc, "delete from \(db.name)")
+        try check(rc, notingMapFullIn: mapFull, "delete from \(db.name)")
         return true
     }
 
@@ -106,7 +121,7 @@ public struct Transaction: ~Copyable {
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_del(handle, db.dbi, &k, &v)
         if rc == MDB_NOTFOUND { return false }
-        try check(rc, "delete from \(db.name)")
+        try check(rc, notingMapFullIn: mapFull, "delete from \(db.name)")
         return true
     }
 
@@ -120,7 +135,7 @@ public struct Transaction: ~Copyable {
 
     /// Removes every entry of the database (it stays open and usable).
     public func clear(_ db: Database) throws(LMDBError) {
-        try check(mdb_drop(handle, db.dbi, 0), "clear \(db.name)")
+        try check(mdb_drop(handle, db.dbi, 0), notingMapFullIn: mapFull, "clear \(db.name)")
     }
 
     // MARK: Cursors
@@ -130,7 +145,7 @@ public struct Transaction: ~Copyable {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(handle, db.dbi, &cursor), "open cursor on \(db.name)")
         guard let cursor else { throw LMDBError(code: .invalid, operation: "mdb_cursor_open") }
-        let c = Cursor(handle: cursor, database: db)
+        let c = Cursor(handle: cursor, database: db, faults: faults, mapFull: mapFull)
         return try body(c)
     }
 }

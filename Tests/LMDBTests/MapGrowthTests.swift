@@ -24,7 +24,7 @@ struct MapGrowthTests {
         let db = try env.openDatabase("blobs", flags: [.create])
         #expect(env.mapSize <= Self.tinyMap)
         for batch in 0..<64 as Range<UInt64> {
-            try env.write { txn throws in
+            try env.restartableWrite { txn, _ throws in
                 for i in 0..<16 as Range<UInt64> {
                     let n = batch * 16 + i
                     try txn.put(db, key: key(n), value: value(n, size: 4000))
@@ -39,14 +39,15 @@ struct MapGrowthTests {
         }
     }
 
-    @Test("several MB in one transaction (the body is retried after growth)")
+    @Test("several MB in one restartable transaction (the body starts over after growth, told its attempt)")
     func oneTransaction() throws {
         let tmp = TemporaryDirectory()
         let env = try tinyEnvironment(tmp)
         let db = try env.openDatabase("blobs", flags: [.create])
         var runs = 0
-        try env.write { txn throws in
+        try env.restartableWrite { txn, attempt throws in
             runs += 1
+            #expect(attempt == runs)
             for n in 0..<1500 as Range<UInt64> {
                 try txn.put(db, key: key(n), value: value(n, size: 3000))
             }
@@ -68,7 +69,7 @@ struct MapGrowthTests {
         let db = try env.openDatabase("blobs", flags: [.create])
         try env.write { txn throws in try txn.put(db, key: key(0), value: value(0, size: 100)) }
         let error = #expect(throws: LMDBError.self) {
-            try env.write { txn throws in
+            try env.restartableWrite { txn, _ throws in
                 for n in 1..<1000 as Range<UInt64> {
                     try txn.put(db, key: key(n), value: value(n, size: 4000))
                 }
@@ -87,7 +88,7 @@ struct MapGrowthTests {
         var stoppedAt: UInt64?
         for n in 2..<2000 as Range<UInt64> {
             do {
-                try env.write { txn throws in try txn.put(db, key: key(n), value: value(n, size: 2000)) }
+                try env.restartableWrite { txn, _ throws in try txn.put(db, key: key(n), value: value(n, size: 2000)) }
             } catch let e as LMDBError {
                 #expect(e.code == .mapFull)
                 stoppedAt = n
