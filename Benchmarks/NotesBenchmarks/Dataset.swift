@@ -103,14 +103,14 @@ func appendBatched(_ events: ArraySlice<EventWorkload.Event>, to store: EventSto
     while i < events.endIndex {
         let end = min(i + batch, events.endIndex)
         let start = monotonicSeconds()
-        try store.write { txn, appender in
-            appender.deferProjections = true
+        try store.write { session in
+            session.deferProjections()
             var j = i
             while j < end {
                 var k = j + 1
                 while k < end && events[k].stream == events[j].stream { k += 1 }
                 let group = k == j + 1 ? [events[j].event] : events[j..<k].map(\.event)
-                try appender.append(group, to: events[j].stream, expecting: .any, in: txn)
+                try session.append(group, to: events[j].stream, expecting: .any)
                 j = k
             }
         }

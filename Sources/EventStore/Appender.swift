@@ -1,6 +1,7 @@
-public import LMDB
+import LMDB
 
-/// Appends events inside one write transaction of ``EventStore/write(_:)``.
+/// Appends events inside one write transaction of ``EventStore/write(reserving:_:)``; its
+/// ``WriteSession`` owns it.
 ///
 /// Assigns gap-free positions and consecutive stream versions, checks expected versions,
 /// skips events whose id is already stored (idempotent retries and imports), extends the
@@ -8,7 +9,7 @@ public import LMDB
 /// before returning, so later reads in the same transaction see them.
 ///
 /// Not `Sendable`: it belongs to one transaction on one thread.
-public final class Appender {
+final class Appender {
     let store: EventStore
     private var loaded = false
     private var nextPosition: UInt64 = 1
@@ -19,11 +20,11 @@ public final class Appender {
     private var streamKey: [UInt8] = []
     private var projectionSlot: ProjectionDatabases?
     /// Events appended so far in this transaction.
-    public private(set) var appendedCount = 0
+    private(set) var appendedCount = 0
     /// When true, projections run once over every event of the transaction just before it
     /// commits, instead of after each append: far less work for bulk imports, where many events
     /// touch the same record. Reads of projections inside the transaction then lag behind.
-    public var deferProjections = false
+    var deferProjections = false
     private var pending: [LiftedEvent] = []
 
     init(store: EventStore) { self.store = store }
@@ -49,7 +50,7 @@ public final class Appender {
     }
 
     /// The instant the next event will be recorded at (never before the log's last event).
-    public func now(in txn: borrowing Transaction) throws -> Int64 {
+    func now(in txn: borrowing Transaction) throws -> Int64 {
         try load(txn)
         return max(store.configuration.clock(), lastRecordedAt)
     }
@@ -59,7 +60,7 @@ public final class Appender {
     /// Events whose id is already stored are skipped and their stored positions returned; if
     /// every event is already stored, nothing is checked or written.
     @discardableResult
-    public func append(
+    func append(
         _ events: [NewEvent], to stream: String, expecting expected: ExpectedVersion = .any,
         in txn: borrowing Transaction
     ) throws -> AppendResult {
@@ -184,11 +185,20 @@ public final class Appender {
         return catalogueDelta[catalogueDelta.count - 1].current
     }
 
-    func finish(in txn: borrowing Transaction) throws {
-        if !pending.isEmpty, let projections = store.configuration.projections, let slot = projectionSlot {
-            try projections.apply(pending, in: txn, databases: slot)
-            pending = []
+    /// Runs the deferred projections over the events waiting for them.
+    func applyPending(in txn: borrowing Transaction) throws {
+        guard !pending.isEmpty, let projections = store.configuration.projections, let slot = projectionSlot else {
+            return
         }
+        try projections.apply(pending, in: txn, databases: slot)
+        pending.removeAll()
+    }
+
+    /// Events waiting for their deferred projections.
+    var pendingCount: Int { pending.count }
+
+    func finish(in txn: borrowing Transaction) throws {
+        try applyPending(in: txn)
         for (key, delta, _) in catalogueDelta {
             let k = EventStore.catalogueKey(key)
             var count: UInt64 = 0
@@ -199,7 +209,7 @@ public final class Appender {
     }
 
     /// The projection databases in use in this transaction.
-    public func projectionDatabases(in txn: borrowing Transaction) throws -> ProjectionDatabases {
+    func projectionDatabases(in txn: borrowing Transaction) throws -> ProjectionDatabases {
         try load(txn)
         guard let slot = projectionSlot else { throw StoreError.invalidArgument("the store has no projections") }
         return slot

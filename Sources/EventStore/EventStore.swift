@@ -22,6 +22,8 @@ public final class EventStore: Sendable {
         /// Microseconds since the Unix epoch; injected so tests are deterministic.
         public var clock: @Sendable () -> Int64 = EventStore.systemClock
         public var registry = SchemaRegistry()
+        /// Where ``WriteSession/newID()`` takes ids from; injected so tests are deterministic.
+        public var ids: any IdentifierGenerator = RandomIdentifiers()
         public var projections: (any ProjectionSet)?
         /// Let ``EventStore/rebuildIfNeeded()`` rebuild (off for read-only use).
         public var rebuildIfNeeded = true
@@ -129,7 +131,7 @@ public final class EventStore: Sendable {
             }
             self.slots = slots
             if formatMissing {
-                try env.write { txn in
+                try env.restartableWrite { txn, _ in
                     try txn.put(meta, key: Array(Names.formatKey.utf8), value: encodeUInt32(EventStore.formatVersion))
                 }
             }
@@ -180,18 +182,25 @@ public final class EventStore: Sendable {
         do { return try environment.read(body) } catch let e as LMDBError { throw StoreError.storage(e) }
     }
 
-    /// Runs `body` in one write transaction; events appended through the ``Appender`` and
-    /// their projections commit together when it returns, or not at all.
+    /// Runs `body` in one write transaction, lending it a ``WriteSession``: the events it
+    /// appends and their projections commit together when it returns, or not at all.
     ///
-    /// The body may run more than once (when the map has to grow), so it must not have side
-    /// effects outside the transaction. Errors of the storage engine are thrown as
-    /// ``StoreError``; the body's own errors are rethrown unchanged.
-    public func write<R>(_ body: (borrowing Transaction, Appender) throws -> R) throws -> R {
+    /// When the map turns out too small, the transaction is rolled back, the map grows and
+    /// `body` runs again from its start with a new session (see ``WriteSession``): it must
+    /// read its inputs again from their beginning, take ids from the session and have no effect
+    /// outside the transaction. `reserving` grows the map ahead, when the write's size can be
+    /// estimated, so that a large write rarely starts over. Errors of the storage engine are
+    /// thrown as ``StoreError``; the body's own errors are rethrown unchanged.
+    public func write<R>(reserving bytes: Int = 0, _ body: (borrowing WriteSession) throws -> R) throws -> R {
+        let ids = IdentifierTape(configuration.ids)
         do {
-            return try environment.write { txn in
-                let appender = Appender(store: self)
-                let result = try body(txn, appender)
-                try appender.finish(in: txn)
+            if bytes > 0 { try environment.reserve(bytes) }
+            return try environment.restartableWrite { txn, attempt in
+                ids.rewind()
+                let session = WriteSession(
+                    transaction: txn.lend(), attempt: attempt, appender: Appender(store: self), ids: ids)
+                let result = try body(session)
+                try session.appender.finish(in: session.transaction)
                 return result
             }
         } catch let e as LMDBError { throw StoreError.storage(e) }
@@ -203,7 +212,7 @@ public final class EventStore: Sendable {
         throws(StoreError) -> AppendResult
     {
         do {
-            return try write { txn, appender in try appender.append(events, to: stream, expecting: expected, in: txn) }
+            return try write { session in try session.append(events, to: stream, expecting: expected) }
         } catch { throw StoreError.wrap(error) }
     }
 

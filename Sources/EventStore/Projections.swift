@@ -87,9 +87,11 @@ public final class RebuildContext: Sendable {
         self.token = token
     }
 
-    /// Runs `body` in a write transaction of the rebuild.
+    /// Runs `body` in a write transaction of the rebuild. Like every write of the store, it
+    /// starts over (in a grown map) when the map turns out too small, so `body` must write from
+    /// what it captured, not consume an input.
     public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
-        let result = try store.environment.write { txn in
+        let result = try store.environment.restartableWrite { txn, _ in
             try store.checkRebuildToken(token, in: txn)
             return try body(txn)
         }
@@ -136,7 +138,7 @@ extension EventStore {
 
     private func initializeProjectionVersionIfEmpty() throws(StoreError) -> Bool {
         do {
-            try environment.write { txn in
+            try environment.restartableWrite { txn, _ in
                 if try storedProjectionVersion(in: txn) == nil, try headPosition(in: txn) == 0 {
                     try txn.put(
                         meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
@@ -163,7 +165,7 @@ extension EventStore {
         let startClock = EventStore.monotonicMicros()
         let token = Identifier.random().bytes
         do {
-            let (spare, head, previous) = try environment.write { txn in
+            let (spare, head, previous) = try environment.restartableWrite { txn, _ in
                 let active = try activeProjections(in: txn)
                 let spare = slots[1 - active.slot]
                 for db in spare.all { try txn.clear(db) }
@@ -173,7 +175,7 @@ extension EventStore {
             let context = RebuildContext(store: self, token: token)
             try projections.rebuild(context: context, head: head, into: spare)
             // The swap and its upgrade-log entry commit together: a kill cannot lose the entry.
-            return try environment.write { txn in
+            return try environment.restartableWrite { txn, _ in
                 try checkRebuildToken(token, in: txn)
                 // Events appended by other processes during the rebuild.
                 var caughtUp: [LiftedEvent] = []

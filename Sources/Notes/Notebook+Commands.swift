@@ -11,10 +11,10 @@ extension Notebook {
         let body = try validBody(body)
         let categoryName = try category.map { (c) throws(NotesError) in try Self.validCategoryName(c) }
         let id = newID()
-        return try write { txn, appender, dbs in
-            let categoryID = try categoryName.map { try ensureCategory($0, txn: txn, appender: appender, dbs: dbs) }
+        return try write { session, dbs in
+            let categoryID = try categoryName.map { try ensureCategory($0, session: session, dbs: dbs) }
             let event = NoteEvent.created(title: title, body: body, pinned: pinned, category: categoryID)
-            return try append([event], to: id, expecting: .noStream, txn: txn, appender: appender, dbs: dbs)
+            return try append([event], to: id, expecting: .noStream, session: session, dbs: dbs)
         }
     }
 
@@ -68,13 +68,15 @@ extension Notebook {
     @discardableResult
     public func categorize(_ id: Identifier, as name: String?) throws(NotesError) -> Note {
         let name = try name.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
-        return try write { txn, appender, dbs in
-            guard let note = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
-            let categoryID = try name.map { try ensureCategory($0, txn: txn, appender: appender, dbs: dbs) }
+        return try write { session, dbs in
+            guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
+                throw Self.missing(id)
+            }
+            let categoryID = try name.map { try ensureCategory($0, session: session, dbs: dbs) }
             guard categoryID != note.category else { return note }
             return try append(
-                [.categorized(category: categoryID)], to: id, expecting: .exact(note.version), txn: txn,
-                appender: appender, dbs: dbs)
+                [.categorized(category: categoryID)], to: id, expecting: .exact(note.version), session: session,
+                dbs: dbs)
         }
     }
 
@@ -83,30 +85,32 @@ extension Notebook {
     @discardableResult
     public func addCategory(_ name: String) throws(NotesError) -> Category {
         let name = try Self.validCategoryName(name)
-        return try write { txn, appender, dbs in
-            if try projection.category(named: name, in: txn, databases: dbs) != nil {
+        return try write { session, dbs in
+            if try projection.category(named: name, in: session.transaction, databases: dbs) != nil {
                 throw NotesError.validation("a category named \"\(name)\" exists already (names ignore case)")
             }
-            let id = try ensureCategory(name, txn: txn, appender: appender, dbs: dbs)
-            return try projection.category(id, in: txn, databases: dbs)!
+            let id = try ensureCategory(name, session: session, dbs: dbs)
+            return try projection.category(id, in: session.transaction, databases: dbs)!
         }
     }
 
     @discardableResult
     public func renameCategory(_ old: String, to new: String) throws(NotesError) -> Category {
         let new = try Self.validCategoryName(new)
-        return try write { txn, appender, dbs in
-            guard let c = try projection.category(named: Self.trim(old), in: txn, databases: dbs) else {
+        return try write { session, dbs in
+            guard let c = try projection.category(named: Self.trim(old), in: session.transaction, databases: dbs) else {
                 throw NotesError.notFound("no category is named \"\(old)\"; see `notes categories`")
             }
-            if let other = try projection.category(named: new, in: txn, databases: dbs), other.id != c.id {
+            if let other = try projection.category(named: new, in: session.transaction, databases: dbs),
+                other.id != c.id
+            {
                 throw NotesError.validation("a category named \"\(other.name)\" exists already (names ignore case)")
             }
             if c.name == new { return c }
-            try appender.append(
-                [CategoryEvent.renamed(name: new).newEvent(id: newID(), metadata: metadata)], to: c.stream,
-                expecting: .streamExists, in: txn)
-            return try projection.category(c.id, in: txn, databases: dbs)!
+            try session.append(
+                [CategoryEvent.renamed(name: new).newEvent(id: session.newID(), metadata: metadata)], to: c.stream,
+                expecting: .streamExists)
+            return try projection.category(c.id, in: session.transaction, databases: dbs)!
         }
     }
 
@@ -114,8 +118,9 @@ extension Notebook {
     /// in the same transaction, so every note's stream tells its whole story.
     @discardableResult
     public func deleteCategory(_ name: String) throws(NotesError) -> Int {
-        try write { txn, appender, dbs in
-            guard let c = try projection.category(named: Self.trim(name), in: txn, databases: dbs) else {
+        try write { session, dbs in
+            guard let c = try projection.category(named: Self.trim(name), in: session.transaction, databases: dbs)
+            else {
                 throw NotesError.notFound("no category is named \"\(name)\"; see `notes categories`")
             }
             var members: [Note] = []
@@ -124,20 +129,20 @@ extension Notebook {
                 q.status = status
                 q.scope = .category(c.id)
                 q.sort = .created
-                members = try projection.list(q, in: txn, databases: dbs)
+                members = try projection.list(q, in: session.transaction, databases: dbs)
             }
-            let correlation = newID()
+            let correlation = session.newID()
             var meta = metadata
             meta.correlationID = correlation
-            let deleted = CategoryEvent.deleted.newEvent(id: newID(), metadata: meta)
+            let deleted = CategoryEvent.deleted.newEvent(id: session.newID(), metadata: meta)
             for n in members {
                 var m = meta
                 m.causationID = deleted.id
-                try appender.append(
-                    [NoteEvent.categorized(category: nil).newEvent(id: newID(), metadata: m)], to: n.stream,
-                    expecting: .exact(n.version), in: txn)
+                try session.append(
+                    [NoteEvent.categorized(category: nil).newEvent(id: session.newID(), metadata: m)], to: n.stream,
+                    expecting: .exact(n.version))
             }
-            try appender.append([deleted], to: c.stream, expecting: .streamExists, in: txn)
+            try session.append([deleted], to: c.stream, expecting: .streamExists)
             return members.count
         }
     }
@@ -152,37 +157,40 @@ extension Notebook {
     func change(_ id: Identifier, expectedVersion: UInt64? = nil, _ decide: (Note) throws -> [NoteEvent])
         throws(NotesError) -> Note
     {
-        try write { txn, appender, dbs in
-            guard let note = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+        try write { session, dbs in
+            guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
+                throw Self.missing(id)
+            }
             if let expectedVersion, expectedVersion != note.version {
                 throw NotesError.conflict(id: id, expected: expectedVersion, actual: note.version)
             }
             let events = try decide(note)
             if events.isEmpty { return note }
-            return try append(events, to: id, expecting: .exact(note.version), txn: txn, appender: appender, dbs: dbs)
+            return try append(events, to: id, expecting: .exact(note.version), session: session, dbs: dbs)
         }
     }
 
     func append(
-        _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, txn: borrowing Transaction,
-        appender: Appender, dbs: ProjectionDatabases
+        _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession,
+        dbs: ProjectionDatabases
     ) throws -> Note {
         var meta = metadata
-        if events.count > 1 { meta.correlationID = newID() }
-        let stored = events.map { $0.newEvent(id: newID(), metadata: meta) }
-        try appender.append(stored, to: Note.stream(id), expecting: expecting, in: txn)
-        guard let note = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+        if events.count > 1 { meta.correlationID = session.newID() }
+        let stored = events.map { $0.newEvent(id: session.newID(), metadata: meta) }
+        try session.append(stored, to: Note.stream(id), expecting: expecting)
+        guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
+            throw Self.missing(id)
+        }
         return note
     }
 
-    func ensureCategory(_ name: String, txn: borrowing Transaction, appender: Appender, dbs: ProjectionDatabases) throws
-        -> Identifier
+    func ensureCategory(_ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases) throws -> Identifier
     {
-        if let c = try projection.category(named: name, in: txn, databases: dbs) { return c.id }
-        let id = newID()
-        try appender.append(
-            [CategoryEvent.created(name: name).newEvent(id: newID(), metadata: metadata)], to: Category.stream(id),
-            expecting: .noStream, in: txn)
+        if let c = try projection.category(named: name, in: session.transaction, databases: dbs) { return c.id }
+        let id = session.newID()
+        try session.append(
+            [CategoryEvent.created(name: name).newEvent(id: session.newID(), metadata: metadata)],
+            to: Category.stream(id), expecting: .noStream)
         return id
     }
 }

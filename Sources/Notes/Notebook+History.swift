@@ -242,16 +242,18 @@ extension Notebook {
         _ id: Identifier, expectedVersion: UInt64?, exact: Bool,
         target choose: (Note) throws(NotesError) -> RevisionSelector
     ) throws(NotesError) -> RestoreOutcome {
-        try write { txn, appender, dbs in
-            guard let current = try projection.note(id, in: txn, databases: dbs) else { throw Self.missing(id) }
+        try write { session, dbs in
+            guard let current = try projection.note(id, in: session.transaction, databases: dbs) else {
+                throw Self.missing(id)
+            }
             if let expectedVersion, expectedVersion != current.version {
                 throw NotesError.conflict(id: id, expected: expectedVersion, actual: current.version)
             }
-            let target = try revision(of: id, at: try choose(current), in: txn).note
+            let target = try revision(of: id, at: try choose(current), in: session.transaction).note
             var category = target.category
             var deletedCategory: CategoryRef?
             if let c = category {
-                let record = try projection.category(c, in: txn, databases: dbs)
+                let record = try projection.category(c, in: session.transaction, databases: dbs)
                 if record?.deleted ?? true {
                     deletedCategory = CategoryRef(id: c, name: record?.name ?? shortID(c))
                     category = nil
@@ -277,7 +279,7 @@ extension Notebook {
                     note: current, fromVersion: target.version, appended: false, deletedCategory: deletedCategory)
             }
             let note = try append(
-                events, to: id, expecting: .exact(current.version), txn: txn, appender: appender, dbs: dbs)
+                events, to: id, expecting: .exact(current.version), session: session, dbs: dbs)
             return RestoreOutcome(
                 note: note, fromVersion: target.version, appended: true, deletedCategory: deletedCategory)
         }

@@ -23,6 +23,13 @@ public final class Notebook: Sendable {
         public var readOnly = false
         /// The size the map may grow to, in bytes.
         public var maxStoreBytes = 1 << 40
+        /// The map a new store starts with, in bytes; it grows as the store does (tests start
+        /// tiny to make every write grow it).
+        public var initialMapBytes = 64 << 20
+        /// Grow the map ahead of an import, from the size of its input, so that the import's
+        /// write does not fill the map and start over. Off, the map grows as the write fills it
+        /// (slower; tests turn it off to exercise that path).
+        public var reservesMapForImports = true
         /// The event schemas and upcasters: the notes catalogue by default. A program embedding
         /// the library may register its own upcasters on a copy (never edit shipped ones).
         public var registry: SchemaRegistry = NotesSchema.registry
@@ -50,8 +57,10 @@ public final class Notebook: Sendable {
         self.projection = projection
         var config = EventStore.Configuration(registry: options.registry, projections: projection)
         config.clock = options.clock
+        config.ids = options.ids
         config.environment.readOnly = options.readOnly
         config.environment.maxMapSize = options.maxStoreBytes
+        config.environment.mapSize = options.initialMapBytes
         config.progress = options.progress
         do {
             store = try EventStore(path: path, configuration: config)
@@ -72,12 +81,16 @@ public final class Notebook: Sendable {
         } catch { throw NotesError.wrap(error) }
     }
 
-    /// Runs `body` in one write transaction with the appender and the projection databases.
-    func write<R>(_ body: (borrowing Transaction, Appender, ProjectionDatabases) throws -> R) throws(NotesError) -> R {
+    /// Runs `body` in one write transaction with its session and the projection databases.
+    ///
+    /// The body may start over when the map must grow (see ``WriteSession``): it takes its ids
+    /// from the session and has no effect outside the transaction. `reserving` grows the map
+    /// ahead for a write of about that many bytes.
+    func write<R>(reserving bytes: Int = 0, _ body: (borrowing WriteSession, ProjectionDatabases) throws -> R)
+        throws(NotesError) -> R
+    {
         do {
-            return try store.write { txn, appender in
-                try body(txn, appender, try appender.projectionDatabases(in: txn))
-            }
+            return try store.write(reserving: bytes) { session in try body(session, try session.projectionDatabases()) }
         } catch { throw NotesError.wrap(error) }
     }
 

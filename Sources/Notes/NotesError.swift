@@ -13,6 +13,9 @@ public enum NotesError: Error, Sendable, CustomStringConvertible {
     case conflict(id: Identifier, expected: UInt64, actual: UInt64)
     /// The store cannot be used (damaged, newer format, permissions, disk full...).
     case store(StoreError)
+    /// A file outside the store could not be read or written (an import file, an export, a
+    /// Markdown folder); the store was not changed.
+    case io(IOFailure)
 
     public var description: String {
         switch self {
@@ -25,6 +28,7 @@ public enum NotesError: Error, Sendable, CustomStringConvertible {
             return
                 "note \(shortID(id)) is at version \(actual), not \(expected): it changed meanwhile; run `notes show \(shortID(id))` and try again"
         case .store(let e): return e.description
+        case .io(let e): return e.description
         }
     }
 }
@@ -35,6 +39,7 @@ public func shortID(_ id: Identifier) -> String { String(id.hex.prefix(8)) }
 extension NotesError {
     static func wrap(_ error: any Error) -> NotesError {
         if let e = error as? NotesError { return e }
+        if let e = error as? IOFailure { return .io(e) }
         if let e = error as? StoreError {
             if case .conflict(let stream, let expected, let actual) = e,
                 let id = NotesProjection.id(in: stream, kind: "note/")

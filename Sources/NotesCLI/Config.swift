@@ -1,5 +1,6 @@
 import EventStore
 import Glibc
+import Notes
 
 /// Settings from `$XDG_CONFIG_HOME/notes/config` (else `~/.config/notes/config`): simple
 /// `key = value` lines, `#` comments. Precedence: flag > environment > config file > default.
@@ -88,18 +89,14 @@ struct Config: Sendable {
             return line[..<eq].trimmingSpaces == key
         }
         if let value { lines.append("\(key) = \(value)") }
-        var dir = ""
-        for part in path.split(separator: "/").dropLast() {
-            dir += "/" + part
-            mkdir(dir, 0o700)
+        do {
+            try makeDirectories(AtomicFile.directory(of: path))
+            let file = try AtomicFile(path: path)
+            try file.write(Array((lines.joined(separator: "\n") + "\n").utf8))
+            try file.commit()
+        } catch {
+            throw CLIError.from(error)
         }
-        let tmp = path + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError("cannot write \(tmp): \(errorText())", code: .failure) }
-        writeAll(fd: fd, Array((lines.joined(separator: "\n") + "\n").utf8))
-        fsync(fd)
-        close(fd)
-        guard rename(tmp, path) == 0 else { throw CLIError("cannot replace \(path): \(errorText())", code: .failure) }
         return path
     }
 }

@@ -4,7 +4,8 @@ import Notes
 /// The exit codes of `notes`, documented in `--help`, `notes help exit-codes` and the README.
 public enum ExitCode: Int32, Sendable, CaseIterable {
     case success = 0
-    /// Any other failure (e.g. disk full, an editor that failed).
+    /// Any other failure (e.g. disk full, a file that cannot be read or written, an editor that
+    /// failed).
     case failure = 1
     /// A usage or validation error: bad arguments or input. Nothing was changed.
     case usage = 2
@@ -18,7 +19,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     public var meaning: String {
         switch self {
         case .success: return "success"
-        case .failure: return "other failure (for example a full disk or a failing editor)"
+        case .failure:
+            return "other failure (for example a full disk, a file that cannot be read or written, a failing editor)"
         case .usage: return "usage or validation error (bad arguments or input); nothing was changed"
         case .notFound: return "no note or category matches, or an id prefix is ambiguous"
         case .conflict: return "conflict: the note changed since the expected version; nothing was overwritten"
@@ -48,6 +50,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .notFound, .ambiguous: return CLIError(e.description, code: .notFound)
             case .conflict: return CLIError(e.description, code: .conflict)
             case .store(let s): return from(s)
+            case .io: return CLIError(e.description, code: .failure)
             }
         case let e as StoreError:
             switch e {

@@ -2,9 +2,10 @@ import Glibc
 
 /// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8.
 func readText(path: String, limit: Int, what: String) throws(CLIError) -> String {
+    guard !path.isEmpty else { throw CLIError("the \(what) name is empty; give a file, or - for standard input") }
     let fd: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
-        throw CLIError("cannot read \(what) \(path): \(errorText()); check the path", code: .usage)
+        throw CLIError("cannot read \(what) \(path): \(errorText()); check the path", code: .failure)
     }
     defer { if fd != 0 { close(fd) } }
     var st = stat()
@@ -18,7 +19,7 @@ func readText(path: String, limit: Int, what: String) throws(CLIError) -> String
         if n < 0 {
             if errno == EINTR { continue }
             if errno == EBADF && fd == 0 { break }
-            throw CLIError("cannot read \(what) \(path): \(errorText())", code: .usage)
+            throw CLIError("cannot read \(what) \(path): \(errorText())", code: .failure)
         }
         if n == 0 { break }
         bytes.append(contentsOf: chunk[0..<n])

@@ -133,8 +133,8 @@ struct AppendTests {
         let tmp = TemporaryDirectory()
         let store = try EventStore(path: tmp.path, configuration: configuration())
         var f = EventFactory()
-        let results = try store.write { txn, appender in
-            try (0..<50).map { i in try appender.append(f.events(1 + i % 3), to: "stream-\(i % 10)", in: txn) }
+        let results = try store.write { session in
+            try (0..<50).map { i in try session.append(f.events(1 + i % 3), to: "stream-\(i % 10)") }
         }
         #expect(results.count == 50)
         var log = try verifyLog(store)
@@ -144,16 +144,16 @@ struct AppendTests {
         // body's own error comes back unchanged.
         struct Stop: Error {}
         #expect(throws: Stop.self) {
-            try store.write { txn, appender in
-                try appender.append(f.events(2), to: "stream-0", in: txn)
-                try appender.append(f.events(2), to: "brand-new", in: txn)
+            try store.write { session in
+                try session.append(f.events(2), to: "stream-0")
+                try session.append(f.events(2), to: "brand-new")
                 throw Stop()
             }
         }
         #expect(throws: StoreError.self) {
-            try store.write { txn, appender in
-                try appender.append(f.events(2), to: "stream-1", in: txn)
-                try appender.append(f.events(1), to: "stream-2", expecting: .noStream, in: txn)
+            try store.write { session in
+                try session.append(f.events(2), to: "stream-1")
+                try session.append(f.events(1), to: "stream-2", expecting: .noStream)
             }
         }
         let after = try verifyLog(store)
@@ -203,7 +203,7 @@ struct AppendTests {
         let reopened = try EventStore(path: tmp.path, configuration: configuration(clock: clock))
         try reopened.append([f.event()], to: "s")
         #expect(try allEvents(reopened).last?.recordedAt == 3_000_000)
-        #expect(try reopened.write { txn, appender in try appender.now(in: txn) } == 3_000_000)
+        #expect(try reopened.write { session in try session.now() } == 3_000_000)
     }
 
     @Test("the catalogue counts stored events by type and schema version")
@@ -212,9 +212,9 @@ struct AppendTests {
         let store = try EventStore(path: tmp.path, configuration: configuration())
         var f = EventFactory()
         try store.append([f.event("A"), f.event("A"), f.event("B", schemaVersion: 2)], to: "x")
-        try store.write { txn, appender in
-            try appender.append([f.event("A")], to: "y", in: txn)
-            try appender.append([f.event("B", schemaVersion: 3), f.event("B", schemaVersion: 2)], to: "z", in: txn)
+        try store.write { session in
+            try session.append([f.event("A")], to: "y")
+            try session.append([f.event("B", schemaVersion: 3), f.event("B", schemaVersion: 2)], to: "z")
         }
         let a = f.event("A")
         try store.append([a], to: "x")

@@ -53,7 +53,7 @@ struct CLIErrorTests {
         Self.expectFailure(s.run("add", "Bad", "--body-file", s.path("latin1.txt")), 2, mentioning: "UTF-8")
         Self.expectFailure(s.run(["add", "Bad", "-"], stdin: [0xFF, 0xFE, 0x41]), 2, mentioning: "UTF-8")
         Self.expectFailure(s.run("edit", id, "--body-file", s.path("latin1.txt")), 2, mentioning: "UTF-8")
-        Self.expectFailure(s.run("add", "Missing", "--body-file", s.path("nope.txt")), 2, mentioning: "nope.txt")
+        Self.expectFailure(s.run("add", "Missing", "--body-file", s.path("nope.txt")), 1, mentioning: "nope.txt")
         Self.expectFailure(s.run("add", "Dir", "--body-file", s.root), 2, mentioning: "directory")
         #expect(try Self.events(s) == before, "no failing command appended an event")
         #expect(try s.object("show", id)["body"] as? String == "original")

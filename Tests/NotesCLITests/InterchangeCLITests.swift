@@ -65,7 +65,8 @@ struct InterchangeCLITests {
                 == "notes: error: line 2: malformed JSON: expected a string key at byte 1 (found 'n'); nothing was imported\n"
         )
         let missing = s.run("import", s.path("nope.jsonl"))
-        #expect(missing.code == 2 && missing.stderr.contains("cannot read"))
+        // A file that cannot be read is an I/O failure (exit 1), not a usage error.
+        #expect(missing.code == 1 && missing.stderr.contains("cannot read"), "\(missing)")
         #expect(s.run("import").code == 2)
         #expect(s.run("export", "--since", "-1").code == 2)
     }
@@ -109,6 +110,6 @@ struct InterchangeCLITests {
         let other = s.path("other")
         #expect(try s.ok("import-markdown", dir, "--store", other).line == "created 1, updated 0, unchanged 0")
         #expect(try s.titles("--store", other) == ["Plan"])
-        #expect(s.run("import-markdown", s.path("missing")).code == 2)
+        #expect(s.run("import-markdown", s.path("missing")).code == 1)
     }
 }

@@ -21,8 +21,8 @@ struct SchemaRebuildKillTests {
         while true {
             let batch = workload.next(batch: 5_000)
             if batch.isEmpty { break }
-            try store.write { txn, appender in
-                for e in batch { try appender.append([e.event], to: e.stream, expecting: .any, in: txn) }
+            try store.write { session in
+                for e in batch { try session.append([e.event], to: e.stream, expecting: .any) }
             }
         }
     }

@@ -550,8 +550,8 @@ struct ReplayEquivalenceTests {
         var workload = EventWorkload(
             .init(notes: 150, events: 4_000, categories: 6, legacyShare: 0.25, hotNoteVersions: 200, seed: 7))
         while case let batch = workload.next(batch: 1_000), !batch.isEmpty {
-            try store.write { txn, appender in
-                for e in batch { try appender.append([e.event], to: e.stream, in: txn) }
+            try store.write { session in
+                for e in batch { try session.append([e.event], to: e.stream) }
             }
         }
         let catalogue = try store.catalogue()

@@ -1,70 +1,118 @@
 import Glibc
 
+/// A file or directory outside the store that could not be read or written: what was being
+/// done, to which path, and the system's reason.
+public struct IOFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was being done.
+    public enum Operation: String, Sendable {
+        case read, write, create, rename, sync, list
+        case makeDirectory = "create the directory"
+        case decompress
+    }
+
+    public var operation: Operation
+    /// The file or directory (`standard input` and `standard output` for those).
+    public var path: String
+    /// The `errno` value, or nil when the failure is not a system call's (a child's status).
+    public var code: Int32?
+    /// Said after the reason, when there is more to say.
+    public var detail: String?
+
+    public init(_ operation: Operation, _ path: String, code: Int32?, detail: String? = nil) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+        self.detail = detail
+    }
+
+    /// The failure of the system call that just failed (its `errno`).
+    init(_ operation: Operation, _ path: String, detail: String? = nil) {
+        self.init(operation, path, code: errno, detail: detail)
+    }
+
+    /// Whether the disk (or a size limit) ran out of room.
+    public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
+
+    /// `cannot write out.jsonl: the disk is full (No space left on device)`.
+    public var description: String {
+        var text = "cannot \(operation.rawValue) \(path)"
+        if let code {
+            text += isOutOfSpace ? ": the disk is full (\(systemErrorText(code)))" : ": \(systemErrorText(code))"
+        }
+        if let detail { text += (code == nil ? ": " : "; ") + detail }
+        return text
+    }
+}
+
 /// The C library's message for `errno`.
 func systemErrorText(_ code: Int32 = errno) -> String {
     guard let p = strerror(code) else { return "error \(code)" }
     return String(cString: p)
 }
 
-/// Writes all of `bytes` to `fd`, retrying short writes and interruptions.
-func writeFully(fd: Int32, _ bytes: UnsafeRawBufferPointer, what: String) throws(NotesError) {
+/// Writes all of `bytes` to `fd`, retrying short writes and interruptions; the error code of
+/// a failed write, or nil.
+func writeFully(fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
     var offset = 0
-    while offset < bytes.count {
-        guard let base = bytes.baseAddress else { return }
+    while offset < bytes.count, let base = bytes.baseAddress {
         let n = write(fd, base + offset, bytes.count - offset)
         if n < 0 {
             if errno == EINTR { continue }
-            throw .validation("cannot write \(what): \(systemErrorText())")
+            return errno
         }
         offset += n
     }
+    return nil
 }
 
-func writeFully(fd: Int32, _ bytes: [UInt8], what: String) throws(NotesError) {
-    let result: Result<Void, NotesError> = bytes.withUnsafeBytes { b in
-        Result { () throws(NotesError) in try writeFully(fd: fd, b, what: what) }
-    }
-    try result.get()
-}
-
-/// A file written under a temporary name and renamed into place on ``commit()``, so readers
-/// (and a crash) see either the old file or the whole new one, never a part.
+/// A file written under a temporary name and renamed into place on ``commit(sync:)``, so
+/// readers (and a crash) see either the old file or the whole new one, never a part.
+///
+/// The temporary file is created next to the target with a unique random name (`mkstemp`,
+/// mode 0600: notes may be private), so two processes writing the same file never share one.
 public final class AtomicFile {
     public let path: String
     let temporaryPath: String
     let fd: Int32
     private var done = false
 
-    /// Creates `path.tmp-PID` with mode 0600 (notes may be private).
     public init(path: String) throws(NotesError) {
         self.path = path
-        temporaryPath = "\(path).tmp-\(getpid())"
-        let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw .validation("cannot create \(temporaryPath): \(systemErrorText()); check the directory")
-        }
+        var template = Array("\(path).tmp-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { makeTemporaryFile($0.baseAddress!) }
+        guard fd >= 0 else { throw .io(IOFailure(.create, "\(path).tmp-XXXXXX", detail: "check the directory")) }
         self.fd = fd
+        temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Appends bytes.
     public func write(_ bytes: [UInt8]) throws(NotesError) {
-        try writeFully(fd: fd, bytes, what: temporaryPath)
+        let failure = bytes.withUnsafeBytes { writeFully(fd: fd, $0) }
+        if let failure { throw .io(IOFailure(.write, path, code: failure)) }
     }
 
-    /// Flushes to disk (unless `sync` is false) and renames the file into place.
+    /// Flushes to disk (unless `sync` is false) and renames the file into place; with `sync`,
+    /// the directory is flushed too, so the new name survives a power loss.
     public func commit(sync: Bool = true) throws(NotesError) {
         guard !done else { return }
         done = true
         defer { close(fd) }
         guard !sync || fsync(fd) == 0 else {
-            let text = systemErrorText()
+            let failure = IOFailure(.write, path)
             unlink(temporaryPath)
-            throw .validation("cannot write \(temporaryPath): \(text)")
+            throw .io(failure)
         }
         guard rename(temporaryPath, path) == 0 else {
-            let text = systemErrorText()
+            let failure = IOFailure(.rename, temporaryPath, detail: "to \(path)")
             unlink(temporaryPath)
-            throw .validation("cannot rename \(temporaryPath) to \(path): \(text)")
+            throw .io(failure)
+        }
+        if sync {
+            let dir = open(Self.directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if dir >= 0 {
+                fsync(dir)
+                close(dir)
+            }
         }
     }
 
@@ -76,155 +124,27 @@ public final class AtomicFile {
         unlink(temporaryPath)
     }
 
+    /// The directory part of `path` (`.` for a bare name).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     deinit { discard() }
 }
 
-/// An input file read line by line in large chunks: a path, `-` for standard input, or a
-/// `.gz` file decompressed by `gzip -dc` in a child process.
-final class InputFile {
-    let path: String
-    let fd: Int32
-    private let child: pid_t?
-    private var closed = false
-
-    init(path: String) throws(NotesError) {
-        self.path = path
-        if path == "-" {
-            fd = 0
-            child = nil
-            return
-        }
-        var st = stat()
-        guard stat(path, &st) == 0 else {
-            throw .validation("cannot read \(path): \(systemErrorText()); check the path")
-        }
-        if (st.st_mode & S_IFMT) == S_IFDIR { throw .validation("\(path) is a directory; give a file") }
-        if path.hasSuffix(".gz") {
-            (fd, child) = try Self.spawnGzip(path)
-        } else {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw .validation("cannot read \(path): \(systemErrorText()); check the path") }
-            self.fd = fd
-            child = nil
-        }
-    }
-
-    /// Whether the input is a regular file (not a pipe, a terminal or decompressed output).
-    var isRegularFile: Bool {
-        guard child == nil else { return false }
-        var st = stat()
-        return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
-    }
-
-    /// Starts `gzip -dc PATH` with its output on a pipe.
-    private static func spawnGzip(_ path: String) throws(NotesError) -> (Int32, pid_t) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw .validation("cannot decompress \(path): \(systemErrorText())") }
-        // Neither end may leak into other children; dup2 gives gzip its stdout without the flag.
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        let argv = ["gzip", "-dc", "--", path]
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-        cArgs.append(nil)
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, "gzip", &actions, nil, cArgs, environ)
-        close(fds[1])
-        guard rc == 0 else {
-            close(fds[0])
-            throw .validation("cannot decompress \(path): gzip could not start (\(systemErrorText(rc))); install gzip")
-        }
-        return (fds[0], pid)
-    }
-
-    /// Calls `body` with each line (without its `\n`), numbered from 1. A last line without a
-    /// newline counts too.
-    func forEachLine(_ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var start = 0
-        var end = 0
-        var number = 0
-        while true {
-            if end == buffer.count {
-                if start > 0 {
-                    buffer.withUnsafeMutableBytes { b in
-                        guard let base = b.baseAddress else { return }
-                        memmove(base, base + start, end - start)
-                    }
-                    end -= start
-                    start = 0
-                } else {
-                    buffer.append(contentsOf: repeatElement(0, count: buffer.count))
-                }
-            }
-            let n = buffer.withUnsafeMutableBytes { b in read(fd, b.baseAddress! + end, b.count - end) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw NotesError.validation(
-                    "cannot read \(path == "-" ? "standard input" : path): \(systemErrorText())")
-            }
-            if n == 0 { break }
-            let scanFrom = end
-            end += n
-            try buffer.withUnsafeBytes { b in
-                var i = scanFrom
-                while i < end {
-                    guard let nl = memchr(b.baseAddress! + i, 0x0A, end - i) else { break }
-                    let at = b.baseAddress!.distance(to: UnsafeRawPointer(nl))
-                    number += 1
-                    try body(UnsafeRawBufferPointer(rebasing: b[start..<at]), number)
-                    start = at + 1
-                    i = start
-                }
-            }
-            if start == end {
-                start = 0
-                end = 0
-            }
-        }
-        if end > start {
-            number += 1
-            try buffer.withUnsafeBytes { b in try body(UnsafeRawBufferPointer(rebasing: b[start..<end]), number) }
-        }
-        try finish()
-    }
-
-    /// Closes the file and, for `.gz`, checks that gzip succeeded.
-    func finish() throws(NotesError) {
-        guard !closed else { return }
-        closed = true
-        if fd != 0 { close(fd) }
-        if let child {
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-            let exited = (status & 0x7F) == 0
-            let code = (status >> 8) & 0xFF
-            if !exited || code != 0 {
-                throw .validation("cannot decompress \(path): gzip failed (status \(status)); check the file")
-            }
-        }
-    }
-
-    deinit {
-        if !closed {
-            if fd != 0 { close(fd) }
-            if let child {
-                kill(child, SIGTERM)
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-            }
-        }
-    }
+/// `mkstemp` (a new file, mode 0600, with a unique random name filled into `template`), closed
+/// on exec.
+func makeTemporaryFile(_ template: UnsafeMutablePointer<CChar>) -> Int32 {
+    let fd = mkstemp(template)
+    if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    return fd
 }
 
 /// Reads a whole file, refusing more than `limit` bytes.
 func readFile(_ path: String, limit: Int) throws(NotesError) -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw .validation("cannot read \(path): \(systemErrorText())") }
+    guard fd >= 0 else { throw .io(IOFailure(.read, path)) }
     defer { close(fd) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -232,7 +152,7 @@ func readFile(_ path: String, limit: Int) throws(NotesError) -> [UInt8] {
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         if n < 0 {
             if errno == EINTR { continue }
-            throw .validation("cannot read \(path): \(systemErrorText())")
+            throw .io(IOFailure(.read, path))
         }
         if n == 0 { return bytes }
         bytes.append(contentsOf: chunk[0..<n])
@@ -241,19 +161,17 @@ func readFile(_ path: String, limit: Int) throws(NotesError) -> [UInt8] {
 }
 
 /// Creates `path` and its missing parents with mode 0700.
-func makeDirectories(_ path: String) throws(NotesError) {
+public func makeDirectories(_ path: String) throws(NotesError) {
     var current = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         current += "/" + part
-        if mkdir(current, 0o700) != 0 && errno != EEXIST {
-            throw .validation("cannot create the directory \(current): \(systemErrorText())")
-        }
+        if mkdir(current, 0o700) != 0 && errno != EEXIST { throw .io(IOFailure(.makeDirectory, current)) }
     }
 }
 
 /// The entries of a directory (without `.` and `..`), sorted, each with whether it is a directory.
 func directoryEntries(_ path: String) throws(NotesError) -> [(name: String, isDirectory: Bool)] {
-    guard let dir = opendir(path) else { throw .validation("cannot read the directory \(path): \(systemErrorText())") }
+    guard let dir = opendir(path) else { throw .io(IOFailure(.list, path)) }
     defer { closedir(dir) }
     var out: [(name: String, isDirectory: Bool)] = []
     while let entry = readdir(dir) {

@@ -224,14 +224,18 @@ extension Notebook {
     /// in time: a commit older than the event before it is recorded at that event's instant.
     @discardableResult
     public func importHistory(_ converter: HistoryConverter) throws(NotesError) -> HistoryImportSummary {
-        try write { txn, appender, dbs in
-            appender.deferProjections = true
-            var writer = HistoryWriter(book: self, appender: appender, dbs: dbs)
+        let bytes = converter.planned.count &* 512
+        return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
+            session.deferProjections()
+            var writer = HistoryWriter(book: self, dbs: dbs)
             writer.summary = HistoryImportSummary(
                 lines: converter.lineCount, notes: converter.noteCount, events: converter.planned.count, appended: 0,
                 skipped: 0)
-            for p in converter.planned { try writer.add(p, in: txn) }
-            try writer.flush(in: txn)
+            for p in converter.planned {
+                try writer.add(p, session: session)
+                if session.deferredCount >= Self.importProjectionBatch { try session.applyDeferredProjections() }
+            }
+            try writer.flush(session: session)
             return writer.summary
         }
     }
@@ -240,16 +244,14 @@ extension Notebook {
     /// with `gzip -dc`), all or nothing.
     @discardableResult
     public func importHistory(fromFile path: String) throws(NotesError) -> HistoryImportSummary {
-        let input = try InputFile(path: path)
+        let input = try ImportInput(path: path, spoolDirectory: store.environment.path)
         var converter = HistoryConverter(maxBodyBytes: options.maxBodyBytes)
         do {
             try input.forEachLine { line, _ in try converter.add(line: line) }
         } catch let e as InterchangeError {
             throw .validation(e.description)
-        } catch let e as NotesError {
-            throw e
         } catch {
-            throw .validation("\(error)")
+            throw NotesError.wrap(error)
         }
         return try importHistory(converter)
     }
@@ -258,35 +260,33 @@ extension Notebook {
 /// Appends converted events inside one write transaction, resolving categories by name.
 private struct HistoryWriter {
     let book: Notebook
-    let appender: Appender
     let dbs: ProjectionDatabases
     var summary = HistoryImportSummary(lines: 0, notes: 0, events: 0, appended: 0, skipped: 0)
     var categories: [String: Identifier] = [:]
     var group: [NewEvent] = []
     var groupNote: Identifier?
 
-    init(book: Notebook, appender: Appender, dbs: ProjectionDatabases) {
+    init(book: Notebook, dbs: ProjectionDatabases) {
         self.book = book
-        self.appender = appender
         self.dbs = dbs
     }
 
-    mutating func add(_ p: HistoryConverter.Planned, in txn: borrowing Transaction) throws {
-        if try book.store.position(ofEvent: p.id, in: txn) != nil {
+    mutating func add(_ p: HistoryConverter.Planned, session: borrowing WriteSession) throws {
+        if try book.store.position(ofEvent: p.id, in: session.transaction) != nil {
             summary.skipped += 1
             return
         }
         if p.note != groupNote {
-            try flush(in: txn)
+            try flush(session: session)
             groupNote = p.note
         }
         let event: NoteEvent
         switch p.change {
         case .created(let title, let body, let name):
-            event = .created(title: title, body: body, pinned: false, category: try category(name, p, in: txn))
+            event = .created(title: title, body: body, pinned: false, category: try category(name, p, session: session))
         case .retitled(let title): event = .retitled(title: title)
         case .bodyEdited(let body): event = .bodyEdited(body: body)
-        case .categorized(let name): event = .categorized(category: try category(name, p, in: txn))
+        case .categorized(let name): event = .categorized(category: try category(name, p, session: session))
         case .trashed: event = .trashed
         }
         let meta = EventMetadata(actor: p.actor, command: "notes import-history")
@@ -294,31 +294,31 @@ private struct HistoryWriter {
     }
 
     /// Consecutive events of one note go to the appender in one call.
-    mutating func flush(in txn: borrowing Transaction) throws {
+    mutating func flush(session: borrowing WriteSession) throws {
         guard let note = groupNote, !group.isEmpty else { return }
-        try appender.append(group, to: Note.stream(note), in: txn)
+        try session.append(group, to: Note.stream(note))
         summary.appended += group.count
         group.removeAll(keepingCapacity: true)
     }
 
     /// The live category called `name`, created (with an id derived from the name) if none is.
-    mutating func category(_ name: String?, _ p: HistoryConverter.Planned, in txn: borrowing Transaction) throws
+    mutating func category(_ name: String?, _ p: HistoryConverter.Planned, session: borrowing WriteSession) throws
         -> Identifier?
     {
         guard let name else { return nil }
         if let id = categories[name] { return id }
         let id: Identifier
-        if let existing = try book.projection.category(named: name, in: txn, databases: dbs) {
+        if let existing = try book.projection.category(named: name, in: session.transaction, databases: dbs) {
             id = existing.id
         } else {
             // Appended before the note events waiting in the group, which are no older.
-            try flush(in: txn)
+            try flush(session: session)
             id = Identifier.derived("swift-evolution", "category", name)
             let meta = EventMetadata(actor: p.actor, command: "notes import-history")
             let created = CategoryEvent.created(name: name).newEvent(
                 id: Identifier.derived("swift-evolution", "category-created", name), metadata: meta,
                 recordedAt: p.recordedAt)
-            let r = try appender.append([created], to: Category.stream(id), in: txn)
+            let r = try session.append([created], to: Category.stream(id))
             summary.categoriesCreated += r.appended
         }
         categories[name] = id

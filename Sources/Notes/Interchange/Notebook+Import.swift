@@ -1,4 +1,3 @@
-import Dispatch
 import EventStore
 import Glibc
 import LMDB
@@ -21,6 +20,19 @@ public struct ImportSummary: Sendable, Equatable {
 }
 
 extension Notebook {
+    /// Events whose deferred projections run together during an import. A bulk import folds
+    /// many events of one note into one record write; past this many events it gives their
+    /// memory back, so an import of any length holds a bounded number of events.
+    static let importProjectionBatch = 65_536
+
+    /// The map room to reserve for importing `bytes` of JSON Lines: the log, its indexes and the
+    /// projections take about 1.4 times the file; the rest is headroom, so that the write
+    /// rarely has to start over in a larger map.
+    func importReservation(forFileBytes bytes: Int) -> Int {
+        guard options.reservesMapForImports else { return 0 }
+        return bytes.multipliedReportingOverflow(by: 2).overflow ? Int.max : bytes * 2 + (8 << 20)
+    }
+
     /// Appends the events of `batch` in one write transaction: all of them or, when any line is
     /// refused, none.
     ///
@@ -32,18 +44,19 @@ extension Notebook {
     /// The log never goes back in time, so an event older than the store's last one is
     /// recorded at that last instant instead.
     ///
-    /// Consecutive events of one stream go to the ``Appender`` in one call, and the
+    /// Consecutive events of one stream go to the ``WriteSession`` in one call, and the
     /// projections are updated in the same transaction.
     ///
     /// - Throws: ``NotesError/validation(_:)`` with `line N: reason; nothing was imported`.
     @discardableResult
     public func importEvents(_ batch: EventBatch) throws(NotesError) -> ImportSummary {
         let events = batch.events
-        return try write { txn, appender, _ in
-            appender.deferProjections = true
-            var importer = try ImportAppender(book: self, txn: txn)
-            for e in events { try importer.add(e, txn: txn, appender: appender) }
-            try importer.flush(txn: txn, appender: appender)
+        let bytes = events.reduce(0) { $0 &+ $1.event.payload.count &+ 256 }
+        return try write(reserving: importReservation(forFileBytes: bytes)) { session, _ in
+            session.deferProjections()
+            var importer = try ImportAppender(book: self, session: session)
+            for e in events { try importer.add(e, session: session) }
+            try importer.flush(session: session)
             return importer.summary
         }
     }
@@ -74,88 +87,85 @@ extension Notebook {
         return try importEvents(batch)
     }
 
-    /// Imports a file in the interchange format (`-` reads standard input), all or nothing.
+    /// Imports a file in the interchange format (`-` reads standard input; a `.gz` file is
+    /// decompressed with `gzip -dc`), all or nothing, in memory that does not grow with the file.
     ///
-    /// A regular file is parsed on another core while the events parsed so far are appended
-    /// (the file is read at disk speed, so the write transaction is not held up by a slow
-    /// writer of a pipe); a refused line anywhere still imports nothing and is what the error
-    /// names, as when every line is parsed first. Pipes and `.gz` files are parsed first.
+    /// The file is parsed on another core while the events parsed so far are appended, in one
+    /// write transaction; a refused line anywhere still imports nothing and is what the error
+    /// names, as when every line is parsed first. Input that cannot be read twice (a pipe, a
+    /// `.gz`) is first copied into an unnamed file in the store's directory (see
+    /// ``ImportInput``), because the write reads its input again from the start when the map
+    /// must grow. The map is grown ahead from the file's size.
     @discardableResult
     public func importEvents(fromFile path: String) throws(NotesError) -> ImportSummary {
-        let input = try InputFile(path: path)
-        if input.isRegularFile { return try importParsingAlongside(input) }
-        var batch = EventBatch(registry: store.registry, maxBodyBytes: options.maxBodyBytes)
+        let input = try ImportInput(path: path, spoolDirectory: store.environment.path)
+        let registry = store.registry
+        let maxBodyBytes = options.maxBodyBytes
         do {
-            try input.forEachLine { line, _ in try batch.add(line: line) }
+            return try store.write(reserving: importReservation(forFileBytes: input.size)) { session in
+                // Each attempt parses the file from its beginning on a thread of its own, which
+                // has ended when the attempt does, whatever the outcome.
+                let parser = ImportParser(
+                    input: input, store: store.environment.path, registry: registry, maxBodyBytes: maxBodyBytes)
+                defer { parser.stop() }
+                do {
+                    return try importParsed(from: parser, session: session)
+                } catch let refused as ParserFailure {
+                    throw refused.error
+                } catch {
+                    // A refused line anywhere in the file wins over what appending found, as
+                    // when every line is parsed before anything is appended.
+                    if let refused = parser.finishParsing() { throw refused }
+                    throw error
+                }
+            }
         } catch {
             throw Self.refusal(error)
         }
-        return try importEvents(batch)
     }
 
-    /// The error of a refused line or an unreadable file.
+    /// The parser's failure, told apart from what appending throws.
+    private struct ParserFailure: Error {
+        let error: any Error
+    }
+
+    private func importParsed(from parser: ImportParser, session: borrowing WriteSession) throws -> ImportSummary {
+        session.deferProjections()
+        var importer = try ImportAppender(book: self, session: session)
+        while true {
+            switch parser.take() {
+            case .events(let chunk):
+                for e in chunk { try importer.add(e, session: session) }
+                if session.deferredCount >= Self.importProjectionBatch {
+                    try importer.flush(session: session)
+                    try session.applyDeferredProjections()
+                }
+            case .end:
+                try importer.flush(session: session)
+                return importer.summary
+            case .failed(let error):
+                throw ParserFailure(error: error)
+            }
+        }
+    }
+
+    /// The error of a refused line, an unreadable file or the store.
     private static func refusal(_ error: any Error) -> NotesError {
         switch error {
         case let e as InterchangeError: return .validation(e.description)
-        case let e as NotesError: return e
-        default: return .validation("\(error)")
-        }
-    }
-
-    private func importParsingAlongside(_ input: InputFile) throws(NotesError) -> ImportSummary {
-        let pipe = ParsedLines()
-        let source = SendableInput(input)
-        let registry = store.registry
-        let maxBodyBytes = options.maxBodyBytes
-        DispatchQueue.global(qos: .userInitiated).async {
-            var batch = EventBatch(registry: registry, maxBodyBytes: maxBodyBytes)
-            do {
-                try source.file.forEachLine { line, _ in
-                    try batch.add(line: line)
-                    if batch.events.count >= ParsedLines.chunk { pipe.put(.events(batch.takeEvents())) }
-                }
-                pipe.put(.events(batch.takeEvents()))
-                pipe.put(.end)
-            } catch {
-                pipe.put(.failed(error))
-            }
-        }
-        // Whatever happens here, the parsing thread has finished when this returns.
-        defer { pipe.drain() }
-        do {
-            return try store.write { txn, appender in
-                appender.deferProjections = true
-                var importer = try ImportAppender(book: self, txn: txn)
-                while true {
-                    switch pipe.take() {
-                    case .events(let chunk):
-                        for e in chunk { try importer.add(e, txn: txn, appender: appender) }
-                    case .end:
-                        try importer.flush(txn: txn, appender: appender)
-                        return importer.summary
-                    case .failed(let error):
-                        throw error
-                    }
-                }
-            }
-        } catch {
-            // A refused line anywhere in the file wins over what appending found, as when every
-            // line is parsed before anything is appended.
-            if let refused = pipe.drain() { throw Self.refusal(refused) }
-            throw NotesError.wrap(error)
+        default: return NotesError.wrap(error)
         }
     }
 }
 
-/// The input file, handed to the one thread that reads it.
-private final class SendableInput: @unchecked Sendable {
-    let file: InputFile
-    init(_ file: InputFile) { self.file = file }
-}
-
-/// Parsed events passed from the parsing thread to the appending one, in chunks, in order.
-private final class ParsedLines: Sendable {
-    enum Item: Sendable {
+/// Parses an import file on a thread of its own and hands the events over in chunks, in order,
+/// holding at most a few chunks at once (the appending side takes them as it goes).
+///
+/// ``stop()`` ends the thread and waits for it, whatever it is doing; ``finishParsing()`` lets
+/// it parse the rest of the file without keeping the events, to learn whether a later line is
+/// refused. Either way no thread of the parser outlives the write attempt that started it.
+final class ImportParser: @unchecked Sendable {
+    enum Item {
         case events([ImportedEvent])
         case end
         case failed(any Error)
@@ -164,48 +174,162 @@ private final class ParsedLines: Sendable {
     /// Events per chunk: large enough that the hand-over costs nothing, small enough that
     /// appending starts at once.
     static let chunk = 1024
+    /// Chunks parsed ahead of the appending side, at most.
+    static let depth = 8
 
-    private let state = Mutex<(queue: [Item], next: Int, failure: (any Error)?)>(([], 0, nil))
-    /// Signalled once per item put.
-    private let ready = DispatchSemaphore(value: 0)
-    /// Signalled when the parsing thread put its last item (kept signalled by ``drain()``).
-    private let finished = DispatchSemaphore(value: 0)
+    /// Parsers whose thread is running for imports into the store at `path` (tests check that
+    /// none is left behind).
+    static func running(forStoreAt path: String) -> Int { live.withLock { $0[path, default: 0] } }
+    private static let live = Mutex<[String: Int]>([:])
 
-    /// Called by the parsing thread only; `.end` or `.failed` is its last call.
-    func put(_ item: Item) {
-        state.withLock { s in
-            s.queue.append(item)
-            if case .failed(let e) = item { s.failure = e }
+    private let input: ImportInput
+    /// The store imported into, for ``running(forStoreAt:)``.
+    private let store: String
+    private let registry: SchemaRegistry
+    private let maxBodyBytes: Int
+    /// Guards everything below; `changed` is signalled whenever any of it changes.
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var queue: [Item] = []
+    private var head = 0
+    /// The appending side takes no more: parse on, keeping only a refusal.
+    private var discarding = false
+    private var stopping = false
+    private var finished = false
+    private var refusal: (any Error)?
+    private var thread: pthread_t?
+    /// No thread could be started: the file is parsed at once, into an unbounded queue.
+    private var synchronous = false
+
+    init(input: ImportInput, store: String, registry: SchemaRegistry, maxBodyBytes: Int) {
+        self.input = input
+        self.store = store
+        self.registry = registry
+        self.maxBodyBytes = maxBodyBytes
+        pthread_mutex_init(lock, nil)
+        pthread_cond_init(changed, nil)
+        Self.live.withLock { $0[store, default: 0] += 1 }
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var handle = pthread_t()
+        let rc = pthread_create(
+            &handle, nil,
+            { raw in
+                let parser = Unmanaged<ImportParser>.fromOpaque(raw!).takeRetainedValue()
+                parser.parse()
+                return nil
+            }, context)
+        if rc == 0 {
+            thread = handle
+        } else {
+            // No thread: parse here, at once (the queue then holds the whole file).
+            Unmanaged<ImportParser>.fromOpaque(context).release()
+            synchronous = true
+            parse()
         }
-        ready.signal()
-        if case .events = item { return }
-        finished.signal()
     }
 
-    /// The next item, waiting for it. Called by the appending thread only, never after `.end`
-    /// or `.failed`.
+    deinit {
+        stop()
+        pthread_cond_destroy(changed)
+        pthread_mutex_destroy(lock)
+        changed.deallocate()
+        lock.deallocate()
+    }
+
+    private func withLock<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return body()
+    }
+
+    /// The parsing thread's work.
+    private func parse() {
+        var batch = EventBatch(registry: registry, maxBodyBytes: maxBodyBytes)
+        struct Stopped: Error {}
+        var last: Item = .end
+        do {
+            try input.forEachLine { line, _ in
+                try batch.add(line: line)
+                if batch.events.count >= Self.chunk {
+                    if !put(.events(batch.takeEvents())) { throw Stopped() }
+                }
+            }
+            if !put(.events(batch.takeEvents())) { throw Stopped() }
+        } catch is Stopped {
+            last = .end
+        } catch {
+            last = .failed(error)
+        }
+        withLock {
+            if case .failed(let e) = last { refusal = e }
+            queue.append(last)
+            finished = true
+            pthread_cond_broadcast(changed)
+        }
+        Self.live.withLock { $0[store, default: 0] -= 1 }
+    }
+
+    /// Queues a chunk, waiting while the queue is full; false when the parser must stop.
+    private func put(_ item: Item) -> Bool {
+        withLock {
+            while !stopping && !discarding && !synchronous && queue.count - head >= Self.depth {
+                pthread_cond_wait(changed, lock)
+            }
+            if stopping { return false }
+            if !discarding { queue.append(item) }
+            pthread_cond_broadcast(changed)
+            return true
+        }
+    }
+
+    /// The next item, waiting for it. Never called after `.end` or `.failed`.
     func take() -> Item {
-        ready.wait()
-        return state.withLock { s in
-            let item = s.queue[s.next]
-            // Release the chunk's events as soon as they are taken.
-            s.queue[s.next] = .end
-            s.next += 1
+        withLock {
+            while head == queue.count { pthread_cond_wait(changed, lock) }
+            let item = queue[head]
+            queue[head] = .end
+            head += 1
+            if head > Self.depth * 4 {
+                queue.removeFirst(head)
+                head = 0
+            }
+            pthread_cond_broadcast(changed)
             return item
         }
     }
 
-    /// Waits until the parsing thread has finished; the refusal it ended with, if any.
-    @discardableResult
-    func drain() -> (any Error)? {
-        finished.wait()
-        finished.signal()
-        return state.withLock { s in s.failure }
+    /// Parses the rest of the file without keeping its events; the refusal it met, if any.
+    func finishParsing() -> (any Error)? {
+        defer { join() }
+        return withLock {
+            discarding = true
+            queue.removeAll()
+            head = 0
+            pthread_cond_broadcast(changed)
+            while !finished { pthread_cond_wait(changed, lock) }
+            return refusal
+        }
+    }
+
+    /// Stops parsing and waits for the thread to end.
+    func stop() {
+        withLock {
+            stopping = true
+            pthread_cond_broadcast(changed)
+        }
+        join()
+    }
+
+    private func join() {
+        guard let t = thread else { return }
+        thread = nil
+        pthread_join(t, nil)
     }
 }
 
 /// Appends imported events in file order: consecutive events of one stream go to the
-/// ``Appender`` in one call, each stream's versions must continue it, stored events are skipped.
+/// ``WriteSession`` in one call, each stream's versions must continue it, stored events are
+/// skipped.
 private struct ImportAppender {
     let book: Notebook
     /// Into a store without events nothing can be stored already (a batch never holds an id twice).
@@ -218,21 +342,21 @@ private struct ImportAppender {
     private var before: UInt64 = 0
     private var firstVersion: UInt64 = 0
 
-    init(book: Notebook, txn: borrowing Transaction) throws {
+    init(book: Notebook, session: borrowing WriteSession) throws {
         self.book = book
-        mayBeStored = try book.store.headPosition(in: txn) > 0
+        mayBeStored = try book.store.headPosition(in: session.transaction) > 0
     }
 
-    mutating func add(_ e: ImportedEvent, txn: borrowing Transaction, appender: Appender) throws {
+    mutating func add(_ e: ImportedEvent, session: borrowing WriteSession) throws {
         summary.events += 1
         if !group.isEmpty, e.stream == stream, e.version == firstVersion &+ UInt64(group.count),
-            try !(mayBeStored && book.isStored(e, in: txn))
+            try !(mayBeStored && book.isStored(e, in: session.transaction))
         {
             group.append(e.event)
             return
         }
-        try flush(txn: txn, appender: appender)
-        if try mayBeStored && book.isStored(e, in: txn) {
+        try flush(session: session)
+        if try mayBeStored && book.isStored(e, in: session.transaction) {
             summary.skipped += 1
             return
         }
@@ -240,7 +364,7 @@ private struct ImportAppender {
         if let v = versions[e.stream] {
             current = v
         } else {
-            current = try book.store.streamVersion(e.stream, in: txn)
+            current = try book.store.streamVersion(e.stream, in: session.transaction)
         }
         guard e.version == current &+ 1 else {
             let state = current == 0 ? "is not in the store" : "is at version \(current)"
@@ -255,9 +379,9 @@ private struct ImportAppender {
     }
 
     /// Appends the group gathered so far.
-    mutating func flush(txn: borrowing Transaction, appender: Appender) throws {
+    mutating func flush(session: borrowing WriteSession) throws {
         guard !group.isEmpty else { return }
-        try appender.append(group, to: stream, expecting: .exact(before), in: txn)
+        try session.append(group, to: stream, expecting: .exact(before))
         versions[stream] = before + UInt64(group.count)
         summary.appended += group.count
         group.removeAll(keepingCapacity: true)

@@ -150,13 +150,14 @@ extension Notebook {
             }
             items.append(item)
         }
-        return try write { txn, appender, dbs in
+        let bytes = items.reduce(0) { $0 &+ $1.body.utf8.count &+ 512 }
+        return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(created: 0, updated: 0, unchanged: 0)
             for item in items {
                 let categoryID = try item.category.map {
-                    try ensureCategory($0, txn: txn, appender: appender, dbs: dbs)
+                    try ensureCategory($0, session: session, dbs: dbs)
                 }
-                if let id = item.id, let note = try projection.note(id, in: txn, databases: dbs) {
+                if let id = item.id, let note = try projection.note(id, in: session.transaction, databases: dbs) {
                     var events: [NoteEvent] = []
                     if item.title != note.title { events.append(.retitled(title: item.title)) }
                     if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
@@ -168,12 +169,12 @@ extension Notebook {
                         summary.unchanged += 1
                     } else {
                         _ = try append(
-                            events, to: id, expecting: .exact(note.version), txn: txn, appender: appender, dbs: dbs)
+                            events, to: id, expecting: .exact(note.version), session: session, dbs: dbs)
                         summary.updated += 1
                     }
                 } else {
-                    let id = item.id ?? newID()
-                    if try store.streamVersion(Note.stream(id), in: txn) != 0 {
+                    let id = item.id ?? session.newID()
+                    if try store.streamVersion(Note.stream(id), in: session.transaction) != 0 {
                         throw NotesError.validation(
                             "\(item.file): the store has a stream for id \(id) but no note (run `notes verify`); nothing was imported"
                         )
@@ -184,7 +185,7 @@ extension Notebook {
                     ]
                     if item.archived == true { events.append(.archived) }
                     if item.trashed == true { events.append(.trashed) }
-                    _ = try append(events, to: id, expecting: .noStream, txn: txn, appender: appender, dbs: dbs)
+                    _ = try append(events, to: id, expecting: .noStream, session: session, dbs: dbs)
                     summary.created += 1
                 }
             }

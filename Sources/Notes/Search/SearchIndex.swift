@@ -64,7 +64,7 @@ public enum SearchIndex {
 
     /// Builds a standalone index (empty databases opened with ``SearchDatabases/init(environment:prefix:)``).
     public static func bulkLoad(_ notes: [Note], into databases: SearchDatabases, environment: Environment) throws {
-        try bulkLoad(notes, into: databases) { body in try environment.write(body) }
+        try bulkLoad(notes, into: databases) { body in try environment.restartableWrite { txn, _ in try body(txn) } }
     }
 }
 

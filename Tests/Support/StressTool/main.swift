@@ -149,11 +149,11 @@ func append(_ a: Arguments) throws {
             report(events, try store.append(events, to: a.stream, expecting: .any), a.stream)
         } else {
             // One transaction, many streams: event i of the batch goes to stream (done + i) % K.
-            let placed: [(NewEvent, UInt64, String, UInt64)] = try store.write { txn, appender in
+            let placed: [(NewEvent, UInt64, String, UInt64)] = try store.write { session in
                 var out: [(NewEvent, UInt64, String, UInt64)] = []
                 for (i, e) in events.enumerated() {
                     let stream = "\(a.stream)-\((done + i) % a.streams)"
-                    let r = try appender.append([e], to: stream, expecting: .any, in: txn)
+                    let r = try session.append([e], to: stream, expecting: .any)
                     out.append((e, r.positions[0], stream, r.streamVersion))
                 }
                 return out

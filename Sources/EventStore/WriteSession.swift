@@ -1,0 +1,90 @@
+public import LMDB
+
+/// What the body of ``EventStore/write(reserving:_:)`` is lent: the write transaction and the
+/// appender that owns it, in one value.
+///
+/// ```swift
+/// try store.write { session in
+///     let head = try store.streamVersion("note/…", in: session.transaction)
+///     try session.append([event], to: "note/…", expecting: .exact(head))
+/// }
+/// ```
+///
+/// The body may run more than once: when the map turns out too small the transaction is rolled
+/// back, the map grows and the body starts again with a new session (``attempt`` counts the
+/// runs). So a body takes its ids from ``newID()``, which gives the same ids again on a new
+/// attempt, reads its inputs again from their beginning, and has no effect outside the
+/// transaction; whatever it returns is what the committed attempt returned.
+///
+/// `~Copyable` and not `Sendable`: it belongs to one transaction on one thread and cannot
+/// outlive the closure it is lent to.
+public struct WriteSession: ~Copyable {
+    /// The write transaction; everything done through it commits or rolls back together.
+    public let transaction: Transaction
+    /// 1 on the first run of the body, then 2, 3... after each growth of the map.
+    public let attempt: Int
+    let appender: Appender
+    private let ids: IdentifierTape
+
+    init(transaction: consuming Transaction, attempt: Int, appender: Appender, ids: IdentifierTape) {
+        self.transaction = transaction
+        self.attempt = attempt
+        self.appender = appender
+        self.ids = ids
+    }
+
+    /// Appends `events` to `stream`, checking `expected` against the stream's version; see
+    /// ``Appender/append(_:to:expecting:in:)``.
+    @discardableResult
+    public func append(_ events: [NewEvent], to stream: String, expecting expected: ExpectedVersion = .any) throws
+        -> AppendResult
+    {
+        try appender.append(events, to: stream, expecting: expected, in: transaction)
+    }
+
+    /// A fresh id from the store's generator; the nth call of every attempt returns the same id.
+    public func newID() -> Identifier { ids.next() }
+
+    /// The instant the next event will be recorded at (never before the log's last event).
+    public func now() throws -> Int64 { try appender.now(in: transaction) }
+
+    /// Events appended so far in this attempt.
+    public var appendedCount: Int { appender.appendedCount }
+
+    /// The projection databases in use in this transaction.
+    public func projectionDatabases() throws -> ProjectionDatabases {
+        try appender.projectionDatabases(in: transaction)
+    }
+
+    /// Projections run over many events at once from now on (a bulk import): before the commit,
+    /// or at ``applyDeferredProjections()``. Reads of projections in the transaction lag behind.
+    public func deferProjections() { appender.deferProjections = true }
+
+    /// Runs the deferred projections over the events appended since they last ran, so that a
+    /// long import does not hold every event of the transaction in memory.
+    public func applyDeferredProjections() throws { try appender.applyPending(in: transaction) }
+
+    /// How many events wait for their deferred projections.
+    public var deferredCount: Int { appender.pendingCount }
+}
+
+/// Ids handed out across the attempts of one write: an attempt that starts again gets the ids
+/// of the attempt before it, in the same order, then fresh ones.
+final class IdentifierTape {
+    private let generator: any IdentifierGenerator
+    private var drawn: [Identifier] = []
+    private var position = 0
+
+    init(_ generator: any IdentifierGenerator) { self.generator = generator }
+
+    /// Starts the tape over, for a new attempt.
+    func rewind() { position = 0 }
+
+    func next() -> Identifier {
+        defer { position += 1 }
+        if position < drawn.count { return drawn[position] }
+        let id = generator.next()
+        drawn.append(id)
+        return id
+    }
+}
