@@ -26,6 +26,8 @@ final class Appender {
     /// touch the same record. Reads of projections inside the transaction then lag behind.
     var deferProjections = false
     private var pending: [LiftedEvent] = []
+    /// About the bytes `pending` holds.
+    private(set) var pendingBytes = 0
 
     init(store: EventStore) { self.store = store }
 
@@ -143,7 +145,12 @@ final class Appender {
                     position: position, id: e.id, stream: stream, version: version, recordedAt: at,
                     metadata: e.metadata, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
                 if current {
-                    if deferProjections { pending.append(base) } else { lifted.append(base) }
+                    if deferProjections {
+                        pending.append(base)
+                        pendingBytes &+= base.payload.count &+ 160
+                    } else {
+                        lifted.append(base)
+                    }
                 } else {
                     let key = SchemaKey(e.type, e.schemaVersion)
                     guard store.registry.canRead(key) else {
@@ -155,7 +162,12 @@ final class Appender {
                         l.type = k.type
                         l.schemaVersion = k.version
                         l.payload = payload
-                        if deferProjections { pending.append(l) } else { lifted.append(l) }
+                        if deferProjections {
+                            pending.append(l)
+                            pendingBytes &+= l.payload.count &+ 160
+                        } else {
+                            lifted.append(l)
+                        }
                     }
                 }
             } else if !current, !store.registry.schemas.isEmpty,
@@ -192,6 +204,7 @@ final class Appender {
         }
         try projections.apply(pending, in: txn, databases: slot)
         pending.removeAll()
+        pendingBytes = 0
     }
 
     /// Events waiting for their deferred projections.

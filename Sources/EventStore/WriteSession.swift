@@ -61,11 +61,18 @@ public struct WriteSession: ~Copyable {
     public func deferProjections() { appender.deferProjections = true }
 
     /// Runs the deferred projections over the events appended since they last ran, so that a
-    /// long import does not hold every event of the transaction in memory.
-    public func applyDeferredProjections() throws { try appender.applyPending(in: transaction) }
+    /// long import does not hold every event of the transaction in memory; the store file's
+    /// pages read so far are given back too (``Environment/releaseMappedPages()``).
+    public func applyDeferredProjections() throws {
+        try appender.applyPending(in: transaction)
+        appender.store.environment.releaseMappedPages()
+    }
 
     /// How many events wait for their deferred projections.
     public var deferredCount: Int { appender.pendingCount }
+
+    /// About how many bytes of memory the events waiting for their deferred projections hold.
+    public var deferredBytes: Int { appender.pendingBytes }
 }
 
 /// Ids handed out across the attempts of one write: an attempt that starts again gets the ids

@@ -67,6 +67,9 @@ struct InterchangeCLITests {
         let missing = s.run("import", s.path("nope.jsonl"))
         // A file that cannot be read is an I/O failure (exit 1), not a usage error.
         #expect(missing.code == 1 && missing.stderr.contains("cannot read"), "\(missing)")
+        // A file whose reads fail (the kernel answers EIO for this one): exit 1 with the reason.
+        let unreadable = s.run("import", "/proc/self/mem")
+        #expect(unreadable.code == 1 && unreadable.stderr.contains("Input/output error"), "\(unreadable)")
         #expect(s.run("import").code == 2)
         #expect(s.run("export", "--since", "-1").code == 2)
     }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import Testing
 
@@ -73,6 +74,39 @@ struct ReliabilityDiskTests {
         #expect(s.run("verify").code == 0)
         #expect(try s.titles("--all").count == 30)
         #expect(s.run("add", "big", "--body-file", s.path("body.txt")).code == 0)
+        #expect(s.run("verify").code == 0)
+    }
+
+    @Test("export --output past ulimit -f: exit 1 'the disk is full', the old file intact, no temporary file")
+    func exportPastLimit() throws {
+        let s = try Sandbox()
+        for i in 0..<40 { try s.add("note \(i)", "--body", String(repeating: "\(i % 10)", count: 4000)) }
+        let out = s.path("out/export.jsonl")
+        mkdir(s.path("out"), 0o700)
+        write(file: out, "the previous export\n")
+        let r = Self.underLimit(s, blocks: 64, ["export", "--output", out])
+        #expect(r.code == 1, "\(r)")
+        #expect(r.stderr.hasPrefix("notes: error: cannot write \(out): the disk is full"), "\(r.stderr)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "the previous export\n")
+        let left = try FileManager.default.contentsOfDirectory(atPath: s.path("out"))
+        #expect(left == ["export.jsonl"], "\(left)")
+        #expect(s.run("export", "--output", out).code == 0)
+    }
+
+    @Test(
+        "export --output onto a full filesystem: exit 1 'the disk is full', the store untouched",
+        .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))
+    func exportOntoFullFilesystem() throws {
+        let s = try Sandbox()
+        for i in 0..<60 { try s.add("note \(i)", "--body", String(repeating: "\(i % 10)", count: 4000)) }
+        let small = s.path("small")
+        mkdir(small, 0o700)
+        try #require(system("mount -t tmpfs -o size=128k,mode=0700 tmpfs '\(small)'") == 0, "mount tmpfs failed")
+        defer { _ = system("umount '\(small)'") }
+        let r = s.run("export", "--output", small + "/export.jsonl")
+        #expect(r.code == 1, "\(r)")
+        #expect(r.stderr.contains("the disk is full"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: small).isEmpty)
         #expect(s.run("verify").code == 0)
     }
 }

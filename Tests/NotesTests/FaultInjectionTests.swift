@@ -16,13 +16,13 @@ import Testing
 /// no temporary file left in the store. A full map on a put or a commit must never fail a
 /// command: the write starts over in a grown map.
 ///
-/// Commits and growths are few and all are tried; puts are sampled with a fixed seed (every
-/// one with `NOTES_LONG_TESTS=1`).
+/// Commits and growths are few and all are tried; puts are sampled with a fixed seed: 6 per
+/// path and error, 150 with `NOTES_LONG_TESTS=1` (every put where a path has fewer).
 @Suite("Fault injection: every write path, a fault at every step")
 struct FaultInjectionTests {
     static let long = ProcessInfo.processInfo.environment["NOTES_LONG_TESTS"] == "1"
-    /// Puts tried per (path, failure) in the default run.
-    static let sampledPuts = 6
+    /// Puts tried per (path, failure).
+    static let sampledPuts = long ? 150 : 6
 
     /// A store directory in a fresh temporary directory; removed with it.
     final class Scratch {
@@ -192,7 +192,7 @@ struct FaultInjectionTests {
     /// seeded sample.
     static func steps(_ count: Int, sample: Int, seed: UInt64) -> [Int] {
         guard count > 0 else { return [] }
-        if count <= sample + 2 || long { return Array(1...count) }
+        if count <= sample + 2 { return Array(1...count) }
         var rng = SeededGenerator(seed: seed)
         var picked: Set<Int> = [1, count]
         while picked.count < sample + 2 { picked.insert(Int.random(in: 1...count, using: &rng)) }
@@ -240,6 +240,9 @@ struct FaultInjectionTests {
         }
         #expect(counts[.commit, default: 0] >= 1, "\(path) commits nothing")
         #expect(tried > 0)
+        print(
+            "fault trials: \(path): \(tried) (puts \(counts[.put] ?? 0), commits \(counts[.commit] ?? 0), "
+                + "growths \(counts[.growth] ?? 0))")
     }
 }
 

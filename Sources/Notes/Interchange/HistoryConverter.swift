@@ -233,7 +233,7 @@ extension Notebook {
                 skipped: 0)
             for p in converter.planned {
                 try writer.add(p, session: session)
-                if session.deferredCount >= Self.importProjectionBatch { try session.applyDeferredProjections() }
+                if session.deferredBytes >= Self.importProjectionBytes { try session.applyDeferredProjections() }
             }
             try writer.flush(session: session)
             return writer.summary

@@ -149,7 +149,7 @@ extension Notebook {
                 if failure == EPIPE { throw ReaderGone() }
                 if let failure {
                     let what = fd == 1 ? "standard output" : "the output"
-                    throw NotesError.validation("cannot write \(what): \(systemErrorText(failure))")
+                    throw NotesError.io(IOFailure(.write, what, code: failure))
                 }
                 written += chunk.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
             }

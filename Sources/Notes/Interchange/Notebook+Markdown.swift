@@ -121,6 +121,7 @@ extension Notebook {
             func refuse(_ reason: String) -> NotesError { .validation("\(file): \(reason); nothing was imported") }
             let bytes: [UInt8]
             do { bytes = try readFile(directory + "/" + file, limit: options.maxBodyBytes + (1 << 16)) } catch {
+                if case .io = error { throw error }
                 throw refuse(error.description)
             }
             guard let text = String(validating: bytes, as: UTF8.self) else {
