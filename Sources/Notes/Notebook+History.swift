@@ -449,15 +449,17 @@ final class CategoryNames {
     func history(of id: Identifier, in txn: borrowing Transaction) throws -> [Step] {
         if let h = histories[id] { return h }
         var steps: [Step] = []
+        var category: Category?
         try store.forEachEvent(inStream: Category.stream(id), in: txn) { view in
             for e in try store.lift(view) {
                 guard let event = try CategoryEvent.decode(e) else { continue }
-                let name: String
-                switch event {
-                case .created(let n), .renamed(let n): name = n
-                case .deleted: name = steps.last?.name ?? shortID(id)
+                do { try CategoryFold.apply(event, to: &category, id: id, at: e.recordedAt) } catch let error
+                    as FoldError
+                {
+                    throw StoreError.damaged(position: view.position, detail: error.description)
                 }
-                steps.append(Step(version: view.version, position: view.position, event: event, name: name))
+                steps.append(
+                    Step(version: view.version, position: view.position, event: event, name: category?.name ?? ""))
             }
             return true
         }

@@ -116,8 +116,18 @@ extension NotesProjection {
         if try txn.count(databases[DB.categories]) != state.categories.count {
             report("the category projection holds a different number of categories than the log")
         }
-        let liveNames = state.categories.values.filter { !$0.deleted }.count
-        if try txn.count(databases[DB.categoryNames]) != liveNames {
+        var storedNames: [([UInt8], Identifier?)] = []
+        try txn.withCursor(databases[DB.categoryNames]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                storedNames.append((Array(e.key), Identifier(bytes: e.value)))
+                entry = try c.next()
+            }
+        }
+        let expectedNames = CategoryNameIndex.entries(state.categories.values)
+        if storedNames.count != expectedNames.count
+            || zip(storedNames, expectedNames).contains(where: { $0.0 != $1.0 || $0.1 != $1.1 })
+        {
             report("the category name index differs from the log")
         }
         for problem in try SearchBridge.compare(with: state, in: txn, databases: databases) { report(problem) }

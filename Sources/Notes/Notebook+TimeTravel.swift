@@ -47,16 +47,15 @@ extension Notebook {
             events.reserveCapacity(lifted.count)
             for e in lifted {
                 guard let event = try NoteEvent.decode(e) else {
-                    throw StoreError.damaged(position: view.position, detail: "\(e.type) is not a note event")
-                }
-                guard
-                    let next = NoteFold.apply(
-                        event, to: note, id: id, at: view.recordedAt, version: view.version)
-                else {
                     throw StoreError.damaged(
-                        position: view.position, detail: "note stream does not begin with NoteCreated")
+                        position: view.position,
+                        detail: FoldError.foreignType(e.type, version: e.schemaVersion, in: .note(id)).description)
                 }
-                note = next
+                do {
+                    try NoteFold.apply(event, to: &note, id: id, at: view.recordedAt, version: view.version)
+                } catch let error as FoldError {
+                    throw StoreError.damaged(position: view.position, detail: error.description)
+                }
                 events.append(event)
             }
             // A retired event (lifted to nothing) still bumps the version.

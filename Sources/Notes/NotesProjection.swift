@@ -92,16 +92,11 @@ public final class NotesProjection: ProjectionSet {
         var note = old
         for i in indices {
             let e = all[i]
-            guard let event = try NoteEvent.decode(e) else {
-                throw StoreError.invalidArgument("\(e.type) is not a note event (stream \(e.stream))")
+            guard let kind = NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) else {
+                throw FoldError.foreignType(e.type, version: e.schemaVersion, in: .note(id))
             }
-            guard let next = NoteFold.apply(event, to: note, id: id, at: e.recordedAt, version: e.version) else {
-                throw StoreError.invalidArgument("note \(id) must begin with NoteCreated, not \(e.type)")
-            }
-            if note != nil, case .created = event {
-                throw StoreError.invalidArgument("note \(id) is created twice")
-            }
-            note = next
+            let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
+            try NoteFold.apply(kind, p, to: &note, id: id, at: e.recordedAt, version: e.version)
         }
         guard let new = note else { return nil }
         try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
@@ -129,27 +124,46 @@ public final class NotesProjection: ProjectionSet {
         id: Identifier, _ e: LiftedEvent, in txn: borrowing Transaction, databases: ProjectionDatabases
     ) throws {
         guard let event = try CategoryEvent.decode(e) else {
-            throw StoreError.invalidArgument("\(e.type) is not a category event (stream \(e.stream))")
+            throw FoldError.foreignType(e.type, version: e.schemaVersion, in: .category(id))
         }
         let existing = try category(id, in: txn, databases: databases)
-        var c: Category
-        switch event {
-        case .created(let name):
-            guard existing == nil else { throw StoreError.invalidArgument("category \(id) is created twice") }
-            c = Category(id: id, name: name, createdAt: e.recordedAt)
-        case .renamed(let name):
-            guard let ex = existing else { throw StoreError.invalidArgument("category \(id) renamed before creation") }
-            try txn.delete(databases[DB.categoryNames], key: Category.nameKey(ex.name))
-            c = ex
-            c.name = name
-        case .deleted:
-            guard let ex = existing else { throw StoreError.invalidArgument("category \(id) deleted before creation") }
-            try txn.delete(databases[DB.categoryNames], key: Category.nameKey(ex.name))
-            c = ex
-            c.deleted = true
-        }
+        var folded = existing
+        try CategoryFold.apply(event, to: &folded, id: id, at: e.recordedAt)
+        guard let c = folded else { return }
         try txn.put(databases[DB.categories], key: id.bytes, value: c.encoded())
-        if !c.deleted { try txn.put(databases[DB.categoryNames], key: Category.nameKey(c.name), value: id.bytes) }
+        // The names this event may have given or taken: each goes to its owner now.
+        var names: [[UInt8]] = []
+        if let ex = existing, !ex.deleted { names.append(Category.nameKey(ex.name)) }
+        if !c.deleted { names.append(Category.nameKey(c.name)) }
+        guard !names.isEmpty else { return }
+        let all = try allCategories(in: txn, databases: databases)
+        for key in Set(names) where CategoryNameIndex.indexable(key) {
+            if let owner = CategoryNameIndex.owner(of: key, among: all) {
+                try txn.put(databases[DB.categoryNames], key: key, value: owner.id.bytes)
+            } else {
+                try txn.delete(databases[DB.categoryNames], key: key)
+            }
+        }
+    }
+
+    /// Every category record, deleted ones included.
+    func allCategories(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Category] {
+        var out: [Category] = []
+        try txn.withCursor(databases[DB.categories]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                guard let id = Identifier(bytes: e.key) else {
+                    throw StoreError.damaged(
+                        position: nil, detail: "a category record has a bad key; run `notes rebuild`")
+                }
+                do { out.append(try Category(decoding: e.value, id: id)) } catch {
+                    throw StoreError.damaged(
+                        position: nil, detail: "category record of \(id): \(error); run `notes rebuild`")
+                }
+                entry = try c.next()
+            }
+        }
+        return out
     }
 
     // MARK: Queries
@@ -217,17 +231,9 @@ public final class NotesProjection: ProjectionSet {
         return try category(id, in: txn, databases: databases)
     }
 
-    /// Every live category, by name.
+    /// Every live category (two may share a name when an import brought both).
     public func categories(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Category] {
-        var ids: [Identifier] = []
-        try txn.withCursor(databases[DB.categoryNames]) { c in
-            var entry = try c.first()
-            while let e = entry {
-                if let id = Identifier(bytes: e.value) { ids.append(id) }
-                entry = try c.next()
-            }
-        }
-        return try ids.compactMap { try category($0, in: txn, databases: databases) }
+        try allCategories(in: txn, databases: databases).filter { !$0.deleted }
     }
 
     /// One page of a listing, reading only the index entries it returns.
@@ -314,9 +320,9 @@ public final class NotesProjection: ProjectionSet {
         try context.write { txn in
             for c in categories.values.sorted(by: { $0.id < $1.id }) {
                 try txn.put(databases[DB.categories], key: c.id.bytes, value: c.encoded(), flags: .append)
-                if !c.deleted {
-                    try txn.put(databases[DB.categoryNames], key: Category.nameKey(c.name), value: c.id.bytes)
-                }
+            }
+            for (key, id) in CategoryNameIndex.entries(categories.values) {
+                try txn.put(databases[DB.categoryNames], key: key, value: id.bytes)
             }
         }
     }
@@ -405,6 +411,34 @@ enum ListIndex {
         var bytes = Array(title.lowercased().utf8.prefix(64))
         bytes.append(0)
         return bytes
+    }
+}
+
+/// Which category a name finds. Names are unique among live categories when commands make them,
+/// but an import can bring two live categories of the same name; the name then finds the first
+/// created (the lowest id among those created at once). The inline projection, the rebuild and
+/// `verify` all keep the index by this one rule.
+enum CategoryNameIndex {
+    /// LMDB keys are 1 to 511 bytes; a name outside that is never looked up.
+    static func indexable(_ key: [UInt8]) -> Bool { !key.isEmpty && key.count <= 511 }
+
+    /// The live category that owns the name `key`, if any.
+    static func owner(of key: [UInt8], among categories: some Sequence<Category>) -> Category? {
+        categories.filter { !$0.deleted && Category.nameKey($0.name) == key }.min { a, b in
+            (a.createdAt, a.id) < (b.createdAt, b.id)
+        }
+    }
+
+    /// Every entry of the index, in key order.
+    static func entries(_ categories: some Sequence<Category>) -> [([UInt8], Identifier)] {
+        var owners: [[UInt8]: Category] = [:]
+        for c in categories where !c.deleted {
+            let key = Category.nameKey(c.name)
+            guard indexable(key) else { continue }
+            if let o = owners[key], (o.createdAt, o.id) < (c.createdAt, c.id) { continue }
+            owners[key] = c
+        }
+        return owners.map { ($0.key, $0.value.id) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
     }
 }
 

@@ -24,6 +24,8 @@ public struct Upcaster: Sendable {
     /// Every (type, version) the lift can produce; the open-time check follows these.
     public let produces: [SchemaKey]
     public let lift: @Sendable (RawEvent) throws -> [RawEvent]
+    /// The plan the lift runs, when the upcaster was declared by one (see ``UpcastPlan``).
+    public internal(set) var plan: UpcastPlan?
 
     public init(
         type: String, from version: UInt32, name: String, produces: [SchemaKey],
@@ -60,7 +62,7 @@ public struct UpcastError: Error, Sendable, CustomStringConvertible {
 ///
 /// ```swift
 /// var registry = SchemaRegistry()
-/// registry.registerCurrent(PayloadSchema(type: "NoteRetitled", version: 1, fields: [.init("title", .string)]))
+/// registry.registerCurrent(PayloadSchema(type: "Retitled", version: 1, fields: [.init("title", .string)]))
 /// registry.registerLegacy(PayloadSchema(type: "NoteUpdated", version: 1, fields: [...]))
 /// registry.register(Upcaster(type: "NoteUpdated", from: 1, name: "NoteUpdated.1->split") { old in [...] })
 /// ```

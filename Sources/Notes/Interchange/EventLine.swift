@@ -4,9 +4,9 @@ import Glibc
 /// The event interchange format: JSON Lines, one event per line, oldest first.
 ///
 /// ```json
-/// {"position":17,"eventId":"0b9c…","stream":"note/5f1e…","version":3,"type":"NoteBodyEdited",
+/// {"position":17,"eventId":"0b9c…","stream":"note/5f1e…","version":3,"type":"NoteRetitled",
 ///  "schemaVersion":1,"recordedAt":"2026-11-29T12:00:00.123456Z","metadata":{"actor":"ana@laptop"},
-///  "data":{"body":"…"}}
+///  "data":{"title":"…"}}
 /// ```
 ///
 /// Keys come in this order; `metadata` holds `actor` and, only when present, `command`,
@@ -191,16 +191,15 @@ public struct EventBatch: Sendable {
             let list = known.map(String.init).joined(separator: ", ")
             throw Problem(message: "\(type) has no schema version \(schemaVersion) (known: \(list))")
         }
-        let isCategoryType = type.hasPrefix("Category")
-        guard isCategoryType == (kind == .category) else {
+        guard StreamFamily.of(type: type) == kind else {
             throw Problem(message: "\(type) does not belong in stream \(stream)")
         }
-        let creates = type == "NoteCreated" || type == "CategoryCreated"
+        let creates = type == kind.creationType
         if creates != (version == 1) {
             throw Problem(
                 message: creates
                     ? "\(type) must be version 1 of its stream, not \(version)"
-                    : "version 1 of \(stream) must be a \(isCategoryType ? "CategoryCreated" : "NoteCreated") event, not \(type)"
+                    : "version 1 of \(stream) must be a \(kind.creationType) event, not \(type)"
             )
         }
         let recordedText = try string(value, "recordedAt")
@@ -226,19 +225,13 @@ public struct EventBatch: Sendable {
         return s
     }
 
-    enum StreamKind { case note, category }
-
-    /// `note/UUID` or `category/UUID`, the UUID in canonical lowercase form.
-    static func streamKind(_ stream: String) throws(Problem) -> StreamKind {
-        for (prefix, kind) in [("note/", StreamKind.note), ("category/", .category)] where stream.hasPrefix(prefix) {
-            // Canonical lower case only: the stream name is the key the store looks it up by.
-            var name = stream
-            let valid = name.withUTF8 { bytes in
-                UUIDText.parse(UnsafeBufferPointer(rebasing: bytes[prefix.utf8.count...]), lowercaseOnly: true) != nil
-            }
-            if valid { return kind }
+    /// `note/UUID` or `category/UUID`, the UUID in canonical lowercase form (the key the store
+    /// looks the stream up by).
+    static func streamKind(_ stream: String) throws(Problem) -> StreamFamily {
+        guard let family = StreamRef(stream).family else {
+            throw Problem(message: "stream \(stream.jsonQuoted) is not note/UUID or category/UUID (lowercase UUID)")
         }
-        throw Problem(message: "stream \(stream.jsonQuoted) is not note/UUID or category/UUID (lowercase UUID)")
+        return family
     }
 
     static func metadata(_ value: JSONValue?) throws(Problem) -> EventMetadata {
@@ -365,7 +358,7 @@ struct FastEventLine {
         let typeBytes: [UInt8]
         let schema: PayloadSchema
         let names: [[UInt8]]
-        let isCategoryType: Bool
+        let family: StreamFamily?
         let creates: Bool
 
         init(_ schema: PayloadSchema) {
@@ -373,8 +366,8 @@ struct FastEventLine {
             typeBytes = Array(schema.type.utf8)
             self.schema = schema
             names = schema.fields.map { Array($0.name.utf8) }
-            isCategoryType = schema.type.hasPrefix("Category")
-            creates = schema.type == "NoteCreated" || schema.type == "CategoryCreated"
+            family = StreamFamily.of(type: schema.type)
+            creates = family.map { schema.type == $0.creationType } ?? false
         }
     }
 
@@ -514,7 +507,7 @@ struct FastEventLine {
         var seen: UInt16 = 0
         var id: Identifier?
         var stream: String?
-        var kind: EventBatch.StreamKind?
+        var kind: StreamFamily?
         var version: UInt64?
         var typeBytes: UnsafeBufferPointer<UInt8>?
         var schemaVersion: UInt32?
@@ -568,7 +561,7 @@ struct FastEventLine {
         guard p.index == b.count, let id, let stream, let kind, let version, let schemaVersion, let recordedAt,
             let metadata, let found, let payload
         else { return nil }
-        guard found.isCategoryType == (kind == .category), found.creates == (version == 1) else { return nil }
+        guard found.family == kind, found.creates == (version == 1) else { return nil }
         return ImportedEvent(
             line: line, stream: stream, version: version,
             event: NewEvent(
@@ -589,18 +582,8 @@ struct FastEventLine {
     }
 
     /// ``EventBatch/streamKind(_:)`` over the bytes.
-    static func streamKind(_ s: UnsafeBufferPointer<UInt8>) -> EventBatch.StreamKind? {
-        if s.count == 41, s.starts(with: "note/".utf8),
-            UUIDText.parse(UnsafeBufferPointer(rebasing: s[5...]), lowercaseOnly: true) != nil
-        {
-            return .note
-        }
-        if s.count == 45, s.starts(with: "category/".utf8),
-            UUIDText.parse(UnsafeBufferPointer(rebasing: s[9...]), lowercaseOnly: true) != nil
-        {
-            return .category
-        }
-        return nil
+    static func streamKind(_ s: UnsafeBufferPointer<UInt8>) -> StreamFamily? {
+        StreamRef(UnsafeRawBufferPointer(s)).family
     }
 
     private static let metadataKeys: [[UInt8]] = ["actor", "command", "causationId", "correlationId"].map {

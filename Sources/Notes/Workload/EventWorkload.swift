@@ -261,11 +261,10 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         state.pinned = rng.chance(0.05)
         let stream = Note.stream(Self.noteID(index, spec: spec))
         if legacy {
-            var w = ByteWriter()
-            w.write(string: state.title)
-            w.write(string: state.body)
-            w.write(bool: state.pinned)
-            push(stream, "NoteCreated", 1, w.bytes, nil)
+            let fields: [(String, FieldValue)] = [
+                ("title", .string(state.title)), ("content", .string(state.body)), ("isPinned", .bool(state.pinned)),
+            ]
+            push(stream, NotesSchema.LegacyType.created.rawValue, 1, Self.legacyPayload(.created, fields), nil)
         } else {
             // The hot note stays uncategorized, so a category deletion adds no version to it.
             state.category = index > 0 && rng.chance(0.6) ? liveCategory() : -1
@@ -324,20 +323,29 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     private mutating func legacyEdit(_ index: Int) {
         let stream = Note.stream(Self.noteID(index, spec: spec))
         let roll = rng.next(below: 100)
-        var w = ByteWriter()
         if roll < 70 {
             if rng.chance(0.2) { notes[index].title = text.title(using: &rng) }
             notes[index].body = text.edit(notes[index].body, using: &rng)
-            w.write(string: notes[index].title)
-            w.write(string: notes[index].body)
-            push(stream, "NoteUpdated", 1, w.bytes, nil)
+            let fields: [(String, FieldValue)] = [
+                ("title", .string(notes[index].title)), ("content", .string(notes[index].body)),
+            ]
+            push(stream, NotesSchema.LegacyType.updated.rawValue, 1, Self.legacyPayload(.updated, fields), nil)
         } else if roll < 95 {
             notes[index].pinned.toggle()
-            w.write(bool: notes[index].pinned)
-            push(stream, "NotePinToggled", 1, w.bytes, nil)
+            let fields: [(String, FieldValue)] = [("isPinned", .bool(notes[index].pinned))]
+            push(stream, NotesSchema.LegacyType.pinToggled.rawValue, 1, Self.legacyPayload(.pinToggled, fields), nil)
         } else {
             notes[index].trashed = true
-            push(stream, "NoteDeleted", 1, [], nil)
+            push(stream, NotesSchema.LegacyType.deleted.rawValue, 1, Self.legacyPayload(.deleted, []), nil)
         }
+    }
+
+    /// A schema-1 payload, encoded by its schema in the registry (the workload writes the
+    /// first notes model the way that model's program did).
+    private static func legacyPayload(_ type: NotesSchema.LegacyType, _ fields: [(String, FieldValue)]) -> [UInt8] {
+        guard let schema = NotesSchema.registry.schemas[SchemaKey(type.rawValue, 1)],
+            let payload = try? schema.encode(EventFields(fields))
+        else { preconditionFailure("the legacy schema of \(type) does not take \(fields.map(\.0))") }
+        return payload
     }
 }

@@ -10,11 +10,40 @@ import LMDB
 /// become strings once, at its end, inside the same read transaction: most stored texts are
 /// superseded by a later edit and are never turned into a `String`.
 struct Replayer {
-    /// A note and its latest stored title and body not yet turned into strings.
-    private struct Entry {
+    /// A note and its latest stored title and body not yet turned into strings: the target of
+    /// ``NoteFold`` with texts as slices of the mapped file.
+    fileprivate struct Entry: NoteFoldTarget {
         var note: Note
         var title: UnsafeRawBufferPointer?
         var body: UnsafeRawBufferPointer?
+
+        mutating func begin(at instant: Int64) { note.createdAt = instant }
+        mutating func set(title: TextSlice) { self.title = title.bytes }
+        mutating func set(body: TextSlice) { self.body = body.bytes }
+        mutating func set(pinned: Bool) { note.pinned = pinned }
+        mutating func set(category: Identifier?) { note.category = category }
+        mutating func set(archived: Bool) { note.archived = archived }
+        mutating func set(trashed: Bool) { note.trashed = trashed }
+    }
+
+    /// The same entry folded with texts already strings (events of the general path): a text
+    /// set this way replaces the pending slice.
+    private struct Materialized: NoteFoldTarget {
+        var entry: Entry
+
+        mutating func begin(at instant: Int64) { entry.note.createdAt = instant }
+        mutating func set(title: String) {
+            entry.note.title = title
+            entry.title = nil
+        }
+        mutating func set(body: String) {
+            entry.note.body = body
+            entry.body = nil
+        }
+        mutating func set(pinned: Bool) { entry.note.pinned = pinned }
+        mutating func set(category: Identifier?) { entry.note.category = category }
+        mutating func set(archived: Bool) { entry.note.archived = archived }
+        mutating func set(trashed: Bool) { entry.note.trashed = trashed }
     }
 
     private var entries: [Entry] = []
@@ -25,9 +54,9 @@ struct Replayer {
     var notes: [Note] = []
     /// Whether to give back the store file's mapped pages while scanning.
     private let releasingPages: Bool
-    /// Whether the store lifts the schema-1 note events with the shipped upcasters, so they
-    /// can be folded straight from their bytes (``LegacyNoteKind``).
-    private var liftsLegacyAsShipped = false
+    /// The store's upcaster plans that lift legacy note events to current ones, compiled to run
+    /// on the stored bytes.
+    private var legacy = LegacyLifts()
 
     init(releasingPages: Bool = false) {
         self.releasingPages = releasingPages
@@ -78,7 +107,7 @@ struct Replayer {
     mutating func scan(
         store: EventStore, through last: UInt64, shard: Int, of shards: Int, progress: ((UInt64) -> Void)?
     ) throws {
-        liftsLegacyAsShipped = LegacyNoteKind.liftedAsShipped(by: store.registry)
+        legacy = LegacyLifts(store.registry)
         let ring = UnsafeMutablePointer<Pending>.allocate(capacity: Self.lookahead)
         self.ring = ring
         defer {
@@ -129,8 +158,9 @@ struct Replayer {
     private mutating func take(_ view: EventView, store: EventStore) throws {
         lastRead = view.position
         let stream = StreamRef(view.streamBytes)
-        guard case .note(let id) = stream, let kind = NoteEventKind(view.typeBytes),
-            kind.schemaVersion == view.schemaVersion, let ring
+        guard case .note(let id) = stream,
+            let kind = NoteEventKind.matcher.kind(view.typeBytes, version: view.schemaVersion),
+            let ring
         else {
             try drain()
             do { try apply(view, stream: stream, store: store) } catch {
@@ -197,10 +227,10 @@ struct Replayer {
         switch stream {
         case .note(let id):
             state.events += 1
-            if liftsLegacyAsShipped, view.schemaVersion == 1, let kind = LegacyNoteKind(view.typeBytes) {
+            if let lift = legacy.lift(view.typeBytes, version: view.schemaVersion) {
                 do {
                     try apply(
-                        kind, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
+                        lift, payload: view.payload, id: id, at: view.recordedAt, version: view.version,
                         position: view.position)
                 } catch is DecodingError {
                     // Unreadable: the general path reports it as every other reader does.
@@ -217,47 +247,39 @@ struct Replayer {
         }
     }
 
+    /// A current-schema note event, from its stored bytes.
+    @inline(__always)
     private mutating func apply(
         _ kind: NoteEventKind, payload: UnsafeRawBufferPointer, id: Identifier, at instant: Int64, version: UInt64,
         position: UInt64
     ) throws {
-        var r = ByteReader(payload)
-        if kind == .created {
-            let title = try r.readUTF8()
-            let body = try r.readUTF8()
-            let note = Note(
-                id: id, title: "", body: "", pinned: try r.readBool(), category: try r.readOptionalIdentifier(),
-                createdAt: instant, updatedAt: instant, version: version)
-            try r.expectEnd()
-            create(Entry(note: note, title: title, body: body))
-            return
-        }
-        let i = try existing(id, position: position)
-        switch kind {
-        case .created: break
-        case .retitled: entries[i].title = try r.readUTF8()
-        case .bodyEdited: entries[i].body = try r.readUTF8()
-        case .pinned: entries[i].note.pinned = true
-        case .unpinned: entries[i].note.pinned = false
-        case .categorized: entries[i].note.category = try r.readOptionalIdentifier()
-        case .archived: entries[i].note.archived = true
-        case .unarchived: entries[i].note.archived = false
-        case .trashed: entries[i].note.trashed = true
-        case .untrashed: entries[i].note.trashed = false
-        case .restored:
-            _ = try r.readSigned()
-            let title = try r.readUTF8()
-            let body = try r.readUTF8()
-            let pinned = try r.readBool()
-            let category = try r.readOptionalIdentifier()
-            entries[i].title = title
-            entries[i].body = body
-            entries[i].note.pinned = pinned
-            entries[i].note.category = category
-            entries[i].note.trashed = false
-        }
-        try r.expectEnd()
+        let i = try entry(kind, of: id, at: instant, version: version, position: position)
+        NoteFold.apply(kind, try NotePayload<TextSlice>(kind, decoding: payload), to: &entries[i], at: instant)
         touch(i, at: instant, version: version)
+    }
+
+    /// The entry a `kind` event of note `id` changes: made by a creation (a second one is
+    /// damage), found for any other event (one of a note never created is damage).
+    @inline(__always)
+    private mutating func entry(
+        _ kind: NoteEventKind, of id: Identifier, at instant: Int64, version: UInt64, position: UInt64
+    ) throws -> Int {
+        let found = find(id)
+        if kind == .created {
+            guard found == nil else {
+                throw StoreError.damaged(position: position, detail: FoldError.createdTwice(.note(id)).description)
+            }
+            table.insert(id, index: entries.count)
+            entries.append(
+                Entry(note: Note(id: id, title: "", body: "", createdAt: instant, updatedAt: instant, version: version))
+            )
+            return entries.count - 1
+        }
+        guard let found else {
+            throw StoreError.damaged(
+                position: position, detail: FoldError.notCreated(.note(id), type: kind.layout.name).description)
+        }
+        return found
     }
 
     /// Every event after a note's creation sets its update time and version.
@@ -267,102 +289,34 @@ struct Replayer {
         entries[i].note.version = version
     }
 
-    /// A schema-1 note event, folded as the shipped upcasters lift it: `NoteCreated` 1 as a
-    /// creation with no category, `NoteUpdated` as a retitle and a body edit of the same
-    /// version, `NotePinToggled` as a pin or unpin, `NoteDeleted` as a move to the trash.
-    /// The payload is read whole before anything changes, so a decoding error leaves the
-    /// note as it was.
+    /// A legacy note event, lifted by its upcaster's plan straight from its bytes (the payload
+    /// is read whole first).
     private mutating func apply(
-        _ kind: LegacyNoteKind, payload: UnsafeRawBufferPointer, id: Identifier, at instant: Int64,
-        version: UInt64, position: UInt64
+        _ lift: LegacyLifts.Lift, payload: UnsafeRawBufferPointer, id: Identifier, at instant: Int64, version: UInt64,
+        position: UInt64
     ) throws {
-        var r = ByteReader(payload)
-        switch kind {
-        case .created:
-            let title = try r.readUTF8()
-            let content = try r.readUTF8()
-            let pinned = try r.readBool()
-            try r.expectEnd()
-            create(
-                Entry(
-                    note: Note(
-                        id: id, title: "", body: "", pinned: pinned, createdAt: instant, updatedAt: instant,
-                        version: version),
-                    title: title, body: content))
-            return
-        case .updated:
-            let title = try r.readUTF8()
-            let content = try r.readUTF8()
-            try r.expectEnd()
-            let i = try existing(id, position: position)
-            entries[i].title = title
-            entries[i].body = content
-            touch(i, at: instant, version: version)
-        case .pinToggled:
-            let pinned = try r.readBool()
-            try r.expectEnd()
-            let i = try existing(id, position: position)
-            entries[i].note.pinned = pinned
-            touch(i, at: instant, version: version)
-        case .deleted:
-            try r.expectEnd()
-            let i = try existing(id, position: position)
-            entries[i].note.trashed = true
+        let values = try lift.decode(payload)
+        for output in lift.outputs where output.holds(for: values) {
+            let i = try entry(output.kind, of: id, at: instant, version: version, position: position)
+            NoteFold.apply(output.kind, output.payload(from: values), to: &entries[i], at: instant)
             touch(i, at: instant, version: version)
         }
-    }
-
-    /// A creation starts the note afresh, whether or not its id was seen before.
-    private mutating func create(_ entry: Entry) {
-        if let i = find(entry.note.id) {
-            entries[i] = entry
-        } else {
-            table.insert(entry.note.id, index: entries.count)
-            entries.append(entry)
-        }
-    }
-
-    /// The index of a note an event changes, which must have been created.
-    private func existing(_ id: Identifier, position: UInt64) throws -> Int {
-        guard let i = find(id) else {
-            throw StoreError.damaged(position: position, detail: "note \(id) does not begin with NoteCreated")
-        }
-        return i
     }
 
     /// Legacy (or unknown) note events: upcast, decode, fold with ``NoteFold``.
     private mutating func applyLifted(_ view: EventView, id: Identifier, store: EventStore) throws {
         for e in try store.lift(view) {
-            let event = try e.payload.withUnsafeBytes { p in
-                try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: p)
-            }
-            guard let event else {
+            guard let kind = NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) else {
                 throw StoreError.damaged(
-                    position: e.position, detail: "\(e.type) v\(e.schemaVersion) is not a note event")
+                    position: e.position,
+                    detail: FoldError.foreignType(e.type, version: e.schemaVersion, in: .note(id)).description)
             }
-            let index = find(id)
-            guard
-                let next = NoteFold.apply(
-                    event, to: index.map { entries[$0].note }, id: id, at: e.recordedAt, version: e.version)
-            else {
-                throw StoreError.damaged(position: e.position, detail: "note \(id) does not begin with NoteCreated")
-            }
-            if let index {
-                entries[index].note = next
-                // The fold leaves texts it does not set as they were: a pending text stays the
-                // note's, unless this event replaced it.
-                switch event {
-                case .created, .restored:
-                    entries[index].title = nil
-                    entries[index].body = nil
-                case .retitled: entries[index].title = nil
-                case .bodyEdited: entries[index].body = nil
-                default: break
-                }
-            } else {
-                table.insert(id, index: entries.count)
-                entries.append(Entry(note: next))
-            }
+            let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
+            let i = try entry(kind, of: id, at: e.recordedAt, version: e.version, position: e.position)
+            var target = Materialized(entry: entries[i])
+            NoteFold.apply(kind, p, to: &target, at: e.recordedAt)
+            entries[i] = target.entry
+            touch(i, at: e.recordedAt, version: e.version)
         }
     }
 

@@ -1,0 +1,460 @@
+public import EventStore
+
+// The event catalogue of notes and categories: every type's name, schema version and payload
+// fields are written here once, current and legacy, with the upcasters between them. The
+// registry's schemas, the payload encodings and decodings, the interchange format's `data`
+// fields and the replay's recognition of stored type bytes all follow from these tables.
+
+// MARK: Note events
+
+/// The fields note events carry.
+public enum NoteField: UInt8, PayloadField {
+    case fromVersion, title, body, pinned, category
+
+    public var name: String {
+        switch self {
+        case .fromVersion: return "fromVersion"
+        case .title: return "title"
+        case .body: return "body"
+        case .pinned: return "pinned"
+        case .category: return "category"
+        }
+    }
+
+    public var type: FieldType {
+        switch self {
+        case .fromVersion: return .integer
+        case .title, .body: return .string
+        case .pinned: return .bool
+        case .category: return .optionalIdentifier
+        }
+    }
+}
+
+/// The current note event types. What each does to a note is ``NoteFold``'s rule.
+public enum NoteEventKind: UInt8, EventKind {
+    case created, retitled, bodyEdited, pinned, unpinned, categorized, archived, unarchived, trashed, untrashed,
+        restored
+
+    public var layout: EventLayout<NoteField> {
+        switch self {
+        case .created: return EventLayout("NoteCreated", version: 2, [.title, .body, .pinned, .category])
+        case .retitled: return EventLayout("NoteRetitled", version: 1, [.title])
+        case .bodyEdited: return EventLayout("NoteBodyEdited", version: 1, [.body])
+        case .pinned: return EventLayout("NotePinned", version: 1, [])
+        case .unpinned: return EventLayout("NoteUnpinned", version: 1, [])
+        case .categorized: return EventLayout("NoteCategorized", version: 1, [.category])
+        case .archived: return EventLayout("NoteArchived", version: 1, [])
+        case .unarchived: return EventLayout("NoteUnarchived", version: 1, [])
+        case .trashed: return EventLayout("NoteTrashed", version: 1, [])
+        case .untrashed: return EventLayout("NoteUntrashed", version: 1, [])
+        case .restored:
+            return EventLayout("NoteRestored", version: 1, [.fromVersion, .title, .body, .pinned, .category])
+        }
+    }
+
+    /// Recognises stored type bytes.
+    static let matcher = KindMatcher<NoteEventKind>()
+
+    /// The layouts' field lists by raw value, for the decoding loop.
+    private static let fieldLists = allCases.map(\.layout.fields)
+
+    /// The payload fields of the kind's layout, in order.
+    @inline(__always)
+    var fields: FieldList<NoteField> { Self.fieldLists[Int(rawValue)] }
+}
+
+/// The decoded fields of one note event; fields its layout lacks keep their defaults. `Text` is
+/// how titles and bodies are held: a `String`, or a checked slice of the mapped store file.
+struct NotePayload<Text: NoteText> {
+    var fromVersion: UInt64 = 0
+    var title: Text = .empty
+    var body: Text = .empty
+    var pinned = false
+    var category: Identifier?
+
+    /// Reads the payload of a `kind` event: its layout's fields in order, and nothing more.
+    @inline(__always)
+    init(_ kind: NoteEventKind, decoding bytes: UnsafeRawBufferPointer) throws(DecodingError) {
+        var r = ByteReader(bytes)
+        for field in kind.fields {
+            switch field {
+            case .fromVersion: fromVersion = UInt64(clamping: try r.readSigned())
+            case .title: title = try Text.read(from: &r)
+            case .body: body = try Text.read(from: &r)
+            case .pinned: pinned = try r.readBool()
+            case .category: category = try r.readOptionalIdentifier()
+            }
+        }
+        try r.expectEnd()
+    }
+
+    init() {}
+}
+
+extension NotePayload where Text == String {
+    /// The payload bytes of a `kind` event.
+    func encoded(_ kind: NoteEventKind) -> [UInt8] {
+        var w = ByteWriter()
+        for field in kind.layout.fields {
+            switch field {
+            case .fromVersion: w.write(signed: Int64(clamping: fromVersion))
+            case .title: w.write(string: title)
+            case .body: w.write(string: body)
+            case .pinned: w.write(bool: pinned)
+            case .category: w.write(optionalIdentifier: category)
+            }
+        }
+        return w.bytes
+    }
+}
+
+/// How the fold holds a title or a body.
+protocol NoteText {
+    static var empty: Self { get }
+    /// Reads one text of a payload.
+    static func read(from r: inout ByteReader) throws(DecodingError) -> Self
+}
+
+extension String: NoteText {
+    static var empty: String { "" }
+    @inline(__always)
+    static func read(from r: inout ByteReader) throws(DecodingError) -> String { try r.readString() }
+}
+
+/// A title or body left where it is stored: a slice of the mapped file, checked to be UTF-8,
+/// valid until the read transaction that found it ends. A replay keeps the latest text of each
+/// note this way and makes a `String` of it once, at the end.
+struct TextSlice: NoteText {
+    let bytes: UnsafeRawBufferPointer?
+    static var empty: TextSlice { TextSlice(bytes: nil) }
+    @inline(__always)
+    static func read(from r: inout ByteReader) throws(DecodingError) -> TextSlice { TextSlice(bytes: try r.readUTF8()) }
+    init(bytes: UnsafeRawBufferPointer?) { self.bytes = bytes }
+    var string: String { bytes.map { String(decoding: $0, as: UTF8.self) } ?? "" }
+}
+
+/// A text slice not checked yet: a newest-first replay reads every text but keeps only the
+/// newest of each field, and checks (and decodes) only those.
+struct UncheckedText: NoteText {
+    let bytes: UnsafeRawBufferPointer?
+    /// Where the text's length starts in its payload, for the error of a text that is not UTF-8.
+    let offset: Int
+    static var empty: UncheckedText { UncheckedText(bytes: nil, offset: 0) }
+    @inline(__always)
+    static func read(from r: inout ByteReader) throws(DecodingError) -> UncheckedText {
+        let at = r.offset
+        return UncheckedText(bytes: try r.readBlob(), offset: at)
+    }
+
+    /// The text, once checked to be UTF-8.
+    func checked() throws(DecodingError) -> String {
+        guard let bytes else { return "" }
+        guard UTF8Validation.isValid(bytes) else { throw DecodingError(.invalidUTF8, at: offset) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A note event with its values: what commands decide, history shows and tests write.
+public enum NoteEvent: Sendable, Equatable {
+    case created(title: String, body: String, pinned: Bool, category: Identifier?)
+    case retitled(title: String)
+    case bodyEdited(body: String)
+    case pinned
+    case unpinned
+    case categorized(category: Identifier?)
+    case archived
+    case unarchived
+    case trashed
+    case untrashed
+    case restored(fromVersion: UInt64, title: String, body: String, pinned: Bool, category: Identifier?)
+
+    public var kind: NoteEventKind {
+        switch self {
+        case .created: return .created
+        case .retitled: return .retitled
+        case .bodyEdited: return .bodyEdited
+        case .pinned: return .pinned
+        case .unpinned: return .unpinned
+        case .categorized: return .categorized
+        case .archived: return .archived
+        case .unarchived: return .unarchived
+        case .trashed: return .trashed
+        case .untrashed: return .untrashed
+        case .restored: return .restored
+        }
+    }
+
+    /// The event's values by field.
+    var fields: NotePayload<String> {
+        var p = NotePayload<String>()
+        switch self {
+        case .created(let title, let body, let pinned, let category):
+            (p.title, p.body, p.pinned, p.category) = (title, body, pinned, category)
+        case .retitled(let title): p.title = title
+        case .bodyEdited(let body): p.body = body
+        case .categorized(let category): p.category = category
+        case .restored(let from, let title, let body, let pinned, let category):
+            (p.fromVersion, p.title, p.body, p.pinned, p.category) = (from, title, body, pinned, category)
+        case .pinned, .unpinned, .archived, .unarchived, .trashed, .untrashed: break
+        }
+        return p
+    }
+
+    /// The event of `kind` with these values.
+    init(_ kind: NoteEventKind, _ p: NotePayload<String>) {
+        switch kind {
+        case .created: self = .created(title: p.title, body: p.body, pinned: p.pinned, category: p.category)
+        case .retitled: self = .retitled(title: p.title)
+        case .bodyEdited: self = .bodyEdited(body: p.body)
+        case .pinned: self = .pinned
+        case .unpinned: self = .unpinned
+        case .categorized: self = .categorized(category: p.category)
+        case .archived: self = .archived
+        case .unarchived: self = .unarchived
+        case .trashed: self = .trashed
+        case .untrashed: self = .untrashed
+        case .restored:
+            self = .restored(
+                fromVersion: p.fromVersion, title: p.title, body: p.body, pinned: p.pinned, category: p.category)
+        }
+    }
+
+    public var type: String { kind.layout.name }
+    public var schemaVersion: UInt32 { kind.layout.version }
+    /// The payload, in the field order of the kind's layout.
+    public var payload: [UInt8] { fields.encoded(kind) }
+
+    /// Decodes a current-schema note event; nil for a type that is not a note event.
+    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
+        throws(DecodingError) -> NoteEvent?
+    {
+        guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else { return nil }
+        return NoteEvent(kind, try NotePayload(kind, decoding: payload))
+    }
+
+    public static func decode(_ e: LiftedEvent) throws(DecodingError) -> NoteEvent? {
+        let result: Result<NoteEvent?, DecodingError> = e.payload.withUnsafeBytes { p in
+            Result { () throws(DecodingError) in try decode(type: e.type, schemaVersion: e.schemaVersion, payload: p) }
+        }
+        return try result.get()
+    }
+
+    /// An event to append, with a fresh id and the given metadata.
+    public func newEvent(id: Identifier, metadata: EventMetadata, recordedAt: Int64? = nil) -> NewEvent {
+        NewEvent(
+            id: id, type: type, schemaVersion: schemaVersion, payload: payload, metadata: metadata,
+            recordedAt: recordedAt)
+    }
+}
+
+// MARK: Category events
+
+/// The fields category events carry.
+public enum CategoryField: UInt8, PayloadField {
+    case name
+
+    public var name: String { "name" }
+    public var type: FieldType { .string }
+}
+
+/// The category event types. What each does to a category is ``CategoryFold``'s rule.
+public enum CategoryEventKind: UInt8, EventKind {
+    case created, renamed, deleted
+
+    public var layout: EventLayout<CategoryField> {
+        switch self {
+        case .created: return EventLayout("CategoryCreated", version: 1, [.name])
+        case .renamed: return EventLayout("CategoryRenamed", version: 1, [.name])
+        case .deleted: return EventLayout("CategoryDeleted", version: 1, [])
+        }
+    }
+
+    static let matcher = KindMatcher<CategoryEventKind>()
+}
+
+/// A category event with its values.
+public enum CategoryEvent: Sendable, Equatable {
+    case created(name: String)
+    case renamed(name: String)
+    case deleted
+
+    public var kind: CategoryEventKind {
+        switch self {
+        case .created: return .created
+        case .renamed: return .renamed
+        case .deleted: return .deleted
+        }
+    }
+
+    /// The name the event carries ("" for a deletion).
+    var name: String {
+        switch self {
+        case .created(let name), .renamed(let name): return name
+        case .deleted: return ""
+        }
+    }
+
+    init(_ kind: CategoryEventKind, name: String) {
+        switch kind {
+        case .created: self = .created(name: name)
+        case .renamed: self = .renamed(name: name)
+        case .deleted: self = .deleted
+        }
+    }
+
+    public var type: String { kind.layout.name }
+    public var schemaVersion: UInt32 { kind.layout.version }
+
+    public var payload: [UInt8] {
+        var w = ByteWriter()
+        for field in kind.layout.fields {
+            switch field {
+            case .name: w.write(string: name)
+            }
+        }
+        return w.bytes
+    }
+
+    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
+        throws(DecodingError) -> CategoryEvent?
+    {
+        guard let kind = CategoryEventKind.matcher.kind(type, version: schemaVersion) else { return nil }
+        var r = ByteReader(payload)
+        var name = ""
+        for field in kind.layout.fields {
+            switch field {
+            case .name: name = try r.readString()
+            }
+        }
+        try r.expectEnd()
+        return CategoryEvent(kind, name: name)
+    }
+
+    public static func decode(_ e: LiftedEvent) throws(DecodingError) -> CategoryEvent? {
+        let result: Result<CategoryEvent?, DecodingError> = e.payload.withUnsafeBytes { p in
+            Result { () throws(DecodingError) in try decode(type: e.type, schemaVersion: e.schemaVersion, payload: p) }
+        }
+        return try result.get()
+    }
+
+    public func newEvent(id: Identifier, metadata: EventMetadata, recordedAt: Int64? = nil) -> NewEvent {
+        NewEvent(
+            id: id, type: type, schemaVersion: schemaVersion, payload: payload, metadata: metadata,
+            recordedAt: recordedAt)
+    }
+}
+
+// MARK: Stream families
+
+/// The kinds of stream of the notes model: what their names look like and which event types
+/// they hold.
+public enum StreamFamily: Sendable, CaseIterable {
+    case note, category
+
+    /// The stream name's prefix, before the id in canonical lowercase UUID form.
+    public var prefix: String {
+        switch self {
+        case .note: return "note/"
+        case .category: return "category/"
+        }
+    }
+
+    /// The type of version 1 of every stream of the family, and of no other version.
+    public var creationType: String {
+        switch self {
+        case .note: return NoteEventKind.created.layout.name
+        case .category: return CategoryEventKind.created.layout.name
+        }
+    }
+
+    /// The family whose streams hold events of `type` (a current or a legacy type), or nil.
+    public static func of(type: String) -> StreamFamily? { families[type] }
+
+    private static let families: [String: StreamFamily] = {
+        var out: [String: StreamFamily] = [:]
+        for k in NoteEventKind.allCases { out[k.layout.name] = .note }
+        for s in NotesSchema.legacy { out[s.type] = .note }
+        for k in CategoryEventKind.allCases { out[k.layout.name] = .category }
+        return out
+    }()
+}
+
+// MARK: The registry: current schemas, legacy schemas, upcasters
+
+/// The payload schemas of every note and category event, current and legacy, and the
+/// upcasters that lift legacy events. Shipped upcasters are never edited.
+public enum NotesSchema {
+    /// The registry the notes store opens with.
+    public static let registry: SchemaRegistry = {
+        var r = SchemaRegistry()
+        for s in current { r.registerCurrent(s) }
+        for s in legacy { r.registerLegacy(s) }
+        for u in upcasters { r.register(u) }
+        return r
+    }()
+
+    public static let current: [PayloadSchema] = NoteEventKind.schemas + CategoryEventKind.schemas
+
+    /// The types of the first notes model, all at schema version 1.
+    public enum LegacyType: String, CaseIterable, Sendable {
+        case created = "NoteCreated"
+        case updated = "NoteUpdated"
+        case pinToggled = "NotePinToggled"
+        case deleted = "NoteDeleted"
+    }
+
+    /// The first schema of the notes model (title/content/isPinned), readable forever. Every
+    /// legacy type is a note event.
+    public static let legacy: [PayloadSchema] = [
+        PayloadSchema(
+            type: LegacyType.created.rawValue, version: 1,
+            fields: [.init("title", .string), .init("content", .string), .init("isPinned", .bool)]),
+        PayloadSchema(
+            type: LegacyType.updated.rawValue, version: 1,
+            fields: [.init("title", .string), .init("content", .string)]),
+        PayloadSchema(type: LegacyType.pinToggled.rawValue, version: 1, fields: [.init("isPinned", .bool)]),
+        PayloadSchema(type: LegacyType.deleted.rawValue, version: 1, fields: []),
+    ]
+
+    /// The current names the upcasters lift to. An upcaster names the version it was written
+    /// for (never "the current one"): a later schema of the type is lifted by a later upcaster.
+    private static let created = NoteEventKind.created.layout.name
+    private static let retitled = NoteEventKind.retitled.layout.name
+    private static let bodyEdited = NoteEventKind.bodyEdited.layout.name
+    private static let pinned = NoteEventKind.pinned.layout.name
+    private static let unpinned = NoteEventKind.unpinned.layout.name
+    private static let trashed = NoteEventKind.trashed.layout.name
+
+    public static let upcasters: [Upcaster] = [
+        Upcaster(
+            type: LegacyType.created.rawValue, from: 1, name: "NoteCreated.1->2",
+            plan: UpcastPlan([
+                .init(
+                    created, version: 2,
+                    fields: [
+                        .init("title", from: "title", default: .string("")),
+                        .init("body", from: "content", default: .string("")),
+                        .init("pinned", from: "isPinned", default: .bool(false)),
+                        .init("category", constant: .null),
+                    ])
+            ])),
+        // One stored event becomes two; both keep the stored event's version.
+        Upcaster(
+            type: LegacyType.updated.rawValue, from: 1, name: "NoteUpdated.1->NoteRetitled+NoteBodyEdited",
+            plan: UpcastPlan([
+                .init(retitled, version: 1, fields: [.init("title", from: "title", default: .string(""))]),
+                .init(bodyEdited, version: 1, fields: [.init("body", from: "content", default: .string(""))]),
+            ])),
+        Upcaster(
+            type: LegacyType.pinToggled.rawValue, from: 1, name: "NotePinToggled.1->NotePinned|NoteUnpinned",
+            plan: UpcastPlan([
+                .init(pinned, version: 1, when: .when("isPinned", equals: .bool(true))),
+                .init(unpinned, version: 1, when: .unless("isPinned", equals: .bool(true))),
+            ])),
+        // The old model's hard delete becomes trash: history is kept.
+        Upcaster(
+            type: LegacyType.deleted.rawValue, from: 1, name: "NoteDeleted.1->NoteTrashed",
+            plan: UpcastPlan([.init(trashed, version: 1)])),
+    ]
+}

@@ -1,0 +1,182 @@
+import CCRC32C
+import Dispatch
+public import EventStore
+import Glibc
+import LMDB
+
+/// The whole notebook folded in memory: what a rebuild writes and what `--as-of` queries read.
+public struct NotebookState: Sendable {
+    public var notes = NoteCollection()
+    public var categories: [Identifier: Category] = [:]
+    /// Events folded so far (stored events, not lifted ones).
+    public var events: UInt64 = 0
+
+    public init() {}
+
+    /// Folds one current-schema event of `stream` (the general path: the payload decoded into
+    /// strings, then ``NoteFold`` or ``CategoryFold``); a stream the fold refuses is damage at
+    /// `position`.
+    public mutating func apply(
+        type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer, stream: StreamRef, version: UInt64,
+        at instant: Int64, position: UInt64
+    ) throws {
+        do {
+            switch stream {
+            case .note(let id):
+                guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
+                    throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
+                }
+                let p = try NotePayload<String>(kind, decoding: payload)
+                var note = notes[id]
+                try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
+                if let note { notes.update(note) }
+            case .category(let id):
+                guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
+                else { throw FoldError.foreignType(type, version: schemaVersion, in: .category(id)) }
+                try CategoryFold.apply(event, to: &categories[id], id: id, at: instant)
+            case .other:
+                break
+            }
+        } catch let e as FoldError {
+            throw StoreError.damaged(position: position, detail: e.description)
+        }
+    }
+
+    /// Folds one stored event, upcasting it when its schema is old.
+    public mutating func apply(_ view: EventView, store: EventStore) throws {
+        events += 1
+        let stream = StreamRef(view.streamBytes)
+        let type = view.type
+        if store.registry.isCurrent(type, view.schemaVersion) {
+            try apply(
+                type: type, schemaVersion: view.schemaVersion, payload: view.payload, stream: stream,
+                version: view.version, at: view.recordedAt, position: view.position)
+        } else {
+            for e in try store.lift(view) {
+                try e.payload.withUnsafeBytes { p in
+                    try apply(
+                        type: e.type, schemaVersion: e.schemaVersion, payload: p, stream: stream, version: e.version,
+                        at: e.recordedAt, position: e.position)
+                }
+            }
+        }
+    }
+
+    /// Category counts as the projection keeps them: notes not in the trash.
+    public func categoriesWithCounts() -> [Identifier: Category] {
+        var result = categories
+        for k in result.keys { result[k]!.count = 0 }
+        for n in notes.values where !n.trashed {
+            if let c = n.category, result[c] != nil { result[c]!.count += 1 }
+        }
+        return result
+    }
+
+    /// Replays the log from the start up to `position` (inclusive).
+    ///
+    /// Every event goes through ``NoteFold`` (or ``CategoryFold``): current-schema note events
+    /// are decoded straight from the stored bytes, their texts left in the mapped file until
+    /// the end; legacy note events are lifted by their upcasters' plans straight from their bytes
+    /// (``LegacyLifts``); anything else takes the general path of ``apply(_:store:)``.
+    ///
+    /// A long log is split by note between the processor's cores (see
+    /// ``replay(store:upTo:shards:releasingPages:progress:)``).
+    ///
+    /// With `releasingPages`, the scans give back the mapped pages of the store file they have
+    /// read as they go (``Environment/releaseMappedPages()``), so a one-off replay of a large log
+    /// (a rebuild, a verification) does not count the whole file in its resident memory; a
+    /// process that replays repeatedly keeps them mapped and does not fault them in again.
+    public static func replay(
+        store: EventStore, upTo position: UInt64 = .max, releasingPages: Bool = false,
+        progress: ((UInt64) -> Void)? = nil
+    ) throws -> NotebookState {
+        let head = try store.read { txn in try store.headPosition(in: txn) }
+        return try replay(
+            store: store, through: min(position, head), shards: replayShards(events: head),
+            releasingPages: releasingPages, progress: progress)
+    }
+
+    /// Logs shorter than this are replayed on one core: a thread costs more than it saves.
+    static let parallelReplayEvents: UInt64 = 50_000
+
+    /// How many scans ``replay(store:upTo:releasingPages:progress:)`` splits a log of `events`
+    /// events between.
+    public static func replayShards(events: UInt64) -> Int {
+        guard events >= parallelReplayEvents else { return 1 }
+        return max(1, min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// The replay split between `shards` scans of the same log, each on its own core and read
+    /// transaction, each folding the notes whose stream falls in its share (categories and
+    /// unreadable headers go to the first). A note's events stay in log order within one scan,
+    /// so the fold is the same; every event is verified by exactly one scan. The scans stop at
+    /// the head seen before they start, so a concurrent append changes nothing.
+    public static func replay(
+        store: EventStore, upTo position: UInt64, shards: Int, releasingPages: Bool = false,
+        progress: ((UInt64) -> Void)? = nil
+    ) throws -> NotebookState {
+        let head = try store.read { txn in try store.headPosition(in: txn) }
+        return try replay(
+            store: store, through: min(position, head), shards: shards, releasingPages: releasingPages,
+            progress: progress)
+    }
+
+    /// The replay of positions 1...last, which is at most the head.
+    private static func replay(
+        store: EventStore, through last: UInt64, shards requested: Int, releasingPages: Bool,
+        progress: ((UInt64) -> Void)?
+    ) throws -> NotebookState {
+        let shards = max(1, requested)
+        /// One scan's outcome, written by its scan before the group is left and read after
+        /// the wait; each scan has its own.
+        final class Slot: @unchecked Sendable {
+            var replayer: Replayer?
+            var failure: (any Error)?
+        }
+        let slots = (0..<shards).map { _ in Slot() }
+        let group = DispatchGroup()
+        @Sendable func run(_ shard: Int, progress: ((UInt64) -> Void)?) {
+            var replayer = Replayer(releasingPages: releasingPages)
+            do {
+                try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: progress)
+            } catch {
+                slots[shard].failure = error
+            }
+            slots[shard].replayer = replayer
+        }
+        for shard in 1..<shards {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) { run(shard, progress: nil) }
+        }
+        run(0, progress: progress)
+        group.wait()
+        // The failure a single scan would meet first: the lowest position any scan failed at.
+        var first: (position: UInt64, error: any Error)?
+        for slot in slots {
+            guard let replayer = slot.replayer else {
+                throw StoreError.damaged(position: nil, detail: "a replay scan did not finish")
+            }
+            if let error = slot.failure {
+                let position = replayer.failedAt ?? .max
+                if first == nil || position < first!.position { first = (position, error) }
+            }
+        }
+        if let first { throw first.error }
+        // Categories are folded by the first scan only; every scan counts its own events.
+        var result = slots[0].replayer!.state
+        result.events = 0
+        var notes: [Note] = []
+        for slot in slots {
+            guard var part = slot.replayer.take() else { continue }
+            result.events += part.state.events
+            if notes.isEmpty {
+                swap(&notes, &part.notes)
+            } else {
+                // Moved one by one: appending a copy would count references to every string.
+                notes.reserveCapacity(notes.count + part.notes.count)
+                while let note = part.notes.popLast() { notes.append(note) }
+            }
+        }
+        result.notes = NoteCollection(notes)
+        return result
+    }
+}
