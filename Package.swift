@@ -27,12 +27,15 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict),
+        // JSON, RFC 3339 instants, UUID text, files and child processes: what every layer above
+        // needs and the toolchain gives only with Foundation.
+        .target(name: "Basics", swiftSettings: strict),
         // CRC-32C and SHA-256 with the processor's own instructions (SSE 4.2, SHA-NI); the
         // portable code in EventStore is used where they are missing. Also a prefetch hint.
         .target(name: "CCRC32C"),
-        .target(name: "EventStore", dependencies: ["LMDB", "CCRC32C"], swiftSettings: strict),
-        .target(name: "Notes", dependencies: ["EventStore", "LMDB", "CCRC32C"], swiftSettings: strict),
-        .target(name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB"], swiftSettings: strict),
+        .target(name: "EventStore", dependencies: ["LMDB", "Basics", "CCRC32C"], swiftSettings: strict),
+        .target(name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "CCRC32C"], swiftSettings: strict),
+        .target(name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB", "Basics"], swiftSettings: strict),
         // Linked with the Swift runtime inside: no dynamic loading of libswiftCore and friends
         // at every start, which is most of a short command's time.
         .executableTarget(
@@ -67,6 +70,7 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["Notes", "EventStore"], path: "Tests/Support/TestSupport",
             swiftSettings: strict),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",

@@ -1,3 +1,5 @@
+public import Basics
+
 /// A 128-bit identifier (a UUID), stored as 16 big-endian bytes.
 ///
 /// Rendered as 32 lowercase hex digits, or in the canonical 8-4-4-4-12 form. Both forms parse.
@@ -46,54 +48,35 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// 32 lowercase hex digits.
-    public var hex: String {
-        var s = String(high, radix: 16)
-        s = String(repeating: "0", count: 16 - s.count) + s
-        var t = String(low, radix: 16)
-        t = String(repeating: "0", count: 16 - t.count) + t
-        return s + t
-    }
+    public var hex: String { UUIDText.hex(high: high, low: low) }
 
     /// The canonical UUID form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
-    public var uuidString: String {
-        let h = Array(hex)
-        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-"
-            + String(h[16..<20]) + "-" + String(h[20..<32])
-    }
+    public var uuidString: String { UUIDText.format(high: high, low: low) }
 
     public var description: String { uuidString }
 
     /// Parses 32 hex digits, with or without the four dashes of the canonical form.
     public init?(_ text: some StringProtocol) {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(32)
-        for c in text.utf8 {
-            if c == UInt8(ascii: "-") { continue }
-            guard let v = hexValue(c) else { return nil }
-            digits.append(v)
-        }
-        guard digits.count == 32 else { return nil }
-        let dashed = text.utf8.filter { $0 == UInt8(ascii: "-") }.count
-        guard dashed == 0 || (dashed == 4 && text.count == 36) else { return nil }
-        var h: UInt64 = 0
-        var l: UInt64 = 0
-        for i in 0..<16 { h = h << 4 | UInt64(digits[i]) }
-        for i in 16..<32 { l = l << 4 | UInt64(digits[i]) }
-        self.init(high: h, low: l)
+        guard let bits = UUIDText.parseLoose(text) else { return nil }
+        self.init(high: bits.high, low: bits.low)
+    }
+
+    /// Parses exactly the canonical form (36 bytes), lowercase hex digits only when
+    /// `lowercaseOnly` (the form stream names use).
+    @inlinable
+    public init?(canonical bytes: UnsafeRawBufferPointer, lowercaseOnly: Bool = false) {
+        guard let bits = UUIDText.parse(bytes, lowercaseOnly: lowercaseOnly) else { return nil }
+        self.init(high: bits.high, low: bits.low)
+    }
+
+    /// Parses exactly the canonical form of a string (see ``init(canonical:lowercaseOnly:)``).
+    public init?(canonical text: String, lowercaseOnly: Bool = false) {
+        guard let bits = UUIDText.parse(text, lowercaseOnly: lowercaseOnly) else { return nil }
+        self.init(high: bits.high, low: bits.low)
     }
 
     public static func < (a: Identifier, b: Identifier) -> Bool {
         (a.high, a.low) < (b.high, b.low)
-    }
-}
-
-@inline(__always)
-func hexValue(_ c: UInt8) -> UInt8? {
-    switch c {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-    default: return nil
     }
 }
 

@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// Errors of the notes domain. Each message names the problem and the next step; the CLI maps
@@ -31,6 +32,11 @@ public enum NotesError: Error, Sendable, CustomStringConvertible {
         case .io(let e): return e.description
         }
     }
+}
+
+/// Runs `body`, reporting a failure to read or write a file outside the store as ``NotesError/io(_:)``.
+func io<R>(_ body: () throws(IOFailure) -> R) throws(NotesError) -> R {
+    do { return try body() } catch { throw .io(error) }
 }
 
 /// The 8-hex-digit form of an id that people see.

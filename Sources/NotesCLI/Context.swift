@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import LMDB
@@ -149,18 +150,8 @@ final class Context: @unchecked Sendable {
     }
 
     private func makeParents(of path: String) throws(CLIError) {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        parts.removeLast()
-        var current = path.hasPrefix("/") ? "" : "."
-        for p in parts where !p.isEmpty {
-            current += "/" + p
-            var st = stat()
-            if stat(current, &st) == 0 { continue }
-            if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw CLIError(
-                    "cannot create \(current): \(errorText()); choose another store with --store",
-                    code: .storeUnusable)
-            }
+        do { try makeDirectories(AtomicFile.directory(of: path)) } catch {
+            throw CLIError("\(error); choose another store with --store", code: .storeUnusable)
         }
     }
 

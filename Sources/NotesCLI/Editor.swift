@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import Notes
@@ -61,11 +62,7 @@ extension Context {
             environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"].map { $0 + "/.local/state" } ?? "/tmp")
         let dir = base + "/notes/recovery"
-        var current = ""
-        for part in dir.split(separator: "/") {
-            current += "/" + part
-            mkdir(current, 0o700)
-        }
+        try? makeDirectories(dir)
         let path = "\(dir)/\(shortID(id))-\(RFC3339.format(micros: now).filter { $0 != ":" }).md"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

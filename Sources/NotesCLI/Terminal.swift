@@ -1,3 +1,4 @@
+import Basics
 import Glibc
 
 /// Where output goes and how it may look: color and the pager only on a terminal, color never
@@ -68,30 +69,20 @@ final class Terminal {
     private func runPager(_ command: String) -> Bool {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return false }
-        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
-        posix_spawn_file_actions_addclose(&actions, fds[1])
         var env = environment
         if env["LESS"] == nil { env["LESS"] = "FIRX" }
-        let argv = ["/bin/sh", "-c", command]
-        var pid: pid_t = 0
-        let rc = withCStrings(argv) { a in
-            withCStrings(env.map { "\($0.key)=\($0.value)" }) { e in
-                posix_spawn(&pid, "/bin/sh", &actions, nil, a, e)
-            }
-        }
+        let pager = try? ChildProcess.spawn(
+            ["/bin/sh", "-c", command], environment: env.map { "\($0.key)=\($0.value)" }, standardInput: fds[0],
+            closing: [fds[1]])
         close(fds[0])
-        guard rc == 0 else {
+        guard let pager else {
             close(fds[1])
             return false
         }
         signal(SIGPIPE, SIG_IGN)
         writeAll(fd: fds[1], buffer)
         close(fds[1])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        _ = pager.wait()
         return true
     }
 
@@ -109,18 +100,9 @@ final class Terminal {
     func stderr(_ text: String) { writeAll(fd: 2, Array(text.utf8)) }
 }
 
+/// Writes everything, ignoring a failure (a terminal or pipe that went away).
 func writeAll(fd: Int32, _ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { p in
-        var offset = 0
-        while offset < p.count {
-            let n = write(fd, p.baseAddress! + offset, p.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
-    }
+    _ = bytes.withUnsafeBytes { writeFully(fd: fd, $0) }
 }
 
 func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
@@ -131,9 +113,4 @@ func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?
 }
 
 /// The C library's message for the current `errno`.
-func errorText() -> String {
-    guard let p = strerror(errno) else { return "error \(errno)" }
-    return String(
-        decoding: UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)),
-        as: UTF8.self)
-}
+func errorText() -> String { systemErrorText() }

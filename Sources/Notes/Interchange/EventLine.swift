@@ -1,3 +1,4 @@
+import Basics
 public import EventStore
 import Glibc
 
@@ -21,11 +22,11 @@ public enum EventLine {
     ) {
         var meta: [(key: String, value: JSONValue)] = [("actor", .string(metadata.actor))]
         if let c = metadata.command { meta.append(("command", .string(c))) }
-        if let c = metadata.causationID { meta.append(("causationId", .string(UUIDText.format(c)))) }
-        if let c = metadata.correlationID { meta.append(("correlationId", .string(UUIDText.format(c)))) }
+        if let c = metadata.causationID { meta.append(("causationId", .string(c.uuidString))) }
+        if let c = metadata.correlationID { meta.append(("correlationId", .string(c.uuidString))) }
         let line = JSONValue.object([
             ("position", .uint(position)),
-            ("eventId", .string(UUIDText.format(id))),
+            ("eventId", .string(id.uuidString)),
             ("stream", .string(stream)),
             ("version", .uint(version)),
             ("type", .string(type)),
@@ -44,7 +45,7 @@ public enum EventLine {
         case .string(let s): return .string(s)
         case .bool(let b): return .bool(b)
         case .integer(let i): return .int(i)
-        case .identifier(let id): return .string(UUIDText.format(id))
+        case .identifier(let id): return .string(id.uuidString)
         }
     }
 
@@ -170,7 +171,7 @@ public struct EventBatch: Sendable {
             throw Problem(message: "\"position\" must be a whole number")
         }
         let idText = try string(value, "eventId")
-        guard let id = UUIDText.parse(idText) else {
+        guard let id = Identifier(canonical: idText) else {
             throw Problem(message: "eventId \(idText.jsonQuoted) is not a UUID")
         }
         let stream = try string(value, "stream")
@@ -253,7 +254,7 @@ public struct EventBatch: Sendable {
                 meta.command = s
             case "causationId", "correlationId":
                 if m.value.isNull { continue }
-                guard let s = m.value.stringValue, let id = UUIDText.parse(s) else {
+                guard let s = m.value.stringValue, let id = Identifier(canonical: s) else {
                     throw Problem(message: "metadata.\(m.key) must be a UUID or null")
                 }
                 if m.key == "causationId" { meta.causationID = id } else { meta.correlationID = id }
@@ -281,7 +282,7 @@ public struct EventBatch: Sendable {
             case (.bool, .bool(let b)): v = .bool(b)
             case (.integer, .number(let n)): v = n.int64Value.map(FieldValue.integer)
             case (.identifier, .string(let s)), (.optionalIdentifier, .string(let s)):
-                v = UUIDText.parse(s).map(FieldValue.identifier)
+                v = Identifier(canonical: s).map(FieldValue.identifier)
             default: v = nil
             }
             guard let v else {
@@ -349,7 +350,7 @@ func containsNUL(_ text: String) -> Bool {
 /// escapes, integers without fraction or exponent, each key once, `data` after `type` and
 /// `schemaVersion`, every payload field present. Anything else (including every invalid line)
 /// makes it return nil, and the generic path then accepts the line or names its problem, so
-/// the messages are the generic path's. Strings go through ``JSONParser/parseString()``: the
+/// the messages are the generic path's. Strings go through ``JSONScanner/parseString()``: the
 /// same UTF-8, escape and control character checks.
 struct FastEventLine {
     /// A schema with its field names as bytes, cached per batch.
@@ -371,12 +372,10 @@ struct FastEventLine {
         }
     }
 
-    private var p: JSONParser
-    private let b: UnsafeBufferPointer<UInt8>
+    private var p: JSONScanner
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
-        b = bytes
-        p = JSONParser(bytes)
+        p = JSONScanner(bytes)
     }
 
     /// The event of `bytes`, or nil when the generic path must decide.
@@ -390,48 +389,12 @@ struct FastEventLine {
 
     // MARK: Tokens
 
-    private var current: UInt8? { p.index < b.count ? b[p.index] : nil }
-
-    /// Skips white space, then `byte`.
-    private mutating func expect(_ byte: UInt8) -> Bool {
-        p.skipWhitespace()
-        guard current == byte else { return false }
-        p.index += 1
-        return true
-    }
-
-    /// After a member: true for `,` (another follows), false for `}`, nil for anything else.
-    private mutating func memberEnd() -> Bool? {
-        p.skipWhitespace()
-        switch current {
-        case UInt8(ascii: ","):
-            p.index += 1
-            return true
-        case UInt8(ascii: "}"):
-            p.index += 1
-            return false
-        default: return nil
-        }
-    }
-
-    /// A string of printable ASCII without escapes, as the bytes between its quotes (then they
-    /// are exactly its decoded text).
-    private mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
-        p.skipWhitespace()
-        guard current == UInt8(ascii: "\"") else { return nil }
-        let start = p.index + 1
-        var i = p.skipPlain(from: start)
-        while i < b.count {
-            let c = b[i]
-            if c == UInt8(ascii: "\"") {
-                p.index = i + 1
-                return UnsafeBufferPointer(rebasing: b[start..<i])
-            }
-            guard c >= 0x20, c < 0x80, c != UInt8(ascii: "\\") else { return nil }
-            i += 1
-        }
-        return nil
-    }
+    private mutating func expect(_ byte: UInt8) -> Bool { p.consume(byte) }
+    private mutating func memberEnd() -> Bool? { p.memberEnd() }
+    private mutating func plainString() -> UnsafeBufferPointer<UInt8>? { p.plainString() }
+    private mutating func string() -> String? { p.string() }
+    private mutating func literal(_ word: StaticString) -> Bool { p.literal(word) }
+    private mutating func integer() -> (negative: Bool, magnitude: UInt64)? { p.integer() }
 
     /// The index of `key` in `names`, trying `expected` first (lines list keys in order).
     private static func find(_ key: UnsafeBufferPointer<UInt8>, in names: [[UInt8]], expected: Int) -> Int? {
@@ -445,44 +408,6 @@ struct FastEventLine {
             guard let x = a.baseAddress, let y = b.baseAddress else { return true }
             return memcmp(x, y, a.count) == 0
         }
-    }
-
-    /// Any valid string, decoded.
-    private mutating func string() -> String? {
-        p.skipWhitespace()
-        guard current == UInt8(ascii: "\"") else { return nil }
-        return try? p.parseString()
-    }
-
-    /// `literal` if it is next (`true`, `false`, `null`), followed by a byte that may end a value.
-    private mutating func literal(_ word: StaticString) -> Bool {
-        p.skipWhitespace()
-        let n = word.utf8CodeUnitCount
-        guard p.index + n <= b.count else { return false }
-        let w = UnsafeBufferPointer(start: word.utf8Start, count: n)
-        for k in 0..<n where b[p.index + k] != w[k] { return false }
-        p.index += n
-        return true
-    }
-
-    /// An integer literal (`-`? digits, no leading zero, no fraction or exponent) whose
-    /// magnitude fits 18 digits; the sign and the magnitude.
-    private mutating func integer() -> (negative: Bool, magnitude: UInt64)? {
-        p.skipWhitespace()
-        var i = p.index
-        let negative = i < b.count && b[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        let start = i
-        var value: UInt64 = 0
-        while i < b.count, b[i] &- UInt8(ascii: "0") < 10 {
-            value = value &* 10 &+ UInt64(b[i] &- UInt8(ascii: "0"))
-            i += 1
-        }
-        let digits = i - start
-        guard digits >= 1, digits <= 18, digits == 1 || b[start] != UInt8(ascii: "0") else { return nil }
-        if i < b.count, b[i] == UInt8(ascii: ".") || b[i] | 0x20 == UInt8(ascii: "e") { return nil }
-        p.index = i
-        return (negative, value)
     }
 
     private mutating func unsigned() -> UInt64? {
@@ -525,7 +450,9 @@ struct FastEventLine {
             case 0:  // position: any whole number, ignored
                 guard unsigned() != nil else { return nil }
             case 1:
-                guard let s = plainString(), let v = UUIDText.parse(s) else { return nil }
+                guard let s = plainString(), let v = Identifier(canonical: UnsafeRawBufferPointer(s)) else {
+                    return nil
+                }
                 id = v
             case 2:
                 guard let s = plainString(), let k = Self.streamKind(s) else { return nil }
@@ -558,7 +485,7 @@ struct FastEventLine {
             if !more { break }
         }
         p.skipWhitespace()
-        guard p.index == b.count, let id, let stream, let kind, let version, let schemaVersion, let recordedAt,
+        guard p.current == nil, let id, let stream, let kind, let version, let schemaVersion, let recordedAt,
             let metadata, let found, let payload
         else { return nil }
         guard found.family == kind, found.creates == (version == 1) else { return nil }
@@ -609,7 +536,9 @@ struct FastEventLine {
                 meta.command = s
             default:
                 if literal("null") { break }
-                guard let s = plainString(), let id = UUIDText.parse(s) else { return nil }
+                guard let s = plainString(), let id = Identifier(canonical: UnsafeRawBufferPointer(s)) else {
+                    return nil
+                }
                 if index == 2 { meta.causationID = id } else { meta.correlationID = id }
             }
             guard let more = memberEnd() else { return nil }
@@ -625,7 +554,7 @@ struct FastEventLine {
         var values = [FieldValue?](repeating: nil, count: s.names.count)
         var count = 0
         p.skipWhitespace()
-        if current == UInt8(ascii: "}") {
+        if p.current == UInt8(ascii: "}") {
             p.index += 1
         } else {
             while true {
@@ -656,13 +585,17 @@ struct FastEventLine {
                     guard let n = integer() else { return nil }
                     v = .integer(n.negative ? -Int64(n.magnitude) : Int64(n.magnitude))
                 case .identifier:
-                    guard let t = plainString(), let id = UUIDText.parse(t) else { return nil }
+                    guard let t = plainString(), let id = Identifier(canonical: UnsafeRawBufferPointer(t)) else {
+                        return nil
+                    }
                     v = .identifier(id)
                 case .optionalIdentifier:
                     if literal("null") {
                         v = .null
                     } else {
-                        guard let t = plainString(), let id = UUIDText.parse(t) else { return nil }
+                        guard let t = plainString(), let id = Identifier(canonical: UnsafeRawBufferPointer(t)) else {
+                            return nil
+                        }
                         v = .identifier(id)
                     }
                 }

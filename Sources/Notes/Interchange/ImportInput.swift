@@ -1,3 +1,4 @@
+import Basics
 import Glibc
 
 /// The bytes of an import, readable from their beginning as many times as the write needs
@@ -159,31 +160,5 @@ final class ImportInput {
             number += 1
             try buffer.withUnsafeBytes { b in try body(UnsafeRawBufferPointer(rebasing: b[begin..<end]), number) }
         }
-    }
-}
-
-/// Starts programs with `posix_spawnp` and waits for them.
-enum ChildProcess {
-    struct SpawnError: Error {
-        let code: Int32
-    }
-
-    /// Runs `arguments` (the program first, found on `PATH`) with standard output on `fd`, and
-    /// returns its exit status (128 + the signal when a signal ended it).
-    static func run(_ arguments: [String], standardOutput fd: Int32) throws(SpawnError) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fd, 1)
-        var cArgs: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
-        cArgs.append(nil)
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, cArgs, environ)
-        guard rc == 0 else { throw SpawnError(code: rc) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        if status & 0x7F != 0 { return 128 + (status & 0x7F) }
-        return (status >> 8) & 0xFF
     }
 }

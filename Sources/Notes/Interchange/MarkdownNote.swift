@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 
 /// A note as a Markdown file: YAML-style front matter between `---` lines, then the body
@@ -35,7 +36,7 @@ struct MarkdownNote: Equatable {
     /// The file's text for a note.
     static func render(_ note: Note, categoryName: String?) -> String {
         var out = "---\n"
-        out += "id: \(UUIDText.format(note.id))\n"
+        out += "id: \(note.id.uuidString)\n"
         out += "title: \(note.title.jsonQuoted)\n"
         if let categoryName { out += "category: \(categoryName.jsonQuoted)\n" }
         out += "pinned: \(note.pinned)\n"

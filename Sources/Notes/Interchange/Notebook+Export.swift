@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import LMDB
@@ -111,10 +112,12 @@ extension Notebook {
     public func exportEvents(toFile path: String, after position: UInt64 = 0, upcast: Bool = false) throws
         -> ExportSummary
     {
-        let file = try AtomicFile(path: path)
+        let file = try io { () throws(IOFailure) in try AtomicFile(path: path) }
         do {
-            let summary = try exportEvents(after: position, upcast: upcast) { chunk in try file.write(chunk) }
-            try file.commit()
+            let summary = try exportEvents(after: position, upcast: upcast) { chunk in
+                try io { () throws(IOFailure) in try file.write(chunk) }
+            }
+            try io { () throws(IOFailure) in try file.commit() }
             return summary
         } catch {
             file.discard()

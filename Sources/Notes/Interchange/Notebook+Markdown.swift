@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import LMDB
@@ -45,10 +46,10 @@ extension Notebook {
         var names: [Identifier: String] = [:]
         // Deleting a category uncategorizes its notes, so the live ones name every folder.
         for c in try categories() { names[c.id] = c.name }
-        try makeDirectories(directory)
+        try io { () throws(IOFailure) in try makeDirectories(directory) }
         var earlier: [Identifier: [String]] = [:]
         for file in try markdownFiles(in: directory) {
-            guard let bytes = try? readFile(directory + "/" + file, limit: options.maxBodyBytes + (1 << 16)),
+            guard let bytes = try? readFile(directory + "/" + file, upTo: options.maxBodyBytes + (1 << 16)),
                 let text = String(validating: bytes, as: UTF8.self), let id = (try? MarkdownNote.parse(text))?.id
             else { continue }
             earlier[id, default: []].append(file)
@@ -66,10 +67,12 @@ extension Notebook {
                 file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
             }
             used.insert(file.lowercased())
-            if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
-            let out = try AtomicFile(path: directory + "/" + file)
-            try out.write(Array(MarkdownNote.render(note, categoryName: category).utf8))
-            try out.commit(sync: false)
+            try io { () throws(IOFailure) in
+                if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
+                let out = try AtomicFile(path: directory + "/" + file)
+                try out.write(Array(MarkdownNote.render(note, categoryName: category).utf8))
+                try out.commit(sync: false)
+            }
             summary.files += 1
             for old in earlier[note.id] ?? [] where old != file {
                 unlink(directory + "/" + old)
@@ -82,7 +85,10 @@ extension Notebook {
     /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
     func markdownFiles(in directory: String, prefix: String = "") throws(NotesError) -> [String] {
         var out: [String] = []
-        for entry in try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix)) {
+        let entries = try io { () throws(IOFailure) in
+            try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix))
+        }
+        for entry in entries {
             if entry.name.hasPrefix(".") { continue }
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
             if entry.isDirectory {
@@ -120,10 +126,9 @@ extension Notebook {
         for file in try markdownFiles(in: directory) {
             func refuse(_ reason: String) -> NotesError { .validation("\(file): \(reason); nothing was imported") }
             let bytes: [UInt8]
-            do { bytes = try readFile(directory + "/" + file, limit: options.maxBodyBytes + (1 << 16)) } catch {
-                if case .io = error { throw error }
-                throw refuse(error.description)
-            }
+            let limit = options.maxBodyBytes + (1 << 16)
+            do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch { throw .io(error) }
+            if bytes.count > limit { throw refuse("the file is over \(limit) bytes") }
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw refuse("the file is not valid UTF-8")
             }

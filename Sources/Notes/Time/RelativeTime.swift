@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 
 /// Short human renderings of instants for CLI listings: "just now", "5 minutes ago",

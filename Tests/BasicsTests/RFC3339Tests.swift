@@ -1,7 +1,8 @@
+import EventStore
 import TestSupport
 import Testing
 
-@testable import EventStore
+@testable import Basics
 
 @Suite("Timestamp")
 struct TimestampTests {

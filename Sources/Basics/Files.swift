@@ -26,7 +26,7 @@ public struct IOFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The failure of the system call that just failed (its `errno`).
-    init(_ operation: Operation, _ path: String, detail: String? = nil) {
+    public init(_ operation: Operation, _ path: String, detail: String? = nil) {
         self.init(operation, path, code: errno, detail: detail)
     }
 
@@ -44,15 +44,18 @@ public struct IOFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The C library's message for `errno`.
-func systemErrorText(_ code: Int32 = errno) -> String {
+/// The C library's message for the current `errno`.
+public func systemErrorText() -> String { systemErrorText(errno) }
+
+/// The C library's message for an `errno` value.
+public func systemErrorText(_ code: Int32) -> String {
     guard let p = strerror(code) else { return "error \(code)" }
     return String(cString: p)
 }
 
 /// Writes all of `bytes` to `fd`, retrying short writes and interruptions; the error code of
 /// a failed write, or nil.
-func writeFully(fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+public func writeFully(fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
     var offset = 0
     while offset < bytes.count, let base = bytes.baseAddress {
         let n = write(fd, base + offset, bytes.count - offset)
@@ -76,36 +79,36 @@ public final class AtomicFile {
     let fd: Int32
     private var done = false
 
-    public init(path: String) throws(NotesError) {
+    public init(path: String) throws(IOFailure) {
         self.path = path
         var template = Array("\(path).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { makeTemporaryFile($0.baseAddress!) }
-        guard fd >= 0 else { throw .io(IOFailure(.create, "\(path).tmp-XXXXXX", detail: "check the directory")) }
+        guard fd >= 0 else { throw IOFailure(.create, "\(path).tmp-XXXXXX", detail: "check the directory") }
         self.fd = fd
         temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Appends bytes.
-    public func write(_ bytes: [UInt8]) throws(NotesError) {
+    public func write(_ bytes: [UInt8]) throws(IOFailure) {
         let failure = bytes.withUnsafeBytes { writeFully(fd: fd, $0) }
-        if let failure { throw .io(IOFailure(.write, path, code: failure)) }
+        if let failure { throw IOFailure(.write, path, code: failure) }
     }
 
     /// Flushes to disk (unless `sync` is false) and renames the file into place; with `sync`,
     /// the directory is flushed too, so the new name survives a power loss.
-    public func commit(sync: Bool = true) throws(NotesError) {
+    public func commit(sync: Bool = true) throws(IOFailure) {
         guard !done else { return }
         done = true
         defer { close(fd) }
         guard !sync || fsync(fd) == 0 else {
             let failure = IOFailure(.write, path)
             unlink(temporaryPath)
-            throw .io(failure)
+            throw failure
         }
         guard rename(temporaryPath, path) == 0 else {
             let failure = IOFailure(.rename, temporaryPath, detail: "to \(path)")
             unlink(temporaryPath)
-            throw .io(failure)
+            throw failure
         }
         if sync {
             let dir = open(Self.directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -135,43 +138,45 @@ public final class AtomicFile {
 
 /// `mkstemp` (a new file, mode 0600, with a unique random name filled into `template`), closed
 /// on exec.
-func makeTemporaryFile(_ template: UnsafeMutablePointer<CChar>) -> Int32 {
+public func makeTemporaryFile(_ template: UnsafeMutablePointer<CChar>) -> Int32 {
     let fd = mkstemp(template)
     if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     return fd
 }
 
-/// Reads a whole file, refusing more than `limit` bytes.
-func readFile(_ path: String, limit: Int) throws(NotesError) -> [UInt8] {
+/// Reads a whole file, or its first `limit + 1` bytes when it is longer: a caller that finds
+/// more than `limit` knows the file is over its limit without reading the rest.
+public func readFile(_ path: String, upTo limit: Int) throws(IOFailure) -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw .io(IOFailure(.read, path)) }
+    guard fd >= 0 else { throw IOFailure(.read, path) }
     defer { close(fd) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
+    while bytes.count <= limit {
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         if n < 0 {
             if errno == EINTR { continue }
-            throw .io(IOFailure(.read, path))
+            throw IOFailure(.read, path)
         }
         if n == 0 { return bytes }
-        bytes.append(contentsOf: chunk[0..<n])
-        if bytes.count > limit { throw .validation("\(path) is over \(limit) bytes") }
+        bytes.append(contentsOf: chunk[0..<min(n, limit + 1 - bytes.count)])
     }
+    return bytes
 }
 
-/// Creates `path` and its missing parents with mode 0700.
-public func makeDirectories(_ path: String) throws(NotesError) {
+/// Creates `path` and its missing parents with mode 0700 (0700 whatever the umask: notes
+/// may be private).
+public func makeDirectories(_ path: String) throws(IOFailure) {
     var current = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         current += "/" + part
-        if mkdir(current, 0o700) != 0 && errno != EEXIST { throw .io(IOFailure(.makeDirectory, current)) }
+        if mkdir(current, 0o700) != 0 && errno != EEXIST { throw IOFailure(.makeDirectory, current) }
     }
 }
 
 /// The entries of a directory (without `.` and `..`), sorted, each with whether it is a directory.
-func directoryEntries(_ path: String) throws(NotesError) -> [(name: String, isDirectory: Bool)] {
-    guard let dir = opendir(path) else { throw .io(IOFailure(.list, path)) }
+public func directoryEntries(_ path: String) throws(IOFailure) -> [(name: String, isDirectory: Bool)] {
+    guard let dir = opendir(path) else { throw IOFailure(.list, path) }
     defer { closedir(dir) }
     var out: [(name: String, isDirectory: Bool)] = []
     while let entry = readdir(dir) {

@@ -117,7 +117,7 @@ extension JSONValue {
     public static func parse(
         _ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth
     ) throws(JSONError) -> JSONValue {
-        var parser = JSONParser(bytes.assumingMemoryBound(to: UInt8.self), maxDepth: maxDepth)
+        var parser = JSONScanner(bytes.assumingMemoryBound(to: UInt8.self), maxDepth: maxDepth)
         return try parser.parseDocument()
     }
 
@@ -129,7 +129,7 @@ extension JSONValue {
     ) throws(JSONError) -> JSONValue {
         let result = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(JSONError) -> JSONValue in
-                var parser = JSONParser(buffer, maxDepth: maxDepth)
+                var parser = JSONScanner(buffer, maxDepth: maxDepth)
                 return try parser.parseDocument()
             }
         }
@@ -145,7 +145,7 @@ extension JSONValue {
         var text = text
         let result = text.withUTF8 { buffer in
             Result { () throws(JSONError) -> JSONValue in
-                var parser = JSONParser(buffer, maxDepth: maxDepth)
+                var parser = JSONScanner(buffer, maxDepth: maxDepth)
                 return try parser.parseDocument()
             }
         }
@@ -153,27 +153,127 @@ extension JSONValue {
     }
 }
 
-/// A recursive-descent parser over a contiguous byte buffer. Every read is bounds-checked
-/// against `end`, and recursion is bounded by `maxDepth`, so no input can trap it.
+/// The project's one JSON reader: a pull scanner over a contiguous byte buffer. Every read is
+/// bounds-checked against `end`, and nesting is bounded by `maxDepth`, so no input can trap it.
 ///
-/// Readers of one fixed shape of document (the import's event lines) drive ``index``,
-/// ``skipWhitespace()`` and ``parseString()`` themselves, so strings get exactly the same
-/// checks without a tree of values being built.
-package struct JSONParser {
+/// ``JSONValue/parse(_:maxDepth:)`` builds a tree of values with it. A reader of one fixed
+/// shape of document (the import's event lines) pulls tokens itself (``consume(_:)``,
+/// ``memberEnd()``, ``plainString()``, ``literal(_:)``, ``integer()``, ``parseString()``), so
+/// its strings get exactly the checks of the tree's without a tree being built; each of these
+/// returns nil (or false) for anything it does not read, and the reader can then fall back to
+/// the tree and its error messages.
+///
+/// ```swift
+/// var scanner = JSONScanner(bytes)
+/// guard scanner.consume(UInt8(ascii: "{")), let key = scanner.plainString() else { ... }
+/// ```
+public struct JSONScanner {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let end: Int
     private let maxDepth: Int
     /// The offset of the next byte to read.
-    package var index = 0
+    public var index = 0
     private var depth = 0
     /// Reused for strings with escapes, so each such string costs one copy, not a new buffer.
     private var scratch: [UInt8] = []
 
-    package init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.defaultMaxDepth) {
+    public init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONValue.defaultMaxDepth) {
         self.bytes = bytes
         self.end = bytes.count
         self.maxDepth = maxDepth
     }
+
+    // MARK: Tokens
+
+    /// The byte at ``index``, or nil at the end.
+    public var current: UInt8? { index < end ? bytes[index] : nil }
+
+    /// Skips white space, then `byte` if it is next.
+    public mutating func consume(_ byte: UInt8) -> Bool {
+        skipWhitespace()
+        guard current == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// After an object member: true for `,` (another follows), false for `}`, nil otherwise.
+    public mutating func memberEnd() -> Bool? {
+        skipWhitespace()
+        switch current {
+        case UInt8(ascii: ","):
+            index += 1
+            return true
+        case UInt8(ascii: "}"):
+            index += 1
+            return false
+        default: return nil
+        }
+    }
+
+    /// A string of printable ASCII without escapes, as the bytes between its quotes (then they
+    /// are exactly its decoded text); nil, reading nothing, for any other value.
+    public mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+        skipWhitespace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var i = skipPlain(from: start)
+        while i < end {
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                index = i + 1
+                return UnsafeBufferPointer(rebasing: bytes[start..<i])
+            }
+            guard c >= 0x20, c < 0x80, c != UInt8(ascii: "\\") else { return nil }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Any valid string, decoded; nil for anything else.
+    public mutating func string() -> String? {
+        skipWhitespace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        return try? parseString()
+    }
+
+    /// How many bytes of `word` follow from ``index``.
+    private func matching(_ word: StaticString) -> Int {
+        let n = word.utf8CodeUnitCount
+        let w = UnsafeBufferPointer(start: word.utf8Start, count: n)
+        var k = 0
+        while k < n, index + k < end, bytes[index + k] == w[k] { k += 1 }
+        return k
+    }
+
+    /// Skips white space, then `word` (`true`, `false`, `null`) if it is next.
+    public mutating func literal(_ word: StaticString) -> Bool {
+        skipWhitespace()
+        guard matching(word) == word.utf8CodeUnitCount else { return false }
+        index += word.utf8CodeUnitCount
+        return true
+    }
+
+    /// An integer literal (`-`? digits, no leading zero, no fraction or exponent) whose
+    /// magnitude has at most 18 digits: its sign and magnitude; nil, reading nothing, otherwise.
+    public mutating func integer() -> (negative: Bool, magnitude: UInt64)? {
+        skipWhitespace()
+        var i = index
+        let negative = i < end && bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let start = i
+        var value: UInt64 = 0
+        while i < end, bytes[i] &- UInt8(ascii: "0") < 10 {
+            value = value &* 10 &+ UInt64(bytes[i] &- UInt8(ascii: "0"))
+            i += 1
+        }
+        let digits = i - start
+        guard digits >= 1, digits <= 18, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+        if i < end, bytes[i] == UInt8(ascii: ".") || bytes[i] | 0x20 == UInt8(ascii: "e") { return nil }
+        index = i
+        return (negative, value)
+    }
+
+    // MARK: The tree
 
     mutating func parseDocument() throws(JSONError) -> JSONValue {
         skipWhitespace()
@@ -189,9 +289,7 @@ package struct JSONParser {
         return JSONError(reason, at: offset, found: offset < end ? bytes[offset] : nil)
     }
 
-    private var current: UInt8? { index < end ? bytes[index] : nil }
-
-    package mutating func skipWhitespace() {
+    public mutating func skipWhitespace() {
         while index < end {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -215,15 +313,9 @@ package struct JSONParser {
     }
 
     private mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONError) -> JSONValue {
-        let start = index
-        let length = word.utf8CodeUnitCount
-        let word = UnsafeBufferPointer(start: word.utf8Start, count: length)
-        for offset in 0..<length {
-            guard start + offset < end, bytes[start + offset] == word[offset] else {
-                throw error(.invalidLiteral, at: start + offset)
-            }
-        }
-        index = start + length
+        let matched = matching(word)
+        guard matched == word.utf8CodeUnitCount else { throw error(.invalidLiteral, at: index + matched) }
+        index += matched
         return value
     }
 
@@ -335,7 +427,7 @@ package struct JSONParser {
 
     /// Parses the string whose opening quote is at `index`. The common case (no escapes) is
     /// validated in place and copied once; escapes switch to decoding into `scratch`.
-    package mutating func parseString() throws(JSONError) -> String {
+    public mutating func parseString() throws(JSONError) -> String {
         let quote = index
         let start = quote + 1
         var i = start
@@ -382,7 +474,7 @@ package struct JSONParser {
     /// The first offset from `i` (or `end`) that may hold a quote, a backslash, a control
     /// character or a non-ASCII byte, skipping eight plain bytes at a time. The bytes it skips
     /// are printable ASCII other than the quote and the backslash: a string holds them as they are.
-    package func skipPlain(from i: Int) -> Int {
+    func skipPlain(from i: Int) -> Int {
         guard let base = bytes.baseAddress, i >= 0 else { return i }
         var i = i
         let ones: UInt64 = 0x0101_0101_0101_0101
