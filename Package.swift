@@ -34,8 +34,13 @@ let package = Package(
         // portable code in EventStore is used where they are missing. Also a prefetch hint.
         .target(name: "CCRC32C"),
         .target(name: "EventStore", dependencies: ["LMDB", "Basics", "CCRC32C"], swiftSettings: strict),
-        .target(name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "CCRC32C"], swiftSettings: strict),
-        .target(name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB", "Basics"], swiftSettings: strict),
+        // Line diffs, unified diffs and blame: text algorithms that know nothing of notes.
+        .target(name: "TextDiff", swiftSettings: strict),
+        .target(
+            name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "CCRC32C"], swiftSettings: strict),
+        .target(
+            name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB", "Basics", "TextDiff"], swiftSettings: strict
+        ),
         // Linked with the Swift runtime inside: no dynamic loading of libswiftCore and friends
         // at every start, which is most of a short command's time.
         .executableTarget(
@@ -72,6 +77,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "LMDB", "notes-stress", "StressFixture", "TestSupport"],
@@ -85,7 +91,7 @@ let package = Package(
             // Not on the `notes` executable: its static-stdlib link flag would reach the test
             // bundle. scripts/test.sh builds every product (`swift build --build-tests`) first,
             // and the tests find the binary next to the test runner.
-            dependencies: ["NotesCLI", "Notes", "TestSupport"],
+            dependencies: ["NotesCLI", "Notes", "TextDiff", "TestSupport"],
             swiftSettings: strict
         ),
     ]

@@ -1,3 +1,4 @@
+import Basics
 import LMDB
 
 /// Appends events inside one write transaction of ``EventStore/write(reserving:_:)``; its

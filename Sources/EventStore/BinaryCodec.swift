@@ -1,3 +1,5 @@
+public import Basics
+
 /// Why bytes could not be decoded. Never a trap: every read is bounds-checked.
 public struct DecodingError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Reason: Equatable, Sendable {

@@ -1,3 +1,5 @@
+public import Basics
+
 /// The stored form of an event: a compact binary envelope ending with a chain digest and a
 /// CRC-32C of everything before it.
 ///

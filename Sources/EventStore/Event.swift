@@ -1,3 +1,5 @@
+public import Basics
+
 /// Who and what caused an event; stored with every event.
 public struct EventMetadata: Sendable, Equatable, Hashable {
     /// The person or program that acted, e.g. `ana@laptop`.

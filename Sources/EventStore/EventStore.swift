@@ -1,3 +1,4 @@
+public import Basics
 import Glibc
 public import LMDB
 

@@ -1,3 +1,4 @@
+public import Basics
 public import LMDB
 
 /// What the body of ``EventStore/write(reserving:_:)`` is lent: the write transaction and the

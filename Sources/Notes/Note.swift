@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// A note as the fold of its stream: what `show` prints and the projections store.

@@ -1,4 +1,5 @@
-public import EventStore
+public import Basics
+import EventStore
 import LMDB
 
 extension Notebook {

@@ -1,6 +1,7 @@
-import Basics
+public import Basics
 public import EventStore
 import LMDB
+public import TextDiff
 
 /// Names a past state of a note: after a version, or as it was at an instant.
 public enum RevisionSelector: Sendable, Equatable {

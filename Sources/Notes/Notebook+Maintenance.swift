@@ -1,3 +1,4 @@
+import Basics
 public import EventStore
 import LMDB
 

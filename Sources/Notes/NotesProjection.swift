@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 public import LMDB
 

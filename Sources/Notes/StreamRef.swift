@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// Which kind of stream an event belongs to, parsed from its name without allocating.

@@ -1,3 +1,4 @@
+import Basics
 import LMDB
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import LMDB
@@ -5,6 +6,7 @@ import Notes
 import Synchronization
 import TestSupport
 import Testing
+import TextDiff
 
 /// A notebook in a fresh temporary directory with a clock the test moves by hand and
 /// sequential ids, so every instant and id in these tests is known.

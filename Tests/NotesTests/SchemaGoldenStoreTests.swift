@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Notes
 import Testing
+import TextDiff
 
 /// The committed golden store `Tests/Fixtures/legacy-v1` (and its export `legacy-v1.jsonl`),
 /// read with today's code. It holds three notes written by the first program (schema 1 of the

@@ -1,3 +1,5 @@
+public import Basics
+
 /// The type of one payload field.
 public enum FieldType: Sendable, Equatable {
     case string

@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 // The event catalogue of notes and categories: every type's name, schema version and payload

@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// Where the fold writes a note's fields. A note built oldest event first takes every value it

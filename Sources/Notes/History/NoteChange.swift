@@ -1,4 +1,6 @@
+public import Basics
 public import EventStore
+public import TextDiff
 
 /// A category as history shows it: its id and its name at the moment in question (a deleted
 /// category keeps the last name it had).

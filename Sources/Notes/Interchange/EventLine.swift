@@ -1,4 +1,4 @@
-import Basics
+public import Basics
 public import EventStore
 import Glibc
 

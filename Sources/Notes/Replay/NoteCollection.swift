@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// Notes by id: the notes of a ``NotebookState``.

@@ -1,3 +1,4 @@
+public import Basics
 import CCRC32C
 import Dispatch
 public import EventStore

@@ -1,3 +1,4 @@
+import Basics
 import CCRC32C
 import EventStore
 import Glibc

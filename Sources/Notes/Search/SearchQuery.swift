@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// A parsed search query: clauses that must all match (AND), some of them excluded.

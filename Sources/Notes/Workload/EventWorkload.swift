@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// A deterministic event log for benchmarks: N notes and their edits, categories, every event

@@ -1,3 +1,4 @@
+public import Basics
 public import EventStore
 
 /// A small, fast, seedable random number generator (SplitMix64) for benchmark workloads.

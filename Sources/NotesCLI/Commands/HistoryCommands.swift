@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import TextDiff
 
 let historyCommand = Command(
     "history", abstract: "Every change to a note, oldest first: version, time, who, what.",

@@ -19,6 +19,7 @@
 //
 // The schema and projections come from the StressFixture module, shared with the tests.
 
+import Basics
 import EventStore
 import Glibc
 import LMDB

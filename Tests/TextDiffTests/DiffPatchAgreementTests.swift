@@ -1,8 +1,8 @@
 // Foundation (not FoundationEssentials) for Process and FileManager: only this test runs
 // external tools.
 import Foundation
-import Notes
 import Testing
+import TextDiff
 
 /// Checks our unified diffs against GNU tools on real edit histories: `patch` must turn every
 /// old revision into the new one byte for byte, and our line counts must equal those of

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Testing
 
-@testable import Notes
+@testable import TextDiff
 
 @Suite("LineDiff")
 struct LineDiffTests {

@@ -1,5 +1,5 @@
-import Notes
 import Testing
+import TextDiff
 
 @Suite("Blame")
 struct BlameTests {

@@ -1,5 +1,3 @@
-public import Basics
-
 /// A 128-bit identifier (a UUID), stored as 16 big-endian bytes.
 ///
 /// Rendered as 32 lowercase hex digits, or in the canonical 8-4-4-4-12 form. Both forms parse.
