@@ -36,8 +36,12 @@ let package = Package(
         .target(name: "EventStore", dependencies: ["LMDB", "Basics", "CCRC32C"], swiftSettings: strict),
         // Line diffs, unified diffs and blame: text algorithms that know nothing of notes.
         .target(name: "TextDiff", swiftSettings: strict),
+        // Full-text search over LMDB: tokenizer, query language, posting blocks, BM25 with
+        // block-max pruning; it indexes a small document type and knows nothing of notes.
+        .target(name: "SearchEngine", dependencies: ["LMDB", "Basics"], swiftSettings: strict),
         .target(
-            name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "CCRC32C"], swiftSettings: strict),
+            name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CCRC32C"],
+            swiftSettings: strict),
         .target(
             name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB", "Basics", "TextDiff"], swiftSettings: strict
         ),
@@ -55,7 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "notes-bench",
-            dependencies: ["Notes", "EventStore", "LMDB", "CLMDB", "CSQLite"],
+            dependencies: ["Notes", "EventStore", "LMDB", "SearchEngine", "CLMDB", "CSQLite"],
             path: "Benchmarks/NotesBenchmarks",
             swiftSettings: strict
         ),
@@ -78,13 +82,15 @@ let package = Package(
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
+        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "LMDB", "notes-stress", "StressFixture", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
-            name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB", "TestSupport"], swiftSettings: strict
+            name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB", "SearchEngine", "TestSupport"],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "NotesCLITests",

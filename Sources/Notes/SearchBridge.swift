@@ -1,25 +1,53 @@
 import Dispatch
 import EventStore
 import LMDB
+public import SearchEngine
 
-/// The notes projection's one door to the search index, so the projection code does not
-/// depend on the index's internals.
+extension SearchDocument {
+    /// What the search engine indexes of a note.
+    init(_ note: Note) {
+        self.init(
+            id: note.id, title: note.title, body: note.body, category: note.category, updatedAt: note.updatedAt,
+            pinned: note.pinned, status: Status(note.status))
+    }
+}
+
+extension SearchDocument.Status {
+    init(_ status: Note.Status) {
+        switch status {
+        case .active: self = .active
+        case .archived: self = .archived
+        case .trashed: self = .trashed
+        }
+    }
+}
+
+extension SearchDatabases {
+    /// The index's databases in a projection slot.
+    init(_ p: ProjectionDatabases) {
+        self.init(
+            terms: p[SearchIndex.Names.terms], postings: p[SearchIndex.Names.postings], docs: p[SearchIndex.Names.docs],
+            ids: p[SearchIndex.Names.ids], stats: p[SearchIndex.Names.stats])
+    }
+}
+
+extension InMemorySearchIndex {
+    /// The index of `notes`, in memory (`search --as-of`, verification).
+    init(notes: some Sequence<Note>) { self.init(documents: notes.lazy.map(SearchDocument.init)) }
+}
+
+/// The notes projection's one door to the search engine: notes become search documents, and
+/// projection slots the index's databases.
 enum SearchBridge {
     static let version = SearchIndex.version
     static let databaseSpecs = SearchIndex.databaseSpecs
 
-    static func update(old: Note?, new: Note, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
-        try SearchIndex.update(old: old, new: new, in: txn, databases: databases)
-    }
-
     static func update(
         changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
     ) throws {
-        try SearchIndex.update(changes: changes, in: txn, databases: databases)
-    }
-
-    static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
-        try SearchIndex.bulkLoad(notes, context: context, databases: databases)
+        try SearchIndex.update(
+            changes: changes.map { (old: $0.old.map(SearchDocument.init), new: SearchDocument($0.new)) }, in: txn,
+            databases: SearchDatabases(databases))
     }
 
     /// Builds the index of `notes` on another core while `meanwhile` runs (the rebuild writes
@@ -36,7 +64,7 @@ enum SearchBridge {
         }
         let preparation = Preparation()
         DispatchQueue.global(qos: .userInitiated).async {
-            preparation.result = Result { try SearchIndex.prepare(notes) }
+            preparation.result = Result { try SearchIndex.prepare(notes.map(SearchDocument.init)) }
             preparation.done.signal()
         }
         do { try meanwhile() } catch {
@@ -54,7 +82,7 @@ enum SearchBridge {
         throws -> [String]
     {
         let stored: SearchIndexContents
-        do { stored = try SearchIndex.contents(in: txn, databases: databases) } catch {
+        do { stored = try SearchIndex.contents(in: txn, databases: SearchDatabases(databases)) } catch {
             return ["the search index is damaged: \(error)"]
         }
         let expected = InMemorySearchIndex(notes: state.notes.values).contents
@@ -88,7 +116,7 @@ extension Notebook {
         -> [SearchResult]
     {
         try read { txn, dbs in
-            let hits = try SearchIndex.search(query, filter: filter, limit: limit, in: txn, databases: dbs)
+            let hits = try SearchIndex.search(query, filter: filter, limit: limit, in: txn, SearchDatabases(dbs))
             return try hits.compactMap { hit in
                 try projection.note(hit.id, in: txn, databases: dbs).map { SearchResult(note: $0, score: hit.score) }
             }

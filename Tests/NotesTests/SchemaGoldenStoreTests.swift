@@ -2,6 +2,7 @@ import Basics
 import EventStore
 import Foundation
 import Notes
+import SearchEngine
 import Testing
 import TextDiff
 
@@ -233,7 +234,7 @@ struct SchemaGoldenStoreTests {
     }
 
     static func searchIDs(
-        _ book: Notebook, _ text: String, _ statuses: Set<Note.Status> = [.active], asOf: String? = nil
+        _ book: Notebook, _ text: String, _ statuses: Set<SearchDocument.Status> = [.active], asOf: String? = nil
     ) throws -> [Identifier] {
         let query = try SearchQuery.parse(text)
         let filter = SearchFilter(statuses: statuses)
@@ -259,7 +260,7 @@ struct SchemaGoldenStoreTests {
             #expect(try Self.searchIDs(book, "budget").isEmpty, "the trashed note is not active")
             #expect(try Self.searchIDs(book, "budget", [.trashed]) == [Self.c])
             #expect(try Self.searchIDs(book, "solaris", [.archived]) == [Self.d])
-            #expect(try Self.searchIDs(book, "folds", Set(Note.Status.allCases)) == [Self.b])
+            #expect(try Self.searchIDs(book, "folds", Set(SearchDocument.Status.allCases)) == [Self.b])
             try book.rebuild()
         }
         #expect(try Self.searchIDs(book, "groceries", asOf: "2019-03-05T00:00:00Z") == [Self.a])

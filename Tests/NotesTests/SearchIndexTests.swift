@@ -5,6 +5,7 @@ import LMDB
 import Testing
 
 @testable import Notes
+@testable import SearchEngine
 
 /// The LMDB search index: query forms, ranking, filters, and exactness under random events
 /// against the in-memory oracle and against a bulk-loaded index.
@@ -35,11 +36,20 @@ struct SearchIndexTests {
         }
 
         func update(old: Note?, new: Note, _ db: SearchDatabases? = nil) throws {
-            try env.write { txn in try SearchIndex.update(old: old, new: new, in: txn, db ?? a) }
+            try env.write { txn in
+                try SearchIndex.update(old: old.map { SearchDocument($0) }, new: SearchDocument(new), in: txn, db ?? a)
+            }
+        }
+
+        func update(changes: [(old: Note?, new: Note)], passText: Int, _ db: SearchDatabases) throws {
+            let documents: [(old: SearchDocument?, new: SearchDocument)] = changes.map { change in
+                (old: change.old.map { SearchDocument($0) }, new: SearchDocument(change.new))
+            }
+            try env.write { txn in try SearchIndex.update(changes: documents, passText: passText, in: txn, db) }
         }
 
         func bulkLoad(_ notes: [Note], _ db: SearchDatabases? = nil) throws {
-            try SearchIndex.bulkLoad(notes, into: db ?? b) { body in try env.write(body) }
+            try SearchIndex.bulkLoad(notes.map { SearchDocument($0) }, into: db ?? b) { body in try env.write(body) }
         }
 
         func search(_ q: String, _ filter: SearchFilter = SearchFilter(), limit: Int = 10, _ db: SearchDatabases? = nil)
@@ -50,7 +60,7 @@ struct SearchIndexTests {
         }
 
         func contents(_ db: SearchDatabases) throws -> SearchIndexContents {
-            try env.read { txn in try SearchIndex.contents(in: txn, db) }
+            try env.read { txn in try SearchIndex.contents(in: txn, databases: db) }
         }
     }
 
@@ -168,7 +178,8 @@ struct SearchIndexTests {
         #expect(try ids(.everything) == [1, 2, 3, 4])
         #expect(try ids(SearchFilter(pinnedOnly: true)) == [1])
         #expect(try ids(SearchFilter(category: .id(cat))) == [2])
-        #expect(try ids(SearchFilter(statuses: Set(Note.Status.allCases), category: .uncategorized)) == [1, 3, 4])
+        #expect(
+            try ids(SearchFilter(statuses: Set(SearchDocument.Status.allCases), category: .uncategorized)) == [1, 3, 4])
         // A metadata-only change moves the note between filters without touching postings.
         var moved = n4
         moved.trashed = false
@@ -288,7 +299,7 @@ struct SearchIndexTests {
             }
             // Every other batch in passes of about 1 KB of text.
             let pass = step % 2 == 0 ? Int.max : 1_000
-            try f.env.write { txn in try SearchIndex.update(changes: batch, passText: pass, in: txn, f.a) }
+            try f.update(changes: batch, passText: pass, f.a)
             for c in batch { try f.update(old: c.old, new: c.new, f.b) }
         }
         let all = order.compactMap { notes[$0] }
@@ -301,12 +312,10 @@ struct SearchIndexTests {
     func batchedSplit() throws {
         let f = try Fixture()
         var notes = (0..<700).map { Self.note($0, "", $0 == 699 ? "common zeta" : "common") }
-        try f.env.write { txn in try SearchIndex.update(changes: notes.map { (nil, $0) }, in: txn, f.a) }
+        try f.update(changes: notes.map { (nil, $0) }, passText: SearchIndex.passText, f.a)
         let before = notes
         for n in 0..<600 { notes[n].body = "common zeta" }
-        try f.env.write { txn in
-            try SearchIndex.update(changes: (0..<600).map { (before[$0], notes[$0]) }, in: txn, f.a)
-        }
+        try f.update(changes: (0..<600).map { (before[$0], notes[$0]) }, passText: SearchIndex.passText, f.a)
         #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes).contents)
         let sizes = try f.env.read { txn in
             try txn.withCursor(f.a.postings) { c in
@@ -344,7 +353,7 @@ struct SearchIndexTests {
         let oracle = InMemorySearchIndex(notes: notes)
         let filters = [
             SearchFilter(), .everything, SearchFilter(statuses: [.trashed, .archived]), SearchFilter(pinnedOnly: true),
-            SearchFilter(statuses: Set(Note.Status.allCases), category: .id(Identifier(high: 1, low: 1))),
+            SearchFilter(statuses: Set(SearchDocument.Status.allCases), category: .id(Identifier(high: 1, low: 1))),
             SearchFilter(category: .uncategorized),
         ]
         for q in queries {

@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import SearchEngine
 
 let searchCommand = Command(
     "search", abstract: "Find notes by words in their title and body, best first.",
@@ -27,7 +28,7 @@ let searchCommand = Command(
     case .active: filter.statuses = [.active]
     case .archived: filter.statuses = [.archived]
     case .trashed: filter.statuses = [.trashed]
-    case .all: filter.statuses = Set(Note.Status.allCases)
+    case .all: filter.statuses = Set(SearchDocument.Status.allCases)
     }
     switch list.scope {
     case .any: filter.category = .any

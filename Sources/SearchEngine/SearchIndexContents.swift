@@ -1,5 +1,4 @@
 public import Basics
-public import EventStore
 public import LMDB
 
 /// What a search index holds, independent of doc numbering and block boundaries: two indexes
@@ -21,7 +20,7 @@ public struct SearchIndexContents: Sendable, Equatable {
         public var updatedAt: Int64
         public var length: UInt32
         public var pinned: Bool
-        public var status: Note.Status
+        public var status: SearchDocument.Status
     }
 
     public var documents: UInt64
@@ -34,13 +33,9 @@ public struct SearchIndexContents: Sendable, Equatable {
 extension SearchIndex {
     /// The logical contents of the index, after checking its structure: blocks in order and
     /// matching their keys, dfs matching the postings, every posting's note recorded.
-    public static func contents(in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+    public static func contents(in txn: borrowing Transaction, databases db: SearchDatabases) throws
         -> SearchIndexContents
     {
-        try contents(in: txn, SearchDatabases(databases))
-    }
-
-    static func contents(in txn: borrowing Transaction, _ db: SearchDatabases) throws -> SearchIndexContents {
         let stats = try SearchStats.read(txn, db)
         var byDoc: [UInt32: Identifier] = [:]
         var records: [Identifier: SearchIndexContents.Record] = [:]

@@ -1,9 +1,10 @@
 import Basics
-import EventStore
 import LMDB
 
 extension SearchIndex {
-    static func update(old: Note?, new: Note, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
+    static func update(old: SearchDocument?, new: SearchDocument, in txn: borrowing Transaction, _ db: SearchDatabases)
+        throws
+    {
         try update(changes: [(old, new)], in: txn, db)
     }
 
@@ -18,7 +19,7 @@ extension SearchIndex {
     }
 
     static func update(
-        changes: [(old: Note?, new: Note)], passText: Int = passText, in txn: borrowing Transaction,
+        changes: [(old: SearchDocument?, new: SearchDocument)], passText: Int = passText, in txn: borrowing Transaction,
         _ db: SearchDatabases
     ) throws {
         // A note changed twice in one call is applied in two passes, in order; a pass also ends
@@ -43,7 +44,8 @@ extension SearchIndex {
 
     /// Changes of distinct notes: each touched block, record chunk and df is written once.
     private static func updateDistinct(
-        _ changes: ArraySlice<(old: Note?, new: Note)>, in txn: borrowing Transaction, _ db: SearchDatabases
+        _ changes: ArraySlice<(old: SearchDocument?, new: SearchDocument)>, in txn: borrowing Transaction,
+        _ db: SearchDatabases
     ) throws {
         guard !changes.isEmpty else { return }
         var stats = try SearchStats.read(txn, db)

@@ -1,13 +1,12 @@
-import EventStore
-import LMDB
+public import LMDB
 
 /// A search index built in memory from a set of notes, ready to be written.
 ///
 /// Building is pure CPU work (tokenizing every note), so a rebuild prepares it on a second
 /// core while it writes the other projections; the value is handed over once, when the
 /// building thread is done, which is why it may cross threads.
-final class PreparedSearchIndex: @unchecked Sendable {
-    let notes: [Note]
+public final class PreparedSearchIndex: @unchecked Sendable {
+    let notes: [SearchDocument]
     let order: [Int]
     let records: [UInt8]
     let stats: SearchStats
@@ -15,7 +14,7 @@ final class PreparedSearchIndex: @unchecked Sendable {
     let builder: IndexBuilder
 
     init(
-        notes: [Note], order: [Int], records: [UInt8], stats: SearchStats, sorted: [Int],
+        notes: [SearchDocument], order: [Int], records: [UInt8], stats: SearchStats, sorted: [Int],
         builder: consuming IndexBuilder
     ) {
         self.notes = notes
@@ -30,15 +29,8 @@ final class PreparedSearchIndex: @unchecked Sendable {
 extension SearchIndex {
     /// Builds the whole index in memory, then writes every database in key order with
     /// `.append`. `write` runs a body in a write transaction (the rebuild's, or a test's).
-    static func bulkLoad(
-        _ notes: [Note], into db: SearchDatabases,
-        write: (_ body: (borrowing Transaction) throws -> Void) throws -> Void
-    ) throws {
-        try self.write(try prepare(notes), into: db, write: write)
-    }
-
     /// Tokenizes every note and collects the postings in memory (no store access).
-    static func prepare(_ notes: [Note]) throws -> PreparedSearchIndex {
+    public static func prepare(_ notes: [SearchDocument]) throws -> PreparedSearchIndex {
         var order = Array(notes.indices)
         if !zip(notes, notes.dropFirst()).allSatisfy({ $0.id < $1.id }) {
             order.sort { notes[$0].id < notes[$1].id }
@@ -69,7 +61,7 @@ extension SearchIndex {
     }
 
     /// Writes a prepared index into empty databases, in key order with `.append`.
-    static func write(
+    public static func write(
         _ prepared: PreparedSearchIndex, into db: SearchDatabases,
         write: (_ body: (borrowing Transaction) throws -> Void) throws -> Void
     ) throws {
@@ -250,7 +242,7 @@ struct IndexBuilder: ~Copyable {
     }
 
     /// Adds a note as `doc` (docs must come in increasing order); returns its length in terms.
-    mutating func add(_ note: Note, doc: UInt32) throws -> UInt32 {
+    mutating func add(_ note: SearchDocument, doc: UInt32) throws -> UInt32 {
         occurrences.removeAll(keepingCapacity: true)
         var position: UInt32 = 0
         var failure: (any Error)?

@@ -1,5 +1,4 @@
 public import Basics
-public import EventStore
 
 /// A parsed search query: clauses that must all match (AND), some of them excluded.
 ///
@@ -181,19 +180,21 @@ public struct SearchFilter: Sendable, Equatable {
     }
 
     /// The statuses a note may have (default: active notes only).
-    public var statuses: Set<Note.Status>
+    public var statuses: Set<SearchDocument.Status>
     public var category: CategoryFilter
     /// Only pinned notes.
     public var pinnedOnly: Bool
 
-    public init(statuses: Set<Note.Status> = [.active], category: CategoryFilter = .any, pinnedOnly: Bool = false) {
+    public init(
+        statuses: Set<SearchDocument.Status> = [.active], category: CategoryFilter = .any, pinnedOnly: Bool = false
+    ) {
         self.statuses = statuses
         self.category = category
         self.pinnedOnly = pinnedOnly
     }
 
     /// Every note, whatever its status, category or pin.
-    public static let everything = SearchFilter(statuses: Set(Note.Status.allCases))
+    public static let everything = SearchFilter(statuses: Set(SearchDocument.Status.allCases))
 }
 
 /// One search result.

@@ -1,4 +1,4 @@
-public import EventStore
+import Basics
 public import LMDB
 
 extension SearchIndex {
@@ -8,14 +8,6 @@ extension SearchIndex {
     /// Reads the stored blocks in place (no copies) and skips every block whose best possible
     /// score cannot enter the current top `limit` (block-max pruning), so a query for the
     /// commonest words decodes only a few blocks.
-    public static func search(
-        _ query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction,
-        databases: ProjectionDatabases
-    ) throws -> [SearchHit] {
-        try search(query, filter: filter, limit: limit, in: txn, SearchDatabases(databases))
-    }
-
-    /// ``search(_:filter:limit:in:databases:)`` over a standalone index.
     public static func search(
         _ query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {

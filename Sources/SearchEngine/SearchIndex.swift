@@ -1,5 +1,4 @@
-public import Basics
-public import EventStore
+import Basics
 public import LMDB
 
 /// The full-text index of the notes, kept in LMDB next to the other projections and updated
@@ -23,15 +22,16 @@ public import LMDB
 /// Inline and rebuilt indexes hold the same postings but may number and block them
 /// differently; ``contents(in:databases:)`` gives the comparable logical content.
 public enum SearchIndex {
-    enum Names {
-        static let terms = "search_terms"
-        static let postings = "search_postings"
-        static let docs = "search_docs"
-        static let ids = "search_ids"
-        static let stats = "search_stats"
+    /// The names of the index's databases.
+    public enum Names {
+        public static let terms = "search_terms"
+        public static let postings = "search_postings"
+        public static let docs = "search_docs"
+        public static let ids = "search_ids"
+        public static let stats = "search_stats"
     }
 
-    /// Databases the index keeps (declared by the notes projection set; each exists once per slot).
+    /// Databases the index keeps, by name: terms, postings, docs, ids, stats.
     public static let databaseSpecs: [(name: String, flags: DatabaseFlags)] = [
         (Names.terms, []), (Names.postings, []), (Names.docs, []), (Names.ids, []), (Names.stats, []),
     ]
@@ -39,33 +39,44 @@ public enum SearchIndex {
     /// Changes with the index format, the tokenizer or the scoring; a change triggers a rebuild.
     public static let version = "search-1"
 
-    /// Inline, inside the append's write transaction: the note changed from `old` (nil when just
-    /// created) to `new`. A change of text touches only the blocks of the note's old and new
-    /// terms; a change of status, pin, category or update time rewrites one 6 KB record chunk.
-    public static func update(old: Note?, new: Note, in txn: borrowing Transaction, databases: ProjectionDatabases)
-        throws
-    {
-        try update(old: old, new: new, in: txn, SearchDatabases(databases))
-    }
-
-    /// Inline, batched: every note changed from `old` to `new` in one call (a note may appear
-    /// more than once; its changes apply in order). Each touched posting block, record chunk
-    /// and term count is written once, so a batch of N notes sharing common words costs far
-    /// less than N single updates.
+    /// Inline, inside the append's write transaction: the document changed from `old` (nil when
+    /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a
+    /// change of status, pin, category or update time rewrites one 6 KB record chunk.
     public static func update(
-        changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
+        old: SearchDocument?, new: SearchDocument, in txn: borrowing Transaction, databases: SearchDatabases
     ) throws {
-        try update(changes: changes, in: txn, SearchDatabases(databases))
+        try update(old: old, new: new, in: txn, databases)
     }
 
-    /// Rebuild: `notes` is every note (any status); the databases are empty.
-    public static func bulkLoad(_ notes: [Note], context: RebuildContext, databases: ProjectionDatabases) throws {
-        try bulkLoad(notes, into: SearchDatabases(databases)) { body in try context.write(body) }
+    /// Inline, batched: every document changed from `old` to `new` in one call (a document may
+    /// appear more than once; its changes apply in order). Each touched posting block, record
+    /// chunk and term count is written once, so a batch of N documents sharing common words
+    /// costs far less than N single updates.
+    public static func update(
+        changes: [(old: SearchDocument?, new: SearchDocument)], in txn: borrowing Transaction,
+        databases: SearchDatabases
+    ) throws {
+        try update(changes: changes, in: txn, databases)
+    }
+
+    /// Fills empty databases with `documents` (any status), writing through `write`: a closure
+    /// that runs its body in a write transaction (and may run it again, as a restartable write
+    /// does), so that a caller can write in as many transactions as it likes.
+    public static func bulkLoad(
+        _ documents: [SearchDocument], into databases: SearchDatabases,
+        write: ((borrowing Transaction) throws -> Void) throws -> Void
+    ) throws {
+        try self.write(try prepare(documents), into: databases, write: write)
     }
 
     /// Builds a standalone index (empty databases opened with ``SearchDatabases/init(environment:prefix:)``).
-    public static func bulkLoad(_ notes: [Note], into databases: SearchDatabases, environment: Environment) throws {
-        try bulkLoad(notes, into: databases) { body in try environment.restartableWrite { txn, _ in try body(txn) } }
+    public static func bulkLoad(
+        _ documents: [SearchDocument], into databases: SearchDatabases, environment: Environment
+    )
+        throws
+    {
+        try bulkLoad(documents, into: databases) { body in try environment.restartableWrite { txn, _ in try body(txn) }
+        }
     }
 }
 
@@ -79,15 +90,9 @@ public struct SearchDatabases: Sendable {
     let ids: Database
     let stats: Database
 
-    init(_ p: ProjectionDatabases) {
-        terms = p[SearchIndex.Names.terms]
-        postings = p[SearchIndex.Names.postings]
-        docs = p[SearchIndex.Names.docs]
-        ids = p[SearchIndex.Names.ids]
-        stats = p[SearchIndex.Names.stats]
-    }
-
-    init(terms: Database, postings: Database, docs: Database, ids: Database, stats: Database) {
+    /// The index over these databases (each created with the name ``SearchIndex/databaseSpecs``
+    /// lists, in that order).
+    public init(terms: Database, postings: Database, docs: Database, ids: Database, stats: Database) {
         self.terms = terms
         self.postings = postings
         self.docs = docs
@@ -149,9 +154,12 @@ struct DocRecord: Equatable {
     var updatedAt: Int64
     var length: UInt32
     var pinned: Bool
-    var status: Note.Status
+    var status: SearchDocument.Status
 
-    init(id: Identifier, category: Identifier?, updatedAt: Int64, length: UInt32, pinned: Bool, status: Note.Status) {
+    init(
+        id: Identifier, category: Identifier?, updatedAt: Int64, length: UInt32, pinned: Bool,
+        status: SearchDocument.Status
+    ) {
         self.id = id
         self.category = category
         self.updatedAt = updatedAt
@@ -160,7 +168,7 @@ struct DocRecord: Equatable {
         self.status = status
     }
 
-    init(_ note: Note, length: UInt32) {
+    init(_ note: SearchDocument, length: UInt32) {
         self.init(
             id: note.id, category: note.category, updatedAt: note.updatedAt, length: length, pinned: note.pinned,
             status: note.status)
@@ -185,7 +193,9 @@ struct DocRecord: Equatable {
         guard o >= 0, o + DocRecord.size <= p.count else { throw .damaged("a note record is cut short") }
         let flags = p.load(fromByteOffset: o + 44, as: UInt8.self)
         if flags & 1 == 0 { return nil }
-        guard let status = Note.Status(rawValue: flags >> 3) else { throw .damaged("a note record has a bad status") }
+        guard let status = SearchDocument.Status(rawValue: flags >> 3) else {
+            throw .damaged("a note record has a bad status")
+        }
         id = Identifier(
             high: UInt64(bigEndian: p.loadUnaligned(fromByteOffset: o, as: UInt64.self)),
             low: UInt64(bigEndian: p.loadUnaligned(fromByteOffset: o + 8, as: UInt64.self)))

@@ -1,5 +1,3 @@
-import EventStore
-
 /// The search index's semantics over notes held in memory: for `search --as-of` (the notebook
 /// as it was at an instant) and as the oracle the LMDB index is tested against.
 ///
@@ -17,11 +15,11 @@ public struct InMemorySearchIndex: Sendable {
     let df: [[UInt8]: UInt64]
     let collection: BM25.Collection
 
-    public init(notes: some Sequence<Note>) {
+    public init(documents given: some Sequence<SearchDocument>) {
         var documents: [Document] = []
         var df: [[UInt8]: UInt64] = [:]
         var total: UInt64 = 0
-        for note in notes {
+        for note in given {
             let a = AnalyzedNote(note)
             var index: [[UInt8]: Int] = [:]
             for (i, e) in a.entries.enumerated() {

@@ -1,5 +1,4 @@
 import Basics
-import EventStore
 import Glibc
 
 /// BM25 (k1 = 1.2, b = 0.75) over a note's title and body as one field in which a title
@@ -177,7 +176,7 @@ struct AnalyzedNote {
         }
     }
 
-    init(_ note: Note) { self.init(title: note.title, body: note.body) }
+    init(_ note: SearchDocument) { self.init(title: note.title, body: note.body) }
 }
 
 /// The distinct terms of one note: an open-addressing table over a byte arena.
