@@ -42,9 +42,22 @@ let package = Package(
         .target(
             name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CCRC32C"],
             swiftSettings: strict),
+        // The interchange formats: JSON Lines export and import, Markdown folders.
         .target(
-            name: "NotesCLI", dependencies: ["Notes", "EventStore", "LMDB", "Basics", "TextDiff"], swiftSettings: strict
-        ),
+            name: "NotesInterchange", dependencies: ["Notes", "EventStore", "LMDB", "Basics"], swiftSettings: strict),
+        // The converter of the Swift Evolution corpus's edit history (Samples/) into notes.
+        .target(
+            name: "SwiftEvolutionHistory", dependencies: ["NotesInterchange", "Notes", "EventStore", "LMDB", "Basics"],
+            swiftSettings: strict),
+        // The benchmarks' and tests' generated notebooks; not a product.
+        .target(name: "NotesWorkload", dependencies: ["Notes", "EventStore", "Basics"], swiftSettings: strict),
+        .target(
+            name: "NotesCLI",
+            dependencies: [
+                "Notes", "NotesInterchange", "SwiftEvolutionHistory", "EventStore", "LMDB", "Basics", "TextDiff",
+                "SearchEngine",
+            ],
+            swiftSettings: strict),
         // Linked with the Swift runtime inside: no dynamic loading of libswiftCore and friends
         // at every start, which is most of a short command's time.
         .executableTarget(
@@ -59,7 +72,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "notes-bench",
-            dependencies: ["Notes", "EventStore", "LMDB", "SearchEngine", "CLMDB", "CSQLite"],
+            dependencies: [
+                "Notes", "NotesInterchange", "SwiftEvolutionHistory", "NotesWorkload", "EventStore", "LMDB",
+                "SearchEngine", "Basics", "CLMDB", "CSQLite",
+            ],
             path: "Benchmarks/NotesBenchmarks",
             swiftSettings: strict
         ),
@@ -77,7 +93,8 @@ let package = Package(
         ),
         // Helpers shared by the test targets: a seeded generator and temporary directories.
         .target(
-            name: "TestSupport", dependencies: ["Notes", "EventStore"], path: "Tests/Support/TestSupport",
+            name: "TestSupport", dependencies: ["Notes", "NotesWorkload", "EventStore", "Basics"],
+            path: "Tests/Support/TestSupport",
             swiftSettings: strict),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
@@ -89,7 +106,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "NotesTests", dependencies: ["Notes", "EventStore", "LMDB", "SearchEngine", "TestSupport"],
+            name: "NotesTests",
+            dependencies: [
+                "Notes", "NotesInterchange", "SwiftEvolutionHistory", "NotesWorkload", "EventStore", "LMDB",
+                "SearchEngine", "Basics", "TestSupport",
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "NotesInterchangeTests",
+            dependencies: [
+                "NotesInterchange", "SwiftEvolutionHistory", "Notes", "NotesWorkload", "EventStore", "LMDB", "Basics",
+                "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -97,7 +126,7 @@ let package = Package(
             // Not on the `notes` executable: its static-stdlib link flag would reach the test
             // bundle. scripts/test.sh builds every product (`swift build --build-tests`) first,
             // and the tests find the binary next to the test runner.
-            dependencies: ["NotesCLI", "Notes", "TextDiff", "TestSupport"],
+            dependencies: ["NotesCLI", "Notes", "NotesInterchange", "NotesWorkload", "TextDiff", "TestSupport"],
             swiftSettings: strict
         ),
     ]

@@ -3,6 +3,9 @@ import EventStore
 import Glibc
 import LMDB
 import Notes
+import NotesInterchange
+import NotesWorkload
+import SwiftEvolutionHistory
 
 /// The events every benchmark works on, in log order, and what is known about them.
 struct Dataset {

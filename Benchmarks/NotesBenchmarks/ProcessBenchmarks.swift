@@ -1,5 +1,8 @@
 import EventStore
 import Notes
+import NotesInterchange
+import NotesWorkload
+import SwiftEvolutionHistory
 
 extension Suite {
     /// Process start to exit of `notes show`, `notes list` and `notes search` on the store,

@@ -1,6 +1,9 @@
 import CSQLite
 import EventStore
 import Notes
+import NotesInterchange
+import NotesWorkload
+import SwiftEvolutionHistory
 
 /// The same notes in a SQLite database file, for the `sqlite3` CLI peer: a table with an
 /// index matching `notes list`'s order, and an FTS5 table over title and body.

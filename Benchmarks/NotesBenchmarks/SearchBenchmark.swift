@@ -3,7 +3,10 @@ import EventStore
 import Glibc
 import LMDB
 import Notes
+import NotesInterchange
+import NotesWorkload
 import SearchEngine
+import SwiftEvolutionHistory
 
 /// Issue 4's benchmark: our search index against SQLite FTS5 on identical data, in one run.
 ///

@@ -1,6 +1,9 @@
 import EventStore
 import Glibc
 import Notes
+import NotesInterchange
+import NotesWorkload
+import SwiftEvolutionHistory
 
 extension Suite {
     /// Batched append (10,000 events per commit) with every projection, against raw LMDB

@@ -1,6 +1,9 @@
 import EventStore
 import Glibc
 import Notes
+import NotesInterchange
+import NotesWorkload
+import SwiftEvolutionHistory
 
 /// How much work each benchmark does at a scale.
 struct Scale {

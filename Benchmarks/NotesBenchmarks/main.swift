@@ -8,6 +8,9 @@
 import EventStore
 import Glibc
 import Notes
+import NotesInterchange
+import NotesWorkload
+import SwiftEvolutionHistory
 
 /// The benchmarks by name, in the order they run (later ones reuse the store the first builds).
 let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [

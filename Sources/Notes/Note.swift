@@ -1,5 +1,5 @@
 public import Basics
-public import EventStore
+import EventStore
 
 /// A note as the fold of its stream: what `show` prints and the projections store.
 public struct Note: Sendable, Equatable, Hashable {

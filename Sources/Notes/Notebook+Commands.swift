@@ -1,6 +1,6 @@
 public import Basics
-import EventStore
-import LMDB
+package import EventStore
+package import LMDB
 
 extension Notebook {
     /// Creates a note; `category` is created when no category has that name.
@@ -150,7 +150,7 @@ extension Notebook {
 
     // MARK: Helpers
 
-    static func missing(_ id: Identifier) -> NotesError {
+    package static func missing(_ id: Identifier) -> NotesError {
         .notFound("no note has id \(shortID(id)); try `notes list --all`")
     }
 
@@ -171,7 +171,7 @@ extension Notebook {
         }
     }
 
-    func append(
+    package func append(
         _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession,
         dbs: ProjectionDatabases
     ) throws -> Note {
@@ -185,7 +185,8 @@ extension Notebook {
         return note
     }
 
-    func ensureCategory(_ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases) throws -> Identifier
+    package func ensureCategory(_ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases) throws
+        -> Identifier
     {
         if let c = try projection.category(named: name, in: session.transaction, databases: dbs) { return c.id }
         let id = session.newID()

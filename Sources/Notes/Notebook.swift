@@ -69,9 +69,9 @@ public final class Notebook: Sendable {
         } catch { throw NotesError.store(error) }
     }
 
-    var metadata: EventMetadata { EventMetadata(actor: options.actor, command: options.command) }
+    package var metadata: EventMetadata { EventMetadata(actor: options.actor, command: options.command) }
 
-    func newID() -> Identifier { options.ids.next() }
+    package func newID() -> Identifier { options.ids.next() }
 
     // MARK: Reading
 
@@ -87,7 +87,7 @@ public final class Notebook: Sendable {
     /// The body may start over when the map must grow (see ``WriteSession``): it takes its ids
     /// from the session and has no effect outside the transaction. `reserving` grows the map
     /// ahead for a write of about that many bytes.
-    func write<R>(reserving bytes: Int = 0, _ body: (borrowing WriteSession, ProjectionDatabases) throws -> R)
+    package func write<R>(reserving bytes: Int = 0, _ body: (borrowing WriteSession, ProjectionDatabases) throws -> R)
         throws(NotesError) -> R
     {
         do {
@@ -169,7 +169,7 @@ public final class Notebook: Sendable {
 
     // MARK: Validation
 
-    static func trim(_ s: String) -> String {
+    package static func trim(_ s: String) -> String {
         var sub = Substring(s)
         while let f = sub.first, f.isWhitespace { sub.removeFirst() }
         while let l = sub.last, l.isWhitespace { sub.removeLast() }
@@ -191,7 +191,7 @@ public final class Notebook: Sendable {
         return t
     }
 
-    func validBody(_ body: String) throws(NotesError) -> String {
+    package func validBody(_ body: String) throws(NotesError) -> String {
         let size = body.utf8.count
         guard size <= options.maxBodyBytes else {
             throw .validation(
@@ -204,7 +204,7 @@ public final class Notebook: Sendable {
         return body
     }
 
-    static func validCategoryName(_ name: String) throws(NotesError) -> String {
+    package static func validCategoryName(_ name: String) throws(NotesError) -> String {
         let t = trim(name)
         guard !t.isEmpty else { throw .validation("the category name is empty") }
         guard t.count <= maxCategoryCharacters else {

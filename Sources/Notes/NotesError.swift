@@ -35,7 +35,7 @@ public enum NotesError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Runs `body`, reporting a failure to read or write a file outside the store as ``NotesError/io(_:)``.
-func io<R>(_ body: () throws(IOFailure) -> R) throws(NotesError) -> R {
+package func io<R>(_ body: () throws(IOFailure) -> R) throws(NotesError) -> R {
     do { return try body() } catch { throw .io(error) }
 }
 
@@ -43,7 +43,7 @@ func io<R>(_ body: () throws(IOFailure) -> R) throws(NotesError) -> R {
 public func shortID(_ id: Identifier) -> String { String(id.hex.prefix(8)) }
 
 extension NotesError {
-    static func wrap(_ error: any Error) -> NotesError {
+    package static func wrap(_ error: any Error) -> NotesError {
         if let e = error as? NotesError { return e }
         if let e = error as? IOFailure { return .io(e) }
         if let e = error as? StoreError {

@@ -1,5 +1,5 @@
 public import Basics
-public import EventStore
+import EventStore
 
 /// Which kind of stream an event belongs to, parsed from its name without allocating.
 public enum StreamRef: Sendable, Equatable {

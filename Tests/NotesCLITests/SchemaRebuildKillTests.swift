@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import Glibc
 import Notes
+import NotesWorkload
 import TestSupport
 import Testing
 

@@ -3,10 +3,12 @@ import EventStore
 import FoundationEssentials
 import Glibc
 @_spi(FaultInjection) import LMDB
+import SwiftEvolutionHistory
 import TestSupport
 import Testing
 
 @testable import Notes
+@testable import NotesInterchange
 
 /// Every write path of the notebook with a fault injected at each of its steps: the Nth put,
 /// commit or map growth fails with a full map, a full disk or an I/O error.

@@ -3,6 +3,7 @@ import EventStore
 import Glibc
 import LMDB
 import Notes
+import NotesWorkload
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import TestSupport
 import Testing
 
 @Suite("Notebook categories")

@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import TestSupport
 import Testing
 
 /// The Notebook's commands: what each appends, what it validates, and that a failing command

@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import Glibc
 import Notes
+import NotesWorkload
 import Testing
 
 /// A quick driver for the rebuild's speed, run by hand on a release build:

@@ -2,6 +2,7 @@ import Basics
 import EventStore
 import Glibc
 import LMDB
+import NotesWorkload
 import Testing
 
 @testable import Notes

@@ -1,5 +1,6 @@
 import EventStore
 import Notes
+import NotesWorkload
 import Testing
 
 /// The benchmark workloads must be the same on every run, or figures from two runs (or two

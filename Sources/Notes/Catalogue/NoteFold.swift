@@ -1,5 +1,5 @@
 public import Basics
-public import EventStore
+import EventStore
 
 /// Where the fold writes a note's fields. A note built oldest event first takes every value it
 /// is given; one built newest first keeps the first value of each field (the newest) and ignores

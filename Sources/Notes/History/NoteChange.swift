@@ -1,5 +1,5 @@
 public import Basics
-public import EventStore
+import EventStore
 public import TextDiff
 
 /// A category as history shows it: its id and its name at the moment in question (a deleted

@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 public import EventStore
 import LMDB
 

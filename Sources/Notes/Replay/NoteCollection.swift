@@ -1,5 +1,5 @@
 public import Basics
-public import EventStore
+import EventStore
 
 /// Notes by id: the notes of a ``NotebookState``.
 ///

@@ -1,5 +1,7 @@
 import EventStore
 import Notes
+import NotesInterchange
+import SwiftEvolutionHistory
 
 let exportCommand = Command(
     "export", abstract: "Write every event as JSON Lines (the interchange format), oldest first.",

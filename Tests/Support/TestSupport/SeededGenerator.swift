@@ -1,4 +1,4 @@
-public import Notes
+public import NotesWorkload
 
 /// SplitMix64, the benchmark workloads' generator: every run of a randomized test sees the same
 /// cases.

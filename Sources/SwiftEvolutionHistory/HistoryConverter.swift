@@ -1,6 +1,8 @@
 import Basics
 import EventStore
 import LMDB
+public import Notes
+public import NotesInterchange
 
 /// Turns a document edit history (the swift-evolution corpus format, one JSON object per line)
 /// into note events: each document lineage is one note.

@@ -1,5 +1,6 @@
 public import Basics
-public import EventStore
+import EventStore
+import Notes
 
 /// A small, fast, seedable random number generator (SplitMix64) for benchmark workloads.
 ///

@@ -1,6 +1,7 @@
 public import Basics
 public import EventStore
 import Glibc
+public import Notes
 
 /// The event interchange format: JSON Lines, one event per line, oldest first.
 ///
@@ -334,7 +335,7 @@ public struct EventBatch: Sendable {
 }
 
 /// Whether the text holds a NUL, which notes refuse (memchr over the UTF-8 bytes).
-func containsNUL(_ text: String) -> Bool {
+package func containsNUL(_ text: String) -> Bool {
     var text = text
     return text.withUTF8 { bytes in
         guard let base = bytes.baseAddress else { return false }

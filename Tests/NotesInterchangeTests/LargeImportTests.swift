@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import Notes
+@testable import NotesInterchange
 
 /// Imports that outgrow the store's map: a file, a pipe (as standard input is) and a `.gz`,
 /// into new stores whose map starts at 1 MiB and is not grown ahead, so the write fills the

@@ -1,11 +1,12 @@
-import Basics
+package import Basics
 import EventStore
+import Notes
 
 extension Identifier {
     /// A name-based id: the first 16 bytes of SHA-256 over the parts (each followed by a NUL),
     /// marked as an RFC 9562 version-8 UUID. The same parts always give the same id, which
     /// is what makes converted and lifted events idempotent to import again.
-    static func derived(_ parts: String...) -> Identifier {
+    package static func derived(_ parts: String...) -> Identifier {
         var h = SHA256()
         for p in parts {
             h.update(p)

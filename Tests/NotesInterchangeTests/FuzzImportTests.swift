@@ -1,6 +1,7 @@
 import EventStore
 import Glibc
 import Notes
+import NotesInterchange
 import TestSupport
 import Testing
 

@@ -1,3 +1,5 @@
+import Notes
+
 /// The coarse category of a Swift Evolution proposal's free-text `Status:` value.
 ///
 /// A port of `status_category()` and its ordered `CATEGORY_RULES` from the corpus generator

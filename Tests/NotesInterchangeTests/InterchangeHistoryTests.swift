@@ -1,6 +1,9 @@
 import EventStore
 import Foundation
 import Notes
+import NotesInterchange
+import SwiftEvolutionHistory
+import TestSupport
 import Testing
 
 /// The converter on the committed sample, checked against an independent replay of the file.

@@ -2,6 +2,7 @@ import Basics
 import EventStore
 import Glibc
 import LMDB
+public import Notes
 
 /// What an export to a Markdown folder wrote.
 public struct MarkdownExportSummary: Sendable, Equatable {

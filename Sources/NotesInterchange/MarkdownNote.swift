@@ -1,5 +1,6 @@
 import Basics
 import EventStore
+import Notes
 
 /// A note as a Markdown file: YAML-style front matter between `---` lines, then the body
 /// byte for byte.

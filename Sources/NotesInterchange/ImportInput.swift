@@ -1,5 +1,6 @@
 import Basics
 import Glibc
+package import Notes
 
 /// The bytes of an import, readable from their beginning as many times as the write needs
 /// (a write transaction starts over when the store's map must grow).
@@ -10,18 +11,18 @@ import Glibc
 /// name, so nothing is left behind even when the process is killed; the directory is the
 /// store's, mode 0700, so the notes' text goes nowhere else). The import never holds the file in
 /// memory.
-final class ImportInput {
+package final class ImportInput {
     /// The path, or `standard input`.
-    let label: String
+    package let label: String
     private let fd: Int32
     /// Where the bytes start (standard input may be redirected from a file read partway).
     private let start: Int
     /// The number of bytes.
-    let size: Int
+    package let size: Int
 
     /// Opens `path` (`-` for standard input), spooling it into `spoolDirectory` when it cannot
     /// be read twice.
-    init(path: String, spoolDirectory: String) throws(NotesError) {
+    package init(path: String, spoolDirectory: String) throws(NotesError) {
         label = path == "-" ? "standard input" : path
         guard !path.isEmpty else { throw .validation("the file name is empty; give a file, or - for standard input") }
         var source: Int32 = 0
@@ -112,7 +113,7 @@ final class ImportInput {
 
     /// Calls `body` with each line (without its `\n`), numbered from 1, from the beginning. A
     /// last line without a newline counts too.
-    func forEachLine(_ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
+    package func forEachLine(_ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset = start
         var begin = 0

@@ -2,6 +2,7 @@ import Basics
 import EventStore
 import Glibc
 import LMDB
+public import Notes
 
 /// What an export wrote.
 public struct ExportSummary: Sendable, Equatable {

@@ -3,7 +3,10 @@ import EventStore
 import Foundation
 import Glibc
 import Notes
+import NotesInterchange
+import NotesWorkload
 import Synchronization
+import TestSupport
 import Testing
 
 /// A fresh store in a temp directory with a fixed clock and sequential ids.

@@ -1,5 +1,6 @@
 public import Basics
 public import EventStore
+import Notes
 
 /// A deterministic event log for benchmarks: N notes and their edits, categories, every event
 /// type of the catalogue, and a share of legacy schema-1 events, all from one seed.

@@ -1,6 +1,7 @@
 import EventStore
 import Glibc
 import LMDB
+public import Notes
 import Synchronization
 
 /// What an import did.
@@ -25,12 +26,12 @@ extension Notebook {
     /// block once; past this many bytes the batch is applied and its memory given back, so an
     /// import of any length holds a bounded number of events. (On 1M round-ordered events:
     /// one batch 16.7 s, 256 MiB batches 20.5 s, 64 MiB batches 47.7 s.)
-    static let importProjectionBytes = 256 << 20
+    package static let importProjectionBytes = 256 << 20
 
     /// The map room to reserve for importing `bytes` of JSON Lines: the log, its indexes and the
     /// projections take about 1.4 times the file; the rest is headroom, so that the write
     /// rarely has to start over in a larger map.
-    func importReservation(forFileBytes bytes: Int) -> Int {
+    package func importReservation(forFileBytes bytes: Int) -> Int {
         guard options.reservesMapForImports else { return 0 }
         return bytes.multipliedReportingOverflow(by: 2).overflow ? Int.max : bytes * 2 + (8 << 20)
     }

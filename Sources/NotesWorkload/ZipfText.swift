@@ -1,3 +1,5 @@
+import Notes
+
 /// English-like text for benchmark workloads: words drawn from a Zipf distribution (s = 1)
 /// over a vocabulary of common English words followed by pronounceable made-up words.
 ///

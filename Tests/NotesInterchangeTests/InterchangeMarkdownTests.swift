@@ -2,6 +2,8 @@ import Basics
 import EventStore
 import Foundation
 import Notes
+import NotesInterchange
+import TestSupport
 import Testing
 
 @Suite("Interchange: Markdown folders")

@@ -1,10 +1,12 @@
 import Basics
 import EventStore
 import Glibc
+import NotesWorkload
 import TestSupport
 import Testing
 
 @testable import Notes
+@testable import NotesInterchange
 
 /// The import's fast line reader must agree with the generic JSON path on every line it
 /// accepts, and leave every other line to it (which then accepts or names the problem).
