@@ -1,6 +1,6 @@
 public import Basics
 package import EventStore
-package import LMDB
+import LMDB
 
 extension Notebook {
     /// Creates a note; `category` is created when no category has that name.
