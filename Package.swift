@@ -30,17 +30,22 @@ let package = Package(
         // JSON, RFC 3339 instants, UUID text, files and child processes: what every layer above
         // needs and the toolchain gives only with Foundation.
         .target(name: "Basics", swiftSettings: strict),
-        // CRC-32C and SHA-256 with the processor's own instructions (SSE 4.2, SHA-NI); the
-        // portable code in EventStore is used where they are missing. Also a prefetch hint.
-        .target(name: "CCRC32C"),
-        .target(name: "EventStore", dependencies: ["LMDB", "Basics", "CCRC32C"], swiftSettings: strict),
+        // The processor's own instructions: CRC-32C (SSE 4.2; the portable code in EventStore runs
+        // where it is missing) and a cache prefetch hint.
+        .target(name: "CIntrinsics"),
+        // SHA-256 from Debian's libcrypto (libssl-dev), linked statically (see EventStore's
+        // SHA256.swift for why, and its figures).
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
+        .target(
+            name: "EventStore", dependencies: ["LMDB", "Basics", "CIntrinsics", "CCrypto"], swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libcrypto.a"])]),
         // Line diffs, unified diffs and blame: text algorithms that know nothing of notes.
         .target(name: "TextDiff", swiftSettings: strict),
         // Full-text search over LMDB: tokenizer, query language, posting blocks, BM25 with
         // block-max pruning; it indexes a small document type and knows nothing of notes.
         .target(name: "SearchEngine", dependencies: ["LMDB", "Basics"], swiftSettings: strict),
         .target(
-            name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CCRC32C"],
+            name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CIntrinsics"],
             swiftSettings: strict),
         // The interchange formats: JSON Lines export and import, Markdown folders.
         .target(

@@ -1,4 +1,4 @@
-internal import CCRC32C
+internal import CIntrinsics
 
 /// CRC-32C (Castagnoli), the checksum stored with every event.
 ///

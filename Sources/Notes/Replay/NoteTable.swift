@@ -1,5 +1,5 @@
 import Basics
-import CCRC32C
+import CIntrinsics
 import EventStore
 
 /// Note ids to array indexes: open addressing with linear probing, kept at most half full.

@@ -1,5 +1,5 @@
 public import Basics
-import CCRC32C
+import CIntrinsics
 import Dispatch
 public import EventStore
 import Glibc

@@ -1,5 +1,5 @@
 import Basics
-import CCRC32C
+import CIntrinsics
 import EventStore
 import Glibc
 import LMDB

@@ -1,11 +1,11 @@
-#ifndef NOTES_CRC32C_H
-#define NOTES_CRC32C_H
+#ifndef NOTES_INTRINSICS_H
+#define NOTES_INTRINSICS_H
 #include <stddef.h>
 #include <stdint.h>
 
-// The module's umbrella header: SHA-256 and a prefetch hint live beside CRC-32C.
+// The processor's own instructions the store uses, checked at run time where they may be
+// missing: CRC-32C (SSE 4.2) and a cache prefetch hint. SHA-256 comes from libcrypto (CCrypto).
 #include "prefetch.h"
-#include "sha256.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);

@@ -6,7 +6,7 @@
 // computed side by side, and the lanes' registers are joined by "shifting" the first two over
 // the bytes that follow them: appending n zero bytes to a CRC register is a linear map, kept
 // as four 256-entry tables per lane length (the zlib/Adler construction).
-#include "crc32c.h"
+#include "intrinsics.h"
 #include <pthread.h>
 #include <string.h>
 
