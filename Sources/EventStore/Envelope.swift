@@ -118,18 +118,18 @@ public struct EventView {
     public let recordedAt: Int64
     public let version: UInt64
     public let schemaVersion: UInt32
-    public let typeBytes: UnsafeRawBufferPointer
-    public let streamBytes: UnsafeRawBufferPointer
+    package let typeBytes: UnsafeRawBufferPointer
+    package let streamBytes: UnsafeRawBufferPointer
     let actorBytes: UnsafeRawBufferPointer
     /// The command's bytes, decoded on demand: a scan that does not look at it pays nothing.
     let commandBytes: UnsafeRawBufferPointer?
     public var command: String? { commandBytes.map { String(decoding: $0, as: UTF8.self) } }
     public let causationID: Identifier?
     public let correlationID: Identifier?
-    public let payload: UnsafeRawBufferPointer
+    package let payload: UnsafeRawBufferPointer
     /// The bytes the chain digest covers.
     let body: UnsafeRawBufferPointer
-    public let digest: UnsafeRawBufferPointer
+    package let digest: UnsafeRawBufferPointer
 
     /// The size of the stored envelope in bytes.
     public var storedSize: Int { body.count + digest.count + 4 }

@@ -1,9 +1,10 @@
 internal import CLMDB
 
-/// One key/value pair read through a cursor; both buffers point into the map.
-public struct Entry {
-    public let key: UnsafeRawBufferPointer
-    public let value: UnsafeRawBufferPointer
+/// One key/value pair read through a cursor; both buffers point into the map, valid until the
+/// transaction ends (the package's own zero-copy reads; see ``Cursor/forEach(from:reverse:_:)``).
+package struct Entry {
+    package let key: UnsafeRawBufferPointer
+    package let value: UnsafeRawBufferPointer
 }
 
 /// A position in a database, lent to the body of ``Transaction/withCursor(_:_:)``.
@@ -38,27 +39,27 @@ public struct Cursor: ~Copyable {
     }
 
     /// The first entry.
-    public func first() throws(LMDBError) -> Entry? { try move(MDB_FIRST) }
+    package func first() throws(LMDBError) -> Entry? { try move(MDB_FIRST) }
     /// The last entry.
-    public func last() throws(LMDBError) -> Entry? { try move(MDB_LAST) }
+    package func last() throws(LMDBError) -> Entry? { try move(MDB_LAST) }
     /// The next entry (the first if the cursor is not positioned).
-    public func next() throws(LMDBError) -> Entry? { try move(MDB_NEXT) }
+    package func next() throws(LMDBError) -> Entry? { try move(MDB_NEXT) }
     /// The previous entry (the last if the cursor is not positioned).
-    public func previous() throws(LMDBError) -> Entry? { try move(MDB_PREV) }
+    package func previous() throws(LMDBError) -> Entry? { try move(MDB_PREV) }
     /// The entry under the cursor.
-    public func current() throws(LMDBError) -> Entry? { try move(MDB_GET_CURRENT) }
+    package func current() throws(LMDBError) -> Entry? { try move(MDB_GET_CURRENT) }
     /// The first entry whose key is `>= key`.
-    public func seek(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try move(MDB_SET_RANGE, key: key) }
+    package func seek(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? { try move(MDB_SET_RANGE, key: key) }
     /// The first entry whose key is `>= key`.
-    public func seek(_ key: [UInt8]) throws(LMDBError) -> Entry? {
+    package func seek(_ key: [UInt8]) throws(LMDBError) -> Entry? {
         try withBytes(key) { (k) throws(LMDBError) in try seek(k) }
     }
     /// The entry whose key is exactly `key`.
-    public func seekExact(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+    package func seekExact(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
         try move(MDB_SET_KEY, key: key)
     }
     /// The last entry whose key is `<= key`.
-    public func seekAtOrBefore(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+    package func seekAtOrBefore(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
         if let e = try seek(key) {
             if e.key.elementsEqual(key) { return e }
             return try previous()
@@ -69,13 +70,13 @@ public struct Cursor: ~Copyable {
     // Duplicate-sorted databases.
 
     /// The next value of the current key, or nil after its last value.
-    public func nextDuplicate() throws(LMDBError) -> Entry? { try move(MDB_NEXT_DUP) }
+    package func nextDuplicate() throws(LMDBError) -> Entry? { try move(MDB_NEXT_DUP) }
     /// The first value of the next key.
-    public func nextKey() throws(LMDBError) -> Entry? { try move(MDB_NEXT_NODUP) }
+    package func nextKey() throws(LMDBError) -> Entry? { try move(MDB_NEXT_NODUP) }
     /// The last value of the current key.
-    public func lastDuplicate() throws(LMDBError) -> Entry? { try move(MDB_LAST_DUP) }
+    package func lastDuplicate() throws(LMDBError) -> Entry? { try move(MDB_LAST_DUP) }
     /// The first value `>= value` under exactly `key`.
-    public func seek(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+    package func seek(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
         try move(MDB_GET_BOTH_RANGE, key: key, value: value)
     }
     /// The number of values of the current key.
@@ -86,13 +87,29 @@ public struct Cursor: ~Copyable {
     }
 
     /// Stores `value` under `key` through the cursor (fast for sorted bulk loads with `.append`).
-    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = [])
+    package func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = [])
         throws(LMDBError)
     {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = faults.failure(.put) ?? mdb_cursor_put(handle, &k, &v, flags.rawValue)
         try check(rc, notingMapFullIn: mapFull, "put into \(database.name)")
+    }
+
+    /// Calls `body` with each key and value in order from the first key at or after `start` (at
+    /// or before it, going backwards, with `reverse`), until it returns false. The buffers are
+    /// valid only inside `body`.
+    public func forEach(
+        from start: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        var entry: Entry?
+        if let start {
+            entry = try start.withUnsafeBytes { k in reverse ? try seekAtOrBefore(k) : try seek(k) }
+        } else {
+            entry = reverse ? try last() : try first()
+        }
+        while let e = entry, try body(e.key, e.value) { entry = reverse ? try previous() : try next() }
     }
 
     /// Deletes the entry under the cursor.

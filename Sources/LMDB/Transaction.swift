@@ -33,9 +33,22 @@ public struct Transaction: ~Copyable {
     public var id: Int { mdb_txn_id(handle) }
 
     // MARK: Reads
+    //
+    // The zero-copy reads below return buffers into the map, valid until the transaction ends:
+    // they are the package's own (the event store, the projections and the search index read
+    // in place). Outside this package, reads copy (``get(_:key:)``) or lend the bytes to a
+    // closure (``withValue(_:key:_:)``).
+
+    /// Calls `body` with the value stored under `key`, in place (no copy), and returns its
+    /// result; nil when the key is absent. The buffer is valid only inside `body`.
+    public func withValue<R>(_ db: Database, key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let found = try withBytes(key) { (k) throws(LMDBError) in try get(db, k) }
+        guard let found else { return nil }
+        return try body(found)
+    }
 
     /// The value stored under `key`, as a buffer into the map (zero copy), or nil.
-    public func get(_ db: Database, _ key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+    package func get(_ db: Database, _ key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = mdb_get(handle, db.dbi, &k, &v)
@@ -68,7 +81,7 @@ public struct Transaction: ~Copyable {
     // MARK: Writes
 
     /// Stores `value` under `key`.
-    public func put(
+    package func put(
         _ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []
     ) throws(LMDBError) {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
@@ -85,7 +98,7 @@ public struct Transaction: ~Copyable {
     }
 
     /// Reserves `size` bytes for `key` and lets `fill` write the value in place (no copy).
-    public func reserve(
+    package func reserve(
         _ db: Database, _ key: UnsafeRawBufferPointer, size: Int, flags: PutFlags = [],
         fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(LMDBError) {
@@ -98,7 +111,7 @@ public struct Transaction: ~Copyable {
 
     /// Deletes `key` (every value of it in a `dupSort` database). Returns false if absent.
     @discardableResult
-    public func delete(_ db: Database, _ key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+    package func delete(_ db: Database, _ key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, db.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
@@ -114,7 +127,7 @@ public struct Transaction: ~Copyable {
 
     /// Deletes one key/value pair of a `dupSort` database. Returns false if it was absent.
     @discardableResult
-    public func delete(_ db: Database, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError)
+    package func delete(_ db: Database, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError)
         -> Bool
     {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))

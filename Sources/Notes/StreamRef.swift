@@ -7,7 +7,7 @@ public enum StreamRef: Sendable, Equatable {
     case category(Identifier)
     case other
 
-    public init(_ bytes: UnsafeRawBufferPointer) {
+    package init(_ bytes: UnsafeRawBufferPointer) {
         if bytes.count == 41, bytes.starts(with: StreamRef.notePrefix),
             let id = StreamRef.parseID(UnsafeRawBufferPointer(rebasing: bytes[5...]))
         {

@@ -110,7 +110,7 @@ public struct EventBatch: Sendable {
     }
 
     /// Parses and validates the next line (without its newline). Blank lines are skipped.
-    public mutating func add(line bytes: UnsafeRawBufferPointer) throws(InterchangeError) {
+    package mutating func add(line bytes: UnsafeRawBufferPointer) throws(InterchangeError) {
         lineCount += 1
         let n = lineCount
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }

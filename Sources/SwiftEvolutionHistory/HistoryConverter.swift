@@ -57,7 +57,7 @@ public struct HistoryConverter: Sendable {
     public init(maxBodyBytes: Int = 1 << 20) { self.maxBodyBytes = maxBodyBytes }
 
     /// Converts the next line (without its newline); blank lines are skipped.
-    public mutating func add(line bytes: UnsafeRawBufferPointer) throws(InterchangeError) {
+    package mutating func add(line bytes: UnsafeRawBufferPointer) throws(InterchangeError) {
         lineCount += 1
         let n = lineCount
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }

@@ -227,7 +227,17 @@ public enum NoteEvent: Sendable, Equatable {
     public var payload: [UInt8] { fields.encoded(kind) }
 
     /// Decodes a current-schema note event; nil for a type that is not a note event.
-    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
+    public static func decode(type: String, schemaVersion: UInt32, payload: [UInt8]) throws(DecodingError)
+        -> NoteEvent?
+    {
+        let result: Result<NoteEvent?, DecodingError> = payload.withUnsafeBytes { p in
+            Result { () throws(DecodingError) in try decode(type: type, schemaVersion: schemaVersion, payload: p) }
+        }
+        return try result.get()
+    }
+
+    /// ``decode(type:schemaVersion:payload:)`` of bytes read in place.
+    package static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
         throws(DecodingError) -> NoteEvent?
     {
         guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else { return nil }
@@ -317,7 +327,17 @@ public enum CategoryEvent: Sendable, Equatable {
         return w.bytes
     }
 
-    public static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
+    public static func decode(type: String, schemaVersion: UInt32, payload: [UInt8]) throws(DecodingError)
+        -> CategoryEvent?
+    {
+        let result: Result<CategoryEvent?, DecodingError> = payload.withUnsafeBytes { p in
+            Result { () throws(DecodingError) in try decode(type: type, schemaVersion: schemaVersion, payload: p) }
+        }
+        return try result.get()
+    }
+
+    /// ``decode(type:schemaVersion:payload:)`` of bytes read in place.
+    package static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
         throws(DecodingError) -> CategoryEvent?
     {
         guard let kind = CategoryEventKind.matcher.kind(type, version: schemaVersion) else { return nil }

@@ -18,6 +18,18 @@ public struct NotebookState: Sendable {
     /// strings, then ``NoteFold`` or ``CategoryFold``); a stream the fold refuses is damage at
     /// `position`.
     public mutating func apply(
+        type: String, schemaVersion: UInt32, payload: [UInt8], stream: StreamRef, version: UInt64, at instant: Int64,
+        position: UInt64
+    ) throws {
+        try payload.withUnsafeBytes { p in
+            try apply(
+                type: type, schemaVersion: schemaVersion, payload: p, stream: stream, version: version, at: instant,
+                position: position)
+        }
+    }
+
+    /// ``apply(type:schemaVersion:payload:stream:version:at:position:)`` of bytes read in place.
+    package mutating func apply(
         type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer, stream: StreamRef, version: UInt64,
         at instant: Int64, position: UInt64
     ) throws {
