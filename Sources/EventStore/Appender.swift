@@ -69,7 +69,7 @@ final class Appender {
     ) throws -> AppendResult {
         try load(txn)
         guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !stream.utf8.contains(0) else {
-            throw StoreError.invalidArgument("invalid stream name \"\(stream)\"")
+            throw StoreError.invalidStreamName(stream)
         }
         // Keys are built in one reused buffer: `stream 0 version` for the stream index, the bare
         // stream for its head. A batch of single-event appends allocates nothing per key.
@@ -89,7 +89,7 @@ final class Appender {
         for i in events.indices {
             let type = events[i].type
             guard !type.isEmpty, type.utf8.count <= Envelope.maxTypeLength else {
-                throw StoreError.invalidArgument("invalid event type \"\(type)\"")
+                throw StoreError.invalidEventType(type)
             }
             let id = events[i].id
             if let p = try withKey(id, { k in try txn.get(store.eventIDs, k) }) {
@@ -102,7 +102,7 @@ final class Appender {
             } else {
                 repeated = !seen.insert(id).inserted
             }
-            if repeated { throw StoreError.invalidArgument("event id \(id) appears twice in one append") }
+            if repeated { throw StoreError.duplicateEventID(id) }
             fresh.append(i)
         }
         if fresh.isEmpty { return AppendResult(positions: positions, streamVersion: version, appended: 0) }
@@ -225,7 +225,7 @@ final class Appender {
     /// The projection databases in use in this transaction.
     func projectionDatabases(in txn: borrowing Transaction) throws -> ProjectionDatabases {
         try load(txn)
-        guard let slot = projectionSlot else { throw StoreError.invalidArgument("the store has no projections") }
+        guard let slot = projectionSlot else { throw StoreError.noProjections }
         return slot
     }
 }

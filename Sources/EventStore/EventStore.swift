@@ -141,7 +141,7 @@ public final class EventStore: Sendable {
         } catch let e as LMDBError {
             throw .storage(e)
         } catch {
-            throw .invalidArgument("\(error)")
+            throw .unexpected("\(error)")
         }
         try checkCatalogue()
     }
@@ -441,7 +441,7 @@ extension StoreError {
         if let e = error as? StoreError { return e }
         if let e = error as? LMDBError { return .storage(e) }
         if let e = error as? DecodingError { return .damaged(position: nil, detail: e.description) }
-        return .invalidArgument("\(error)")
+        return .unexpected("\(error)")
     }
 }
 

@@ -160,7 +160,7 @@ extension EventStore {
     @discardableResult
     public func rebuildProjections(reason: String = "requested") throws(StoreError) -> RebuildReport {
         guard let projections = configuration.projections else {
-            throw .invalidArgument("the store has no projections to rebuild")
+            throw .noProjections
         }
         let started = configuration.clock()
         let startClock = EventStore.monotonicMicros()

@@ -1,21 +1,33 @@
+public import Basics
 public import LMDB
 
-/// Errors of the event store. Each message names the problem and what to do.
+/// Errors of the event store, each with what went wrong as data. Descriptions name the problem
+/// in words of the store; the command line adds what to type next.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The stream's version is not the expected one.
     case conflict(stream: String, expected: ExpectedVersion, actual: UInt64)
     /// Stored bytes are damaged (checksum or structure).
     case damaged(position: UInt64?, detail: String)
+    /// A projection record is damaged (the log is not: a rebuild repairs it).
+    case damagedProjection(String)
     /// The store was written by a newer program.
     case newerFormat(found: UInt32, supported: UInt32)
     /// Stored events of these (type, version) pairs cannot be read by this program.
     case unreadableEvents([(SchemaKey, UInt64)])
-    /// An argument is invalid (e.g. an empty stream name).
-    case invalidArgument(String)
+    /// A stream name that is empty, too long or holds a NUL.
+    case invalidStreamName(String)
+    /// An event type that is empty or too long.
+    case invalidEventType(String)
+    /// One append holds the same event id twice.
+    case duplicateEventID(Identifier)
+    /// The operation needs projections and the store has none.
+    case noProjections
     /// The path is not a store (e.g. a file, or a directory of something else).
     case notAStore(path: String, detail: String)
     /// A rebuild of the projections was taken over by another process.
     case rebuildSuperseded
+    /// An error no layer of the store knows (a bug, if it ever shows).
+    case unexpected(String)
     /// An error of the storage engine.
     case storage(LMDBError)
 
@@ -25,7 +37,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(stream) is at version \(actual), expected \(expected); reload it and try again"
         case .damaged(let position, let detail):
             let at = position.map { " at position \($0)" } ?? ""
-            return "the store is damaged\(at) (\(detail)); run `notes verify` to see what is affected"
+            return "the store is damaged\(at) (\(detail))"
+        case .damagedProjection(let detail):
+            return "the store's projections are damaged (\(detail))"
         case .newerFormat(let found, let supported):
             return
                 "the store has format \(found) but this program reads formats up to \(supported); upgrade the program (the store was left untouched)"
@@ -33,12 +47,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             let list = pairs.map { "\($0.0) (\($0.1) events)" }.joined(separator: ", ")
             return
                 "the store holds events this program cannot read: \(list); upgrade the program (the store was left untouched)"
-        case .invalidArgument(let message):
-            return message
+        case .invalidStreamName(let name): return "invalid stream name \"\(name)\""
+        case .invalidEventType(let type): return "invalid event type \"\(type)\""
+        case .duplicateEventID(let id): return "event id \(id) appears twice in one append"
+        case .noProjections: return "the store has no projections"
         case .notAStore(let path, let detail):
-            return "\(path) is not a notes store (\(detail)); choose another path with --store"
+            return "\(path) is not a notes store (\(detail))"
         case .rebuildSuperseded:
             return "another process took over the rebuild of the projections; run the command again"
+        case .unexpected(let message):
+            return "unexpected error: \(message)"
         case .storage(let e):
             if e.isOutOfSpace { return "the disk is full (\(e.message)); free some space and try again" }
             switch e.code {
@@ -46,7 +64,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 return
                     "permission denied on the store (\(e.operation)); check the owner and mode of the store directory"
             case .readOnlyFileSystem:
-                return "the store is on a read-only file system; choose a writable store with --store"
+                return "the store is on a read-only file system"
             case .mapFull:
                 return "the store reached its size cap (\(e.operation)); raise the cap or free space"
             case .corrupted, .invalid, .panic, .versionMismatch:

@@ -88,7 +88,7 @@ extension Notebook {
         let name = try Self.validCategoryName(name)
         return try write { session, dbs in
             if try projection.category(named: name, in: session.transaction, databases: dbs) != nil {
-                throw NotesError.validation("a category named \"\(name)\" exists already (names ignore case)")
+                throw NotesError.validation(.categoryExists(name: name))
             }
             let id = try ensureCategory(name, session: session, dbs: dbs)
             return try projection.category(id, in: session.transaction, databases: dbs)!
@@ -100,12 +100,12 @@ extension Notebook {
         let new = try Self.validCategoryName(new)
         return try write { session, dbs in
             guard let c = try projection.category(named: Self.trim(old), in: session.transaction, databases: dbs) else {
-                throw NotesError.notFound("no category is named \"\(old)\"; see `notes categories`")
+                throw NotesError.notFound(.category(name: old))
             }
             if let other = try projection.category(named: new, in: session.transaction, databases: dbs),
                 other.id != c.id
             {
-                throw NotesError.validation("a category named \"\(other.name)\" exists already (names ignore case)")
+                throw NotesError.validation(.categoryExists(name: other.name))
             }
             if c.name == new { return c }
             try session.append(
@@ -122,7 +122,7 @@ extension Notebook {
         try write { session, dbs in
             guard let c = try projection.category(named: Self.trim(name), in: session.transaction, databases: dbs)
             else {
-                throw NotesError.notFound("no category is named \"\(name)\"; see `notes categories`")
+                throw NotesError.notFound(.category(name: name))
             }
             var members: [Note] = []
             for status in [ListQuery.StatusFilter.all] {
@@ -151,7 +151,7 @@ extension Notebook {
     // MARK: Helpers
 
     package static func missing(_ id: Identifier) -> NotesError {
-        .notFound("no note has id \(shortID(id)); try `notes list --all`")
+        .notFound(.note(id))
     }
 
     /// Applies the events `decide` returns for the current note, in one transaction.

@@ -115,8 +115,7 @@ extension Notebook {
             seen = latest > 0
             if found == nil && seen {
                 latest = try store.streamVersion(Note.stream(id), in: txn)
-                throw NotesError.notFound(
-                    "note \(shortID(id)) has no version \(version) (versions run from 1 to \(latest))")
+                throw NotesError.notFound(.version(version, of: id, latest: latest))
             }
         case .instant(let instant):
             try foldRevisions(of: id, in: txn) { rev in
@@ -126,8 +125,7 @@ extension Notebook {
                 return true
             }
             if found == nil && seen {
-                throw NotesError.notFound(
-                    "note \(shortID(id)) did not exist yet at \(RFC3339.format(micros: instant))")
+                throw NotesError.notFound(.noteBefore(instant, id))
             }
         }
         guard let found else { throw Self.missing(id) }
@@ -234,7 +232,7 @@ extension Notebook {
     public func undo(_ id: Identifier, expectedVersion: UInt64? = nil) throws(NotesError) -> RestoreOutcome {
         try restore(id, expectedVersion: expectedVersion, exact: true) { current throws(NotesError) in
             guard current.version > 1 else {
-                throw .validation("nothing to undo: note \(shortID(id)) has only its creation (v1)")
+                throw .validation(.nothingToUndo(id))
             }
             return .version(current.version - 1)
         }
@@ -302,8 +300,7 @@ extension Notebook {
         if let type = query.type {
             let lowered = type.lowercased()
             guard let known = Self.eventTypes.first(where: { $0.lowercased() == lowered }) else {
-                throw .validation(
-                    "unknown event type \"\(type)\"; use one of \(Self.eventTypes.joined(separator: ", "))")
+                throw .validation(.unknownEventType(type, known: Self.eventTypes))
             }
             typeFilter = known
         }

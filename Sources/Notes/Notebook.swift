@@ -100,8 +100,7 @@ public final class Notebook: Sendable {
         let cleaned = String(text.lowercased().filter { $0 != "-" })
         if cleaned.count == 32, let id = Identifier(cleaned) { return id }
         guard cleaned.count >= 4, cleaned.count <= 32, cleaned.allSatisfy(\.isHexDigit) else {
-            throw .validation(
-                "\"\(text)\" is not a note id; give at least 4 hex digits of an id (see `notes list`)")
+            throw .validation(.notAnID(text))
         }
         let matches = try read { txn, dbs in
             try projection.notes(withPrefix: cleaned, limit: 11, in: txn, databases: dbs).map { id in
@@ -109,7 +108,7 @@ public final class Notebook: Sendable {
             }
         }
         switch matches.count {
-        case 0: throw .notFound("no note matches \"\(text)\"; try `notes list --all`")
+        case 0: throw .notFound(.noteMatching(text))
         case 1: return matches[0].id
         default: throw .ambiguous(prefix: text, candidates: matches)
         }
@@ -136,7 +135,7 @@ public final class Notebook: Sendable {
     /// The live category called `name` (case-insensitive), or a not-found error.
     public func category(named name: String) throws(NotesError) -> Category {
         let c = try read { txn, dbs in try projection.category(named: Self.trim(name), in: txn, databases: dbs) }
-        guard let c else { throw .notFound("no category is named \"\(name)\"; see `notes categories`") }
+        guard let c else { throw .notFound(.category(name: name)) }
         return c
     }
 
@@ -180,13 +179,13 @@ public final class Notebook: Sendable {
     public static func validTitle(_ title: String) throws(NotesError) -> String {
         let t = trim(title)
         guard !t.isEmpty else {
-            throw .validation("the title is empty; give a title with at least one visible character")
+            throw .validation(.emptyTitle)
         }
         guard t.count <= maxTitleCharacters else {
-            throw .validation("the title has \(t.count) characters; the limit is \(maxTitleCharacters)")
+            throw .validation(.titleTooLong(characters: t.count, limit: maxTitleCharacters))
         }
         guard !t.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" }) else {
-            throw .validation("the title contains a line break or control character; titles are one line")
+            throw .validation(.titleNotOneLine)
         }
         return t
     }
@@ -194,24 +193,22 @@ public final class Notebook: Sendable {
     package func validBody(_ body: String) throws(NotesError) -> String {
         let size = body.utf8.count
         guard size <= options.maxBodyBytes else {
-            throw .validation(
-                "the body is \(size) bytes; the limit is \(options.maxBodyBytes) (raise it with the body-limit setting)"
-            )
+            throw .validation(.bodyTooLarge(bytes: size, limit: options.maxBodyBytes))
         }
         guard !body.unicodeScalars.contains("\u{0}") else {
-            throw .validation("the body contains a NUL character; notes hold text")
+            throw .validation(.bodyHasNUL)
         }
         return body
     }
 
     package static func validCategoryName(_ name: String) throws(NotesError) -> String {
         let t = trim(name)
-        guard !t.isEmpty else { throw .validation("the category name is empty") }
+        guard !t.isEmpty else { throw .validation(.emptyCategoryName) }
         guard t.count <= maxCategoryCharacters else {
-            throw .validation("the category name has \(t.count) characters; the limit is \(maxCategoryCharacters)")
+            throw .validation(.categoryNameTooLong(characters: t.count, limit: maxCategoryCharacters))
         }
         guard !t.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw .validation("the category name contains a control character")
+            throw .validation(.categoryNameHasControlCharacter)
         }
         return t
     }

@@ -1,17 +1,21 @@
 public import Basics
 public import EventStore
 
-/// Errors of the notes domain. Each message names the problem and the next step; the CLI maps
-/// each case to a documented exit code.
+/// Errors of the notes domain: each case carries what went wrong as data, and its description
+/// says it in words that belong to no interface. The command line adds what to type next and
+/// maps each case to its exit code, in one table (`CLIError.from`).
 public enum NotesError: Error, Sendable, CustomStringConvertible {
     /// Bad input: an empty title, a body over the limit, a duplicate category name...
-    case validation(String)
-    /// No note or category matches.
-    case notFound(String)
+    case validation(InvalidInput)
+    /// No note, version or category matches.
+    case notFound(Missing)
     /// A prefix matches several notes.
     case ambiguous(prefix: String, candidates: [(id: Identifier, title: String)])
     /// The note changed since the version the caller expected.
     case conflict(id: Identifier, expected: UInt64, actual: UInt64)
+    /// The events would make a stream the fold cannot hold (an event of a note never created,
+    /// a second creation); nothing was appended.
+    case refused(FoldError)
     /// The store cannot be used (damaged, newer format, permissions, disk full...).
     case store(StoreError)
     /// A file outside the store could not be read or written (an import file, an export, a
@@ -20,16 +24,95 @@ public enum NotesError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .validation(let m): return m
-        case .notFound(let m): return m
+        case .validation(let v): return v.description
+        case .notFound(let m): return m.description
         case .ambiguous(let prefix, let candidates):
             let list = candidates.prefix(10).map { "\(shortID($0.id)) \"\($0.title)\"" }.joined(separator: ", ")
             return "\"\(prefix)\" matches \(candidates.count) notes (\(list)); type more digits of the id"
         case .conflict(let id, let expected, let actual):
-            return
-                "note \(shortID(id)) is at version \(actual), not \(expected): it changed meanwhile; run `notes show \(shortID(id))` and try again"
+            return "note \(shortID(id)) is at version \(actual), not \(expected): it changed meanwhile"
+        case .refused(let e): return "refused: \(e)"
         case .store(let e): return e.description
         case .io(let e): return e.description
+        }
+    }
+}
+
+/// Input the notebook refuses, with what is wrong with it.
+public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
+    case emptyTitle
+    case titleTooLong(characters: Int, limit: Int)
+    case titleNotOneLine
+    case bodyTooLarge(bytes: Int, limit: Int)
+    case bodyHasNUL
+    case emptyCategoryName
+    case categoryNameTooLong(characters: Int, limit: Int)
+    case categoryNameHasControlCharacter
+    /// A live category has the name already (names ignore case).
+    case categoryExists(name: String)
+    /// Text given as a note id that cannot be one.
+    case notAnID(String)
+    case nothingToUndo(Identifier)
+    case unknownEventType(String, known: [String])
+    /// Line `line` of an input (an import file) is refused, for `reason`; nothing was imported.
+    case line(Int, reason: String)
+    /// A file of an input (a Markdown folder) is refused, for `reason`; nothing was imported.
+    case file(String, reason: String)
+    /// A file of an input names a note id whose stream holds no note (a damaged store).
+    case streamWithoutNote(file: String, id: Identifier)
+    /// A file name that cannot be a file: empty, or a directory.
+    case emptyFileName
+    case isDirectory(String)
+    /// A file whose bytes cannot be read as what it claims (a damaged `.gz`).
+    case damagedFile(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .emptyTitle: return "the title is empty; give a title with at least one visible character"
+        case .titleTooLong(let n, let limit): return "the title has \(n) characters; the limit is \(limit)"
+        case .titleNotOneLine: return "the title contains a line break or control character; titles are one line"
+        case .bodyTooLarge(let n, let limit): return "the body is \(n) bytes; the limit is \(limit)"
+        case .bodyHasNUL: return "the body contains a NUL character; notes hold text"
+        case .emptyCategoryName: return "the category name is empty"
+        case .categoryNameTooLong(let n, let limit):
+            return "the category name has \(n) characters; the limit is \(limit)"
+        case .categoryNameHasControlCharacter: return "the category name contains a control character"
+        case .categoryExists(let name): return "a category named \"\(name)\" exists already (names ignore case)"
+        case .notAnID(let text): return "\"\(text)\" is not a note id; give at least 4 hex digits of an id"
+        case .nothingToUndo(let id): return "nothing to undo: note \(shortID(id)) has only its creation (v1)"
+        case .unknownEventType(let type, let known):
+            return "unknown event type \"\(type)\"; use one of \(known.joined(separator: ", "))"
+        case .line(let n, let reason): return "line \(n): \(reason); nothing was imported"
+        case .file(let file, let reason): return "\(file): \(reason); nothing was imported"
+        case .streamWithoutNote(let file, let id):
+            return "\(file): the store has a stream for id \(id) but no note; nothing was imported"
+        case .emptyFileName: return "the file name is empty; give a file, or - for standard input"
+        case .isDirectory(let path): return "\(path) is a directory; give a file"
+        case .damagedFile(let path, let reason): return "cannot decompress \(path): \(reason); check the file"
+        }
+    }
+}
+
+/// What was looked for and not found.
+public enum Missing: Sendable, Equatable, CustomStringConvertible {
+    case note(Identifier)
+    /// No note id starts with these digits.
+    case noteMatching(String)
+    case category(name: String)
+    /// The note has no such version (its versions run from 1 to `latest`).
+    case version(UInt64, of: Identifier, latest: UInt64)
+    /// The note did not exist yet at that instant.
+    case noteBefore(Int64, Identifier)
+
+    public var description: String {
+        switch self {
+        case .note(let id): return "no note has id \(shortID(id))"
+        case .noteMatching(let text): return "no note matches \"\(text)\""
+        case .category(let name): return "no category is named \"\(name)\""
+        case .version(let v, let id, let latest):
+            return "note \(shortID(id)) has no version \(v) (versions run from 1 to \(latest))"
+        case .noteBefore(let instant, let id):
+            return "note \(shortID(id)) did not exist yet at \(RFC3339.format(micros: instant))"
         }
     }
 }
@@ -46,9 +129,10 @@ extension NotesError {
     package static func wrap(_ error: any Error) -> NotesError {
         if let e = error as? NotesError { return e }
         if let e = error as? IOFailure { return .io(e) }
+        if let e = error as? FoldError { return .refused(e) }
         if let e = error as? StoreError {
             if case .conflict(let stream, let expected, let actual) = e,
-                let id = NotesProjection.id(in: stream, kind: "note/")
+                case .note(let id) = StreamRef(stream)
             {
                 if case .exact(let v) = expected { return .conflict(id: id, expected: v, actual: actual) }
             }

@@ -154,12 +154,10 @@ public final class NotesProjection: ProjectionSet {
             var entry = try c.first()
             while let e = entry {
                 guard let id = Identifier(bytes: e.key) else {
-                    throw StoreError.damaged(
-                        position: nil, detail: "a category record has a bad key; run `notes rebuild`")
+                    throw StoreError.damagedProjection("a category record has a bad key")
                 }
                 do { out.append(try Category(decoding: e.value, id: id)) } catch {
-                    throw StoreError.damaged(
-                        position: nil, detail: "category record of \(id): \(error); run `notes rebuild`")
+                    throw StoreError.damagedProjection("category record of \(id): \(error)")
                 }
                 entry = try c.next()
             }
@@ -175,8 +173,7 @@ public final class NotesProjection: ProjectionSet {
         let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.notes], k) }
         guard let raw else { return nil }
         do { return try Note(decoding: raw) } catch {
-            throw StoreError.damaged(
-                position: nil, detail: "notes projection record of \(id): \(error); run `notes rebuild`")
+            throw StoreError.damagedProjection("notes projection record of \(id): \(error)")
         }
     }
 
@@ -215,7 +212,7 @@ public final class NotesProjection: ProjectionSet {
         let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.categories], k) }
         guard let raw else { return nil }
         do { return try Category(decoding: raw, id: id) } catch {
-            throw StoreError.damaged(position: nil, detail: "category record of \(id): \(error); run `notes rebuild`")
+            throw StoreError.damagedProjection("category record of \(id): \(error)")
         }
     }
 

@@ -41,25 +41,50 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// The one table from an error to the line the user reads and the exit code: the domain's
+    /// description, and what to type next where the command line knows it.
     static func from(_ error: any Error) -> CLIError {
         switch error {
         case let e as CLIError: return e
         case let e as NotesError:
             switch e {
-            case .validation: return CLIError(e.description, code: .usage)
-            case .notFound, .ambiguous: return CLIError(e.description, code: .notFound)
-            case .conflict: return CLIError(e.description, code: .conflict)
+            case .validation(let input):
+                switch input {
+                case .bodyTooLarge: return CLIError(e.description + " (raise it with the body-limit setting)")
+                case .notAnID: return CLIError(e.description + " (see `notes list`)")
+                case .streamWithoutNote: return CLIError(e.description + " (run `notes verify`)")
+                default: return CLIError(e.description, code: .usage)
+                }
+            case .notFound(let missing):
+                switch missing {
+                case .note, .noteMatching: return CLIError(e.description + "; try `notes list --all`", code: .notFound)
+                case .category: return CLIError(e.description + "; see `notes categories`", code: .notFound)
+                case .version, .noteBefore: return CLIError(e.description, code: .notFound)
+                }
+            case .ambiguous: return CLIError(e.description, code: .notFound)
+            case .conflict(let id, _, _):
+                return CLIError(e.description + "; run `notes show \(shortID(id))` and try again", code: .conflict)
+            case .refused: return CLIError(e.description, code: .usage)
             case .store(let s): return from(s)
             case .io: return CLIError(e.description, code: .failure)
             }
         case let e as StoreError:
             switch e {
             case .conflict: return CLIError(e.description, code: .conflict)
-            case .invalidArgument: return CLIError(e.description, code: .usage)
-            case .rebuildSuperseded: return CLIError(e.description, code: .failure)
+            case .invalidStreamName, .invalidEventType, .duplicateEventID: return CLIError(e.description, code: .usage)
+            case .rebuildSuperseded, .unexpected: return CLIError(e.description, code: .failure)
             case .storage(let l) where l.isOutOfSpace: return CLIError(e.description, code: .failure)
+            case .storage(let l) where l.code == .readOnlyFileSystem:
+                return CLIError(e.description + "; choose a writable store with --store", code: .storeUnusable)
+            case .damaged:
+                return CLIError(e.description + "; run `notes verify` to see what is affected", code: .storeUnusable)
+            case .damagedProjection:
+                return CLIError(e.description + "; run `notes rebuild` to repair them", code: .storeUnusable)
+            case .notAStore: return CLIError(e.description + "; choose another path with --store", code: .storeUnusable)
             default: return CLIError(e.description, code: .storeUnusable)
             }
+        case let e as FoldError:
+            return from(NotesError.refused(e))
         default:
             return CLIError("\(error)", code: .failure)
         }

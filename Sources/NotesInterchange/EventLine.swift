@@ -78,7 +78,10 @@ public struct InterchangeError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// `line 12: <reason>; nothing was imported`.
-    public var description: String { "line \(line): \(reason); nothing was imported" }
+    public var description: String { input.description }
+
+    /// The refusal as the notebook reports it.
+    public var input: InvalidInput { .line(line, reason: reason) }
 }
 
 /// The lines of an import, parsed and validated; ``Notebook/importEvents(_:)`` appends them.

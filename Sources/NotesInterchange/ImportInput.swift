@@ -24,12 +24,12 @@ package final class ImportInput {
     /// be read twice.
     package init(path: String, spoolDirectory: String) throws(NotesError) {
         label = path == "-" ? "standard input" : path
-        guard !path.isEmpty else { throw .validation("the file name is empty; give a file, or - for standard input") }
+        guard !path.isEmpty else { throw .validation(.emptyFileName) }
         var source: Int32 = 0
         if path != "-" {
             var st = stat()
             guard stat(path, &st) == 0 else { throw .io(IOFailure(.read, path, detail: "check the path")) }
-            if (st.st_mode & S_IFMT) == S_IFDIR { throw .validation("\(path) is a directory; give a file") }
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw .validation(.isDirectory(path)) }
             source = open(path, O_RDONLY | O_CLOEXEC)
             guard source >= 0 else { throw .io(IOFailure(.read, path, detail: "check the path")) }
         }
@@ -107,7 +107,7 @@ package final class ImportInput {
         }
         // A damaged file, not a failing system: bad input, like a refused line.
         guard status == 0 else {
-            throw .validation("cannot decompress \(path): gzip failed (status \(status)); check the file")
+            throw .validation(.damagedFile(path, reason: "gzip failed (status \(status))"))
         }
     }
 

@@ -72,10 +72,10 @@ extension Notebook {
         }
         if stored.stream != e.stream || stored.version != e.version {
             throw NotesError.validation(
-                InterchangeError(
-                    line: e.line,
-                    "event id \(e.event.id) is already stored as version \(stored.version) of \(stored.stream)"
-                ).description)
+                .line(
+                    e.line,
+                    reason: "event id \(e.event.id) is already stored as version \(stored.version) of \(stored.stream)")
+            )
         }
         return true
     }
@@ -85,7 +85,7 @@ extension Notebook {
     public func importEvents(lines: some Sequence<[UInt8]>) throws(NotesError) -> ImportSummary {
         var batch = EventBatch(registry: store.registry, maxBodyBytes: options.maxBodyBytes)
         for line in lines {
-            do { try batch.add(line: line) } catch { throw .validation(error.description) }
+            do { try batch.add(line: line) } catch { throw .validation(error.input) }
         }
         return try importEvents(batch)
     }
@@ -155,7 +155,7 @@ extension Notebook {
     /// The error of a refused line, an unreadable file or the store.
     private static func refusal(_ error: any Error) -> NotesError {
         switch error {
-        case let e as InterchangeError: return .validation(e.description)
+        case let e as InterchangeError: return .validation(e.input)
         default: return NotesError.wrap(error)
         }
     }
@@ -372,8 +372,7 @@ private struct ImportAppender {
         guard e.version == current &+ 1 else {
             let state = current == 0 ? "is not in the store" : "is at version \(current)"
             throw NotesError.validation(
-                InterchangeError(line: e.line, "version \(e.version) does not continue \(e.stream), which \(state)")
-                    .description)
+                .line(e.line, reason: "version \(e.version) does not continue \(e.stream), which \(state)"))
         }
         group.append(e.event)
         stream = e.stream

@@ -125,7 +125,7 @@ extension Notebook {
         var items: [Item] = []
         var seen: [Identifier: String] = [:]
         for file in try markdownFiles(in: directory) {
-            func refuse(_ reason: String) -> NotesError { .validation("\(file): \(reason); nothing was imported") }
+            func refuse(_ reason: String) -> NotesError { .validation(.file(file, reason: reason)) }
             let bytes: [UInt8]
             let limit = options.maxBodyBytes + (1 << 16)
             do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch { throw .io(error) }
@@ -182,9 +182,7 @@ extension Notebook {
                 } else {
                     let id = item.id ?? session.newID()
                     if try store.streamVersion(Note.stream(id), in: session.transaction) != 0 {
-                        throw NotesError.validation(
-                            "\(item.file): the store has a stream for id \(id) but no note (run `notes verify`); nothing was imported"
-                        )
+                        throw NotesError.validation(.streamWithoutNote(file: item.file, id: id))
                     }
                     var events: [NoteEvent] = [
                         .created(

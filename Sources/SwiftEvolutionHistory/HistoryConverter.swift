@@ -252,7 +252,7 @@ extension Notebook {
         do {
             try input.forEachLine { line, _ in try converter.add(line: line) }
         } catch let e as InterchangeError {
-            throw .validation(e.description)
+            throw .validation(e.input)
         } catch {
             throw NotesError.wrap(error)
         }

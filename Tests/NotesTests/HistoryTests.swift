@@ -375,8 +375,8 @@ struct RestoreTests {
         #expect {
             try f.book.undo(id)
         } throws: { error in
-            guard case NotesError.validation(let m) = error else { return false }
-            return m.contains("nothing to undo")
+            guard case NotesError.validation(.nothingToUndo(let which)) = error else { return false }
+            return which == id && "\(error)".contains("nothing to undo")
         }
     }
 }

@@ -77,7 +77,7 @@ struct NotebookCommandTests {
             return
         }
         #expect(id == n.id && expected == 1 && actual == 2)
-        #expect(error?.description.contains("notes show") == true)
+        #expect(error?.description.contains("it changed meanwhile") == true)
         #expect(try f.head == head)
         #expect(try f.book.note(n.id).body == "changed elsewhere")
     }
