@@ -190,3 +190,18 @@ public func directoryEntries(_ path: String) throws(IOFailure) -> [(name: String
     }
     return out.sorted { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
 }
+
+/// Lends the bytes of any byte collection, contiguous (copied once when they are not), to a
+/// body whose errors keep their type.
+@inlinable
+public func withContiguousBytes<R, E: Error>(
+    _ bytes: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+) throws(E) -> R {
+    let direct: Result<R, E>? = bytes.withContiguousStorageIfAvailable { b in
+        Result { () throws(E) in try body(UnsafeRawBufferPointer(b)) }
+    }
+    if let direct { return try direct.get() }
+    let copy = Array(bytes)
+    let result: Result<R, E> = copy.withUnsafeBytes { b in Result { () throws(E) in try body(b) } }
+    return try result.get()
+}

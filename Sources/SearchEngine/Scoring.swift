@@ -142,18 +142,7 @@ struct AnalyzedNote {
         // position), then sorted: no allocation per token, one per distinct term at the end.
         var table = TermTable()
         var occurrences: [UInt64] = []
-        var position: UInt32 = 0
-        Tokenizer.forEachTerm(in: title) { t, _, _ in
-            occurrences.append(UInt64(table.intern(t)) << 32 | UInt64(position))
-            // Saturate rather than trap: no real note has four billion terms.
-            position = position == .max ? .max : position + 1
-        }
-        let titleEnd = position
-        position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: body) { t, _, _ in
-            occurrences.append(UInt64(table.intern(t)) << 32 | UInt64(position))
-            position = position == .max ? .max : position + 1
-        }
+        let titleEnd = table.occurrences(title: title, body: body, into: &occurrences)
         length = UInt32(clamping: occurrences.count)
         occurrences.sort()
         var first = [Int](repeating: 0, count: table.count + 1)
@@ -177,6 +166,27 @@ struct AnalyzedNote {
     }
 
     init(_ note: SearchDocument) { self.init(title: note.title, body: note.body) }
+}
+
+extension TermTable {
+    /// Interns the terms of a title and a body and appends each occurrence as
+    /// `term << 32 | position`. Title terms are numbered from 0 and body terms from the title's
+    /// length + 1, so a phrase never spans the two; positions saturate rather than trap (no
+    /// real note has four billion terms). Returns where the title's positions end.
+    mutating func occurrences(title: String, body: String, into occurrences: inout [UInt64]) -> UInt32 {
+        var position: UInt32 = 0
+        Tokenizer.forEachTerm(in: title) { t, _, _ in
+            occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
+            position = position == .max ? .max : position + 1
+        }
+        let titleEnd = position
+        position = position == .max ? .max : position + 1
+        Tokenizer.forEachTerm(in: body) { t, _, _ in
+            occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
+            position = position == .max ? .max : position + 1
+        }
+        return titleEnd
+    }
 }
 
 /// The distinct terms of one note: an open-addressing table over a byte arena.

@@ -336,18 +336,7 @@ struct BatchAnalyzer {
     /// Appends the note's postings to `out` in term-number order; returns its length in terms.
     mutating func analyze(title: String, body: String, into out: inout [Posting]) -> UInt32 {
         occurrences.removeAll(keepingCapacity: true)
-        var position: UInt32 = 0
-        // Positions as in ``AnalyzedNote``: title from 0, body after a gap, saturating.
-        Tokenizer.forEachTerm(in: title) { t, _, _ in
-            occurrences.append(UInt64(terms.intern(t)) << 32 | UInt64(position))
-            position = position == .max ? .max : position + 1
-        }
-        let titleEnd = position
-        position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: body) { t, _, _ in
-            occurrences.append(UInt64(terms.intern(t)) << 32 | UInt64(position))
-            position = position == .max ? .max : position + 1
-        }
+        let titleEnd = terms.occurrences(title: title, body: body, into: &occurrences)
         occurrences.sort()
         var i = 0
         while i < occurrences.count {

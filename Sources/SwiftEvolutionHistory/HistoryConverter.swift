@@ -71,11 +71,7 @@ public struct HistoryConverter: Sendable {
 
     /// ``add(line:)`` for any byte collection.
     public mutating func add(line: some Collection<UInt8>) throws(InterchangeError) {
-        let bytes = Array(line)
-        let result: Result<Void, InterchangeError> = bytes.withUnsafeBytes { b in
-            Result { () throws(InterchangeError) in try add(line: b) }
-        }
-        try result.get()
+        try withContiguousBytes(line) { (b) throws(InterchangeError) in try add(line: b) }
     }
 
     struct Problem: Error { let message: String }

@@ -157,7 +157,7 @@ struct UncheckedText: NoteText {
 }
 
 /// A note event with its values: what commands decide, history shows and tests write.
-public enum NoteEvent: Sendable, Equatable {
+public enum NoteEvent: CatalogueEvent {
     case created(title: String, body: String, pinned: Bool, category: Identifier?)
     case retitled(title: String)
     case bodyEdited(body: String)
@@ -230,10 +230,9 @@ public enum NoteEvent: Sendable, Equatable {
     public static func decode(type: String, schemaVersion: UInt32, payload: [UInt8]) throws(DecodingError)
         -> NoteEvent?
     {
-        let result: Result<NoteEvent?, DecodingError> = payload.withUnsafeBytes { p in
-            Result { () throws(DecodingError) in try decode(type: type, schemaVersion: schemaVersion, payload: p) }
+        try withContiguousBytes(payload) { (p) throws(DecodingError) in
+            try decode(type: type, schemaVersion: schemaVersion, payload: p)
         }
-        return try result.get()
     }
 
     /// ``decode(type:schemaVersion:payload:)`` of bytes read in place.
@@ -244,18 +243,28 @@ public enum NoteEvent: Sendable, Equatable {
         return NoteEvent(kind, try NotePayload(kind, decoding: payload))
     }
 
-    public static func decode(_ e: LiftedEvent) throws(DecodingError) -> NoteEvent? {
-        let result: Result<NoteEvent?, DecodingError> = e.payload.withUnsafeBytes { p in
-            Result { () throws(DecodingError) in try decode(type: e.type, schemaVersion: e.schemaVersion, payload: p) }
-        }
-        return try result.get()
-    }
+}
 
+/// A typed event of the catalogue: its type, schema version and payload, and the way back.
+public protocol CatalogueEvent: Sendable, Equatable {
+    var type: String { get }
+    var schemaVersion: UInt32 { get }
+    var payload: [UInt8] { get }
+    /// The event of a current-schema payload; nil for a type of another family.
+    static func decode(type: String, schemaVersion: UInt32, payload: [UInt8]) throws(DecodingError) -> Self?
+}
+
+extension CatalogueEvent {
     /// An event to append, with a fresh id and the given metadata.
     public func newEvent(id: Identifier, metadata: EventMetadata, recordedAt: Int64? = nil) -> NewEvent {
         NewEvent(
             id: id, type: type, schemaVersion: schemaVersion, payload: payload, metadata: metadata,
             recordedAt: recordedAt)
+    }
+
+    /// The event a projection sees, decoded.
+    public static func decode(_ e: LiftedEvent) throws(DecodingError) -> Self? {
+        try decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
     }
 }
 
@@ -285,7 +294,7 @@ public enum CategoryEventKind: UInt8, EventKind {
 }
 
 /// A category event with its values.
-public enum CategoryEvent: Sendable, Equatable {
+public enum CategoryEvent: CatalogueEvent {
     case created(name: String)
     case renamed(name: String)
     case deleted
@@ -330,10 +339,9 @@ public enum CategoryEvent: Sendable, Equatable {
     public static func decode(type: String, schemaVersion: UInt32, payload: [UInt8]) throws(DecodingError)
         -> CategoryEvent?
     {
-        let result: Result<CategoryEvent?, DecodingError> = payload.withUnsafeBytes { p in
-            Result { () throws(DecodingError) in try decode(type: type, schemaVersion: schemaVersion, payload: p) }
+        try withContiguousBytes(payload) { (p) throws(DecodingError) in
+            try decode(type: type, schemaVersion: schemaVersion, payload: p)
         }
-        return try result.get()
     }
 
     /// ``decode(type:schemaVersion:payload:)`` of bytes read in place.
@@ -352,18 +360,6 @@ public enum CategoryEvent: Sendable, Equatable {
         return CategoryEvent(kind, name: name)
     }
 
-    public static func decode(_ e: LiftedEvent) throws(DecodingError) -> CategoryEvent? {
-        let result: Result<CategoryEvent?, DecodingError> = e.payload.withUnsafeBytes { p in
-            Result { () throws(DecodingError) in try decode(type: e.type, schemaVersion: e.schemaVersion, payload: p) }
-        }
-        return try result.get()
-    }
-
-    public func newEvent(id: Identifier, metadata: EventMetadata, recordedAt: Int64? = nil) -> NewEvent {
-        NewEvent(
-            id: id, type: type, schemaVersion: schemaVersion, payload: payload, metadata: metadata,
-            recordedAt: recordedAt)
-    }
 }
 
 // MARK: Stream families
