@@ -13,20 +13,8 @@ public enum UUIDText {
     public static func parse(_ bytes: UnsafeRawBufferPointer, lowercaseOnly: Bool = false) -> (
         high: UInt64, low: UInt64
     )? {
-        guard bytes.count == 36, bytes[8] == 0x2D, bytes[13] == 0x2D, bytes[18] == 0x2D, bytes[23] == 0x2D else {
-            return nil
-        }
-        func eight(_ at: Int) -> UInt64 {
-            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
-        }
-        func four(_ at: Int) -> UInt64 {
-            UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-        }
-        let words = (eight(0), four(9) | four(14) << 32, four(19) | four(24) << 32, eight(28))
-        if let a = hex8(words.0), let b = hex8(words.1), let c = hex8(words.2), let d = hex8(words.3) {
-            return (a << 32 | b, c << 32 | d)
-        }
-        guard !lowercaseOnly else { return nil }
+        if let bits = parseLowercase(bytes) { return bits }
+        guard !lowercaseOnly, let words = words(bytes) else { return nil }
         // Upper-case (or mixed) digits: fold A-F to a-f and try again; anything else stays invalid.
         func lower(_ x: UInt64) -> UInt64 {
             let ones: UInt64 = 0x0101_0101_0101_0101
@@ -40,6 +28,32 @@ public enum UUIDText {
             let d = hex8(lower(words.3))
         else { return nil }
         return (a << 32 | b, c << 32 | d)
+    }
+
+    /// The canonical lowercase form only: the fast path stream names take on every event read.
+    @inlinable @inline(__always)
+    public static func parseLowercase(_ bytes: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64)? {
+        guard let words = words(bytes), let a = hex8(words.0), let b = hex8(words.1), let c = hex8(words.2),
+            let d = hex8(words.3)
+        else { return nil }
+        return (a << 32 | b, c << 32 | d)
+    }
+
+    /// The 32 digits of the canonical form as four words of eight bytes (the first in the lowest
+    /// byte), when the bytes have its length and its dashes.
+    @inlinable @inline(__always)
+    static func words(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64)? {
+        guard bytes.count == 36, let base = bytes.baseAddress,
+            base.load(fromByteOffset: 8, as: UInt8.self) == 0x2D, base.load(fromByteOffset: 13, as: UInt8.self) == 0x2D,
+            base.load(fromByteOffset: 18, as: UInt8.self) == 0x2D, base.load(fromByteOffset: 23, as: UInt8.self) == 0x2D
+        else { return nil }
+        func eight(_ at: Int) -> UInt64 {
+            UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        }
+        func four(_ at: Int) -> UInt64 {
+            UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        }
+        return (eight(0), four(9) | four(14) << 32, four(19) | four(24) << 32, eight(28))
     }
 
     /// ``parse(_:lowercaseOnly:)`` of a string.

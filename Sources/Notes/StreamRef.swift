@@ -40,5 +40,7 @@ public enum StreamRef: Sendable, Equatable {
 
     /// The id of the canonical lowercase UUID form (as streams are named), or nil.
     @inline(__always)
-    static func parseID(_ b: UnsafeRawBufferPointer) -> Identifier? { Identifier(canonical: b, lowercaseOnly: true) }
+    static func parseID(_ b: UnsafeRawBufferPointer) -> Identifier? {
+        UUIDText.parseLowercase(b).map { Identifier(high: $0.high, low: $0.low) }
+    }
 }

@@ -92,9 +92,14 @@ public struct KindMatcher<Kind: EventKind>: @unchecked Sendable {
         @usableFromInline let length: Int
         @usableFromInline let version: UInt32
         @usableFromInline let raw: UInt8
+        /// The name's first and last eight bytes (names of 8 to 16 bytes, like every type name of
+        /// the catalogue, are then compared with two loads).
+        @usableFromInline let head: UInt64
+        @usableFromInline let tail: UInt64
 
-        init(offset: Int, length: Int, version: UInt32, raw: UInt8) {
+        init(offset: Int, length: Int, version: UInt32, raw: UInt8, head: UInt64, tail: UInt64) {
             (self.offset, self.length, self.version, self.raw) = (offset, length, version, raw)
+            (self.head, self.tail) = (head, tail)
         }
     }
 
@@ -118,7 +123,17 @@ public struct KindMatcher<Kind: EventKind>: @unchecked Sendable {
         var at = 0
         for (i, (k, b)) in zip(all, bytes).enumerated() {
             for (j, byte) in b.enumerated() { names[at + j] = byte }
-            (entries + i).initialize(to: Entry(offset: at, length: b.count, version: k.layout.version, raw: k.rawValue))
+            var head: UInt64 = 0
+            var tail: UInt64 = 0
+            if b.count >= 8 {
+                b.withUnsafeBytes { p in
+                    head = p.loadUnaligned(as: UInt64.self)
+                    tail = p.loadUnaligned(fromByteOffset: b.count - 8, as: UInt64.self)
+                }
+            }
+            (entries + i).initialize(
+                to: Entry(
+                    offset: at, length: b.count, version: k.layout.version, raw: k.rawValue, head: head, tail: tail))
             at += b.count
         }
         for n in 0...(longest + 1) {
@@ -132,6 +147,21 @@ public struct KindMatcher<Kind: EventKind>: @unchecked Sendable {
         guard let base = type.baseAddress, type.count <= longest else { return nil }
         var i = firstOfLength[type.count]
         let end = firstOfLength[type.count + 1]
+        let n = type.count
+        if n >= 8 {
+            let head = base.loadUnaligned(as: UInt64.self)
+            let tail = base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            while i < end {
+                let e = entries[i]
+                if e.head == head && e.tail == tail && e.version == version
+                    && (n <= 16 || Self.same(base, names + e.offset, n))
+                {
+                    return Kind(rawValue: e.raw)
+                }
+                i += 1
+            }
+            return nil
+        }
         while i < end {
             let e = entries[i]
             if e.version == version && Self.same(base, names + e.offset, e.length) { return Kind(rawValue: e.raw) }
