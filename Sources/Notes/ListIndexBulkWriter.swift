@@ -5,7 +5,7 @@ import LMDB
 
 /// Writes the listing index of a rebuild in key order without sorting the keys themselves.
 ///
-/// A note has 12 keys, one per (status view, scope, sort order) (see ``ListIndex``). Sorting
+/// A note has 12 keys and 6 per tag, one per (status view, scope, sort order) (see ``ListIndex``). Sorting
 /// every key of a large notebook as byte arrays used to dominate the rebuild's own work (1.2
 /// million arrays for 100,000 notes). Instead the notes are sorted once per sort order, on
 /// fixed-width integers or the title bytes, each note is dropped into the buckets (one per key
@@ -22,11 +22,12 @@ struct ListIndexBulkWriter {
     private var titles: [UInt8] = []
     private var titleEnds: [Int] = []
     private var categories: [Identifier] = []
+    private var tags: [Identifier] = []
     /// Note indices per bucket, in key order within each bucket.
     private var buckets: [[Int32]] = []
 
     private static let sorts = ListQuery.Sort.allCases.count
-    /// The longest key: category prefix (20), a 64-byte title key and its terminator, the id.
+    /// The longest key: category or tag prefix (20), a 64-byte title key and its terminator, the id.
     private static let maxKey = 20 + 65 + 16
 
     init(_ notes: [Note]) {
@@ -40,26 +41,35 @@ struct ListIndexBulkWriter {
             titleEnds.append(titles.count)
         }
         var categoryIndex: [Identifier: Int] = [:]
+        var tagIndex: [Identifier: Int] = [:]
         for n in notes {
             if let c = n.category, categoryIndex[c] == nil {
                 categoryIndex[c] = categories.count
                 categories.append(c)
             }
+            for t in n.tags where tagIndex[t] == nil {
+                tagIndex[t] = tags.count
+                tags.append(t)
+            }
         }
-        let scopes = 2 + categories.count
+        let scopes = 2 + categories.count + tags.count
+        let firstTag = 2 + categories.count
         buckets = Array(repeating: [], count: 4 * scopes * Self.sorts * 2)
-        let memberships = notes.map { n -> (status: Int, scope: Int, pinned: Int) in
-            (
-                Int(n.status.rawValue), n.category.flatMap { categoryIndex[$0] }.map { 2 + $0 } ?? 1,
-                n.pinned ? 0 : 1
-            )
+        // Per note: its status, its scopes beyond "every note" (its category or uncategorized,
+        // then its tags) and its pinned group.
+        let memberships = notes.map { n -> (status: Int, scopes: [Int], pinned: Int) in
+            var scopes = [n.category.flatMap { categoryIndex[$0] }.map { 2 + $0 } ?? 1]
+            for t in n.tags { scopes.append(firstTag + tagIndex[t]!) }
+            return (Int(n.status.rawValue), scopes, n.pinned ? 0 : 1)
         }
         let all = Int(ListQuery.StatusFilter.all.rawValue)
         for sort in ListQuery.Sort.allCases {
             for i in order(sort) {
                 let m = memberships[Int(i)]
                 for status in [m.status, all] {
-                    for scope in [0, m.scope] {
+                    buckets[Self.bucket(status: status, scope: 0, scopes: scopes, sort: sort, pinned: m.pinned)]
+                        .append(i)
+                    for scope in m.scopes {
                         let b = Self.bucket(status: status, scope: scope, scopes: scopes, sort: sort, pinned: m.pinned)
                         buckets[b].append(i)
                     }
@@ -121,12 +131,17 @@ struct ListIndexBulkWriter {
 
     /// The prefix of each bucket that holds notes, in key order.
     private func bucketPrefixes() -> [Prefix] {
-        let scopes = 2 + categories.count
+        let scopes = 2 + categories.count + tags.count
         var out: [Prefix] = []
         for status in 0..<4 {
             guard let filter = ListQuery.StatusFilter(rawValue: UInt8(status)) else { continue }
             for s in 0..<scopes {
-                let scope: ListQuery.Scope = s == 0 ? .any : s == 1 ? .uncategorized : .category(categories[s - 2])
+                let scope: ListQuery.Scope =
+                    s == 0
+                    ? .any
+                    : s == 1
+                        ? .uncategorized
+                        : s < 2 + categories.count ? .category(categories[s - 2]) : .tag(tags[s - 2 - categories.count])
                 for sort in ListQuery.Sort.allCases {
                     for pinned in 0..<2 {
                         let b = Self.bucket(status: status, scope: s, scopes: scopes, sort: sort, pinned: pinned)

@@ -17,10 +17,13 @@ public struct Note: Sendable, Equatable, Hashable {
     public var updatedAt: Int64
     /// The number of stored events in the note's stream.
     public var version: UInt64
+    /// The note's tags, by id (sorted, each once).
+    public var tags: [Identifier]
 
     public init(
         id: Identifier, title: String, body: String, pinned: Bool = false, category: Identifier? = nil,
-        archived: Bool = false, trashed: Bool = false, createdAt: Int64, updatedAt: Int64, version: UInt64
+        archived: Bool = false, trashed: Bool = false, createdAt: Int64, updatedAt: Int64, version: UInt64,
+        tags: [Identifier] = []
     ) {
         self.id = id
         self.title = title
@@ -32,6 +35,7 @@ public struct Note: Sendable, Equatable, Hashable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.version = version
+        self.tags = tags
     }
 
     /// Where the note is shown: the three places a listing can look.
@@ -71,11 +75,42 @@ public struct Category: Sendable, Equatable, Hashable {
     public static func stream(_ id: Identifier) -> String { "category/" + id.uuidString }
 }
 
+/// A tag: a name that notes can carry many of. Names nest with `/` (`work/acme` is below
+/// `work`).
+public struct Tag: Sendable, Equatable, Hashable {
+    public var id: Identifier
+    public var name: String
+    /// Notes (not trashed) tagged with exactly this tag.
+    public var count: Int
+    public var createdAt: Int64
+    public var deleted: Bool
+
+    public init(id: Identifier, name: String, count: Int = 0, createdAt: Int64, deleted: Bool = false) {
+        self.id = id
+        self.name = name
+        self.count = count
+        self.createdAt = createdAt
+        self.deleted = deleted
+    }
+
+    public var stream: String { Tag.stream(id) }
+    public static func stream(_ id: Identifier) -> String { "tag/" + id.uuidString }
+
+    /// Whether this tag is `ancestor` or below it (`work/acme` is below `work`), ignoring case.
+    public func isWithin(_ ancestor: String) -> Bool { Tag.name(name, isWithin: ancestor) }
+
+    static func name(_ name: String, isWithin ancestor: String) -> Bool {
+        let n = name.lowercased()
+        let a = ancestor.lowercased()
+        return n == a || n.hasPrefix(a + "/")
+    }
+}
+
 extension Note {
-    /// The compact binary form kept in the `notes` projection.
+    /// The compact binary form kept in the `notes` projection (format 2: format 1 and the tags).
     func encoded() -> [UInt8] {
-        var w = ByteWriter(capacity: 48 + title.utf8.count + body.utf8.count)
-        w.write(byte: 1)
+        var w = ByteWriter(capacity: 48 + title.utf8.count + body.utf8.count + 16 * tags.count)
+        w.write(byte: 2)
         w.write(identifier: id)
         w.write(string: title)
         w.write(string: body)
@@ -84,13 +119,15 @@ extension Note {
         w.write(signed: createdAt)
         w.write(signed: updatedAt)
         w.write(varint: version)
+        w.write(varint: UInt64(tags.count))
+        for t in tags { w.write(identifier: t) }
         return w.bytes
     }
 
     init(decoding bytes: UnsafeRawBufferPointer) throws(DecodingError) {
         var r = ByteReader(bytes)
         let format = try r.readByte()
-        guard format == 1 else { throw DecodingError(.badTag(format), at: 0) }
+        guard format == 1 || format == 2 else { throw DecodingError(.badTag(format), at: 0) }
         let id = try r.readIdentifier()
         let title = try r.readString()
         let body = try r.readString()
@@ -100,9 +137,16 @@ extension Note {
         let createdAt = try r.readSigned()
         let updatedAt = try r.readSigned()
         let version = try r.readVarint()
+        var tags: [Identifier] = []
+        if format == 2 {
+            let count = try r.readVarint()
+            guard count <= UInt64(r.remaining / 16) else { throw DecodingError(.badLength(count), at: r.offset) }
+            tags.reserveCapacity(Int(count))
+            for _ in 0..<count { tags.append(try r.readIdentifier()) }
+        }
         try r.expectEnd()
         self.init(
             id: id, title: title, body: body, pinned: flags & 1 != 0, category: category, archived: flags & 2 != 0,
-            trashed: flags & 4 != 0, createdAt: createdAt, updatedAt: updatedAt, version: version)
+            trashed: flags & 4 != 0, createdAt: createdAt, updatedAt: updatedAt, version: version, tags: tags)
     }
 }

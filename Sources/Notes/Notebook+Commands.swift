@@ -3,19 +3,25 @@ package import EventStore
 import LMDB
 
 extension Notebook {
-    /// Creates a note; `category` is created when no category has that name.
+    /// Creates a note; `category` and each of `tags` are created when none has that name.
     @discardableResult
-    public func add(title: String, body: String = "", category: String? = nil, pinned: Bool = false) throws(NotesError)
-        -> Note
-    {
+    public func add(
+        title: String, body: String = "", category: String? = nil, tags: [String] = [], pinned: Bool = false
+    ) throws(NotesError) -> Note {
         let title = try Self.validTitle(title)
         let body = try validBody(body)
         let categoryName = try category.map { (c) throws(NotesError) in try Self.validCategoryName(c) }
+        let tagNames = try Self.validTagNames(tags)
         let id = newID()
         return try write { session, dbs in
             let categoryID = try categoryName.map { try ensureCategory($0, session: session, dbs: dbs) }
-            let event = NoteEvent.created(title: title, body: body, pinned: pinned, category: categoryID)
-            return try append([event], to: id, expecting: .noStream, session: session, dbs: dbs)
+            var events = [NoteEvent.created(title: title, body: body, pinned: pinned, category: categoryID)]
+            var tagIDs: Set<Identifier> = []
+            for name in tagNames {
+                let t = try ensureTag(name, session: session, dbs: dbs)
+                if tagIDs.insert(t).inserted { events.append(.tagged(tag: t)) }
+            }
+            return try append(events, to: id, expecting: .noStream, session: session, dbs: dbs)
         }
     }
 

@@ -42,6 +42,9 @@ public struct RestoreOutcome: Sendable, Equatable {
     /// The restored version's category when it has been deleted since; the note is then restored
     /// without a category (a deleted category cannot hold notes).
     public var deletedCategory: CategoryRef?
+    /// The restored version's tags that have been deleted since; the note is restored without
+    /// them.
+    public var deletedTags: [TagRef] = []
 }
 
 /// Which events `notes log` shows.
@@ -67,7 +70,8 @@ public struct LogQuery: Sendable, Equatable {
 public struct LogEntry: Sendable, Equatable {
     public enum Subject: Sendable, Equatable {
         case note(HistoryEntry)
-        case category(id: Identifier, name: String, change: CategoryChange)
+        /// An event of a category or a tag, with its name after the event.
+        case entity(EntityKind, id: Identifier, name: String, change: EntityLogChange)
         /// An event of a stream this program does not model.
         case other
     }
@@ -84,7 +88,7 @@ public struct LogEntry: Sendable, Equatable {
     public var summary: String {
         switch subject {
         case .note(let entry): return entry.summary
-        case .category(_, _, let change): return change.summary
+        case .entity(let kind, _, _, let change): return change.summary(kind)
         case .other: return storedType
         }
     }
@@ -139,12 +143,10 @@ extension Notebook {
     public func history(of id: Identifier) throws(NotesError) -> [HistoryEntry] {
         var out: [HistoryEntry] = []
         try read { txn, _ in
-            let names = CategoryNames(store: store)
+            let names = NameBook(store: store)
             var previous: Note?
             try foldRevisions(of: id, in: txn) { rev in
-                let changes = try NoteChange.between(previous, rev.note) { c in
-                    try names.ref(c, at: rev.position, in: txn)
-                }
+                let changes = try names.changes(previous, rev.note, at: rev.position, in: txn)
                 out.append(HistoryEntry(revision: rev, changes: changes))
                 previous = rev.note
                 return true
@@ -167,16 +169,22 @@ extension Notebook {
                 b = try revision(
                     of: id, at: .version(try store.streamVersion(Note.stream(id), in: txn)), in: txn)
             }
-            let names = CategoryNames(store: store)
-            var fields = try NoteChange.between(a.note, b.note, includeBody: false) { c in
-                try names.ref(c, at: max(a.position, b.position), in: txn)
-            }
-            // Name each side's category as it was called at that side's version.
+            let names = NameBook(store: store)
+            var fields = try names.changes(a.note, b.note, includeBody: false, at: max(a.position, b.position), in: txn)
+            // Name each side's category and tags as they were called at that side's version.
             fields = try fields.map { change in
-                guard case .category(let old, let new) = change else { return change }
-                return .category(
-                    from: try old.map { try names.ref($0.id, at: a.position, in: txn) },
-                    to: try new.map { try names.ref($0.id, at: b.position, in: txn) })
+                switch change {
+                case .category(let old, let new):
+                    return .category(
+                        from: try old.map { try names.categories.ref($0.id, at: a.position, in: txn) },
+                        to: try new.map { try names.categories.ref($0.id, at: b.position, in: txn) })
+                case .tags(let added, let removed):
+                    return .tags(
+                        added: try added.map { try names.tags.ref($0.id, at: b.position, in: txn) },
+                        removed: try removed.map { try names.tags.ref($0.id, at: a.position, in: txn) })
+                default:
+                    return change
+                }
             }
             let hunks = LineDiff.hunks(from: a.note.body, to: b.note.body, context: context)
             return NoteDiff(from: a, to: b, fields: fields, hunks: hunks)
@@ -212,12 +220,14 @@ extension Notebook {
     // MARK: Restore and undo
 
     /// Appends one `NoteRestored` event that brings back the title, body, pinned flag and
-    /// category of a past version, and takes the note out of the trash. History is kept: the
-    /// note's version goes up by one. When the note already is as that version (and not in the
+    /// category of a past version, and takes the note out of the trash, then a `NoteTagged` or
+    /// `NoteUntagged` event per tag that differs from that version's. History is kept: the
+    /// note's version goes up. When the note already is as that version (and not in the
     /// trash), nothing is appended.
     ///
-    /// If that version's category has been deleted since, the note is restored without a
-    /// category and ``RestoreOutcome/deletedCategory`` says so.
+    /// If that version's category or some of its tags have been deleted since, the note is
+    /// restored without them and ``RestoreOutcome/deletedCategory`` and
+    /// ``RestoreOutcome/deletedTags`` say so.
     @discardableResult
     public func restore(_ id: Identifier, to selector: RevisionSelector, expectedVersion: UInt64? = nil)
         throws(NotesError) -> RestoreOutcome
@@ -259,6 +269,17 @@ extension Notebook {
                     category = nil
                 }
             }
+            // The version's tags, less those deleted since.
+            var tags: [Identifier] = []
+            var deletedTags: [TagRef] = []
+            for t in target.tags {
+                let record = try projection.tag(t, in: session.transaction, databases: dbs)
+                if let record, !record.deleted {
+                    tags.append(t)
+                } else {
+                    deletedTags.append(TagRef(id: t, name: record?.name ?? shortID(t)))
+                }
+            }
             let contentDiffers =
                 current.title != target.title || current.body != target.body || current.pinned != target.pinned
                 || current.category != category
@@ -269,19 +290,21 @@ extension Notebook {
                         fromVersion: target.version, title: target.title, body: target.body, pinned: target.pinned,
                         category: category))
             }
+            for t in tags where !current.tags.contains(t) { events.append(.tagged(tag: t)) }
+            for t in current.tags where !tags.contains(t) { events.append(.untagged(tag: t)) }
             if exact {
-                let trashedAfter = events.isEmpty ? current.trashed : false
+                let trashedAfter = events.contains { $0.kind == .restored } ? false : current.trashed
                 if target.trashed && !trashedAfter { events.append(.trashed) }
                 if target.archived != current.archived { events.append(target.archived ? .archived : .unarchived) }
             }
-            guard !events.isEmpty else {
-                return RestoreOutcome(
-                    note: current, fromVersion: target.version, appended: false, deletedCategory: deletedCategory)
-            }
-            let note = try append(
-                events, to: id, expecting: .exact(current.version), session: session, dbs: dbs)
-            return RestoreOutcome(
-                note: note, fromVersion: target.version, appended: true, deletedCategory: deletedCategory)
+            let outcome = RestoreOutcome(
+                note: current, fromVersion: target.version, appended: false, deletedCategory: deletedCategory,
+                deletedTags: deletedTags.sorted { $0.name.lowercased() < $1.name.lowercased() })
+            guard !events.isEmpty else { return outcome }
+            var done = outcome
+            done.note = try append(events, to: id, expecting: .exact(current.version), session: session, dbs: dbs)
+            done.appended = true
+            return done
         }
     }
 
@@ -368,15 +391,10 @@ extension Notebook {
     private func logEntries(_ headers: [LogHeader], in txn: borrowing Transaction) throws -> [LogEntry] {
         // Fold each note once, up to the latest version the log shows of it.
         var wanted: [Identifier: Set<UInt64>] = [:]
-        var categoryIDs: Set<Identifier> = []
         for h in headers {
-            switch h.ref {
-            case .note(let id): wanted[id, default: []].insert(h.version)
-            case .category(let id): categoryIDs.insert(id)
-            case .other: break
-            }
+            if case .note(let id) = h.ref { wanted[id, default: []].insert(h.version) }
         }
-        let names = CategoryNames(store: store)
+        let names = NameBook(store: store)
         var entries: [Identifier: [UInt64: HistoryEntry]] = [:]
         for (id, versions) in wanted {
             guard let last = versions.max() else { continue }
@@ -384,9 +402,7 @@ extension Notebook {
             var found: [UInt64: HistoryEntry] = [:]
             try foldRevisions(of: id, upToVersion: last, in: txn) { rev in
                 if versions.contains(rev.version) {
-                    let changes = try NoteChange.between(previous, rev.note) { c in
-                        try names.ref(c, at: rev.position, in: txn)
-                    }
+                    let changes = try names.changes(previous, rev.note, at: rev.position, in: txn)
                     found[rev.version] = HistoryEntry(revision: rev, changes: changes)
                 }
                 previous = rev.note
@@ -405,18 +421,11 @@ extension Notebook {
                 }
                 subject = .note(entry)
             case .category(let id):
-                let history = try names.history(of: id, in: txn)
-                let index = history.firstIndex { $0.version == h.version }
-                let name = index.map { history[$0].name } ?? shortID(id)
-                let change: CategoryChange
-                switch index.map({ history[$0].event }) {
-                case .created(let n)?: change = .created(name: n)
-                case .renamed(let n)?:
-                    let before = index.flatMap { $0 > 0 ? history[$0 - 1].name : nil } ?? n
-                    change = .renamed(from: before, to: n)
-                case .deleted?, nil: change = .deleted(name: name)
-                }
-                subject = .category(id: id, name: name, change: change)
+                let (name, change) = try names.categories.change(id, version: h.version, in: txn)
+                subject = .entity(.category, id: id, name: name, change: change)
+            case .tag(let id):
+                let (name, change) = try names.tags.change(id, version: h.version, in: txn)
+                subject = .entity(.tag, id: id, name: name, change: change)
             case .other:
                 subject = .other
             }
@@ -429,14 +438,14 @@ extension Notebook {
     }
 }
 
-/// Category names as they were at any position of the log, read from each category's stream
-/// once (category streams are short: a creation, renames, a deletion).
-final class CategoryNames {
+/// Names of categories or tags as they were at any position of the log, read from each one's
+/// stream once (those streams are short: a creation, renames, a deletion).
+final class EntityNames<E: CountedEntity, Kind: EntityEventKind> {
     struct Step {
         var version: UInt64
         var position: UInt64
-        var event: CategoryEvent
-        /// The category's name after this event.
+        var event: NamedEntityEvent<Kind>
+        /// The name after this event.
         var name: String
     }
 
@@ -448,17 +457,17 @@ final class CategoryNames {
     func history(of id: Identifier, in txn: borrowing Transaction) throws -> [Step] {
         if let h = histories[id] { return h }
         var steps: [Step] = []
-        var category: Category?
-        try store.forEachEvent(inStream: Category.stream(id), in: txn) { view in
+        var entity: E?
+        try store.forEachEvent(inStream: E.stream(id), in: txn) { view in
             for e in try store.lift(view) {
-                guard let event = try CategoryEvent.decode(e) else { continue }
-                do { try CategoryFold.apply(event, to: &category, id: id, at: e.recordedAt) } catch let error
-                    as FoldError
-                {
+                guard let event = try NamedEntityEvent<Kind>.decode(e) else { continue }
+                do {
+                    try EntityFold.apply(event, to: &entity, subject: E.subject(id), id: id, at: e.recordedAt)
+                } catch let error as FoldError {
                     throw StoreError.damaged(position: view.position, detail: error.description)
                 }
                 steps.append(
-                    Step(version: view.version, position: view.position, event: event, name: category?.name ?? ""))
+                    Step(version: view.version, position: view.position, event: event, name: entity?.name ?? ""))
             }
             return true
         }
@@ -466,10 +475,46 @@ final class CategoryNames {
         return steps
     }
 
-    /// The category's name at `position` (its first name for a position before its creation).
-    func ref(_ id: Identifier, at position: UInt64, in txn: borrowing Transaction) throws -> CategoryRef {
+    /// The name at `position` (the first name for a position before the creation).
+    func ref(_ id: Identifier, at position: UInt64, in txn: borrowing Transaction) throws -> EntityRef {
         let steps = try history(of: id, in: txn)
         let name = steps.last { $0.position <= position }?.name ?? steps.first?.name ?? shortID(id)
-        return CategoryRef(id: id, name: name)
+        return EntityRef(id: id, name: name)
+    }
+
+    /// What the stored event of version `version` did, with the name it left.
+    func change(_ id: Identifier, version: UInt64, in txn: borrowing Transaction) throws -> (
+        name: String, change: EntityLogChange
+    ) {
+        let history = try history(of: id, in: txn)
+        let index = history.firstIndex { $0.version == version }
+        let name = index.map { history[$0].name } ?? shortID(id)
+        switch index.map({ history[$0].event }) {
+        case .created(let n)?: return (name, .created(name: n))
+        case .renamed(let n)?:
+            let before = index.flatMap { $0 > 0 ? history[$0 - 1].name : nil } ?? n
+            return (name, .renamed(from: before, to: n))
+        case .deleted?, nil: return (name, .deleted(name: name))
+        }
+    }
+}
+
+/// The names of categories and tags at any position: what history lines show.
+final class NameBook {
+    let categories: EntityNames<Category, CategoryEventKind>
+    let tags: EntityNames<Tag, TagEventKind>
+
+    init(store: EventStore) {
+        categories = EntityNames(store: store)
+        tags = EntityNames(store: store)
+    }
+
+    /// The changes from `old` to `new`, names as they were at `position`.
+    func changes(
+        _ old: Note?, _ new: Note, includeBody: Bool = true, at position: UInt64, in txn: borrowing Transaction
+    ) throws -> [NoteChange] {
+        try NoteChange.between(
+            old, new, includeBody: includeBody, category: { try categories.ref($0, at: position, in: txn) },
+            tag: { try tags.ref($0, at: position, in: txn) })
     }
 }

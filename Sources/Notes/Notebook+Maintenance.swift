@@ -106,31 +106,9 @@ extension NotesProjection {
                 "the listing index differs from the log (\(storedKeys.count) entries stored, \(expectedKeys.count) expected)"
             )
         }
-        for (id, expected) in state.categoriesWithCounts() {
-            do {
-                let stored = try category(id, in: txn, databases: databases)
-                if stored != expected { report("category \(expected.name) differs from the log") }
-            } catch {
-                report("category record \(expected.name) is damaged")
-            }
-        }
-        if try txn.count(databases[DB.categories]) != state.categories.count {
-            report("the category projection holds a different number of categories than the log")
-        }
-        var storedNames: [([UInt8], Identifier?)] = []
-        try txn.withCursor(databases[DB.categoryNames]) { c in
-            var entry = try c.first()
-            while let e = entry {
-                storedNames.append((Array(e.key), Identifier(bytes: e.value)))
-                entry = try c.next()
-            }
-        }
-        let expectedNames = CategoryNameIndex.entries(state.categories.values)
-        if storedNames.count != expectedNames.count
-            || zip(storedNames, expectedNames).contains(where: { $0.0 != $1.0 || $0.1 != $1.1 })
-        {
-            report("the category name index differs from the log")
-        }
+        let (categories, tags) = state.entitiesWithCounts()
+        for problem in try categoryTable(databases).differences(from: categories, in: txn) { report(problem) }
+        for problem in try tagTable(databases).differences(from: tags, in: txn) { report(problem) }
         for problem in try SearchBridge.compare(with: state, in: txn, databases: databases) { report(problem) }
         return problems
     }

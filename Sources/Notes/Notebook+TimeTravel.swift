@@ -106,7 +106,9 @@ extension NotebookState {
             case .any: break
             case .uncategorized: if n.category != nil { return false }
             case .category(let c): if n.category != c { return false }
+            case .tag(let t): if !n.tags.contains(t) { return false }
             }
+            guard query.tags.allSatisfy({ group in n.tags.contains { group.contains($0) } }) else { return false }
             return !query.pinnedOnly || n.pinned
         }
         let keyed = matching.map { n -> ([UInt8], Note) in
@@ -127,9 +129,19 @@ extension NotebookState {
         return sorted.map(\.1)
     }
 
-    /// The live category called `name` at this point (case-insensitive).
+    /// The live category called `name` at this point (case-insensitive; the projection's rule
+    /// when two share it).
     public func category(named name: String) -> Category? {
-        let key = name.lowercased()
-        return categories.values.first { !$0.deleted && $0.name.lowercased() == key }
+        NameIndex.owner(of: Category.nameKey(name), among: categories.values)
+    }
+
+    /// The live tag called `name` at this point (case-insensitive).
+    public func tag(named name: String) -> Tag? {
+        NameIndex.owner(of: Tag.nameKey(name), among: tags.values)
+    }
+
+    /// The live tags called `name` or below it (`work` finds `work` and `work/acme`).
+    public func tags(within name: String) -> [Tag] {
+        tags.values.filter { !$0.deleted && $0.isWithin(name) }.sorted { $0.id < $1.id }
     }
 }

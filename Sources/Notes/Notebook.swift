@@ -150,19 +150,21 @@ public final class Notebook: Sendable {
         public var notes: Int
         public var events: UInt64
         public var categories: Int
+        public var tags: Int
         public var storeBytes: Int
         public var fileBytes: Int
     }
 
     public func stats() throws(NotesError) -> Stats {
-        let (notes, events, categories) = try read { txn, dbs in
+        let (notes, events, categories, tags) = try read { txn, dbs in
             (
                 try projection.noteCount(in: txn, databases: dbs), try store.headPosition(in: txn),
-                try projection.categories(in: txn, databases: dbs).count
+                try projection.categories(in: txn, databases: dbs).count,
+                try projection.tags(in: txn, databases: dbs).count
             )
         }
         return Stats(
-            notes: notes, events: events, categories: categories, storeBytes: store.environment.usedBytes,
+            notes: notes, events: events, categories: categories, tags: tags, storeBytes: store.environment.usedBytes,
             fileBytes: store.environment.fileSize)
     }
 

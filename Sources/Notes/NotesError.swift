@@ -50,6 +50,13 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case categoryNameHasControlCharacter
     /// A live category has the name already (names ignore case).
     case categoryExists(name: String)
+    case emptyTagName
+    case tagNameTooLong(characters: Int, limit: Int)
+    case tagNameHasControlCharacter
+    /// A tag name with an empty part between slashes (`a//b`, `/a`, `a/`).
+    case tagNameHasEmptyPart(String)
+    /// A live tag has the name already (names ignore case).
+    case tagExists(name: String)
     /// Text given as a note id that cannot be one.
     case notAnID(String)
     case nothingToUndo(Identifier)
@@ -78,6 +85,12 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
             return "the category name has \(n) characters; the limit is \(limit)"
         case .categoryNameHasControlCharacter: return "the category name contains a control character"
         case .categoryExists(let name): return "a category named \"\(name)\" exists already (names ignore case)"
+        case .emptyTagName: return "the tag name is empty"
+        case .tagNameTooLong(let n, let limit): return "the tag name has \(n) characters; the limit is \(limit)"
+        case .tagNameHasControlCharacter: return "the tag name contains a control character"
+        case .tagNameHasEmptyPart(let name):
+            return "the tag name \"\(name)\" has an empty part; nest tags as parent/child, with no empty part"
+        case .tagExists(let name): return "a tag named \"\(name)\" exists already (names ignore case)"
         case .notAnID(let text): return "\"\(text)\" is not a note id; give at least 4 hex digits of an id"
         case .nothingToUndo(let id): return "nothing to undo: note \(shortID(id)) has only its creation (v1)"
         case .unknownEventType(let type, let known):
@@ -99,6 +112,7 @@ public enum Missing: Sendable, Equatable, CustomStringConvertible {
     /// No note id starts with these digits.
     case noteMatching(String)
     case category(name: String)
+    case tag(name: String)
     /// The note has no such version (its versions run from 1 to `latest`).
     case version(UInt64, of: Identifier, latest: UInt64)
     /// The note did not exist yet at that instant.
@@ -109,6 +123,7 @@ public enum Missing: Sendable, Equatable, CustomStringConvertible {
         case .note(let id): return "no note has id \(shortID(id))"
         case .noteMatching(let text): return "no note matches \"\(text)\""
         case .category(let name): return "no category is named \"\(name)\""
+        case .tag(let name): return "no tag is named \"\(name)\""
         case .version(let v, let id, let latest):
             return "note \(shortID(id)) has no version \(v) (versions run from 1 to \(latest))"
         case .noteBefore(let instant, let id):

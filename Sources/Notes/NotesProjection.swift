@@ -11,28 +11,39 @@ public final class NotesProjection: ProjectionSet {
 
     public init(rebuildBatch: Int = 250_000) { self.rebuildBatch = max(1, rebuildBatch) }
 
-    public var version: String { "notes-3+" + SearchBridge.version }
+    public var version: String { "notes-4+" + SearchBridge.version }
 
     enum DB {
         static let notes = "notes"
         static let list = "list"
         static let categories = "categories"
         static let categoryNames = "category_names"
+        static let tags = "tags"
+        static let tagNames = "tag_names"
     }
 
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
-            (DB.notes, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []),
+            (DB.notes, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
+            (DB.tagNames, []),
         ]
         return own + SearchBridge.databaseSpecs
+    }
+
+    func categoryTable(_ databases: ProjectionDatabases) -> EntityTable<Category> {
+        EntityTable(records: databases[DB.categories], names: databases[DB.categoryNames])
+    }
+
+    func tagTable(_ databases: ProjectionDatabases) -> EntityTable<Tag> {
+        EntityTable(records: databases[DB.tags], names: databases[DB.tagNames])
     }
 
     // MARK: Inline
 
     public func apply(_ events: [LiftedEvent], in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
-        // Categories first, so every category a note names has its record; then each note once,
-        // folding all its events of the batch (a bulk import touches each record once). The
-        // events stay where they are: each note gets the indices of its events, in order.
+        // Categories and tags first, so every one a note names has its record; then each note
+        // once, folding all its events of the batch (a bulk import touches each record once).
+        // The events stay where they are: each note gets the indices of its events, in order.
         var noteIDs: [Identifier] = []
         var noteNumber: [Identifier: Int] = [:]
         var numbers = [Int](repeating: -1, count: events.count)
@@ -40,7 +51,13 @@ public final class NotesProjection: ProjectionSet {
         for i in events.indices {
             switch StreamRef(events[i].stream) {
             case .category(let id):
-                try applyCategory(id: id, events[i], in: txn, databases: databases)
+                try apply(
+                    events[i], id: id, subject: .category(id), to: categoryTable(databases), as: CategoryEvent.self,
+                    scope: .category(id), in: txn, databases: databases)
+            case .tag(let id):
+                try apply(
+                    events[i], id: id, subject: .tag(id), to: tagTable(databases), as: TagEvent.self, scope: .tag(id),
+                    in: txn, databases: databases)
             case .note(let id):
                 let n: Int
                 if let known = noteNumber[id] {
@@ -79,9 +96,28 @@ public final class NotesProjection: ProjectionSet {
         try SearchBridge.update(changes: changes, in: txn, databases: databases)
     }
 
-    static func id(in stream: String, kind: String) -> Identifier? {
-        guard stream.hasPrefix(kind) else { return nil }
-        return Identifier(stream.dropFirst(kind.count))
+    private func apply<E, K>(
+        _ e: LiftedEvent, id: Identifier, subject: FoldSubject, to table: EntityTable<E>,
+        as: NamedEntityEvent<K>.Type, scope: ListQuery.Scope, in txn: borrowing Transaction,
+        databases: ProjectionDatabases
+    ) throws {
+        guard let event = try NamedEntityEvent<K>.decode(e) else {
+            throw FoldError.foreignType(e.type, version: e.schemaVersion, in: subject)
+        }
+        try table.apply(event, id: id, subject: subject, at: e.recordedAt, in: txn) {
+            // Notes not in the trash that name the id already.
+            var count = 0
+            for status in [ListQuery.StatusFilter.active, .archived] {
+                for group: UInt8 in [0, 1] {
+                    let prefix = ListIndex.prefix(status: status, scope: scope, sort: .created, pinnedGroup: group)
+                    try scan(prefix, reverse: false, in: txn, databases: databases) { _ in
+                        count += 1
+                        return true
+                    }
+                }
+            }
+            return count
+        }
     }
 
     /// Folds the note's events into its records; returns the change for the search index.
@@ -106,63 +142,18 @@ public final class NotesProjection: ProjectionSet {
         let list = databases[DB.list]
         for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
         for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
-        try adjustCount(category: old.flatMap { $0.trashed ? nil : $0.category }, by: -1, in: txn, databases: databases)
-        try adjustCount(category: new.trashed ? nil : new.category, by: 1, in: txn, databases: databases)
+        // Counts are of notes not in the trash.
+        let categories = categoryTable(databases)
+        let tags = tagTable(databases)
+        if let old, !old.trashed {
+            if let c = old.category { try categories.adjustCount(c, by: -1, in: txn) }
+            for t in old.tags { try tags.adjustCount(t, by: -1, in: txn) }
+        }
+        if !new.trashed {
+            if let c = new.category { try categories.adjustCount(c, by: 1, in: txn) }
+            for t in new.tags { try tags.adjustCount(t, by: 1, in: txn) }
+        }
         return (old, new)
-    }
-
-    private func adjustCount(
-        category: Identifier?, by delta: Int, in txn: borrowing Transaction, databases: ProjectionDatabases
-    )
-        throws
-    {
-        guard let category, var c = try self.category(category, in: txn, databases: databases) else { return }
-        c.count += delta
-        try txn.put(databases[DB.categories], key: category.bytes, value: c.encoded())
-    }
-
-    private func applyCategory(
-        id: Identifier, _ e: LiftedEvent, in txn: borrowing Transaction, databases: ProjectionDatabases
-    ) throws {
-        guard let event = try CategoryEvent.decode(e) else {
-            throw FoldError.foreignType(e.type, version: e.schemaVersion, in: .category(id))
-        }
-        let existing = try category(id, in: txn, databases: databases)
-        var folded = existing
-        try CategoryFold.apply(event, to: &folded, id: id, at: e.recordedAt)
-        guard let c = folded else { return }
-        try txn.put(databases[DB.categories], key: id.bytes, value: c.encoded())
-        // The names this event may have given or taken: each goes to its owner now.
-        var names: [[UInt8]] = []
-        if let ex = existing, !ex.deleted { names.append(Category.nameKey(ex.name)) }
-        if !c.deleted { names.append(Category.nameKey(c.name)) }
-        guard !names.isEmpty else { return }
-        let all = try allCategories(in: txn, databases: databases)
-        for key in Set(names) where CategoryNameIndex.indexable(key) {
-            if let owner = CategoryNameIndex.owner(of: key, among: all) {
-                try txn.put(databases[DB.categoryNames], key: key, value: owner.id.bytes)
-            } else {
-                try txn.delete(databases[DB.categoryNames], key: key)
-            }
-        }
-    }
-
-    /// Every category record, deleted ones included.
-    func allCategories(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Category] {
-        var out: [Category] = []
-        try txn.withCursor(databases[DB.categories]) { c in
-            var entry = try c.first()
-            while let e = entry {
-                guard let id = Identifier(bytes: e.key) else {
-                    throw StoreError.damagedProjection("a category record has a bad key")
-                }
-                do { out.append(try Category(decoding: e.value, id: id)) } catch {
-                    throw StoreError.damagedProjection("category record of \(id): \(error)")
-                }
-                entry = try c.next()
-            }
-        }
-        return out
     }
 
     // MARK: Queries
@@ -208,58 +199,153 @@ public final class NotesProjection: ProjectionSet {
     public func category(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
         -> Category?
     {
-        let key = id.bytes
-        let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.categories], k) }
-        guard let raw else { return nil }
-        do { return try Category(decoding: raw, id: id) } catch {
-            throw StoreError.damagedProjection("category record of \(id): \(error)")
-        }
+        try categoryTable(databases).get(id, in: txn)
     }
 
     /// The live category named `name` (compared without regard to case), or nil.
     public func category(named name: String, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
         -> Category?
     {
-        // LMDB refuses empty keys and keys over 511 bytes; no stored name is either.
-        let key = Category.nameKey(name)
-        guard !key.isEmpty, key.count <= 511 else { return nil }
-        guard let raw = try txn.get(databases[DB.categoryNames], key: key),
-            let id = Identifier(bytes: raw)
-        else { return nil }
-        return try category(id, in: txn, databases: databases)
+        try categoryTable(databases).named(name, in: txn)
     }
 
     /// Every live category (two may share a name when an import brought both).
     public func categories(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Category] {
-        try allCategories(in: txn, databases: databases).filter { !$0.deleted }
+        try categoryTable(databases).all(in: txn).filter { !$0.deleted }
     }
 
-    /// One page of a listing, reading only the index entries it returns.
+    /// The tag with `id` (including deleted ones), or nil.
+    public func tag(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Tag? {
+        try tagTable(databases).get(id, in: txn)
+    }
+
+    /// The live tag named `name` (compared without regard to case), or nil.
+    public func tag(named name: String, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Tag? {
+        try tagTable(databases).named(name, in: txn)
+    }
+
+    /// Every live tag.
+    public func tags(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Tag] {
+        try tagTable(databases).all(in: txn).filter { !$0.deleted }
+    }
+
+    /// One page of a listing, reading only the index entries it returns (with tags: those of
+    /// the tags asked for).
     public func list(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Note]
     {
         var out: [Note] = []
         let groups: [UInt8] = query.pinnedOnly ? [0] : [0, 1]
-        for group in groups {
-            let prefix = ListIndex.prefix(
-                status: query.status, scope: query.scope, sort: query.sort, pinnedGroup: group)
-            try txn.withCursor(databases[DB.list]) { c in
-                var entry: Entry?
-                if query.reverse {
-                    var after = prefix
-                    after.append(contentsOf: [UInt8](repeating: 0xFF, count: 300))
-                    entry = try after.withUnsafeBytes { k in try c.seekAtOrBefore(k) }
-                } else {
-                    entry = try c.seek(prefix)
-                }
-                while let e = entry, e.key.starts(with: prefix), out.count < query.limit {
-                    guard let id = Identifier(bytes: e.key.suffix(16)) else { break }
+        guard !query.tags.isEmpty else {
+            for group in groups {
+                let prefix = ListIndex.prefix(
+                    status: query.status, scope: query.scope, sort: query.sort, pinnedGroup: group)
+                try scan(prefix, reverse: query.reverse, in: txn, databases: databases) { id in
                     if let n = try note(id, in: txn, databases: databases) { out.append(n) }
-                    entry = query.reverse ? try c.previous() : try c.next()
+                    return out.count < query.limit
+                }
+                if out.count >= query.limit { break }
+            }
+            return out
+        }
+        // The tag group with the fewest notes is read from the index; the other conditions are
+        // checked on each of its notes.
+        let tags = tagTable(databases)
+        var smallest = 0
+        var fewest = Int.max
+        for (i, group) in query.tags.enumerated() {
+            var total = 0
+            for id in group { total += try tags.get(id, in: txn)?.count ?? 0 }
+            if total < fewest { (smallest, fewest) = (i, total) }
+        }
+        let driving = query.tags[smallest]
+        func accepts(_ n: Note) -> Bool {
+            switch query.scope {
+            case .any: break
+            case .uncategorized: if n.category != nil { return false }
+            case .category(let c): if n.category != c { return false }
+            case .tag(let t): if !n.tags.contains(t) { return false }
+            }
+            return query.tags.allSatisfy { group in n.tags.contains { group.contains($0) } }
+        }
+        for group in groups {
+            let prefixes = driving.map {
+                ListIndex.prefix(status: query.status, scope: .tag($0), sort: query.sort, pinnedGroup: group)
+            }
+            var ids: [Identifier] = []
+            if prefixes.count == 1 {
+                try scan(prefixes[0], reverse: query.reverse, in: txn, databases: databases) { id in
+                    if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
+                    return out.count < query.limit
+                }
+            } else {
+                // Several tags (one and its descendants): their entries merged in key order, each
+                // note once.
+                var suffixes: [[UInt8]] = []
+                for prefix in prefixes {
+                    try txn.withCursor(databases[DB.list]) { c in
+                        var entry = try c.seek(prefix)
+                        while let e = entry, e.key.starts(with: prefix) {
+                            suffixes.append(Array(e.key.dropFirst(prefix.count)))
+                            entry = try c.next()
+                        }
+                    }
+                }
+                suffixes.sort { $0.lexicographicallyPrecedes($1) }
+                if query.reverse { suffixes.reverse() }
+                var seen: Set<Identifier> = []
+                for s in suffixes {
+                    guard let id = Identifier(bytes: s.suffix(16)), seen.insert(id).inserted else { continue }
+                    ids.append(id)
+                }
+                for id in ids where out.count < query.limit {
+                    if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
                 }
             }
             if out.count >= query.limit { break }
         }
         return out
+    }
+
+    /// Calls `body` with the id of each listing entry under `prefix`, in order, while it
+    /// returns true.
+    private func scan(
+        _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
+        _ body: (Identifier) throws -> Bool
+    ) throws {
+        try txn.withCursor(databases[DB.list]) { c in
+            var entry: Entry?
+            if reverse {
+                var after = prefix
+                after.append(contentsOf: [UInt8](repeating: 0xFF, count: 300))
+                entry = try after.withUnsafeBytes { k in try c.seekAtOrBefore(k) }
+            } else {
+                entry = try c.seek(prefix)
+            }
+            while let e = entry, e.key.starts(with: prefix) {
+                guard let id = Identifier(bytes: e.key.suffix(16)), try body(id) else { break }
+                entry = reverse ? try c.previous() : try c.next()
+            }
+        }
+    }
+
+    /// The ids of the notes of `statuses` that carry any of `tags`, each once.
+    func notes(
+        taggedWithAnyOf tags: [Identifier], statuses: [ListQuery.StatusFilter], in txn: borrowing Transaction,
+        databases: ProjectionDatabases
+    ) throws -> Set<Identifier> {
+        var ids: Set<Identifier> = []
+        for t in tags {
+            for status in statuses {
+                for group: UInt8 in [0, 1] {
+                    let prefix = ListIndex.prefix(status: status, scope: .tag(t), sort: .created, pinnedGroup: group)
+                    try scan(prefix, reverse: false, in: txn, databases: databases) { id in
+                        ids.insert(id)
+                        return true
+                    }
+                }
+            }
+        }
+        return ids
     }
 
     /// Number of notes in the projection (any status).
@@ -284,14 +370,12 @@ public final class NotesProjection: ProjectionSet {
         let notes = state.notes.values.sorted { $0.id < $1.id }
         // The search index is tokenized on the second core while the other projections are written.
         try SearchBridge.bulkLoad(notes, context: context, databases: databases) {
-            try writeNotesListsAndCategories(
-                notes, categories: state.categories, context: context, databases: databases)
+            try writeNotesListsAndEntities(notes, state: state, context: context, databases: databases)
         }
     }
 
-    private func writeNotesListsAndCategories(
-        _ notes: [Note], categories known: [Identifier: Category], context: RebuildContext,
-        databases: ProjectionDatabases
+    private func writeNotesListsAndEntities(
+        _ notes: [Note], state: NotebookState, context: RebuildContext, databases: ProjectionDatabases
     ) throws {
         let chunk = max(1, rebuildBatch / 12)
         var start = 0
@@ -311,17 +395,10 @@ public final class NotesProjection: ProjectionSet {
             start += chunk
         }
         try ListIndexBulkWriter(notes).write(context: context, into: databases[DB.list], batch: rebuildBatch)
-        var categories = known
-        for n in notes where !n.trashed {
-            if let c = n.category, categories[c] != nil { categories[c]!.count += 1 }
-        }
+        let (categories, tags) = state.entitiesWithCounts()
         try context.write { txn in
-            for c in categories.values.sorted(by: { $0.id < $1.id }) {
-                try txn.put(databases[DB.categories], key: c.id.bytes, value: c.encoded(), flags: .append)
-            }
-            for (key, id) in CategoryNameIndex.entries(categories.values) {
-                try txn.put(databases[DB.categoryNames], key: key, value: id.bytes)
-            }
+            try categoryTable(databases).write(categories.values, in: txn)
+            try tagTable(databases).write(tags.values, in: txn)
         }
     }
 }
@@ -343,11 +420,16 @@ public struct ListQuery: Sendable, Equatable {
         case any
         case uncategorized
         case category(Identifier)
+        /// Notes tagged with exactly this tag.
+        case tag(Identifier)
     }
 
     public var status: StatusFilter = .active
     public var scope: Scope = .any
     public var pinnedOnly = false
+    /// Tag conditions, all of which a note must meet: each is a set of tag ids (a tag and its
+    /// descendants), one of which the note must carry.
+    public var tags: [[Identifier]] = []
     public var sort: Sort = .updated
     public var reverse = false
     public var limit = Int.max
@@ -355,7 +437,8 @@ public struct ListQuery: Sendable, Equatable {
     public init() {}
 }
 
-/// Keys of the listing index: one per (status view, category scope, sort) a note appears in.
+/// Keys of the listing index: one per (status view, scope, sort) a note appears in. The scopes
+/// are every note, its category (or uncategorized) and each of its tags.
 ///
 /// `status | scope | sort | pinned group | sort value | id`; sort values are encoded so that
 /// LMDB's byte order is the listing order (newest first for dates, A-Z for titles).
@@ -370,6 +453,9 @@ enum ListIndex {
         case .category(let id):
             k.append(2)
             k.append(contentsOf: id.bytes)
+        case .tag(let id):
+            k.append(3)
+            k.append(contentsOf: id.bytes)
         }
         k.append(sort.rawValue)
         k.append(pinnedGroup)
@@ -378,9 +464,10 @@ enum ListIndex {
 
     static func keys(for note: Note) -> [[UInt8]] {
         let statuses: [ListQuery.StatusFilter] = [ListQuery.StatusFilter(rawValue: note.status.rawValue)!, .all]
-        let scopes: [ListQuery.Scope] = [.any, note.category.map { .category($0) } ?? .uncategorized]
+        let scopes: [ListQuery.Scope] =
+            [.any, note.category.map { .category($0) } ?? .uncategorized] + note.tags.map { .tag($0) }
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(12)
+        keys.reserveCapacity(2 * scopes.count * ListQuery.Sort.allCases.count)
         let idBytes = note.id.bytes
         for s in statuses {
             for scope in scopes {
@@ -409,60 +496,6 @@ enum ListIndex {
         var bytes = Array(title.lowercased().utf8.prefix(64))
         bytes.append(0)
         return bytes
-    }
-}
-
-/// Which category a name finds. Names are unique among live categories when commands make them,
-/// but an import can bring two live categories of the same name; the name then finds the first
-/// created (the lowest id among those created at once). The inline projection, the rebuild and
-/// `verify` all keep the index by this one rule.
-enum CategoryNameIndex {
-    /// LMDB keys are 1 to 511 bytes; a name outside that is never looked up.
-    static func indexable(_ key: [UInt8]) -> Bool { !key.isEmpty && key.count <= 511 }
-
-    /// The live category that owns the name `key`, if any.
-    static func owner(of key: [UInt8], among categories: some Sequence<Category>) -> Category? {
-        categories.filter { !$0.deleted && Category.nameKey($0.name) == key }.min { a, b in
-            (a.createdAt, a.id) < (b.createdAt, b.id)
-        }
-    }
-
-    /// Every entry of the index, in key order.
-    static func entries(_ categories: some Sequence<Category>) -> [([UInt8], Identifier)] {
-        var owners: [[UInt8]: Category] = [:]
-        for c in categories where !c.deleted {
-            let key = Category.nameKey(c.name)
-            guard indexable(key) else { continue }
-            if let o = owners[key], (o.createdAt, o.id) < (c.createdAt, c.id) { continue }
-            owners[key] = c
-        }
-        return owners.map { ($0.key, $0.value.id) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
-    }
-}
-
-extension Category {
-    static func nameKey(_ name: String) -> [UInt8] { Array(name.lowercased().utf8) }
-
-    func encoded() -> [UInt8] {
-        var w = ByteWriter()
-        w.write(byte: 1)
-        w.write(string: name)
-        w.write(signed: Int64(count))
-        w.write(signed: createdAt)
-        w.write(bool: deleted)
-        return w.bytes
-    }
-
-    init(decoding bytes: UnsafeRawBufferPointer, id: Identifier) throws(DecodingError) {
-        var r = ByteReader(bytes)
-        let f = try r.readByte()
-        guard f == 1 else { throw DecodingError(.badTag(f), at: 0) }
-        let name = try r.readString()
-        let count = try r.readSigned()
-        let createdAt = try r.readSigned()
-        let deleted = try r.readBool()
-        try r.expectEnd()
-        self.init(id: id, name: name, count: Int(clamping: count), createdAt: createdAt, deleted: deleted)
     }
 }
 

@@ -127,7 +127,13 @@ extension Notebook {
     public func search(
         _ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64
     ) throws(NotesError) -> [SearchResult] {
-        let state = try state(asOf: instant)
+        Self.search(query, filter: filter, limit: limit, in: try state(asOf: instant))
+    }
+
+    /// The same search over a state replayed in memory.
+    public static func search(_ query: SearchQuery, filter: SearchFilter, limit: Int, in state: NotebookState)
+        -> [SearchResult]
+    {
         let index = InMemorySearchIndex(notes: state.notes.values)
         return index.search(query, filter: filter, limit: limit).compactMap { hit in
             state.notes[hit.id].map { SearchResult(note: $0, score: hit.score) }

@@ -5,6 +5,7 @@ import EventStore
 public enum StreamRef: Sendable, Equatable {
     case note(Identifier)
     case category(Identifier)
+    case tag(Identifier)
     case other
 
     package init(_ bytes: UnsafeRawBufferPointer) {
@@ -16,6 +17,10 @@ public enum StreamRef: Sendable, Equatable {
             let id = StreamRef.parseID(UnsafeRawBufferPointer(rebasing: bytes[9...]))
         {
             self = .category(id)
+        } else if bytes.count == 40, bytes.starts(with: StreamRef.tagPrefix),
+            let id = StreamRef.parseID(UnsafeRawBufferPointer(rebasing: bytes[4...]))
+        {
+            self = .tag(id)
         } else {
             self = .other
         }
@@ -26,6 +31,7 @@ public enum StreamRef: Sendable, Equatable {
         switch self {
         case .note: return .note
         case .category: return .category
+        case .tag: return .tag
         case .other: return nil
         }
     }
@@ -37,6 +43,7 @@ public enum StreamRef: Sendable, Equatable {
 
     static let notePrefix = Array("note/".utf8)
     static let categoryPrefix = Array("category/".utf8)
+    static let tagPrefix = Array("tag/".utf8)
 
     /// The id of the canonical lowercase UUID form (as streams are named), or nil.
     @inline(__always)

@@ -7,12 +7,15 @@ struct OptionSpec: Sendable {
     /// Name of the value (`TEXT`), or nil for a flag.
     let value: String?
     let help: String
+    /// Whether the option may be given several times (`--tag a --tag b`).
+    let repeatable: Bool
 
-    init(_ name: String, short: Character? = nil, value: String? = nil, _ help: String) {
+    init(_ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, _ help: String) {
         self.name = name
         self.short = short
         self.value = value
         self.help = help
+        self.repeatable = repeatable
     }
 }
 
@@ -31,15 +34,18 @@ struct ParsedArguments: Sendable {
     var command: String?
     var positionals: [String] = []
     var values: [String: String] = [:]
+    /// Every value of each repeatable option, in the order given.
+    var repeated: [String: [String]] = [:]
     var flags: Set<String> = []
 
     func value(_ name: String) -> String? { values[name] }
+    func allValues(_ name: String) -> [String] { repeated[name] ?? [] }
     func has(_ name: String) -> Bool { flags.contains(name) || values[name] != nil }
 }
 
 /// Splits argv by the rules of the CLI: global options anywhere, an option's value taken as
 /// given even when it begins with `-`, `--` ends the options, `--name=value` accepted,
-/// repeating an option is an error.
+/// repeating an option is an error unless it is repeatable.
 struct ArgumentParser {
     let commandOptions: (String) -> [OptionSpec]?
     let commandNames: [String]
@@ -98,7 +104,9 @@ struct ArgumentParser {
                     value = args[i]
                     i += 1
                 }
-                if result.values[spec.name] != nil {
+                if spec.repeatable {
+                    result.repeated[spec.name, default: []].append(value)
+                } else if result.values[spec.name] != nil {
                     throw CLIError("option --\(spec.name) is given more than once; give it once")
                 }
                 result.values[spec.name] = value

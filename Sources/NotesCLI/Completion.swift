@@ -1,8 +1,9 @@
 import Notes
 
 /// Shell completion: `notes completion bash|zsh|fish` prints a script; the scripts ask
-/// `notes __complete ids|categories` for note ids (with titles) and category names, read from
-/// the projections so a Tab press stays fast.
+/// `notes __complete ids|categories|tags` for note ids (with titles), category and tag names,
+/// read from the projections so a Tab press stays fast. Tag names are offered after `--tag` and
+/// after the id of `tag` and `untag`.
 extension Command {
     /// Whether the first argument is a note id (its usage reads `NAME ID ...`).
     var takesNoteID: Bool {
@@ -45,6 +46,11 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                     COMPREPLY=($(compgen -W "$(notes __complete categories 2>/dev/null)" -- "$cur"))
                     return
                 fi
+                if [[ "$prev" == "--tag" || ( ( "$cmd" == "tag" || "$cmd" == "untag" ) && $COMP_CWORD -ge 3 ) ]]; then
+                    local IFS=$'\\n'
+                    COMPREPLY=($(compgen -W "$(notes __complete tags 2>/dev/null)" -- "$cur"))
+                    return
+                fi
                 if [[ "$cur" == -* ]]; then
                     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
                     return
@@ -74,6 +80,11 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 cats=(${(f)"$(notes __complete categories 2>/dev/null)"})
                 _describe 'category' cats
             }
+            _notes_tags() {
+                local -a tags
+                tags=(${(f)"$(notes __complete tags 2>/dev/null | sed 's/:/\\\\:/g')"})
+                _describe 'tag' tags
+            }
             _notes() {
                 local -a commands
                 commands=(
@@ -87,6 +98,10 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                     _notes_categories
                     return
                 fi
+                if [[ ${words[CURRENT-1]} == --tag ]]; then
+                    _notes_tags
+                    return
+                fi
                 if [[ ${words[CURRENT]} == -* ]]; then
                     local -a opts
                     case $cmd in
@@ -97,7 +112,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 fi
                 case $cmd in
                     \(idCommands.joined(separator: "|")))
-                        if (( CURRENT == 3 )); then _notes_ids; elif [[ $cmd == categorize ]]; then _notes_categories; fi ;;
+                        if (( CURRENT == 3 )); then _notes_ids; elif [[ $cmd == categorize ]]; then _notes_categories; elif [[ $cmd == (tag|untag) ]]; then _notes_tags; fi ;;
                 esac
             }
             compdef _notes notes 2>/dev/null
@@ -120,6 +135,9 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
         out +=
             "complete -c notes -n '__fish_seen_subcommand_from \(idCommands.joined(separator: " "))' -a '(notes __complete ids 2>/dev/null)'\n"
         out += "complete -c notes -l category -a '(notes __complete categories 2>/dev/null)'\n"
+        out += "complete -c notes -l tag -a '(notes __complete tags 2>/dev/null)'\n"
+        out +=
+            "complete -c notes -n '__fish_seen_subcommand_from tag untag; and test (count (commandline -opc)) -ge 3' -a '(notes __complete tags 2>/dev/null)'\n"
         return out
     default:
         throw CLIError("unknown shell \"\(shell)\"; use bash, zsh or fish")
@@ -139,7 +157,8 @@ let completionCommand = Command(
 
 /// Hidden: values for the completion scripts. Quiet on any error (no store yet, etc.).
 let completeCommand = Command(
-    "__complete", abstract: "Values for shell completion (ids, categories).", usage: ["__complete ids|categories"],
+    "__complete", abstract: "Values for shell completion (ids, categories, tags).",
+    usage: ["__complete ids|categories|tags"],
     readsOnly: true
 ) { ctx in
     ctx.terminal.pagerAllowed = false
@@ -152,6 +171,8 @@ let completeCommand = Command(
         for n in (try? book.list(q)) ?? [] { ctx.terminal.print(shortID(n.id) + "\t" + truncate(n.title, 60)) }
     case "categories":
         for c in (try? book.categories()) ?? [] { ctx.terminal.print(c.name) }
+    case "tags":
+        for t in (try? book.allTags()) ?? [] { ctx.terminal.print(t.name) }
     default:
         return
     }

@@ -15,6 +15,7 @@ final class Context: @unchecked Sendable {
     private var openedNotebook: Notebook?
     /// Category names already read: a listing names the same few categories on every row.
     private var categoryNames: [Identifier: String?] = [:]
+    private var tagNames: [Identifier: String] = [:]
     /// The bar of a rebuild in progress, cleared when the open that ran it ends.
     private var rebuildProgress: RebuildProgress?
 
@@ -46,6 +47,8 @@ final class Context: @unchecked Sendable {
     // MARK: Arguments
 
     func value(_ name: String) -> String? { arguments.value(name) }
+    /// Every value of a repeatable option, in the order given.
+    func values(_ name: String) -> [String] { arguments.allValues(name) }
     func flag(_ name: String) -> Bool { arguments.flags.contains(name) }
     var positionals: [String] { arguments.positionals }
 
@@ -173,6 +176,21 @@ final class Context: @unchecked Sendable {
         let name = try notebook().categoryName(id)
         categoryNames[id] = name
         return name
+    }
+
+    /// The note's category and tags by their current names (each read once per command).
+    func labels(_ n: Note) throws -> NoteLabels {
+        var tags: [String] = []
+        for t in n.tags {
+            if let known = tagNames[t] {
+                tags.append(known)
+            } else {
+                let name = try notebook().tagName(t) ?? shortID(t)
+                tagNames[t] = name
+                tags.append(name)
+            }
+        }
+        return NoteLabels(category: try categoryName(n.category), tags: tags)
     }
 
     /// Resolves a note id argument.

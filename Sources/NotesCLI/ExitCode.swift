@@ -9,7 +9,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case failure = 1
     /// A usage or validation error: bad arguments or input. Nothing was changed.
     case usage = 2
-    /// No note or category matches, or an id prefix is ambiguous.
+    /// No note, category or tag matches, or an id prefix is ambiguous.
     case notFound = 3
     /// The note changed since the expected version; nothing was overwritten.
     case conflict = 4
@@ -22,7 +22,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .failure:
             return "other failure (for example a full disk, a file that cannot be read or written, a failing editor)"
         case .usage: return "usage or validation error (bad arguments or input); nothing was changed"
-        case .notFound: return "no note or category matches, or an id prefix is ambiguous"
+        case .notFound: return "no note, category or tag matches, or an id prefix is ambiguous"
         case .conflict: return "conflict: the note changed since the expected version; nothing was overwritten"
         case .storeUnusable: return "the store is unusable (damaged, newer format, locked out, permissions)"
         }
@@ -59,6 +59,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
                 switch missing {
                 case .note, .noteMatching: return CLIError(e.description + "; try `notes list --all`", code: .notFound)
                 case .category: return CLIError(e.description + "; see `notes categories`", code: .notFound)
+                case .tag: return CLIError(e.description + "; see `notes tags`", code: .notFound)
                 case .version, .noteBefore: return CLIError(e.description, code: .notFound)
                 }
             case .ambiguous: return CLIError(e.description, code: .notFound)

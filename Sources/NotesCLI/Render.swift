@@ -4,12 +4,13 @@ import Notes
 
 /// Turns notes into JSON and aligned text.
 extension Context {
-    func noteJSON(_ n: Note, categoryName: String?) -> JSONValue {
+    func noteJSON(_ n: Note, labels: NoteLabels) -> JSONValue {
         .object([
             ("id", .string(n.id.uuidString)),
             ("title", .string(n.title)),
             ("body", .string(n.body)),
-            ("category", categoryName.map(JSONValue.string) ?? .null),
+            ("category", labels.category.map(JSONValue.string) ?? .null),
+            ("tags", .array(labels.tags.map(JSONValue.string))),
             ("pinned", .bool(n.pinned)),
             ("archived", .bool(n.archived)),
             ("trashed", .bool(n.trashed)),
@@ -20,7 +21,7 @@ extension Context {
     }
 
     func noteJSON(_ n: Note) throws -> JSONValue {
-        noteJSON(n, categoryName: try categoryName(n.category))
+        noteJSON(n, labels: try labels(n))
     }
 
     /// Prints JSON (pretty) followed by a newline.
@@ -32,10 +33,12 @@ extension Context {
         RelativeTime.describe(micros: micros, now: now, timeZone: .system)
     }
 
-    /// The note as `show` prints it.
-    func printNote(_ n: Note) throws {
+    /// The note as `show` prints it, its category and tags named as `labels` says (by default
+    /// as they are called now).
+    func printNote(_ n: Note, labels given: NoteLabels? = nil) throws {
+        let labels = try given ?? self.labels(n)
         if json {
-            printJSON(try noteJSON(n))
+            printJSON(noteJSON(n, labels: labels))
             return
         }
         let t = terminal
@@ -45,26 +48,33 @@ extension Context {
         if n.trashed { flags.append(t.red("trashed")) }
         t.print(t.bold(n.title))
         var meta = "  v\(n.version)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
-        if let c = try categoryName(n.category) { meta += "  [\(c)]" }
+        if let c = labels.category { meta += "  [\(c)]" }
         var line = t.cyan(shortID(n.id)) + t.dim(meta)
         if !flags.isEmpty { line += "  " + flags.joined(separator: " ") }
         t.print(line)
+        if !labels.tags.isEmpty {
+            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + $0) }.joined(separator: " "))
+        }
         if !n.body.isEmpty {
             t.print()
             t.print(n.body, terminator: n.body.hasSuffix("\n") ? "" : "\n")
         }
     }
 
-    /// One line per note: id, pin mark, title, category, updated.
-    func printNoteTable(_ notes: [Note], categoryName: (Note) throws -> String?) throws {
+    /// One line per note: id, pin mark, title, category, updated, and tags when any note of the
+    /// listing has some.
+    func printNoteTable(_ notes: [Note], labels: (Note) throws -> NoteLabels) throws {
         var rows: [[String]] = []
+        let withTags = notes.contains { !$0.tags.isEmpty }
         for n in notes {
-            rows.append([
-                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), try categoryName(n) ?? "",
-                relative(n.updatedAt),
-            ])
+            let l = try labels(n)
+            var row = [
+                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), l.category ?? "", relative(n.updatedAt),
+            ]
+            if withTags { row.append(truncate(l.tags.map { "#" + $0 }.joined(separator: " "), 60)) }
+            rows.append(row)
         }
-        printTable(rows, styles: [terminal.cyan, terminal.yellow, { $0 }, terminal.dim, terminal.dim])
+        printTable(rows, styles: [terminal.cyan, terminal.yellow, { $0 }, terminal.dim, terminal.dim, terminal.green])
     }
 
     func printTable(_ rows: [[String]], styles: [(String) -> String]) {

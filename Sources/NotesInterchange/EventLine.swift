@@ -210,7 +210,7 @@ public struct EventBatch: Sendable {
         let metadata = try Self.metadata(value["metadata"])
         guard let data = value["data"] else { throw Problem(message: "missing key \"data\"") }
         let fields = try Self.fields(data, schema: schema)
-        try check(fields)
+        try check(fields, family: kind)
         let payload: [UInt8]
         do { payload = try schema.encode(fields) } catch { throw Problem(message: "data: \(error.message)") }
         return ImportedEvent(
@@ -226,11 +226,12 @@ public struct EventBatch: Sendable {
         return s
     }
 
-    /// `note/UUID` or `category/UUID`, the UUID in canonical lowercase form (the key the store
+    /// `note/UUID`, `category/UUID` or `tag/UUID`, the UUID in canonical lowercase form (the key the store
     /// looks the stream up by).
     static func streamKind(_ stream: String) throws(Problem) -> StreamFamily {
         guard let family = StreamRef(stream).family else {
-            throw Problem(message: "stream \(stream.jsonQuoted) is not note/UUID or category/UUID (lowercase UUID)")
+            throw Problem(
+                message: "stream \(stream.jsonQuoted) is not note/UUID, category/UUID or tag/UUID (lowercase UUID)")
         }
         return family
     }
@@ -305,9 +306,10 @@ public struct EventBatch: Sendable {
         }
     }
 
-    /// The limits every command enforces: bodies within the limit and free of NUL, titles and
-    /// category names as ``Notebook`` stores them (trimmed, one line, within their lengths).
-    private func check(_ fields: EventFields) throws(Problem) {
+    /// The limits every command enforces: bodies within the limit and free of NUL, titles,
+    /// category and tag names as ``Notebook`` stores them (trimmed, one line, within their
+    /// lengths; tag names with no empty part).
+    private func check(_ fields: EventFields, family: StreamFamily) throws(Problem) {
         for (name, value) in fields.pairs {
             guard case .string(let s) = value else { continue }
             switch name {
@@ -321,6 +323,13 @@ public struct EventBatch: Sendable {
                 let valid: String
                 do { valid = try Notebook.validTitle(s) } catch { throw Problem(message: error.description) }
                 guard valid == s else { throw Problem(message: "the title has leading or trailing white space") }
+            case "name" where family == .tag:
+                let valid: String
+                do { valid = try Notebook.validTagName(s) } catch { throw Problem(message: error.description) }
+                guard valid == s else {
+                    throw Problem(
+                        message: "the tag name has white space around a part; write it as \(valid.jsonQuoted)")
+                }
             case "name":
                 let valid: String
                 do { valid = try Notebook.validCategoryName(s) } catch { throw Problem(message: error.description) }
@@ -599,7 +608,9 @@ struct FastEventLine {
                         v = .identifier(id)
                     }
                 }
-                if case .string(let text) = v, !Self.withinLimits(text, name: s.schema.fields[index].name, maxBodyBytes)
+                if case .string(let text) = v,
+                    !Self.withinLimits(
+                        text, name: s.schema.fields[index].name, family: s.family, maxBodyBytes)
                 {
                     return nil
                 }
@@ -632,12 +643,14 @@ struct FastEventLine {
 
     /// The checks of ``EventBatch`` on one string field (body size and NUL, trimmed one-line
     /// titles and category names).
-    static func withinLimits(_ s: String, name: String, _ maxBodyBytes: Int) -> Bool {
+    static func withinLimits(_ s: String, name: String, family: StreamFamily?, _ maxBodyBytes: Int) -> Bool {
         switch name {
         case "body", "content":
             return s.utf8.count <= maxBodyBytes && !containsNUL(s)
         case "title":
             return (try? Notebook.validTitle(s)) == s
+        case "name" where family == .tag:
+            return (try? Notebook.validTagName(s)) == s
         case "name":
             return (try? Notebook.validCategoryName(s)) == s
         default: return true

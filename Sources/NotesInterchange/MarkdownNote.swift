@@ -10,6 +10,7 @@ import Notes
 /// id: 5f1e0c52-3b0a-4b7e-9d0e-2f4c7a1b9e33
 /// title: "Groceries"
 /// category: "Home"
+/// tags: ["home", "lists/shopping"]
 /// pinned: false
 /// archived: false
 /// trashed: false
@@ -19,14 +20,18 @@ import Notes
 /// - milk
 /// ```
 ///
-/// Titles and categories are written as double-quoted strings (JSON escapes, which YAML reads
-/// too); an uncategorized note has no `category` line. When reading, every key is optional,
-/// unknown keys are ignored, and strings may also be single-quoted or bare.
+/// Titles, categories and tags are written as double-quoted strings (JSON escapes, which YAML
+/// reads too); an uncategorized note has no `category` line, an untagged note no `tags` line.
+/// When reading, every key is optional, unknown keys are ignored, strings may also be
+/// single-quoted or bare, and `tags` may be a flow list (`[a, "b c"]`), one name, or a block
+/// list (`tags:` then `  - a` lines).
 struct MarkdownNote: Equatable {
     var id: Identifier?
     var title: String?
     /// Present when the front matter has a `category` line; an empty value means none.
     var category: String??
+    /// Present when the front matter has a `tags` key.
+    var tags: [String]?
     var pinned: Bool?
     var archived: Bool?
     var trashed: Bool?
@@ -35,11 +40,12 @@ struct MarkdownNote: Equatable {
     struct Problem: Error { let message: String }
 
     /// The file's text for a note.
-    static func render(_ note: Note, categoryName: String?) -> String {
+    static func render(_ note: Note, labels: NoteLabels) -> String {
         var out = "---\n"
         out += "id: \(note.id.uuidString)\n"
         out += "title: \(note.title.jsonQuoted)\n"
-        if let categoryName { out += "category: \(categoryName.jsonQuoted)\n" }
+        if let category = labels.category { out += "category: \(category.jsonQuoted)\n" }
+        if !labels.tags.isEmpty { out += "tags: [" + labels.tags.map(\.jsonQuoted).joined(separator: ", ") + "]\n" }
         out += "pinned: \(note.pinned)\n"
         out += "archived: \(note.archived)\n"
         out += "trashed: \(note.trashed)\n"
@@ -55,6 +61,8 @@ struct MarkdownNote: Equatable {
         let bytes = Array(text.utf8)
         guard let first = lineEnd(bytes, from: 0), isFence(bytes[0..<first.content]) else { return result }
         var start = first.next
+        // The key of a block list being read (`tags:` with nothing after it).
+        var listKey: String?
         while true {
             guard start < bytes.count, let line = lineEnd(bytes, from: start) else {
                 throw Problem(message: "the front matter has no closing --- line")
@@ -64,7 +72,14 @@ struct MarkdownNote: Equatable {
                 result.body = String(decoding: bytes[line.next...], as: UTF8.self)
                 return result
             }
-            try result.read(String(decoding: content, as: UTF8.self))
+            let text = String(decoding: content, as: UTF8.self)
+            let trimmed = Notebook.trim(text)
+            if let key = listKey, trimmed == "-" || trimmed.hasPrefix("- ") {
+                let item = try string(Notebook.trim(String(trimmed.dropFirst())), key: key)
+                if key == "tags", !item.isEmpty { result.tags = (result.tags ?? []) + [item] }
+            } else {
+                listKey = try result.read(text)
+            }
             start = line.next
         }
     }
@@ -81,9 +96,11 @@ struct MarkdownNote: Equatable {
 
     private static func isFence(_ line: ArraySlice<UInt8>) -> Bool { line.elementsEqual("---".utf8) }
 
-    private mutating func read(_ line: String) throws(Problem) {
+    /// Reads one `key: value` line; returns the key when its value is empty (a block list may
+    /// follow).
+    private mutating func read(_ line: String) throws(Problem) -> String? {
         let trimmed = Notebook.trim(line)
-        if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         guard let colon = line.firstIndex(of: ":") else {
             throw Problem(message: "front matter line \(line.jsonQuoted) is not `key: value`")
         }
@@ -102,11 +119,49 @@ struct MarkdownNote: Equatable {
         case "pinned": pinned = try Self.bool(raw, key: key)
         case "archived": archived = try Self.bool(raw, key: key)
         case "trashed": trashed = try Self.bool(raw, key: key)
+        case "tags": tags = try Self.list(raw, key: key)
         default: break
         }
+        return raw.isEmpty ? key : nil
     }
 
-    private static func string(_ raw: String, key: String) throws(Problem) -> String {
+    /// A flow list `[a, "b, c", 'd']`, or one name; empty items are dropped.
+    private static func list(_ raw: String, key: String) throws(Problem) -> [String] {
+        guard raw.hasPrefix("[") else { return raw.isEmpty ? [] : [try string(raw, key: key)] }
+        guard raw.hasSuffix("]") else { throw Problem(message: "\(key): \(raw) is missing its closing ]") }
+        var items: [String] = []
+        var current = ""
+        var quote: Character?
+        var escaped = false
+        for c in raw.dropFirst().dropLast() {
+            if let q = quote {
+                current.append(c)
+                if escaped {
+                    escaped = false
+                } else if c == "\\" && q == "\"" {
+                    escaped = true
+                } else if c == q {
+                    quote = nil
+                }
+            } else if c == "," {
+                items.append(current)
+                current = ""
+            } else {
+                if c == "\"" || c == "'" { quote = c }
+                current.append(c)
+            }
+        }
+        if quote != nil { throw Problem(message: "\(key): \(raw) has a string missing its closing quote") }
+        items.append(current)
+        var out: [String] = []
+        for item in items {
+            let s = try string(Notebook.trim(item), key: key)
+            if !s.isEmpty { out.append(s) }
+        }
+        return out
+    }
+
+    fileprivate static func string(_ raw: String, key: String) throws(Problem) -> String {
         if raw.hasPrefix("\"") {
             guard let s = (try? JSONValue.parse(raw))?.stringValue else {
                 throw Problem(message: "\(key): \(raw) is not a valid double-quoted string")

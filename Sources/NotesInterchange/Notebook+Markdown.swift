@@ -45,8 +45,11 @@ extension Notebook {
         all.sort = .created
         let notes = try list(all)
         var names: [Identifier: String] = [:]
-        // Deleting a category uncategorizes its notes, so the live ones name every folder.
+        // Deleting a category uncategorizes its notes, so the live ones name every folder; the
+        // same goes for tags.
         for c in try categories() { names[c.id] = c.name }
+        var tagNames: [Identifier: String] = [:]
+        for t in try allTags() { tagNames[t.id] = t.name }
         try io { () throws(IOFailure) in try makeDirectories(directory) }
         var earlier: [Identifier: [String]] = [:]
         for file in try markdownFiles(in: directory) {
@@ -71,7 +74,8 @@ extension Notebook {
             try io { () throws(IOFailure) in
                 if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
                 let out = try AtomicFile(path: directory + "/" + file)
-                try out.write(Array(MarkdownNote.render(note, categoryName: category).utf8))
+                let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
+                try out.write(Array(MarkdownNote.render(note, labels: labels).utf8))
                 try out.commit(sync: false)
             }
             summary.files += 1
@@ -106,7 +110,8 @@ extension Notebook {
     ///
     /// The title comes from the front matter's `title`, else the body's first `# heading`,
     /// else the file name; the category from the front matter's `category`, else the top
-    /// folder the file is in; `pinned`, `archived` and `trashed` from the front matter when
+    /// folder the file is in; the tags from its `tags` (missing tags are created; without the
+    /// key a note keeps its tags); `pinned`, `archived` and `trashed` from the front matter when
     /// given. The body is the text after the front matter, byte for byte. A file whose `id`
     /// names a note in the store updates that note (one event per changed field, nothing when
     /// nothing changed); any other file creates a note, with the file's `id` when it has one.
@@ -118,6 +123,7 @@ extension Notebook {
             var title: String
             var body: String
             var category: String?
+            var tags: [String]?
             var pinned: Bool?
             var archived: Bool?
             var trashed: Bool?
@@ -145,6 +151,7 @@ extension Notebook {
             do {
                 item.title = try Self.validTitle(rawTitle)
                 item.body = try validBody(md.body)
+                item.tags = try md.tags.map { (names) throws(NotesError) in try Self.validTagNames(names) }
                 if let given = md.category {
                     item.category = try given.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
                 } else if let folder {
@@ -164,8 +171,21 @@ extension Notebook {
                 let categoryID = try item.category.map {
                     try ensureCategory($0, session: session, dbs: dbs)
                 }
+                var tagIDs: [Identifier]?
+                if let names = item.tags {
+                    var ids: [Identifier] = []
+                    for name in names {
+                        let t = try ensureTag(name, session: session, dbs: dbs)
+                        if !ids.contains(t) { ids.append(t) }
+                    }
+                    tagIDs = ids
+                }
                 if let id = item.id, let note = try projection.note(id, in: session.transaction, databases: dbs) {
                     var events: [NoteEvent] = []
+                    if let tagIDs {
+                        for t in tagIDs where !note.tags.contains(t) { events.append(.tagged(tag: t)) }
+                        for t in note.tags where !tagIDs.contains(t) { events.append(.untagged(tag: t)) }
+                    }
                     if item.title != note.title { events.append(.retitled(title: item.title)) }
                     if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
                     if categoryID != note.category { events.append(.categorized(category: categoryID)) }
@@ -188,6 +208,7 @@ extension Notebook {
                         .created(
                             title: item.title, body: item.body, pinned: item.pinned ?? false, category: categoryID)
                     ]
+                    for t in tagIDs ?? [] { events.append(.tagged(tag: t)) }
                     if item.archived == true { events.append(.archived) }
                     if item.trashed == true { events.append(.trashed) }
                     _ = try append(events, to: id, expecting: .noStream, session: session, dbs: dbs)

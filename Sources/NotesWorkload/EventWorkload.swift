@@ -2,8 +2,8 @@ public import Basics
 public import EventStore
 import Notes
 
-/// A deterministic event log for benchmarks: N notes and their edits, categories, every event
-/// type of the catalogue, and a share of legacy schema-1 events, all from one seed.
+/// A deterministic event log for benchmarks: N notes and their edits, categories, nested tags,
+/// every event type of the catalogue, and a share of legacy schema-1 events, all from one seed.
 ///
 /// The generator streams (one event at a time, memory proportional to the notes, not the
 /// events), so a million-event log costs no more to produce than to consume.
@@ -21,6 +21,10 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         public var events: Int
         /// Categories created at the start; a few are renamed and one is deleted near the end.
         public var categories: Int
+        /// Tags created at the start, a third of them nested below another (`area 3/topic 7`);
+        /// one is renamed half-way and one deleted near the end. About half the notes get one to
+        /// three tags when created, and edits tag and untag.
+        public var tags: Int
         /// The share of notes written by the legacy schema-1 program (their events are
         /// `NoteCreated` v1, `NoteUpdated` v1, `NotePinToggled` v1 and `NoteDeleted` v1).
         public var legacyShare: Double
@@ -33,13 +37,15 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         public var spanMicros: Int64
 
         public init(
-            notes: Int, events: Int, categories: Int = 20, legacyShare: Double = 0.05, hotNoteVersions: Int = 1000,
+            notes: Int, events: Int, categories: Int = 20, tags: Int = 60, legacyShare: Double = 0.05,
+            hotNoteVersions: Int = 1000,
             seed: UInt64 = 0x5EED_2026, start: Int64 = 1_704_067_200_000_000,
             spanMicros: Int64 = 2 * 365 * 86_400_000_000
         ) {
             self.notes = max(notes, 1)
             self.events = max(events, 0)
             self.categories = max(categories, 1)
+            self.tags = max(tags, 2)
             self.legacyShare = legacyShare
             self.hotNoteVersions = max(hotNoteVersions, 1)
             self.seed = seed
@@ -73,6 +79,8 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         var trashed = false
         /// Index into `categoryIDs`, or -1.
         var category = -1
+        /// Indices of the note's tags.
+        var tags: [Int] = []
         var legacy = false
     }
 
@@ -83,6 +91,8 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     private var notes: [NoteState] = []
     private var categoryNames: [String] = []
     private var categoryLive: [Bool] = []
+    private var tagNames: [String] = []
+    private var tagLive: [Bool] = []
     /// Events planned but not yet returned (a category deletion plans many at once).
     private var pending: [Event] = []
     private var pendingHead = 0
@@ -91,9 +101,12 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     private let hotEvery: Int
     private let renameSteps: Set<Int>
     private let deleteStep: Int
+    private let tagRenameStep: Int
+    private let tagDeleteStep: Int
 
     static let noteSalt: UInt64 = 1
     static let categorySalt: UInt64 = 2
+    static let tagSalt: UInt64 = 3
     static let actors = ["ana@laptop", "ben@desktop", "chen@phone", "dee@tablet", "eve@server"]
 
     /// A generator of the workload `spec`; `text` is shared so its vocabulary is built once.
@@ -107,6 +120,8 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         hotEvery = max(1, spec.events / (spec.hotNoteVersions + spec.hotNoteVersions / 10 + 2))
         renameSteps = Set((1...3).map { spec.events * $0 / 4 + 1 })
         deleteStep = spec.events * 9 / 10
+        tagRenameStep = spec.events / 2 + 3
+        tagDeleteStep = spec.events * 19 / 20
         notes.reserveCapacity(spec.notes)
     }
 
@@ -118,6 +133,11 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     /// The id of the `index`-th category.
     public static func categoryID(_ index: Int, spec: Spec) -> Identifier {
         WorkloadRandom.identifier(seed: spec.seed, salt: categorySalt, index: index)
+    }
+
+    /// The id of the `index`-th tag.
+    public static func tagID(_ index: Int, spec: Spec) -> Identifier {
+        WorkloadRandom.identifier(seed: spec.seed, salt: tagSalt, index: index)
     }
 
     /// The note edited until it has ``Spec/hotNoteVersions`` versions.
@@ -158,6 +178,12 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     private mutating func plan(step: Int) {
         if categoryNames.count < spec.categories {
             createCategory()
+        } else if tagNames.count < spec.tags {
+            createTag()
+        } else if step == tagRenameStep {
+            renameTag()
+        } else if step == tagDeleteStep {
+            deleteTag()
         } else if renameSteps.contains(step) {
             renameCategory()
         } else if step == deleteStep, categoryLive.filter({ $0 }).count > 1 {
@@ -176,14 +202,19 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         }
     }
 
-    /// Creations are spread evenly: the chance is the notes left over the steps left, which
-    /// reaches certainty when as many steps are left as notes.
+    /// Creations are spread evenly: the chance is the notes left over the steps left (twice
+    /// that while creations also tag, as a tagged creation takes about two events), which
+    /// reaches certainty when as many steps are left as notes. Creations stop tagging when four
+    /// steps per note are left, so every note is created.
     private mutating func shouldCreate(step: Int) -> Bool {
         let left = spec.notes - notes.count
         guard left > 0 else { return false }
         let stepsLeft = max(1, spec.events - step)
-        return rng.next(below: stepsLeft) < left
+        return rng.next(below: stepsLeft) < (creationsTag ? 2 * left : left)
     }
+
+    /// Whether a note created now may get tags (see ``shouldCreate(step:)``).
+    private var creationsTag: Bool { spec.events - emitted > 4 * (spec.notes - notes.count) }
 
     private mutating func metadata(command: String?) -> EventMetadata {
         let actor = Self.actors[min(rng.next(below: Self.actors.count), rng.next(below: Self.actors.count))]
@@ -251,6 +282,76 @@ public struct EventWorkload: IteratorProtocol, Sendable {
                     id: deletion, type: CategoryEvent.deleted.type, schemaVersion: 1, payload: [], metadata: meta)))
     }
 
+    private mutating func createTag() {
+        let index = tagNames.count
+        var name = text.title(using: &rng).split(separator: " ").prefix(1).joined() + " \(index)"
+        // A third of the tags nest below an earlier top-level tag.
+        let parents = tagNames.indices.filter { !tagNames[$0].contains("/") }
+        if !parents.isEmpty && rng.chance(0.33) {
+            name = tagNames[parents[rng.next(below: parents.count)]] + "/" + name
+        }
+        tagNames.append(name)
+        tagLive.append(true)
+        let e = TagEvent.created(name: name)
+        push(Tag.stream(Self.tagID(index, spec: spec)), e.type, 1, e.payload, "notes add")
+    }
+
+    /// Renames a top-level tag and the tags below it, as `notes tags rename` does.
+    private mutating func renameTag() {
+        guard let index = tagNames.indices.first(where: { tagLive[$0] && !tagNames[$0].contains("/") }) else {
+            return createNote()
+        }
+        let old = tagNames[index]
+        let new = old + " renamed"
+        let correlation = newID()
+        for t in tagNames.indices where tagLive[t] && (tagNames[t] == old || tagNames[t].hasPrefix(old + "/")) {
+            tagNames[t] = new + tagNames[t].dropFirst(old.count)
+            var meta = metadata(command: "notes tags rename")
+            meta.correlationID = correlation
+            let e = TagEvent.renamed(name: tagNames[t])
+            pending.append(
+                Event(
+                    stream: Tag.stream(Self.tagID(t, spec: spec)),
+                    event: NewEvent(id: newID(), type: e.type, schemaVersion: 1, payload: e.payload, metadata: meta)))
+        }
+    }
+
+    /// Deletes the last live nested tag the way the notebook does: each note carrying it gets a
+    /// `NoteUntagged` caused by the deletion.
+    private mutating func deleteTag() {
+        guard let index = tagLive.indices.last(where: { tagLive[$0] && tagNames[$0].contains("/") }) else {
+            return createNote()
+        }
+        tagLive[index] = false
+        let deletion = newID()
+        var meta = metadata(command: "notes tags delete")
+        meta.correlationID = newID()
+        let id = Self.tagID(index, spec: spec)
+        for n in notes.indices where notes[n].tags.contains(index) {
+            notes[n].tags.removeAll { $0 == index }
+            notes[n].version += 1
+            var m = meta
+            m.causationID = deletion
+            let e = NoteEvent.untagged(tag: id)
+            pending.append(
+                Event(
+                    stream: Note.stream(Self.noteID(n, spec: spec)),
+                    event: NewEvent(id: newID(), type: e.type, schemaVersion: 1, payload: e.payload, metadata: m)))
+        }
+        pending.append(
+            Event(
+                stream: Tag.stream(id),
+                event: NewEvent(
+                    id: deletion, type: TagEvent.deleted.type, schemaVersion: 1, payload: [], metadata: meta)))
+    }
+
+    /// A live tag, the first ones more often (a few tags hold most notes).
+    private mutating func liveTag() -> Int? {
+        let live = tagLive.indices.filter { tagLive[$0] }
+        guard !live.isEmpty else { return nil }
+        return live[min(rng.next(below: live.count), rng.next(below: live.count), rng.next(below: live.count))]
+    }
+
     private mutating func liveCategory() -> Int {
         let live = categoryLive.indices.filter { categoryLive[$0] }
         return live.isEmpty ? -1 : live[min(rng.next(below: live.count), rng.next(below: live.count))]
@@ -273,6 +374,16 @@ public struct EventWorkload: IteratorProtocol, Sendable {
             let category = state.category >= 0 ? Self.categoryID(state.category, spec: spec) : nil
             let e = NoteEvent.created(title: state.title, body: state.body, pinned: state.pinned, category: category)
             push(stream, e.type, e.schemaVersion, e.payload, "notes add")
+            // About half the notes (never the hot one) get one to three tags with their creation.
+            if index > 0 && creationsTag && rng.chance(0.5) {
+                for _ in 0..<(1 + rng.next(below: 3)) {
+                    guard let t = liveTag(), !state.tags.contains(t) else { continue }
+                    state.tags.append(t)
+                    state.version += 1
+                    let tagged = NoteEvent.tagged(tag: Self.tagID(t, spec: spec))
+                    push(stream, tagged.type, tagged.schemaVersion, tagged.payload, "notes add")
+                }
+            }
         }
         notes.append(state)
     }
@@ -304,7 +415,22 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         case 77..<85:
             n.archived.toggle()
             (event, command) = n.archived ? (.archived, "notes archive") : (.unarchived, "notes unarchive")
-        case 85..<92:
+        case 85..<89:
+            n.trashed.toggle()
+            (event, command) = n.trashed ? (.trashed, "notes trash") : (.untrashed, "notes untrash")
+        case 89..<92 where !hot:
+            // Untag one of its tags, or tag it with a tag it lacks.
+            if let t = n.tags.first, rng.chance(0.4) {
+                n.tags.removeFirst()
+                (event, command) = (.untagged(tag: Self.tagID(t, spec: spec)), "notes untag")
+            } else if let t = liveTag(), !n.tags.contains(t) {
+                n.tags.append(t)
+                (event, command) = (.tagged(tag: Self.tagID(t, spec: spec)), "notes tag")
+            } else {
+                n.body = text.edit(n.body, using: &rng)
+                (event, command) = (.bodyEdited(body: n.body), "notes edit")
+            }
+        case 89..<92:
             n.trashed.toggle()
             (event, command) = n.trashed ? (.trashed, "notes trash") : (.untrashed, "notes untrash")
         default:

@@ -217,6 +217,7 @@ struct DocRecord: Equatable {
         let flags = p.load(fromByteOffset: o + 44, as: UInt8.self)
         if flags & 1 == 0 || filter.statusMask & (1 << (flags >> 3)) == 0 { return false }
         if filter.pinnedOnly && flags & 2 == 0 { return false }
+        if let only = filter.only, !only.contains(id(p, at: o)) { return false }
         switch filter.category {
         case .any: return true
         case .uncategorized: return flags & 4 == 0
@@ -245,15 +246,18 @@ struct CompiledFilter {
     let statusMask: UInt8
     let pinnedOnly: Bool
     let category: SearchFilter.CategoryFilter
+    let only: Set<Identifier>?
 
     init(_ f: SearchFilter) {
         statusMask = f.statuses.reduce(0) { $0 | 1 << $1.rawValue }
         pinnedOnly = f.pinnedOnly
         category = f.category
+        only = f.only
     }
 
     func accepts(_ r: DocRecord) -> Bool {
         guard statusMask & (1 << r.status.rawValue) != 0, !pinnedOnly || r.pinned else { return false }
+        if let only, !only.contains(r.id) { return false }
         switch category {
         case .any: return true
         case .uncategorized: return r.category == nil

@@ -184,13 +184,17 @@ public struct SearchFilter: Sendable, Equatable {
     public var category: CategoryFilter
     /// Only pinned notes.
     public var pinnedOnly: Bool
+    /// Only these notes, when given (the notes of a tag, say).
+    public var only: Set<Identifier>?
 
     public init(
-        statuses: Set<SearchDocument.Status> = [.active], category: CategoryFilter = .any, pinnedOnly: Bool = false
+        statuses: Set<SearchDocument.Status> = [.active], category: CategoryFilter = .any, pinnedOnly: Bool = false,
+        only: Set<Identifier>? = nil
     ) {
         self.statuses = statuses
         self.category = category
         self.pinnedOnly = pinnedOnly
+        self.only = only
     }
 
     /// Every note, whatever its status, category or pin.

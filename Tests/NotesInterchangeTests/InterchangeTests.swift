@@ -199,7 +199,7 @@ struct InterchangeTests {
         ),
         (
             goodLine.replacing(#""stream":"note/22222222"#, with: #""stream":"note/2222222A"#),
-            #"line 2: stream "note/2222222A-2222-4222-8222-222222222222" is not note/UUID or category/UUID (lowercase UUID)"#
+            #"line 2: stream "note/2222222A-2222-4222-8222-222222222222" is not note/UUID, category/UUID or tag/UUID (lowercase UUID)"#
         ),
         (
             goodLine.replacing(#""category":null"#, with: #""category":"nope""#),

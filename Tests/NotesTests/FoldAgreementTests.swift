@@ -24,6 +24,7 @@ struct FoldAgreementTests {
         var rng: SeededGenerator
         var notes: [Identifier] = []
         var categories: [Identifier] = []
+        var tags: [Identifier] = []
         var next: UInt64 = 1
 
         mutating func id(_ high: UInt64) -> Identifier {
@@ -81,8 +82,24 @@ struct FoldAgreementTests {
                     title: "t" + text(), body: text(), pinned: rng.below(4) == 0, category: category)
                 return (Note.stream(n), e.newEvent(id: id(0xE), metadata: FoldAgreementTests.meta))
             }
+            if roll >= 92 {
+                // A tag event, sometimes of a tag never created, sometimes in a note stream.
+                let t = roll < 94 ? id(0xF) : pick(tags, orNew: 0xF)
+                let event: TagEvent =
+                    roll < 94
+                    ? .created(name: "tag \(t.low & 0xFF)/x") : roll < 97 ? .renamed(name: "r" + text()) : .deleted
+                if case .created = event { tags.append(t) }
+                let stream = roll == 99 ? Note.stream(pick(notes, orNew: 0xA)) : Tag.stream(t)
+                return (stream, event.newEvent(id: id(0xE), metadata: FoldAgreementTests.meta))
+            }
             let n = pick(notes, orNew: 0xA)
             let event: NoteEvent
+            if roll >= 85 {
+                // Tagging and untagging, with tags that exist or not.
+                let t = pick(tags, orNew: 0xF)
+                event = roll < 89 ? .tagged(tag: t) : .untagged(tag: t)
+                return (Note.stream(n), event.newEvent(id: id(0xE), metadata: FoldAgreementTests.meta))
+            }
             switch rng.below(16) {
             case 0:
                 return (
@@ -135,6 +152,7 @@ struct FoldAgreementTests {
     static func expectSame(_ a: NotebookState, _ b: NotebookState, _ what: String) {
         #expect(a.events == b.events, "\(what): events")
         #expect(a.categories == b.categories, "\(what): categories")
+        #expect(a.tags == b.tags, "\(what): tags")
         #expect(a.notes == b.notes, "\(what): notes")
     }
 
@@ -151,7 +169,7 @@ struct FoldAgreementTests {
         var accepted = 0
         for round in 0..<300 {
             // One event per append, or a batch in one transaction with deferred projections.
-            let known = (g.notes, g.categories)
+            let known = (g.notes, g.categories, g.tags)
             let batch = (0..<(round % 3 == 0 ? 4 : 1)).map { _ in g.event() }
             do {
                 try book.store.write { session in
@@ -161,7 +179,7 @@ struct FoldAgreementTests {
                 accepted += batch.count
             } catch is FoldError {
                 refused += 1
-                (g.notes, g.categories) = known
+                (g.notes, g.categories, g.tags) = known
             } catch let e as StoreError {
                 // An event type the stream cannot hold is refused by the store's own checks too.
                 Issue.record("seed \(seed): unexpected \(e)")

@@ -15,6 +15,7 @@ struct NoteEventSchemaTests {
         .retitled(title: "Ünïcode 🎉"), .bodyEdited(body: "a\nb"), .pinned, .unpinned,
         .categorized(category: category), .categorized(category: nil), .archived, .unarchived, .trashed,
         .untrashed, .restored(fromVersion: 3, title: "T", body: "b", pinned: false, category: category),
+        .tagged(tag: category), .untagged(tag: category),
     ]
 
     @Test("every note event's payload decodes with its schema and re-encodes byte for byte")
@@ -41,11 +42,19 @@ struct NoteEventSchemaTests {
             let schema = try #require(registry.schemas[key], "no schema for \(key)")
             #expect(try schema.encode(try schema.decode(event.payload)) == event.payload, "\(key)")
         }
+        for event in [TagEvent.created(name: "work/acme"), .renamed(name: "job/acme"), .deleted] {
+            let key = SchemaKey(event.type, 1)
+            let schema = try #require(registry.schemas[key], "no schema for \(key)")
+            #expect(try schema.encode(try schema.decode(event.payload)) == event.payload, "\(key)")
+            #expect(try TagEvent.decode(type: event.type, schemaVersion: 1, payload: event.payload) == event)
+        }
     }
 
     @Test("every current schema has an encoder: no declared type is left without a case")
     func everyDeclaredTypeIsCovered() {
-        let covered = Set(Self.noteEvents.map(\.type) + ["CategoryCreated", "CategoryRenamed", "CategoryDeleted"])
+        let covered = Set(
+            Self.noteEvents.map(\.type) + ["CategoryCreated", "CategoryRenamed", "CategoryDeleted"]
+                + ["TagCreated", "TagRenamed", "TagDeleted"])
         #expect(Set(NotesSchema.current.map(\.type)) == covered)
     }
 }

@@ -32,8 +32,10 @@ struct NotebookListingTests {
             case .any: scopeOK = true
             case .uncategorized: scopeOK = n.category == nil
             case .category(let c): scopeOK = n.category == c
+            case .tag(let t): scopeOK = n.tags.contains(t)
             }
-            return statusOK && scopeOK && (!q.pinnedOnly || n.pinned)
+            let tagsOK = q.tags.allSatisfy { group in n.tags.contains { group.contains($0) } }
+            return statusOK && scopeOK && tagsOK && (!q.pinnedOnly || n.pinned)
         }
         func before(_ a: Note, _ b: Note) -> Bool {
             switch q.sort {
@@ -63,6 +65,7 @@ struct NotebookListingTests {
         let f = try NotebookFixture()
         var rng = SeededGenerator(seed: seed)
         let categoryNames = ["Work", "Home", "Ideas"]
+        let tagNames = ["work", "work/acme", "work/acme/q3", "home", "Ideas"]
         var ids: [Identifier] = []
         for _ in 0..<count {
             // A pause of 0 makes ties in created and updated times.
@@ -75,7 +78,11 @@ struct NotebookListingTests {
         for _ in 0..<operations {
             f.clock.advance(seconds: Int64.random(in: 0...2, using: &rng))
             let id = ids.randomElement(using: &rng)!
-            switch Int.random(in: 0..<10, using: &rng) {
+            switch Int.random(in: 0..<12, using: &rng) {
+            case 10: try f.book.tag(id, with: [tagNames.randomElement(using: &rng)!])
+            case 11:
+                let name = tagNames.randomElement(using: &rng)!
+                if try f.book.allTags().contains(where: { $0.name == name }) { try f.book.untag(id, from: [name]) }
             case 0: try f.book.edit(id, title: titles.randomElement(using: &rng)!)
             case 1: try f.book.edit(id, body: String(Int.random(in: 0..<1000, using: &rng)))
             case 2: try f.book.pin(id)
@@ -92,14 +99,23 @@ struct NotebookListingTests {
         return (f, ids)
     }
 
-    /// Every query shape: 4 statuses x (any, uncategorized, each live category) x pinned-only x
-    /// 3 sorts x 2 directions x 3 limits.
+    /// Every query shape: 4 statuses x (any, uncategorized, each live category, each live tag,
+    /// tag subtrees alone, together and with a category) x pinned-only x 3 sorts x 2 directions
+    /// x 3 limits.
     static func queries(_ book: Notebook) throws -> [ListQuery] {
-        var scopes: [ListQuery.Scope] = [.any, .uncategorized]
-        scopes += try book.categories().map { .category($0.id) }
+        var scopes: [(ListQuery.Scope, [[Identifier]])] = [(.any, []), (.uncategorized, [])]
+        let categories = try book.categories()
+        scopes += categories.map { (.category($0.id), []) }
+        let tags = try book.allTags()
+        scopes += tags.map { (.tag($0.id), []) }
+        let parents = Set(tags.map { String($0.name.split(separator: "/").first!) })
+        let groups = try parents.sorted().map { try book.tags(within: $0).map(\.id) }
+        scopes += groups.map { (.any, [$0]) }
+        if groups.count >= 2 { scopes.append((.any, Array(groups.prefix(2)))) }
+        if let c = categories.first, let g = groups.first { scopes.append((.category(c.id), [g])) }
         var out: [ListQuery] = []
         for status in [ListQuery.StatusFilter.active, .archived, .trashed, .all] {
-            for scope in scopes {
+            for (scope, tagGroups) in scopes {
                 for pinnedOnly in [false, true] {
                     for sort in ListQuery.Sort.allCases {
                         for reverse in [false, true] {
@@ -107,6 +123,7 @@ struct NotebookListingTests {
                                 var q = ListQuery()
                                 q.status = status
                                 q.scope = scope
+                                q.tags = tagGroups
                                 q.pinnedOnly = pinnedOnly
                                 q.sort = sort
                                 q.reverse = reverse
@@ -159,12 +176,15 @@ struct NotebookListingTests {
             notes.contains { $0.pinned } && notes.contains { $0.archived && !$0.trashed }
                 && notes.contains(where: \.trashed))
         #expect(Set(notes.map(\.updatedAt)).count < notes.count, "some updated times tie")
+        #expect(notes.contains { $0.tags.count >= 2 }, "some notes carry several tags")
         try Self.check(f, ids)
 
-        // Deleting a category (nullify) and renaming another keep every index right.
+        // Deleting a category or a tag (nullify) and renaming others keep every index right.
         f.clock.advance()
         try f.book.deleteCategory("Home")
         try f.book.renameCategory("Ideas", to: "Thoughts")
+        try f.book.renameTag("work/acme", to: "clients/acme")
+        try f.book.deleteTag("home")
         try Self.check(f, ids)
 
         // So do a rebuild of the projections and a reopen.

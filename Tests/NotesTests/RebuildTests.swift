@@ -19,6 +19,7 @@ struct RebuildTests {
             "alpha", "Alpha", "ALPHA", "beta", "b", "", "Zeta", long + "x", long + "y", long, "日本語のノート", "a\tb",
         ]
         let categories = ["Home", "Work", "work stuff", "Ideas", "Zzz"]
+        let tags = ["a", "a/b", "a/b/c", "B", "zz"]
         var ids: [Identifier] = []
         var now = RFC3339.parse("1969-12-31T23:50:00Z") ?? 0
         for step in 0..<900 {
@@ -34,7 +35,11 @@ struct RebuildTests {
                 continue
             }
             let id = ids[rng.below(ids.count)]
-            switch rng.below(9) {
+            switch rng.below(11) {
+            case 9: try book.tag(id, with: [tags[rng.below(tags.count)]])
+            case 10:
+                let name = tags[rng.below(tags.count)]
+                if try book.allTags().contains(where: { $0.name == name }) { try book.untag(id, from: [name]) }
             case 0: try book.edit(id, title: title)
             case 1: try book.edit(id, body: "edited \(step)\n")
             case 2: try book.pin(id)
@@ -54,6 +59,8 @@ struct RebuildTests {
                 to: Note.stream(Identifier(high: 0xDDDD, low: UInt64(n))), expecting: .noStream)
         }
         if try book.categories().contains(where: { $0.name == "Zzz" }) { try book.deleteCategory("Zzz") }
+        if try book.allTags().contains(where: { $0.name == "zz" }) { try book.deleteTag("zz") }
+        if try book.allTags().contains(where: { $0.name == "a/b" }) { try book.renameTag("a/b", to: "d") }
         return book
     }
 
@@ -62,6 +69,7 @@ struct RebuildTests {
         var out: [[Identifier]] = []
         var scopes: [ListQuery.Scope] = [.any, .uncategorized]
         scopes += try book.categories().map { .category($0.id) }
+        scopes += try book.allTags().map { .tag($0.id) }
         for status in [ListQuery.StatusFilter.active, .archived, .trashed, .all] {
             for scope in scopes {
                 for sort in ListQuery.Sort.allCases {

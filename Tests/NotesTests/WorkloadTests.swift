@@ -126,5 +126,13 @@ struct WorkloadTests {
         #expect(state.categories.values.filter(\.deleted).count == 1)
         let deleted = try #require(state.categories.values.first { $0.deleted })
         #expect(!state.notes.values.contains { $0.category == deleted.id })
+        // Tags: nested ones, one renamed with what is below it, one deleted and left on no note.
+        #expect(state.tags.count == Self.spec.tags)
+        #expect(state.tags.values.contains { $0.name.contains("/") })
+        #expect(state.tags.values.filter { $0.name.contains(" renamed") }.count >= 1)
+        let deletedTag = try #require(state.tags.values.first { $0.deleted })
+        #expect(!state.notes.values.contains { $0.tags.contains(deletedTag.id) })
+        let tagged = state.notes.values.filter { !$0.tags.isEmpty }.count
+        #expect(tagged > state.notes.count / 4 && tagged < state.notes.count * 3 / 4, "\(tagged) tagged notes")
     }
 }

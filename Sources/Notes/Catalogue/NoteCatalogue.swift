@@ -10,7 +10,7 @@ public import EventStore
 
 /// The fields note events carry.
 public enum NoteField: UInt8, PayloadField {
-    case fromVersion, title, body, pinned, category
+    case fromVersion, title, body, pinned, category, tag
 
     public var name: String {
         switch self {
@@ -19,6 +19,7 @@ public enum NoteField: UInt8, PayloadField {
         case .body: return "body"
         case .pinned: return "pinned"
         case .category: return "category"
+        case .tag: return "tag"
         }
     }
 
@@ -28,6 +29,7 @@ public enum NoteField: UInt8, PayloadField {
         case .title, .body: return .string
         case .pinned: return .bool
         case .category: return .optionalIdentifier
+        case .tag: return .identifier
         }
     }
 }
@@ -35,7 +37,7 @@ public enum NoteField: UInt8, PayloadField {
 /// The current note event types. What each does to a note is ``NoteFold``'s rule.
 public enum NoteEventKind: UInt8, EventKind {
     case created, retitled, bodyEdited, pinned, unpinned, categorized, archived, unarchived, trashed, untrashed,
-        restored
+        restored, tagged, untagged
 
     public var layout: EventLayout<NoteField> {
         switch self {
@@ -51,6 +53,8 @@ public enum NoteEventKind: UInt8, EventKind {
         case .untrashed: return EventLayout("NoteUntrashed", version: 1, [])
         case .restored:
             return EventLayout("NoteRestored", version: 1, [.fromVersion, .title, .body, .pinned, .category])
+        case .tagged: return EventLayout("NoteTagged", version: 1, [.tag])
+        case .untagged: return EventLayout("NoteUntagged", version: 1, [.tag])
         }
     }
 
@@ -73,6 +77,7 @@ struct NotePayload<Text: NoteText> {
     var body: Text = .empty
     var pinned = false
     var category: Identifier?
+    var tag = Identifier(high: 0, low: 0)
 
     /// Reads the payload of a `kind` event: its layout's fields in order, and nothing more.
     @inline(__always)
@@ -85,6 +90,7 @@ struct NotePayload<Text: NoteText> {
             case .body: body = try Text.read(from: &r)
             case .pinned: pinned = try r.readBool()
             case .category: category = try r.readOptionalIdentifier()
+            case .tag: tag = try r.readIdentifier()
             }
         }
         try r.expectEnd()
@@ -104,6 +110,7 @@ extension NotePayload where Text == String {
             case .body: w.write(string: body)
             case .pinned: w.write(bool: pinned)
             case .category: w.write(optionalIdentifier: category)
+            case .tag: w.write(identifier: tag)
             }
         }
         return w.bytes
@@ -169,6 +176,8 @@ public enum NoteEvent: CatalogueEvent {
     case trashed
     case untrashed
     case restored(fromVersion: UInt64, title: String, body: String, pinned: Bool, category: Identifier?)
+    case tagged(tag: Identifier)
+    case untagged(tag: Identifier)
 
     public var kind: NoteEventKind {
         switch self {
@@ -183,6 +192,8 @@ public enum NoteEvent: CatalogueEvent {
         case .trashed: return .trashed
         case .untrashed: return .untrashed
         case .restored: return .restored
+        case .tagged: return .tagged
+        case .untagged: return .untagged
         }
     }
 
@@ -197,6 +208,7 @@ public enum NoteEvent: CatalogueEvent {
         case .categorized(let category): p.category = category
         case .restored(let from, let title, let body, let pinned, let category):
             (p.fromVersion, p.title, p.body, p.pinned, p.category) = (from, title, body, pinned, category)
+        case .tagged(let tag), .untagged(let tag): p.tag = tag
         case .pinned, .unpinned, .archived, .unarchived, .trashed, .untrashed: break
         }
         return p
@@ -218,6 +230,8 @@ public enum NoteEvent: CatalogueEvent {
         case .restored:
             self = .restored(
                 fromVersion: p.fromVersion, title: p.title, body: p.body, pinned: p.pinned, category: p.category)
+        case .tagged: self = .tagged(tag: p.tag)
+        case .untagged: self = .untagged(tag: p.tag)
         }
     }
 
@@ -268,21 +282,39 @@ extension CatalogueEvent {
     }
 }
 
-// MARK: Category events
+// MARK: Category and tag events
 
-/// The fields category events carry.
-public enum CategoryField: UInt8, PayloadField {
+/// The field the events of a named entity (a category, a tag) carry.
+public enum EntityField: UInt8, PayloadField {
     case name
 
     public var name: String { "name" }
     public var type: FieldType { .string }
 }
 
-/// The category event types. What each does to a category is ``CategoryFold``'s rule.
-public enum CategoryEventKind: UInt8, EventKind {
+/// What an event does to a named entity.
+public enum EntityChange: UInt8, Sendable {
+    case created, renamed, deleted
+}
+
+/// The event types of a family of named entities: one per ``EntityChange``.
+public protocol EntityEventKind: EventKind where Field == EntityField {
+    init(_ change: EntityChange)
+    var change: EntityChange { get }
+    /// Recognises stored type bytes.
+    static var matcher: KindMatcher<Self> { get }
+}
+
+extension EntityEventKind {
+    public init(_ change: EntityChange) { self.init(rawValue: change.rawValue)! }
+    public var change: EntityChange { EntityChange(rawValue: rawValue)! }
+}
+
+/// The category event types. What each does to a category is ``EntityFold``'s rule.
+public enum CategoryEventKind: UInt8, EntityEventKind {
     case created, renamed, deleted
 
-    public var layout: EventLayout<CategoryField> {
+    public var layout: EventLayout<EntityField> {
         switch self {
         case .created: return EventLayout("CategoryCreated", version: 1, [.name])
         case .renamed: return EventLayout("CategoryRenamed", version: 1, [.name])
@@ -290,22 +322,39 @@ public enum CategoryEventKind: UInt8, EventKind {
         }
     }
 
-    static let matcher = KindMatcher<CategoryEventKind>()
+    public static let matcher = KindMatcher<CategoryEventKind>()
 }
 
-/// A category event with its values.
-public enum CategoryEvent: CatalogueEvent {
+/// The tag event types. What each does to a tag is ``EntityFold``'s rule.
+public enum TagEventKind: UInt8, EntityEventKind {
+    case created, renamed, deleted
+
+    public var layout: EventLayout<EntityField> {
+        switch self {
+        case .created: return EventLayout("TagCreated", version: 1, [.name])
+        case .renamed: return EventLayout("TagRenamed", version: 1, [.name])
+        case .deleted: return EventLayout("TagDeleted", version: 1, [])
+        }
+    }
+
+    public static let matcher = KindMatcher<TagEventKind>()
+}
+
+/// An event of a named entity with its values.
+public enum NamedEntityEvent<Kind: EntityEventKind>: CatalogueEvent {
     case created(name: String)
     case renamed(name: String)
     case deleted
 
-    public var kind: CategoryEventKind {
+    public var change: EntityChange {
         switch self {
         case .created: return .created
         case .renamed: return .renamed
         case .deleted: return .deleted
         }
     }
+
+    public var kind: Kind { Kind(change) }
 
     /// The name the event carries ("" for a deletion).
     var name: String {
@@ -315,8 +364,8 @@ public enum CategoryEvent: CatalogueEvent {
         }
     }
 
-    init(_ kind: CategoryEventKind, name: String) {
-        switch kind {
+    init(_ change: EntityChange, name: String) {
+        switch change {
         case .created: self = .created(name: name)
         case .renamed: self = .renamed(name: name)
         case .deleted: self = .deleted
@@ -337,7 +386,7 @@ public enum CategoryEvent: CatalogueEvent {
     }
 
     public static func decode(type: String, schemaVersion: UInt32, payload: [UInt8]) throws(DecodingError)
-        -> CategoryEvent?
+        -> NamedEntityEvent?
     {
         try withContiguousBytes(payload) { (p) throws(DecodingError) in
             try decode(type: type, schemaVersion: schemaVersion, payload: p)
@@ -346,9 +395,9 @@ public enum CategoryEvent: CatalogueEvent {
 
     /// ``decode(type:schemaVersion:payload:)`` of bytes read in place.
     package static func decode(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
-        throws(DecodingError) -> CategoryEvent?
+        throws(DecodingError) -> NamedEntityEvent?
     {
-        guard let kind = CategoryEventKind.matcher.kind(type, version: schemaVersion) else { return nil }
+        guard let kind = Kind.matcher.kind(type, version: schemaVersion) else { return nil }
         var r = ByteReader(payload)
         var name = ""
         for field in kind.layout.fields {
@@ -357,23 +406,28 @@ public enum CategoryEvent: CatalogueEvent {
             }
         }
         try r.expectEnd()
-        return CategoryEvent(kind, name: name)
+        return NamedEntityEvent(kind.change, name: name)
     }
-
 }
+
+/// A category event.
+public typealias CategoryEvent = NamedEntityEvent<CategoryEventKind>
+/// A tag event.
+public typealias TagEvent = NamedEntityEvent<TagEventKind>
 
 // MARK: Stream families
 
 /// The kinds of stream of the notes model: what their names look like and which event types
 /// they hold.
 public enum StreamFamily: Sendable, CaseIterable {
-    case note, category
+    case note, category, tag
 
     /// The stream name's prefix, before the id in canonical lowercase UUID form.
     public var prefix: String {
         switch self {
         case .note: return "note/"
         case .category: return "category/"
+        case .tag: return "tag/"
         }
     }
 
@@ -382,6 +436,7 @@ public enum StreamFamily: Sendable, CaseIterable {
         switch self {
         case .note: return NoteEventKind.created.layout.name
         case .category: return CategoryEventKind.created.layout.name
+        case .tag: return TagEventKind.created.layout.name
         }
     }
 
@@ -393,6 +448,7 @@ public enum StreamFamily: Sendable, CaseIterable {
         for k in NoteEventKind.allCases { out[k.layout.name] = .note }
         for s in NotesSchema.legacy { out[s.type] = .note }
         for k in CategoryEventKind.allCases { out[k.layout.name] = .category }
+        for k in TagEventKind.allCases { out[k.layout.name] = .tag }
         return out
     }()
 }
@@ -411,7 +467,8 @@ public enum NotesSchema {
         return r
     }()
 
-    public static let current: [PayloadSchema] = NoteEventKind.schemas + CategoryEventKind.schemas
+    public static let current: [PayloadSchema] =
+        NoteEventKind.schemas + CategoryEventKind.schemas + TagEventKind.schemas
 
     /// The types of the first notes model, all at schema version 1.
     public enum LegacyType: String, CaseIterable, Sendable {

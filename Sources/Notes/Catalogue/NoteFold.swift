@@ -14,17 +14,21 @@ protocol NoteFoldTarget {
     mutating func set(category: Identifier?)
     mutating func set(archived: Bool)
     mutating func set(trashed: Bool)
+    /// The note is tagged (or no longer) with `tag`.
+    mutating func set(tag: Identifier, tagged: Bool)
 }
 
 /// What a fold folds: a note or a category, by id.
 public enum FoldSubject: Sendable, Equatable, CustomStringConvertible {
     case note(Identifier)
     case category(Identifier)
+    case tag(Identifier)
 
     public var description: String {
         switch self {
         case .note(let id): return "note \(id)"
         case .category(let id): return "category \(id)"
+        case .tag(let id): return "tag \(id)"
         }
     }
 }
@@ -46,6 +50,7 @@ public enum FoldError: Error, Sendable, Equatable, CustomStringConvertible {
         case .createdTwice(let subject): return "\(subject) is created twice"
         case .foreignType(let type, let version, .note): return "\(type) v\(version) is not a note event"
         case .foreignType(let type, let version, .category): return "\(type) v\(version) is not a category event"
+        case .foreignType(let type, let version, .tag): return "\(type) v\(version) is not a tag event"
         }
     }
 }
@@ -84,6 +89,8 @@ enum NoteFold {
             t.set(pinned: p.pinned)
             t.set(category: p.category)
             t.set(trashed: false)
+        case .tagged: t.set(tag: p.tag, tagged: true)
+        case .untagged: t.set(tag: p.tag, tagged: false)
         }
     }
 
@@ -120,25 +127,76 @@ extension Note: NoteFoldTarget {
     mutating func set(category: Identifier?) { self.category = category }
     mutating func set(archived: Bool) { self.archived = archived }
     mutating func set(trashed: Bool) { self.trashed = trashed }
+    mutating func set(tag: Identifier, tagged: Bool) { tags.set(tag, tagged) }
 }
 
-/// The category fold: what each category event does to a category.
-enum CategoryFold {
-    /// Folds one event into `category`: a creation makes it (a second is refused); a rename or
-    /// a deletion needs it to exist (a deleted category keeps its record and may be renamed).
-    static func apply(
-        _ event: CategoryEvent, to category: inout Category?, id: Identifier, at instant: Int64
+extension Array where Element == Identifier {
+    /// Adds or removes `id` in this sorted array of distinct ids, keeping it so.
+    mutating func set(_ id: Identifier, _ present: Bool) {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if self[mid] < id { lo = mid + 1 } else { hi = mid }
+        }
+        let found = lo < count && self[lo] == id
+        if present && !found { insert(id, at: lo) }
+        if !present && found { remove(at: lo) }
+    }
+}
+
+/// A category or a tag: an entity with a name, created, renamed and deleted by its own stream.
+protocol NamedEntity {
+    static func created(id: Identifier, name: String, at instant: Int64) -> Self
+    var name: String { get set }
+    var deleted: Bool { get set }
+}
+
+/// The fold of named entities (categories and tags): what each of their events does.
+enum EntityFold {
+    /// Folds one event into `entity`: a creation makes it (a second is refused); a rename or a
+    /// deletion needs it to exist (a deleted entity keeps its record and may be renamed).
+    static func apply<E: NamedEntity, Kind>(
+        _ event: NamedEntityEvent<Kind>, to entity: inout E?, subject: FoldSubject, id: Identifier, at instant: Int64
     ) throws(FoldError) {
         switch event {
         case .created(let name):
-            guard category == nil else { throw .createdTwice(.category(id)) }
-            category = Category(id: id, name: name, createdAt: instant)
+            guard entity == nil else { throw .createdTwice(subject) }
+            entity = E.created(id: id, name: name, at: instant)
         case .renamed(let name):
-            guard category != nil else { throw .notCreated(.category(id), type: event.type) }
-            category!.name = name
+            guard entity != nil else { throw .notCreated(subject, type: event.type) }
+            entity!.name = name
         case .deleted:
-            guard category != nil else { throw .notCreated(.category(id), type: event.type) }
-            category!.deleted = true
+            guard entity != nil else { throw .notCreated(subject, type: event.type) }
+            entity!.deleted = true
         }
+    }
+}
+
+extension Category: NamedEntity {
+    static func created(id: Identifier, name: String, at instant: Int64) -> Category {
+        Category(id: id, name: name, createdAt: instant)
+    }
+}
+
+extension Tag: NamedEntity {
+    static func created(id: Identifier, name: String, at instant: Int64) -> Tag {
+        Tag(id: id, name: name, createdAt: instant)
+    }
+}
+
+/// The entity fold, for categories.
+enum CategoryFold {
+    static func apply(_ event: CategoryEvent, to category: inout Category?, id: Identifier, at instant: Int64)
+        throws(FoldError)
+    {
+        try EntityFold.apply(event, to: &category, subject: .category(id), id: id, at: instant)
+    }
+}
+
+/// The entity fold, for tags.
+enum TagFold {
+    static func apply(_ event: TagEvent, to tag: inout Tag?, id: Identifier, at instant: Int64) throws(FoldError) {
+        try EntityFold.apply(event, to: &tag, subject: .tag(id), id: id, at: instant)
     }
 }

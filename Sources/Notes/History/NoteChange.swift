@@ -2,9 +2,9 @@ public import Basics
 import EventStore
 public import TextDiff
 
-/// A category as history shows it: its id and its name at the moment in question (a deleted
-/// category keeps the last name it had).
-public struct CategoryRef: Sendable, Hashable {
+/// A category or a tag as history shows it: its id and its name at the moment in question (a
+/// deleted one keeps the last name it had).
+public struct EntityRef: Sendable, Hashable {
     public var id: Identifier
     public var name: String
 
@@ -13,6 +13,11 @@ public struct CategoryRef: Sendable, Hashable {
         self.name = name
     }
 }
+
+/// A category as history shows it.
+public typealias CategoryRef = EntityRef
+/// A tag as history shows it.
+public typealias TagRef = EntityRef
 
 /// One field of a note that differs between two states of it.
 ///
@@ -24,6 +29,8 @@ public enum NoteChange: Sendable, Equatable {
     case title(from: String?, to: String)
     case body(DiffStat)
     case category(from: CategoryRef?, to: CategoryRef?)
+    /// Tags added and removed, each sorted by name.
+    case tags(added: [TagRef], removed: [TagRef])
     case pinned(from: Bool, to: Bool)
     case archived(from: Bool, to: Bool)
     case trashed(from: Bool, to: Bool)
@@ -34,6 +41,7 @@ public enum NoteChange: Sendable, Equatable {
         case .title: return "title"
         case .body: return "body"
         case .category: return "category"
+        case .tags: return "tags"
         case .pinned: return "pinned"
         case .archived: return "archived"
         case .trashed: return "trashed"
@@ -41,7 +49,7 @@ public enum NoteChange: Sendable, Equatable {
     }
 
     /// Short text for history and log lines: `title "A" -> "B"`, `body +12 -3 lines`,
-    /// `category none -> Work`, `pinned`, `untrashed`...
+    /// `category none -> Work`, `tags +work/acme -home`, `pinned`, `untrashed`...
     public var summary: String {
         switch self {
         case .title(let from, let to):
@@ -50,17 +58,25 @@ public enum NoteChange: Sendable, Equatable {
             return "body +\(stat.added) -\(stat.removed) lines"
         case .category(let from, let to):
             return "category \(from?.name ?? "none") -> \(to?.name ?? "none")"
+        case .tags(let added, let removed):
+            return "tags " + NoteChange.tagList(added: added, removed: removed)
         case .pinned(_, let to): return to ? "pinned" : "unpinned"
         case .archived(_, let to): return to ? "archived" : "unarchived"
         case .trashed(_, let to): return to ? "trashed" : "untrashed"
         }
     }
 
+    /// `+a +b -c`: the added tags, then the removed ones.
+    public static func tagList(added: [TagRef], removed: [TagRef]) -> String {
+        (added.map { "+" + $0.name } + removed.map { "-" + $0.name }).joined(separator: " ")
+    }
+
     /// The fields that differ from `old` to `new`, in a fixed order (title, body, category,
-    /// pinned, archived, trashed). With `old` nil (a creation), the fields the new note sets.
-    /// `category` names a category id as it was called then.
+    /// tags, pinned, archived, trashed). With `old` nil (a creation), the fields the new note
+    /// sets. `category` and `tag` name an id as it was called then.
     public static func between(
-        _ old: Note?, _ new: Note, includeBody: Bool = true, category: (Identifier) throws -> CategoryRef
+        _ old: Note?, _ new: Note, includeBody: Bool = true, category: (Identifier) throws -> CategoryRef,
+        tag: (Identifier) throws -> TagRef
     ) rethrows -> [NoteChange] {
         var out: [NoteChange] = []
         let before =
@@ -69,6 +85,12 @@ public enum NoteChange: Sendable, Equatable {
         if includeBody && before.body != new.body { out.append(.body(LineDiff.stat(from: before.body, to: new.body))) }
         if before.category != new.category {
             out.append(.category(from: try before.category.map(category), to: try new.category.map(category)))
+        }
+        if before.tags != new.tags {
+            let byName: (TagRef, TagRef) -> Bool = { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+            let added = try new.tags.filter { !before.tags.contains($0) }.map(tag).sorted(by: byName)
+            let removed = try before.tags.filter { !new.tags.contains($0) }.map(tag).sorted(by: byName)
+            out.append(.tags(added: added, removed: removed))
         }
         if before.pinned != new.pinned { out.append(.pinned(from: before.pinned, to: new.pinned)) }
         if before.archived != new.archived { out.append(.archived(from: before.archived, to: new.archived)) }
@@ -118,6 +140,7 @@ public struct HistoryEntry: Sendable, Equatable {
                 switch c {
                 case .title(_, let to): s += " " + quoted(to)
                 case .category(_, let to?): s += " in \(to.name)"
+                case .tags(let added, _): s += ", tagged " + added.map(\.name).joined(separator: " ")
                 case .pinned(_, true): s += ", pinned"
                 default: break
                 }
@@ -132,17 +155,23 @@ public struct HistoryEntry: Sendable, Equatable {
     }
 }
 
-/// What a category event did, for the audit log.
-public enum CategoryChange: Sendable, Equatable {
+/// The two kinds of named entity: what the audit log calls them.
+public enum EntityKind: String, Sendable {
+    case category, tag
+}
+
+/// What a category or tag event did, for the audit log.
+public enum EntityLogChange: Sendable, Equatable {
     case created(name: String)
     case renamed(from: String, to: String)
     case deleted(name: String)
 
-    public var summary: String {
+    /// `created tag "work"`, `category renamed "A" -> "B"`, `deleted tag "home"`.
+    public func summary(_ kind: EntityKind) -> String {
         switch self {
-        case .created(let name): return "created category " + quoted(name)
-        case .renamed(let from, let to): return "category renamed " + quoted(from) + " -> " + quoted(to)
-        case .deleted(let name): return "deleted category " + quoted(name)
+        case .created(let name): return "created \(kind.rawValue) " + quoted(name)
+        case .renamed(let from, let to): return "\(kind.rawValue) renamed " + quoted(from) + " -> " + quoted(to)
+        case .deleted(let name): return "deleted \(kind.rawValue) " + quoted(name)
         }
     }
 }

@@ -34,6 +34,8 @@ struct NewestFirstReplayer {
         var complete = false
         /// A text taken that is not UTF-8 (the fold's setters cannot throw; the caller does).
         var failure: DecodingError?
+        /// Tags whose membership a newer event decided (sorted).
+        var decidedTags: [Identifier] = []
 
         mutating func begin(at instant: Int64) {
             note.createdAt = instant
@@ -51,6 +53,11 @@ struct NewestFirstReplayer {
         mutating func set(category: Identifier?) { if take(.category) { note.category = category } }
         mutating func set(archived: Bool) { if take(.archived) { note.archived = archived } }
         mutating func set(trashed: Bool) { if take(.trashed) { note.trashed = trashed } }
+        mutating func set(tag: Identifier, tagged: Bool) {
+            guard !decidedTags.contains(tag) else { return }
+            decidedTags.set(tag, true)
+            if tagged { note.tags.set(tag, true) }
+        }
 
         /// Whether `field` is still to be taken; from now on it is not.
         private mutating func take(_ field: Fields) -> Bool { set.insert(field).inserted }
@@ -66,6 +73,7 @@ struct NewestFirstReplayer {
         mutating func set(category: Identifier?) { set.insert(.category) }
         mutating func set(archived: Bool) { set.insert(.archived) }
         mutating func set(trashed: Bool) { set.insert(.trashed) }
+        mutating func set(tag: Identifier, tagged: Bool) { set.insert(.tags) }
     }
 
     /// The fields each kind's fold sets, by raw value, found by folding it into a ``Probe``: an
@@ -89,6 +97,7 @@ struct NewestFirstReplayer {
         mutating func set(category: Identifier?) { partial.set(category: category) }
         mutating func set(archived: Bool) { partial.set(archived: archived) }
         mutating func set(trashed: Bool) { partial.set(trashed: trashed) }
+        mutating func set(tag: Identifier, tagged: Bool) { partial.set(tag: tag, tagged: tagged) }
     }
 
     private struct Fields: OptionSet {
@@ -99,14 +108,17 @@ struct NewestFirstReplayer {
         static let category = Fields(rawValue: 8)
         static let archived = Fields(rawValue: 16)
         static let trashed = Fields(rawValue: 32)
+        /// A tag's membership: never all taken (each tag is decided on its own), so an event
+        /// that (un)tags is always read.
+        static let tags = Fields(rawValue: 64)
     }
 
-    /// A category event kept for a forward fold at the end (categories have few events).
-    private struct CategoryStep {
+    /// A category or tag event kept for a forward fold at the end (they have few events).
+    private struct EntityStep {
         var type: String
         var schemaVersion: UInt32
         var payload: [UInt8]
-        var id: Identifier
+        var stream: StreamRef
         var version: UInt64
         var instant: Int64
         var position: UInt64
@@ -114,7 +126,7 @@ struct NewestFirstReplayer {
 
     private var notes: [Partial] = []
     private var table = NoteTable()
-    private var categorySteps: [CategoryStep] = []
+    private var entitySteps: [EntityStep] = []
     private var events: UInt64 = 0
 
     init() { notes.reserveCapacity(1024) }
@@ -149,13 +161,14 @@ struct NewestFirstReplayer {
                     if let b = target.body { notes[i].note.body = b }
                 }
             }
-        case .category(let id):
+        case .category, .tag:
             // Lifted now, applied in reverse at the end; the last lifted must come out last.
+            let stream = StreamRef(view.streamBytes)
             for e in try store.lift(view).reversed() {
-                categorySteps.append(
-                    CategoryStep(
-                        type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, id: id, version: e.version,
-                        instant: e.recordedAt, position: e.position))
+                entitySteps.append(
+                    EntityStep(
+                        type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, stream: stream,
+                        version: e.version, instant: e.recordedAt, position: e.position))
             }
         case .other:
             break
@@ -184,12 +197,10 @@ struct NewestFirstReplayer {
             done.append(p.note)
         }
         result.notes = NoteCollection(done)
-        for step in categorySteps.reversed() {
-            try step.payload.withUnsafeBytes { payload in
-                try result.apply(
-                    type: step.type, schemaVersion: step.schemaVersion, payload: payload, stream: .category(step.id),
-                    version: step.version, at: step.instant, position: step.position)
-            }
+        for step in entitySteps.reversed() {
+            try result.apply(
+                type: step.type, schemaVersion: step.schemaVersion, payload: step.payload, stream: step.stream,
+                version: step.version, at: step.instant, position: step.position)
         }
         result.events = events
         return result

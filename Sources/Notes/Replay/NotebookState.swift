@@ -9,6 +9,7 @@ import LMDB
 public struct NotebookState: Sendable {
     public var notes = NoteCollection()
     public var categories: [Identifier: Category] = [:]
+    public var tags: [Identifier: Tag] = [:]
     /// Events folded so far (stored events, not lifted ones).
     public var events: UInt64 = 0
 
@@ -47,6 +48,11 @@ public struct NotebookState: Sendable {
                 guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
                 else { throw FoldError.foreignType(type, version: schemaVersion, in: .category(id)) }
                 try CategoryFold.apply(event, to: &categories[id], id: id, at: instant)
+            case .tag(let id):
+                guard let event = try TagEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload) else {
+                    throw FoldError.foreignType(type, version: schemaVersion, in: .tag(id))
+                }
+                try TagFold.apply(event, to: &tags[id], id: id, at: instant)
             case .other:
                 break
             }
@@ -75,14 +81,18 @@ public struct NotebookState: Sendable {
         }
     }
 
-    /// Category counts as the projection keeps them: notes not in the trash.
-    public func categoriesWithCounts() -> [Identifier: Category] {
-        var result = categories
-        for k in result.keys { result[k]!.count = 0 }
+    /// Categories and tags with their counts as the projection keeps them: notes not in the
+    /// trash.
+    public func entitiesWithCounts() -> (categories: [Identifier: Category], tags: [Identifier: Tag]) {
+        var categories = self.categories
+        var tags = self.tags
+        for k in categories.keys { categories[k]!.count = 0 }
+        for k in tags.keys { tags[k]!.count = 0 }
         for n in notes.values where !n.trashed {
-            if let c = n.category, result[c] != nil { result[c]!.count += 1 }
+            if let c = n.category, categories[c] != nil { categories[c]!.count += 1 }
+            for t in n.tags where tags[t] != nil { tags[t]!.count += 1 }
         }
-        return result
+        return (categories, tags)
     }
 
     /// Replays the log from the start up to `position` (inclusive).

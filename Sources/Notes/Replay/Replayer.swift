@@ -25,6 +25,7 @@ struct Replayer {
         mutating func set(category: Identifier?) { note.category = category }
         mutating func set(archived: Bool) { note.archived = archived }
         mutating func set(trashed: Bool) { note.trashed = trashed }
+        mutating func set(tag: Identifier, tagged: Bool) { note.tags.set(tag, tagged) }
     }
 
     /// The same entry folded with texts already strings (events of the general path): a text
@@ -45,6 +46,7 @@ struct Replayer {
         mutating func set(category: Identifier?) { entry.note.category = category }
         mutating func set(archived: Bool) { entry.note.archived = archived }
         mutating func set(trashed: Bool) { entry.note.trashed = trashed }
+        mutating func set(tag: Identifier, tagged: Bool) { entry.note.tags.set(tag, tagged) }
     }
 
     private var entries: [Entry] = []
@@ -240,7 +242,7 @@ struct Replayer {
             } else {
                 try applyLifted(view, id: id, store: store)
             }
-        case .category:
+        case .category, .tag:
             // Few and far between: the general rules (which count the event).
             try state.apply(view, store: store)
         case .other:

@@ -50,13 +50,6 @@ let categoriesCommand = Command(
 }
 
 extension Context {
-    /// The note at a version (a number, optionally `v3`) or an instant.
-    func noteAt(_ id: Identifier, _ at: String) throws -> Note {
-        let book = try notebook()
-        if let v = parseVersion(at) { return try book.note(id, atVersion: v) }
-        return try book.note(id, atInstant: try instant(at))
-    }
-
     /// `3` or `v3`; nil when the text is not a version.
     func parseVersion(_ text: String) -> UInt64? {
         let t = text.hasPrefix("v") ? String(text.dropFirst()) : text
@@ -64,19 +57,26 @@ extension Context {
         return UInt64(t) ?? UInt64.max
     }
 
-    /// A listing of the notebook as it was at `instant`, replayed in memory.
-    /// The notes, and each category's name as it was then.
-    func listAsOf(_ query: ListQuery, instant: Int64) throws -> (notes: [Note], names: [Identifier: String]) {
-        let book = try notebook()
-        let state = try book.state(asOf: instant)
+    /// The notebook as it was at `instant`, replayed in memory.
+    func stateAsOf(_ instant: Int64) throws -> NotebookState {
+        try notebook().state(asOf: instant)
+    }
+
+    /// `query` with its --category and --tag filters naming categories and tags as they were
+    /// called in `state`.
+    func pastScope(_ query: ListQuery, in state: NotebookState) throws -> ListQuery {
         var q = query
-        // Category filters name the category as it was then.
         if let name = value("category") {
             guard let c = state.category(named: name) else {
                 throw CLIError("no category was named \"\(name)\" at that time", code: .notFound)
             }
             q.scope = .category(c.id)
         }
-        return (state.list(q), state.categories.mapValues(\.name))
+        q.tags = try values("tag").map { name in
+            let found = state.tags(within: name)
+            guard !found.isEmpty else { throw CLIError("no tag was named \"\(name)\" at that time", code: .notFound) }
+            return found.map(\.id)
+        }
+        return q
     }
 }

@@ -102,9 +102,9 @@ let restoreCommand = Command(
     "restore", abstract: "Bring back a past version of a note (a new event; history is kept).",
     usage: ["restore ID --to VERSION|INSTANT [--expect-version N]"],
     discussion: """
-        Restores the title, body, pinned flag and category of that version and takes the note out of the
-        trash. If that version's category has been deleted since, the note is restored without a category.
-        A note that already is as that version is left alone.
+        Restores the title, body, pinned flag, category and tags of that version and takes the note out of
+        the trash. If that version's category or one of its tags has been deleted since, the note is
+        restored without it (with a warning). A note that already is as that version is left alone.
         """,
     options: [
         OptionSpec("to", value: "VERSION|INSTANT", "the version to bring back (3, v3, or an instant)"),
@@ -138,7 +138,7 @@ let undoCommand = Command(
 }
 
 let logCommand = Command(
-    "log", abstract: "The audit log of every change to every note and category, newest first.",
+    "log", abstract: "The audit log of every change to every note, category and tag, newest first.",
     usage: [
         "log [--since INSTANT] [--until INSTANT] [--note ID] [--type TYPE] [--actor NAME] [--limit N] [--reverse]"
     ],
@@ -178,7 +178,7 @@ let logCommand = Command(
             let subject: String
             switch e.subject {
             case .note(let h): subject = "\(shortID(h.revision.note.id)) v\(e.version)"
-            case .category(_, let name, _): subject = "category " + truncate(name, 30)
+            case .entity(let kind, _, let name, _): subject = "\(kind.rawValue) " + truncate(name, 30)
             case .other: subject = truncate(e.stream, 30)
             }
             return [ctx.relative(e.recordedAt), e.metadata.actor, subject, e.storedType, e.summary]
@@ -200,11 +200,19 @@ extension Context {
                 "v\(outcome.fromVersion) was in category \"\(c.name)\", deleted since; the note is restored without a category"
             )
         }
+        if !outcome.deletedTags.isEmpty {
+            let names = outcome.deletedTags.map { "\"\($0.name)\"" }.joined(separator: ", ")
+            let s = outcome.deletedTags.count == 1 ? "" : "s"
+            terminal.warn(
+                "v\(outcome.fromVersion) had tag\(s) \(names), deleted since; the note is restored without \(s.isEmpty ? "it" : "them")"
+            )
+        }
         if json {
             var fields = try noteJSON(n).objectValue ?? []
             fields.append(("restoredFrom", .uint(outcome.fromVersion)))
             fields.append(("appended", .bool(outcome.appended)))
             fields.append(("deletedCategory", outcome.deletedCategory.map { .string($0.name) } ?? .null))
+            fields.append(("deletedTags", .array(outcome.deletedTags.map { .string($0.name) })))
             printJSON(.object(fields))
         } else if outcome.appended {
             terminal.print("\(shortID(n.id)) v\(n.version) (\(verb) v\(outcome.fromVersion))")
@@ -230,6 +238,7 @@ func fieldLine(_ change: NoteChange) -> String {
     case .title(let from, let to): return "title: \(from.map(quote) ?? "none") -> \(quote(to))"
     case .body(let stat): return "body: +\(stat.added) -\(stat.removed) lines"
     case .category(let from, let to): return "category: \(from?.name ?? "none") -> \(to?.name ?? "none")"
+    case .tags(let added, let removed): return "tags: " + NoteChange.tagList(added: added, removed: removed)
     case .pinned(let from, let to): return "pinned: \(from) -> \(to)"
     case .archived(let from, let to): return "archived: \(from) -> \(to)"
     case .trashed(let from, let to): return "trashed: \(from) -> \(to)"
@@ -248,6 +257,11 @@ func changeJSON(_ change: NoteChange) -> JSONValue {
     case .category(let from, let to):
         return .object([
             field, ("from", from.map { .string($0.name) } ?? .null), ("to", to.map { .string($0.name) } ?? .null),
+        ])
+    case .tags(let added, let removed):
+        return .object([
+            field, ("added", .array(added.map { .string($0.name) })),
+            ("removed", .array(removed.map { .string($0.name) })),
         ])
     case .pinned(let from, let to), .archived(let from, let to), .trashed(let from, let to):
         return .object([field, ("from", .bool(from)), ("to", .bool(to))])
@@ -293,8 +307,8 @@ func logJSON(_ e: LogEntry) -> JSONValue {
         fields.append(("note", .string(h.revision.note.id.uuidString)))
         fields.append(("changes", .array(h.changes.map(changeJSON))))
         if let from = h.restoredFrom { fields.append(("restoredFrom", .uint(from))) }
-    case .category(let id, let name, _):
-        fields.append(("category", .string(id.uuidString)))
+    case .entity(let kind, let id, let name, _):
+        fields.append((kind.rawValue, .string(id.uuidString)))
         fields.append(("name", .string(name)))
     case .other:
         break

@@ -9,10 +9,11 @@ let bodyOptions = [
 
 let addCommand = Command(
     "add", abstract: "Create a note and print its id.",
-    usage: ["add TITLE [--body TEXT | --body-file PATH | -] [--category NAME] [--pin]"],
+    usage: ["add TITLE [--body TEXT | --body-file PATH | -] [--category NAME] [--tag TAG]... [--pin]"],
     discussion: "The body comes from --body, --body-file, or standard input (- or when it is not a terminal).",
     options: bodyOptions + [
         OptionSpec("category", short: "c", value: "NAME", "put the note in this category (created if needed)"),
+        OptionSpec("tag", value: "TAG", repeatable: true, "tag the note (repeatable; missing tags are created)"),
         OptionSpec("pin", short: "p", "pin the note"),
     ]
 ) { ctx in
@@ -26,7 +27,8 @@ let addCommand = Command(
         body = try readText(path: "-", limit: ctx.bodyLimit, what: "body")
     }
     let note = try ctx.notebook().add(
-        title: title, body: body ?? "", category: ctx.value("category"), pinned: ctx.flag("pin"))
+        title: title, body: body ?? "", category: ctx.value("category"), tags: ctx.values("tag"),
+        pinned: ctx.flag("pin"))
     if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print(shortID(note.id)) }
 }
 
@@ -38,7 +40,10 @@ let showCommand = Command(
     try ctx.expectPositionals(1...1)
     let id = try ctx.noteID(ctx.positionals[0])
     if let at = ctx.value("at") {
-        try ctx.printNote(try ctx.noteAt(id, at))
+        // The category and tags are named as they were called at that version.
+        let book = try ctx.notebook()
+        let revision = try book.revision(of: id, at: try ctx.revisionSelector(at))
+        try ctx.printNote(revision.note, labels: try book.labels(of: revision.note, at: revision.position))
     } else {
         try ctx.printNote(try ctx.notebook().note(id))
     }
@@ -122,6 +127,8 @@ let categorizeCommand = Command(
 let listOptions = [
     OptionSpec("category", short: "c", value: "NAME", "only notes in this category"),
     OptionSpec("uncategorized", "only notes without a category"),
+    OptionSpec(
+        "tag", value: "TAG", repeatable: true, "only notes with this tag or one below it (repeatable: all must match)"),
     OptionSpec("pinned", "only pinned notes"),
     OptionSpec("archived", "archived notes instead"),
     OptionSpec("trashed", "notes in the trash instead"),
@@ -131,7 +138,7 @@ let listOptions = [
 let listCommand = Command(
     "list", abstract: "List notes: pinned first, then by last update.",
     usage: [
-        "list [--category NAME | --uncategorized] [--pinned] [--archived | --trashed | --all] [--sort updated|created|title] [--reverse] [--limit N] [--as-of INSTANT]"
+        "list [--category NAME | --uncategorized] [--tag TAG]... [--pinned] [--archived | --trashed | --all] [--sort updated|created|title] [--reverse] [--limit N] [--as-of INSTANT]"
     ],
     options: listOptions + [
         OptionSpec("sort", short: "s", value: "KEY", "updated (default), created or title"),
@@ -156,24 +163,25 @@ let listCommand = Command(
     q.limit = try ctx.integer("limit", min: 1) ?? Int.max
     let book = try ctx.notebook()
     var notes: [Note]
-    var pastNames: [Identifier: String]?
+    var past: NotebookState?
     if let asOf = ctx.value("as-of") {
-        (notes, pastNames) = try ctx.listAsOf(q, instant: try ctx.instant(asOf))
+        let state = try ctx.stateAsOf(ctx.instant(asOf))
+        notes = state.list(try ctx.pastScope(q, in: state))
+        past = state
     } else {
         notes = try book.list(q)
     }
-    // Categories are named as they were at the --as-of instant.
-    func name(_ n: Note) throws -> String? {
-        guard let c = n.category else { return nil }
-        if let pastNames { return pastNames[c] }
-        return try ctx.categoryName(c)
+    // Categories and tags are named as they were at the --as-of instant.
+    func labels(_ n: Note) throws -> NoteLabels {
+        if let past { return past.labels(of: n) }
+        return try ctx.labels(n)
     }
     if ctx.json {
-        ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, categoryName: try name($0)) }))
+        ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, labels: try labels($0)) }))
     } else if notes.isEmpty {
         ctx.terminal.print(ctx.terminal.dim("no notes"))
     } else {
-        try ctx.printNoteTable(notes, categoryName: name)
+        try ctx.printNoteTable(notes, labels: labels)
     }
 }
 
@@ -198,13 +206,17 @@ extension Context {
         } else if flag("uncategorized") {
             q.scope = .uncategorized
         }
+        if value("as-of") == nil {
+            let book = try notebook()
+            q.tags = try values("tag").map { try book.tags(within: $0).map(\.id) }
+        }
         q.pinnedOnly = flag("pinned")
         return q
     }
 }
 
 let statsCommand = Command(
-    "stats", abstract: "Counts of notes, events and categories, and the store's size.", usage: ["stats"],
+    "stats", abstract: "Counts of notes, events, categories and tags, and the store's size.", usage: ["stats"],
     readsOnly: true
 ) { ctx in
     try ctx.expectPositionals(0...0)
@@ -214,13 +226,14 @@ let statsCommand = Command(
         ctx.printJSON(
             .object([
                 ("notes", .int(s.notes)), ("events", .uint(s.events)), ("categories", .int(s.categories)),
+                ("tags", .int(s.tags)),
                 ("storeBytes", .int(s.storeBytes)), ("fileBytes", .int(s.fileBytes)), ("store", .string(path)),
             ]))
     } else {
         ctx.printTable(
             [
                 ["store", path], ["notes", String(s.notes)], ["events", String(s.events)],
-                ["categories", String(s.categories)],
+                ["categories", String(s.categories)], ["tags", String(s.tags)],
                 ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
             ], styles: [ctx.terminal.dim])
     }

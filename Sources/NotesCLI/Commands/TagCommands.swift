@@ -1,0 +1,93 @@
+import Basics
+import EventStore
+import Notes
+
+let tagCommand = Command(
+    "tag", abstract: "Tag a note (missing tags are created).", usage: ["tag ID TAG..."],
+    discussion: "Tags nest with `/`: `work/acme` is below `work`. A tag the note has already changes nothing."
+) { ctx in
+    guard ctx.positionals.count >= 2 else { throw CLIError("missing TAG; usage: notes \(ctx.command.usage[0])") }
+    let id = try ctx.noteID(ctx.positionals[0])
+    let note = try ctx.notebook().tag(id, with: Array(ctx.positionals.dropFirst()))
+    try ctx.printChangedNote(note)
+}
+
+let untagCommand = Command(
+    "untag", abstract: "Remove tags from a note.", usage: ["untag ID TAG..."],
+    discussion: "Removes exactly the tags named (not those below them). A tag the note lacks changes nothing."
+) { ctx in
+    guard ctx.positionals.count >= 2 else { throw CLIError("missing TAG; usage: notes \(ctx.command.usage[0])") }
+    let id = try ctx.noteID(ctx.positionals[0])
+    let note = try ctx.notebook().untag(id, from: Array(ctx.positionals.dropFirst()))
+    try ctx.printChangedNote(note)
+}
+
+let tagsCommand = Command(
+    "tags", abstract: "The tag tree with note counts, or rename and delete tags.",
+    usage: ["tags", "tags rename OLD NEW", "tags delete NAME"],
+    discussion: """
+        Each tag shows the notes tagged with it and, in the total, those tagged with it or any tag below
+        it (notes in the trash are not counted). Renaming `work` to `job` renames `work/acme` to `job/acme`;
+        deleting a tag deletes the tags below it, and untags their notes with an event each.
+        """
+) { ctx in
+    let args = ctx.positionals
+    switch args.first {
+    case nil:
+        let tree = try ctx.notebook().tagTree()
+        if ctx.json {
+            ctx.printJSON(
+                .array(
+                    tree.map {
+                        .object([("name", .string($0.name)), ("count", .int($0.count)), ("total", .int($0.total))])
+                    }))
+        } else if tree.isEmpty {
+            ctx.terminal.print(ctx.terminal.dim("no tags"))
+        } else {
+            let t = ctx.terminal
+            ctx.printTable(
+                tree.map { node in
+                    let indent = String(repeating: "  ", count: node.depth)
+                    let own = node.id == nil ? "-" : String(node.count)
+                    return [indent + node.leaf, own, String(node.total)]
+                }, styles: [{ $0 }, t.dim, t.dim])
+        }
+    case "rename":
+        try ctx.expectPositionals(3...3)
+        let renamed = try ctx.notebook().renameTag(args[1], to: args[2])
+        if ctx.json {
+            ctx.printJSON(.array(renamed.map { .object([("name", .string($0.name)), ("count", .int($0.count))]) }))
+        } else if renamed.isEmpty {
+            ctx.terminal.print("\(args[2]) already has that name; nothing changed")
+        } else {
+            let n = renamed.count
+            ctx.terminal.print("renamed \(n) tag\(n == 1 ? "" : "s"): " + renamed.map(\.name).joined(separator: ", "))
+        }
+    case "delete":
+        try ctx.expectPositionals(2...2)
+        let d = try ctx.notebook().deleteTag(args[1])
+        if ctx.json {
+            ctx.printJSON(
+                .object([("deleted", .array(d.tags.map(JSONValue.string))), ("untagged", .int(d.notes))]))
+        } else {
+            let n = d.tags.count
+            ctx.terminal.print(
+                "deleted \(n) tag\(n == 1 ? "" : "s") (\(d.tags.joined(separator: ", "))); \(d.notes) note\(d.notes == 1 ? "" : "s") untagged"
+            )
+        }
+    case let other?:
+        let hint = suggestion(for: other, among: ["rename", "delete"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        throw CLIError("unknown tags action \"\(other)\"\(hint); use rename or delete")
+    }
+}
+
+extension Context {
+    /// What a command that changed one note prints: its id and version, or its JSON.
+    func printChangedNote(_ note: Note) throws {
+        if json {
+            try printJSON(noteJSON(note))
+        } else {
+            terminal.print("\(shortID(note.id)) v\(note.version)")
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Basics
+import EventStore
+import LMDB
+import Notes
+import TestSupport
+import Testing
+
+@Suite("Notebook tags")
+struct NotebookTagTests {
+    @Test("tag names: trimmed by part, no empty part, no control character, at most 200 characters")
+    func names() throws {
+        let f = try NotebookFixture()
+        let id = try f.book.add(title: "A", tags: [" work /  acme ", "Home"]).id
+        #expect(try f.book.allTags().map(\.name) == ["Home", "work/acme"])
+        let head = try f.head
+        for bad in ["", " ", "a//b", "/a", "a/", "a/ /b", "a\nb", "a\u{7F}", String(repeating: "x", count: 201)] {
+            #expect(notebookError { _ = try f.book.tag(id, with: [bad]) }?.isValidation == true, "\(bad.debugDescription)")
+        }
+        #expect(try f.book.tag(id, with: [String(repeating: "x", count: 200)]).tags.count == 3)
+        #expect(try f.head == head + 2, "the refused names appended nothing; the last one a tag and a tagging")
+        #expect(notebookError { _ = try f.book.untag(id, from: ["nope"]) }?.isNotFound == true)
+        #expect(notebookError { _ = try f.book.tags(within: "nope") }?.isNotFound == true)
+    }
+
+    @Test("the tree: parents that are no tag, own counts, totals counting a note once, trashed notes left out")
+    func tree() throws {
+        let f = try NotebookFixture()
+        let a = try f.book.add(title: "A", tags: ["Work/acme", "work"]).id
+        try f.book.add(title: "B", tags: ["work/acme/q3"])
+        let c = try f.book.add(title: "C", tags: ["home/x"]).id
+        try f.book.archive(a)
+        try f.book.trash(c)
+        let tree = try f.book.tagTree()
+        #expect(tree.map(\.name) == ["home", "home/x", "work", "Work/acme", "work/acme/q3"])
+        let byName = Dictionary(uniqueKeysWithValues: tree.map { ($0.name.lowercased(), $0) })
+        #expect(byName["work"]?.count == 1 && byName["work"]?.total == 2, "archived notes count, each once")
+        #expect(byName["work/acme"]?.total == 2 && byName["work/acme/q3"]?.total == 1)
+        #expect(byName["home"]?.id == nil && byName["home"]?.total == 0, "a trashed note is not counted")
+        #expect(try f.book.tag(named: "home/x").count == 0)
+        try f.book.untrash(c)
+        #expect(try f.book.tag(named: "home/x").count == 1)
+    }
+
+    @Test("a tag created after a note names it is counted as a replay counts it")
+    func creationCountsEarlierNotes() throws {
+        let f = try NotebookFixture()
+        let tag = Identifier(high: 0x7A6, low: 1)
+        let note = Identifier(high: 0x4E0, low: 1)
+        let meta = EventMetadata(actor: "raw")
+        try f.book.store.append(
+            [
+                NoteEvent.created(title: "A", body: "", pinned: false, category: nil).newEvent(
+                    id: Identifier(high: 1, low: 1), metadata: meta),
+                NoteEvent.tagged(tag: tag).newEvent(id: Identifier(high: 1, low: 2), metadata: meta),
+            ], to: Note.stream(note), expecting: .noStream)
+        try f.book.store.append(
+            [TagEvent.created(name: "late").newEvent(id: Identifier(high: 1, low: 3), metadata: meta)],
+            to: Tag.stream(tag), expecting: .noStream)
+        #expect(try f.book.tag(named: "late").count == 1)
+        #expect(try f.book.verify().isEmpty)
+    }
+
+    @Test("verify finds a damaged tag record and a missing tag name; rebuild repairs both")
+    func damage() throws {
+        let f = try NotebookFixture()
+        try f.book.add(title: "A", tags: ["work/acme", "home"])
+        #expect(try f.book.verify().isEmpty)
+        let (records, names) = try f.book.read { _, dbs in (dbs["tags"], dbs["tag_names"]) }
+        let home = try f.book.tag(named: "home")
+        try f.book.store.environment.write { txn throws in
+            #expect(try txn.delete(names, key: Array("home".utf8)))
+            var damaged = try #require(try txn.get(records, key: home.id.bytes))
+            damaged.removeLast()
+            try txn.put(records, key: home.id.bytes, value: damaged)
+        }
+        let problems = try f.book.verify().map(\.detail)
+        #expect(problems.contains("tag record home is damaged"), "\(problems)")
+        #expect(problems.contains("the tag name index differs from the log"), "\(problems)")
+        try f.book.rebuild()
+        #expect(try f.book.verify().isEmpty)
+        #expect(try f.book.tag(named: "home").count == 1)
+    }
+
+    @Test("history names tags as they were; restore and undo bring tags back, deleted ones dropped")
+    func historyAndRestore() throws {
+        let f = try NotebookFixture()
+        let id = try f.book.add(title: "A", tags: ["work"]).id
+        f.clock.advance()
+        try f.book.tag(id, with: ["home", "later"])
+        try f.book.renameTag("work", to: "job")
+        try f.book.untag(id, from: ["home", "job"])
+        try f.book.deleteTag("home")
+        let summaries = try f.book.history(of: id).map(\.summary)
+        #expect(summaries == ["created \"A\"", "tags +work", "tags +home", "tags +later", "tags -home", "tags -job"])
+        let outcome = try f.book.restore(id, to: .version(4))
+        #expect(outcome.deletedTags.map(\.name) == ["home"])
+        #expect(outcome.appended && outcome.note.tags.count == 2)
+        #expect(try f.book.history(of: id).last?.summary == "tags +job")
+        let undone = try f.book.undo(id)
+        #expect(undone.note.tags == [try f.book.tag(named: "later").id])
+        let diff = try f.book.diff(id, from: .version(1), to: .version(4))
+        #expect(diff.fields.map(\.summary) == ["tags +home +later +work"])
+    }
+}
