@@ -14,7 +14,8 @@ struct NotebookTagTests {
         #expect(try f.book.allTags().map(\.name) == ["Home", "work/acme"])
         let head = try f.head
         for bad in ["", " ", "a//b", "/a", "a/", "a/ /b", "a\nb", "a\u{7F}", String(repeating: "x", count: 201)] {
-            #expect(notebookError { _ = try f.book.tag(id, with: [bad]) }?.isValidation == true, "\(bad.debugDescription)")
+            #expect(
+                notebookError { _ = try f.book.tag(id, with: [bad]) }?.isValidation == true, "\(bad.debugDescription)")
         }
         #expect(try f.book.tag(id, with: [String(repeating: "x", count: 200)]).tags.count == 3)
         #expect(try f.head == head + 2, "the refused names appended nothing; the last one a tag and a tagging")
