@@ -110,6 +110,19 @@ extension NotesProjection {
         for problem in try categoryTable(databases).differences(from: categories, in: txn) { report(problem) }
         for problem in try tagTable(databases).differences(from: tags, in: txn) { report(problem) }
         for problem in try SearchBridge.compare(with: state, in: txn, databases: databases) { report(problem) }
+        let links = LinkIndex.entries(of: state)
+        for (db, expected, what) in [
+            (LinkIndex.titles, links.titles, "title history"),
+            (LinkIndex.noteTitles, links.noteTitles, "titles by note"),
+            (LinkIndex.links, links.links, "links"),
+        ] {
+            let stored = try LinkIndex.stored(databases[db], in: txn)
+            if stored != expected {
+                report(
+                    "the \(what) index of links differs from the log (\(stored.count) entries stored, \(expected.count) expected)"
+                )
+            }
+        }
         return problems
     }
 }

@@ -96,6 +96,7 @@ extension NotebookState {
     /// A listing over the in-memory state, with the same order as the projection's index.
     public func list(_ query: ListQuery) -> [Note] {
         let matching = notes.values.filter { n in
+            if query.excluding.contains(n.id) { return false }
             switch query.status {
             case .active: if n.status != .active { return false }
             case .archived: if n.status != .archived { return false }

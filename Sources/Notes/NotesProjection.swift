@@ -1,6 +1,7 @@
 public import Basics
 public import EventStore
 public import LMDB
+import SearchEngine
 
 /// The notes projections: current notes by id, the listing index, categories with counts and
 /// the search index. Applied inline with every append and rebuilt in bulk from the log.
@@ -11,7 +12,7 @@ public final class NotesProjection: ProjectionSet {
 
     public init(rebuildBatch: Int = 250_000) { self.rebuildBatch = max(1, rebuildBatch) }
 
-    public var version: String { "notes-4+" + SearchBridge.version }
+    public var version: String { "notes-5+" + SearchBridge.version }
 
     enum DB {
         static let notes = "notes"
@@ -25,7 +26,7 @@ public final class NotesProjection: ProjectionSet {
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
             (DB.notes, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
-            (DB.tagNames, []),
+            (DB.tagNames, []), (LinkIndex.titles, []), (LinkIndex.noteTitles, []), (LinkIndex.links, []),
         ]
         return own + SearchBridge.databaseSpecs
     }
@@ -127,6 +128,7 @@ public final class NotesProjection: ProjectionSet {
     ) throws -> (old: Note?, new: Note)? {
         let old = try note(id, in: txn, databases: databases)
         var note = old
+        var titles: [(position: UInt64, folded: String)] = []
         for i in indices {
             let e = all[i]
             guard let kind = NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) else {
@@ -134,8 +136,12 @@ public final class NotesProjection: ProjectionSet {
             }
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &note, id: id, at: e.recordedAt, version: e.version)
+            if kind.setsTitle, let title = note?.title { titles.append((e.position, TextFolding.fold(title))) }
         }
         guard let new = note else { return nil }
+        try LinkIndex.update(
+            note: id, old: old, new: new, titles: titles, in: txn, titlesDB: databases[LinkIndex.titles],
+            noteTitlesDB: databases[LinkIndex.noteTitles], linksDB: databases[LinkIndex.links])
         try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
         let oldKeys = old.map(ListIndex.keys(for:)) ?? []
         let newKeys = ListIndex.keys(for: new)
@@ -240,7 +246,9 @@ public final class NotesProjection: ProjectionSet {
                 let prefix = ListIndex.prefix(
                     status: query.status, scope: query.scope, sort: query.sort, pinnedGroup: group)
                 try scan(prefix, reverse: query.reverse, in: txn, databases: databases) { id in
-                    if let n = try note(id, in: txn, databases: databases) { out.append(n) }
+                    if !query.excluding.contains(id), let n = try note(id, in: txn, databases: databases) {
+                        out.append(n)
+                    }
                     return out.count < query.limit
                 }
                 if out.count >= query.limit { break }
@@ -274,7 +282,9 @@ public final class NotesProjection: ProjectionSet {
             var ids: [Identifier] = []
             if prefixes.count == 1 {
                 try scan(prefixes[0], reverse: query.reverse, in: txn, databases: databases) { id in
-                    if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
+                    if !query.excluding.contains(id), let n = try note(id, in: txn, databases: databases), accepts(n) {
+                        out.append(n)
+                    }
                     return out.count < query.limit
                 }
             } else {
@@ -297,7 +307,7 @@ public final class NotesProjection: ProjectionSet {
                     guard let id = Identifier(bytes: s.suffix(16)), seen.insert(id).inserted else { continue }
                     ids.append(id)
                 }
-                for id in ids where out.count < query.limit {
+                for id in ids where out.count < query.limit && !query.excluding.contains(id) {
                     if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
                 }
             }
@@ -400,6 +410,17 @@ public final class NotesProjection: ProjectionSet {
             try categoryTable(databases).write(categories.values, in: txn)
             try tagTable(databases).write(tags.values, in: txn)
         }
+        let links = LinkIndex.entries(of: state)
+        for (db, entries) in [
+            (LinkIndex.titles, links.titles), (LinkIndex.noteTitles, links.noteTitles), (LinkIndex.links, links.links),
+        ] {
+            var start = 0
+            while start < entries.count {
+                let slice = Array(entries[start..<min(start + rebuildBatch, entries.count)])
+                try context.write { txn in try LinkIndex.write(slice, into: databases[db], in: txn) }
+                start += rebuildBatch
+            }
+        }
     }
 }
 
@@ -433,6 +454,8 @@ public struct ListQuery: Sendable, Equatable {
     public var sort: Sort = .updated
     public var reverse = false
     public var limit = Int.max
+    /// Notes left out of the listing (read from the index, never decoded).
+    public var excluding: Set<Identifier> = []
 
     public init() {}
 }

@@ -357,10 +357,20 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         return live.isEmpty ? -1 : live[min(rng.next(below: live.count), rng.next(below: live.count))]
     }
 
+    /// A line with a wiki link to an earlier note: by its current title, a fifth of them by
+    /// the first 8 digits of its id.
+    private mutating func linkLine() -> String {
+        let target = rng.next(below: notes.count)
+        if rng.chance(0.2) { return "Linked: [[\(Self.noteID(target, spec: spec).hex.prefix(8))]].\n" }
+        return "See [[\(notes[target].title)]].\n"
+    }
+
     private mutating func createNote() {
         let index = notes.count
         let legacy = index > 0 && rng.chance(spec.legacyShare)
         var state = NoteState(title: text.title(using: &rng), body: text.body(using: &rng), version: 1, legacy: legacy)
+        // A quarter of the notes link to an earlier one when created.
+        if index > 0, rng.chance(0.25) { state.body += linkLine() }
         state.pinned = rng.chance(0.05)
         let stream = Note.stream(Self.noteID(index, spec: spec))
         if legacy {
@@ -400,6 +410,7 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         switch roll {
         case 0..<45:
             n.body = text.edit(n.body, using: &rng)
+            if rng.chance(0.05) { n.body += linkLine() }
             (event, command) = (.bodyEdited(body: n.body), "notes edit")
         case 45..<57:
             n.title = text.title(using: &rng)

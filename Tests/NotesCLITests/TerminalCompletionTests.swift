@@ -53,7 +53,7 @@ struct TerminalCompletionTests {
         let probes: [(words: [String], expected: Set<String>)] = [
             (["notes", "show", ""], Set(ids)),
             (["notes", "pin", String(ids[0].prefix(2))], Set(ids.filter { $0.hasPrefix(ids[0].prefix(2)) })),
-            (["notes", "li"], ["list"]),
+            (["notes", "li"], ["list", "links"]),
             (["notes", "--json", "sh"], ["show"]),
             (["notes", "list", "--category", ""], ["Home Stuff", "Work"]),
             (["notes", "list", "--so"], ["--sort"]),

@@ -132,6 +132,12 @@ struct WorkloadTests {
         #expect(state.tags.values.filter { $0.name.contains(" renamed") }.count >= 1)
         let deletedTag = try #require(state.tags.values.first { $0.deleted })
         #expect(!state.notes.values.contains { $0.tags.contains(deletedTag.id) })
+        let linking = state.notes.values.filter { !WikiLink.parse($0.body).isEmpty }.count
+        #expect(linking > state.notes.count / 10 && linking < state.notes.count / 2, "\(linking) notes with links")
+        #expect(
+            state.notes.values.contains {
+                WikiLink.parse($0.body).contains { if case .id = $0.target { true } else { false } }
+            })
         let tagged = state.notes.values.filter { !$0.tags.isEmpty }.count
         #expect(tagged > state.notes.count / 4 && tagged < state.notes.count * 3 / 4, "\(tagged) tagged notes")
     }

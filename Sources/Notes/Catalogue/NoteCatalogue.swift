@@ -61,6 +61,13 @@ public enum NoteEventKind: UInt8, EventKind {
     /// Recognises stored type bytes.
     static let matcher = KindMatcher<NoteEventKind>()
 
+    /// Kinds whose payload sets the title (the title history of links is made of them).
+    private static let titleSetting = allCases.map { $0.layout.fields.contains(.title) }
+
+    /// Whether an event of this kind sets the note's title.
+    @inline(__always)
+    var setsTitle: Bool { Self.titleSetting[Int(rawValue)] }
+
     /// The layouts' field lists by raw value, for the decoding loop.
     private static let fieldLists = allCases.map(\.layout.fields)
 

@@ -4,6 +4,7 @@ import Dispatch
 public import EventStore
 import Glibc
 import LMDB
+import SearchEngine
 
 /// The whole notebook folded in memory: what a rebuild writes and what `--as-of` queries read.
 public struct NotebookState: Sendable {
@@ -12,6 +13,9 @@ public struct NotebookState: Sendable {
     public var tags: [Identifier: Tag] = [:]
     /// Events folded so far (stored events, not lifted ones).
     public var events: UInt64 = 0
+    /// Every title each note was given, folded, in log order within a note (the title history
+    /// that links resolve through); the newest-first replay of `--as-of` views leaves it empty.
+    public var titleChanges: [TitleChange] = []
 
     public init() {}
 
@@ -43,7 +47,13 @@ public struct NotebookState: Sendable {
                 let p = try NotePayload<String>(kind, decoding: payload)
                 var note = notes[id]
                 try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
-                if let note { notes.update(note) }
+                if let note {
+                    notes.update(note)
+                    if kind.setsTitle {
+                        titleChanges.append(
+                            TitleChange(note: id, position: position, folded: TextFolding.fold(note.title)))
+                    }
+                }
             case .category(let id):
                 guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
                 else { throw FoldError.foreignType(type, version: schemaVersion, in: .category(id)) }
@@ -187,10 +197,12 @@ public struct NotebookState: Sendable {
         // Categories are folded by the first scan only; every scan counts its own events.
         var result = slots[0].replayer!.state
         result.events = 0
+        result.titleChanges = []
         var notes: [Note] = []
         for slot in slots {
             guard var part = slot.replayer.take() else { continue }
             result.events += part.state.events
+            result.titleChanges += part.takeTitleChanges()
             if notes.isEmpty {
                 swap(&notes, &part.notes)
             } else {

@@ -3,6 +3,7 @@ import CIntrinsics
 import EventStore
 import Glibc
 import LMDB
+import SearchEngine
 
 /// The working state of a replay: notes in an array found through an open-addressing table
 /// keyed by id, so each event costs one probe and an in-place change.
@@ -51,6 +52,10 @@ struct Replayer {
 
     private var entries: [Entry] = []
     private var table = NoteTable()
+    /// Every title a note was given, in log order: its entry, the event's position and the text
+    /// (a slice of the map, or a string from the general path); folded into
+    /// ``NotebookState/titleChanges`` at the end of the scan.
+    private var titleLog: [(entry: Int, position: UInt64, slice: UnsafeRawBufferPointer?, text: String?)] = []
     /// Categories and the count of events folded; the notes are in ``notes``.
     private(set) var state = NotebookState()
     /// The notes, once the scan has finished.
@@ -259,6 +264,21 @@ struct Replayer {
         let i = try entry(kind, of: id, at: instant, version: version, position: position)
         NoteFold.apply(kind, try NotePayload<TextSlice>(kind, decoding: payload), to: &entries[i], at: instant)
         touch(i, at: instant, version: version)
+        if kind.setsTitle { recordTitle(i, at: position) }
+    }
+
+    /// The title changes of the scan, moved out.
+    mutating func takeTitleChanges() -> [TitleChange] {
+        var out: [TitleChange] = []
+        swap(&out, &state.titleChanges)
+        return out
+    }
+
+    /// Notes the title entry `i` holds after the event at `position` set it.
+    @inline(__always)
+    private mutating func recordTitle(_ i: Int, at position: UInt64) {
+        let slice = entries[i].title
+        titleLog.append((i, position, slice, slice == nil ? entries[i].note.title : nil))
     }
 
     /// The entry a `kind` event of note `id` changes: made by a creation (a second one is
@@ -303,6 +323,7 @@ struct Replayer {
             let i = try entry(output.kind, of: id, at: instant, version: version, position: position)
             NoteFold.apply(output.kind, output.payload(from: values), to: &entries[i], at: instant)
             touch(i, at: instant, version: version)
+            if output.kind.setsTitle { recordTitle(i, at: position) }
         }
     }
 
@@ -320,6 +341,7 @@ struct Replayer {
             NoteFold.apply(kind, p, to: &target, at: e.recordedAt)
             entries[i] = target.entry
             touch(i, at: e.recordedAt, version: e.version)
+            if kind.setsTitle { recordTitle(i, at: e.position) }
         }
     }
 
@@ -339,6 +361,14 @@ struct Replayer {
     /// into strings (they were checked when read); must run inside the scan's read
     /// transaction, whose pages the pending texts point into.
     private mutating func finish(store: EventStore) throws {
+        // The titles first, in log order (which is file order): their slices point into the map.
+        state.titleChanges.reserveCapacity(titleLog.count)
+        for t in titleLog {
+            let text = t.slice.map { String(decoding: $0, as: UTF8.self) } ?? t.text ?? ""
+            state.titleChanges.append(
+                TitleChange(note: entries[t.entry].note.id, position: t.position, folded: TextFolding.fold(text)))
+        }
+        titleLog = []
         if releasingPages { materializeInFileOrder(store: store) }
         table = NoteTable()
         notes.reserveCapacity(entries.count)

@@ -138,12 +138,13 @@ let listOptions = [
 let listCommand = Command(
     "list", abstract: "List notes: pinned first, then by last update.",
     usage: [
-        "list [--category NAME | --uncategorized] [--tag TAG]... [--pinned] [--archived | --trashed | --all] [--sort updated|created|title] [--reverse] [--limit N] [--as-of INSTANT]"
+        "list [--category NAME | --uncategorized] [--tag TAG]... [--pinned] [--archived | --trashed | --all] [--orphans] [--sort updated|created|title] [--reverse] [--limit N] [--as-of INSTANT]"
     ],
     options: listOptions + [
         OptionSpec("sort", short: "s", value: "KEY", "updated (default), created or title"),
         OptionSpec("reverse", short: "r", "reverse the order within pinned and unpinned notes"),
         OptionSpec("limit", short: "n", value: "N", "at most N notes"),
+        OptionSpec("orphans", "only notes with no wiki link to another note and none from one"),
         OptionSpec("as-of", value: "INSTANT", "the notebook as it was at that instant"),
     ],
     readsOnly: true
@@ -165,10 +166,13 @@ let listCommand = Command(
     var notes: [Note]
     var past: NotebookState?
     if let asOf = ctx.value("as-of") {
-        let state = try ctx.stateAsOf(ctx.instant(asOf))
+        let instant = try ctx.instant(asOf)
+        if ctx.flag("orphans") { q.excluding = try book.linkedNotes(asOf: instant) }
+        let state = try ctx.stateAsOf(instant)
         notes = state.list(try ctx.pastScope(q, in: state))
         past = state
     } else {
+        if ctx.flag("orphans") { q.excluding = try book.linkedNotes() }
         notes = try book.list(q)
     }
     // Categories and tags are named as they were at the --as-of instant.

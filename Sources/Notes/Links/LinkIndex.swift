@@ -1,0 +1,252 @@
+public import Basics
+import LMDB
+import SearchEngine
+
+/// A title a note was given by the event at `position` (folded: case and accents, see
+/// ``TextFolding``).
+public struct TitleChange: Sendable, Equatable {
+    public var note: Identifier
+    public var position: UInt64
+    public var folded: String
+
+    public init(note: Identifier, position: UInt64, folded: String) {
+        self.note = note
+        self.position = position
+        self.folded = folded
+    }
+}
+
+/// A note that holds, or held, a title: since the event at `since`, until the event at
+/// `until` changed it (nil while it still holds it). When a note held a title more than once,
+/// its latest time.
+public struct TitleHolder: Sendable, Equatable {
+    public var note: Identifier
+    public var since: UInt64
+    public var until: UInt64?
+}
+
+/// The links projection: three databases kept inline with every append and rebuilt from the
+/// log.
+///
+/// - `link_titles`: `folded title (at most 400 bytes) | 0 | note id` → `since | until | folded
+///   title`: every title every note held (positions big-endian, `until` 0 while held), what a
+///   title link resolves through.
+/// - `link_note_titles`: `note id | folded title (at most 400 bytes)` → nothing: the titles of
+///   each note, what its backlinks are found by.
+/// - `links`: `kind | key (at most 400 bytes) | 0 | source note id` → the whole key: one entry
+///   per distinct link target written in a note's current body (kind 1 a folded title, 2 id
+///   digits), what backlinks and missing links are read from.
+///
+/// Links are stored by what they name, not by the note they resolve to: a resolution depends on
+/// every note's titles at the instant asked about, so it is made when a link is read
+/// (``LinkResolution``), from these records.
+enum LinkIndex {
+    static let titles = "link_titles"
+    static let noteTitles = "link_note_titles"
+    static let links = "links"
+
+    /// The longest key part a title or link key takes; the whole text is in the value.
+    static let keyLimit = 400
+
+    static func titleKey(_ folded: String, note: Identifier) -> [UInt8] {
+        var k = Array(folded.utf8.prefix(keyLimit))
+        k.append(0)
+        k.append(contentsOf: note.bytes)
+        return k
+    }
+
+    static func titlePrefix(_ folded: String) -> [UInt8] {
+        var k = Array(folded.utf8.prefix(keyLimit))
+        k.append(0)
+        return k
+    }
+
+    static func titleValue(since: UInt64, until: UInt64?, folded: String) -> [UInt8] {
+        var v = withUnsafeBytes(of: since.bigEndian) { Array($0) }
+        v += withUnsafeBytes(of: (until ?? 0).bigEndian) { Array($0) }
+        v += Array(folded.utf8)
+        return v
+    }
+
+    /// The holder a `link_titles` entry records, when its value holds `folded` (a cut key can
+    /// be shared by two long titles).
+    static func holder(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, folded: String) -> TitleHolder? {
+        guard value.count >= 16, key.count >= 16, let note = Identifier(bytes: key.suffix(16)),
+            value[16...].elementsEqual(folded.utf8)
+        else { return nil }
+        let since = UInt64(bigEndianBytes: value[0..<8])
+        let until = UInt64(bigEndianBytes: value[8..<16])
+        return TitleHolder(note: note, since: since, until: until == 0 ? nil : until)
+    }
+
+    static func noteTitleKey(_ note: Identifier, _ folded: String) -> [UInt8] {
+        note.bytes + Array(folded.utf8.prefix(keyLimit))
+    }
+
+    static func keyBytes(_ key: LinkKey) -> (kind: UInt8, text: String) {
+        switch key {
+        case .title(let t): return (1, t)
+        case .id(let hex): return (2, hex)
+        }
+    }
+
+    static func linkPrefix(_ key: LinkKey) -> [UInt8] {
+        let (kind, text) = keyBytes(key)
+        var k: [UInt8] = [kind]
+        k += text.utf8.prefix(keyLimit)
+        k.append(0)
+        return k
+    }
+
+    static func linkKey(_ key: LinkKey, source: Identifier) -> [UInt8] { linkPrefix(key) + source.bytes }
+
+    static func linkValue(_ key: LinkKey) -> [UInt8] { Array(keyBytes(key).text.utf8) }
+
+    /// The link key and source a `links` entry records.
+    static func link(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> (LinkKey, Identifier)? {
+        guard key.count >= 18, let source = Identifier(bytes: key.suffix(16)) else { return nil }
+        let text = String(decoding: value, as: UTF8.self)
+        switch key[0] {
+        case 1: return (.title(text), source)
+        case 2: return (.id(text), source)
+        default: return nil
+        }
+    }
+
+    /// The distinct link keys of a body.
+    static func keys(of body: String) -> Set<LinkKey> { Set(WikiLink.parse(body).map(\.key)) }
+
+    // MARK: Title spans
+
+    /// Each (note, title) pair's latest holding, from title changes in log order within a note,
+    /// as they stand after the event at `last`.
+    static func holdings(_ changes: [TitleChange], through last: UInt64 = .max) -> [Holding] {
+        var current: [Identifier: (folded: String, since: UInt64)] = [:]
+        var held: [Pair: Holding] = [:]
+        for c in changes where c.position <= last {
+            if let now = current[c.note] {
+                if now.folded == c.folded { continue }
+                held[Pair(note: c.note, folded: now.folded)] = Holding(
+                    folded: now.folded, holder: TitleHolder(note: c.note, since: now.since, until: c.position))
+            }
+            current[c.note] = (c.folded, c.position)
+        }
+        for (note, now) in current {
+            held[Pair(note: note, folded: now.folded)] = Holding(
+                folded: now.folded, holder: TitleHolder(note: note, since: now.since, until: nil))
+        }
+        return Array(held.values)
+    }
+
+    struct Pair: Hashable {
+        var note: Identifier
+        var folded: String
+    }
+
+    /// A title and one note's latest holding of it.
+    struct Holding: Equatable {
+        var folded: String
+        var holder: TitleHolder
+    }
+
+    // MARK: Whole databases
+
+    /// The three databases' entries for a folded state, each sorted by key: what a rebuild
+    /// writes and what `verify` compares with.
+    static func entries(of state: NotebookState) -> (titles: [Entry], noteTitles: [Entry], links: [Entry]) {
+        // Two long titles of one note cut to the same key part share an entry: the later one's.
+        var titles: [[UInt8]: (since: UInt64, entry: Entry)] = [:]
+        var noteTitles: [Entry] = []
+        for h in holdings(state.titleChanges) {
+            let key = titleKey(h.folded, note: h.holder.note)
+            if let known = titles[key], known.since > h.holder.since { continue }
+            titles[key] = (
+                h.holder.since,
+                Entry(key: key, value: titleValue(since: h.holder.since, until: h.holder.until, folded: h.folded))
+            )
+            noteTitles.append(Entry(key: noteTitleKey(h.holder.note, h.folded), value: []))
+        }
+        var links: [Entry] = []
+        for note in state.notes.values {
+            for key in keys(of: note.body) {
+                links.append(Entry(key: linkKey(key, source: note.id), value: linkValue(key)))
+            }
+        }
+        func sorted(_ e: [Entry]) -> [Entry] { e.sorted { $0.key.lexicographicallyPrecedes($1.key) } }
+        return (sorted(titles.values.map(\.entry)), sorted(dedupe(noteTitles)), sorted(links))
+    }
+
+    /// Two titles cut to the same key part share one `link_note_titles` entry.
+    private static func dedupe(_ entries: [Entry]) -> [Entry] {
+        var seen: Set<[UInt8]> = []
+        return entries.filter { seen.insert($0.key).inserted }
+    }
+
+    struct Entry: Equatable {
+        var key: [UInt8]
+        var value: [UInt8]
+    }
+
+    static func write(_ entries: [Entry], into db: Database, in txn: borrowing Transaction) throws {
+        try txn.withCursor(db) { c in
+            for e in entries {
+                try e.key.withUnsafeBytes { k in try e.value.withUnsafeBytes { v in try c.put(k, v, flags: .append) } }
+            }
+        }
+    }
+
+    /// Every entry of `db`, in key order.
+    static func stored(_ db: Database, in txn: borrowing Transaction) throws -> [Entry] {
+        var out: [Entry] = []
+        try txn.withCursor(db) { c in
+            var entry = try c.first()
+            while let e = entry {
+                out.append(Entry(key: Array(e.key), value: Array(e.value)))
+                entry = try c.next()
+            }
+        }
+        return out
+    }
+
+    // MARK: Inline
+
+    /// Brings the records of one note up to date after a batch of its events: `titles` are the
+    /// titles its events of the batch gave it (in order, with their positions), `old` and `new`
+    /// the note before and after.
+    static func update(
+        note id: Identifier, old: Note?, new: Note, titles: [(position: UInt64, folded: String)],
+        in txn: borrowing Transaction, titlesDB: Database, noteTitlesDB: Database, linksDB: Database
+    ) throws {
+        var current = old.map { TextFolding.fold($0.title) }
+        for t in titles where t.folded != current {
+            if let was = current {
+                // The old holding ends; its start is kept.
+                let key = titleKey(was, note: id)
+                if let raw = try txn.get(titlesDB, key: key), raw.count >= 16 {
+                    let since = UInt64(bigEndianBytes: raw[0..<8])
+                    try txn.put(titlesDB, key: key, value: titleValue(since: since, until: t.position, folded: was))
+                }
+            }
+            try txn.put(
+                titlesDB, key: titleKey(t.folded, note: id),
+                value: titleValue(since: t.position, until: nil, folded: t.folded))
+            try txn.put(noteTitlesDB, key: noteTitleKey(id, t.folded), value: [])
+            current = t.folded
+        }
+        guard old?.body != new.body else { return }
+        let before = old.map { keys(of: $0.body) } ?? []
+        let after = keys(of: new.body)
+        for k in before where !after.contains(k) { _ = try txn.delete(linksDB, key: linkKey(k, source: id)) }
+        for k in after where !before.contains(k) {
+            try txn.put(linksDB, key: linkKey(k, source: id), value: linkValue(k))
+        }
+    }
+}
+
+extension UInt64 {
+    init(bigEndianBytes bytes: some Collection<UInt8>) {
+        var v: UInt64 = 0
+        for b in bytes { v = v << 8 | UInt64(b) }
+        self = v
+    }
+}

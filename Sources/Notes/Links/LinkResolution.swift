@@ -1,0 +1,304 @@
+public import Basics
+import EventStore
+import LMDB
+
+/// A note a link leads to, or that links: its id, title and status at the instant asked about.
+public struct LinkedNote: Sendable, Equatable {
+    public var id: Identifier
+    public var title: String
+    public var status: Note.Status
+
+    init(_ note: Note) {
+        id = note.id
+        title = note.title
+        status = note.status
+    }
+}
+
+/// Where a link leads.
+public enum LinkTarget: Sendable, Equatable {
+    case note(LinkedNote)
+    /// No note has (or had) the title, or no note's id starts with the digits.
+    case missing
+    /// Id digits that start the ids of several notes.
+    case ambiguous([Identifier])
+}
+
+/// A link of a note's body and where it leads.
+public struct OutgoingLink: Sendable, Equatable {
+    public var link: WikiLink
+    public var target: LinkTarget
+}
+
+/// A link to a note from another one: the note that links, the link, and the line it is on.
+public struct Backlink: Sendable, Equatable {
+    public var source: LinkedNote
+    public var link: WikiLink
+    public var line: String
+}
+
+/// A link that leads nowhere, and the note it is in.
+public struct MissingLink: Sendable, Equatable {
+    public var source: LinkedNote
+    public var link: WikiLink
+}
+
+/// What resolving links reads: the links projection now, or a replayed state at an instant.
+protocol LinkWorld: ~Copyable {
+    /// Every note that holds or held the folded title, with its latest holding.
+    func holders(of folded: String) throws -> [TitleHolder]
+    /// The notes whose lowercase hex id starts with `hex`.
+    func notes(withIDPrefix hex: String) throws -> [Identifier]
+    func note(_ id: Identifier) throws -> Note?
+    /// Every folded title the note held.
+    func titles(of id: Identifier) throws -> [String]
+    /// The links naming `key` and their sources; for an id key, every id key with its first
+    /// eight digits.
+    func linkers(of key: LinkKey) throws -> [(key: LinkKey, source: Identifier)]
+    /// Every link key of every note's body, by source.
+    func forEachLink(_ body: (LinkKey, Identifier) throws -> Void) throws
+}
+
+/// The rules that turn a link into a note, and the queries made of them.
+///
+/// A title link leads to the note that holds the title (case and accents folded); when several
+/// do, to one not in the trash, then to the one that took it first. When none holds it, to the
+/// note that held it last: `[[Old title]]` follows its note through renames. An id link leads to
+/// the one note whose id starts with its digits.
+enum LinkResolution {
+    static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> [Identifier] {
+        switch key {
+        case .id(let hex):
+            return try world.notes(withIDPrefix: hex)
+        case .title(let folded):
+            let holders = try world.holders(of: folded)
+            let current = holders.filter { $0.until == nil }
+            if !current.isEmpty {
+                var best: (trashed: Bool, since: UInt64, id: Identifier)?
+                for h in current {
+                    let trashed = try world.note(h.note)?.trashed ?? true
+                    let candidate = (trashed, h.since, h.note)
+                    if let b = best {
+                        if (candidate.0 ? 1 : 0, candidate.1, candidate.2) < (b.trashed ? 1 : 0, b.since, b.id) {
+                            best = candidate
+                        }
+                    } else {
+                        best = candidate
+                    }
+                }
+                return best.map { [$0.id] } ?? []
+            }
+            let last = holders.max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }
+            return last.map { [$0.note] } ?? []
+        }
+    }
+
+    static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> LinkTarget {
+        let ids = try resolve(key, in: world)
+        guard ids.count == 1 else { return ids.isEmpty ? .missing : .ambiguous(ids) }
+        guard let note = try world.note(ids[0]) else { return .missing }
+        return .note(LinkedNote(note))
+    }
+
+    /// The links of note `id`'s body, in order, each with where it leads.
+    static func outgoing<W: LinkWorld & ~Copyable>(of note: Note, in world: borrowing W) throws -> [OutgoingLink] {
+        var targets: [LinkKey: LinkTarget] = [:]
+        var out: [OutgoingLink] = []
+        for link in WikiLink.parse(note.body) {
+            let key = link.key
+            if targets[key] == nil { targets[key] = try target(key, in: world) }
+            out.append(OutgoingLink(link: link, target: targets[key]!))
+        }
+        return out
+    }
+
+    /// The links of other notes (and the note itself) that lead to `id`, by linking note.
+    static func backlinks<W: LinkWorld & ~Copyable>(to id: Identifier, in world: borrowing W) throws -> [Backlink] {
+        var keysBySource: [Identifier: Set<LinkKey>] = [:]
+        var leads: [LinkKey: Bool] = [:]
+        func consider(_ key: LinkKey, _ source: Identifier, _ world: borrowing W) throws {
+            if leads[key] == nil { leads[key] = try resolve(key, in: world) == [id] }
+            if leads[key]! { keysBySource[source, default: []].insert(key) }
+        }
+        for title in try world.titles(of: id) {
+            for (key, source) in try world.linkers(of: .title(title)) { try consider(key, source, world) }
+        }
+        let hex = id.hex
+        for (key, source) in try world.linkers(of: .id(String(hex.prefix(8)))) {
+            guard case .id(let digits) = key, hex.hasPrefix(digits) else { continue }
+            try consider(key, source, world)
+        }
+        var out: [Backlink] = []
+        for (source, keys) in keysBySource {
+            guard let note = try world.note(source) else { continue }
+            let lines = note.body.split(separator: "\n", omittingEmptySubsequences: false)
+            // One backlink per line: the first link of the line that leads here.
+            var lastLine = -1
+            for link in WikiLink.parse(note.body) where keys.contains(link.key) && link.line != lastLine {
+                out.append(Backlink(source: LinkedNote(note), link: link, line: String(lines[link.line])))
+                lastLine = link.line
+            }
+        }
+        return out.sorted(by: order)
+    }
+
+    /// Every link of the notebook that leads nowhere.
+    static func missing<W: LinkWorld & ~Copyable>(in world: borrowing W) throws -> [MissingLink] {
+        var sources: [LinkKey: [Identifier]] = [:]
+        try world.forEachLink { key, source in sources[key, default: []].append(source) }
+        var keysBySource: [Identifier: Set<LinkKey>] = [:]
+        for (key, ids) in sources where try resolve(key, in: world).isEmpty {
+            for s in ids { keysBySource[s, default: []].insert(key) }
+        }
+        var out: [MissingLink] = []
+        for (source, keys) in keysBySource {
+            guard let note = try world.note(source) else { continue }
+            for link in WikiLink.parse(note.body) where keys.contains(link.key) {
+                out.append(MissingLink(source: LinkedNote(note), link: link))
+            }
+        }
+        return out.sorted { a, b in
+            order((a.source, a.link), (b.source, b.link))
+        }
+    }
+
+    /// The notes with a link to another note or a link from one.
+    static func linked<W: LinkWorld & ~Copyable>(in world: borrowing W) throws -> Set<Identifier> {
+        var sources: [LinkKey: [Identifier]] = [:]
+        try world.forEachLink { key, source in sources[key, default: []].append(source) }
+        var linked: Set<Identifier> = []
+        for (key, ids) in sources {
+            let target = try resolve(key, in: world)
+            guard target.count == 1 else { continue }
+            for s in ids where s != target[0] {
+                linked.insert(s)
+                linked.insert(target[0])
+            }
+        }
+        return linked
+    }
+
+    private static func order(_ a: Backlink, _ b: Backlink) -> Bool { order((a.source, a.link), (b.source, b.link)) }
+
+    /// By the linking note's title (ignoring case), then its id, then the link's place.
+    private static func order(_ a: (LinkedNote, WikiLink), _ b: (LinkedNote, WikiLink)) -> Bool {
+        let (ta, tb) = (a.0.title.lowercased(), b.0.title.lowercased())
+        if ta != tb { return ta < tb }
+        if a.0.id != b.0.id { return a.0.id < b.0.id }
+        return a.1.line < b.1.line
+    }
+}
+
+/// The links projection as a ``LinkWorld``, read in the transaction it is lent.
+struct ProjectionLinkWorld: LinkWorld, ~Copyable {
+    let txn: Transaction
+    let databases: ProjectionDatabases
+    let projection: NotesProjection
+
+    init(_ txn: borrowing Transaction, databases: ProjectionDatabases, projection: NotesProjection) {
+        self.txn = txn.lend()
+        self.databases = databases
+        self.projection = projection
+    }
+
+    private func scan(_ db: String, prefix: [UInt8], _ body: (Entry) throws -> Void) throws {
+        try txn.withCursor(databases[db]) { c in
+            var entry = prefix.isEmpty ? try c.first() : try c.seek(prefix)
+            while let e = entry, e.key.starts(with: prefix) {
+                try body(e)
+                entry = try c.next()
+            }
+        }
+    }
+
+    func holders(of folded: String) throws -> [TitleHolder] {
+        var out: [TitleHolder] = []
+        try scan(LinkIndex.titles, prefix: LinkIndex.titlePrefix(folded)) { e in
+            if let h = LinkIndex.holder(key: e.key, value: e.value, folded: folded) { out.append(h) }
+        }
+        return out
+    }
+
+    func notes(withIDPrefix hex: String) throws -> [Identifier] {
+        try projection.notes(withPrefix: hex, limit: 10, in: txn, databases: databases)
+    }
+
+    func note(_ id: Identifier) throws -> Note? { try projection.note(id, in: txn, databases: databases) }
+
+    func titles(of id: Identifier) throws -> [String] {
+        var cut: [[UInt8]] = []
+        try scan(LinkIndex.noteTitles, prefix: id.bytes) { e in cut.append(Array(e.key.dropFirst(16))) }
+        var out: [String] = []
+        for c in cut {
+            let key = c + [0] + id.bytes
+            let full = try key.withUnsafeBytes { k in try txn.get(databases[LinkIndex.titles], k) }
+            if let full, full.count >= 16 { out.append(String(decoding: full[16...], as: UTF8.self)) }
+        }
+        return out
+    }
+
+    func linkers(of key: LinkKey) throws -> [(key: LinkKey, source: Identifier)] {
+        var prefix = LinkIndex.linkPrefix(key)
+        if case .id = key { prefix.removeLast() }
+        var out: [(key: LinkKey, source: Identifier)] = []
+        try scan(LinkIndex.links, prefix: prefix) { e in
+            guard let (k, source) = LinkIndex.link(key: e.key, value: e.value) else { return }
+            if case .title = key, k != key { return }
+            out.append((k, source))
+        }
+        return out
+    }
+
+    func forEachLink(_ body: (LinkKey, Identifier) throws -> Void) throws {
+        try scan(LinkIndex.links, prefix: []) { e in
+            if let (k, source) = LinkIndex.link(key: e.key, value: e.value) { try body(k, source) }
+        }
+    }
+}
+
+/// A replayed state as a ``LinkWorld``: the notebook as it was after the state's last event.
+struct StateLinkWorld: LinkWorld {
+    let state: NotebookState
+    private var holdersByTitle: [String: [TitleHolder]] = [:]
+    private var titlesByNote: [Identifier: [String]] = [:]
+    private var linksByKey: [LinkKey: [Identifier]] = [:]
+
+    init(_ state: NotebookState) {
+        self.state = state
+        for h in LinkIndex.holdings(state.titleChanges) {
+            holdersByTitle[h.folded, default: []].append(h.holder)
+            titlesByNote[h.holder.note, default: []].append(h.folded)
+        }
+        for note in state.notes.values {
+            for key in LinkIndex.keys(of: note.body) { linksByKey[key, default: []].append(note.id) }
+        }
+    }
+
+    func holders(of folded: String) throws -> [TitleHolder] { holdersByTitle[folded] ?? [] }
+
+    func notes(withIDPrefix hex: String) throws -> [Identifier] {
+        state.notes.values.lazy.map(\.id).filter { $0.hex.hasPrefix(hex) }.sorted()
+    }
+
+    func note(_ id: Identifier) throws -> Note? { state.notes[id] }
+
+    func titles(of id: Identifier) throws -> [String] { titlesByNote[id] ?? [] }
+
+    func linkers(of key: LinkKey) throws -> [(key: LinkKey, source: Identifier)] {
+        switch key {
+        case .title:
+            return (linksByKey[key] ?? []).map { (key, $0) }
+        case .id(let start):
+            var out: [(key: LinkKey, source: Identifier)] = []
+            for (k, sources) in linksByKey {
+                guard case .id(let hex) = k, hex.hasPrefix(start) else { continue }
+                out += sources.map { (k, $0) }
+            }
+            return out
+        }
+    }
+
+    func forEachLink(_ body: (LinkKey, Identifier) throws -> Void) throws {
+        for (key, sources) in linksByKey { for s in sources { try body(key, s) } }
+    }
+}

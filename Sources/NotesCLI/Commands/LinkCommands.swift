@@ -1,0 +1,142 @@
+import Basics
+import EventStore
+import Notes
+
+let linksCommand = Command(
+    "links", abstract: "The wiki links of a note and where they lead, or every link that leads nowhere.",
+    usage: ["links ID [--as-of INSTANT]", "links --missing [--as-of INSTANT]"],
+    discussion: """
+        In a body, `[[Title]]`, `[[Title|label]]`, `[[Title#section]]` and `[[8+ hex digits of an id]]` are
+        links (not inside code). A title link leads to the note that has that title now (case and accents
+        ignored); if none has it, to the note that had it last, so a link follows its note through renames.
+        With --as-of, titles and bodies are those of that instant.
+        """,
+    options: [
+        OptionSpec("missing", "every link of the notebook that leads to no note"),
+        OptionSpec("as-of", value: "INSTANT", "the links as they were at that instant"),
+    ],
+    readsOnly: true
+) { ctx in
+    let asOf = try ctx.value("as-of").map { (text) throws(CLIError) in try ctx.instant(text) }
+    if ctx.flag("missing") {
+        try ctx.expectPositionals(0...0)
+        let missing = try ctx.notebook().missingLinks(asOf: asOf)
+        if ctx.json {
+            ctx.printJSON(
+                .array(missing.map { m in .object(ctx.linkedNoteFields(m.source) + ctx.linkFields(m.link)) }))
+        } else if missing.isEmpty {
+            ctx.terminal.print(ctx.terminal.dim("no missing links"))
+        } else {
+            let t = ctx.terminal
+            ctx.printTable(
+                missing.map { [shortID($0.source.id), truncate($0.source.title, 40), $0.link.text] },
+                styles: [t.cyan, { $0 }, t.yellow])
+        }
+        return
+    }
+    try ctx.expectPositionals(1...1)
+    let id = try ctx.noteID(ctx.positionals[0])
+    let links = try ctx.notebook().links(of: id, asOf: asOf)
+    if ctx.json {
+        ctx.printJSON(
+            .array(links.map { l in .object(ctx.linkFields(l.link) + [("target", ctx.targetJSON(l.target))]) }))
+        return
+    }
+    guard !links.isEmpty else {
+        ctx.terminal.print(ctx.terminal.dim("no links"))
+        return
+    }
+    let t = ctx.terminal
+    ctx.printTable(
+        links.map { l in
+            switch l.target {
+            case .note(let n):
+                return [truncate(l.link.label, 40), shortID(n.id), truncate(n.title, 50), ctx.statusMark(n)]
+            case .missing: return [truncate(l.link.label, 40), "missing", "", ""]
+            case .ambiguous(let ids): return [truncate(l.link.label, 40), "ambiguous", "\(ids.count) notes", ""]
+            }
+        }, styles: [{ $0 }, t.cyan, { $0 }, t.red])
+}
+
+let backlinksCommand = Command(
+    "backlinks", abstract: "The notes that link to a note, each with the line that links.",
+    usage: ["backlinks ID [--as-of INSTANT]"],
+    discussion: """
+        A link written with a title the note had before a rename still counts. With --as-of, the links and
+        titles are those of that instant.
+        """,
+    options: [OptionSpec("as-of", value: "INSTANT", "the backlinks as they were at that instant")],
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(1...1)
+    let asOf = try ctx.value("as-of").map { (text) throws(CLIError) in try ctx.instant(text) }
+    let id = try ctx.noteID(ctx.positionals[0])
+    let backlinks = try ctx.notebook().backlinks(of: id, asOf: asOf)
+    if ctx.json {
+        ctx.printJSON(
+            .array(
+                backlinks.map { b in
+                    .object(ctx.linkedNoteFields(b.source) + ctx.linkFields(b.link) + [("lineText", .string(b.line))])
+                }))
+    } else if backlinks.isEmpty {
+        ctx.terminal.print(ctx.terminal.dim("no backlinks"))
+    } else {
+        let t = ctx.terminal
+        ctx.printTable(
+            backlinks.map { b in
+                [
+                    shortID(b.source.id), truncate(b.source.title, 40), ctx.statusMark(b.source),
+                    "\(b.link.line + 1): " + truncate(b.line.trimmingSpaces, 80),
+                ]
+            }, styles: [t.cyan, { $0 }, t.red, t.dim])
+    }
+}
+
+extension Context {
+    func linkFields(_ link: WikiLink) -> [(String, JSONValue)] {
+        [("link", .string(link.text)), ("label", .string(link.label)), ("line", .int(link.line + 1))]
+    }
+
+    func linkedNoteFields(_ n: LinkedNote) -> [(String, JSONValue)] {
+        [("id", .string(n.id.uuidString)), ("title", .string(n.title)), ("status", .string(n.status.word))]
+    }
+
+    func targetJSON(_ target: LinkTarget) -> JSONValue {
+        switch target {
+        case .note(let n): return .object([("resolved", .bool(true))] + linkedNoteFields(n))
+        case .missing: return .object([("resolved", .bool(false)), ("reason", .string("missing"))])
+        case .ambiguous(let ids):
+            return .object([
+                ("resolved", .bool(false)), ("reason", .string("ambiguous")),
+                ("candidates", .array(ids.map { .string($0.uuidString) })),
+            ])
+        }
+    }
+
+    /// `trashed` or `archived` beside a linked note, nothing for an active one.
+    func statusMark(_ n: LinkedNote) -> String {
+        switch n.status {
+        case .active: return ""
+        case .archived: return "archived"
+        case .trashed: return "trashed"
+        }
+    }
+}
+
+extension Note.Status {
+    fileprivate var word: String {
+        switch self {
+        case .active: return "active"
+        case .archived: return "archived"
+        case .trashed: return "trashed"
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        return String(s)
+    }
+}

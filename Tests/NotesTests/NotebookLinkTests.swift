@@ -1,0 +1,166 @@
+import Basics
+import EventStore
+import Notes
+import NotesInterchange
+import SearchEngine
+import TestSupport
+import Testing
+
+@Suite("Wiki links: parsing and folding")
+struct WikiLinkParseTests {
+    @Test("forms of a link: title, label, section, id digits, whole UUID; what is not a link")
+    func forms() {
+        let body = """
+            [[Plan]] [[ Plan | the plan ]] [[Plan#Goals]] [[#only a section]] [[]] [[ ]]
+            [[DEADBEEF]] [[deadbee]] [[0123456789abcdef0123456789abcdef]] [[12345678-9abc-4def-8123-456789abcdef]]
+            [[a [[b]] c]] [[not closed] [x]] `[[code]]` ``[[also `code`]]`` [[after code]]
+               ```swift
+            [[fenced]]
+            ~~~
+            [[still fenced: the fence is of backticks]]
+            ```
+            [[open again]]
+            """
+        let links = WikiLink.parse(body)
+        #expect(
+            links.map(\.target) == [
+                .title("Plan"), .title("Plan"), .title("Plan"), .id("deadbeef"), .title("deadbee"),
+                .id("0123456789abcdef0123456789abcdef"), .id("123456789abc4def8123456789abcdef"), .title("b"),
+                .title("after code"), .title("open again"),
+            ])
+        #expect(links.map(\.label).prefix(3) == ["Plan", "the plan", "Plan#Goals"])
+        #expect(links.map(\.line) == [0, 0, 0, 1, 1, 1, 1, 2, 2, 8])
+        #expect(links[1].text == "[[ Plan | the plan ]]")
+        #expect(WikiLink.parse("no links at all [ [x] ]").isEmpty)
+    }
+
+    @Test("keys fold case, accents and white space, as search terms do")
+    func folding() {
+        #expect(TextFolding.fold("  Résumé   Draft\t") == "resume draft")
+        #expect(TextFolding.fold("ÆON Straße") == TextFolding.fold("aeon strasse"))
+        #expect(TextFolding.fold("Cafe\u{301}") == "cafe", "a combining accent folds away")
+        #expect(TextFolding.fold("PLAN B") == "plan b" && TextFolding.fold("") == "")
+        #expect(WikiLink.parse("[[RÉSUMÉ  draft]]").first?.key == .title("resume draft"))
+        #expect(WikiLink.parse("[[ABCDEF01]]").first?.key == .id("abcdef01"))
+    }
+}
+
+@Suite("Notebook links")
+struct NotebookLinkTests {
+    /// What the links of every note say, now and as read from a replay at `instant`.
+    struct Answers: Equatable {
+        var outgoing: [Identifier: [OutgoingLink]] = [:]
+        var backlinks: [Identifier: [Backlink]] = [:]
+        var missing: [MissingLink] = []
+        var linked: Set<Identifier> = []
+    }
+
+    func answers(_ book: Notebook, ids: [Identifier], asOf instant: Int64? = nil) throws -> Answers {
+        var a = Answers()
+        for id in ids {
+            a.outgoing[id] = try book.links(of: id, asOf: instant)
+            a.backlinks[id] = try book.backlinks(of: id, asOf: instant)
+        }
+        a.missing = try book.missingLinks(asOf: instant)
+        a.linked = try book.linkedNotes(asOf: instant)
+        return a
+    }
+
+    @Test("random edits: the projection's answers equal a replay's, now and at every past instant; verify agrees")
+    func randomHistory() throws {
+        let f = try NotebookFixture()
+        var rng = SplitMix(seed: 17)
+        let titles = ["Plan", "plan ", "Roadmap", "Résumé", "resume", "Ideas", "Inbox", "Log", "Old plan", "Ideas 2"]
+        var ids: [Identifier] = []
+        var past: [(instant: Int64, answers: Answers)] = []
+        for step in 0..<160 {
+            f.clock.advance()
+            func body() -> String {
+                (0..<rng.int(4)).map { _ in
+                    if !ids.isEmpty, rng.int(4) == 0 { return "[[\(shortID(ids[rng.int(ids.count)]))]]" }
+                    return "line [[\(titles[rng.int(titles.count)])]]"
+                }.joined(separator: "\n")
+            }
+            switch ids.isEmpty ? 0 : rng.int(7) {
+            case 0, 1:
+                ids.append(try f.book.add(title: titles[rng.int(titles.count)], body: body()).id)
+            case 2: _ = try f.book.edit(ids[rng.int(ids.count)], title: titles[rng.int(titles.count)])
+            case 3: _ = try f.book.edit(ids[rng.int(ids.count)], body: body())
+            case 4:
+                let id = ids[rng.int(ids.count)]
+                _ = try f.book.edit(id, title: titles[rng.int(titles.count)], body: body())
+            case 5:
+                let id = ids[rng.int(ids.count)]
+                if try f.book.note(id).trashed { _ = try f.book.untrash(id) } else { _ = try f.book.trash(id) }
+            default:
+                let id = ids[rng.int(ids.count)]
+                let version = try f.book.note(id).version
+                if version > 1 { _ = try f.book.restore(id, to: .version(UInt64(1 + rng.int(Int(version - 1))))) }
+            }
+            if step % 20 == 19 {
+                let now = try answers(f.book, ids: ids)
+                #expect(now == (try answers(f.book, ids: ids, asOf: f.clock.micros)), "step \(step)")
+                past.append((f.clock.micros, now))
+            }
+        }
+        #expect(try f.book.verify().isEmpty)
+        #expect(past.contains { !$0.answers.missing.isEmpty && !$0.answers.linked.isEmpty })
+        #expect(past.contains { $0.answers.backlinks.values.contains { $0.count > 2 } })
+        for (instant, then) in past {
+            let known = Array(then.outgoing.keys)
+            #expect(try answers(f.book, ids: known, asOf: instant) == then, "as of \(instant)")
+        }
+        // An import folds each note's events of the file in one batch: several titles at once.
+        var bytes: [UInt8] = []
+        try f.book.exportEvents { bytes += $0 }
+        let lines = bytes.split(separator: UInt8(ascii: "\n")).map(Array.init)
+        let other = try NotebookFixture(stem: 1)
+        _ = try other.book.importEvents(lines: lines)
+        #expect(try other.book.verify().isEmpty)
+        #expect(try answers(other.book, ids: ids) == answers(f.book, ids: ids))
+        #expect(try f.book.resolve(shortID(ids[0])) == ids[0])
+    }
+
+    @Test("the projection's rules: a current holder first, a live one before a trashed one, else the last holder")
+    func rules() throws {
+        let f = try NotebookFixture()
+        let hub = try f.book.add(title: "Hub", body: "[[Plan]]").id
+        #expect(try f.book.links(of: hub).first?.target == .missing)
+        f.clock.advance()
+        let a = try f.book.add(title: "Plan").id
+        f.clock.advance()
+        let b = try f.book.add(title: "PLAN").id
+        func target() throws -> Identifier? {
+            if case .note(let n) = try f.book.links(of: hub).first?.target { return n.id }
+            return nil
+        }
+        #expect(try target() == a, "two hold it: the first to take it")
+        _ = try f.book.trash(a)
+        #expect(try target() == b, "a live holder before a trashed one")
+        _ = try f.book.edit(b, title: "Other")
+        #expect(try target() == a, "the trashed holder is the only one left")
+        _ = try f.book.edit(a, title: "Gone")
+        #expect(try target() == a, "no holder: the one that gave the title up last")
+        f.clock.advance()
+        _ = try f.book.edit(b, title: "plan")
+        _ = try f.book.edit(b, title: "Other again")
+        #expect(try target() == b, "b gave it up after a did")
+        #expect(try f.book.backlinks(of: b).map(\.source.id) == [hub])
+        #expect(try f.book.backlinks(of: a).isEmpty)
+        #expect(try f.book.verify().isEmpty)
+    }
+}
+
+/// A small deterministic generator for the random history.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func int(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
