@@ -2,6 +2,7 @@ import EventStore
 import Notes
 import NotesInterchange
 import NotesWorkload
+import SearchEngine
 import SwiftEvolutionHistory
 
 extension Suite {
@@ -80,6 +81,55 @@ extension Suite {
                     ],
                     peerTitle: "sqlite3 CLI, equivalent query on the same notes", peer: p, ratio: o.median / p.median,
                     goal: "no slower than sqlite3", goalMet: o.median <= p.median))
+        }
+        try benchLinksAndTags(notes: notes, store: store, all: all, env: env, floor: notesFloor)
+    }
+
+    /// `notes backlinks` of the most linked note and `notes list --tag` of the most used tag:
+    /// their cost beyond process start (no peer has the same index).
+    private func benchLinksAndTags(notes binary: String, store: String, all: [Note], env: [String: String], floor: Stat)
+        throws
+    {
+        var counts: [String: Int] = [:]
+        for n in all {
+            for link in WikiLink.parse(n.body) {
+                if case .title = link.target, case .title(let k) = link.key { counts[k, default: 0] += 1 }
+            }
+        }
+        let byTitle = Dictionary(all.map { (TextFolding.fold($0.title), $0.id) }, uniquingKeysWith: { a, _ in a })
+        let target = counts.filter { byTitle[$0.key] != nil }.max { ($0.value, $1.key) < ($1.value, $0.key) }
+        let tag = try openBook(store).allTags().max { ($0.count, $1.name) < ($1.count, $0.name) }
+        var cases: [(name: String, title: String, argv: [String])] = []
+        if let target, let id = byTitle[target.key] {
+            cases.append(
+                (
+                    "cli-backlinks", "process: notes backlinks ID (\(target.value) links to it)",
+                    [binary, "--store", store, "backlinks", String(id.hex.prefix(8))]
+                ))
+        }
+        if let tag {
+            cases.append(
+                (
+                    "cli-list-tag", "process: notes list --tag T --limit 50 (\(tag.count) notes tagged)",
+                    [binary, "--store", store, "list", "--tag", tag.name, "--limit", "50"]
+                ))
+        }
+        for c in cases {
+            let check = runProcess(c.argv, environment: env)
+            guard check.status == 0 else {
+                log("skipping \(c.name): `\(c.argv.dropFirst().joined(separator: " "))` exited with \(check.status)")
+                continue
+            }
+            let o = timeProcess(c.argv, env: env)
+            let beyond = o.median - floor.median
+            record(
+                Figure(
+                    name: c.name, title: c.title, unit: "ms", value: o,
+                    extra: [
+                        ("beyond `notes --version`", "\(fixed(beyond, 2)) ms"),
+                        ("`notes --version`", "\(fixed(floor.median, 2)) ms"),
+                    ],
+                    goal: "<= 5 ms beyond `notes --version`", goalMet: beyond <= 5))
         }
     }
 

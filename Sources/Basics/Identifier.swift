@@ -35,12 +35,28 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// Reads 16 big-endian bytes; nil if `bytes` is not 16 long.
+    ///
+    /// Inlinable, so that each caller gets it specialized for its collection (generic, it built
+    /// type metadata on every call, which dominated listings that read many index keys).
+    @inlinable
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
+        if let (h, l) = bytes.withContiguousStorageIfAvailable({ p -> (UInt64, UInt64) in
+            let raw = UnsafeRawBufferPointer(p)
+            return (
+                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }) {
+            self.init(high: h, low: l)
+            return
+        }
         var h: UInt64 = 0
         var l: UInt64 = 0
-        for (i, b) in bytes.enumerated() {
+        var i = 0
+        for b in bytes {
             if i < 8 { h = h << 8 | UInt64(b) } else { l = l << 8 | UInt64(b) }
+            i += 1
         }
         self.init(high: h, low: l)
     }

@@ -1,4 +1,5 @@
 public import Basics
+import Dispatch
 public import EventStore
 public import LMDB
 import SearchEngine
@@ -279,7 +280,6 @@ public final class NotesProjection: ProjectionSet {
             let prefixes = driving.map {
                 ListIndex.prefix(status: query.status, scope: .tag($0), sort: query.sort, pinnedGroup: group)
             }
-            var ids: [Identifier] = []
             if prefixes.count == 1 {
                 try scan(prefixes[0], reverse: query.reverse, in: txn, databases: databases) { id in
                     if !query.excluding.contains(id), let n = try note(id, in: txn, databases: databases), accepts(n) {
@@ -289,26 +289,45 @@ public final class NotesProjection: ProjectionSet {
                 }
             } else {
                 // Several tags (one and its descendants): their entries merged in key order, each
-                // note once.
-                var suffixes: [[UInt8]] = []
-                for prefix in prefixes {
-                    try txn.withCursor(databases[DB.list]) { c in
-                        var entry = try c.seek(prefix)
-                        while let e = entry, e.key.starts(with: prefix) {
-                            suffixes.append(Array(e.key.dropFirst(prefix.count)))
-                            entry = try c.next()
+                // note once. Each tag's entries are read up to `want` at first: the merge is exact
+                // up to the earliest last entry of a tag cut short, and reads more only when the
+                // page is not full by then.
+                let pageStart = out.count
+                var want = query.limit >= Int.max / 8 ? Int.max : query.limit * 2 + 16
+                while true {
+                    var suffixes: [ArraySlice<UInt8>] = []
+                    var boundary: ArraySlice<UInt8>?
+                    for prefix in prefixes {
+                        var taken = 0
+                        try scanKeys(prefix, reverse: query.reverse, in: txn, databases: databases) { key in
+                            let suffix = Array(key.dropFirst(prefix.count))[...]
+                            suffixes.append(suffix)
+                            taken += 1
+                            guard taken < want else {
+                                if boundary.map({ Self.before(suffix, $0, reverse: query.reverse) }) ?? true {
+                                    boundary = suffix
+                                }
+                                return false
+                            }
+                            return true
                         }
                     }
-                }
-                suffixes.sort { $0.lexicographicallyPrecedes($1) }
-                if query.reverse { suffixes.reverse() }
-                var seen: Set<Identifier> = []
-                for s in suffixes {
-                    guard let id = Identifier(bytes: s.suffix(16)), seen.insert(id).inserted else { continue }
-                    ids.append(id)
-                }
-                for id in ids where out.count < query.limit && !query.excluding.contains(id) {
-                    if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
+                    suffixes.sort { Self.before($0, $1, reverse: query.reverse) }
+                    var seen: Set<Identifier> = []
+                    var complete = true
+                    for s in suffixes where out.count < query.limit {
+                        if let boundary, Self.before(boundary, s, reverse: query.reverse) {
+                            complete = false
+                            break
+                        }
+                        guard let id = Identifier(bytes: s.suffix(16)), seen.insert(id).inserted,
+                            !query.excluding.contains(id)
+                        else { continue }
+                        if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
+                    }
+                    if complete || out.count >= query.limit || boundary == nil { break }
+                    out.removeSubrange(pageStart...)
+                    want = want >= Int.max / 8 ? Int.max : want * 8
                 }
             }
             if out.count >= query.limit { break }
@@ -322,6 +341,23 @@ public final class NotesProjection: ProjectionSet {
         _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
         _ body: (Identifier) throws -> Bool
     ) throws {
+        try scanKeys(prefix, reverse: reverse, in: txn, databases: databases) { key in
+            guard let id = Identifier(bytes: key.suffix(16)) else { return false }
+            return try body(id)
+        }
+    }
+
+    /// Whether suffix `a` comes before `b` in a listing read forwards or in `reverse`.
+    private static func before(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, reverse: Bool) -> Bool {
+        reverse ? b.lexicographicallyPrecedes(a) : a.lexicographicallyPrecedes(b)
+    }
+
+    /// Calls `body` with the key of each listing entry under `prefix`, in order, while it
+    /// returns true.
+    private func scanKeys(
+        _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
+        _ body: (UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try txn.withCursor(databases[DB.list]) { c in
             var entry: Entry?
             if reverse {
@@ -332,7 +368,7 @@ public final class NotesProjection: ProjectionSet {
                 entry = try c.seek(prefix)
             }
             while let e = entry, e.key.starts(with: prefix) {
-                guard let id = Identifier(bytes: e.key.suffix(16)), try body(id) else { break }
+                guard try body(e.key) else { break }
                 entry = reverse ? try c.previous() : try c.next()
             }
         }
@@ -378,9 +414,34 @@ public final class NotesProjection: ProjectionSet {
     /// Writes a folded state into empty projection databases, in sorted bulk order.
     func write(_ state: NotebookState, context: RebuildContext, databases: ProjectionDatabases) throws {
         let notes = state.notes.values.sorted { $0.id < $1.id }
-        // The search index is tokenized on the second core while the other projections are written.
-        try SearchBridge.bulkLoad(notes, context: context, databases: databases) {
-            try writeNotesListsAndEntities(notes, state: state, context: context, databases: databases)
+        // The links' entries are made on a thread of their own and the search index is tokenized
+        // on another while the other projections are written: the cores take whichever is ready.
+        final class Links: @unchecked Sendable {
+            // Written by the thread before it signals, read after the wait.
+            var entries: (titles: EntryTable, noteTitles: EntryTable, links: EntryTable)?
+            let done = DispatchSemaphore(value: 0)
+        }
+        let links = Links()
+        DispatchQueue.global(qos: .userInitiated).async {
+            links.entries = LinkIndex.entries(of: state)
+            links.done.signal()
+        }
+        do {
+            try SearchBridge.bulkLoad(notes, context: context, databases: databases) {
+                try writeNotesListsAndEntities(notes, state: state, context: context, databases: databases)
+            }
+        } catch {
+            links.done.wait()
+            throw error
+        }
+        links.done.wait()
+        guard let entries = links.entries else {
+            throw StoreError.damaged(position: nil, detail: "the links were not built")
+        }
+        try context.write { txn in
+            try LinkIndex.write(entries.titles, into: databases[LinkIndex.titles], in: txn)
+            try LinkIndex.write(entries.noteTitles, into: databases[LinkIndex.noteTitles], in: txn)
+            try LinkIndex.write(entries.links, into: databases[LinkIndex.links], in: txn)
         }
     }
 
@@ -409,17 +470,6 @@ public final class NotesProjection: ProjectionSet {
         try context.write { txn in
             try categoryTable(databases).write(categories.values, in: txn)
             try tagTable(databases).write(tags.values, in: txn)
-        }
-        let links = LinkIndex.entries(of: state)
-        for (db, entries) in [
-            (LinkIndex.titles, links.titles), (LinkIndex.noteTitles, links.noteTitles), (LinkIndex.links, links.links),
-        ] {
-            var start = 0
-            while start < entries.count {
-                let slice = Array(entries[start..<min(start + rebuildBatch, entries.count)])
-                try context.write { txn in try LinkIndex.write(slice, into: databases[db], in: txn) }
-                start += rebuildBatch
-            }
         }
     }
 }

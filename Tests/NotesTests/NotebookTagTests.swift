@@ -102,4 +102,38 @@ struct NotebookTagTests {
         let diff = try f.book.diff(id, from: .version(1), to: .version(4))
         #expect(diff.fields.map(\.summary) == ["tags +home +later +work"])
     }
+
+    @Test("a tag and its descendants: pages of the merged index equal the replayed listing, any sort, filter and limit")
+    func mergedPages() throws {
+        let f = try NotebookFixture()
+        var rng = SplitMix(seed: 5)
+        let names = ["a", "a/b", "a/c", "a/b/d", "z"]
+        for i in 0..<400 {
+            f.clock.advance()
+            let tags = names.filter { _ in rng.int(3) == 0 }
+            let note = try f.book.add(
+                title: "note \(rng.int(40))", category: rng.int(15) == 0 ? "work" : nil, tags: tags,
+                pinned: rng.int(5) == 0)
+            if i % 7 == 0 { _ = try f.book.archive(note.id) }
+        }
+        let state = try NotebookState.replay(store: f.book.store)
+        let within = try f.book.tags(within: "a").map(\.id)
+        for sort in ListQuery.Sort.allCases {
+            for reverse in [false, true] {
+                for limit in [1, 2, 5, 17, 1000] {
+                    for category in [false, true] {
+                        var q = ListQuery()
+                        q.sort = sort
+                        q.reverse = reverse
+                        q.limit = limit
+                        q.tags = [within]
+                        if category { q.scope = .category(try f.book.category(named: "work").id) }
+                        #expect(
+                            try f.book.list(q).map(\.id) == state.list(q).map(\.id),
+                            "\(sort) \(reverse) \(limit) \(category)")
+                    }
+                }
+            }
+        }
+    }
 }

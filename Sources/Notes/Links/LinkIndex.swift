@@ -119,28 +119,43 @@ enum LinkIndex {
     // MARK: Title spans
 
     /// Each (note, title) pair's latest holding, from title changes in log order within a note,
-    /// as they stand after the event at `last`.
+    /// as they stand after the event at `last`; grouped by note in id order, each note's
+    /// holdings in the order it first took each title.
     static func holdings(_ changes: [TitleChange], through last: UInt64 = .max) -> [Holding] {
-        var current: [Identifier: (folded: String, since: UInt64)] = [:]
-        var held: [Pair: Holding] = [:]
-        for c in changes where c.position <= last {
-            if let now = current[c.note] {
-                if now.folded == c.folded { continue }
-                held[Pair(note: c.note, folded: now.folded)] = Holding(
-                    folded: now.folded, holder: TitleHolder(note: c.note, since: now.since, until: c.position))
+        // Each note's changes together, in log order: a stable sort of the indices by note.
+        // The note and index of each change, sorted: no comparison touches a change's title.
+        var keyed: [(note: Identifier, index: Int)] = []
+        keyed.reserveCapacity(changes.count)
+        for (i, c) in changes.enumerated() where c.position <= last { keyed.append((c.note, i)) }
+        keyed.sort { $0.note != $1.note ? $0.note < $1.note : $0.index < $1.index }
+        let order = keyed.map(\.index)
+        var out: [Holding] = []
+        out.reserveCapacity(order.count)
+        var k = 0
+        while k < order.count {
+            let note = changes[order[k]].note
+            let first = out.count
+            var current: (folded: String, since: UInt64)?
+            func close(until: UInt64?) {
+                guard let now = current else { return }
+                let h = Holding(folded: now.folded, holder: TitleHolder(note: note, since: now.since, until: until))
+                // A title held again replaces its earlier holding.
+                if let i = out[first...].firstIndex(where: { $0.folded == now.folded }) {
+                    out[i] = h
+                } else {
+                    out.append(h)
+                }
             }
-            current[c.note] = (c.folded, c.position)
+            while k < order.count, changes[order[k]].note == note {
+                let c = changes[order[k]]
+                k += 1
+                if let now = current, now.folded == c.folded { continue }
+                close(until: c.position)
+                current = (c.folded, c.position)
+            }
+            close(until: nil)
         }
-        for (note, now) in current {
-            held[Pair(note: note, folded: now.folded)] = Holding(
-                folded: now.folded, holder: TitleHolder(note: note, since: now.since, until: nil))
-        }
-        return Array(held.values)
-    }
-
-    struct Pair: Hashable {
-        var note: Identifier
-        var folded: String
+        return out
     }
 
     /// A title and one note's latest holding of it.
@@ -151,61 +166,54 @@ enum LinkIndex {
 
     // MARK: Whole databases
 
-    /// The three databases' entries for a folded state, each sorted by key: what a rebuild
+    /// The three databases' entries for a folded state, each in key order: what a rebuild
     /// writes and what `verify` compares with.
-    static func entries(of state: NotebookState) -> (titles: [Entry], noteTitles: [Entry], links: [Entry]) {
+    static func entries(of state: NotebookState) -> (titles: EntryTable, noteTitles: EntryTable, links: EntryTable) {
+        // Grouped by note in id order: the note titles' keys are in order once each note's are.
+        let held = holdings(state.titleChanges)
+        var titles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 48)
+        var noteTitles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 0)
+        var k = 0
+        while k < held.count {
+            var end = k
+            while end < held.count, held[end].holder.note == held[k].holder.note { end += 1 }
+            let note = held[k].holder.note
+            let mine = end - k == 1 ? held[k..<end] : ArraySlice(held[k..<end].sorted { $0.folded < $1.folded })
+            for h in mine {
+                let cut = h.folded.utf8.prefix(keyLimit)
+                titles.append { key in
+                    key += cut
+                    key.append(UInt8(0))
+                    key.append(note)
+                } value: { value in
+                    value.append(h.holder.since)
+                    value.append(h.holder.until ?? 0)
+                    value += h.folded.utf8
+                }
+                noteTitles.append { key in
+                    key.append(note)
+                    key += cut
+                } value: { _ in
+                }
+            }
+            k = end
+        }
+        var links = EntryTable()
+        for note in state.notes.values where WikiLink.hasDoubleBracket(note.body.utf8) {
+            for key in keys(of: note.body) { links.append(key: linkKey(key, source: note.id), value: linkValue(key)) }
+        }
         // Two long titles of one note cut to the same key part share an entry: the later one's.
-        var titles: [[UInt8]: (since: UInt64, entry: Entry)] = [:]
-        var noteTitles: [Entry] = []
-        for h in holdings(state.titleChanges) {
-            let key = titleKey(h.folded, note: h.holder.note)
-            if let known = titles[key], known.since > h.holder.since { continue }
-            titles[key] = (
-                h.holder.since,
-                Entry(key: key, value: titleValue(since: h.holder.since, until: h.holder.until, folded: h.folded))
-            )
-            noteTitles.append(Entry(key: noteTitleKey(h.holder.note, h.folded), value: []))
-        }
-        var links: [Entry] = []
-        for note in state.notes.values {
-            for key in keys(of: note.body) {
-                links.append(Entry(key: linkKey(key, source: note.id), value: linkValue(key)))
-            }
-        }
-        func sorted(_ e: [Entry]) -> [Entry] { e.sorted { $0.key.lexicographicallyPrecedes($1.key) } }
-        return (sorted(titles.values.map(\.entry)), sorted(dedupe(noteTitles)), sorted(links))
+        titles.sort { a, b in UInt64(bigEndianBytes: a[0..<8]) >= UInt64(bigEndianBytes: b[0..<8]) }
+        noteTitles.dropRepeatedKeys()
+        links.sort()
+        return (titles, noteTitles, links)
     }
 
-    /// Two titles cut to the same key part share one `link_note_titles` entry.
-    private static func dedupe(_ entries: [Entry]) -> [Entry] {
-        var seen: Set<[UInt8]> = []
-        return entries.filter { seen.insert($0.key).inserted }
-    }
-
-    struct Entry: Equatable {
-        var key: [UInt8]
-        var value: [UInt8]
-    }
-
-    static func write(_ entries: [Entry], into db: Database, in txn: borrowing Transaction) throws {
+    /// Writes `table`'s entries in order into an empty database.
+    static func write(_ table: EntryTable, into db: Database, in txn: borrowing Transaction) throws {
         try txn.withCursor(db) { c in
-            for e in entries {
-                try e.key.withUnsafeBytes { k in try e.value.withUnsafeBytes { v in try c.put(k, v, flags: .append) } }
-            }
+            try table.forEach { k, v in try c.put(k, v, flags: .append) }
         }
-    }
-
-    /// Every entry of `db`, in key order.
-    static func stored(_ db: Database, in txn: borrowing Transaction) throws -> [Entry] {
-        var out: [Entry] = []
-        try txn.withCursor(db) { c in
-            var entry = try c.first()
-            while let e = entry {
-                out.append(Entry(key: Array(e.key), value: Array(e.value)))
-                entry = try c.next()
-            }
-        }
-        return out
     }
 
     // MARK: Inline
@@ -217,7 +225,7 @@ enum LinkIndex {
         note id: Identifier, old: Note?, new: Note, titles: [(position: UInt64, folded: String)],
         in txn: borrowing Transaction, titlesDB: Database, noteTitlesDB: Database, linksDB: Database
     ) throws {
-        var current = old.map { TextFolding.fold($0.title) }
+        var current = titles.isEmpty ? nil : old.map { TextFolding.fold($0.title) }
         for t in titles where t.folded != current {
             if let was = current {
                 // The old holding ends; its start is kept.

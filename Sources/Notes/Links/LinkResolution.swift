@@ -262,9 +262,12 @@ struct StateLinkWorld: LinkWorld {
     private var holdersByTitle: [String: [TitleHolder]] = [:]
     private var titlesByNote: [Identifier: [String]] = [:]
     private var linksByKey: [LinkKey: [Identifier]] = [:]
+    /// Every note's hex id, sorted: id digits find their notes by binary search.
+    private var hexIDs: [(hex: String, id: Identifier)]
 
     init(_ state: NotebookState) {
         self.state = state
+        hexIDs = state.notes.values.map { ($0.id.hex, $0.id) }.sorted { $0.hex < $1.hex }
         for h in LinkIndex.holdings(state.titleChanges) {
             holdersByTitle[h.folded, default: []].append(h.holder)
             titlesByNote[h.holder.note, default: []].append(h.folded)
@@ -277,7 +280,18 @@ struct StateLinkWorld: LinkWorld {
     func holders(of folded: String) throws -> [TitleHolder] { holdersByTitle[folded] ?? [] }
 
     func notes(withIDPrefix hex: String) throws -> [Identifier] {
-        state.notes.values.lazy.map(\.id).filter { $0.hex.hasPrefix(hex) }.sorted()
+        var low = 0
+        var high = hexIDs.count
+        while low < high {
+            let mid = (low + high) / 2
+            if hexIDs[mid].hex < hex { low = mid + 1 } else { high = mid }
+        }
+        var out: [Identifier] = []
+        while low < hexIDs.count, hexIDs[low].hex.hasPrefix(hex) {
+            out.append(hexIDs[low].id)
+            low += 1
+        }
+        return out
     }
 
     func note(_ id: Identifier) throws -> Note? { state.notes[id] }

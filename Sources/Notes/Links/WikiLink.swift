@@ -25,40 +25,73 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     /// Every link of `body`, in order.
     public static func parse(_ body: String) -> [WikiLink] {
         var out: [WikiLink] = []
-        // Most bodies hold no link: one search for `[[` settles them.
-        guard body.utf8.firstRange(of: "[[".utf8) != nil else { return out }
-        var fence: Substring?
-        for (index, line) in body.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let stripped = line.drop { $0 == " " }
-            if line.count - stripped.count <= 3, stripped.hasPrefix("```") || stripped.hasPrefix("~~~") {
-                let marker = stripped.prefix(3)
+        // Most bodies hold no link: one pass over the bytes settles them.
+        guard hasDoubleBracket(body.utf8) else { return out }
+        // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
+        // ASCII bytes only, never inside a character.
+        let bytes = Array(body.utf8)
+        var fence: UInt8?
+        var lineStart = 0
+        var index = 0
+        while lineStart <= bytes.count {
+            var lineEnd = lineStart
+            while lineEnd < bytes.count, bytes[lineEnd] != 0x0A { lineEnd += 1 }
+            let line = bytes[lineStart..<lineEnd]
+            let stripped = line.drop { $0 == 0x20 }
+            if line.count - stripped.count <= 3, let marker = stripped.first, marker == 0x60 || marker == 0x7E,
+                stripped.prefix(3).elementsEqual(repeatElement(marker, count: 3))
+            {
                 if fence == nil {
                     fence = marker
                 } else if fence == marker {
                     fence = nil
                 }
-                continue
+            } else if fence == nil, hasDoubleBracket(line) {
+                scan(line, index: index, into: &out)
             }
-            if fence != nil || !line.contains("[[") { continue }
-            scan(line, index: index, into: &out)
+            lineStart = lineEnd + 1
+            index += 1
         }
         return out
     }
 
-    private static func scan(_ line: Substring, index: Int, into out: inout [WikiLink]) {
-        let chars = Array(line)
-        var i = 0
-        while i < chars.count {
-            if chars[i] == "`" {
-                // An inline code span: a run of backticks up to the same run.
+    /// Whether the text holds `[[`: a plain byte loop (the standard library's substring search is
+    /// generic and costs more than the rest of a replay's fold).
+    @inline(__always)
+    static func hasDoubleBracket(_ utf8: some Collection<UInt8>) -> Bool {
+        if let found = utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+            var previous: UInt8 = 0
+            for b in bytes {
+                if b == 0x5B && previous == 0x5B { return true }
+                previous = b
+            }
+            return false
+        }) {
+            return found
+        }
+        var previous: UInt8 = 0
+        for b in utf8 {
+            if b == 0x5B && previous == 0x5B { return true }
+            previous = b
+        }
+        return false
+    }
+
+    private static func scan(_ line: ArraySlice<UInt8>, index: Int, into out: inout [WikiLink]) {
+        let (open, close, tick): (UInt8, UInt8, UInt8) = (0x5B, 0x5D, 0x60)
+        var i = line.startIndex
+        let end = line.endIndex
+        while i < end {
+            if line[i] == tick {
+                // An inline code span: a run of backticks up to a run of the same length.
                 var run = 0
-                while i + run < chars.count, chars[i + run] == "`" { run += 1 }
+                while i + run < end, line[i + run] == tick { run += 1 }
                 var j = i + run
                 var closed: Int?
-                while j < chars.count {
-                    if chars[j] == "`" {
+                while j < end {
+                    if line[j] == tick {
                         var r = 0
-                        while j + r < chars.count, chars[j + r] == "`" { r += 1 }
+                        while j + r < end, line[j + r] == tick { r += 1 }
                         if r == run {
                             closed = j + r
                             break
@@ -71,18 +104,19 @@ public struct WikiLink: Sendable, Equatable, Hashable {
                 i = closed ?? (i + run)
                 continue
             }
-            guard chars[i] == "[", i + 1 < chars.count, chars[i + 1] == "[" else {
+            guard line[i] == open, i + 1 < end, line[i + 1] == open else {
                 i += 1
                 continue
             }
             var j = i + 2
-            while j < chars.count, chars[j] != "]", chars[j] != "[" { j += 1 }
-            guard j + 1 < chars.count, chars[j] == "]", chars[j + 1] == "]" else {
+            while j < end, line[j] != close, line[j] != open { j += 1 }
+            guard j + 1 < end, line[j] == close, line[j + 1] == close else {
                 i += 2
                 continue
             }
-            let inner = String(chars[(i + 2)..<j])
-            if let link = link(inner, text: String(chars[i...(j + 1)]), line: index) { out.append(link) }
+            let inner = String(decoding: line[(i + 2)..<j], as: UTF8.self)
+            let text = String(decoding: line[i..<(j + 2)], as: UTF8.self)
+            if let link = link(inner, text: text, line: index) { out.append(link) }
             i = j + 2
         }
     }

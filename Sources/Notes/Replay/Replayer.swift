@@ -52,10 +52,6 @@ struct Replayer {
 
     private var entries: [Entry] = []
     private var table = NoteTable()
-    /// Every title a note was given, in log order: its entry, the event's position and the text
-    /// (a slice of the map, or a string from the general path); folded into
-    /// ``NotebookState/titleChanges`` at the end of the scan.
-    private var titleLog: [(entry: Int, position: UInt64, slice: UnsafeRawBufferPointer?, text: String?)] = []
     /// Categories and the count of events folded; the notes are in ``notes``.
     private(set) var state = NotebookState()
     /// The notes, once the scan has finished.
@@ -274,11 +270,12 @@ struct Replayer {
         return out
     }
 
-    /// Notes the title entry `i` holds after the event at `position` set it.
-    @inline(__always)
+    /// Notes the title entry `i` holds after the event at `position` set it, folded while its
+    /// bytes are at hand (the scan gives their pages back as it goes).
     private mutating func recordTitle(_ i: Int, at position: UInt64) {
-        let slice = entries[i].title
-        titleLog.append((i, position, slice, slice == nil ? entries[i].note.title : nil))
+        let text = entries[i].title.map { String(decoding: $0, as: UTF8.self) } ?? entries[i].note.title
+        state.titleChanges.append(
+            TitleChange(note: entries[i].note.id, position: position, folded: TextFolding.fold(text)))
     }
 
     /// The entry a `kind` event of note `id` changes: made by a creation (a second one is
@@ -361,14 +358,6 @@ struct Replayer {
     /// into strings (they were checked when read); must run inside the scan's read
     /// transaction, whose pages the pending texts point into.
     private mutating func finish(store: EventStore) throws {
-        // The titles first, in log order (which is file order): their slices point into the map.
-        state.titleChanges.reserveCapacity(titleLog.count)
-        for t in titleLog {
-            let text = t.slice.map { String(decoding: $0, as: UTF8.self) } ?? t.text ?? ""
-            state.titleChanges.append(
-                TitleChange(note: entries[t.entry].note.id, position: t.position, folded: TextFolding.fold(text)))
-        }
-        titleLog = []
         if releasingPages { materializeInFileOrder(store: store) }
         table = NoteTable()
         notes.reserveCapacity(entries.count)

@@ -47,7 +47,7 @@ let linksCommand = Command(
         return
     }
     let t = ctx.terminal
-    ctx.printTable(
+    ctx.printLinkTable(
         links.map { l in
             switch l.target {
             case .note(let n):
@@ -82,7 +82,7 @@ let backlinksCommand = Command(
         ctx.terminal.print(ctx.terminal.dim("no backlinks"))
     } else {
         let t = ctx.terminal
-        ctx.printTable(
+        ctx.printLinkTable(
             backlinks.map { b in
                 [
                     shortID(b.source.id), truncate(b.source.title, 40), ctx.statusMark(b.source),
@@ -93,6 +93,12 @@ let backlinksCommand = Command(
 }
 
 extension Context {
+    /// A table without the columns that are empty on every row (the status of active notes).
+    func printLinkTable(_ rows: [[String]], styles: [(String) -> String]) {
+        let columns = rows.first.map { $0.indices.filter { c in rows.contains { !$0[c].isEmpty } } } ?? []
+        printTable(rows.map { r in columns.map { r[$0] } }, styles: columns.map { styles[$0] })
+    }
+
     func linkFields(_ link: WikiLink) -> [(String, JSONValue)] {
         [("link", .string(link.text)), ("label", .string(link.label)), ("line", .int(link.line + 1))]
     }
