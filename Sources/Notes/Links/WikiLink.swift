@@ -79,29 +79,33 @@ public struct WikiLink: Sendable, Equatable, Hashable {
 
     private static func scan(_ line: ArraySlice<UInt8>, index: Int, into out: inout [WikiLink]) {
         let (open, close, tick): (UInt8, UInt8, UInt8) = (0x5B, 0x5D, 0x60)
+        // Inline code spans: a run of backticks up to the next run of the same length. Each run's
+        // closing run is found once, so a line of many unmatched runs stays linear.
+        var runs: [(start: Int, count: Int)] = []
+        var p = line.startIndex
+        while p < line.endIndex {
+            guard line[p] == tick else {
+                p += 1
+                continue
+            }
+            let start = p
+            while p < line.endIndex, line[p] == tick { p += 1 }
+            runs.append((start, p - start))
+        }
+        var closing = [Int](repeating: -1, count: runs.count)
+        var nextOfLength: [Int: Int] = [:]
+        for r in runs.indices.reversed() {
+            closing[r] = nextOfLength[runs[r].count] ?? -1
+            nextOfLength[runs[r].count] = r
+        }
+        var run = 0
         var i = line.startIndex
         let end = line.endIndex
         while i < end {
             if line[i] == tick {
-                // An inline code span: a run of backticks up to a run of the same length.
-                var run = 0
-                while i + run < end, line[i + run] == tick { run += 1 }
-                var j = i + run
-                var closed: Int?
-                while j < end {
-                    if line[j] == tick {
-                        var r = 0
-                        while j + r < end, line[j + r] == tick { r += 1 }
-                        if r == run {
-                            closed = j + r
-                            break
-                        }
-                        j += r
-                    } else {
-                        j += 1
-                    }
-                }
-                i = closed ?? (i + run)
+                while runs[run].start < i { run += 1 }
+                let c = closing[run]
+                i = c >= 0 ? runs[c].start + runs[c].count : runs[run].start + runs[run].count
                 continue
             }
             guard line[i] == open, i + 1 < end, line[i + 1] == open else {
