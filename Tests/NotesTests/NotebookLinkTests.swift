@@ -121,6 +121,34 @@ struct NotebookLinkTests {
         #expect(try f.book.resolve(shortID(ids[0])) == ids[0])
     }
 
+    @Test("verify finds each links database damaged or incomplete; rebuild repairs them")
+    func damage() throws {
+        let f = try NotebookFixture()
+        let plan = try f.book.add(title: "Plan").id
+        let hub = try f.book.add(title: "Hub", body: "[[Plan]] [[Gone]]").id
+        f.clock.advance()
+        _ = try f.book.edit(plan, title: "Roadmap")
+        #expect(try f.book.verify().isEmpty)
+        for (name, what) in [
+            ("link_titles", "title history"), ("link_note_titles", "titles by note"), ("links", "links"),
+        ] {
+            let db = try f.book.read { _, dbs in dbs[name] }
+            try f.book.store.environment.write { txn throws in
+                try txn.withCursor(db) { c in
+                    _ = try #require(try c.first())
+                    try c.deleteCurrent()
+                }
+            }
+            let problems = try f.book.verify().map(\.detail)
+            #expect(
+                problems.contains { $0.hasPrefix("the \(what) index of links differs from the log") }, "\(problems)")
+            try f.book.rebuild()
+            #expect(try f.book.verify().isEmpty)
+        }
+        #expect(try f.book.backlinks(of: plan).map(\.source.id) == [hub])
+        #expect(try f.book.missingLinks().map(\.link.text) == ["[[Gone]]"])
+    }
+
     @Test("the projection's rules: a current holder first, a live one before a trashed one, else the last holder")
     func rules() throws {
         let f = try NotebookFixture()
