@@ -69,33 +69,38 @@ struct NotebookLinkTests {
     @Test("random edits: the projection's answers equal a replay's, now and at every past instant; verify agrees")
     func randomHistory() throws {
         let f = try NotebookFixture()
-        var rng = SplitMix(seed: 17)
+        var rng = SeededGenerator(seed: 17)
         let titles = ["Plan", "plan ", "Roadmap", "Résumé", "resume", "Ideas", "Inbox", "Log", "Old plan", "Ideas 2"]
         var ids: [Identifier] = []
         var past: [(instant: Int64, answers: Answers)] = []
         for step in 0..<160 {
             f.clock.advance()
             func body() -> String {
-                (0..<rng.int(4)).map { _ in
-                    if !ids.isEmpty, rng.int(4) == 0 { return "[[\(shortID(ids[rng.int(ids.count)]))]]" }
-                    return "line [[\(titles[rng.int(titles.count)])]]"
+                (0..<rng.next(below: 4)).map { _ in
+                    if !ids.isEmpty, rng.next(below: 4) == 0 {
+                        return "[[\(shortID(ids[rng.next(below: ids.count)]))]]"
+                    }
+                    let pool = titles + ["Nowhere"]
+                    return "line [[\(pool[rng.next(below: pool.count)])]]"
                 }.joined(separator: "\n")
             }
-            switch ids.isEmpty ? 0 : rng.int(7) {
+            switch ids.isEmpty ? 0 : rng.next(below: 7) {
             case 0, 1:
-                ids.append(try f.book.add(title: titles[rng.int(titles.count)], body: body()).id)
-            case 2: _ = try f.book.edit(ids[rng.int(ids.count)], title: titles[rng.int(titles.count)])
-            case 3: _ = try f.book.edit(ids[rng.int(ids.count)], body: body())
+                ids.append(try f.book.add(title: titles[rng.next(below: titles.count)], body: body()).id)
+            case 2: _ = try f.book.edit(ids[rng.next(below: ids.count)], title: titles[rng.next(below: titles.count)])
+            case 3: _ = try f.book.edit(ids[rng.next(below: ids.count)], body: body())
             case 4:
-                let id = ids[rng.int(ids.count)]
-                _ = try f.book.edit(id, title: titles[rng.int(titles.count)], body: body())
+                let id = ids[rng.next(below: ids.count)]
+                _ = try f.book.edit(id, title: titles[rng.next(below: titles.count)], body: body())
             case 5:
-                let id = ids[rng.int(ids.count)]
+                let id = ids[rng.next(below: ids.count)]
                 if try f.book.note(id).trashed { _ = try f.book.untrash(id) } else { _ = try f.book.trash(id) }
             default:
-                let id = ids[rng.int(ids.count)]
+                let id = ids[rng.next(below: ids.count)]
                 let version = try f.book.note(id).version
-                if version > 1 { _ = try f.book.restore(id, to: .version(UInt64(1 + rng.int(Int(version - 1))))) }
+                if version > 1 {
+                    _ = try f.book.restore(id, to: .version(UInt64(1 + rng.next(below: Int(version - 1)))))
+                }
             }
             if step % 20 == 19 {
                 let now = try answers(f.book, ids: ids)
@@ -177,18 +182,4 @@ struct NotebookLinkTests {
         #expect(try f.book.backlinks(of: a).isEmpty)
         #expect(try f.book.verify().isEmpty)
     }
-}
-
-/// A small deterministic generator for the random history.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

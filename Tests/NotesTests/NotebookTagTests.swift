@@ -106,14 +106,14 @@ struct NotebookTagTests {
     @Test("a tag and its descendants: pages of the merged index equal the replayed listing, any sort, filter and limit")
     func mergedPages() throws {
         let f = try NotebookFixture()
-        var rng = SplitMix(seed: 5)
+        var rng = SeededGenerator(seed: 5)
         let names = ["a", "a/b", "a/c", "a/b/d", "z"]
         for i in 0..<400 {
             f.clock.advance()
-            let tags = names.filter { _ in rng.int(3) == 0 }
+            let tags = names.filter { _ in rng.next(below: 3) == 0 }
             let note = try f.book.add(
-                title: "note \(rng.int(40))", category: rng.int(15) == 0 ? "work" : nil, tags: tags,
-                pinned: rng.int(5) == 0)
+                title: "note \(rng.next(below: 40))", category: rng.next(below: 15) == 0 ? "work" : nil, tags: tags,
+                pinned: rng.next(below: 5) == 0)
             if i % 7 == 0 { _ = try f.book.archive(note.id) }
         }
         let state = try NotebookState.replay(store: f.book.store)
