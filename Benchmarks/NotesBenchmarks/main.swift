@@ -29,6 +29,7 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
 
 let usage = """
     usage: notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE] [--events FILE | --corpus PATH]
+           notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
     names: \(allBenchmarks.map(\.name).joined(separator: " "))
     """
 
@@ -53,6 +54,20 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             exit(0)
         } catch {
             fail("rebuild child: \(error)", code: 1)
+        }
+    }
+
+    // `notes-bench search --notes FILE --queries FILE ...`: the search comparison alone, on the
+    // caller's data (see runSearchBenchmark for its options).
+    let searchOptions: Set<String> = ["--notes", "--queries", "--count", "--seed", "--limit", "--dir"]
+    if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "search",
+        CommandLine.arguments.dropFirst(2).contains(where: searchOptions.contains)
+    {
+        do {
+            try runSearchBenchmark(arguments: Array(CommandLine.arguments.dropFirst(2)))
+            exit(0)
+        } catch {
+            fail("search: \(error)", code: 1)
         }
     }
 
