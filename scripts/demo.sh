@@ -2,7 +2,7 @@
 # The README's main job: import the committed swift-evolution sample (43 proposals with their
 # whole edit histories) into the default store, then take a short tour of what an event-sourced
 # notebook can show: listing, search, the history of a much-edited proposal, a diff between two
-# of its versions, blame, and time travel.
+# of its versions, blame, time travel and tags.
 #
 # Usage: scripts/demo.sh [PATH-TO-NOTES-BINARY]
 #   The binary defaults to .build/release/notes, else .build/debug/notes (run `swift build` first).
@@ -93,3 +93,9 @@ else
 fi
 show "Time travel: the notebook as it was on 2016-07-10" list --all --as-of 2016-07-10
 show -n 12 "SE-0117 as it was on 2016-07-10, during its first review" show "$id" --at 2016-07-10
+if has tag; then
+    # Tagging twice changes nothing, so the demo stays harmless to run again.
+    show "Tags nest with /: tag SE-0117 (a tag it has already changes nothing)" tag "$id" access-control review/second
+    show "The tag tree with note counts" tags
+    show "Notes with a tag or one below it" list --tag review
+fi
