@@ -32,27 +32,44 @@ public enum TextFolding {
         return String(out)
     }
 
+    /// The fold of UTF-8 bytes (a title read in place from the store).
+    public static func fold(utf8 bytes: UnsafeRawBufferPointer) -> String {
+        if let ascii = foldASCII(bytes) { return ascii }
+        return fold(String(decoding: bytes, as: UTF8.self))
+    }
+
     /// The common case, byte by byte: nil when `text` is not all ASCII.
     private static func foldASCII(_ text: String) -> String? {
         var text = text
-        return text.withUTF8 { bytes -> String? in
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count)
+        return text.withUTF8 { foldASCII(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// ASCII bytes folded straight into the string's storage (white space as Unicode's
+    /// property has it: tab to carriage return, and space); nil at the first byte over 0x7F.
+    private static func foldASCII(_ bytes: UnsafeRawBufferPointer) -> String? {
+        var ascii = true
+        let out = String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            var n = 0
             var pendingSpace = false
             for b in bytes {
-                guard b < 0x80 else { return nil }
-                // The ASCII white space of Unicode's property: tab to carriage return, space.
+                guard b < 0x80 else {
+                    ascii = false
+                    return 0
+                }
                 if b == 0x20 || (0x09...0x0D).contains(b) {
-                    pendingSpace = !out.isEmpty
+                    pendingSpace = n > 0
                     continue
                 }
                 if pendingSpace {
-                    out.append(0x20)
+                    buffer[n] = 0x20
+                    n += 1
                     pendingSpace = false
                 }
-                out.append((0x41...0x5A).contains(b) ? b | 0x20 : b)
+                buffer[n] = (0x41...0x5A).contains(b) ? b | 0x20 : b
+                n += 1
             }
-            return String(decoding: out, as: UTF8.self)
+            return n
         }
+        return ascii ? out : nil
     }
 }

@@ -42,6 +42,13 @@ struct WikiLinkParseTests {
         #expect(TextFolding.fold("PLAN B") == "plan b" && TextFolding.fold("") == "")
         #expect(WikiLink.parse("[[RÉSUMÉ  draft]]").first?.key == .title("resume draft"))
         #expect(WikiLink.parse("[[ABCDEF01]]").first?.key == .id("abcdef01"))
+        // Folding the stored bytes (as the replay does) gives what folding the string gives.
+        for text in ["  Résumé   Draft\t", "PLAN B", "", " ", "a\u{0B}b\r\nc", "日本  語", "Zoë", "x  y  "] {
+            let bytes = Array(text.utf8)
+            #expect(
+                bytes.withUnsafeBytes { TextFolding.fold(utf8: $0) } == TextFolding.fold(text),
+                "\(text.debugDescription)")
+        }
     }
 }
 

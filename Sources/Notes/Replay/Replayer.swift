@@ -273,9 +273,8 @@ struct Replayer {
     /// Notes the title entry `i` holds after the event at `position` set it, folded while its
     /// bytes are at hand (the scan gives their pages back as it goes).
     private mutating func recordTitle(_ i: Int, at position: UInt64) {
-        let text = entries[i].title.map { String(decoding: $0, as: UTF8.self) } ?? entries[i].note.title
-        state.titleChanges.append(
-            TitleChange(note: entries[i].note.id, position: position, folded: TextFolding.fold(text)))
+        let folded = entries[i].title.map { TextFolding.fold(utf8: $0) } ?? TextFolding.fold(entries[i].note.title)
+        state.titleChanges.append(TitleChange(note: entries[i].note.id, position: position, folded: folded))
     }
 
     /// The entry a `kind` event of note `id` changes: made by a creation (a second one is
