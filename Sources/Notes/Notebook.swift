@@ -103,7 +103,7 @@ public final class Notebook: Sendable {
             throw .validation(.notAnID(text))
         }
         let matches = try read { txn, dbs in
-            try projection.notes(withPrefix: cleaned, limit: 11, in: txn, databases: dbs).map { id in
+            try projection.notes(withPrefix: cleaned, limit: .max, in: txn, databases: dbs).map { id in
                 (id: id, title: try projection.note(id, in: txn, databases: dbs)?.title ?? "")
             }
         }

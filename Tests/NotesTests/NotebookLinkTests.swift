@@ -32,6 +32,19 @@ struct WikiLinkParseTests {
         #expect(links.map(\.line) == [0, 0, 0, 1, 1, 1, 1, 2, 2, 8])
         #expect(links[1].text == "[[ Plan | the plan ]]")
         #expect(WikiLink.parse("no links at all [ [x] ]").isEmpty)
+        #expect(WikiLink.parse("[[[Title]]] and [[[[Deep]]]]").map(\.target) == [.title("Title"), .title("Deep")])
+    }
+
+    @Test("fences as CommonMark has them: closed by a run of the same character at least as long, nothing after it")
+    func fences() {
+        func labels(_ body: String) -> [String] { WikiLink.parse(body).map(\.label) }
+        #expect(labels("````\n```\n[[T|in]]\n````\n[[T|after]]") == ["after"], "a shorter run does not close")
+        #expect(labels("```\n```js\nx\n```\n[[T|after]]") == ["after"], "a run with an info string does not close")
+        #expect(labels("~~~\n```\n[[T|in]]\n~~~\n[[T|after]]") == ["after"], "nor does the other character")
+        #expect(labels("``` a`b\n[[T|not a fence]]") == ["not a fence"], "a backtick in the info string opens nothing")
+        #expect(labels("```\r\n[[T|in]]\r\n```\r\n[[T|after]]\r\n") == ["after"], "CRLF lines")
+        let crlf = WikiLink.parse("a\r\nb [[T]]\r\n")
+        #expect(crlf.map(\.line) == [1] && crlf.map(\.text) == ["[[T]]"])
     }
 
     @Test("keys fold case, accents and white space, as search terms do")
@@ -159,6 +172,61 @@ struct NotebookLinkTests {
         }
         #expect(try f.book.backlinks(of: plan).map(\.source.id) == [hub])
         #expect(try f.book.missingLinks().map(\.link.text) == ["[[Gone]]"])
+    }
+
+    @Test("long titles and targets that share their first 400 bytes keep keys of their own")
+    func longTexts() throws {
+        let f = try NotebookFixture()
+        let p = String(repeating: "x", count: 400)
+        let a = try f.book.add(title: p + "A").id
+        let linker = try f.book.add(title: "Linker", body: "[[\(p)A]]").id
+        f.clock.advance()
+        _ = try f.book.edit(a, title: p + "B")
+        #expect(try f.book.verify().isEmpty)
+        #expect(try f.book.backlinks(of: a).map(\.source.id) == [linker], "the old long title follows the rename")
+        #expect(try f.book.links(of: linker) == f.book.links(of: linker, asOf: f.clock.micros))
+        try f.book.rebuild()
+        #expect(try f.book.verify().isEmpty)
+        let q = String(repeating: "y", count: 400)
+        let t = try f.book.add(title: q + "B", body: "target").id
+        let both = try f.book.add(title: "Both", body: "[[\(q)A]] [[\(q)B]]").id
+        #expect(try f.book.backlinks(of: t).map(\.source.id) == [both])
+        #expect(try f.book.missingLinks().map(\.link.text) == ["[[\(q)A]]"])
+        f.clock.advance()
+        _ = try f.book.edit(both, body: "[[\(q)B]]")
+        #expect(try f.book.backlinks(of: t).map(\.source.id) == [both], "removing the other target keeps this one")
+        #expect(try f.book.verify().isEmpty)
+    }
+
+    @Test("a CRLF body's backlinks name the right line; an ambiguous id counts every candidate")
+    func crlfAndAmbiguous() throws {
+        let f = try NotebookFixture()
+        let target = try f.book.add(title: "Target").id
+        let source = try f.book.add(title: "Src", body: "first\r\nsee [[Target]]\r\n").id
+        let back = try f.book.backlinks(of: target)
+        #expect(back.map(\.line) == ["see [[Target]]"] && back.map(\.link.line) == [1])
+        #expect(try f.book.backlinks(of: target, asOf: f.clock.micros) == back)
+        // Twelve notes whose ids start with the same 8 digits, imported.
+        let lines = (1...12).map { i -> [UInt8] in
+            let n = String(String(1000 + i).suffix(3))
+            return Array(
+                (#"{"eventId":"eeeeeeee-0000-4000-8000-000000000"# + n
+                    + #"","stream":"note/deadbeef-0000-4000-8000-000000000"#
+                    + n + #"","version":1,"type":"NoteCreated","schemaVersion":2,"#
+                    + #""recordedAt":"2026-11-29T12:00:00Z","metadata":{"actor":"a"},"#
+                    + #""data":{"title":"n","body":"","pinned":false,"category":null}}"#).utf8)
+        }
+        _ = try f.book.importEvents(lines: lines)
+        f.clock.advance(seconds: 10)
+        _ = try f.book.edit(source, body: "[[deadbeef]]")
+        let now = try f.book.links(of: source)
+        guard case .ambiguous(let ids) = now.first?.target else {
+            Issue.record("expected an ambiguous target, got \(now)")
+            return
+        }
+        #expect(ids.count == 12)
+        #expect(now == (try f.book.links(of: source, asOf: f.clock.micros)))
+        #expect(notebookError { _ = try f.book.resolve("deadbeef") }?.description.contains("matches 12 notes") == true)
     }
 
     @Test("the projection's rules: a current holder first, a live one before a trashed one, else the last holder")

@@ -1,4 +1,5 @@
 public import Basics
+import EventStore
 import LMDB
 import SearchEngine
 
@@ -28,14 +29,18 @@ public struct TitleHolder: Sendable, Equatable {
 /// The links projection: three databases kept inline with every append and rebuilt from the
 /// log.
 ///
-/// - `link_titles`: `folded title (at most 400 bytes) | 0 | note id` → `since | until | folded
+/// - `link_titles`: `key part of the folded title | 0 | note id` → `since | until | folded
 ///   title`: every title every note held (positions big-endian, `until` 0 while held), what a
 ///   title link resolves through.
-/// - `link_note_titles`: `note id | folded title (at most 400 bytes)` → nothing: the titles of
+/// - `link_note_titles`: `note id | key part of the folded title` → nothing: the titles of
 ///   each note, what its backlinks are found by.
-/// - `links`: `kind | key (at most 400 bytes) | 0 | source note id` → the whole key: one entry
+/// - `links`: `kind | key part of the key | 0 | source note id` → the whole key: one entry
 ///   per distinct link target written in a note's current body (kind 1 a folded title, 2 id
 ///   digits), what backlinks and missing links are read from.
+///
+/// A key part is the text itself, or for a text over 400 bytes its first 384 bytes and the first
+/// 16 bytes of its SHA-256 (LMDB keys are at most 511 bytes); readers compare the whole text
+/// kept in the value.
 ///
 /// Links are stored by what they name, not by the note they resolve to: a resolution depends on
 /// every note's titles at the instant asked about, so it is made when a link is read
@@ -48,15 +53,24 @@ enum LinkIndex {
     /// The longest key part a title or link key takes; the whole text is in the value.
     static let keyLimit = 400
 
+    /// The key part of a text: the text itself up to ``keyLimit`` bytes; a longer one, its first
+    /// 384 bytes and the first 16 bytes of its SHA-256, so that two long texts sharing a
+    /// beginning keep keys of their own (and every text one key).
+    static func keyPart(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        guard bytes.count > keyLimit else { return bytes }
+        return Array(bytes.prefix(keyLimit - 16)) + SHA256.hash(bytes).prefix(16)
+    }
+
     static func titleKey(_ folded: String, note: Identifier) -> [UInt8] {
-        var k = Array(folded.utf8.prefix(keyLimit))
+        var k = keyPart(folded)
         k.append(0)
         k.append(contentsOf: note.bytes)
         return k
     }
 
     static func titlePrefix(_ folded: String) -> [UInt8] {
-        var k = Array(folded.utf8.prefix(keyLimit))
+        var k = keyPart(folded)
         k.append(0)
         return k
     }
@@ -79,9 +93,7 @@ enum LinkIndex {
         return TitleHolder(note: note, since: since, until: until == 0 ? nil : until)
     }
 
-    static func noteTitleKey(_ note: Identifier, _ folded: String) -> [UInt8] {
-        note.bytes + Array(folded.utf8.prefix(keyLimit))
-    }
+    static func noteTitleKey(_ note: Identifier, _ folded: String) -> [UInt8] { note.bytes + keyPart(folded) }
 
     static func keyBytes(_ key: LinkKey) -> (kind: UInt8, text: String) {
         switch key {
@@ -93,7 +105,7 @@ enum LinkIndex {
     static func linkPrefix(_ key: LinkKey) -> [UInt8] {
         let (kind, text) = keyBytes(key)
         var k: [UInt8] = [kind]
-        k += text.utf8.prefix(keyLimit)
+        k += keyPart(text)
         k.append(0)
         return k
     }
@@ -169,7 +181,6 @@ enum LinkIndex {
     /// The three databases' entries for a folded state, each in key order: what a rebuild
     /// writes and what `verify` compares with.
     static func entries(of state: NotebookState) -> (titles: EntryTable, noteTitles: EntryTable, links: EntryTable) {
-        // Grouped by note in id order: the note titles' keys are in order once each note's are.
         let held = holdings(state.titleChanges)
         var titles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 48)
         var noteTitles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 0)
@@ -178,9 +189,8 @@ enum LinkIndex {
             var end = k
             while end < held.count, held[end].holder.note == held[k].holder.note { end += 1 }
             let note = held[k].holder.note
-            let mine = end - k == 1 ? held[k..<end] : ArraySlice(held[k..<end].sorted { $0.folded < $1.folded })
-            for h in mine {
-                let cut = h.folded.utf8.prefix(keyLimit)
+            for h in held[k..<end] {
+                let cut = keyPart(h.folded)
                 titles.append { key in
                     key += cut
                     key.append(UInt8(0))
@@ -202,9 +212,10 @@ enum LinkIndex {
         for note in state.notes.values where WikiLink.hasDoubleBracket(note.body.utf8) {
             for key in keys(of: note.body) { links.append(key: linkKey(key, source: note.id), value: linkValue(key)) }
         }
-        // Two long titles of one note cut to the same key part share an entry: the later one's.
-        titles.sort { a, b in UInt64(bigEndianBytes: a[0..<8]) >= UInt64(bigEndianBytes: b[0..<8]) }
-        noteTitles.dropRepeatedKeys()
+        // One entry per key (a note holds each title once); should two keys ever meet, the later
+        // holding is kept, as the inline update would.
+        titles.sort { a, b in UInt64(bigEndianBytes: a.prefix(8)) >= UInt64(bigEndianBytes: b.prefix(8)) }
+        noteTitles.sort()
         links.sort()
         return (titles, noteTitles, links)
     }

@@ -131,11 +131,16 @@ enum LinkResolution {
         var out: [Backlink] = []
         for (source, keys) in keysBySource {
             guard let note = try world.note(source) else { continue }
-            let lines = note.body.split(separator: "\n", omittingEmptySubsequences: false)
+            // Lines as the parser counts them: at each line feed byte (a CRLF line keeps no CR).
+            let lines = note.body.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+                String(decoding: line.last == 0x0D ? line.dropLast() : line[...], as: UTF8.self)
+            }
             // One backlink per line: the first link of the line that leads here.
             var lastLine = -1
             for link in WikiLink.parse(note.body) where keys.contains(link.key) && link.line != lastLine {
-                out.append(Backlink(source: LinkedNote(note), link: link, line: String(lines[link.line])))
+                out.append(
+                    Backlink(
+                        source: LinkedNote(note), link: link, line: link.line < lines.count ? lines[link.line] : ""))
                 lastLine = link.line
             }
         }
@@ -220,7 +225,7 @@ struct ProjectionLinkWorld: LinkWorld, ~Copyable {
     }
 
     func notes(withIDPrefix hex: String) throws -> [Identifier] {
-        try projection.notes(withPrefix: hex, limit: 10, in: txn, databases: databases)
+        try projection.notes(withPrefix: hex, limit: .max, in: txn, databases: databases)
     }
 
     func note(_ id: Identifier) throws -> Note? { try projection.note(id, in: txn, databases: databases) }

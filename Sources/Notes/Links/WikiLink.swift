@@ -30,29 +30,44 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
         // ASCII bytes only, never inside a character.
         let bytes = Array(body.utf8)
-        var fence: UInt8?
+        // The open fence: its character and the length of its run (CommonMark: a fence closes
+        // with a run of the same character at least as long, followed by spaces only).
+        var fence: (marker: UInt8, count: Int)?
         var lineStart = 0
         var index = 0
         while lineStart <= bytes.count {
             var lineEnd = lineStart
             while lineEnd < bytes.count, bytes[lineEnd] != 0x0A { lineEnd += 1 }
-            let line = bytes[lineStart..<lineEnd]
-            let stripped = line.drop { $0 == 0x20 }
-            if line.count - stripped.count <= 3, let marker = stripped.first, marker == 0x60 || marker == 0x7E,
-                stripped.prefix(3).elementsEqual(repeatElement(marker, count: 3))
-            {
-                if fence == nil {
-                    fence = marker
-                } else if fence == marker {
-                    fence = nil
-                }
-            } else if fence == nil, hasDoubleBracket(line) {
+            var line = bytes[lineStart..<lineEnd]
+            if line.last == 0x0D { line = line.dropLast() }
+            let run = fenceRun(line)
+            if let open = fence {
+                if let run, run.marker == open.marker, run.count >= open.count, run.bare { fence = nil }
+            } else if let run, run.marker == 0x7E || !run.infoHasBacktick {
+                fence = (run.marker, run.count)
+            } else if hasDoubleBracket(line) {
                 scan(line, index: index, into: &out)
             }
             lineStart = lineEnd + 1
             index += 1
         }
         return out
+    }
+
+    /// A line that can open or close a code fence: at most 3 spaces, then 3 or more backticks
+    /// or tildes; `bare` when only spaces follow the run, `infoHasBacktick` when a backtick does
+    /// (such a line opens no backtick fence).
+    private static func fenceRun(_ line: ArraySlice<UInt8>) -> (
+        marker: UInt8, count: Int, bare: Bool, infoHasBacktick: Bool
+    )? {
+        let stripped = line.drop { $0 == 0x20 }
+        guard line.count - stripped.count <= 3, let marker = stripped.first, marker == 0x60 || marker == 0x7E else {
+            return nil
+        }
+        let run = stripped.prefix { $0 == marker }.count
+        guard run >= 3 else { return nil }
+        let rest = stripped.dropFirst(run)
+        return (marker, run, rest.allSatisfy { $0 == 0x20 || $0 == 0x09 }, rest.contains(0x60))
     }
 
     /// Whether the text holds `[[`: a plain byte loop (the standard library's substring search is
@@ -115,7 +130,8 @@ public struct WikiLink: Sendable, Equatable, Hashable {
             var j = i + 2
             while j < end, line[j] != close, line[j] != open { j += 1 }
             guard j + 1 < end, line[j] == close, line[j + 1] == close else {
-                i += 2
+                // `[[[Title]]]`: the link may start at the next bracket.
+                i += 1
                 continue
             }
             let inner = String(decoding: line[(i + 2)..<j], as: UTF8.self)

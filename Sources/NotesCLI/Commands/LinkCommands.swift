@@ -19,7 +19,9 @@ let linksCommand = Command(
 ) { ctx in
     let asOf = try ctx.value("as-of").map { (text) throws(CLIError) in try ctx.instant(text) }
     if ctx.flag("missing") {
-        try ctx.expectPositionals(0...0)
+        if let extra = ctx.positionals.first {
+            throw CLIError("links --missing takes no note id (\"\(extra)\"); usage: notes \(ctx.command.usage[1])")
+        }
         let missing = try ctx.notebook().missingLinks(asOf: asOf)
         if ctx.json {
             ctx.printJSON(
