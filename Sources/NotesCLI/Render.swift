@@ -57,7 +57,7 @@ extension Context {
         }
         if !n.body.isEmpty {
             t.print()
-            t.print(n.body, terminator: n.body.hasSuffix("\n") ? "" : "\n")
+            t.print(n.body, terminator: n.body.utf8.last == 0x0A ? "" : "\n")
         }
     }
 

@@ -59,7 +59,10 @@ struct MarkdownNote: Equatable {
     static func parse(_ text: String) throws(Problem) -> MarkdownNote {
         var result = MarkdownNote(body: text)
         let bytes = Array(text.utf8)
-        guard let first = lineEnd(bytes, from: 0), isFence(bytes[0..<first.content]) else { return result }
+        // A byte-order mark may come before the front matter; without front matter the body
+        // keeps it.
+        let start0 = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        guard let first = lineEnd(bytes, from: start0), isFence(bytes[start0..<first.content]) else { return result }
         var start = first.next
         // The key of a block list being read (`tags:` with nothing after it).
         var listKey: String?
@@ -185,11 +188,96 @@ struct MarkdownNote: Equatable {
         }
     }
 
+    /// The title of an imported file: the front matter's `title` when it is not empty, else the
+    /// first heading's text without its Markdown syntax, else the file's name; cut at a word
+    /// boundary with `…` when it is over the limit (`cut` says so).
+    static func title(frontMatter: String?, body: String, fileStem: String) -> (title: String, cut: Bool) {
+        var title = fileStem
+        if let given = frontMatter.map(Notebook.trim), !given.isEmpty {
+            title = given
+        } else if let heading = firstHeading(body).map(plainText), !heading.isEmpty {
+            title = heading
+        }
+        let limit = Notebook.maxTitleCharacters
+        guard title.count > limit else { return (title, false) }
+        var cut = String(title.prefix(limit - 1))
+        if let space = cut.lastIndex(where: \.isWhitespace), cut.distance(from: cut.startIndex, to: space) > limit / 2 {
+            cut = String(cut[..<space])
+        }
+        return (Notebook.trim(cut) + "…", true)
+    }
+
+    /// A heading's text as a reader sees it: images and badges drop out, links become their
+    /// text (wiki links their label), emphasis and code marks and HTML tags go, white space
+    /// runs become one space.
+    static func plainText(_ heading: String) -> String {
+        let c = Array(heading)
+        var out = ""
+        var i = 0
+        /// The index after the `]` that closes the `[` at `open`, brackets nesting.
+        func closing(_ open: Int) -> Int? {
+            var depth = 0
+            var k = open
+            while k < c.count {
+                if c[k] == "[" { depth += 1 }
+                if c[k] == "]" {
+                    depth -= 1
+                    if depth == 0 { return k + 1 }
+                }
+                k += 1
+            }
+            return nil
+        }
+        /// The index after the `)` of a `(url)` at `k`, if one is there.
+        func destination(_ k: Int) -> Int? {
+            guard k < c.count, c[k] == "(", let end = c[k...].firstIndex(of: ")") else { return nil }
+            return end + 1
+        }
+        while i < c.count {
+            let ch = c[i]
+            if ch == "!", i + 1 < c.count, c[i + 1] == "[", let end = closing(i + 1), let after = destination(end) {
+                i = after  // an image
+                continue
+            }
+            if ch == "[", i + 1 < c.count, c[i + 1] == "[", let end = c[(i + 2)...].firstIndex(of: "]"),
+                end + 1 < c.count, c[end + 1] == "]"
+            {
+                let inner = String(c[(i + 2)..<end])
+                let parts = inner.split(separator: "|", maxSplits: 1)
+                out += String(parts.count > 1 ? parts[1] : (parts.first ?? ""))
+                i = end + 2
+                continue
+            }
+            if ch == "[", let end = closing(i), let after = destination(end) {
+                // A link: its text, itself cleaned (a badge is an image inside a link).
+                out += plainText(String(c[(i + 1)..<(end - 1)]))
+                i = after
+                continue
+            }
+            if ch == "<", let end = c[i...].firstIndex(of: ">"), end > i + 1,
+                c[i + 1].isLetter || c[i + 1] == "/"
+            {
+                i = end + 1  // an HTML tag
+                continue
+            }
+            if ch == "*" || ch == "`" || (ch == "_" && (i + 1 < c.count && c[i + 1] == "_")) {
+                i += ch == "_" ? 2 : 1
+                continue
+            }
+            out.append(ch)
+            i += 1
+        }
+        return out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
     /// The first `# heading` of the body (level 1, outside code fences), if any.
     static func firstHeading(_ body: String) -> String? {
         var inFence = false
-        for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
-            let l = line.hasSuffix("\r") ? line.dropLast() : line
+        let text = body.hasPrefix("\u{FEFF}") ? String(body.dropFirst()) : body
+        // Lines at line feed bytes: "\r\n" is one Character, so splitting characters would not
+        // see the lines of a CRLF file.
+        for bytes in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            let l = Substring(String(decoding: bytes.last == 0x0D ? bytes.dropLast() : bytes[...], as: UTF8.self))
             if l.hasPrefix("```") || l.hasPrefix("~~~") {
                 inFence.toggle()
                 continue

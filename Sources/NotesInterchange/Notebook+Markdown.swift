@@ -22,11 +22,14 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var created: Int
     public var updated: Int
     public var unchanged: Int
+    /// What was changed to import a file (a title cut to the limit), one line each.
+    public var warnings: [String]
 
-    public init(created: Int, updated: Int, unchanged: Int) {
+    public init(created: Int, updated: Int, unchanged: Int, warnings: [String] = []) {
         self.created = created
         self.updated = updated
         self.unchanged = unchanged
+        self.warnings = warnings
     }
 }
 
@@ -108,8 +111,9 @@ extension Notebook {
     /// Reads a folder of `.md` files, one note each, and creates or updates the notes in one
     /// write transaction: all of them or, when any file is refused, none.
     ///
-    /// The title comes from the front matter's `title`, else the body's first `# heading`,
-    /// else the file name; the category from the front matter's `category`, else the top
+    /// The title comes from the front matter's `title` when not empty, else the body's first
+    /// `# heading` without its Markdown syntax, else the file name (cut at a word boundary with
+    /// `…` and a warning when over the limit); the category from the front matter's `category`, else the top
     /// folder the file is in; the tags from its `tags` (missing tags are created; without the
     /// key a note keeps its tags); `pinned`, `archived` and `trashed` from the front matter when
     /// given. The body is the text after the front matter, byte for byte. A file whose `id`
@@ -129,6 +133,7 @@ extension Notebook {
             var trashed: Bool?
         }
         var items: [Item] = []
+        var warnings: [String] = []
         var seen: [Identifier: String] = [:]
         for file in try markdownFiles(in: directory) {
             func refuse(_ reason: String) -> NotesError { .validation(.file(file, reason: reason)) }
@@ -143,7 +148,11 @@ extension Notebook {
             do { md = try MarkdownNote.parse(text) } catch { throw refuse(error.message) }
             var stem = Substring(file.split(separator: "/").last ?? Substring(file))
             stem = stem.dropLast(3)
-            let rawTitle = md.title ?? MarkdownNote.firstHeading(md.body) ?? String(stem)
+            let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: String(stem))
+            if cut {
+                warnings.append(
+                    "\(file): the title is over \(Self.maxTitleCharacters) characters; cut at a word boundary")
+            }
             let folder = file.split(separator: "/").count > 1 ? file.split(separator: "/").first.map(String.init) : nil
             var item = Item(
                 file: file, id: md.id, title: "", body: md.body, category: nil,
@@ -166,7 +175,7 @@ extension Notebook {
         }
         let bytes = items.reduce(0) { $0 &+ $1.body.utf8.count &+ 512 }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
-            var summary = MarkdownImportSummary(created: 0, updated: 0, unchanged: 0)
+            var summary = MarkdownImportSummary(created: 0, updated: 0, unchanged: 0, warnings: warnings)
             for item in items {
                 let categoryID = try item.category.map {
                     try ensureCategory($0, session: session, dbs: dbs)

@@ -115,4 +115,42 @@ struct InterchangeCLITests {
         #expect(try s.titles("--store", other) == ["Plan"])
         #expect(s.run("import-markdown", s.path("missing")).code == 1)
     }
+
+    @Test(
+        "titles as people expect them: empty front matter titles, headings as text, a byte-order mark, a cut with a warning"
+    )
+    func markdownTitles() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        let badges = "# rustfmt [![linux](https://ci/a.svg)](https://ci/a) [![mac](https://ci/b.svg)](https://ci/b)\n"
+        let long = "# " + Array(repeating: "word", count: 130).joined(separator: " ") + "\n"
+        let files: [(String, [UInt8])] = [
+            ("badges.md", Array(badges.utf8)),
+            ("links.md", Array("# The [Swift](https://swift.org) **book**, `code` and [[Target|a wiki link]]\n".utf8)),
+            ("empty-title.md", Array("---\ntitle: ''\n---\n# Real heading\n".utf8)),
+            ("bom.md", [0xEF, 0xBB, 0xBF] + Array("# After the mark\r\nbody\r\n".utf8)),
+            ("bom-front.md", [0xEF, 0xBB, 0xBF] + Array("---\ntitle: Front\n---\ntext\n".utf8)),
+            ("long.md", Array(long.utf8)),
+            ("plain.md", Array("no heading here\n".utf8)),
+        ]
+        mkdir(dir, 0o755)
+        for (name, bytes) in files { write(file: dir + "/" + name, bytes) }
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0 && r.line == "created 7, updated 0, unchanged 0", "\(r)")
+        #expect(r.stderr == "notes: warning: long.md: the title is over 500 characters; cut at a word boundary\n")
+        let notes = try s.ok("list", "--json").array()
+        let titles = Set(notes.compactMap { $0["title"] as? String })
+        #expect(
+            titles.isSuperset(of: [
+                "rustfmt", "The Swift book, code and a wiki link", "Real heading", "After the mark", "Front", "plain",
+            ]), "\(titles)")
+        let cut = try #require(titles.first { $0.hasPrefix("word word") })
+        #expect(cut.count <= 500 && cut.hasSuffix("word…"), "\(cut.count)")
+        let bom = try #require(notes.first { $0["title"] as? String == "After the mark" })
+        // The body keeps its bytes (read from `show`: Foundation's JSON reader drops a leading mark).
+        let id = try #require(bom["id"] as? String)
+        let shown = try s.ok("show", String(id.prefix(8))).stdoutBytes
+        let expected: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("# After the mark\r\nbody\r\n".utf8)
+        #expect(shown.suffix(expected.count).elementsEqual(expected), "\(shown)")
+    }
 }

@@ -125,10 +125,6 @@ struct InterchangeMarkdownTests {
                 "c.md", "---\npinned: maybe\n---\n",
                 #"c.md: pinned must be true or false, not "maybe"; nothing was imported"#
             ),
-            (
-                "d.md", "---\ntitle: \"\"\n---\n",
-                "d.md: the title is empty; give a title with at least one visible character; nothing was imported"
-            ),
         ]
         for (name, content, message) in cases {
             let s = try InterchangeScratch()

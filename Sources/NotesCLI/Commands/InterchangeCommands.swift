@@ -91,13 +91,16 @@ let importMarkdownCommand = Command(
     "import-markdown", abstract: "Create or update notes from the .md files in DIR.",
     usage: ["import-markdown DIR"],
     discussion: """
-        Title: front matter `title`, else the first `# heading`, else the file name. Category: front
+        Title: front matter `title` when not empty, else the first `# heading` as text (links become
+        their text, images and badges drop out), else the file name; over 500 characters it is cut at
+        a word boundary with a warning. Category: front
         matter `category`, else the folder the file is in. A file whose front matter `id` names a note
         updates that note (only what changed); other files create notes. All or nothing.
         """
 ) { ctx in
     try ctx.expectPositionals(1...1)
     let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0])
+    for warning in summary.warnings { ctx.terminal.warn(warning) }
     if ctx.json {
         ctx.printJSON(
             .object([
