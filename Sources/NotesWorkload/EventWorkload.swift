@@ -262,14 +262,26 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         categoryLive[index] = false
         let correlation = newID()
         let deletion = newID()
-        var meta = metadata(command: "notes categories delete")
+        nullify(
+            deletion: deletion, correlation: correlation, command: "notes categories delete",
+            of: Category.stream(Self.categoryID(index, spec: spec)), deletedType: CategoryEvent.deleted.type,
+            notesWhere: { $0.category == index }, clear: { $0.category = -1 }, with: .categorized(category: nil))
+    }
+
+    /// A deletion by the nullify rule, as the notebook writes it: one event per note naming the
+    /// entity (`with`, caused by the deletion, after `clear` changes the note's state), then the
+    /// entity's deletion, all with one correlation id.
+    private mutating func nullify(
+        deletion: Identifier, correlation: Identifier, command: String, of stream: String, deletedType: String,
+        notesWhere names: (NoteState) -> Bool, clear: (inout NoteState) -> Void, with e: NoteEvent
+    ) {
+        var meta = metadata(command: command)
         meta.correlationID = correlation
-        for n in notes.indices where notes[n].category == index {
-            notes[n].category = -1
+        for n in notes.indices where names(notes[n]) {
+            clear(&notes[n])
             notes[n].version += 1
             var m = meta
             m.causationID = deletion
-            let e = NoteEvent.categorized(category: nil)
             pending.append(
                 Event(
                     stream: Note.stream(Self.noteID(n, spec: spec)),
@@ -277,9 +289,8 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         }
         pending.append(
             Event(
-                stream: Category.stream(Self.categoryID(index, spec: spec)),
-                event: NewEvent(
-                    id: deletion, type: CategoryEvent.deleted.type, schemaVersion: 1, payload: [], metadata: meta)))
+                stream: stream,
+                event: NewEvent(id: deletion, type: deletedType, schemaVersion: 1, payload: [], metadata: meta)))
     }
 
     private mutating func createTag() {
@@ -324,25 +335,12 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         }
         tagLive[index] = false
         let deletion = newID()
-        var meta = metadata(command: "notes tags delete")
-        meta.correlationID = newID()
+        let correlation = newID()
         let id = Self.tagID(index, spec: spec)
-        for n in notes.indices where notes[n].tags.contains(index) {
-            notes[n].tags.removeAll { $0 == index }
-            notes[n].version += 1
-            var m = meta
-            m.causationID = deletion
-            let e = NoteEvent.untagged(tag: id)
-            pending.append(
-                Event(
-                    stream: Note.stream(Self.noteID(n, spec: spec)),
-                    event: NewEvent(id: newID(), type: e.type, schemaVersion: 1, payload: e.payload, metadata: m)))
-        }
-        pending.append(
-            Event(
-                stream: Tag.stream(id),
-                event: NewEvent(
-                    id: deletion, type: TagEvent.deleted.type, schemaVersion: 1, payload: [], metadata: meta)))
+        nullify(
+            deletion: deletion, correlation: correlation, command: "notes tags delete", of: Tag.stream(id),
+            deletedType: TagEvent.deleted.type, notesWhere: { $0.tags.contains(index) },
+            clear: { $0.tags.removeAll { $0 == index } }, with: .untagged(tag: id))
     }
 
     /// A live tag, the first ones more often (a few tags hold most notes).
