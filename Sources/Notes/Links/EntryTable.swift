@@ -1,5 +1,4 @@
-import Basics
-import Glibc
+import EventStore
 import LMDB
 
 /// Key-value entries for a bulk write, held in two flat byte buffers: a rebuild makes hundreds of
@@ -23,34 +22,16 @@ struct EntryTable {
     }
 
     /// Appends an entry whose key and value `key` and `value` write straight into the buffers.
-    mutating func append(key: (inout Writer) -> Void, value: (inout Writer) -> Void) {
+    mutating func append(key: (inout ByteWriter) -> Void, value: (inout ByteWriter) -> Void) {
         let (k, v) = (keys.count, values.count)
-        var w = Writer(bytes: keys)
-        keys = []
+        var w = ByteWriter(capacity: 0)
+        swap(&keys, &w.bytes)
         key(&w)
         swap(&keys, &w.bytes)
-        w.bytes = values
-        values = []
+        swap(&values, &w.bytes)
         value(&w)
         swap(&values, &w.bytes)
         items.append((k, keys.count - k, v, values.count - v))
-    }
-
-    /// Appends to one of the buffers.
-    struct Writer {
-        var bytes: [UInt8]
-        static func += (w: inout Writer, s: some Sequence<UInt8>) { w.bytes.append(contentsOf: s) }
-        mutating func append(_ b: UInt8) { bytes.append(b) }
-        mutating func append(_ id: Identifier) {
-            append(id.high)
-            append(id.low)
-        }
-        /// Big-endian.
-        mutating func append(_ v: UInt64) {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift)))
-            }
-        }
     }
 
     mutating func append(key: [UInt8], value: [UInt8]) {
@@ -64,9 +45,9 @@ struct EntryTable {
     mutating func sort(keepFirst: ((ArraySlice<UInt8>, ArraySlice<UInt8>) -> Bool)? = nil) {
         keys.withUnsafeBytes { k in
             items.sort { a, b in
-                let common = min(a.keyCount, b.keyCount)
-                let c = common == 0 ? 0 : memcmp(k.baseAddress! + a.key, k.baseAddress! + b.key, common)
-                return c != 0 ? c < 0 : a.keyCount < b.keyCount
+                ListIndexBulkWriter.bytesPrecede(
+                    UnsafeRawBufferPointer(rebasing: k[a.key..<(a.key + a.keyCount)]),
+                    UnsafeRawBufferPointer(rebasing: k[b.key..<(b.key + b.keyCount)]))
             }
         }
         guard let keepFirst else {

@@ -192,17 +192,17 @@ enum LinkIndex {
             for h in held[k..<end] {
                 let cut = keyPart(h.folded)
                 titles.append { key in
-                    key += cut
-                    key.append(UInt8(0))
-                    key.append(note)
+                    key.write(raw: cut)
+                    key.write(byte: 0)
+                    key.write(identifier: note)
                 } value: { value in
-                    value.append(h.holder.since)
-                    value.append(h.holder.until ?? 0)
-                    value += h.folded.utf8
+                    value.write(bigEndian: h.holder.since)
+                    value.write(bigEndian: h.holder.until ?? 0)
+                    value.write(raw: h.folded.utf8)
                 }
                 noteTitles.append { key in
-                    key.append(note)
-                    key += cut
+                    key.write(identifier: note)
+                    key.write(raw: cut)
                 } value: { _ in
                 }
             }

@@ -74,22 +74,15 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     /// generic and costs more than the rest of a replay's fold).
     @inline(__always)
     static func hasDoubleBracket(_ utf8: some Collection<UInt8>) -> Bool {
-        if let found = utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+        func search(_ bytes: some Sequence<UInt8>) -> Bool {
             var previous: UInt8 = 0
             for b in bytes {
                 if b == 0x5B && previous == 0x5B { return true }
                 previous = b
             }
             return false
-        }) {
-            return found
         }
-        var previous: UInt8 = 0
-        for b in utf8 {
-            if b == 0x5B && previous == 0x5B { return true }
-            previous = b
-        }
-        return false
+        return utf8.withContiguousStorageIfAvailable(search) ?? search(utf8)
     }
 
     private static func scan(_ line: ArraySlice<UInt8>, index: Int, into out: inout [WikiLink]) {

@@ -88,7 +88,7 @@ let backlinksCommand = Command(
             backlinks.map { b in
                 [
                     shortID(b.source.id), truncate(b.source.title, 40), ctx.statusMark(b.source),
-                    "\(b.link.line + 1): " + truncate(b.line.trimmingSpaces, 80),
+                    "\(b.link.line + 1): " + truncate(Notebook.trim(b.line), 80),
                 ]
             }, styles: [t.cyan, { $0 }, t.red, t.dim])
     }
@@ -122,13 +122,7 @@ extension Context {
     }
 
     /// `trashed` or `archived` beside a linked note, nothing for an active one.
-    func statusMark(_ n: LinkedNote) -> String {
-        switch n.status {
-        case .active: return ""
-        case .archived: return "archived"
-        case .trashed: return "trashed"
-        }
-    }
+    func statusMark(_ n: LinkedNote) -> String { n.status == .active ? "" : n.status.word }
 }
 
 extension Note.Status {
@@ -138,13 +132,5 @@ extension Note.Status {
         case .archived: return "archived"
         case .trashed: return "trashed"
         }
-    }
-}
-
-extension String {
-    fileprivate var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        return String(s)
     }
 }
