@@ -19,11 +19,14 @@ public struct Note: Sendable, Equatable, Hashable {
     public var version: UInt64
     /// The note's tags, by id (sorted, each once).
     public var tags: [Identifier]
+    /// Named texts the note carries besides its fields (see ``NoteProperty``); a key is absent
+    /// rather than empty.
+    public var properties: [String: String]
 
     public init(
         id: Identifier, title: String, body: String, pinned: Bool = false, category: Identifier? = nil,
         archived: Bool = false, trashed: Bool = false, createdAt: Int64, updatedAt: Int64, version: UInt64,
-        tags: [Identifier] = []
+        tags: [Identifier] = [], properties: [String: String] = [:]
     ) {
         self.id = id
         self.title = title
@@ -36,7 +39,14 @@ public struct Note: Sendable, Equatable, Hashable {
         self.updatedAt = updatedAt
         self.version = version
         self.tags = tags
+        self.properties = properties
     }
+
+    /// Other names links resolve to the note by (its `aliases` property, one per line).
+    public var aliases: [String] { properties[NoteProperty.aliases.rawValue].map(NoteProperty.lines) ?? [] }
+
+    /// The path, relative to the folder, of the Markdown file the note was imported from.
+    public var sourcePath: String? { properties[NoteProperty.source.rawValue] }
 
     /// Where the note is shown: the three places a listing can look.
     public enum Status: UInt8, Sendable, CaseIterable {
@@ -52,6 +62,25 @@ public struct Note: Sendable, Equatable, Hashable {
     public var stream: String { Note.stream(id) }
 
     public static func stream(_ id: Identifier) -> String { "note/" + id.uuidString }
+}
+
+/// The properties the store gives a meaning to. A ``NoteEvent/propertySet(key:value:)`` event
+/// sets one; other keys are kept as given.
+public enum NoteProperty: String, Sendable, CaseIterable {
+    /// Other names of the note, one per line: a link to any of them leads to the note.
+    case aliases
+    /// The path of the Markdown file the note came from, relative to the imported folder (`/`
+    /// between folders): what a second import of the folder matches the file by, and where an
+    /// export writes it back.
+    case source
+    /// The front matter entries of that file the store does not read, as YAML text byte for
+    /// byte: what an export writes back.
+    case frontMatter = "front-matter"
+
+    /// The lines of a list property, without empty ones.
+    public static func lines(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
 }
 
 /// A category: a name that notes can carry.
@@ -107,10 +136,11 @@ public struct Tag: Sendable, Equatable, Hashable {
 }
 
 extension Note {
-    /// The compact binary form kept in the `notes` projection (format 2: format 1 and the tags).
+    /// The compact binary form kept in the `notes` projection (format 2: format 1 and the tags;
+    /// format 3: then the properties, sorted by key).
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: 48 + title.utf8.count + body.utf8.count + 16 * tags.count)
-        w.write(byte: 2)
+        w.write(byte: properties.isEmpty ? 2 : 3)
         w.write(identifier: id)
         w.write(string: title)
         w.write(string: body)
@@ -121,13 +151,20 @@ extension Note {
         w.write(varint: version)
         w.write(varint: UInt64(tags.count))
         for t in tags { w.write(identifier: t) }
+        if !properties.isEmpty {
+            w.write(varint: UInt64(properties.count))
+            for (k, v) in properties.sorted(by: { $0.key < $1.key }) {
+                w.write(string: k)
+                w.write(string: v)
+            }
+        }
         return w.bytes
     }
 
     init(decoding bytes: UnsafeRawBufferPointer) throws(DecodingError) {
         var r = ByteReader(bytes)
         let format = try r.readByte()
-        guard format == 1 || format == 2 else { throw DecodingError(.badTag(format), at: 0) }
+        guard (1...3).contains(format) else { throw DecodingError(.badTag(format), at: 0) }
         let id = try r.readIdentifier()
         let title = try r.readString()
         let body = try r.readString()
@@ -138,15 +175,25 @@ extension Note {
         let updatedAt = try r.readSigned()
         let version = try r.readVarint()
         var tags: [Identifier] = []
-        if format == 2 {
+        if format >= 2 {
             let count = try r.readVarint()
             guard count <= UInt64(r.remaining / 16) else { throw DecodingError(.badLength(count), at: r.offset) }
             tags.reserveCapacity(Int(count))
             for _ in 0..<count { tags.append(try r.readIdentifier()) }
         }
+        var properties: [String: String] = [:]
+        if format == 3 {
+            let count = try r.readVarint()
+            guard count <= UInt64(r.remaining / 2) else { throw DecodingError(.badLength(count), at: r.offset) }
+            for _ in 0..<count {
+                let key = try r.readString()
+                properties[key] = try r.readString()
+            }
+        }
         try r.expectEnd()
         self.init(
             id: id, title: title, body: body, pinned: flags & 1 != 0, category: category, archived: flags & 2 != 0,
-            trashed: flags & 4 != 0, createdAt: createdAt, updatedAt: updatedAt, version: version, tags: tags)
+            trashed: flags & 4 != 0, createdAt: createdAt, updatedAt: updatedAt, version: version, tags: tags,
+            properties: properties)
     }
 }

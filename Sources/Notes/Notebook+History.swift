@@ -292,6 +292,10 @@ extension Notebook {
             }
             for t in tags where !current.tags.contains(t) { events.append(.tagged(tag: t)) }
             for t in current.tags where !tags.contains(t) { events.append(.untagged(tag: t)) }
+            for key in Set(current.properties.keys).union(target.properties.keys).sorted()
+            where current.properties[key] != target.properties[key] {
+                events.append(.propertySet(key: key, value: target.properties[key] ?? ""))
+            }
             if exact {
                 let trashedAfter = events.contains { $0.kind == .restored } ? false : current.trashed
                 if target.trashed && !trashedAfter { events.append(.trashed) }

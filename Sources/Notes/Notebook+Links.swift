@@ -4,6 +4,49 @@ import EventStore
 /// Wiki links and backlinks, now (from the links projection) or as of a past instant (from a
 /// replay of the log up to it): see ``LinkResolution`` for the rules.
 extension Notebook {
+    /// Gives note `id` other names that links lead to it by (each one line, like a title; the
+    /// same name twice, ignoring case, is kept once); an empty list removes them.
+    @discardableResult
+    public func setAliases(_ id: Identifier, _ aliases: [String]) throws(NotesError) -> Note {
+        let value = try Self.aliasesValue(aliases)
+        return try change(id) { note in
+            note.properties[NoteProperty.aliases.rawValue, default: ""] == value
+                ? [] : [.propertySet(key: NoteProperty.aliases.rawValue, value: value)]
+        }
+    }
+
+    /// Sets a property of note `id` (see ``NoteProperty``); an empty value removes it. A known
+    /// property's value is checked as its meaning asks (aliases one per line, like titles).
+    public func setProperty(_ id: Identifier, key: String, value: String) throws(NotesError) {
+        let value = try Self.validProperty(key: key, value: value, limit: options.maxBodyBytes)
+        _ = try change(id) { note in
+            note.properties[key, default: ""] == value ? [] : [.propertySet(key: key, value: value)]
+        }
+    }
+
+    /// A property's value, checked: a key of 1 to 100 characters with no control character, a
+    /// value within `limit` bytes without NUL; aliases as ``aliasesValue(_:)`` makes them.
+    package static func validProperty(key: String, value: String, limit: Int) throws(NotesError) -> String {
+        guard !key.isEmpty, key.count <= 100, !key.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw .validation(.badPropertyName(key))
+        }
+        guard value.utf8.count <= limit else { throw .validation(.bodyTooLarge(bytes: value.utf8.count, limit: limit)) }
+        guard !value.unicodeScalars.contains("\u{0}") else { throw .validation(.bodyHasNUL) }
+        if key == NoteProperty.aliases.rawValue { return try aliasesValue(NoteProperty.lines(value)) }
+        return value
+    }
+
+    /// The `aliases` property's value for a list of names, checked.
+    package static func aliasesValue(_ aliases: [String]) throws(NotesError) -> String {
+        var seen: Set<String> = []
+        var out: [String] = []
+        for a in aliases {
+            let name = try validTitle(a)
+            if seen.insert(name.lowercased()).inserted { out.append(name) }
+        }
+        return out.joined(separator: "\n")
+    }
+
     /// The links of note `id`'s body, in order, with where each leads.
     public func links(of id: Identifier, asOf instant: Int64? = nil) throws(NotesError) -> [OutgoingLink] {
         try withLinkWorld(asOf: instant) { world in
@@ -61,6 +104,13 @@ enum ProjectionOrState: LinkWorld, ~Copyable {
         switch self {
         case .projection(let w): return try w.holders(of: folded)
         case .state(let w): return try w.holders(of: folded)
+        }
+    }
+
+    func aliasHolders(of folded: String) throws -> [TitleHolder] {
+        switch self {
+        case .projection(let w): return try w.aliasHolders(of: folded)
+        case .state(let w): return try w.aliasHolders(of: folded)
         }
     }
 

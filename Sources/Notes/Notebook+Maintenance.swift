@@ -113,6 +113,7 @@ extension NotesProjection {
         let links = LinkIndex.entries(of: state)
         for (db, expected, what) in [
             (LinkIndex.titles, links.titles, "title history"),
+            (LinkIndex.aliases, links.aliases, "other names"),
             (LinkIndex.noteTitles, links.noteTitles, "titles by note"),
             (LinkIndex.links, links.links, "links"),
         ] {

@@ -65,6 +65,11 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case line(Int, reason: String)
     /// A file of an input (a Markdown folder) is refused, for `reason`; nothing was imported.
     case file(String, reason: String)
+    /// Several files of a Markdown folder are refused (each with its reason); nothing was
+    /// imported.
+    case files([FileProblem])
+    /// A property name that cannot be one.
+    case badPropertyName(String)
     /// A file of an input names a note id whose stream holds no note (a damaged store).
     case streamWithoutNote(file: String, id: Identifier)
     /// A file name that cannot be a file: empty, or a directory.
@@ -97,12 +102,28 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
             return "unknown event type \"\(type)\"; use one of \(known.joined(separator: ", "))"
         case .line(let n, let reason): return "line \(n): \(reason); nothing was imported"
         case .file(let file, let reason): return "\(file): \(reason); nothing was imported"
+        case .files(let problems):
+            return problems.map { "\($0.file): \($0.reason)" }.joined(separator: "\n")
+                + "\n\(problems.count) files are refused; nothing was imported (fix them, or give --skip-invalid)"
+        case .badPropertyName(let key):
+            return "property name \"\(key)\" is not one: give 1 to 100 characters without control characters"
         case .streamWithoutNote(let file, let id):
             return "\(file): the store has a stream for id \(id) but no note; nothing was imported"
         case .emptyFileName: return "the file name is empty; give a file, or - for standard input"
         case .isDirectory(let path): return "\(path) is a directory; give a file"
         case .damagedFile(let path, let reason): return "cannot decompress \(path): \(reason); check the file"
         }
+    }
+}
+
+/// A file refused by an import, and why.
+public struct FileProblem: Sendable, Equatable {
+    public var file: String
+    public var reason: String
+
+    public init(file: String, reason: String) {
+        self.file = file
+        self.reason = reason
     }
 }
 

@@ -13,7 +13,7 @@ public final class NotesProjection: ProjectionSet {
 
     public init(rebuildBatch: Int = 250_000) { self.rebuildBatch = max(1, rebuildBatch) }
 
-    public var version: String { "notes-5+" + SearchBridge.version }
+    public var version: String { "notes-6+" + SearchBridge.version }
 
     enum DB {
         static let notes = "notes"
@@ -27,7 +27,8 @@ public final class NotesProjection: ProjectionSet {
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
             (DB.notes, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
-            (DB.tagNames, []), (LinkIndex.titles, []), (LinkIndex.noteTitles, []), (LinkIndex.links, []),
+            (DB.tagNames, []), (LinkIndex.titles, []), (LinkIndex.aliases, []), (LinkIndex.noteTitles, []),
+            (LinkIndex.links, []),
         ]
         return own + SearchBridge.databaseSpecs
     }
@@ -130,6 +131,7 @@ public final class NotesProjection: ProjectionSet {
         let old = try note(id, in: txn, databases: databases)
         var note = old
         var titles: [(position: UInt64, folded: String)] = []
+        var names: [(position: UInt64, names: [String])] = []
         for i in indices {
             let e = all[i]
             guard let kind = NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) else {
@@ -138,11 +140,14 @@ public final class NotesProjection: ProjectionSet {
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &note, id: id, at: e.recordedAt, version: e.version)
             if kind.setsTitle, let title = note?.title { titles.append((e.position, TextFolding.fold(title))) }
+            if LinkIndex.mayRename(kind), let note { names.append((e.position, LinkIndex.names(of: note))) }
         }
         guard let new = note else { return nil }
         try LinkIndex.update(
-            note: id, old: old, new: new, titles: titles, in: txn, titlesDB: databases[LinkIndex.titles],
-            noteTitlesDB: databases[LinkIndex.noteTitles], linksDB: databases[LinkIndex.links])
+            note: id, old: old, new: new, titles: titles, names: names, in: txn,
+            databases: LinkDatabases(
+                titles: databases[LinkIndex.titles], aliases: databases[LinkIndex.aliases],
+                noteTitles: databases[LinkIndex.noteTitles], links: databases[LinkIndex.links]))
         try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
         let oldKeys = old.map(ListIndex.keys(for:)) ?? []
         let newKeys = ListIndex.keys(for: new)
@@ -418,7 +423,7 @@ public final class NotesProjection: ProjectionSet {
         // on another while the other projections are written: the cores take whichever is ready.
         final class Links: @unchecked Sendable {
             // Written by the thread before it signals, read after the wait.
-            var entries: (titles: EntryTable, noteTitles: EntryTable, links: EntryTable)?
+            var entries: (titles: EntryTable, aliases: EntryTable, noteTitles: EntryTable, links: EntryTable)?
             let done = DispatchSemaphore(value: 0)
         }
         let links = Links()
@@ -440,6 +445,7 @@ public final class NotesProjection: ProjectionSet {
         }
         try context.write { txn in
             try LinkIndex.write(entries.titles, into: databases[LinkIndex.titles], in: txn)
+            try LinkIndex.write(entries.aliases, into: databases[LinkIndex.aliases], in: txn)
             try LinkIndex.write(entries.noteTitles, into: databases[LinkIndex.noteTitles], in: txn)
             try LinkIndex.write(entries.links, into: databases[LinkIndex.links], in: txn)
         }

@@ -17,6 +17,8 @@ extension Context {
             ("createdAt", .string(RFC3339.format(micros: n.createdAt))),
             ("updatedAt", .string(RFC3339.format(micros: n.updatedAt))),
             ("version", .uint(n.version)),
+            ("aliases", .array(n.aliases.map(JSONValue.string))),
+            ("source", n.sourcePath.map(JSONValue.string) ?? .null),
         ])
     }
 
@@ -55,6 +57,8 @@ extension Context {
         if !labels.tags.isEmpty {
             t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + $0) }.joined(separator: " "))
         }
+        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + n.aliases.joined(separator: ", ")) }
+        if let path = n.sourcePath { t.print(t.dim("  from: ") + path) }
         if !n.body.isEmpty {
             t.print()
             t.print(n.body, terminator: n.body.utf8.last == 0x0A ? "" : "\n")

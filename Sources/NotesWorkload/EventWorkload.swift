@@ -436,8 +436,11 @@ public struct EventWorkload: IteratorProtocol, Sendable {
                 n.tags.append(t)
                 (event, command) = (.tagged(tag: Self.tagID(t, spec: spec)), "notes tag")
             } else {
-                n.body = text.edit(n.body, using: &rng)
-                (event, command) = (.bodyEdited(body: n.body), "notes edit")
+                // Another name for the note, as an import from a Markdown vault gives one.
+                let alias = text.title(using: &rng)
+                (event, command) = (
+                    .propertySet(key: NoteProperty.aliases.rawValue, value: alias), "notes import-markdown"
+                )
             }
         case 89..<92:
             n.trashed.toggle()

@@ -94,6 +94,13 @@ struct FoldAgreementTests {
             }
             let n = pick(notes, orNew: 0xA)
             let event: NoteEvent
+            if roll == 85 || roll == 86 {
+                // Properties set, changed and removed: aliases and file names that links resolve to.
+                let keys = ["aliases", "source", "front-matter", "other"]
+                let values = ["", "r" + text(), "a\nb", "notes/\(text()).md", "x"]
+                event = .propertySet(key: keys[rng.below(keys.count)], value: values[rng.below(values.count)])
+                return (Note.stream(n), event.newEvent(id: id(0xE), metadata: FoldAgreementTests.meta))
+            }
             if roll >= 85 {
                 // Tagging and untagging, with tags that exist or not.
                 let t = pick(tags, orNew: 0xF)

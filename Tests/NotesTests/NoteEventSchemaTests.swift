@@ -15,7 +15,8 @@ struct NoteEventSchemaTests {
         .retitled(title: "Ünïcode 🎉"), .bodyEdited(body: "a\nb"), .pinned, .unpinned,
         .categorized(category: category), .categorized(category: nil), .archived, .unarchived, .trashed,
         .untrashed, .restored(fromVersion: 3, title: "T", body: "b", pinned: false, category: category),
-        .tagged(tag: category), .untagged(tag: category),
+        .tagged(tag: category), .untagged(tag: category), .propertySet(key: "aliases", value: "A\nB"),
+        .propertySet(key: "source", value: ""),
     ]
 
     @Test("every note event's payload decodes with its schema and re-encodes byte for byte")

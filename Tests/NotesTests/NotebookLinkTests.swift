@@ -104,7 +104,7 @@ struct NotebookLinkTests {
                     return "line [[\(pool[rng.next(below: pool.count)])]]"
                 }.joined(separator: "\n")
             }
-            switch ids.isEmpty ? 0 : rng.next(below: 7) {
+            switch ids.isEmpty ? 0 : rng.next(below: 8) {
             case 0, 1:
                 ids.append(try f.book.add(title: titles[rng.next(below: titles.count)], body: body()).id)
             case 2: _ = try f.book.edit(ids[rng.next(below: ids.count)], title: titles[rng.next(below: titles.count)])
@@ -115,6 +115,16 @@ struct NotebookLinkTests {
             case 5:
                 let id = ids[rng.next(below: ids.count)]
                 if try f.book.note(id).trashed { _ = try f.book.untrash(id) } else { _ = try f.book.trash(id) }
+            case 6 where rng.next(below: 2) == 0:
+                // Other names: aliases (sometimes another note's title) and the file a note came from.
+                let id = ids[rng.next(below: ids.count)]
+                if rng.next(below: 2) == 0 {
+                    _ = try f.book.setAliases(
+                        id, (0..<rng.next(below: 3)).map { _ in titles.randomElement(using: &rng)! })
+                } else {
+                    let files = ["", "vault/Plan.md", "Ideas.md", "deep/er/Inbox.md", "Nowhere.md"]
+                    try f.book.setProperty(id, key: "source", value: files[rng.next(below: files.count)])
+                }
             default:
                 let id = ids[rng.next(below: ids.count)]
                 let version = try f.book.note(id).version

@@ -10,7 +10,7 @@ public import EventStore
 
 /// The fields note events carry.
 public enum NoteField: UInt8, PayloadField {
-    case fromVersion, title, body, pinned, category, tag
+    case fromVersion, title, body, pinned, category, tag, key, value
 
     public var name: String {
         switch self {
@@ -20,13 +20,15 @@ public enum NoteField: UInt8, PayloadField {
         case .pinned: return "pinned"
         case .category: return "category"
         case .tag: return "tag"
+        case .key: return "key"
+        case .value: return "value"
         }
     }
 
     public var type: FieldType {
         switch self {
         case .fromVersion: return .integer
-        case .title, .body: return .string
+        case .title, .body, .key, .value: return .string
         case .pinned: return .bool
         case .category: return .optionalIdentifier
         case .tag: return .identifier
@@ -37,7 +39,7 @@ public enum NoteField: UInt8, PayloadField {
 /// The current note event types. What each does to a note is ``NoteFold``'s rule.
 public enum NoteEventKind: UInt8, EventKind {
     case created, retitled, bodyEdited, pinned, unpinned, categorized, archived, unarchived, trashed, untrashed,
-        restored, tagged, untagged
+        restored, tagged, untagged, propertySet
 
     public var layout: EventLayout<NoteField> {
         switch self {
@@ -55,6 +57,7 @@ public enum NoteEventKind: UInt8, EventKind {
             return EventLayout("NoteRestored", version: 1, [.fromVersion, .title, .body, .pinned, .category])
         case .tagged: return EventLayout("NoteTagged", version: 1, [.tag])
         case .untagged: return EventLayout("NoteUntagged", version: 1, [.tag])
+        case .propertySet: return EventLayout("NotePropertySet", version: 1, [.key, .value])
         }
     }
 
@@ -85,6 +88,9 @@ struct NotePayload<Text: NoteText> {
     var pinned = false
     var category: Identifier?
     var tag = Identifier(high: 0, low: 0)
+    /// A property's name and value (see ``NoteProperty``).
+    var key: Text = .empty
+    var value: Text = .empty
 
     /// Reads the payload of a `kind` event: its layout's fields in order, and nothing more.
     @inline(__always)
@@ -98,6 +104,8 @@ struct NotePayload<Text: NoteText> {
             case .pinned: pinned = try r.readBool()
             case .category: category = try r.readOptionalIdentifier()
             case .tag: tag = try r.readIdentifier()
+            case .key: key = try Text.read(from: &r)
+            case .value: value = try Text.read(from: &r)
             }
         }
         try r.expectEnd()
@@ -118,6 +126,8 @@ extension NotePayload where Text == String {
             case .pinned: w.write(bool: pinned)
             case .category: w.write(optionalIdentifier: category)
             case .tag: w.write(identifier: tag)
+            case .key: w.write(string: key)
+            case .value: w.write(string: value)
             }
         }
         return w.bytes
@@ -185,6 +195,8 @@ public enum NoteEvent: CatalogueEvent {
     case restored(fromVersion: UInt64, title: String, body: String, pinned: Bool, category: Identifier?)
     case tagged(tag: Identifier)
     case untagged(tag: Identifier)
+    /// Sets the note's property `key` to `value`; an empty value removes it.
+    case propertySet(key: String, value: String)
 
     public var kind: NoteEventKind {
         switch self {
@@ -201,6 +213,7 @@ public enum NoteEvent: CatalogueEvent {
         case .restored: return .restored
         case .tagged: return .tagged
         case .untagged: return .untagged
+        case .propertySet: return .propertySet
         }
     }
 
@@ -216,6 +229,7 @@ public enum NoteEvent: CatalogueEvent {
         case .restored(let from, let title, let body, let pinned, let category):
             (p.fromVersion, p.title, p.body, p.pinned, p.category) = (from, title, body, pinned, category)
         case .tagged(let tag), .untagged(let tag): p.tag = tag
+        case .propertySet(let key, let value): (p.key, p.value) = (key, value)
         case .pinned, .unpinned, .archived, .unarchived, .trashed, .untrashed: break
         }
         return p
@@ -239,6 +253,7 @@ public enum NoteEvent: CatalogueEvent {
                 fromVersion: p.fromVersion, title: p.title, body: p.body, pinned: p.pinned, category: p.category)
         case .tagged: self = .tagged(tag: p.tag)
         case .untagged: self = .untagged(tag: p.tag)
+        case .propertySet: self = .propertySet(key: p.key, value: p.value)
         }
     }
 

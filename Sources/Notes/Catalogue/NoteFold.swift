@@ -16,6 +16,8 @@ protocol NoteFoldTarget {
     mutating func set(trashed: Bool)
     /// The note is tagged (or no longer) with `tag`.
     mutating func set(tag: Identifier, tagged: Bool)
+    /// The note's property `key` is `value` (removed when empty).
+    mutating func set(property key: Text, value: Text)
 }
 
 /// What a fold folds: a note or a category, by id.
@@ -91,6 +93,7 @@ enum NoteFold {
             t.set(trashed: false)
         case .tagged: t.set(tag: p.tag, tagged: true)
         case .untagged: t.set(tag: p.tag, tagged: false)
+        case .propertySet: t.set(property: p.key, value: p.value)
         }
     }
 
@@ -128,6 +131,12 @@ extension Note: NoteFoldTarget {
     mutating func set(archived: Bool) { self.archived = archived }
     mutating func set(trashed: Bool) { self.trashed = trashed }
     mutating func set(tag: Identifier, tagged: Bool) { tags.set(tag, tagged) }
+    mutating func set(property key: String, value: String) { properties.set(key, value) }
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// Sets a property: an empty value removes the key.
+    mutating func set(_ key: String, _ value: String) { self[key] = value.isEmpty ? nil : value }
 }
 
 extension Array where Element == Identifier {

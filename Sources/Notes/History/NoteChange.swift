@@ -34,6 +34,8 @@ public enum NoteChange: Sendable, Equatable {
     case pinned(from: Bool, to: Bool)
     case archived(from: Bool, to: Bool)
     case trashed(from: Bool, to: Bool)
+    /// A property (see ``NoteProperty``) set, changed or removed (nil).
+    case property(key: String, from: String?, to: String?)
 
     /// The field's name, as `--json` output names it.
     public var field: String {
@@ -45,6 +47,7 @@ public enum NoteChange: Sendable, Equatable {
         case .pinned: return "pinned"
         case .archived: return "archived"
         case .trashed: return "trashed"
+        case .property(let key, _, _): return key
         }
     }
 
@@ -63,6 +66,15 @@ public enum NoteChange: Sendable, Equatable {
         case .pinned(_, let to): return to ? "pinned" : "unpinned"
         case .archived(_, let to): return to ? "archived" : "unarchived"
         case .trashed(_, let to): return to ? "trashed" : "untrashed"
+        case .property(let key, let from, let to):
+            if key == NoteProperty.frontMatter.rawValue {
+                let stat = LineDiff.stat(from: from ?? "", to: to ?? "")
+                return "front matter +\(stat.added) -\(stat.removed) lines"
+            }
+            func text(_ value: String?) -> String {
+                value.map { quoted(NoteProperty.lines($0).joined(separator: ", ")) } ?? "none"
+            }
+            return "\(key) " + (from == nil ? "" : text(from) + " -> ") + text(to)
         }
     }
 
@@ -72,7 +84,7 @@ public enum NoteChange: Sendable, Equatable {
     }
 
     /// The fields that differ from `old` to `new`, in a fixed order (title, body, category,
-    /// tags, pinned, archived, trashed). With `old` nil (a creation), the fields the new note
+    /// tags, pinned, archived, trashed, then the properties by key). With `old` nil (a creation), the fields the new note
     /// sets. `category` and `tag` name an id as it was called then.
     public static func between(
         _ old: Note?, _ new: Note, includeBody: Bool = true, category: (Identifier) throws -> CategoryRef,
@@ -95,6 +107,10 @@ public enum NoteChange: Sendable, Equatable {
         if before.pinned != new.pinned { out.append(.pinned(from: before.pinned, to: new.pinned)) }
         if before.archived != new.archived { out.append(.archived(from: before.archived, to: new.archived)) }
         if before.trashed != new.trashed { out.append(.trashed(from: before.trashed, to: new.trashed)) }
+        for key in Set(before.properties.keys).union(new.properties.keys).sorted()
+        where before.properties[key] != new.properties[key] {
+            out.append(.property(key: key, from: before.properties[key], to: new.properties[key]))
+        }
         return out
     }
 }

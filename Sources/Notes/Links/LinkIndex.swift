@@ -17,6 +17,20 @@ public struct TitleChange: Sendable, Equatable {
     }
 }
 
+/// The other names a note had after the event at `position`: its aliases and the name of the
+/// file it was imported from (folded, distinct, sorted; see ``LinkIndex/names(of:)``).
+public struct NameChange: Sendable, Equatable {
+    public var note: Identifier
+    public var position: UInt64
+    public var names: [String]
+
+    public init(note: Identifier, position: UInt64, names: [String]) {
+        self.note = note
+        self.position = position
+        self.names = names
+    }
+}
+
 /// A note that holds, or held, a title: since the event at `since`, until the event at
 /// `until` changed it (nil while it still holds it). When a note held a title more than once,
 /// its latest time.
@@ -26,14 +40,16 @@ public struct TitleHolder: Sendable, Equatable {
     public var until: UInt64?
 }
 
-/// The links projection: three databases kept inline with every append and rebuilt from the
+/// The links projection: four databases kept inline with every append and rebuilt from the
 /// log.
 ///
 /// - `link_titles`: `key part of the folded title | 0 | note id` → `since | until | folded
 ///   title`: every title every note held (positions big-endian, `until` 0 while held), what a
 ///   title link resolves through.
-/// - `link_note_titles`: `note id | key part of the folded title` → nothing: the titles of
-///   each note, what its backlinks are found by.
+/// - `link_aliases`: the same for the other names of notes (aliases, the names of the files
+///   they came from), which a link resolves to when no note holds it as a title.
+/// - `link_note_titles`: `note id | key part of the folded name` → nothing: the titles and other
+///   names of each note, what its backlinks are found by.
 /// - `links`: `kind | key part of the key | 0 | source note id` → the whole key: one entry
 ///   per distinct link target written in a note's current body (kind 1 a folded title, 2 id
 ///   digits), what backlinks and missing links are read from.
@@ -47,6 +63,7 @@ public struct TitleHolder: Sendable, Equatable {
 /// (``LinkResolution``), from these records.
 enum LinkIndex {
     static let titles = "link_titles"
+    static let aliases = "link_aliases"
     static let noteTitles = "link_note_titles"
     static let links = "links"
 
@@ -125,6 +142,24 @@ enum LinkIndex {
         }
     }
 
+    /// The other names a link can lead to `note` by, folded, distinct and sorted: its aliases,
+    /// and for a note imported from a file, the file's name and its path without `.md`.
+    public static func names(of note: Note) -> [String] {
+        var out = Set(note.aliases.map(TextFolding.fold))
+        if let path = note.sourcePath {
+            let bare = path.hasSuffix(".md") ? String(path.dropLast(3)) : path
+            out.insert(TextFolding.fold(bare))
+            if let slash = bare.lastIndex(of: "/") {
+                out.insert(TextFolding.fold(String(bare[bare.index(after: slash)...])))
+            }
+        }
+        out.remove("")
+        return out.sorted()
+    }
+
+    /// Whether an event of `kind` can change a note's other names.
+    static func mayRename(_ kind: NoteEventKind) -> Bool { kind == .propertySet }
+
     /// The distinct link keys of a body.
     static func keys(of body: String) -> Set<LinkKey> { Set(WikiLink.parse(body).map(\.key)) }
 
@@ -170,6 +205,37 @@ enum LinkIndex {
         return out
     }
 
+    /// Each (note, name) pair's latest holding, from the other names' changes in log order
+    /// within a note: like ``holdings(_:through:)``, but a note holds several names at once.
+    static func holdings(_ changes: [NameChange]) -> [Holding] {
+        let order = changes.indices.sorted { a, b in
+            changes[a].note != changes[b].note ? changes[a].note < changes[b].note : a < b
+        }
+        var out: [Holding] = []
+        var k = 0
+        while k < order.count {
+            let note = changes[order[k]].note
+            let first = out.count
+            var current: [(folded: String, since: UInt64)] = []
+            func close(_ held: (folded: String, since: UInt64), until: UInt64?) {
+                let h = Holding(folded: held.folded, holder: TitleHolder(note: note, since: held.since, until: until))
+                if let i = out[first...].firstIndex(where: { $0.folded == held.folded }) {
+                    out[i] = h
+                } else {
+                    out.append(h)
+                }
+            }
+            while k < order.count, changes[order[k]].note == note {
+                let c = changes[order[k]]
+                k += 1
+                for held in current where !c.names.contains(held.folded) { close(held, until: c.position) }
+                current = c.names.map { name in current.first { $0.folded == name } ?? (name, c.position) }
+            }
+            for held in current { close(held, until: nil) }
+        }
+        return out
+    }
+
     /// A title and one note's latest holding of it.
     struct Holding: Equatable {
         var folded: String
@@ -180,25 +246,32 @@ enum LinkIndex {
 
     /// The three databases' entries for a folded state, each in key order: what a rebuild
     /// writes and what `verify` compares with.
-    static func entries(of state: NotebookState) -> (titles: EntryTable, noteTitles: EntryTable, links: EntryTable) {
+    static func entries(of state: NotebookState) -> (
+        titles: EntryTable, aliases: EntryTable, noteTitles: EntryTable, links: EntryTable
+    ) {
         let held = holdings(state.titleChanges)
+        let named = holdings(state.nameChanges)
         var titles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 48)
-        var noteTitles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 0)
-        var k = 0
-        while k < held.count {
-            var end = k
-            while end < held.count, held[end].holder.note == held[k].holder.note { end += 1 }
-            let note = held[k].holder.note
-            for h in held[k..<end] {
+        var aliases = EntryTable()
+        var noteTitles = EntryTable(reserving: held.count + named.count, keyBytes: 48, valueBytes: 0)
+        for (table, holdings) in [(0, held), (1, named)] {
+            for h in holdings {
                 let cut = keyPart(h.folded)
-                titles.append { key in
+                let note = h.holder.note
+                let fill: (inout ByteWriter) -> Void = { key in
                     key.write(raw: cut)
                     key.write(byte: 0)
                     key.write(identifier: note)
-                } value: { value in
+                }
+                let value: (inout ByteWriter) -> Void = { value in
                     value.write(bigEndian: h.holder.since)
                     value.write(bigEndian: h.holder.until ?? 0)
                     value.write(raw: h.folded.utf8)
+                }
+                if table == 0 {
+                    titles.append(key: fill, value: value)
+                } else {
+                    aliases.append(key: fill, value: value)
                 }
                 noteTitles.append { key in
                     key.write(identifier: note)
@@ -206,7 +279,6 @@ enum LinkIndex {
                 } value: { _ in
                 }
             }
-            k = end
         }
         var links = EntryTable()
         for note in state.notes.values where WikiLink.hasDoubleBracket(note.body.utf8) {
@@ -214,10 +286,15 @@ enum LinkIndex {
         }
         // One entry per key (a note holds each title once); should two keys ever meet, the later
         // holding is kept, as the inline update would.
-        titles.sort { a, b in UInt64(bigEndianBytes: a.prefix(8)) >= UInt64(bigEndianBytes: b.prefix(8)) }
+        let later: (ArraySlice<UInt8>, ArraySlice<UInt8>) -> Bool = { a, b in
+            UInt64(bigEndianBytes: a.prefix(8)) >= UInt64(bigEndianBytes: b.prefix(8))
+        }
+        titles.sort(keepFirst: later)
+        aliases.sort(keepFirst: later)
+        // A name can be a note's title and one of its aliases: one entry.
         noteTitles.sort()
         links.sort()
-        return (titles, noteTitles, links)
+        return (titles, aliases, noteTitles, links)
     }
 
     /// Writes `table`'s entries in order into an empty database.
@@ -234,30 +311,54 @@ enum LinkIndex {
     /// the note before and after.
     static func update(
         note id: Identifier, old: Note?, new: Note, titles: [(position: UInt64, folded: String)],
-        in txn: borrowing Transaction, titlesDB: Database, noteTitlesDB: Database, linksDB: Database
+        names: [(position: UInt64, names: [String])], in txn: borrowing Transaction, databases: LinkDatabases
     ) throws {
-        var current = titles.isEmpty ? nil : old.map { TextFolding.fold($0.title) }
-        for t in titles where t.folded != current {
-            if let was = current {
-                // The old holding ends; its start is kept.
-                let key = titleKey(was, note: id)
-                if let raw = try txn.get(titlesDB, key: key), raw.count >= 16 {
-                    let since = UInt64(bigEndianBytes: raw[0..<8])
-                    try txn.put(titlesDB, key: key, value: titleValue(since: since, until: t.position, folded: was))
-                }
-            }
-            try txn.put(
-                titlesDB, key: titleKey(t.folded, note: id),
-                value: titleValue(since: t.position, until: nil, folded: t.folded))
-            try txn.put(noteTitlesDB, key: noteTitleKey(id, t.folded), value: [])
-            current = t.folded
+        var current = titles.isEmpty ? [] : old.map { [TextFolding.fold($0.title)] } ?? []
+        for t in titles where [t.folded] != current {
+            try hold([t.folded], after: current, at: t.position, note: id, in: txn, db: databases.titles, databases)
+            current = [t.folded]
         }
+        var held = names.isEmpty ? [] : old.map(Self.names(of:)) ?? []
+        for n in names where n.names != held {
+            try hold(n.names, after: held, at: n.position, note: id, in: txn, db: databases.aliases, databases)
+            held = n.names
+        }
+        let linksDB = databases.links
         guard old?.body != new.body else { return }
         let before = old.map { keys(of: $0.body) } ?? []
         let after = keys(of: new.body)
         for k in before where !after.contains(k) { _ = try txn.delete(linksDB, key: linkKey(k, source: id)) }
         for k in after where !before.contains(k) {
             try txn.put(linksDB, key: linkKey(k, source: id), value: linkValue(k))
+        }
+    }
+}
+
+/// The links projection's databases, for an inline update.
+struct LinkDatabases {
+    var titles: Database
+    var aliases: Database
+    var noteTitles: Database
+    var links: Database
+}
+
+extension LinkIndex {
+    /// Records that the note holds `names` from the event at `position` on, where it held
+    /// `before`: the holdings of names it lost end there (their start is kept), new ones begin.
+    fileprivate static func hold(
+        _ names: [String], after before: [String], at position: UInt64, note id: Identifier,
+        in txn: borrowing Transaction, db: Database, _ databases: LinkDatabases
+    ) throws {
+        for was in before where !names.contains(was) {
+            let key = titleKey(was, note: id)
+            if let raw = try txn.get(db, key: key), raw.count >= 16 {
+                let since = UInt64(bigEndianBytes: raw[0..<8])
+                try txn.put(db, key: key, value: titleValue(since: since, until: position, folded: was))
+            }
+        }
+        for name in names where !before.contains(name) {
+            try txn.put(db, key: titleKey(name, note: id), value: titleValue(since: position, until: nil, folded: name))
+            try txn.put(databases.noteTitles, key: noteTitleKey(id, name), value: [])
         }
     }
 }

@@ -47,10 +47,12 @@ public struct MissingLink: Sendable, Equatable {
 protocol LinkWorld: ~Copyable {
     /// Every note that holds or held the folded title, with its latest holding.
     func holders(of folded: String) throws -> [TitleHolder]
+    /// Every note that holds or held the folded name as another name (an alias, a file name).
+    func aliasHolders(of folded: String) throws -> [TitleHolder]
     /// The notes whose lowercase hex id starts with `hex`.
     func notes(withIDPrefix hex: String) throws -> [Identifier]
     func note(_ id: Identifier) throws -> Note?
-    /// Every folded title the note held.
+    /// Every folded title and other name the note held.
     func titles(of id: Identifier) throws -> [String]
     /// The links naming `key` and their sources; for an id key, every id key with its first
     /// eight digits.
@@ -62,35 +64,43 @@ protocol LinkWorld: ~Copyable {
 /// The rules that turn a link into a note, and the queries made of them.
 ///
 /// A title link leads to the note that holds the title (case and accents folded); when several
-/// do, to one not in the trash, then to the one that took it first. When none holds it, to the
-/// note that held it last: `[[Old title]]` follows its note through renames. An id link leads to
-/// the one note whose id starts with its digits.
+/// do, to one not in the trash, then to the one that took it first. When no note holds it as a
+/// title, to the one that holds it as another name (an alias, the name of the file it came
+/// from), by the same rule. When none holds it at all, to the note that held it last, as a title
+/// or another name: `[[Old title]]` follows its note through renames. An id link leads to the
+/// one note whose id starts with its digits.
 enum LinkResolution {
     static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> [Identifier] {
         switch key {
         case .id(let hex):
             return try world.notes(withIDPrefix: hex)
         case .title(let folded):
-            let holders = try world.holders(of: folded)
-            let current = holders.filter { $0.until == nil }
-            if !current.isEmpty {
-                var best: (trashed: Bool, since: UInt64, id: Identifier)?
-                for h in current {
-                    let trashed = try world.note(h.note)?.trashed ?? true
-                    let candidate = (trashed, h.since, h.note)
-                    if let b = best {
-                        if (candidate.0 ? 1 : 0, candidate.1, candidate.2) < (b.trashed ? 1 : 0, b.since, b.id) {
-                            best = candidate
-                        }
-                    } else {
-                        best = candidate
-                    }
-                }
-                return best.map { [$0.id] } ?? []
-            }
-            let last = holders.max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }
+            let titles = try world.holders(of: folded)
+            if let best = try current(titles, in: world) { return [best] }
+            let others = try world.aliasHolders(of: folded)
+            if let best = try current(others, in: world) { return [best] }
+            let last = (titles + others).max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }
             return last.map { [$0.note] } ?? []
         }
+    }
+
+    /// Of the holders that hold the name now, one not in the trash, then the first to take it.
+    private static func current<W: LinkWorld & ~Copyable>(_ holders: [TitleHolder], in world: borrowing W) throws
+        -> Identifier?
+    {
+        var best: (trashed: Bool, since: UInt64, id: Identifier)?
+        for h in holders where h.until == nil {
+            let trashed = try world.note(h.note)?.trashed ?? true
+            let candidate = (trashed, h.since, h.note)
+            if let b = best {
+                if (candidate.0 ? 1 : 0, candidate.1, candidate.2) < (b.trashed ? 1 : 0, b.since, b.id) {
+                    best = candidate
+                }
+            } else {
+                best = candidate
+            }
+        }
+        return best?.id
     }
 
     static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> LinkTarget {
@@ -216,9 +226,13 @@ struct ProjectionLinkWorld: LinkWorld, ~Copyable {
         }
     }
 
-    func holders(of folded: String) throws -> [TitleHolder] {
+    func holders(of folded: String) throws -> [TitleHolder] { try holders(of: folded, in: LinkIndex.titles) }
+
+    func aliasHolders(of folded: String) throws -> [TitleHolder] { try holders(of: folded, in: LinkIndex.aliases) }
+
+    private func holders(of folded: String, in db: String) throws -> [TitleHolder] {
         var out: [TitleHolder] = []
-        try scan(LinkIndex.titles, prefix: LinkIndex.titlePrefix(folded)) { e in
+        try scan(db, prefix: LinkIndex.titlePrefix(folded)) { e in
             if let h = LinkIndex.holder(key: e.key, value: e.value, folded: folded) { out.append(h) }
         }
         return out
@@ -236,8 +250,10 @@ struct ProjectionLinkWorld: LinkWorld, ~Copyable {
         var out: [String] = []
         for c in cut {
             let key = c + [0] + id.bytes
-            let full = try key.withUnsafeBytes { k in try txn.get(databases[LinkIndex.titles], k) }
-            if let full, full.count >= 16 { out.append(String(decoding: full[16...], as: UTF8.self)) }
+            for db in [LinkIndex.titles, LinkIndex.aliases] {
+                let full = try key.withUnsafeBytes { k in try txn.get(databases[db], k) }
+                if let full, full.count >= 16 { out.append(String(decoding: full[16...], as: UTF8.self)) }
+            }
         }
         return out
     }
@@ -265,6 +281,7 @@ struct ProjectionLinkWorld: LinkWorld, ~Copyable {
 struct StateLinkWorld: LinkWorld {
     let state: NotebookState
     private var holdersByTitle: [String: [TitleHolder]] = [:]
+    private var holdersByName: [String: [TitleHolder]] = [:]
     private var titlesByNote: [Identifier: [String]] = [:]
     private var linksByKey: [LinkKey: [Identifier]] = [:]
     /// Every note's hex id, sorted: id digits find their notes by binary search.
@@ -277,12 +294,18 @@ struct StateLinkWorld: LinkWorld {
             holdersByTitle[h.folded, default: []].append(h.holder)
             titlesByNote[h.holder.note, default: []].append(h.folded)
         }
+        for h in LinkIndex.holdings(state.nameChanges) {
+            holdersByName[h.folded, default: []].append(h.holder)
+            titlesByNote[h.holder.note, default: []].append(h.folded)
+        }
         for note in state.notes.values {
             for key in LinkIndex.keys(of: note.body) { linksByKey[key, default: []].append(note.id) }
         }
     }
 
     func holders(of folded: String) throws -> [TitleHolder] { holdersByTitle[folded] ?? [] }
+
+    func aliasHolders(of folded: String) throws -> [TitleHolder] { holdersByName[folded] ?? [] }
 
     func notes(withIDPrefix hex: String) throws -> [Identifier] {
         var low = 0

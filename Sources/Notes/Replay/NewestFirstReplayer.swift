@@ -36,6 +36,8 @@ struct NewestFirstReplayer {
         var failure: DecodingError?
         /// Tags whose membership a newer event decided (sorted).
         var decidedTags: [Identifier] = []
+        /// Properties a newer event set.
+        var decidedProperties: Set<String> = []
 
         mutating func begin(at instant: Int64) {
             note.createdAt = instant
@@ -58,6 +60,13 @@ struct NewestFirstReplayer {
             decidedTags.set(tag, true)
             if tagged { note.tags.set(tag, true) }
         }
+        mutating func set(property key: UncheckedText, value: UncheckedText) {
+            do { set(property: try key.checked(), value: try value.checked()) } catch { failure = error }
+        }
+        mutating func set(property key: String, value: String) {
+            guard decidedProperties.insert(key).inserted else { return }
+            note.properties.set(key, value)
+        }
 
         /// Whether `field` is still to be taken; from now on it is not.
         private mutating func take(_ field: Fields) -> Bool { set.insert(field).inserted }
@@ -74,6 +83,7 @@ struct NewestFirstReplayer {
         mutating func set(archived: Bool) { set.insert(.archived) }
         mutating func set(trashed: Bool) { set.insert(.trashed) }
         mutating func set(tag: Identifier, tagged: Bool) { set.insert(.tags) }
+        mutating func set(property key: UncheckedText, value: UncheckedText) { set.insert(.properties) }
     }
 
     /// The fields each kind's fold sets, by raw value, found by folding it into a ``Probe``: an
@@ -98,6 +108,7 @@ struct NewestFirstReplayer {
         mutating func set(archived: Bool) { partial.set(archived: archived) }
         mutating func set(trashed: Bool) { partial.set(trashed: trashed) }
         mutating func set(tag: Identifier, tagged: Bool) { partial.set(tag: tag, tagged: tagged) }
+        mutating func set(property key: String, value: String) { partial.set(property: key, value: value) }
     }
 
     private struct Fields: OptionSet {
@@ -111,6 +122,8 @@ struct NewestFirstReplayer {
         /// A tag's membership: never all taken (each tag is decided on its own), so an event
         /// that (un)tags is always read.
         static let tags = Fields(rawValue: 64)
+        /// A property: never all taken either (each key is decided on its own).
+        static let properties = Fields(rawValue: 128)
     }
 
     /// A category or tag event kept for a forward fold at the end (they have few events).

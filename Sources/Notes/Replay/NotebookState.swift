@@ -16,6 +16,9 @@ public struct NotebookState: Sendable {
     /// Every title each note was given, folded, in log order within a note (the title history
     /// that links resolve through); the newest-first replay of `--as-of` views leaves it empty.
     public var titleChanges: [TitleChange] = []
+    /// Every change of each note's other names (aliases, file names), in log order within a
+    /// note; empty after a newest-first replay too.
+    public var nameChanges: [NameChange] = []
 
     public init() {}
 
@@ -52,6 +55,9 @@ public struct NotebookState: Sendable {
                     if kind.setsTitle {
                         titleChanges.append(
                             TitleChange(note: id, position: position, folded: TextFolding.fold(note.title)))
+                    }
+                    if LinkIndex.mayRename(kind) {
+                        nameChanges.append(NameChange(note: id, position: position, names: LinkIndex.names(of: note)))
                     }
                 }
             case .category(let id):
@@ -198,11 +204,13 @@ public struct NotebookState: Sendable {
         var result = slots[0].replayer!.state
         result.events = 0
         result.titleChanges = []
+        result.nameChanges = []
         var notes: [Note] = []
         for slot in slots {
             guard var part = slot.replayer.take() else { continue }
             result.events += part.state.events
             result.titleChanges += part.takeTitleChanges()
+            result.nameChanges += part.state.nameChanges
             if notes.isEmpty {
                 swap(&notes, &part.notes)
             } else {

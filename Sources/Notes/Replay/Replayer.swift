@@ -27,6 +27,7 @@ struct Replayer {
         mutating func set(archived: Bool) { note.archived = archived }
         mutating func set(trashed: Bool) { note.trashed = trashed }
         mutating func set(tag: Identifier, tagged: Bool) { note.tags.set(tag, tagged) }
+        mutating func set(property key: TextSlice, value: TextSlice) { note.properties.set(key.string, value.string) }
     }
 
     /// The same entry folded with texts already strings (events of the general path): a text
@@ -48,6 +49,7 @@ struct Replayer {
         mutating func set(archived: Bool) { entry.note.archived = archived }
         mutating func set(trashed: Bool) { entry.note.trashed = trashed }
         mutating func set(tag: Identifier, tagged: Bool) { entry.note.tags.set(tag, tagged) }
+        mutating func set(property key: String, value: String) { entry.note.properties.set(key, value) }
     }
 
     private var entries: [Entry] = []
@@ -261,6 +263,7 @@ struct Replayer {
         NoteFold.apply(kind, try NotePayload<TextSlice>(kind, decoding: payload), to: &entries[i], at: instant)
         touch(i, at: instant, version: version)
         if kind.setsTitle { recordTitle(i, at: position) }
+        if LinkIndex.mayRename(kind) { recordNames(i, at: position) }
     }
 
     /// The title changes of the scan, moved out.
@@ -275,6 +278,12 @@ struct Replayer {
     private mutating func recordTitle(_ i: Int, at position: UInt64) {
         let folded = entries[i].title.map { TextFolding.fold(utf8: $0) } ?? TextFolding.fold(entries[i].note.title)
         state.titleChanges.append(TitleChange(note: entries[i].note.id, position: position, folded: folded))
+    }
+
+    /// Notes the other names entry `i` holds after the event at `position`.
+    private mutating func recordNames(_ i: Int, at position: UInt64) {
+        let note = entries[i].note
+        state.nameChanges.append(NameChange(note: note.id, position: position, names: LinkIndex.names(of: note)))
     }
 
     /// The entry a `kind` event of note `id` changes: made by a creation (a second one is
@@ -320,6 +329,7 @@ struct Replayer {
             NoteFold.apply(output.kind, output.payload(from: values), to: &entries[i], at: instant)
             touch(i, at: instant, version: version)
             if output.kind.setsTitle { recordTitle(i, at: position) }
+            if LinkIndex.mayRename(output.kind) { recordNames(i, at: position) }
         }
     }
 
@@ -338,6 +348,7 @@ struct Replayer {
             entries[i] = target.entry
             touch(i, at: e.recordedAt, version: e.version)
             if kind.setsTitle { recordTitle(i, at: e.position) }
+            if LinkIndex.mayRename(kind) { recordNames(i, at: e.position) }
         }
     }
 

@@ -242,6 +242,7 @@ func fieldLine(_ change: NoteChange) -> String {
     case .pinned(let from, let to): return "pinned: \(from) -> \(to)"
     case .archived(let from, let to): return "archived: \(from) -> \(to)"
     case .trashed(let from, let to): return "trashed: \(from) -> \(to)"
+    case .property(let key, _, _): return key + ":" + change.summary.dropFirst(key.utf8.count)
     }
 }
 
@@ -265,6 +266,10 @@ func changeJSON(_ change: NoteChange) -> JSONValue {
         ])
     case .pinned(let from, let to), .archived(let from, let to), .trashed(let from, let to):
         return .object([field, ("from", .bool(from)), ("to", .bool(to))])
+    case .property(_, let from, let to):
+        return .object([
+            field, ("from", from.map(JSONValue.string) ?? .null), ("to", to.map(JSONValue.string) ?? .null),
+        ])
     }
 }
 
