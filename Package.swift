@@ -47,9 +47,14 @@ let package = Package(
         .target(
             name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CIntrinsics"],
             swiftSettings: strict),
+        // YAML's event parser from Debian's libyaml (libyaml-dev), for Markdown front matter;
+        // linked statically into NotesInterchange (no shared library to load at each start).
+        .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
         // The interchange formats: JSON Lines export and import, Markdown folders.
         .target(
-            name: "NotesInterchange", dependencies: ["Notes", "EventStore", "LMDB", "Basics"], swiftSettings: strict),
+            name: "NotesInterchange", dependencies: ["Notes", "EventStore", "LMDB", "Basics", "CYAML"],
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libyaml.a"])]),
         // The converter of the Swift Evolution corpus's edit history (Samples/) into notes.
         .target(
             name: "SwiftEvolutionHistory", dependencies: ["NotesInterchange", "Notes", "EventStore", "LMDB", "Basics"],
