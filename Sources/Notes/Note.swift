@@ -73,6 +73,8 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// between folders): what a second import of the folder matches the file by, and where an
     /// export writes it back.
     case source
+    /// The folder (an absolute path) that ``source`` is relative to.
+    case vault
     /// The front matter entries of that file the store does not read, as YAML text byte for
     /// byte: what an export writes back.
     case frontMatter = "front-matter"

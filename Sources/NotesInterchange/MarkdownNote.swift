@@ -2,8 +2,8 @@ import Basics
 import EventStore
 import Notes
 
-/// A note as a Markdown file: YAML-style front matter between `---` lines, then the body
-/// byte for byte.
+/// A note as a Markdown file: YAML front matter between `---` lines, then the body byte for
+/// byte.
 ///
 /// ```
 /// ---
@@ -11,47 +11,91 @@ import Notes
 /// title: "Groceries"
 /// category: "Home"
 /// tags: ["home", "lists/shopping"]
+/// aliases: ["Shopping"]
 /// pinned: false
 /// archived: false
 /// trashed: false
 /// created: 2026-11-29T12:00:00.000000Z
 /// updated: 2026-11-29T12:30:00.000000Z
+/// cssclasses: [wide]
 /// ---
 /// - milk
 /// ```
 ///
-/// Titles, categories and tags are written as double-quoted strings (JSON escapes, which YAML
-/// reads too); an uncategorized note has no `category` line, an untagged note no `tags` line.
-/// When reading, every key is optional, unknown keys are ignored, strings may also be
-/// single-quoted or bare, and `tags` may be a flow list (`[a, "b c"]`), one name, or a block
-/// list (`tags:` then `  - a` lines).
+/// The front matter is read as YAML (``FrontMatterYAML``, on libyaml). The keys the store reads
+/// are ``ownKeys``; every other entry is kept as the file gave it, byte for byte with its
+/// comments, and written back after the store's own keys by an export.
 struct MarkdownNote: Equatable {
     var id: Identifier?
     var title: String?
-    /// Present when the front matter has a `category` line; an empty value means none.
+    /// Present when the front matter has a `category` key; an empty or null value means none.
     var category: String??
-    /// Present when the front matter has a `tags` key.
-    var tags: [String]?
+    /// The `tags` key's names (a list or one string), without a leading `#`.
+    var tags: [String] = []
+    /// The `aliases` (or `alias`) key's names, when the key is there.
+    var aliases: [String]?
     var pinned: Bool?
     var archived: Bool?
     var trashed: Bool?
     var body: String
+    /// The front matter entries the store does not read, in order (and the comments before the
+    /// first entry, when any entry is kept).
+    var kept: [FrontMatterEntry] = []
+    var leading = ""
 
     struct Problem: Error { let message: String }
 
-    /// The file's text for a note.
+    /// The keys an export writes from the note, in the order it writes them.
+    static let ownKeys = ["id", "title", "category", "tags", "aliases", "pinned", "archived", "trashed"]
+    /// The keys an export writes from the note's times unless the file kept its own.
+    static let dateKeys = ["created", "updated"]
+
+    /// The kept entries as YAML text: every entry the store does not read, except a `created`
+    /// or `updated` an export of the store wrote (its own instant format, to the microsecond);
+    /// another tool's dates are kept.
+    var keptText: String {
+        let entries = kept.filter { !Self.isOwnDate($0) }
+        return entries.isEmpty ? "" : leading + entries.map(\.source).joined()
+    }
+
+    /// Whether an entry is a `created` or `updated` as ``render(_:labels:)`` writes them.
+    static func isOwnDate(_ entry: FrontMatterEntry) -> Bool {
+        guard dateKeys.contains(entry.key), case .scalar(let text, plain: true) = entry.value,
+            let micros = RFC3339.parse(text)
+        else { return false }
+        return RFC3339.format(micros: micros) == text
+    }
+
+    /// The file's text for a note: the store's keys, then the entries kept from the file it came
+    /// from (a kept key the store also writes is written once, as kept; a file's own `created`
+    /// or `updated` stands for both of the store's), then the body. Tags written in the body as
+    /// `#tag` are not repeated in the front matter. A body that begins with a byte-order mark
+    /// has it written first, before the front matter, where the file it came from had it.
     static func render(_ note: Note, labels: NoteLabels) -> String {
+        let kept = note.properties[NoteProperty.frontMatter.rawValue] ?? ""
+        let keptKeys = Set((try? FrontMatterYAML.parse(kept))?.entries.map(\.key) ?? [])
         var out = "---\n"
-        out += "id: \(note.id.uuidString)\n"
-        out += "title: \(note.title.jsonQuoted)\n"
-        if let category = labels.category { out += "category: \(category.jsonQuoted)\n" }
-        if !labels.tags.isEmpty { out += "tags: [" + labels.tags.map(\.jsonQuoted).joined(separator: ", ") + "]\n" }
-        out += "pinned: \(note.pinned)\n"
-        out += "archived: \(note.archived)\n"
-        out += "trashed: \(note.trashed)\n"
-        out += "created: \(RFC3339.format(micros: note.createdAt))\n"
-        out += "updated: \(RFC3339.format(micros: note.updatedAt))\n"
+        func line(_ key: String, _ value: @autoclosure () -> String) {
+            if !keptKeys.contains(key) { out += key + ": " + value() + "\n" }
+        }
+        line("id", note.id.uuidString)
+        line("title", note.title.jsonQuoted)
+        if let category = labels.category { line("category", category.jsonQuoted) }
+        let inline = Set(inlineTags(note.body).map { $0.lowercased() })
+        let tags = labels.tags.filter { !inline.contains($0.lowercased()) }
+        if !tags.isEmpty { line("tags", "[" + tags.map(\.jsonQuoted).joined(separator: ", ") + "]") }
+        if !note.aliases.isEmpty { line("aliases", "[" + note.aliases.map(\.jsonQuoted).joined(separator: ", ") + "]") }
+        line("pinned", "\(note.pinned)")
+        line("archived", "\(note.archived)")
+        line("trashed", "\(note.trashed)")
+        if keptKeys.isDisjoint(with: dateKeys) {
+            line("created", RFC3339.format(micros: note.createdAt))
+            line("updated", RFC3339.format(micros: note.updatedAt))
+        }
+        out += kept
+        if !kept.isEmpty && !kept.hasSuffix("\n") { out += "\n" }
         out += "---\n"
+        if note.body.hasPrefix("\u{FEFF}") { return "\u{FEFF}" + out + note.body.dropFirst() }
         return out + note.body
     }
 
@@ -59,31 +103,70 @@ struct MarkdownNote: Equatable {
     static func parse(_ text: String) throws(Problem) -> MarkdownNote {
         var result = MarkdownNote(body: text)
         let bytes = Array(text.utf8)
-        // A byte-order mark may come before the front matter; without front matter the body
-        // keeps it.
+        // A byte-order mark may come before the front matter; the body keeps it.
         let start0 = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         guard let first = lineEnd(bytes, from: start0), isFence(bytes[start0..<first.content]) else { return result }
         var start = first.next
-        // The key of a block list being read (`tags:` with nothing after it).
-        var listKey: String?
         while true {
             guard start < bytes.count, let line = lineEnd(bytes, from: start) else {
-                throw Problem(message: "the front matter has no closing --- line")
+                throw Problem(message: "the front matter has no closing --- line; add one after its last entry")
             }
-            let content = bytes[start..<line.content]
-            if isFence(content) {
-                result.body = String(decoding: bytes[line.next...], as: UTF8.self)
+            if isFence(bytes[start..<line.content]) {
+                let yaml = String(decoding: bytes[first.next..<start], as: UTF8.self)
+                // The body keeps the file's byte-order mark.
+                result.body = String(decoding: bytes[0..<start0] + bytes[line.next...], as: UTF8.self)
+                let front: FrontMatterYAML
+                // Lines counted from the file's first line, the opening `---`.
+                do { front = try FrontMatterYAML.parse(yaml, firstLine: 2) } catch {
+                    throw Problem(message: "front matter " + error.description)
+                }
+                try result.read(front)
                 return result
             }
-            let text = String(decoding: content, as: UTF8.self)
-            let trimmed = Notebook.trim(text)
-            if let key = listKey, trimmed == "-" || trimmed.hasPrefix("- ") {
-                let item = try string(Notebook.trim(String(trimmed.dropFirst())), key: key)
-                if key == "tags", !item.isEmpty { result.tags = (result.tags ?? []) + [item] }
-            } else {
-                listKey = try result.read(text)
-            }
             start = line.next
+        }
+    }
+
+    /// Takes the entries the store reads; keeps the others.
+    private mutating func read(_ front: FrontMatterYAML) throws(Problem) {
+        leading = front.leading
+        for entry in front.entries {
+            let value = entry.value
+            switch entry.key {
+            case "id":
+                // An id of another tool (not a UUID) is that tool's: kept as it is.
+                guard let raw = value.text, let id = Identifier(raw), raw.utf8.count == 36 || raw.utf8.count == 32
+                else {
+                    kept.append(entry)
+                    continue
+                }
+                self.id = id
+            case "title":
+                guard let t = value.text else { throw Problem(message: "title is not a text; give one line of text") }
+                title = value.isNull ? nil : t
+            case "category":
+                guard let c = value.text else { throw Problem(message: "category is not a text; give one name") }
+                category = .some(value.isNull || Notebook.trim(c).isEmpty ? nil : c)
+            case "tags":
+                guard var names = value.strings else {
+                    throw Problem(message: "tags is not a list of names; give a list or one name")
+                }
+                // A plain `tags: a, b` or `tags: a b` is a list too, as Obsidian reads it.
+                if case .scalar(let t, plain: true) = value {
+                    names = t.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+                }
+                tags = names.map(Notebook.trim).map { String($0.hasPrefix("#") ? $0.dropFirst() : $0[...]) }
+                    .filter { !$0.isEmpty }
+            case "aliases", "alias":
+                guard let names = value.strings else {
+                    throw Problem(message: "\(entry.key) is not a list of names; give a list or one name")
+                }
+                aliases = (aliases ?? []) + names.map(Notebook.trim).filter { !$0.isEmpty }
+            case "pinned": pinned = try Self.bool(value, key: entry.key)
+            case "archived": archived = try Self.bool(value, key: entry.key)
+            case "trashed": trashed = try Self.bool(value, key: entry.key)
+            default: kept.append(entry)
+            }
         }
     }
 
@@ -97,95 +180,68 @@ struct MarkdownNote: Equatable {
         return (content, next)
     }
 
-    private static func isFence(_ line: ArraySlice<UInt8>) -> Bool { line.elementsEqual("---".utf8) }
-
-    /// Reads one `key: value` line; returns the key when its value is empty (a block list may
-    /// follow).
-    private mutating func read(_ line: String) throws(Problem) -> String? {
-        let trimmed = Notebook.trim(line)
-        if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
-        guard let colon = line.firstIndex(of: ":") else {
-            throw Problem(message: "front matter line \(line.jsonQuoted) is not `key: value`")
-        }
-        let key = Notebook.trim(String(line[..<colon]))
-        let raw = Notebook.trim(String(line[line.index(after: colon)...]))
-        switch key {
-        case "id":
-            guard let id = Identifier(raw), raw.utf8.count == 36 || raw.utf8.count == 32 else {
-                throw Problem(message: "id \(raw.jsonQuoted) is not a UUID")
-            }
-            self.id = id
-        case "title": title = try Self.string(raw, key: key)
-        case "category":
-            let name = try Self.string(raw, key: key)
-            category = .some(name.isEmpty || name == "null" || name == "~" ? nil : name)
-        case "pinned": pinned = try Self.bool(raw, key: key)
-        case "archived": archived = try Self.bool(raw, key: key)
-        case "trashed": trashed = try Self.bool(raw, key: key)
-        case "tags": tags = try Self.list(raw, key: key)
-        default: break
-        }
-        return raw.isEmpty ? key : nil
+    private static func isFence(_ line: ArraySlice<UInt8>) -> Bool {
+        var l = line[...]
+        while let last = l.last, last == 0x20 || last == 0x09 { l = l.dropLast() }
+        return l.elementsEqual("---".utf8)
     }
 
-    /// A flow list `[a, "b, c", 'd']`, or one name; empty items are dropped.
-    private static func list(_ raw: String, key: String) throws(Problem) -> [String] {
-        guard raw.hasPrefix("[") else { return raw.isEmpty ? [] : [try string(raw, key: key)] }
-        guard raw.hasSuffix("]") else { throw Problem(message: "\(key): \(raw) is missing its closing ]") }
-        var items: [String] = []
-        var current = ""
-        var quote: Character?
-        var escaped = false
-        for c in raw.dropFirst().dropLast() {
-            if let q = quote {
-                current.append(c)
-                if escaped {
-                    escaped = false
-                } else if c == "\\" && q == "\"" {
-                    escaped = true
-                } else if c == q {
-                    quote = nil
-                }
-            } else if c == "," {
-                items.append(current)
-                current = ""
-            } else {
-                if c == "\"" || c == "'" { quote = c }
-                current.append(c)
-            }
+    private static func bool(_ value: YAMLNode, key: String) throws(Problem) -> Bool {
+        if value.isNull { return false }
+        guard let b = value.bool else {
+            throw Problem(message: "\(key) must be true or false, not \((value.text ?? "a list").jsonQuoted)")
         }
-        if quote != nil { throw Problem(message: "\(key): \(raw) has a string missing its closing quote") }
-        items.append(current)
+        return b
+    }
+
+    /// The `#tags` of a body, as Obsidian finds them: a `#` at the start of a line or after
+    /// white space, then letters, digits, `_`, `-` and `/` with at least one that is not a
+    /// digit; not in code (fenced blocks, indented blocks, code spans) nor in a heading's `# `.
+    /// Each name once (the first spelling), in order.
+    static func inlineTags(_ body: String) -> [String] {
+        guard body.utf8.contains(UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
-        for item in items {
-            let s = try string(Notebook.trim(item), key: key)
-            if !s.isEmpty { out.append(s) }
+        var seen: Set<String> = []
+        var fence: Character?
+        for raw in body.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
+            let trimmed = line.drop { $0 == " " }
+            if let f = fence {
+                if trimmed.hasPrefix(String(repeating: f, count: 3)) { fence = nil }
+                continue
+            }
+            if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
+                fence = trimmed.first
+                continue
+            }
+            if line.hasPrefix("    ") || line.hasPrefix("\t") { continue }
+            let chars = Array(line)
+            var i = 0
+            var inCode = false
+            while i < chars.count {
+                let c = chars[i]
+                if c == "`" {
+                    inCode.toggle()
+                    i += 1
+                    continue
+                }
+                if !inCode, c == "#", i == 0 || chars[i - 1].isWhitespace {
+                    var j = i + 1
+                    while j < chars.count, chars[j].isLetter || chars[j].isNumber || "_-/".contains(chars[j]) { j += 1 }
+                    var name = String(chars[(i + 1)..<j])
+                    while name.hasSuffix("/") { name.removeLast() }
+                    if name.contains(where: { !$0.isNumber }), !name.hasPrefix("/"), !name.contains("//"),
+                        seen.insert(name.lowercased()).inserted
+                    {
+                        out.append(name)
+                    }
+                    i = max(j, i + 1)
+                    continue
+                }
+                i += 1
+            }
         }
         return out
-    }
-
-    fileprivate static func string(_ raw: String, key: String) throws(Problem) -> String {
-        if raw.hasPrefix("\"") {
-            guard let s = (try? JSONValue.parse(raw))?.stringValue else {
-                throw Problem(message: "\(key): \(raw) is not a valid double-quoted string")
-            }
-            return s
-        }
-        if raw.hasPrefix("'") {
-            guard raw.count >= 2, raw.hasSuffix("'") else {
-                throw Problem(message: "\(key): \(raw) is not a valid single-quoted string")
-            }
-            return String(raw.dropFirst().dropLast()).replacing("''", with: "'")
-        }
-        return raw
-    }
-
-    private static func bool(_ raw: String, key: String) throws(Problem) -> Bool {
-        switch raw.lowercased() {
-        case "true", "yes", "on": return true
-        case "false", "no", "off", "": return false
-        default: throw Problem(message: "\(key) must be true or false, not \(raw.jsonQuoted)")
-        }
     }
 
     /// The title of an imported file: the front matter's `title` when it is not empty, else the
@@ -290,6 +346,16 @@ struct MarkdownNote: Equatable {
             }
         }
         return nil
+    }
+
+    /// Whether a recorded source path can be written under an export folder: relative, a `.md`
+    /// file, no part empty, hidden or `..`, no control character.
+    static func isSafePath(_ path: String) -> Bool {
+        guard path.hasSuffix(".md"), !path.hasPrefix("/"), !path.unicodeScalars.contains(where: { $0.value < 0x20 })
+        else { return false }
+        return path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy {
+            !$0.isEmpty && !$0.hasPrefix(".")
+        }
     }
 
     /// A file-name-safe slug: lowercase letters and digits, other runs become one `-`.

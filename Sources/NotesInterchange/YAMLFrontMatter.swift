@@ -115,14 +115,16 @@ struct FrontMatterYAML: Equatable, Sendable {
     /// libyaml refuses a tab on a line holding only spaces and tabs where YAML 1.2 sees a blank
     /// line; when it does, the text is read again with those tabs read as spaces (the sources
     /// keep the tabs).
-    static func parse(_ text: String) throws(YAMLProblem) -> FrontMatterYAML {
+    ///
+    /// Problems count lines from `firstLine` (the text's first line is that line of its file).
+    static func parse(_ text: String, firstLine: Int = 1) throws(YAMLProblem) -> FrontMatterYAML {
         let bytes = Array(text.utf8)
         do {
-            var reader = FrontMatterReader(bytes: bytes, input: bytes)
+            var reader = FrontMatterReader(bytes: bytes, input: bytes, firstLine: firstLine)
             return try reader.read()
         } catch {
             guard let lenient = blankLineTabsAsSpaces(bytes) else { throw error }
-            var reader = FrontMatterReader(bytes: bytes, input: lenient)
+            var reader = FrontMatterReader(bytes: bytes, input: lenient, firstLine: firstLine)
             return try reader.read()
         }
     }
@@ -212,9 +214,13 @@ private struct FrontMatterReader {
     private var values: [YAMLNode] = []
     private var seen: [String: Int] = [:]
 
-    init(bytes: [UInt8], input: [UInt8]) {
+    /// The line number of the text's first line.
+    let firstLine: Int
+
+    init(bytes: [UInt8], input: [UInt8], firstLine: Int = 1) {
         self.bytes = bytes
         self.input = input
+        self.firstLine = firstLine
         base = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
     }
 
@@ -403,7 +409,7 @@ private struct FrontMatterReader {
     /// The 1-based line and column (in characters) of a byte offset.
     private func position(ofByte offset: Int) -> (line: Int, column: Int) {
         let end = min(offset, bytes.count)
-        var line = 1
+        var line = firstLine
         var lineStart = 0
         var i = 0
         while i < end {

@@ -70,9 +70,12 @@ let exportMarkdownCommand = Command(
     "export-markdown", abstract: "Write every note as a Markdown file with front matter into DIR.",
     usage: ["export-markdown DIR"],
     discussion: """
-        One .md file per note, named after its title and id, in a folder per category. The front matter
-        holds id, title, category, pinned, archived, trashed, created and updated; the body follows byte
-        for byte. Exporting again into DIR rewrites the files (a renamed note moves to its new file).
+        One .md file per note. A note imported from a Markdown folder goes back to the path it came
+        from; the others are named after their title and id, in a folder per category. The front
+        matter holds id, title, category, tags (those not written as #tags in the body), aliases,
+        pinned, archived, trashed, created and updated, then every key the imported file had that the
+        store does not read, as the file had it; the body follows byte for byte. Exporting again into
+        DIR rewrites the files (a renamed note moves to its new file).
         """,
     readsOnly: true
 ) { ctx in
@@ -88,28 +91,47 @@ let exportMarkdownCommand = Command(
 }
 
 let importMarkdownCommand = Command(
-    "import-markdown", abstract: "Create or update notes from the .md files in DIR.",
-    usage: ["import-markdown DIR"],
+    "import-markdown", abstract: "Create or update notes from the .md files in DIR (a vault).",
+    usage: ["import-markdown DIR [--skip-invalid]"],
     discussion: """
-        Title: front matter `title` when not empty, else the first `# heading` as text (links become
-        their text, images and badges drop out), else the file name; over 500 characters it is cut at
-        a word boundary with a warning. Category: front
-        matter `category`, else the folder the file is in. A file whose front matter `id` names a note
-        updates that note (only what changed); other files create notes. All or nothing.
-        """
+        Front matter is YAML. Title: its `title` when not empty, else the first `# heading` as text
+        (links become their text, images and badges drop out), else the file name; over 500
+        characters it is cut at a word boundary with a warning. Category: `category`, else the top
+        folder the file is in. Tags: `tags` (a list or one name) and the #tags and #nested/tags of the
+        body. Aliases: `aliases`; a wiki link to an alias, to the file's name or to its path leads to
+        the note. Other keys are kept and written back by export-markdown.
+
+        A file whose `id` names a note updates it, and so does a file imported from DIR before
+        (matched by its path in DIR): only what changed. Other files create notes, so importing DIR
+        again changes nothing. Files that are not .md are counted and left alone; hidden folders
+        (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
+        with why, and nothing is imported; --skip-invalid imports the others and lists those skipped.
+        """,
+    options: [OptionSpec("skip-invalid", "import the readable files; list each file skipped and why")]
 ) { ctx in
     try ctx.expectPositionals(1...1)
-    let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0])
+    let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0], skipInvalid: ctx.flag("skip-invalid"))
     for warning in summary.warnings { ctx.terminal.warn(warning) }
+    for problem in summary.skipped { ctx.terminal.warn("skipped \(problem.file): \(problem.reason)") }
     if ctx.json {
         ctx.printJSON(
             .object([
                 ("created", .int(summary.created)), ("updated", .int(summary.updated)),
                 ("unchanged", .int(summary.unchanged)),
+                (
+                    "skipped",
+                    .array(
+                        summary.skipped.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
+                ),
+                ("otherFiles", .int(summary.otherFiles)),
             ]))
     } else {
-        ctx.terminal.print(
-            "created \(summary.created), updated \(summary.updated), unchanged \(summary.unchanged)")
+        var line = "created \(summary.created), updated \(summary.updated), unchanged \(summary.unchanged)"
+        if !summary.skipped.isEmpty { line += ", skipped \(summary.skipped.count)" }
+        if summary.otherFiles > 0 {
+            line += "; \(summary.otherFiles) other file\(summary.otherFiles == 1 ? "" : "s") left alone"
+        }
+        ctx.terminal.print(line)
     }
 }
 

@@ -1,0 +1,310 @@
+import Foundation
+import Testing
+
+/// Markdown vaults as other tools write them (Obsidian, Joplin's "Markdown + Front Matter"
+/// export, zk, nb), imported through the built binary, imported again, edited elsewhere and
+/// exported back.
+@Suite("CLI: Markdown vaults")
+struct CLIVaultTests {
+    /// Writes `files` (path → bytes) under `dir`, making the folders.
+    func vault(_ dir: String, _ files: [(String, String)]) throws {
+        for (path, text) in files {
+            let full = dir + "/" + path
+            try FileManager.default.createDirectory(
+                atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            write(file: full, text)
+        }
+    }
+
+    /// Every note as `list --all --json` gives it, by title.
+    func notes(_ s: Sandbox) throws -> [String: [String: Any]] {
+        var out: [String: [String: Any]] = [:]
+        for n in try s.ok("list", "--all", "--limit", "1000", "--json").array() {
+            let id = try #require(n["id"] as? String)
+            let full = try s.ok("show", id, "--json").object()
+            out[try #require(full["title"] as? String)] = full
+        }
+        return out
+    }
+
+    /// The title each link of note `id` leads to (nil when it leads nowhere).
+    func targets(_ s: Sandbox, _ id: String) throws -> [String: String?] {
+        var out: [String: String?] = [:]
+        for l in try s.ok("links", id, "--json").array() {
+            let target = l["target"] as? [String: Any]
+            out[try #require(l["link"] as? String)] = target?["title"] as? String
+        }
+        return out
+    }
+
+    /// The text after a file's front matter.
+    func body(_ text: String) -> String {
+        guard text.hasPrefix("---\n"), let end = text.range(of: "\n---\n") else { return text }
+        return String(text[end.upperBound...])
+    }
+
+    static let obsidian: [(String, String)] = [
+        (
+            "Bases.md",
+            """
+            ---
+            aliases:
+              - Bases file format
+              - bases
+            tags:
+              - format
+              - obsidian/plugins
+            cssclasses: [wide]
+            created: 2024-03-05
+            publish: true
+            nested:
+              owner: "Ann: the editor"
+              since: 2023
+            ---
+            # Bases
+
+            Views of notes. See [[Daily/2024-03-05|today]] and [[Properties#Types]], and #views.
+            ![[diagram.png]]
+
+            """
+        ),
+        (
+            "Properties.md",
+            "---\ntags: format, metadata\n---\nTypes are listed below. Links to [[bases]] and [[Bases file format]].\n\n## Types\n"
+        ),
+        (
+            "Daily/2024-03-05.md",
+            "Written in [[Bases]], linking [[Never written]] and ![[Properties]].\n```\n#not-a-tag [[not a link]]\n```\n"
+        ),
+        ("Languages/日本語のノート.md", "# 東京の計画\n\n本文 #旅行\n"),
+        ("Languages/עברית.md", "---\ntitle: \"שלום עולם\"\n---\nגוף [[東京の計画]]\n"),
+        ("Languages/deep/er/Crlf.md", "---\r\ntags: [windows]\r\n---\r\n# Line endings\r\n\r\nbody\r\n"),
+        ("Bom.md", "\u{FEFF}# Byte order mark\n\ntext\n"),
+        ("Daily/diagram.png", "\u{89}PNG not really"),
+        (".obsidian/app.json", "{}"),
+        (".obsidian/ignored.md", "# never read"),
+    ]
+
+    @Test("an Obsidian vault: YAML lists, aliases, tags, links to files and aliases, embeds; again: no change")
+    func obsidianVault() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, Self.obsidian)
+        let first = try s.ok("import-markdown", dir, "--json").object()
+        #expect(first["created"] as? Int == 7)
+        #expect(first["otherFiles"] as? Int == 1)
+        let all = try notes(s)
+        #expect(
+            Set(all.keys) == [
+                "Bases", "Properties", "2024-03-05", "東京の計画", "שלום עולם", "Line endings", "Byte order mark",
+            ])
+        let bases = try #require(all["Bases"])
+        #expect(bases["aliases"] as? [String] == ["Bases file format", "bases"])
+        #expect(Set(bases["tags"] as? [String] ?? []) == ["format", "obsidian/plugins", "views"])
+        #expect(bases["source"] as? String == "Bases.md")
+        #expect(Set(all["Properties"]?["tags"] as? [String] ?? []) == ["format", "metadata"])
+        #expect(all["東京の計画"]?["tags"] as? [String] == ["旅行"])
+        #expect(all["東京の計画"]?["category"] as? String == "Languages")
+        #expect(all["Line endings"]?["body"] as? String == "# Line endings\r\n\r\nbody\r\n")
+        #expect(all["2024-03-05"]?["tags"] as? [String] == [])
+        // Links by file name, path, alias (case folded), heading and label; embeds of notes.
+        let id: (String) throws -> String = { try #require(all[$0]?["id"] as? String) }
+        #expect(
+            try targets(s, id("Bases")) == [
+                "[[Daily/2024-03-05|today]]": "2024-03-05", "[[Properties#Types]]": "Properties",
+                "[[diagram.png]]": nil,
+            ])
+        #expect(
+            try targets(s, id("Properties")) == ["[[bases]]": "Bases", "[[Bases file format]]": "Bases"])
+        #expect(try targets(s, id("שלום עולם")) == ["[[東京の計画]]": "東京の計画"])
+        let backlinks = try s.ok("backlinks", id("Bases"), "--json").array().map { $0["title"] as? String }
+        #expect(Set(backlinks) == ["Properties", "2024-03-05"])
+        // Only links whose targets are not in the vault are missing.
+        let missing = try s.ok("links", "--missing", "--json").array().map { $0["link"] as? String }
+        #expect(Set(missing) == ["[[diagram.png]]", "[[Never written]]"])
+        // Importing the same folder again changes nothing.
+        let again = try s.ok("import-markdown", dir, "--json").object()
+        #expect(again["created"] as? Int == 0)
+        #expect(again["updated"] as? Int == 0)
+        #expect(again["unchanged"] as? Int == 7)
+        try s.ok("verify")
+    }
+
+    @Test("a file edited in another editor updates its note by path; export writes every file back")
+    func editElsewhereAndRoundTrip() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, Self.obsidian)
+        try s.ok("import-markdown", dir)
+        // Edited elsewhere: a body line, a tag and an alias; the file has no id of ours.
+        let edited = Self.obsidian[0].1.replacingOccurrences(of: "  - bases\n", with: "  - bases\n  - BF\n")
+            .replacingOccurrences(of: "Views of notes.", with: "Views of many notes.")
+        write(file: dir + "/Bases.md", edited)
+        let second = try s.ok("import-markdown", dir, "--json").object()
+        #expect(second["updated"] as? Int == 1)
+        #expect(second["created"] as? Int == 0)
+        let bases = try #require(try notes(s)["Bases"])
+        #expect(bases["aliases"] as? [String] == ["Bases file format", "bases", "BF"])
+        #expect((bases["body"] as? String)?.contains("Views of many notes.") == true)
+        let history = try s.ok("history", try #require(bases["id"] as? String)).stdout
+        #expect(history.contains("aliases"))
+
+        // Export: each note back at its path, its kept keys as the file had them, its body byte
+        // for byte; the store's keys added.
+        let out = s.path("out")
+        try s.ok("export-markdown", out)
+        var originals = Self.obsidian.filter { $0.0.hasSuffix(".md") && !$0.0.hasPrefix(".") }
+        originals[0].1 = edited
+        for (path, text) in originals {
+            let exported = String(decoding: read(file: out + "/" + path), as: UTF8.self)
+            try #require(!exported.isEmpty, "\(path) was not written back")
+            // The byte-order mark stays first, before the front matter.
+            #expect(exported.hasPrefix("\u{FEFF}") == text.hasPrefix("\u{FEFF}"), "\(path)")
+            let unmarked: (String) -> String = { t in
+                let lf = t.replacingOccurrences(of: "\r\n", with: "\n")
+                return lf.hasPrefix("\u{FEFF}") ? String(lf.dropFirst()) : lf
+            }
+            #expect(body(unmarked(exported)) == body(unmarked(text)), "\(path)")
+            #expect(exported.contains("\nid: "), "\(path)")
+        }
+        let exportedBases = String(decoding: read(file: out + "/Bases.md"), as: UTF8.self)
+        for kept in [
+            "cssclasses: [wide]\n", "created: 2024-03-05\n", "publish: true\n",
+            "nested:\n  owner: \"Ann: the editor\"\n  since: 2023\n",
+        ] {
+            #expect(exportedBases.contains(kept), "\(kept)")
+        }
+        #expect(exportedBases.contains("aliases: [\"Bases file format\", \"bases\", \"BF\"]\n"))
+        // A tag written in the body is not repeated in the front matter.
+        #expect(exportedBases.contains("tags: [\"format\", \"obsidian/plugins\"]\n"))
+        // The file's own date stands for the store's two.
+        #expect(!exportedBases.contains("\nupdated: "))
+        // The CRLF body is kept byte for byte.
+        let crlf = read(file: out + "/Languages/deep/er/Crlf.md")
+        #expect(String(decoding: crlf, as: UTF8.self).hasSuffix("---\n# Line endings\r\n\r\nbody\r\n"))
+
+        // Imported elsewhere, the export gives the same notes; imported here, it changes nothing.
+        let other = try Sandbox()
+        try other.ok("import-markdown", out)
+        let there = try notes(other)
+        let here = try notes(s)
+        #expect(Set(there.keys) == Set(here.keys))
+        for (title, note) in here {
+            for field in ["body", "category", "aliases", "pinned"] {
+                #expect("\(note[field] ?? "nil")" == "\(there[title]?[field] ?? "nil")", "\(title) \(field)")
+            }
+            #expect(Set(note["tags"] as? [String] ?? []) == Set(there[title]?["tags"] as? [String] ?? []), "\(title)")
+        }
+        let back = try s.ok("import-markdown", out, "--json").object()
+        #expect(back["unchanged"] as? Int == 7)
+        try other.ok("export-markdown", s.path("out2"))
+        #expect(
+            String(decoding: read(file: s.path("out2") + "/Bases.md"), as: UTF8.self).contains("created: 2024-03-05\n"))
+    }
+
+    @Test("Joplin's Markdown + Front Matter export, zk and nb notebooks")
+    func otherTools() throws {
+        let s = try Sandbox()
+        let joplin = s.path("joplin")
+        try vault(
+            joplin,
+            [
+                (
+                    "Work/Meeting notes.md",
+                    """
+                    ---
+                    title: Meeting notes
+                    updated: 2021-03-04 10:12:30Z
+                    created: 2021-03-01 09:00:00Z
+                    latitude: 52.52000660
+                    longitude: 13.40495400
+                    altitude: 0.0000
+                    author: Ann
+                    source: https://example.com/page
+                    completed?: no
+                    tags:
+                      - meetings
+                      - q1
+                    ---
+
+                    Agenda for the week.
+
+                    """
+                ),
+                ("Work/Empty title.md", "---\ntitle: ''\n---\n# From the heading\n"),
+            ])
+        try s.ok("import-markdown", joplin)
+        let j = try notes(s)
+        #expect(j["Meeting notes"]?["category"] as? String == "Work")
+        #expect(Set(j["Meeting notes"]?["tags"] as? [String] ?? []) == ["meetings", "q1"])
+        #expect(j["From the heading"] != nil)
+        let out = s.path("joplin-out")
+        try s.ok("export-markdown", out)
+        let meeting = String(decoding: read(file: out + "/Work/Meeting notes.md"), as: UTF8.self)
+        for kept in [
+            "updated: 2021-03-04 10:12:30Z\n", "created: 2021-03-01 09:00:00Z\n", "latitude: 52.52000660\n",
+            "source: https://example.com/page\n", "completed?: no\n",
+        ] {
+            #expect(meeting.contains(kept), "\(kept)")
+        }
+        #expect(meeting.hasSuffix("---\n\nAgenda for the week.\n"))
+
+        // zk: files named by an id, links to those ids; nb: #tags in the body, a .git folder.
+        let t = try Sandbox()
+        let zk = t.path("zk")
+        try vault(
+            zk,
+            [
+                ("a1b2.md", "---\ntitle: Zettel one\ndate: 2022-01-01\ntags: [idea]\n---\nSee [[c3d4]].\n"),
+                ("c3d4.md", "# Zettel two\n\nBack to [[a1b2|one]].\n"),
+                (".zk/config.toml", "[note]\n"),
+            ])
+        try t.ok("import-markdown", zk)
+        let z = try notes(t)
+        #expect(try targets(t, try #require(z["Zettel one"]?["id"] as? String)) == ["[[c3d4]]": "Zettel two"])
+        #expect(try targets(t, try #require(z["Zettel two"]?["id"] as? String)) == ["[[a1b2|one]]": "Zettel one"])
+        let nb = t.path("nb")
+        try vault(
+            nb,
+            [
+                ("home/20230101120000.md", "# Groceries\n\n- milk #shopping #home/kitchen\n"),
+                ("home/.index", "20230101120000.md\n"),
+                (".git/HEAD", "ref: refs/heads/main\n"),
+                ("home/todo.todo.md", "# [ ] Call Bob [[Groceries]]\n"),
+            ])
+        try t.ok("import-markdown", nb)
+        let n = try notes(t)
+        #expect(Set(n["Groceries"]?["tags"] as? [String] ?? []) == ["shopping", "home/kitchen"])
+        #expect(n["Groceries"]?["category"] as? String == "home")
+        #expect(
+            try targets(t, try #require(n["[ ] Call Bob Groceries"]?["id"] as? String)) == [
+                "[[Groceries]]": "Groceries"
+            ])
+    }
+
+    @Test("bad files: every one named at once and nothing imported; --skip-invalid imports the rest")
+    func badFiles() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("good.md", "# Good\n"),
+                ("bad yaml.md", "---\ntags: [a, b\n---\nbody\n"),
+                ("unclosed.md", "---\ntitle: x\n"),
+                ("sub/not a bool.md", "---\npinned: maybe\n---\n"),
+            ])
+        write(file: dir + "/latin1.md", [0x23, 0x20, 0xE9, 0x0A])
+        let refused = s.run(["import-markdown", dir])
+        #expect(refused.code == 2)
+        for name in ["bad yaml.md: front matter line 3", "unclosed.md:", "sub/not a bool.md:", "latin1.md:"] {
+            #expect(refused.stderr.contains(name), "\(name): \(refused.stderr)")
+        }
+        #expect(refused.stderr.contains("4 files are refused; nothing was imported"))
+        #expect(try s.ok("list", "--all", "--json").array().isEmpty)
+        let skipped = try s.ok("import-markdown", dir, "--skip-invalid")
+        #expect(skipped.stdout.contains("created 1, updated 0, unchanged 0, skipped 4"))
+        #expect(skipped.stderr.contains("notes: warning: skipped latin1.md: the file is not valid UTF-8"))
+        #expect(try s.titles() == ["Good"])
+    }
+}
