@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import Notes
@@ -341,4 +342,55 @@ extension Suite {
 func directoryFileSize(_ path: String) -> Int {
     var st = stat()
     return stat(path, &st) == 0 ? Int(st.st_size) : 0
+}
+
+extension Suite {
+    /// `notes import-markdown` of a generated vault in Obsidian's style (10,000 files at every
+    /// scale but tiny: YAML front matter with lists, aliases and keys of its own, `#tags`, wiki
+    /// links to titles, aliases and file names, 20 folders) into a fresh store.
+    func benchMarkdownImport() throws {
+        let files = scale.name == "tiny" ? 1_000 : 10_000
+        let dir = root + "/vault"
+        try makeVault(dir, files: files)
+        defer { removeDirectory(dir) }
+        let ours = try measureRate(warmup: 1, runs: scale.heavyRuns) { run in
+            let path = root + "/vault-store-\(run)"
+            defer { removeDirectory(path) }
+            let book = try openBook(path)
+            let start = monotonicSeconds()
+            let summary = try book.importMarkdown(from: dir)
+            let seconds = monotonicSeconds() - start
+            guard summary.created == files else { throw BenchError("imported \(summary.created) of \(files) files") }
+            return (seconds, Double(files), UInt64(summary.created))
+        }
+        record(
+            Figure(
+                name: "import-markdown",
+                title: "import-markdown of a generated vault (\(formatCount(files)) files, YAML front matter, links)",
+                unit: "files/s", value: ours, extra: [], peerTitle: nil, peer: nil, ratio: nil,
+                goal: ">= 5,000 files/s", goalMet: ours.median >= 5_000))
+    }
+
+    /// Writes the vault: the same files on every run.
+    private func makeVault(_ dir: String, files: Int) throws {
+        var rng = WorkloadRandom(seed: 0x7661_756C_74)
+        let text = ZipfText(vocabularySize: 20_000)
+        var titles: [String] = []
+        for i in 0..<files {
+            let folder = "folder-\(i % 20)"
+            let title = text.title(using: &rng) + " \(i)"
+            titles.append(title)
+            var fm = "---\naliases:\n  - alias \(i)\ntags:\n  - \(text.word(using: &rng))\n  - area/\(i % 7)\n"
+            fm += "cssclasses: [wide]\ncreated: 2024-01-\(10 + i % 18)\nstatus: draft\n---\n"
+            var body = "# \(title)\n\n" + text.body(using: &rng) + "\n"
+            if i > 0 {
+                let j = rng.next(below: i)
+                body +=
+                    "See [[\(titles[j])]], [[alias \(rng.next(below: i))]] and [[note-\(j)|that one]]. #topic/\(i % 13)\n"
+            }
+            let path = "\(dir)/\(folder)/note-\(i).md"
+            if i < 20 { try makeDirectories(dir + "/" + folder) }
+            guard writeFile(path, fm + body) else { throw BenchError("cannot write \(path)") }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //   swift run -c release notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE]
 //                                    [--events FILE | --corpus PATH]
 //
-// Names: append append-durable read fold rebuild get as-of history import search cli
+// Names: append append-durable read fold rebuild get as-of history import import-markdown search cli
 // (default: all). See README.md for the figures and what limits each.
 import EventStore
 import Glibc
@@ -23,6 +23,7 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
     ("as-of", { try $0.benchAsOf() }),
     ("history", { try $0.benchHistory() }),
     ("import", { try $0.benchImport() }),
+    ("import-markdown", { try $0.benchMarkdownImport() }),
     ("search", { try $0.benchSearch() }),
     ("cli", { try $0.benchProcesses() }),
 ]

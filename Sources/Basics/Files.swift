@@ -174,19 +174,45 @@ public func makeDirectories(_ path: String) throws(IOFailure) {
     }
 }
 
-/// The entries of a directory (without `.` and `..`), sorted, each with whether it is a directory.
-public func directoryEntries(_ path: String) throws(IOFailure) -> [(name: String, isDirectory: Bool)] {
+/// An entry of a directory, as `lstat` sees it (a symbolic link is not followed).
+public struct DirectoryEntry: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case file, directory, symbolicLink, other
+    }
+
+    /// The name; when its bytes are not UTF-8, with the bad bytes replaced (see ``nameIsUTF8``).
+    public var name: String
+    public var kind: Kind
+    public var nameIsUTF8: Bool
+
+    public var isDirectory: Bool { kind == .directory }
+}
+
+/// The entries of a directory (without `.` and `..`), sorted by their names' bytes.
+public func directoryEntries(_ path: String) throws(IOFailure) -> [DirectoryEntry] {
     guard let dir = opendir(path) else { throw IOFailure(.list, path) }
     defer { closedir(dir) }
-    var out: [(name: String, isDirectory: Bool)] = []
+    var out: [DirectoryEntry] = []
     while let entry = readdir(dir) {
-        let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
-            p.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+        let (name, valid) = withUnsafePointer(to: &entry.pointee.d_name) { p in
+            p.withMemoryRebound(to: CChar.self, capacity: 256) { c in
+                (String(cString: c), String(validatingCString: c) != nil)
+            }
         }
         if name == "." || name == ".." { continue }
         var st = stat()
-        guard stat(path + "/" + name, &st) == 0 else { continue }
-        out.append((name, (st.st_mode & S_IFMT) == S_IFDIR))
+        guard valid, lstat(path + "/" + name, &st) == 0 else {
+            out.append(DirectoryEntry(name: name, kind: .other, nameIsUTF8: valid))
+            continue
+        }
+        let kind: DirectoryEntry.Kind
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: kind = .file
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        default: kind = .other
+        }
+        out.append(DirectoryEntry(name: name, kind: kind, nameIsUTF8: valid))
     }
     return out.sorted { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
 }

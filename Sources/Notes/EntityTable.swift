@@ -144,6 +144,20 @@ struct EntityTable<E: CountedEntity> {
         if let ex = existing, !ex.deleted { keys.append(E.nameKey(ex.name)) }
         if !entity.deleted { keys.append(E.nameKey(entity.name)) }
         guard !keys.isEmpty else { return }
+        // A creation takes a name its owner keeps, or a name no one has: one lookup, not a read
+        // of every record (an import creates thousands of tags).
+        if existing == nil, !entity.deleted {
+            let key = E.nameKey(entity.name)
+            guard NameIndex.indexable(key) else { return }
+            if let raw = try txn.get(names, key: key), let owner = Identifier(bytes: raw),
+                let held = try get(owner, in: txn), !held.deleted,
+                (held.createdAt, held.id) < (entity.createdAt, entity.id)
+            {
+                return
+            }
+            try txn.put(names, key: key, value: entity.id.bytes)
+            return
+        }
         let everyone = try all(in: txn)
         for key in Set(keys) where NameIndex.indexable(key) {
             if let owner = NameIndex.owner(of: key, among: everyone) {

@@ -75,6 +75,9 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     case source
     /// The folder (an absolute path) that ``source`` is relative to.
     case vault
+    /// The SHA-256 (hex) of the file's bytes when it was last imported: a file unchanged since
+    /// leaves its note as the store has it.
+    case sourceDigest = "source-digest"
     /// The front matter entries of that file the store does not read, as YAML text byte for
     /// byte: what an export writes back.
     case frontMatter = "front-matter"

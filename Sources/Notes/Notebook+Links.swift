@@ -41,7 +41,17 @@ extension Notebook {
         var seen: Set<String> = []
         var out: [String] = []
         for a in aliases {
-            let name = try validTitle(a)
+            let name: String
+            do { name = try validTitle(a) } catch {
+                let reason: String
+                switch error {
+                case .validation(.titleTooLong(let n, let limit)):
+                    reason = "it has \(n) characters; the limit is \(limit)"
+                case .validation(.titleNotOneLine): reason = "it contains a line break or control character"
+                default: reason = "it is empty"
+                }
+                throw .validation(.badAlias(String(a.prefix(60)), reason: reason))
+            }
             if seen.insert(name.lowercased()).inserted { out.append(name) }
         }
         return out.joined(separator: "\n")

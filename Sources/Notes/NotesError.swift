@@ -70,6 +70,8 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case files([FileProblem])
     /// A property name that cannot be one.
     case badPropertyName(String)
+    /// An alias that cannot be one (its first 60 characters), and why.
+    case badAlias(String, reason: String)
     /// A file of an input names a note id whose stream holds no note (a damaged store).
     case streamWithoutNote(file: String, id: Identifier)
     /// A file name that cannot be a file: empty, or a directory.
@@ -105,6 +107,8 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
         case .files(let problems):
             return problems.map { "\($0.file): \($0.reason)" }.joined(separator: "\n")
                 + "\n\(problems.count) files are refused; nothing was imported (fix them, or give --skip-invalid)"
+        case .badAlias(let alias, let reason):
+            return "alias \"\(alias)\" cannot be one: \(reason); aliases are one line, like titles"
         case .badPropertyName(let key):
             return "property name \"\(key)\" is not one: give 1 to 100 characters without control characters"
         case .streamWithoutNote(let file, let id):
@@ -117,7 +121,7 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A file refused by an import, and why.
-public struct FileProblem: Sendable, Equatable {
+public struct FileProblem: Error, Sendable, Equatable {
     public var file: String
     public var reason: String
 

@@ -46,7 +46,7 @@ struct MarkdownNote: Equatable {
     struct Problem: Error { let message: String }
 
     /// The keys an export writes from the note, in the order it writes them.
-    static let ownKeys = ["id", "title", "category", "tags", "aliases", "pinned", "archived", "trashed"]
+    static let ownKeys = ["id", "title", "category", "tags", "aliases", "pinned", "archived", "trashed", "notes-id"]
     /// The keys an export writes from the note's times unless the file kept its own.
     static let dateKeys = ["created", "updated"]
 
@@ -78,7 +78,12 @@ struct MarkdownNote: Equatable {
         func line(_ key: String, _ value: @autoclosure () -> String) {
             if !keptKeys.contains(key) { out += key + ": " + value() + "\n" }
         }
-        line("id", note.id.uuidString)
+        // Another tool's `id`, kept, leaves the store's under a name of its own.
+        if keptKeys.contains("id") {
+            out += "notes-id: \(note.id.uuidString)\n"
+        } else {
+            line("id", note.id.uuidString)
+        }
         line("title", note.title.jsonQuoted)
         if let category = labels.category { line("category", category.jsonQuoted) }
         let inline = Set(inlineTags(note.body).map { $0.lowercased() })
@@ -133,32 +138,38 @@ struct MarkdownNote: Equatable {
         for entry in front.entries {
             let value = entry.value
             switch entry.key {
-            case "id":
-                // An id of another tool (not a UUID) is that tool's: kept as it is.
-                guard let raw = value.text, let id = Identifier(raw), raw.utf8.count == 36 || raw.utf8.count == 32
-                else {
+            case "id", "notes-id":
+                // An id of another tool (not a UUID as the store writes it) is that tool's, kept
+                // as it is; the store's is then written as `notes-id`.
+                guard let raw = value.text, raw.utf8.count == 36, let id = Identifier(raw) else {
+                    if entry.key == "notes-id" {
+                        throw Problem(message: "notes-id \((value.text ?? "").jsonQuoted) is not a UUID")
+                    }
                     kept.append(entry)
                     continue
+                }
+                if let other = self.id, other != id {
+                    throw Problem(message: "id and notes-id name two notes; keep one")
                 }
                 self.id = id
             case "title":
                 guard let t = value.text else { throw Problem(message: "title is not a text; give one line of text") }
-                title = value.isNull ? nil : t
+                title = value.isNull ? nil : Self.oneLine(t)
             case "category":
                 guard let c = value.text else { throw Problem(message: "category is not a text; give one name") }
                 category = .some(value.isNull || Notebook.trim(c).isEmpty ? nil : c)
             case "tags":
-                guard var names = value.strings else {
+                guard var names = Self.names(value) else {
                     throw Problem(message: "tags is not a list of names; give a list or one name")
                 }
                 // A plain `tags: a, b` or `tags: a b` is a list too, as Obsidian reads it.
-                if case .scalar(let t, plain: true) = value {
+                if case .scalar(let t, plain: true) = value, !value.isNull {
                     names = t.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
                 }
                 tags = names.map(Notebook.trim).map { String($0.hasPrefix("#") ? $0.dropFirst() : $0[...]) }
                     .filter { !$0.isEmpty }
             case "aliases", "alias":
-                guard let names = value.strings else {
+                guard let names = Self.names(value) else {
                     throw Problem(message: "\(entry.key) is not a list of names; give a list or one name")
                 }
                 aliases = (aliases ?? []) + names.map(Notebook.trim).filter { !$0.isEmpty }
@@ -168,6 +179,20 @@ struct MarkdownNote: Equatable {
             default: kept.append(entry)
             }
         }
+    }
+
+    /// The texts of a list value or one text; null (the value or an item) is none.
+    private static func names(_ value: YAMLNode) -> [String]? {
+        if value.isNull { return [] }
+        if case .sequence(let items) = value {
+            var out: [String] = []
+            for item in items where !item.isNull {
+                guard let t = item.text else { return nil }
+                out.append(t)
+            }
+            return out
+        }
+        return value.strings
     }
 
     /// Where the line starting at `from` ends (before any `\r\n`) and where the next begins.
@@ -199,49 +224,103 @@ struct MarkdownNote: Equatable {
     /// digit; not in code (fenced blocks, indented blocks, code spans) nor in a heading's `# `.
     /// Each name once (the first spelling), in order.
     static func inlineTags(_ body: String) -> [String] {
-        guard body.utf8.contains(UInt8(ascii: "#")) else { return [] }
+        var body = body
+        return body.withUTF8 { inlineTags(utf8: $0) }
+    }
+
+    private static func inlineTags(utf8 b: UnsafeBufferPointer<UInt8>) -> [String] {
+        guard b.contains(UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
         var seen: Set<String> = []
-        var fence: Character?
-        for raw in body.split(separator: "\n", omittingEmptySubsequences: false) {
-            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
-            let trimmed = line.drop { $0 == " " }
+        var fence: UInt8?  // the byte of an open code fence, ` or ~
+        var inComment = false
+        var i = 0
+        while i < b.count {
+            var end = i
+            while end < b.count, b[end] != 0x0A { end += 1 }
+            defer { i = end + 1 }
+            var first = i
+            while first < end, b[first] == 0x20 { first += 1 }
+            let opensFence =
+                first + 2 < end && (b[first] == 0x60 || b[first] == 0x7E) && b[first + 1] == b[first]
+                && b[first + 2] == b[first]
             if let f = fence {
-                if trimmed.hasPrefix(String(repeating: f, count: 3)) { fence = nil }
+                if opensFence && b[first] == f { fence = nil }
                 continue
             }
-            if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
-                fence = trimmed.first
+            if opensFence {
+                fence = b[first]
                 continue
             }
-            if line.hasPrefix("    ") || line.hasPrefix("\t") { continue }
-            let chars = Array(line)
-            var i = 0
+            // An indented code block; a link reference definition (`[name]: #anchor`).
+            if first - i >= 4 || (i < end && b[i] == 0x09) { continue }
+            if !inComment, first < end, b[first] == 0x5B, isReferenceDefinition(b, from: first, to: end) { continue }
+            var k = i
             var inCode = false
-            while i < chars.count {
-                let c = chars[i]
-                if c == "`" {
-                    inCode.toggle()
-                    i += 1
-                    continue
-                }
-                if !inCode, c == "#", i == 0 || chars[i - 1].isWhitespace {
-                    var j = i + 1
-                    while j < chars.count, chars[j].isLetter || chars[j].isNumber || "_-/".contains(chars[j]) { j += 1 }
-                    var name = String(chars[(i + 1)..<j])
-                    while name.hasSuffix("/") { name.removeLast() }
-                    if name.contains(where: { !$0.isNumber }), !name.hasPrefix("/"), !name.contains("//"),
-                        seen.insert(name.lowercased()).inserted
-                    {
-                        out.append(name)
+            while k < end {
+                let c = b[k]
+                // An HTML comment, which may span lines.
+                if inComment {
+                    if c == 0x2D, k + 2 < end, b[k + 1] == 0x2D, b[k + 2] == 0x3E {
+                        inComment = false
+                        k += 3
+                    } else {
+                        k += 1
                     }
-                    i = max(j, i + 1)
                     continue
                 }
-                i += 1
+                if !inCode, c == 0x3C, k + 3 < end, b[k + 1] == 0x21, b[k + 2] == 0x2D, b[k + 3] == 0x2D {
+                    inComment = true
+                    k += 4
+                    continue
+                }
+                if c == 0x60 {
+                    inCode.toggle()
+                    k += 1
+                    continue
+                }
+                guard !inCode, c == 0x23, k == i || isSpace(b[k - 1]) else {
+                    k += 1
+                    continue
+                }
+                var j = k + 1
+                while j < end, isTagByte(b[j]) { j += 1 }
+                var name = String(decoding: UnsafeBufferPointer(rebasing: b[(k + 1)..<j]), as: UTF8.self)
+                // Bytes of letters were taken whole; anything not a letter or digit ends the name.
+                if let stop = name.firstIndex(where: { !($0.isLetter || $0.isNumber || "_-/".contains($0)) }) {
+                    name = String(name[..<stop])
+                }
+                while name.hasSuffix("/") { name.removeLast() }
+                if name.contains(where: { !$0.isNumber }), !name.hasPrefix("/"), !name.contains("//"),
+                    seen.insert(name.lowercased()).inserted
+                {
+                    out.append(name)
+                }
+                k = max(j, k + 1)
             }
         }
         return out
+    }
+
+    /// Whether the line from `from` (a `[`) to `to` is `[label]: destination`.
+    private static func isReferenceDefinition(_ b: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Bool {
+        var k = from + 1
+        while k < end, b[k] != 0x5D {
+            if b[k] == 0x5B { return false }
+            k += 1
+        }
+        return k > from + 1 && k + 1 < end && b[k + 1] == 0x3A
+    }
+
+    @inline(__always)
+    private static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0A }
+
+    /// ASCII letters, digits, `_`, `-`, `/`, and every byte of a multi-byte character (checked
+    /// to be a letter or digit once the name is made).
+    @inline(__always)
+    private static func isTagByte(_ c: UInt8) -> Bool {
+        (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c == 0x2D
+            || c == 0x2F || c >= 0x80
     }
 
     /// The title of an imported file: the front matter's `title` when it is not empty, else the
@@ -348,10 +427,17 @@ struct MarkdownNote: Equatable {
         return nil
     }
 
+    /// A name with its line breaks and control characters made spaces (runs of white space one).
+    static func oneLine(_ name: String) -> String {
+        let flat = String(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+        return flat.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+
     /// Whether a recorded source path can be written under an export folder: relative, a `.md`
     /// file, no part empty, hidden or `..`, no control character.
     static func isSafePath(_ path: String) -> Bool {
-        guard path.hasSuffix(".md"), !path.hasPrefix("/"), !path.unicodeScalars.contains(where: { $0.value < 0x20 })
+        guard path.lowercased().hasSuffix(".md"), !path.hasPrefix("/"),
+            !path.unicodeScalars.contains(where: { $0.value < 0x20 })
         else { return false }
         return path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy {
             !$0.isEmpty && !$0.hasPrefix(".")

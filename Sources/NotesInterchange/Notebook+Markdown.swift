@@ -1,4 +1,5 @@
 import Basics
+import Dispatch
 import EventStore
 import Glibc
 import LMDB
@@ -17,6 +18,27 @@ public struct MarkdownExportSummary: Sendable, Equatable {
     }
 }
 
+/// A vault file read and checked: what its note will be.
+struct VaultItem: Sendable {
+    var file: String
+    var md: MarkdownNote
+    var title: String
+    var body: String
+    var category: String?
+    var tags: [String]
+    var aliases: String
+    /// The SHA-256 of the file's bytes, hex.
+    var digest: String
+    /// What was changed to import it (a title cut to the limit).
+    var warnings: [String] = []
+}
+
+/// A value handed between threads that never touch it at once (each writes its own slots).
+private struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
 /// What an import of a Markdown folder did.
 public struct MarkdownImportSummary: Sendable, Equatable {
     public var created: Int
@@ -28,6 +50,8 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var skipped: [FileProblem]
     /// Files that are not `.md` (outside hidden folders), left alone.
     public var otherFiles: Int
+    /// Notes imported from this folder before whose files are gone (the notes are kept).
+    public var missingFiles = 0
 
     public init(
         created: Int, updated: Int, unchanged: Int, warnings: [String] = [], skipped: [FileProblem] = [],
@@ -70,29 +94,32 @@ extension Notebook {
             else { continue }
             earlier[id, default: []].append(file)
         }
-        var used: Set<String> = []
+        // Names compared by their bytes, lowercased: `café` in two normal forms, or `Note.md`
+        // beside `note.md`, are two files (a generated name avoids both, for file systems that
+        // ignore case).
+        var used: Set<[UInt8]> = []
         var summary = MarkdownExportSummary(files: 0, moved: 0)
         // A note imported from a file goes back to that file's path; the others are named
         // after their titles, in their categories' folders.
         for note in notes {
-            if let path = note.sourcePath, MarkdownNote.isSafePath(path) { used.insert(path.lowercased()) }
+            if let path = note.sourcePath, MarkdownNote.isSafePath(path) { used.insert(Array(path.lowercased().utf8)) }
         }
-        var placed: Set<String> = []
+        var placed: Set<[UInt8]> = []
         for note in notes {
             let category = note.category.flatMap { names[$0] }
             var file: String
-            if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(path.lowercased()).inserted {
+            if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
                 file = path
             } else {
                 let folder = category.map { MarkdownNote.folderName($0) + "/" } ?? ""
                 let slug = MarkdownNote.slug(note.title)
                 var digits = 8
                 file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
-                while used.contains(file.lowercased()) && digits < 32 {
+                while used.contains(Array(file.lowercased().utf8)) && digits < 32 {
                     digits += 4
                     file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
                 }
-                used.insert(file.lowercased())
+                used.insert(Array(file.lowercased().utf8))
             }
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             try io { () throws(IOFailure) in
@@ -111,34 +138,48 @@ extension Notebook {
         return summary
     }
 
-    /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries, and
-    /// how many other files there are.
-    func markdownFiles(in directory: String, prefix: String = "") throws(NotesError) -> [String] {
-        try vaultFiles(in: directory).markdown
+    /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
+    func markdownFiles(in directory: String) throws(NotesError) -> [String] {
+        var listing = VaultListing()
+        try listVault(directory, into: &listing)
+        return listing.markdown
     }
 
-    private func vaultFiles(in directory: String, prefix: String = "") throws(NotesError) -> (
-        markdown: [String], others: Int
-    ) {
-        var out: [String] = []
+    /// What a vault's folders hold.
+    struct VaultListing {
+        /// The `.md` files (any case of the extension), relative paths in order.
+        var markdown: [String] = []
+        /// Other files, left alone.
         var others = 0
+        /// Symbolic links, not followed: a vault's files are read where they are, and a link
+        /// could lead out of the folder or back into it.
+        var links: [String] = []
+        /// Entries whose names are not UTF-8.
+        var badNames: [FileProblem] = []
+    }
+
+    /// Lists the folder `prefix` of the vault `directory` (hidden entries skipped).
+    private func listVault(_ directory: String, prefix: String = "", into listing: inout VaultListing)
+        throws(NotesError)
+    {
         let entries = try io { () throws(IOFailure) in
             try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix))
         }
-        for entry in entries.sorted(by: { $0.name < $1.name }) {
+        for entry in entries {
             if entry.name.hasPrefix(".") { continue }
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
-            if entry.isDirectory {
-                let inner = try vaultFiles(in: directory, prefix: relative)
-                out += inner.markdown
-                others += inner.others
-            } else if entry.name.hasSuffix(".md") {
-                out.append(relative)
-            } else {
-                others += 1
+            guard entry.nameIsUTF8 else {
+                listing.badNames.append(
+                    FileProblem(file: relative, reason: "the name is not valid UTF-8; rename it to read it"))
+                continue
+            }
+            switch entry.kind {
+            case .directory: try listVault(directory, prefix: relative, into: &listing)
+            case .symbolicLink: listing.links.append(relative)
+            case .file where entry.name.lowercased().hasSuffix(".md"): listing.markdown.append(relative)
+            case .file, .other: listing.others += 1
             }
         }
-        return (out, others)
     }
 
     /// Reads a folder of `.md` files (a vault), one note each, and creates or updates the notes
@@ -165,74 +206,36 @@ extension Notebook {
     public func importMarkdown(from directory: String, skipInvalid: Bool = false) throws(NotesError)
         -> MarkdownImportSummary
     {
-        struct Item {
-            var file: String
-            var md: MarkdownNote
-            var title: String
-            var body: String
-            var category: String?
-            var tags: [String]
-            var aliases: String
-        }
-        let (files, others) = try vaultFiles(in: directory)
+        var listing = VaultListing()
+        try listVault(directory, into: &listing)
+        let (files, others) = (listing.markdown, listing.others)
         let vault = Self.absolutePath(directory)
-        var items: [Item] = []
+        // Files are read and parsed on every core (they are independent), then taken in order.
+        let parsed = try Self.inParallel(files) { (file) throws(NotesError) in try readVaultFile(file, in: directory) }
+        var items: [VaultItem] = []
         var warnings: [String] = []
-        var problems: [FileProblem] = []
+        if !listing.links.isEmpty {
+            let n = listing.links.count
+            warnings.append(
+                "\(n) symbolic link\(n == 1 ? "" : "s") not followed (\(listing.links.prefix(3).joined(separator: ", "))\(n > 3 ? ", …" : "")): a vault's files are read where they are"
+            )
+        }
+        var problems: [FileProblem] = listing.badNames
         var seen: [Identifier: String] = [:]
-        for file in files {
-            func item() throws(NotesError) -> Item {
-                func refuse(_ reason: String) -> NotesError { .validation(.file(file, reason: reason)) }
-                let bytes: [UInt8]
-                let limit = options.maxBodyBytes + (1 << 16)
-                do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch { throw .io(error) }
-                if bytes.count > limit { throw refuse("the file is over \(limit) bytes") }
-                guard let text = String(validating: bytes, as: UTF8.self) else {
-                    throw refuse("the file is not valid UTF-8")
-                }
-                let md: MarkdownNote
-                do { md = try MarkdownNote.parse(text) } catch { throw refuse(error.message) }
-                let stem = String((file.split(separator: "/").last ?? Substring(file)).dropLast(3))
-                let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: stem)
-                if cut {
-                    warnings.append(
-                        "\(file): the title is over \(Self.maxTitleCharacters) characters; cut at a word boundary")
-                }
-                let parts = file.split(separator: "/")
-                var item = Item(file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "")
-                do {
-                    item.title = try Self.validTitle(rawTitle)
-                    item.body = try validBody(md.body)
-                    item.tags = try Self.validTagNames(md.tags)
-                    for name in MarkdownNote.inlineTags(md.body) {
-                        // An inline `#tag` the store cannot hold stays text in the body.
-                        guard let valid = try? Self.validTagName(name) else {
-                            warnings.append("\(file): #\(name) is not a tag name the store can hold; left as text")
-                            continue
-                        }
-                        if !item.tags.contains(where: { $0.lowercased() == valid.lowercased() }) {
-                            item.tags.append(valid)
-                        }
+        for (file, outcome) in zip(files, parsed) {
+            switch outcome {
+            case .failure(let problem):
+                problems.append(problem)
+            case .success(let item):
+                if let id = item.md.id {
+                    if let other = seen[id] {
+                        problems.append(FileProblem(file: file, reason: "\(other) has the same id \(id)"))
+                        continue
                     }
-                    item.aliases = try Self.aliasesValue(md.aliases ?? [])
-                    if let given = md.category {
-                        item.category = try given.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
-                    } else if parts.count > 1 {
-                        item.category = try Self.validCategoryName(String(parts[0]))
-                    }
-                    _ = try Self.validProperty(
-                        key: NoteProperty.frontMatter.rawValue, value: md.keptText,
-                        limit: options.maxBodyBytes)
-                } catch { throw refuse(error.description) }
-                if let id = md.id {
-                    if let other = seen[id] { throw refuse("\(other) has the same id \(id)") }
                     seen[id] = file
                 }
-                return item
-            }
-            do { items.append(try item()) } catch {
-                guard case .validation(.file(let f, let reason)) = error else { throw error }
-                problems.append(FileProblem(file: f, reason: reason))
+                warnings += item.warnings
+                items.append(item)
             }
         }
         if !problems.isEmpty && !skipInvalid {
@@ -243,6 +246,19 @@ extension Notebook {
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
+            // Categories and tags first, through the inline projections; then the notes'
+            // events, their projections run in batches as a bulk import's are (so every lookup
+            // of the store is made before the first note is appended).
+            var categoryIDs: [String: Identifier] = [:]
+            var tagIDsByName: [String: Identifier] = [:]
+            for item in items {
+                if let c = item.category, categoryIDs[c] == nil {
+                    categoryIDs[c] = try ensureCategory(c, session: session, dbs: dbs)
+                }
+                for name in item.tags where tagIDsByName[name] == nil {
+                    tagIDsByName[name] = try ensureTag(name, session: session, dbs: dbs)
+                }
+            }
             // The notes imported from this folder before, by path.
             var byPath: [String: Identifier] = [:]
             var all = ListQuery()
@@ -251,19 +267,30 @@ extension Notebook {
             where note.properties[NoteProperty.vault.rawValue] == vault {
                 if let path = note.sourcePath { byPath[path] = note.id }
             }
+            let present = Set(items.map { Array($0.file.utf8) })
+            summary.missingFiles = byPath.keys.filter { !present.contains(Array($0.utf8)) }.count
+            var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []
+            var matched: Set<Identifier> = []
             for item in items {
-                let categoryID = try item.category.map {
-                    try ensureCategory($0, session: session, dbs: dbs)
-                }
+                let categoryID = item.category.flatMap { categoryIDs[$0] }
                 var tagIDs: [Identifier] = []
                 for name in item.tags {
-                    let t = try ensureTag(name, session: session, dbs: dbs)
-                    if !tagIDs.contains(t) { tagIDs.append(t) }
+                    if let t = tagIDsByName[name], !tagIDs.contains(t) { tagIDs.append(t) }
                 }
-                let existing = try (item.md.id ?? byPath[item.file]).flatMap {
-                    try projection.note($0, in: session.transaction, databases: dbs)
+                // A note is updated by one file at most (by its id, else by its path).
+                let existing = try [item.md.id, byPath[item.file]].lazy.compactMap { $0 }.first {
+                    !matched.contains($0)
+                }.flatMap { try projection.note($0, in: session.transaction, databases: dbs) }
+                if let existing { matched.insert(existing.id) }
+                // A file unchanged since its last import leaves the note as the store has it
+                // (edits made here since are kept).
+                if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
+                    summary.unchanged += 1
+                    continue
                 }
-                var properties: [(NoteProperty, String)] = [(.aliases, item.aliases), (.frontMatter, item.md.keptText)]
+                var properties: [(NoteProperty, String)] = [
+                    (.aliases, item.aliases), (.frontMatter, item.md.keptText), (.sourceDigest, item.digest),
+                ]
                 // The path is recorded for a note made from a file of this folder, and for one
                 // matched in it (by path, or by id when the file moved within it); a note the
                 // store exported elsewhere and reads back keeps its own.
@@ -283,15 +310,22 @@ extension Notebook {
                     for (key, value) in properties where note.properties[key.rawValue, default: ""] != value {
                         events.append(.propertySet(key: key.rawValue, value: value))
                     }
+                    // A file that says what the note says changes nothing, not even the digest.
+                    if events.allSatisfy({
+                        if case .propertySet(let key, _) = $0 { return key == NoteProperty.sourceDigest.rawValue }
+                        return false
+                    }) {
+                        events = []
+                    }
                     if events.isEmpty {
                         summary.unchanged += 1
                     } else {
-                        _ = try append(
-                            events, to: note.id, expecting: .exact(note.version), session: session, dbs: dbs)
+                        plans.append((note.id, events, .exact(note.version)))
                         summary.updated += 1
                     }
                 } else {
-                    let id = item.md.id ?? session.newID()
+                    let id = item.md.id.flatMap { matched.contains($0) ? nil : $0 } ?? session.newID()
+                    matched.insert(id)
                     if try store.streamVersion(Note.stream(id), in: session.transaction) != 0 {
                         throw NotesError.validation(.streamWithoutNote(file: item.file, id: id))
                     }
@@ -305,12 +339,96 @@ extension Notebook {
                     for (key, value) in properties where !value.isEmpty {
                         events.append(.propertySet(key: key.rawValue, value: value))
                     }
-                    _ = try append(events, to: id, expecting: .noStream, session: session, dbs: dbs)
+                    plans.append((id, events, .noStream))
                     summary.created += 1
                 }
             }
+            session.deferProjections()
+            for plan in plans {
+                var meta = metadata
+                if plan.events.count > 1 { meta.correlationID = session.newID() }
+                try session.append(
+                    plan.events.map { $0.newEvent(id: session.newID(), metadata: meta) }, to: Note.stream(plan.id),
+                    expecting: plan.expecting)
+                if session.deferredBytes >= Self.importProjectionBytes { try session.applyDeferredProjections() }
+            }
             return summary
         }
+    }
+
+    /// Reads and checks one file of a vault: the note it makes, or why it cannot make one.
+    private func readVaultFile(_ file: String, in directory: String) throws(NotesError) -> Result<
+        VaultItem, FileProblem
+    > {
+        func refuse(_ reason: String) -> Result<VaultItem, FileProblem> {
+            .failure(FileProblem(file: file, reason: reason))
+        }
+        let bytes: [UInt8]
+        let limit = options.maxBodyBytes + (1 << 16)
+        do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch { throw .io(error) }
+        if bytes.count > limit { return refuse("the file is over \(limit) bytes") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
+        let md: MarkdownNote
+        do { md = try MarkdownNote.parse(text) } catch { return refuse(error.message) }
+        // Names from the file system may hold what a title or category cannot (a line break).
+        let stem = MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
+        let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: stem)
+        var item = VaultItem(
+            file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "",
+            digest: SHA256.hex(SHA256.hash(bytes)))
+        if cut {
+            item.warnings.append(
+                "\(file): the title is over \(Self.maxTitleCharacters) characters; cut at a word boundary")
+        }
+        let parts = file.split(separator: "/")
+        do {
+            item.title = try Self.validTitle(rawTitle)
+            item.body = try validBody(md.body)
+            item.tags = try Self.validTagNames(md.tags)
+            for name in MarkdownNote.inlineTags(md.body) {
+                // An inline `#tag` the store cannot hold stays text in the body.
+                guard let valid = try? Self.validTagName(name) else {
+                    item.warnings.append("\(file): #\(name) is not a tag name the store can hold; left as text")
+                    continue
+                }
+                if !item.tags.contains(where: { $0.lowercased() == valid.lowercased() }) { item.tags.append(valid) }
+            }
+            item.aliases = try Self.aliasesValue(md.aliases ?? [])
+            if let given = md.category {
+                item.category = try given.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
+            } else if parts.count > 1 {
+                item.category = try Self.validCategoryName(MarkdownNote.oneLine(String(parts[0])))
+            }
+            _ = try Self.validProperty(
+                key: NoteProperty.frontMatter.rawValue, value: md.keptText, limit: options.maxBodyBytes)
+        } catch { return refuse(error.description) }
+        return .success(item)
+    }
+
+    /// `body` of each element, on as many threads as there are cores (at most 4), in order; the
+    /// first error thrown (by position) is thrown.
+    static func inParallel<T: Sendable, R: Sendable>(
+        _ elements: [T], _ body: @Sendable (T) throws(NotesError) -> R
+    ) throws(NotesError) -> [R] {
+        let threads = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), elements.count / 64))
+        let results = UnsafeMutableBufferPointer<Result<R, NotesError>?>.allocate(capacity: elements.count)
+        results.initialize(repeating: nil)
+        defer {
+            results.deinitialize()
+            results.deallocate()
+        }
+        let slots = UncheckedSendable(results)
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            var i = t
+            while i < elements.count {
+                slots.value[i] = Result { () throws(NotesError) in try body(elements[i]) }
+                i += threads
+            }
+        }
+        var out: [R] = []
+        out.reserveCapacity(elements.count)
+        for r in results { out.append(try r!.get()) }
+        return out
     }
 
     /// `path` made absolute against the working directory, without `.` parts or a trailing `/`

@@ -307,4 +307,79 @@ struct CLIVaultTests {
         #expect(skipped.stderr.contains("notes: warning: skipped latin1.md: the file is not valid UTF-8"))
         #expect(try s.titles() == ["Good"])
     }
+
+    @Test("hostile vaults: symbolic links not followed, bad names refused by name, odd names made one line")
+    func hostileVaults() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, [("a.md", "# A\n"), ("real/b.md", "# B\n")])
+        symlink(".", dir + "/loop")
+        symlink(dir + "/real", dir + "/again")
+        symlink("/etc/passwd", dir + "/passwd.md")
+        let r = try s.ok("import-markdown", dir)
+        #expect(r.stdout.contains("created 2,"))
+        #expect(r.stderr.contains("3 symbolic links not followed"))
+        #expect(Set(try s.titles("--all")) == ["A", "B"])
+        // A name that is not UTF-8 is refused by name; names with line breaks make one-line titles.
+        let t = try Sandbox()
+        let other = t.path("vault")
+        try vault(other, [("x.md", "body\n"), ("new\nline.md", "text\n"), ("ctl\u{1}dir/in.md", "in\n")])
+        write(file: other + "/bad\u{FFFD}.md", "z\n")
+        // A name with the byte 0xFE, which no UTF-8 text has.
+        let badName = (Array((other + "/bad").utf8) + [0xFE] + Array(".md".utf8) + [0]).map { CChar(bitPattern: $0) }
+        close(open(badName, O_WRONLY | O_CREAT, 0o644))
+        let refused = t.run(["import-markdown", other])
+        #expect(refused.code == 2)
+        #expect(refused.stderr.contains("the name is not valid UTF-8"), "\(refused.stderr)")
+        try t.ok("import-markdown", other, "--skip-invalid")
+        #expect(Set(try t.titles("--all")) == ["x", "new line", "in", "bad\u{FFFD}"])
+        #expect(try notes(t)["in"]?["category"] as? String == "ctl dir")
+    }
+
+    @Test("a file unchanged since its import keeps the store's edits; another tool's id survives a round trip")
+    func editsAndForeignIDs() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("n.md", "---\ntitle: T1\n---\nbody #c\n"),
+                ("zk.md", "---\nid: 20240101120000\ntags: null\n---\nzk body\n"),
+                ("20240105.md", "# Daily\n\nBack to [[deadbeef]].\n"),
+                ("deadbeef.md", "# Hex named\n\n[[20240105]], [[zk.md]], [[Sub/Deep]] and | [[T1\\|cell]] |\n"),
+                ("A/Sub/Deep.md", "# Deep one\n"),
+            ])
+        try s.ok("import-markdown", dir)
+        let all = try notes(s)
+        let n = try #require(all["T1"]?["id"] as? String)
+        try s.ok("edit", n, "--body", "store-edited body")
+        let again = try s.ok("import-markdown", dir, "--json").object()
+        #expect(again["updated"] as? Int == 0)
+        #expect(try s.ok("show", n, "--json").object()["body"] as? String == "store-edited body")
+        // The file changed since: it wins.
+        write(file: dir + "/n.md", "---\ntitle: T1\n---\nbody #c, edited elsewhere\n")
+        #expect(try s.ok("import-markdown", dir, "--json").object()["updated"] as? Int == 1)
+        #expect(try s.ok("show", n, "--json").object()["body"] as? String == "body #c, edited elsewhere\n")
+        #expect(all["zk"]?["tags"] as? [String] == [])
+        // Names of hex digits, names with .md, path ends and an escaped table pipe all lead home.
+        #expect(try targets(s, try #require(all["Daily"]?["id"] as? String)) == ["[[deadbeef]]": "Hex named"])
+        #expect(
+            try targets(s, try #require(all["Hex named"]?["id"] as? String)) == [
+                "[[20240105]]": "Daily", "[[zk.md]]": "zk", "[[Sub/Deep]]": "Deep one", "[[T1\\|cell]]": "T1",
+            ])
+        let backlinks = try s.ok("backlinks", try #require(all["Daily"]?["id"] as? String), "--json").array()
+        #expect(backlinks.map { $0["title"] as? String } == ["Hex named"])
+        // Another tool's id is kept; the store's is written as notes-id, and read back.
+        let out = s.path("out")
+        try s.ok("export-markdown", out)
+        let zk = String(decoding: read(file: out + "/zk.md"), as: UTF8.self)
+        #expect(zk.contains("id: 20240101120000\n") && zk.contains("\nnotes-id: "))
+        #expect(try s.ok("import-markdown", out, "--json").object()["created"] as? Int == 0)
+        // An alias that cannot be one is named as an alias.
+        let bad = s.path("bad")
+        try vault(bad, [("x.md", "---\naliases: [\"\(String(repeating: "a", count: 600))\"]\n---\n")])
+        let refused = s.run(["import-markdown", bad])
+        #expect(refused.stderr.contains("alias \"aaaa"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("it has 600 characters; the limit is 500"))
+    }
 }

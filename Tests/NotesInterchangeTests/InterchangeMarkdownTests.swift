@@ -2,9 +2,10 @@ import Basics
 import EventStore
 import Foundation
 import Notes
-import NotesInterchange
 import TestSupport
 import Testing
+
+@testable import NotesInterchange
 
 @Suite("Interchange: Markdown folders")
 struct InterchangeMarkdownTests {
@@ -92,7 +93,7 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 1, unchanged: 0))
         let note = try s.book.note(a.id)
         #expect(note.title == "Better plan" && note.body == "one\ntwo\n" && note.pinned)
-        #expect(note.version == 4, "retitled, body edited, pinned: one event each")
+        #expect(note.version == 5, "retitled, body edited, pinned, the file's digest: one event each")
         #expect(try s.book.exportMarkdown(to: dir) == MarkdownExportSummary(files: 1, moved: 1))
         #expect(try files(dir) == ["Work/better-plan-\(a.id.hex.prefix(8)).md"])
     }
@@ -157,5 +158,32 @@ struct InterchangeMarkdownTests {
             #expect(error.description == "y.md: the file is not valid UTF-8; nothing was imported")
         }
         #expect(try s.head == 0)
+    }
+
+    @Test("inline #tags as Obsidian finds them: not in code, not numbers, not inside words")
+    func inlineTags() {
+        let body = """
+            # Heading is not a tag
+            #start of line, mid #mid/dle/ and #Mid again, #1984 but #y2k; a#b &#123; url/#frag
+            `#code` and ```#inline``` then #after-code. #旅行。 #emoji🎉 #under_score
+            ```
+            #fenced
+            ```
+                #indented
+            \t#tabbed
+            ~~~
+            #tilde
+            ~~~
+            [caveats]: #caveats
+            <!-- #todo --> #visible <!-- a
+            #spanning --> #after-comment
+            #end\r
+            """
+        #expect(
+            MarkdownNote.inlineTags(body) == [
+                "start", "mid/dle", "Mid", "y2k", "after-code", "旅行", "emoji", "under_score", "visible",
+                "after-comment", "end",
+            ])
+        #expect(MarkdownNote.inlineTags("no tags here") == [])
     }
 }

@@ -143,14 +143,17 @@ enum LinkIndex {
     }
 
     /// The other names a link can lead to `note` by, folded, distinct and sorted: its aliases,
-    /// and for a note imported from a file, the file's name and its path without `.md`.
+    /// and for a note imported from a file, the file's path within its folder and every shorter
+    /// end of it down to the file's name, each with and without `.md` (`[[b/c]]` and `[[c.md]]`
+    /// lead to `a/b/c.md`, as Obsidian reads them).
     public static func names(of note: Note) -> [String] {
         var out = Set(note.aliases.map(TextFolding.fold))
         if let path = note.sourcePath {
-            let bare = path.hasSuffix(".md") ? String(path.dropLast(3)) : path
-            out.insert(TextFolding.fold(bare))
-            if let slash = bare.lastIndex(of: "/") {
-                out.insert(TextFolding.fold(String(bare[bare.index(after: slash)...])))
+            let parts = path.split(separator: "/")
+            for k in parts.indices {
+                let end = parts[k...].joined(separator: "/")
+                out.insert(TextFolding.fold(end))
+                if end.lowercased().hasSuffix(".md") { out.insert(TextFolding.fold(String(end.dropLast(3)))) }
             }
         }
         out.remove("")

@@ -68,12 +68,15 @@ protocol LinkWorld: ~Copyable {
 /// title, to the one that holds it as another name (an alias, the name of the file it came
 /// from), by the same rule. When none holds it at all, to the note that held it last, as a title
 /// or another name: `[[Old title]]` follows its note through renames. An id link leads to the
-/// one note whose id starts with its digits.
+/// one note whose id starts with its digits; when none does, the digits are a name, resolved as
+/// a title link's is.
 enum LinkResolution {
     static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> [Identifier] {
         switch key {
         case .id(let hex):
-            return try world.notes(withIDPrefix: hex)
+            // Digits no id starts with may be a name (`[[20240105]]`, a daily note's file).
+            let ids = try world.notes(withIDPrefix: hex)
+            return ids.isEmpty ? try resolve(.title(hex), in: world) : ids
         case .title(let folded):
             let titles = try world.holders(of: folded)
             if let best = try current(titles, in: world) { return [best] }
@@ -132,6 +135,12 @@ enum LinkResolution {
         }
         for title in try world.titles(of: id) {
             for (key, source) in try world.linkers(of: .title(title)) { try consider(key, source, world) }
+            // A name of hex digits is written as an id link.
+            if let digits = WikiLink.idDigits(title) {
+                for (key, source) in try world.linkers(of: .id(String(digits.prefix(8)))) {
+                    try consider(key, source, world)
+                }
+            }
         }
         let hex = id.hex
         for (key, source) in try world.linkers(of: .id(String(hex.prefix(8)))) {

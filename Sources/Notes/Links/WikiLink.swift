@@ -136,7 +136,8 @@ public struct WikiLink: Sendable, Equatable, Hashable {
 
     static func link(_ inner: String, text: String, line: Int) -> WikiLink? {
         let parts = inner.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
-        var target = trim(parts[0])
+        // In a table, `[[Title\|label]]` escapes the cell separator.
+        var target = trim(parts.count > 1 && parts[0].hasSuffix("\\") ? parts[0].dropLast() : parts[0])
         let written = target
         if let hash = target.firstIndex(of: "#") { target = trim(target[..<hash]) }
         guard !target.isEmpty else { return nil }

@@ -123,13 +123,17 @@ let importMarkdownCommand = Command(
                     .array(
                         summary.skipped.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
                 ),
-                ("otherFiles", .int(summary.otherFiles)),
+                ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
             ]))
     } else {
         var line = "created \(summary.created), updated \(summary.updated), unchanged \(summary.unchanged)"
         if !summary.skipped.isEmpty { line += ", skipped \(summary.skipped.count)" }
         if summary.otherFiles > 0 {
             line += "; \(summary.otherFiles) other file\(summary.otherFiles == 1 ? "" : "s") left alone"
+        }
+        if summary.missingFiles > 0 {
+            let n = summary.missingFiles
+            line += "; \(n) note\(n == 1 ? "" : "s") from files no longer in the folder kept"
         }
         ctx.terminal.print(line)
     }
