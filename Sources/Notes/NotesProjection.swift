@@ -140,7 +140,7 @@ public final class NotesProjection: ProjectionSet {
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &note, id: id, at: e.recordedAt, version: e.version)
             if kind.setsTitle, let title = note?.title { titles.append((e.position, TextFolding.fold(title))) }
-            if LinkIndex.mayRename(kind), let note { names.append((e.position, LinkIndex.names(of: note))) }
+            if LinkIndex.mayRename(kind, p), let note { names.append((e.position, LinkIndex.names(of: note))) }
         }
         guard let new = note else { return nil }
         try LinkIndex.update(

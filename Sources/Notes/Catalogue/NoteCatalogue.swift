@@ -139,12 +139,23 @@ protocol NoteText {
     static var empty: Self { get }
     /// Reads one text of a payload.
     static func read(from r: inout ByteReader) throws(DecodingError) -> Self
+    /// Whether the text is one of `texts`.
+    func isOne(of texts: [String]) -> Bool
+}
+
+extension NoteText {
+    /// Whether the bytes are those of one of `texts`.
+    fileprivate static func bytes(_ bytes: UnsafeRawBufferPointer?, areOneOf texts: [String]) -> Bool {
+        let b = bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        return texts.contains { $0.utf8.elementsEqual(b) }
+    }
 }
 
 extension String: NoteText {
     static var empty: String { "" }
     @inline(__always)
     static func read(from r: inout ByteReader) throws(DecodingError) -> String { try r.readString() }
+    func isOne(of texts: [String]) -> Bool { texts.contains(self) }
 }
 
 /// A title or body left where it is stored: a slice of the mapped file, checked to be UTF-8,
@@ -157,6 +168,7 @@ struct TextSlice: NoteText {
     static func read(from r: inout ByteReader) throws(DecodingError) -> TextSlice { TextSlice(bytes: try r.readUTF8()) }
     init(bytes: UnsafeRawBufferPointer?) { self.bytes = bytes }
     var string: String { bytes.map { String(decoding: $0, as: UTF8.self) } ?? "" }
+    func isOne(of texts: [String]) -> Bool { Self.bytes(bytes, areOneOf: texts) }
 }
 
 /// A text slice not checked yet: a newest-first replay reads every text but keeps only the
@@ -171,6 +183,8 @@ struct UncheckedText: NoteText {
         let at = r.offset
         return UncheckedText(bytes: try r.readBlob(), offset: at)
     }
+
+    func isOne(of texts: [String]) -> Bool { Self.bytes(bytes, areOneOf: texts) }
 
     /// The text, once checked to be UTF-8.
     func checked() throws(DecodingError) -> String {

@@ -160,8 +160,14 @@ enum LinkIndex {
         return out.sorted()
     }
 
-    /// Whether an event of `kind` can change a note's other names.
-    static func mayRename(_ kind: NoteEventKind) -> Bool { kind == .propertySet }
+    /// The properties a note's other names come from.
+    static let naming = [NoteProperty.aliases.rawValue, NoteProperty.source.rawValue]
+
+    /// Whether the `kind` event with payload `p` can change a note's other names.
+    @inline(__always)
+    static func mayRename<T: NoteText>(_ kind: NoteEventKind, _ p: NotePayload<T>) -> Bool {
+        kind == .propertySet && p.key.isOne(of: naming)
+    }
 
     /// The distinct link keys of a body.
     static func keys(of body: String) -> Set<LinkKey> { Set(WikiLink.parse(body).map(\.key)) }

@@ -56,7 +56,7 @@ public struct NotebookState: Sendable {
                         titleChanges.append(
                             TitleChange(note: id, position: position, folded: TextFolding.fold(note.title)))
                     }
-                    if LinkIndex.mayRename(kind) {
+                    if LinkIndex.mayRename(kind, p) {
                         nameChanges.append(NameChange(note: id, position: position, names: LinkIndex.names(of: note)))
                     }
                 }

@@ -260,10 +260,11 @@ struct Replayer {
         position: UInt64
     ) throws {
         let i = try entry(kind, of: id, at: instant, version: version, position: position)
-        NoteFold.apply(kind, try NotePayload<TextSlice>(kind, decoding: payload), to: &entries[i], at: instant)
+        let p = try NotePayload<TextSlice>(kind, decoding: payload)
+        NoteFold.apply(kind, p, to: &entries[i], at: instant)
         touch(i, at: instant, version: version)
         if kind.setsTitle { recordTitle(i, at: position) }
-        if LinkIndex.mayRename(kind) { recordNames(i, at: position) }
+        if LinkIndex.mayRename(kind, p) { recordNames(i, at: position) }
     }
 
     /// The title changes of the scan, moved out.
@@ -326,10 +327,11 @@ struct Replayer {
         let values = try lift.decode(payload)
         for output in lift.outputs where output.holds(for: values) {
             let i = try entry(output.kind, of: id, at: instant, version: version, position: position)
-            NoteFold.apply(output.kind, output.payload(from: values), to: &entries[i], at: instant)
+            let p = output.payload(from: values)
+            NoteFold.apply(output.kind, p, to: &entries[i], at: instant)
             touch(i, at: instant, version: version)
             if output.kind.setsTitle { recordTitle(i, at: position) }
-            if LinkIndex.mayRename(output.kind) { recordNames(i, at: position) }
+            if LinkIndex.mayRename(output.kind, p) { recordNames(i, at: position) }
         }
     }
 
@@ -348,7 +350,7 @@ struct Replayer {
             entries[i] = target.entry
             touch(i, at: e.recordedAt, version: e.version)
             if kind.setsTitle { recordTitle(i, at: e.position) }
-            if LinkIndex.mayRename(kind) { recordNames(i, at: e.position) }
+            if LinkIndex.mayRename(kind, p) { recordNames(i, at: e.position) }
         }
     }
 
