@@ -195,12 +195,7 @@ enum LinkIndex {
             func close(until: UInt64?) {
                 guard let now = current else { return }
                 let h = Holding(folded: now.folded, holder: TitleHolder(note: note, since: now.since, until: until))
-                // A title held again replaces its earlier holding.
-                if let i = out[first...].firstIndex(where: { $0.folded == now.folded }) {
-                    out[i] = h
-                } else {
-                    out.append(h)
-                }
+                Self.record(h, in: &out, from: first)
             }
             while k < order.count, changes[order[k]].note == note {
                 let c = changes[order[k]]
@@ -228,11 +223,7 @@ enum LinkIndex {
             var current: [(folded: String, since: UInt64)] = []
             func close(_ held: (folded: String, since: UInt64), until: UInt64?) {
                 let h = Holding(folded: held.folded, holder: TitleHolder(note: note, since: held.since, until: until))
-                if let i = out[first...].firstIndex(where: { $0.folded == held.folded }) {
-                    out[i] = h
-                } else {
-                    out.append(h)
-                }
+                Self.record(h, in: &out, from: first)
             }
             while k < order.count, changes[order[k]].note == note {
                 let c = changes[order[k]]
@@ -243,6 +234,16 @@ enum LinkIndex {
             for held in current { close(held, until: nil) }
         }
         return out
+    }
+
+    /// Adds a holding to a note's holdings (those of `out` from `first` on): a name held again
+    /// replaces its earlier holding.
+    private static func record(_ h: Holding, in out: inout [Holding], from first: Int) {
+        if let i = out[first...].firstIndex(where: { $0.folded == h.folded }) {
+            out[i] = h
+        } else {
+            out.append(h)
+        }
     }
 
     /// A title and one note's latest holding of it.

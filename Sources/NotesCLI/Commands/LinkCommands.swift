@@ -8,8 +8,10 @@ let linksCommand = Command(
     discussion: """
         In a body, `[[Title]]`, `[[Title|label]]`, `[[Title#section]]` and `[[8+ hex digits of an id]]` are
         links (not inside code). A title link leads to the note that has that title now (case and accents
-        ignored); if none has it, to the note that had it last, so a link follows its note through renames.
-        With --as-of, titles and bodies are those of that instant.
+        ignored); else to one with it as another name (an alias, or the name or path of the Markdown file
+        it was imported from, with or without .md); else to the note that had it last, so a link follows
+        its note through renames. Hex digits no id starts with are read as a name. With --as-of, titles,
+        names and bodies are those of that instant.
         """,
     options: [
         OptionSpec("missing", "every link of the notebook that leads to no note"),
