@@ -116,7 +116,7 @@ struct MarkdownNote: Equatable {
             guard start < bytes.count, let line = lineEnd(bytes, from: start) else {
                 throw Problem(message: "the front matter has no closing --- line; add one after its last entry")
             }
-            if isFence(bytes[start..<line.content]) {
+            if isFence(bytes[start..<line.content]) || isEnd(bytes[start..<line.content]) {
                 let yaml = String(decoding: bytes[first.next..<start], as: UTF8.self)
                 // The body keeps the file's byte-order mark.
                 result.body = String(decoding: bytes[0..<start0] + bytes[line.next...], as: UTF8.self)
@@ -204,6 +204,9 @@ struct MarkdownNote: Equatable {
         let content = i > from && bytes[i - 1] == 0x0D ? i - 1 : i
         return (content, next)
     }
+
+    /// YAML's end of a document, which closes front matter as `---` does.
+    private static func isEnd(_ line: ArraySlice<UInt8>) -> Bool { line.elementsEqual("...".utf8) }
 
     private static func isFence(_ line: ArraySlice<UInt8>) -> Bool {
         var l = line[...]
@@ -395,6 +398,18 @@ struct MarkdownNote: Equatable {
                 i = end + 1  // an HTML tag
                 continue
             }
+            if ch == "\\", i + 1 < c.count, c[i + 1].isPunctuation || c[i + 1].isSymbol {
+                out.append(c[i + 1])  // an escaped character stands for itself
+                i += 2
+                continue
+            }
+            if ch == "&", let semi = c[i...].prefix(8).firstIndex(of: ";"),
+                let decoded = Self.entities[String(c[(i + 1)..<semi])]
+            {
+                out.append(decoded)
+                i = semi + 1
+                continue
+            }
             if ch == "*" || ch == "`" || (ch == "_" && (i + 1 < c.count && c[i + 1] == "_")) {
                 i += ch == "_" ? 2 : 1
                 continue
@@ -405,23 +420,43 @@ struct MarkdownNote: Equatable {
         return out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
-    /// The first `# heading` of the body (level 1, outside code fences), if any.
+    /// The HTML entities a heading is likely to hold.
+    static let entities: [String: Character] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "#39": "'", "nbsp": " ", "mdash": "—",
+        "ndash": "–", "hellip": "…",
+    ]
+
+    /// The first heading of the body (level 1: `# Title`, or a line underlined with `===`), outside
+    /// code fences and HTML comments, if any.
     static func firstHeading(_ body: String) -> String? {
         var inFence = false
+        var inComment = false
+        var previous: Substring?
         let text = body.hasPrefix("\u{FEFF}") ? String(body.dropFirst()) : body
         // Lines at line feed bytes: "\r\n" is one Character, so splitting characters would not
         // see the lines of a CRLF file.
         for bytes in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
             let l = Substring(String(decoding: bytes.last == 0x0D ? bytes.dropLast() : bytes[...], as: UTF8.self))
+            defer { previous = inFence || inComment ? nil : l }
             if l.hasPrefix("```") || l.hasPrefix("~~~") {
                 inFence.toggle()
                 continue
             }
-            if !inFence, l.hasPrefix("# ") {
+            if inFence { continue }
+            // A heading in an HTML comment is not one.
+            if inComment || l.hasPrefix("<!--") {
+                inComment = !l.contains("-->")
+                continue
+            }
+            if l.hasPrefix("# ") {
                 var t = Notebook.trim(String(l.dropFirst(2)))
                 while t.hasSuffix("#") { t.removeLast() }
                 t = Notebook.trim(t)
                 if !t.isEmpty { return t }
+            }
+            // A setext heading: a line of text underlined with `=`.
+            if let p = previous, !Notebook.trim(String(p)).isEmpty, !l.isEmpty, l.allSatisfy({ $0 == "=" }) {
+                return Notebook.trim(String(p))
             }
         }
         return nil

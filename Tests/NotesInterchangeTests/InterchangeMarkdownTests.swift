@@ -186,4 +186,19 @@ struct InterchangeMarkdownTests {
             ])
         #expect(MarkdownNote.inlineTags("no tags here") == [])
     }
+
+    @Test("titles: setext headings, HTML entities and escapes, no heading from a comment, ... ends front matter")
+    func titles() throws {
+        func title(_ text: String) throws -> String {
+            let md = try MarkdownNote.parse(text)
+            return MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: "stem").title
+        }
+        #expect(try title("Intro line\n\nThe Title\n=====\n\ntext\n") == "The Title")
+        #expect(try title("\nThe Title\n===\n") == "The Title")
+        #expect(try title("# A &amp; B \\*esc\\* &lt;x&gt;\n") == "A & B *esc* <x>")
+        #expect(try title("<!--\n# hidden\n-->\n# Shown\n") == "Shown")
+        #expect(try title("<!-- # hidden -->\nno heading\n") == "stem")
+        #expect(try title("---\ntitle: Dots\n...\nbody\n") == "Dots")
+        #expect(try MarkdownNote.parse("---\ntitle: Dots\n...\nbody\n").body == "body\n")
+    }
 }
