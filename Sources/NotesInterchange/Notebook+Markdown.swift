@@ -246,19 +246,6 @@ extension Notebook {
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
-            // Categories and tags first, through the inline projections; then the notes'
-            // events, their projections run in batches as a bulk import's are (so every lookup
-            // of the store is made before the first note is appended).
-            var categoryIDs: [String: Identifier] = [:]
-            var tagIDsByName: [String: Identifier] = [:]
-            for item in items {
-                if let c = item.category, categoryIDs[c] == nil {
-                    categoryIDs[c] = try ensureCategory(c, session: session, dbs: dbs)
-                }
-                for name in item.tags where tagIDsByName[name] == nil {
-                    tagIDsByName[name] = try ensureTag(name, session: session, dbs: dbs)
-                }
-            }
             // The notes imported from this folder before, by path.
             var byPath: [String: Identifier] = [:]
             var all = ListQuery()
@@ -269,24 +256,41 @@ extension Notebook {
             }
             let present = Set(items.map { Array($0.file.utf8) })
             summary.missingFiles = byPath.keys.filter { !present.contains(Array($0.utf8)) }.count
-            var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []
+            // Each file's note: updated by one file at most (by its id, else by its path). A file
+            // unchanged since its last import leaves the note as the store has it (edits made
+            // here since are kept).
+            var changing: [(item: VaultItem, existing: Note?)] = []
             var matched: Set<Identifier> = []
             for item in items {
-                let categoryID = item.category.flatMap { categoryIDs[$0] }
-                var tagIDs: [Identifier] = []
-                for name in item.tags {
-                    if let t = tagIDsByName[name], !tagIDs.contains(t) { tagIDs.append(t) }
-                }
-                // A note is updated by one file at most (by its id, else by its path).
                 let existing = try [item.md.id, byPath[item.file]].lazy.compactMap { $0 }.first {
                     !matched.contains($0)
                 }.flatMap { try projection.note($0, in: session.transaction, databases: dbs) }
                 if let existing { matched.insert(existing.id) }
-                // A file unchanged since its last import leaves the note as the store has it
-                // (edits made here since are kept).
                 if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
                     summary.unchanged += 1
-                    continue
+                } else {
+                    changing.append((item, existing))
+                }
+            }
+            // Categories and tags next, through the inline projections; then the notes' events,
+            // their projections run in batches as a bulk import's are (so every lookup of the
+            // store is made before the first note is appended).
+            var categoryIDs: [String: Identifier] = [:]
+            var tagIDsByName: [String: Identifier] = [:]
+            for (item, _) in changing {
+                if let c = item.category, categoryIDs[c] == nil {
+                    categoryIDs[c] = try ensureCategory(c, session: session, dbs: dbs)
+                }
+                for name in item.tags where tagIDsByName[name] == nil {
+                    tagIDsByName[name] = try ensureTag(name, session: session, dbs: dbs)
+                }
+            }
+            var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []
+            for (item, existing) in changing {
+                let categoryID = item.category.flatMap { categoryIDs[$0] }
+                var tagIDs: [Identifier] = []
+                for name in item.tags {
+                    if let t = tagIDsByName[name], !tagIDs.contains(t) { tagIDs.append(t) }
                 }
                 var properties: [(NoteProperty, String)] = [
                     (.aliases, item.aliases), (.frontMatter, item.md.keptText), (.sourceDigest, item.digest),
