@@ -190,4 +190,31 @@ struct CLILinkTests {
         #expect(try targets(s, hub, "--store", other) == ["[[Plan]]": "Roadmap", "[[Gone]]": nil])
         try H.ok(s, "verify", "--store", other)
     }
+
+    @Test("alias: other names lead links to a note, after titles; history shows them; --as-of keeps their time")
+    func aliases() throws {
+        let s = try Sandbox()
+        let cv = try add(s, 0, "Résumé Draft")
+        let hub = try add(s, 1, "Hub", body: "[[CV]] and [[curriculum vitae]] and [[Plan]]")
+        #expect(try targets(s, hub) == ["[[CV]]": nil, "[[curriculum vitae]]": nil, "[[Plan]]": nil])
+        try at(s, 2, "alias", cv, "CV", "Curriculum Vitae", "cv", "Plan")
+        #expect(try at(s, 3, "alias", cv).stdout == "CV\nCurriculum Vitae\nPlan\n")
+        #expect(
+            try targets(s, hub) == [
+                "[[CV]]": "Résumé Draft", "[[curriculum vitae]]": "Résumé Draft", "[[Plan]]": "Résumé Draft",
+            ])
+        #expect(try backlinks(s, cv) == ["Hub"])
+        // A title wins over an alias.
+        _ = try add(s, 4, "Plan")
+        #expect(try targets(s, hub)["[[Plan]]"] == "Plan")
+        #expect(try at(s, 5, "history", cv).stdout.contains(#"aliases "CV, Curriculum Vitae, Plan""#))
+        try at(s, 6, "alias", cv, "--none")
+        // A name given up still leads to its note while no other note has it.
+        #expect(try targets(s, hub)["[[CV]]"] == "Résumé Draft")
+        #expect(try targets(s, hub, "--as-of", H.hour(1))["[[CV]]"] == .some(nil))
+        let bad = H.run(s, ["alias", cv, "two\nlines"])
+        #expect(bad.code == 2)
+        #expect(bad.stderr.contains("alias \"two"))
+        try s.ok("verify")
+    }
 }

@@ -136,3 +136,37 @@ extension Note.Status {
         }
     }
 }
+
+let aliasCommand = Command(
+    "alias", abstract: "Give a note other names that wiki links lead to it by, or show them.",
+    usage: ["alias ID [NAME...]", "alias ID --none"],
+    discussion: """
+        With names, they become the note's aliases (replacing those it had; the same name twice,
+        ignoring case, is kept once); with --none the note has none; with neither, its aliases are
+        printed, one a line. A link `[[NAME]]` leads to the note when no note has NAME as its title.
+        An import of a Markdown vault sets them from the front matter's `aliases`.
+        """,
+    options: [OptionSpec("none", "remove the note's aliases")]
+) { ctx in
+    let none = ctx.flag("none")
+    try ctx.expectPositionals(none ? 1...1 : 1...Int.max)
+    let id = try ctx.noteID(ctx.positionals[0])
+    let book = try ctx.notebook()
+    let note: Note
+    if none || ctx.positionals.count > 1 {
+        note = try book.setAliases(id, none ? [] : Array(ctx.positionals.dropFirst()))
+    } else {
+        note = try book.note(id)
+    }
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("id", .string(note.id.uuidString)), ("version", .uint(note.version)),
+                ("aliases", .array(note.aliases.map(JSONValue.string))),
+            ]))
+    } else if none || ctx.positionals.count > 1 {
+        ctx.terminal.print("\(shortID(note.id)) v\(note.version)")
+    } else {
+        for a in note.aliases { ctx.terminal.print(a) }
+    }
+}

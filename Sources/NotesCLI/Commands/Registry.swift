@@ -2,7 +2,8 @@
 let allCommands: [Command] = [
     addCommand, showCommand, editCommand, listCommand, searchCommand,
     pinCommand, unpinCommand, categorizeCommand, archiveCommand, unarchiveCommand, trashCommand, untrashCommand,
-    tagCommand, untagCommand, categoriesCommand, tagsCommand, linksCommand, backlinksCommand, statsCommand,
+    tagCommand, untagCommand, categoriesCommand, tagsCommand, linksCommand, backlinksCommand, aliasCommand,
+    statsCommand,
     historyCommand, diffCommand, blameCommand, restoreCommand, undoCommand, logCommand,
     verifyCommand, rebuildCommand, migrationsCommand, upgradeCommand,
     configCommand, completionCommand, manCommand,
