@@ -246,23 +246,24 @@ extension Notebook {
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
-            // The notes imported from this folder before, by path.
-            var byPath: [String: Identifier] = [:]
+            // The notes imported from this folder before, by path (its bytes: two normal forms of
+            // one name are two files).
+            var byPath: [[UInt8]: Identifier] = [:]
             var all = ListQuery()
             all.status = .all
             for note in try projection.list(all, in: session.transaction, databases: dbs)
             where note.properties[NoteProperty.vault.rawValue] == vault {
-                if let path = note.sourcePath { byPath[path] = note.id }
+                if let path = note.sourcePath { byPath[Array(path.utf8)] = note.id }
             }
             let present = Set(items.map { Array($0.file.utf8) })
-            summary.missingFiles = byPath.keys.filter { !present.contains(Array($0.utf8)) }.count
+            summary.missingFiles = byPath.keys.filter { !present.contains($0) }.count
             // Each file's note: updated by one file at most (by its id, else by its path). A file
             // unchanged since its last import leaves the note as the store has it (edits made
             // here since are kept).
             var changing: [(item: VaultItem, existing: Note?)] = []
             var matched: Set<Identifier> = []
             for item in items {
-                let existing = try [item.md.id, byPath[item.file]].lazy.compactMap { $0 }.first {
+                let existing = try [item.md.id, byPath[Array(item.file.utf8)]].lazy.compactMap { $0 }.first {
                     !matched.contains($0)
                 }.flatMap { try projection.note($0, in: session.transaction, databases: dbs) }
                 if let existing { matched.insert(existing.id) }
@@ -369,7 +370,9 @@ extension Notebook {
         }
         let bytes: [UInt8]
         let limit = options.maxBodyBytes + (1 << 16)
-        do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch { throw .io(error) }
+        do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch {
+            return refuse("the file cannot be read: \(error); check its permissions")
+        }
         if bytes.count > limit { return refuse("the file is over \(limit) bytes") }
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote

@@ -334,6 +334,18 @@ struct CLIVaultTests {
         try t.ok("import-markdown", other, "--skip-invalid")
         #expect(Set(try t.titles("--all")) == ["x", "new line", "in", "bad\u{FFFD}"])
         #expect(try notes(t)["in"]?["category"] as? String == "ctl dir")
+        // Two normal forms of one name are two files, each matched to its own note.
+        let u = try Sandbox()
+        let forms = u.path("vault")
+        try vault(forms, [("caf\u{E9}.md", "one\n"), ("cafe\u{301}.md", "two\n")])
+        try u.ok("import-markdown", forms)
+        write(file: forms + "/cafe\u{301}.md", "two, edited\n")
+        let again = try u.ok("import-markdown", forms, "--json").object()
+        #expect(again["updated"] as? Int == 1 && again["unchanged"] as? Int == 1 && again["created"] as? Int == 0)
+        let bodies = try u.ok("list", "--json").array().compactMap { $0["id"] as? String }.map {
+            try u.ok("show", $0, "--json").object()["body"] as? String
+        }
+        #expect(Set(bodies) == ["one\n", "two, edited\n"])
     }
 
     @Test("a file unchanged since its import keeps the store's edits; another tool's id survives a round trip")
