@@ -181,14 +181,22 @@ extension Notebook {
         _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession,
         dbs: ProjectionDatabases
     ) throws -> Note {
-        var meta = metadata
-        if events.count > 1 { meta.correlationID = session.newID() }
-        let stored = events.map { $0.newEvent(id: session.newID(), metadata: meta) }
-        try session.append(stored, to: Note.stream(id), expecting: expecting)
+        try appendEvents(events, to: id, expecting: expecting, session: session)
         guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
             throw Self.missing(id)
         }
         return note
+    }
+
+    /// Appends a note's events with the command's metadata (one correlation id for several),
+    /// without reading the note back: its projection may be deferred.
+    package func appendEvents(
+        _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession
+    ) throws {
+        var meta = metadata
+        if events.count > 1 { meta.correlationID = session.newID() }
+        let stored = events.map { $0.newEvent(id: session.newID(), metadata: meta) }
+        try session.append(stored, to: Note.stream(id), expecting: expecting)
     }
 
     package func ensureCategory(_ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases) throws

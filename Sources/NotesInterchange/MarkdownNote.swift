@@ -159,7 +159,7 @@ struct MarkdownNote: Equatable {
                 guard let c = value.text else { throw Problem(message: "category is not a text; give one name") }
                 category = .some(value.isNull || Notebook.trim(c).isEmpty ? nil : c)
             case "tags":
-                guard var names = Self.names(value) else {
+                guard var names = value.strings else {
                     throw Problem(message: "tags is not a list of names; give a list or one name")
                 }
                 // A plain `tags: a, b` or `tags: a b` is a list too, as Obsidian reads it.
@@ -169,7 +169,7 @@ struct MarkdownNote: Equatable {
                 tags = names.map(Notebook.trim).map { String($0.hasPrefix("#") ? $0.dropFirst() : $0[...]) }
                     .filter { !$0.isEmpty }
             case "aliases", "alias":
-                guard let names = Self.names(value) else {
+                guard let names = value.strings else {
                     throw Problem(message: "\(entry.key) is not a list of names; give a list or one name")
                 }
                 aliases = (aliases ?? []) + names.map(Notebook.trim).filter { !$0.isEmpty }
@@ -179,20 +179,6 @@ struct MarkdownNote: Equatable {
             default: kept.append(entry)
             }
         }
-    }
-
-    /// The texts of a list value or one text; null (the value or an item) is none.
-    private static func names(_ value: YAMLNode) -> [String]? {
-        if value.isNull { return [] }
-        if case .sequence(let items) = value {
-            var out: [String] = []
-            for item in items where !item.isNull {
-                guard let t = item.text else { return nil }
-                out.append(t)
-            }
-            return out
-        }
-        return value.strings
     }
 
     /// Where the line starting at `from` ends (before any `\r\n`) and where the next begins.
@@ -227,37 +213,17 @@ struct MarkdownNote: Equatable {
     /// digit; not in code (fenced blocks, indented blocks, code spans) nor in a heading's `# `.
     /// Each name once (the first spelling), in order.
     static func inlineTags(_ body: String) -> [String] {
-        var body = body
-        return body.withUTF8 { inlineTags(utf8: $0) }
-    }
-
-    private static func inlineTags(utf8 b: UnsafeBufferPointer<UInt8>) -> [String] {
-        guard b.contains(UInt8(ascii: "#")) else { return [] }
+        guard body.utf8.contains(UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
         var seen: Set<String> = []
-        var fence: UInt8?  // the byte of an open code fence, ` or ~
         var inComment = false
-        var i = 0
-        while i < b.count {
-            var end = i
-            while end < b.count, b[end] != 0x0A { end += 1 }
-            defer { i = end + 1 }
-            var first = i
-            while first < end, b[first] == 0x20 { first += 1 }
-            let opensFence =
-                first + 2 < end && (b[first] == 0x60 || b[first] == 0x7E) && b[first + 1] == b[first]
-                && b[first + 2] == b[first]
-            if let f = fence {
-                if opensFence && b[first] == f { fence = nil }
-                continue
-            }
-            if opensFence {
-                fence = b[first]
-                continue
-            }
+        WikiLink.forEachLineOutsideFences(Array(body.utf8)) { b, _ in
+            let i = b.startIndex
+            let end = b.endIndex
+            let first = b.firstIndex { $0 != 0x20 } ?? end
             // An indented code block; a link reference definition (`[name]: #anchor`).
-            if first - i >= 4 || (i < end && b[i] == 0x09) { continue }
-            if !inComment, first < end, b[first] == 0x5B, isReferenceDefinition(b, from: first, to: end) { continue }
+            if first - i >= 4 || (i < end && b[i] == 0x09) { return }
+            if !inComment, first < end, b[first] == 0x5B, isReferenceDefinition(b, from: first) { return }
             var k = i
             var inCode = false
             while k < end {
@@ -288,7 +254,7 @@ struct MarkdownNote: Equatable {
                 }
                 var j = k + 1
                 while j < end, isTagByte(b[j]) { j += 1 }
-                var name = String(decoding: UnsafeBufferPointer(rebasing: b[(k + 1)..<j]), as: UTF8.self)
+                var name = String(decoding: b[(k + 1)..<j], as: UTF8.self)
                 // Bytes of letters were taken whole; anything not a letter or digit ends the name.
                 if let stop = name.firstIndex(where: { !($0.isLetter || $0.isNumber || "_-/".contains($0)) }) {
                     name = String(name[..<stop])
@@ -305,14 +271,14 @@ struct MarkdownNote: Equatable {
         return out
     }
 
-    /// Whether the line from `from` (a `[`) to `to` is `[label]: destination`.
-    private static func isReferenceDefinition(_ b: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Bool {
+    /// Whether the line, from `from` (a `[`) on, is `[label]: destination`.
+    private static func isReferenceDefinition(_ b: ArraySlice<UInt8>, from: Int) -> Bool {
         var k = from + 1
-        while k < end, b[k] != 0x5D {
+        while k < b.endIndex, b[k] != 0x5D {
             if b[k] == 0x5B { return false }
             k += 1
         }
-        return k > from + 1 && k + 1 < end && b[k + 1] == 0x3A
+        return k > from + 1 && k + 1 < b.endIndex && b[k + 1] == 0x3A
     }
 
     @inline(__always)
@@ -429,37 +395,34 @@ struct MarkdownNote: Equatable {
     /// The first heading of the body (level 1: `# Title`, or a line underlined with `===`), outside
     /// code fences and HTML comments, if any.
     static func firstHeading(_ body: String) -> String? {
-        var inFence = false
         var inComment = false
-        var previous: Substring?
+        var previous: (line: Substring, index: Int)?
+        var found: String?
         let text = body.hasPrefix("\u{FEFF}") ? String(body.dropFirst()) : body
-        // Lines at line feed bytes: "\r\n" is one Character, so splitting characters would not
-        // see the lines of a CRLF file.
-        for bytes in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            let l = Substring(String(decoding: bytes.last == 0x0D ? bytes.dropLast() : bytes[...], as: UTF8.self))
-            defer { previous = inFence || inComment ? nil : l }
-            if l.hasPrefix("```") || l.hasPrefix("~~~") {
-                inFence.toggle()
-                continue
-            }
-            if inFence { continue }
+        WikiLink.forEachLineOutsideFences(Array(text.utf8)) { bytes, index in
+            guard found == nil else { return }
+            let l = Substring(String(decoding: bytes, as: UTF8.self))
             // A heading in an HTML comment is not one.
             if inComment || l.hasPrefix("<!--") {
                 inComment = !l.contains("-->")
-                continue
+                previous = nil
+                return
             }
+            defer { previous = (l, index) }
             if l.hasPrefix("# ") {
                 var t = Notebook.trim(String(l.dropFirst(2)))
                 while t.hasSuffix("#") { t.removeLast() }
                 t = Notebook.trim(t)
-                if !t.isEmpty { return t }
+                if !t.isEmpty { found = t }
             }
-            // A setext heading: a line of text underlined with `=`.
-            if let p = previous, !Notebook.trim(String(p)).isEmpty, !l.isEmpty, l.allSatisfy({ $0 == "=" }) {
-                return Notebook.trim(String(p))
+            // A setext heading: the line of text just above a line of `=`.
+            if found == nil, let p = previous, p.index == index - 1, !Notebook.trim(String(p.line)).isEmpty,
+                !l.isEmpty, l.allSatisfy({ $0 == "=" })
+            {
+                found = Notebook.trim(String(p.line))
             }
         }
-        return nil
+        return found
     }
 
     /// A name with its line breaks and control characters made spaces (runs of white space one).

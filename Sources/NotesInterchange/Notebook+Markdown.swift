@@ -27,6 +27,8 @@ struct VaultItem: Sendable {
     var category: String?
     var tags: [String]
     var aliases: String
+    /// The front matter entries the store does not read, as YAML text (``MarkdownNote/keptText``).
+    var kept: String
     /// The SHA-256 of the file's bytes, hex.
     var digest: String
     /// What was changed to import it (a title cut to the limit).
@@ -211,7 +213,7 @@ extension Notebook {
         let (files, others) = (listing.markdown, listing.others)
         let vault = Self.absolutePath(directory)
         // Files are read and parsed on every core (they are independent), then taken in order.
-        let parsed = try Self.inParallel(files) { (file) throws(NotesError) in try readVaultFile(file, in: directory) }
+        let parsed = Self.inParallel(files) { readVaultFile($0, in: directory) }
         var items: [VaultItem] = []
         var warnings: [String] = []
         if !listing.links.isEmpty {
@@ -294,7 +296,7 @@ extension Notebook {
                     if let t = tagIDsByName[name], !tagIDs.contains(t) { tagIDs.append(t) }
                 }
                 var properties: [(NoteProperty, String)] = [
-                    (.aliases, item.aliases), (.frontMatter, item.md.keptText), (.sourceDigest, item.digest),
+                    (.aliases, item.aliases), (.frontMatter, item.kept), (.sourceDigest, item.digest),
                 ]
                 // The path is recorded for a note made from a file of this folder, and for one
                 // matched in it (by path, or by id when the file moved within it); a note the
@@ -350,11 +352,7 @@ extension Notebook {
             }
             session.deferProjections()
             for plan in plans {
-                var meta = metadata
-                if plan.events.count > 1 { meta.correlationID = session.newID() }
-                try session.append(
-                    plan.events.map { $0.newEvent(id: session.newID(), metadata: meta) }, to: Note.stream(plan.id),
-                    expecting: plan.expecting)
+                try appendEvents(plan.events, to: plan.id, expecting: plan.expecting, session: session)
                 if session.deferredBytes >= Self.importProjectionBytes { try session.applyDeferredProjections() }
             }
             return summary
@@ -362,9 +360,7 @@ extension Notebook {
     }
 
     /// Reads and checks one file of a vault: the note it makes, or why it cannot make one.
-    private func readVaultFile(_ file: String, in directory: String) throws(NotesError) -> Result<
-        VaultItem, FileProblem
-    > {
+    private func readVaultFile(_ file: String, in directory: String) -> Result<VaultItem, FileProblem> {
         func refuse(_ reason: String) -> Result<VaultItem, FileProblem> {
             .failure(FileProblem(file: file, reason: reason))
         }
@@ -381,7 +377,7 @@ extension Notebook {
         let stem = MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
         let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: stem)
         var item = VaultItem(
-            file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "",
+            file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "", kept: md.keptText,
             digest: SHA256.hex(SHA256.hash(bytes)))
         if cut {
             item.warnings.append(
@@ -407,18 +403,15 @@ extension Notebook {
                 item.category = try Self.validCategoryName(MarkdownNote.oneLine(String(parts[0])))
             }
             _ = try Self.validProperty(
-                key: NoteProperty.frontMatter.rawValue, value: md.keptText, limit: options.maxBodyBytes)
+                key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
     }
 
-    /// `body` of each element, on as many threads as there are cores (at most 4), in order; the
-    /// first error thrown (by position) is thrown.
-    static func inParallel<T: Sendable, R: Sendable>(
-        _ elements: [T], _ body: @Sendable (T) throws(NotesError) -> R
-    ) throws(NotesError) -> [R] {
+    /// `body` of each element, on as many threads as there are cores (at most 4), in order.
+    static func inParallel<T: Sendable, R: Sendable>(_ elements: [T], _ body: @Sendable (T) -> R) -> [R] {
         let threads = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), elements.count / 64))
-        let results = UnsafeMutableBufferPointer<Result<R, NotesError>?>.allocate(capacity: elements.count)
+        let results = UnsafeMutableBufferPointer<R?>.allocate(capacity: elements.count)
         results.initialize(repeating: nil)
         defer {
             results.deinitialize()
@@ -428,14 +421,11 @@ extension Notebook {
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             var i = t
             while i < elements.count {
-                slots.value[i] = Result { () throws(NotesError) in try body(elements[i]) }
+                slots.value[i] = body(elements[i])
                 i += threads
             }
         }
-        var out: [R] = []
-        out.reserveCapacity(elements.count)
-        for r in results { out.append(try r!.get()) }
-        return out
+        return results.map { $0! }
     }
 
     /// `path` made absolute against the working directory, without `.` parts or a trailing `/`

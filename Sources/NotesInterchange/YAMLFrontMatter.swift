@@ -46,8 +46,8 @@ extension YAMLNode {
         }
     }
 
-    /// A scalar as a list of one text (none when null); a list of scalars as their texts; nil
-    /// for a mapping or a list holding a list or a mapping.
+    /// A scalar as a list of one text (none when null); a list of scalars as their texts (its
+    /// null items left out); nil for a mapping or a list holding a list or a mapping.
     var strings: [String]? {
         switch self {
         case .scalar(let text, _):
@@ -55,7 +55,7 @@ extension YAMLNode {
         case .sequence(let items):
             var texts: [String] = []
             texts.reserveCapacity(items.count)
-            for item in items {
+            for item in items where !item.isNull {
                 guard let text = item.text else { return nil }
                 texts.append(text)
             }

@@ -67,15 +67,22 @@ public enum NoteChange: Sendable, Equatable {
         case .archived(_, let to): return to ? "archived" : "unarchived"
         case .trashed(_, let to): return to ? "trashed" : "untrashed"
         case .property(let key, let from, let to):
-            if key == NoteProperty.frontMatter.rawValue {
-                let stat = LineDiff.stat(from: from ?? "", to: to ?? "")
-                return "front matter +\(stat.added) -\(stat.removed) lines"
-            }
-            func text(_ value: String?) -> String {
-                value.map { quoted(NoteProperty.lines($0).joined(separator: ", ")) } ?? "none"
-            }
-            return "\(key) " + (from == nil ? "" : text(from) + " -> ") + text(to)
+            let name = key == NoteProperty.frontMatter.rawValue ? "front matter" : key
+            return name + " " + NoteChange.propertyChange(key: key, from: from, to: to)
         }
+    }
+
+    /// What a property change reads as after the property's name: `"A, B" -> "C"` (a list
+    /// property's lines joined), `+2 -0 lines` for the front matter, `none` for a removal.
+    public static func propertyChange(key: String, from: String?, to: String?) -> String {
+        if key == NoteProperty.frontMatter.rawValue {
+            let stat = LineDiff.stat(from: from ?? "", to: to ?? "")
+            return "+\(stat.added) -\(stat.removed) lines"
+        }
+        func text(_ value: String?) -> String {
+            value.map { quoted(NoteProperty.lines($0).joined(separator: ", ")) } ?? "none"
+        }
+        return (from == nil ? "" : text(from) + " -> ") + text(to)
     }
 
     /// `+a +b -c`: the added tags, then the removed ones.

@@ -29,9 +29,18 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         guard hasDoubleBracket(body.utf8) else { return out }
         // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
         // ASCII bytes only, never inside a character.
-        let bytes = Array(body.utf8)
-        // The open fence: its character and the length of its run (CommonMark: a fence closes
-        // with a run of the same character at least as long, followed by spaces only).
+        forEachLineOutsideFences(Array(body.utf8)) { line, index in
+            if hasDoubleBracket(line) { scan(line, index: index, into: &out) }
+        }
+        return out
+    }
+
+    /// Calls `body` with each line of `bytes` outside fenced code blocks (the fence lines left
+    /// out too), without its line feed or a carriage return before it, and the line's number
+    /// from 0. A fence is CommonMark's: a run of 3 or more backticks or tildes after at most 3
+    /// spaces, closed by a run of the same character at least as long, followed by spaces only;
+    /// a backtick run whose info string holds a backtick opens none.
+    package static func forEachLineOutsideFences(_ bytes: [UInt8], _ body: (ArraySlice<UInt8>, Int) -> Void) {
         var fence: (marker: UInt8, count: Int)?
         var lineStart = 0
         var index = 0
@@ -45,13 +54,12 @@ public struct WikiLink: Sendable, Equatable, Hashable {
                 if let run, run.marker == open.marker, run.count >= open.count, run.bare { fence = nil }
             } else if let run, run.marker == 0x7E || !run.infoHasBacktick {
                 fence = (run.marker, run.count)
-            } else if hasDoubleBracket(line) {
-                scan(line, index: index, into: &out)
+            } else {
+                body(line, index)
             }
             lineStart = lineEnd + 1
             index += 1
         }
-        return out
     }
 
     /// A line that can open or close a code fence: at most 3 spaces, then 3 or more backticks

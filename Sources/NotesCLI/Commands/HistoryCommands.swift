@@ -242,7 +242,8 @@ func fieldLine(_ change: NoteChange) -> String {
     case .pinned(let from, let to): return "pinned: \(from) -> \(to)"
     case .archived(let from, let to): return "archived: \(from) -> \(to)"
     case .trashed(let from, let to): return "trashed: \(from) -> \(to)"
-    case .property(let key, _, _): return key + ":" + change.summary.dropFirst(key.utf8.count)
+    case .property(let key, let from, let to):
+        return key + ": " + NoteChange.propertyChange(key: key, from: from, to: to)
     }
 }
 
