@@ -23,10 +23,13 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CLMDB",
-            pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        .target(name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict),
+        // liblmdb.a, not the shared library: no library for the loader to find and relocate at
+        // every start, and profiles that name LMDB's own functions.
+        .target(
+            name: "LMDB", dependencies: ["CLMDB"], swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-l:liblmdb.a"])]),
         // JSON, RFC 3339 instants, UUID text, files and child processes: what every layer above
         // needs and the toolchain gives only with Foundation.
         .target(name: "Basics", swiftSettings: strict),
