@@ -32,7 +32,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "-l:liblmdb.a"])]),
         // JSON, RFC 3339 instants, UUID text, files and child processes: what every layer above
         // needs and the toolchain gives only with Foundation.
-        .target(name: "Basics", swiftSettings: strict),
+        .target(name: "Basics", dependencies: ["CIntrinsics"], swiftSettings: strict),
         // The processor's own instructions: CRC-32C (SSE 4.2; the portable code in EventStore runs
         // where it is missing) and a cache prefetch hint.
         .target(name: "CIntrinsics"),

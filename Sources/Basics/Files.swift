@@ -150,7 +150,26 @@ public func readFile(_ path: String, upTo limit: Int) throws(IOFailure) -> [UInt
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw IOFailure(.read, path) }
     defer { close(fd) }
-    var bytes: [UInt8] = []
+    // Read straight into an array of the file's size and one byte more (which finds a file that
+    // grew, or is longer than `limit`); a file that grew past it goes on in chunks.
+    var st = stat()
+    let size = fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : 0
+    let first = min(limit, size) + 1
+    var failed = false
+    var bytes = [UInt8](unsafeUninitializedCapacity: first) { buffer, count in
+        while count < first {
+            let n = read(fd, buffer.baseAddress! + count, first - count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failed = true
+                return
+            }
+            if n == 0 { return }
+            count += n
+        }
+    }
+    if failed { throw IOFailure(.read, path) }
+    if bytes.count < first || bytes.count > limit { return bytes }
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while bytes.count <= limit {
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }

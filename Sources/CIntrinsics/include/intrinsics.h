@@ -4,8 +4,10 @@
 #include <stdint.h>
 
 // The processor's own instructions the store uses, checked at run time where they may be
-// missing: CRC-32C (SSE 4.2) and a cache prefetch hint. SHA-256 comes from libcrypto (CCrypto).
+// missing: CRC-32C (SSE 4.2) and a cache prefetch hint; and the system's random bytes in bulk.
+// SHA-256 comes from libcrypto (CCrypto).
 #include "prefetch.h"
+#include "random.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);
