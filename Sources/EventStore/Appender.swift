@@ -25,7 +25,10 @@ final class Appender {
     /// When true, projections run once over every event of the transaction just before it
     /// commits, instead of after each append: far less work for bulk imports, where many events
     /// touch the same record. Reads of projections inside the transaction then lag behind.
-    var deferProjections = false
+    private(set) var deferProjections = false
+    /// Set when deferred projections are rebuilt in bulk at the end (the transaction appends at
+    /// least as many events as the log held): every event goes to this fold instead.
+    private var bulk: (any BulkProjectionFold)?
     private var pending: [LiftedEvent] = []
     /// About the bytes `pending` holds.
     private(set) var pendingBytes = 0
@@ -198,12 +201,41 @@ final class Appender {
         return catalogueDelta[catalogueDelta.count - 1].current
     }
 
-    /// Runs the deferred projections over the events waiting for them.
+    /// From now on projections run over many events at once: before the commit, or at
+    /// ``applyPending(in:)``. When the log holds no more events than `expected` (the events the
+    /// caller means to append, 0 when it cannot tell), they are rebuilt in bulk instead: the log so far is folded in
+    /// memory with every event appended after it, and the projection databases are cleared and
+    /// written in key order before the commit, as a rebuild writes them. Reads of projections
+    /// in the transaction see neither until it commits.
+    func deferProjections(expecting expected: Int, in txn: borrowing Transaction) throws {
+        guard !deferProjections else { return }
+        try load(txn)
+        deferProjections = true
+        guard let projections = store.configuration.projections, projectionSlot != nil,
+            expected > 0, nextPosition - 1 <= UInt64(expected), let fold = projections.makeBulkFold()
+        else { return }
+        if nextPosition > 1 {
+            try store.forEachEvent(from: 1, in: txn) { view in
+                try fold.fold(view, store: store)
+                return true
+            }
+        }
+        bulk = fold
+    }
+
+    var projectsInBulk: Bool { bulk != nil }
+
+    /// Runs the deferred projections over the events waiting for them (in bulk mode, folds
+    /// them in memory).
     func applyPending(in txn: borrowing Transaction) throws {
         guard !pending.isEmpty, let projections = store.configuration.projections, let slot = projectionSlot else {
             return
         }
-        try projections.apply(pending, in: txn, databases: slot)
+        if let bulk {
+            for e in pending { try bulk.fold(e) }
+        } else {
+            try projections.apply(pending, in: txn, databases: slot)
+        }
         pending.removeAll()
         pendingBytes = 0
     }
@@ -213,6 +245,11 @@ final class Appender {
 
     func finish(in txn: borrowing Transaction) throws {
         try applyPending(in: txn)
+        if let bulk, let slot = projectionSlot {
+            self.bulk = nil
+            for db in slot.all { try txn.clear(db) }
+            try bulk.write(into: slot, writer: TransactionBulkWriter(txn.lend(), store: store))
+        }
         for (key, delta, _) in catalogueDelta {
             let k = EventStore.catalogueKey(key)
             var count: UInt64 = 0

@@ -65,6 +65,58 @@ public protocol ProjectionSet: AnyObject, Sendable {
     func apply(_ events: [LiftedEvent], in txn: borrowing Transaction, databases: ProjectionDatabases) throws
     /// Fills empty `databases` from the log up to `head`, writing through `context`.
     func rebuild(context: RebuildContext, head: UInt64, into databases: ProjectionDatabases) throws
+    /// A fold in memory whose end writes empty databases in bulk, as a rebuild does: what a
+    /// transaction that appends as many events as the log held takes instead of the inline
+    /// projections (see ``WriteSession/deferProjections(expecting:)``). Nil: always inline.
+    func makeBulkFold() -> (any BulkProjectionFold)?
+}
+
+extension ProjectionSet {
+    public func makeBulkFold() -> (any BulkProjectionFold)? { nil }
+}
+
+/// The projections of a whole log folded in memory, then written into empty databases: a
+/// rebuild inside one write transaction. It is given every event of the log in order: those
+/// stored before (as ``EventView``s) and the ones being appended (lifted).
+public protocol BulkProjectionFold: AnyObject {
+    /// Folds one stored event (upcasting it when its schema is old).
+    func fold(_ view: EventView, store: EventStore) throws
+    /// Folds one current-schema event being appended.
+    func fold(_ event: LiftedEvent) throws
+    /// Writes what was folded into `databases`, which are empty, through `writer`.
+    func write(into databases: ProjectionDatabases, writer: any ProjectionBulkWriter) throws
+}
+
+/// Where the bulk write of projections goes: write transactions of its own (a rebuild's
+/// ``RebuildContext``), or the one transaction of an append.
+public protocol ProjectionBulkWriter {
+    /// Runs `body` in a write transaction. A writer of several transactions may start over
+    /// (in a grown map) when the map turns out too small, so `body` must write from what it
+    /// captured, not consume an input.
+    func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R
+    /// Reports progress (events done of total).
+    func progress(_ done: UInt64, of total: UInt64)
+}
+
+/// The bulk writer of one write transaction: every batch goes into it, and the mapped pages
+/// read so far are given back between batches, as a rebuild's are.
+final class TransactionBulkWriter: ProjectionBulkWriter {
+    private let transaction: Transaction
+    private let store: EventStore
+
+    /// `transaction` must outlive the writer (a lent value of the appender's transaction).
+    init(_ transaction: consuming Transaction, store: EventStore) {
+        self.transaction = transaction
+        self.store = store
+    }
+
+    func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        let result = try body(transaction)
+        store.environment.releaseMappedPages()
+        return result
+    }
+
+    func progress(_ done: UInt64, of total: UInt64) {}
 }
 
 /// What a rebuild did.
@@ -79,7 +131,7 @@ public struct RebuildReport: Sendable, Equatable {
 
 /// Lets a projection rebuild write its slot in several transactions while making sure no
 /// other process took the rebuild over.
-public final class RebuildContext: Sendable {
+public final class RebuildContext: ProjectionBulkWriter, Sendable {
     public let store: EventStore
     let token: [UInt8]
 

@@ -58,8 +58,18 @@ public struct WriteSession: ~Copyable {
     }
 
     /// Projections run over many events at once from now on (a bulk import): before the commit,
-    /// or at ``applyDeferredProjections()``. Reads of projections in the transaction lag behind.
-    public func deferProjections() { appender.deferProjections = true }
+    /// or at ``applyDeferredProjections()``. Reads of projections in the transaction lag behind:
+    /// they see the events appended before this call, and those of each
+    /// ``applyDeferredProjections()``.
+    ///
+    /// When the log holds no more events than `expected`, the events the caller means to append
+    /// (an import into a new or small store; 0 when it cannot tell), the projections are
+    /// rebuilt in bulk instead, in this transaction, before it commits: far less work than
+    /// folding each note's records in place. Reads of projections then see only what was there
+    /// before this call.
+    public func deferProjections(expecting expected: Int) throws {
+        try appender.deferProjections(expecting: expected, in: transaction)
+    }
 
     /// Runs the deferred projections over the events appended since they last ran, so that a
     /// long import does not hold every event of the transaction in memory; the store file's
@@ -68,6 +78,10 @@ public struct WriteSession: ~Copyable {
         try appender.applyPending(in: transaction)
         appender.store.environment.releaseMappedPages()
     }
+
+    /// Whether the projections are to be rebuilt in bulk before the commit (see
+    /// ``deferProjections(expecting:)``).
+    public var projectsInBulk: Bool { appender.projectsInBulk }
 
     /// How many events wait for their deferred projections.
     public var deferredCount: Int { appender.pendingCount }

@@ -159,7 +159,7 @@ struct ListIndexBulkWriter {
 
     /// Writes every key into the empty `database`, at most `batch` keys per transaction (so
     /// commands of other processes are not held up for the whole rebuild).
-    func write(context: RebuildContext, into database: Database, batch: Int) throws {
+    func write(context: any ProjectionBulkWriter, into database: Database, batch: Int) throws {
         let prefixes = bucketPrefixes()
         var next = (bucket: 0, item: 0)
         while next.bucket < prefixes.count {

@@ -416,8 +416,38 @@ public final class NotesProjection: ProjectionSet {
         context.progress(head, of: head)
     }
 
+    public func makeBulkFold() -> (any BulkProjectionFold)? { BulkFold(projection: self) }
+
+    /// The notebook folded in memory as a transaction appends, then written as a rebuild
+    /// writes it (see ``WriteSession/deferProjections(expecting:)``).
+    private final class BulkFold: BulkProjectionFold {
+        let projection: NotesProjection
+        var state = NotebookState()
+
+        init(projection: NotesProjection) { self.projection = projection }
+
+        func fold(_ view: EventView, store: EventStore) throws { try state.apply(view, store: store) }
+
+        /// The position of the last event folded (a stored event lifted to several shares it).
+        var last: UInt64 = 0
+
+        func fold(_ event: LiftedEvent) throws {
+            if event.position != last { state.events += 1 }
+            last = event.position
+            try event.payload.withUnsafeBytes { p in
+                try state.fold(
+                    type: event.type, schemaVersion: event.schemaVersion, payload: p, stream: StreamRef(event.stream),
+                    version: event.version, at: event.recordedAt, position: event.position)
+            }
+        }
+
+        func write(into databases: ProjectionDatabases, writer: any ProjectionBulkWriter) throws {
+            try projection.write(state, context: writer, databases: databases)
+        }
+    }
+
     /// Writes a folded state into empty projection databases, in sorted bulk order.
-    func write(_ state: NotebookState, context: RebuildContext, databases: ProjectionDatabases) throws {
+    func write(_ state: NotebookState, context: any ProjectionBulkWriter, databases: ProjectionDatabases) throws {
         let notes = state.notes.values.sorted { $0.id < $1.id }
         // The links' entries are made on a thread of their own and the search index is tokenized
         // on another while the other projections are written: the cores take whichever is ready.
@@ -452,7 +482,7 @@ public final class NotesProjection: ProjectionSet {
     }
 
     private func writeNotesListsAndEntities(
-        _ notes: [Note], state: NotebookState, context: RebuildContext, databases: ProjectionDatabases
+        _ notes: [Note], state: NotebookState, context: any ProjectionBulkWriter, databases: ProjectionDatabases
     ) throws {
         let chunk = max(1, rebuildBatch / 12)
         var start = 0

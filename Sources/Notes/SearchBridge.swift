@@ -55,7 +55,7 @@ enum SearchBridge {
     /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where a
     /// second core helps.
     static func bulkLoad(
-        _ notes: [Note], context: RebuildContext, databases: ProjectionDatabases, meanwhile: () throws -> Void
+        _ notes: [Note], context: any ProjectionBulkWriter, databases: ProjectionDatabases, meanwhile: () throws -> Void
     ) throws {
         final class Preparation: @unchecked Sendable {
             // Written by the building thread before it signals, read after the wait.

@@ -56,7 +56,7 @@ extension Notebook {
         let events = batch.events
         let bytes = events.reduce(0) { $0 &+ $1.event.payload.count &+ 256 }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, _ in
-            session.deferProjections()
+            try session.deferProjections(expecting: events.count)
             var importer = try ImportAppender(book: self, session: session)
             for e in events { try importer.add(e, session: session) }
             try importer.flush(session: session)
@@ -112,7 +112,9 @@ extension Notebook {
                     input: input, store: store.environment.path, registry: registry, maxBodyBytes: maxBodyBytes)
                 defer { parser.stop() }
                 do {
-                    return try importParsed(from: parser, session: session)
+                    // A line of the format takes well under a kilobyte: the file holds at
+                    // least this many events.
+                    return try importParsed(from: parser, expecting: input.size / 1024, session: session)
                 } catch let refused as ParserFailure {
                     throw refused.error
                 } catch {
@@ -132,8 +134,10 @@ extension Notebook {
         let error: any Error
     }
 
-    private func importParsed(from parser: ImportParser, session: borrowing WriteSession) throws -> ImportSummary {
-        session.deferProjections()
+    private func importParsed(from parser: ImportParser, expecting events: Int, session: borrowing WriteSession)
+        throws -> ImportSummary
+    {
+        try session.deferProjections(expecting: events)
         var importer = try ImportAppender(book: self, session: session)
         while true {
             switch parser.take() {

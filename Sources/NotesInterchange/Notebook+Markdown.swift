@@ -350,7 +350,7 @@ extension Notebook {
                     summary.created += 1
                 }
             }
-            session.deferProjections()
+            try session.deferProjections(expecting: plans.reduce(0) { $0 + $1.events.count })
             for plan in plans {
                 try appendEvents(plan.events, to: plan.id, expecting: plan.expecting, session: session)
                 if session.deferredBytes >= Self.importProjectionBytes { try session.applyDeferredProjections() }

@@ -225,7 +225,7 @@ extension Notebook {
     public func importHistory(_ converter: HistoryConverter) throws(NotesError) -> HistoryImportSummary {
         let bytes = converter.planned.count &* 512
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
-            session.deferProjections()
+            try session.deferProjections(expecting: converter.planned.count)
             var writer = HistoryWriter(book: self, dbs: dbs)
             writer.summary = HistoryImportSummary(
                 lines: converter.lineCount, notes: converter.noteCount, events: converter.planned.count, appended: 0,

@@ -180,7 +180,7 @@ struct FoldAgreementTests {
             let batch = (0..<(round % 3 == 0 ? 4 : 1)).map { _ in g.event() }
             do {
                 try book.store.write { session in
-                    if batch.count > 1 { session.deferProjections() }
+                    if batch.count > 1 { try session.deferProjections(expecting: 0) }
                     for (stream, e) in batch { try session.append([e], to: stream) }
                 }
                 accepted += batch.count
@@ -207,6 +207,89 @@ struct FoldAgreementTests {
             #expect(try book.note(note.id) == note, "seed \(seed)")
             #expect(try book.revisions(of: note.id).last?.note == note, "seed \(seed): time travel")
         }
+    }
+
+    @Test(
+        "a transaction that appends at least as many events as the log held projects them in bulk, as inline appends do",
+        arguments: [5, 6, 7])
+    func bulkProjections(seed: UInt64) throws {
+        let scratch = try Scratch()
+        var options = Notebook.Options(actor: "fold@test")
+        options.clock = { 1_800_000_000_000_000 }
+        // The events of a random sequence the fold accepts, appended one by one.
+        let inline = try Notebook(path: scratch.path + "/inline", options: options)
+        var g = Generator(rng: SeededGenerator(seed: seed))
+        var accepted: [(stream: String, event: NewEvent)] = []
+        while accepted.count < 400 {
+            let known = (g.notes, g.categories, g.tags)
+            let (stream, e) = g.event()
+            do {
+                _ = try inline.store.write { session in try session.append([e], to: stream) }
+                accepted.append((stream, e))
+            } catch is FoldError {
+                (g.notes, g.categories, g.tags) = known
+            }
+        }
+        let reference = try Self.reference(inline.store)
+        var all = ListQuery()
+        all.status = .all
+        let listing = try inline.list(all)
+        // The same events: the first `split` one by one, the rest in one transaction of bulk
+        // projections (its deferred batches folded on the way).
+        for split in [0, 1, 150, 200] {
+            let book = try Notebook(path: scratch.path + "/bulk-\(split)", options: options)
+            for (stream, e) in accepted[..<split] { try book.store.append([e], to: stream) }
+            let rest = accepted[split...]
+            try book.store.write { session in
+                try session.deferProjections(expecting: rest.count)
+                let bulk = session.projectsInBulk
+                #expect(bulk, "seed \(seed), split \(split)")
+                for (i, (stream, e)) in rest.enumerated() {
+                    try session.append([e], to: stream)
+                    if i % 64 == 63 { try session.applyDeferredProjections() }
+                }
+            }
+            let what = "seed \(seed), split \(split)"
+            #expect(try book.verify().isEmpty, "\(what): the projections equal a replay")
+            Self.expectSame(try Self.reference(book.store), reference, what)
+            #expect(try book.list(all) == listing, "\(what): the listing")
+            for note in reference.notes.values { #expect(try book.note(note.id) == note, "\(what)") }
+        }
+        // A log longer than the events announced: deferred, folded in place, not in bulk.
+        let book = try Notebook(path: scratch.path + "/deferred", options: options)
+        for (stream, e) in accepted[..<300] { try book.store.append([e], to: stream) }
+        try book.store.write { session in
+            try session.deferProjections(expecting: 100)
+            let bulk = session.projectsInBulk
+            #expect(!bulk)
+            for (stream, e) in accepted[300...] { try session.append([e], to: stream) }
+        }
+        #expect(try book.verify().isEmpty)
+        #expect(try book.list(all) == listing)
+    }
+
+    @Test(
+        "an event the fold refuses fails a transaction of bulk projections as it fails an inline one: nothing is stored"
+    )
+    func bulkRefusal() throws {
+        let scratch = try Scratch()
+        let book = try Notebook(path: scratch.path + "/store", options: Notebook.Options(actor: "fold@test"))
+        let n = Identifier(high: 0x4000, low: 1)
+        let created = NoteEvent.created(title: "t", body: "b", pinned: false, category: nil)
+        let events = [
+            created.newEvent(id: Identifier(high: 0x9000, low: 1), metadata: Self.meta),
+            created.newEvent(id: Identifier(high: 0x9000, low: 2), metadata: Self.meta),
+        ]
+        #expect(throws: FoldError.self) {
+            try book.store.write { session in
+                try session.deferProjections(expecting: 2)
+                let bulk = session.projectsInBulk
+                #expect(bulk)
+                for e in events { try session.append([e], to: Note.stream(n)) }
+            }
+        }
+        #expect(try book.store.read { txn in try book.store.headPosition(in: txn) } == 0)
+        #expect(try book.verify().isEmpty)
     }
 
     @Test("a store written without projections that holds a refused sequence: every replay reports it at its position")

@@ -42,38 +42,49 @@ public struct NotebookState: Sendable {
         at instant: Int64, position: UInt64
     ) throws {
         do {
-            switch stream {
-            case .note(let id):
-                guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
-                    throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
-                }
-                let p = try NotePayload<String>(kind, decoding: payload)
-                var note = notes[id]
-                try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
-                if let note {
-                    notes.update(note)
-                    if kind.setsTitle {
-                        titleChanges.append(
-                            TitleChange(note: id, position: position, folded: TextFolding.fold(note.title)))
-                    }
-                    if LinkIndex.mayRename(kind, p) {
-                        nameChanges.append(NameChange(note: id, position: position, names: LinkIndex.names(of: note)))
-                    }
-                }
-            case .category(let id):
-                guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
-                else { throw FoldError.foreignType(type, version: schemaVersion, in: .category(id)) }
-                try CategoryFold.apply(event, to: &categories[id], id: id, at: instant)
-            case .tag(let id):
-                guard let event = try TagEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload) else {
-                    throw FoldError.foreignType(type, version: schemaVersion, in: .tag(id))
-                }
-                try TagFold.apply(event, to: &tags[id], id: id, at: instant)
-            case .other:
-                break
-            }
+            try fold(
+                type: type, schemaVersion: schemaVersion, payload: payload, stream: stream, version: version,
+                at: instant, position: position)
         } catch let e as FoldError {
             throw StoreError.damaged(position: position, detail: e.description)
+        }
+    }
+
+    /// The same fold, whose refusal of an event is the ``FoldError`` itself, as the inline
+    /// projections throw it (for events being appended, which are not damage).
+    package mutating func fold(
+        type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer, stream: StreamRef, version: UInt64,
+        at instant: Int64, position: UInt64
+    ) throws {
+        switch stream {
+        case .note(let id):
+            guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
+                throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
+            }
+            let p = try NotePayload<String>(kind, decoding: payload)
+            var note = notes[id]
+            try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
+            if let note {
+                notes.update(note)
+                if kind.setsTitle {
+                    titleChanges.append(
+                        TitleChange(note: id, position: position, folded: TextFolding.fold(note.title)))
+                }
+                if LinkIndex.mayRename(kind, p) {
+                    nameChanges.append(NameChange(note: id, position: position, names: LinkIndex.names(of: note)))
+                }
+            }
+        case .category(let id):
+            guard let event = try CategoryEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload)
+            else { throw FoldError.foreignType(type, version: schemaVersion, in: .category(id)) }
+            try CategoryFold.apply(event, to: &categories[id], id: id, at: instant)
+        case .tag(let id):
+            guard let event = try TagEvent.decode(type: type, schemaVersion: schemaVersion, payload: payload) else {
+                throw FoldError.foreignType(type, version: schemaVersion, in: .tag(id))
+            }
+            try TagFold.apply(event, to: &tags[id], id: id, at: instant)
+        case .other:
+            break
         }
     }
 
