@@ -63,6 +63,11 @@ public final class Environment: @unchecked Sendable {
     public let path: String
     public let options: Options
     private let resizeLock: UnsafeMutablePointer<pthread_rwlock_t>
+    private let restarts = Atomic<Int>(0)
+
+    /// Write bodies this environment ran again because the map turned out too small, since it
+    /// was opened: what a write that grows the map ahead (``reserve(_:)``) keeps at zero.
+    public var restartedWrites: Int { restarts.load(ordering: .relaxed) }
     private let stateLock: UnsafeMutablePointer<pthread_mutex_t>
     /// The map's address range (start, byte count), found once per map and forgotten when it
     /// moves. Its own lock: `stateLock` is held while transactions begin.
@@ -211,6 +216,7 @@ public final class Environment: @unchecked Sendable {
                 return try attemptWrite { txn in try body(txn, attempt) }
             } catch let error as LMDBError where error.code == .mapFull {
                 try growMap()
+                restarts.add(1, ordering: .relaxed)
                 attempt += 1
             }
         }

@@ -244,7 +244,11 @@ extension Notebook {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
             throw .validation(.files(problems))
         }
-        let bytes = items.reduce(0) { $0 &+ $1.body.utf8.count &+ 512 }
+        // The map is grown ahead (for twice these bytes) so that the write runs once, not twice
+        // (the first time to find the map too small). A file's text is stored twice (in its
+        // events and its note) beside its postings, and each note takes about 12 KB of its own:
+        // nine events and their indexes, listing keys, names and links, at the pages' fill.
+        let bytes = items.reduce(0) { $0 &+ ($1.body.utf8.count &+ $1.kept.utf8.count) * 3 / 2 &+ 6 << 10 }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)

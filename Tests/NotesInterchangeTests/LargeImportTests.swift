@@ -186,4 +186,50 @@ struct LargeImportTests {
             "\(String(describing: error))")
         #expect(try book.stats().events == 0)
     }
+
+    /// A vault of `files` Markdown files in 10 folders, in Obsidian's style: YAML front matter
+    /// with a tag list and aliases, `#tags` and wiki links in a body of about a kilobyte.
+    static func writeVault(to dir: String, files: Int) throws {
+        var rng = SeededGenerator(seed: 21)
+        let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+        for f in 0..<10 { try makeDirectories(dir + "/folder-\(f)") }
+        for n in 0..<files {
+            var text = "---\ntags:\n  - t\(rng.below(300))\n  - t\(rng.below(300))\naliases: [n\(n)]\n---\n"
+            text += "# Note \(n)\n\n"
+            for line in 0..<12 {
+                text += (0..<12).map { words[($0 * 3 + line + n) % words.count] }.joined(separator: " ")
+                text += " #w\(rng.below(500)) [[Note \(rng.below(files))]]\n"
+            }
+            let file = try AtomicFile(path: dir + "/folder-\(n % 10)/note-\(n).md")
+            try file.write(Array(text.utf8))
+            try file.commit(sync: false)
+        }
+    }
+
+    @Test("an import into a new store grows the map ahead: its write runs once")
+    func importRunsOnce() throws {
+        let scratch = try Scratch()
+        var options = Self.options()
+        options.reservesMapForImports = true
+        // An export file.
+        let notes = Self.long ? 20_000 : 600
+        let file = scratch.path("export.jsonl")
+        try Self.writeExport(to: file, notes: notes, edits: 4, byRound: true)
+        let book = try Notebook(path: scratch.path("store-jsonl"), options: options)
+        #expect(try book.importEvents(fromFile: file).appended == notes * 5)
+        #expect(book.store.environment.restartedWrites == 0)
+        #expect(try book.verify().isEmpty)
+        // A vault.
+        let files = Self.long ? 10_000 : 600
+        let vault = scratch.path("vault")
+        try Self.writeVault(to: vault, files: files)
+        let vaultBook = try Notebook(path: scratch.path("store-vault"), options: options)
+        #expect(try vaultBook.importMarkdown(from: vault).created == files)
+        #expect(vaultBook.store.environment.restartedWrites == 0)
+        #expect(try vaultBook.verify().isEmpty)
+        #expect(try vaultBook.missingLinks().isEmpty)
+        // The same vault again, into the store it filled: nothing changes, in one write.
+        #expect(try vaultBook.importMarkdown(from: vault).unchanged == files)
+        #expect(vaultBook.store.environment.restartedWrites == 0)
+    }
 }
