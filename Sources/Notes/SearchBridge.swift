@@ -123,6 +123,43 @@ extension Notebook {
         }
     }
 
+    /// What a forgiving search found: the results, each with how it matched, and the near
+    /// spellings it used (see ``ForgivingSearch``).
+    public struct ForgivingResults: Sendable {
+        public var results: [(result: SearchResult, match: ForgivingSearch.Match)]
+        public var corrections: [ForgivingSearch.Correction]
+    }
+
+    /// The best `limit` notes for `query`; when fewer match it exactly (and not `exact`), notes
+    /// matching near spellings of its words, then some of its words, ranked below them.
+    public func search(_ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, exact: Bool)
+        throws(NotesError) -> ForgivingResults
+    {
+        try read { txn, dbs in
+            let outcome = try SearchIndex.forgivingSearch(
+                query, filter: filter, limit: limit, exact: exact, in: txn, SearchDatabases(dbs))
+            var results: [(result: SearchResult, match: ForgivingSearch.Match)] = []
+            for (hit, match) in outcome.hits {
+                if let note = try projection.note(hit.id, in: txn, databases: dbs) {
+                    results.append((SearchResult(note: note, score: hit.score), match))
+                }
+            }
+            return ForgivingResults(results: results, corrections: outcome.corrections)
+        }
+    }
+
+    /// The forgiving search over a state replayed in memory (`search --as-of`).
+    public static func search(
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool, in state: NotebookState
+    ) -> ForgivingResults {
+        let outcome = InMemorySearchIndex(notes: state.notes.values).forgivingSearch(
+            query, filter: filter, limit: limit, exact: exact)
+        return ForgivingResults(
+            results: outcome.hits.compactMap { hit, match in
+                state.notes[hit.id].map { (SearchResult(note: $0, score: hit.score), match) }
+            }, corrections: outcome.corrections)
+    }
+
     /// The same search over the notebook as it was at `instant` (replayed in memory).
     public func search(
         _ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64

@@ -26,10 +26,16 @@ let helpTopics: [(name: String, title: String, text: String)] = [
     (
         "search", "Search syntax",
         """
-        `notes search QUERY` finds notes whose title or body contain every term (terms are ANDed).
-        "exact phrase" matches words in that order; prefix* matches words starting with prefix;
-        -word excludes notes containing word; title:word matches only titles. Case and accents are
-        ignored (resume finds Résumé). Results are ranked by BM25; title matches count more.
+        `notes search QUERY` finds notes whose title or body contain every word side by side (AND
+        may be written). ham OR milk (or ham | milk) matches either; OR binds looser than AND, and
+        (...) groups. "exact phrase" matches words in that order; prefix* matches words starting
+        with prefix; -word, -"a phrase" and -(a OR b) exclude; title: and body: before a word,
+        phrase or group match only there; tag:NAME and category:NAME filter the whole query. OR
+        and AND are operators only in capitals. Case and accents are ignored (resume finds Résumé).
+        Results are ranked by BM25; title matches count more. When fewer notes than --limit
+        match, words of 4+ letters also match near spellings (1 edit, 2 for 8+ letters), then
+        notes with some of the words follow, each ranked below, and a line says so; --exact
+        turns that off.
         """
     ),
     (

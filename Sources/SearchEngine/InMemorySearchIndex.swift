@@ -47,26 +47,41 @@ public struct InMemorySearchIndex: Sendable {
         }
         var matches: [RankedNote] = []
         for doc in documents where compiled.accepts(doc.record) {
-            var score = 0.0
-            var ok = true
-            for clause in query.clauses {
-                let s = evaluate(clause, doc, scorer)
-                if clause.excluded {
-                    if s != nil {
-                        ok = false
-                        break
-                    }
-                } else if let s {
-                    score += s
-                } else {
-                    ok = false
-                    break
-                }
+            if let score = evaluate(query.root, doc, scorer) {
+                matches.append(RankedNote(score: score, updatedAt: doc.record.updatedAt, id: doc.record.id))
             }
-            if ok { matches.append(RankedNote(score: score, updatedAt: doc.record.updatedAt, id: doc.record.id)) }
         }
         matches.sort { $0.isBetter(than: $1) }
         return matches.prefix(limit).map { SearchHit(id: $0.id, score: $0.score) }
+    }
+
+    /// The node's score in `doc` (summed in query order, as the stored index sums), or nil when
+    /// it does not match.
+    private func evaluate(
+        _ node: SearchQuery.Node, _ doc: Document, _ scorer: ([UInt8]) -> BM25.TermScorer
+    ) -> Double? {
+        switch node {
+        case .clause(let c):
+            return evaluate(c, doc, scorer)
+        case .all(let parts, let excluded):
+            var score = 0.0
+            for p in parts {
+                guard let s = evaluate(p, doc, scorer) else { return nil }
+                score += s
+            }
+            for e in excluded where evaluate(e, doc, scorer) != nil { return nil }
+            return score
+        case .any(let parts):
+            var score = 0.0
+            var matched = false
+            for p in parts {
+                if let s = evaluate(p, doc, scorer) {
+                    score += s
+                    matched = true
+                }
+            }
+            return matched ? score : nil
+        }
     }
 
     /// The clause's score in `doc`, or nil when it does not match.
@@ -80,13 +95,13 @@ public struct InMemorySearchIndex: Sendable {
         case .term:
             guard let t = clause.terms.first, let i = doc.index[t] else { return nil }
             let e = doc.entries[i]
-            if clause.titleOnly && e.titleTF == 0 { return nil }
+            guard Self.inField(e, clause.field) else { return nil }
             return termScore(e)
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
             var score = 0.0
             var any = false
-            for e in doc.entries where e.term.starts(with: prefix) && (!clause.titleOnly || e.titleTF > 0) {
+            for e in doc.entries where e.term.starts(with: prefix) && Self.inField(e, clause.field) {
                 score += termScore(e)
                 any = true
             }
@@ -98,7 +113,12 @@ public struct InMemorySearchIndex: Sendable {
                 parts.append(doc.entries[i])
             }
             guard let first = parts.first else { return nil }
-            let starts = clause.titleOnly ? Array(first.positions.prefix(Int(first.titleTF))) : first.positions
+            let starts: [UInt32]
+            switch clause.field {
+            case .any: starts = first.positions
+            case .title: starts = Array(first.positions.prefix(Int(first.titleTF)))
+            case .body: starts = Array(first.positions.dropFirst(Int(first.titleTF)))
+            }
             let found = starts.contains { p in
                 parts.indices.allSatisfy { k in
                     let (want, overflow) = p.addingReportingOverflow(UInt32(k))
@@ -109,6 +129,14 @@ public struct InMemorySearchIndex: Sendable {
             var score = 0.0
             for e in parts { score += termScore(e) }
             return score
+        }
+    }
+
+    private static func inField(_ e: AnalyzedNote.Entry, _ field: SearchQuery.Field) -> Bool {
+        switch field {
+        case .any: return true
+        case .title: return e.titleTF > 0
+        case .body: return e.bodyTF > 0
         }
     }
 }

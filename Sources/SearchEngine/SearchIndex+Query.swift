@@ -15,17 +15,27 @@ extension SearchIndex {
         let stats = try SearchStats.read(txn, db)
         guard stats.documents > 0 else { return [] }
         let collection = stats.collection
+        // A query of clauses side by side runs as one conjunction (its rarest clause leads);
+        // any other shape as the iterator of its tree.
         var positive: [any ClauseIterator] = []
         var excluded: [any ClauseIterator] = []
         let matchable = try txn.withCursor(db.terms) { tc in
             try txn.withCursor(db.postings) { pc in
-                for clause in query.clauses {
-                    let it = try makeIterator(clause, collection: collection, terms: tc, postings: pc)
-                    if clause.excluded {
-                        if let it { excluded.append(it) }
-                    } else {
-                        guard let it else { return false }
-                        positive.append(it)
+                let (parts, out): ([SearchQuery.Node], [SearchQuery.Node])
+                if case .all(let a, let e) = query.root {
+                    (parts, out) = (a, e)
+                } else {
+                    (parts, out) = ([query.root], [])
+                }
+                for p in parts {
+                    guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else {
+                        return false
+                    }
+                    positive.append(it)
+                }
+                for e in out {
+                    if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) {
+                        excluded.append(it)
                     }
                 }
                 return true
@@ -34,6 +44,41 @@ extension SearchIndex {
         guard matchable, !positive.isEmpty else { return [] }
         return try run(
             positive: positive, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+    }
+
+    /// The iterator of a query node, or nil when no note can match it.
+    static func makeIterator(
+        _ node: SearchQuery.Node, collection: BM25.Collection, terms tc: borrowing Cursor,
+        postings pc: borrowing Cursor
+    ) throws -> (any ClauseIterator)? {
+        switch node {
+        case .clause(let c):
+            return try makeIterator(c, collection: collection, terms: tc, postings: pc)
+        case .all(let parts, let out):
+            var iterators: [any ClauseIterator] = []
+            for p in parts {
+                guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
+                iterators.append(it)
+            }
+            var excluded: [any ClauseIterator] = []
+            for e in out {
+                if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) { excluded.append(it) }
+            }
+            if iterators.count == 1 && excluded.isEmpty { return iterators[0] }
+            return AndIterator(iterators, excluded: excluded)
+        case .any(let parts):
+            var iterators: [any ClauseIterator] = []
+            for p in parts {
+                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) {
+                    iterators.append(it)
+                }
+            }
+            switch iterators.count {
+            case 0: return nil
+            case 1: return iterators[0]
+            default: return OrIterator(iterators)
+            }
+        }
     }
 
     /// The iterator of a clause, or nil when no note can match it.
@@ -46,7 +91,7 @@ extension SearchIndex {
             let blocks = try blockList(term, pc)
             guard !blocks.isEmpty else { return nil }
             return TermIterator(
-                blocks: blocks, scorer: collection.scorer(df: df), titleOnly: clause.titleOnly && !positions,
+                blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
                 cost: Int(df))
         }
         switch clause.kind {
@@ -59,7 +104,7 @@ extension SearchIndex {
                 guard let it = try termIterator(term, positions: true) else { return nil }
                 parts.append(it)
             }
-            return PhraseIterator(parts, titleOnly: clause.titleOnly)
+            return PhraseIterator(parts, field: clause.field)
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
             var union: [UInt32: Double] = [:]
@@ -69,7 +114,7 @@ extension SearchIndex {
                 var r = VarintReader(e.value, at: 0)
                 let df = UInt64(try r.next())
                 let it = TermIterator(
-                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), titleOnly: clause.titleOnly,
+                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), field: clause.field,
                     cost: Int(df))
                 var d = try it.advance(to: 0)
                 while d != TermIterator.end {
@@ -239,7 +284,9 @@ final class TermIterator: ClauseIterator {
 
     let blocks: [BlockRef]
     let scorer: BM25.TermScorer
-    let titleOnly: Bool
+    /// The column of the decoded block that must be above zero (title or body tfs), or 0 when
+    /// the match may be anywhere.
+    private let fieldColumn: Int
     let cost: Int
     private var blockIndex = -1
     /// Five columns of `capacity` entries: docs, weighted tfs, lengths, title tfs, body tfs.
@@ -256,10 +303,14 @@ final class TermIterator: ClauseIterator {
     private var bounds: [Double]
     private var shallowIndex = 0
 
-    init(blocks: [BlockRef], scorer: BM25.TermScorer, titleOnly: Bool, cost: Int) {
+    init(blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
         self.blocks = blocks
         self.scorer = scorer
-        self.titleOnly = titleOnly
+        switch field {
+        case .any: fieldColumn = 0
+        case .title: fieldColumn = 3
+        case .body: fieldColumn = 4
+        }
         self.cost = cost
         self.bounds = [Double](repeating: -1, count: blocks.count)
         capacity = PostingBlock.maxSize + 1
@@ -301,9 +352,9 @@ final class TermIterator: ClauseIterator {
     }
 
     func advance(to target: UInt32) throws -> UInt32 {
-        let titleOnly = self.titleOnly
+        let column = fieldColumn
         var k = i
-        if blockIndex >= 0 && k < count && buffer[k] >= target && (!titleOnly || buffer[3 * capacity + k] > 0) {
+        if blockIndex >= 0 && k < count && buffer[k] >= target && (column == 0 || buffer[column * capacity + k] > 0) {
             return buffer[k]
         }
         var b = max(blockIndex, 0)
@@ -329,8 +380,12 @@ final class TermIterator: ClauseIterator {
             }
             let n = count
             let p = buffer
-            let titles = p + 3 * capacity
-            while k < n && (p[k] < target || (titleOnly && titles[k] == 0)) { k += 1 }
+            if column == 0 {
+                while k < n && p[k] < target { k += 1 }
+            } else {
+                let tfs = p + column * capacity
+                while k < n && (p[k] < target || tfs[k] == 0) { k += 1 }
+            }
             if k < n {
                 i = k
                 return p[k]
@@ -382,13 +437,13 @@ final class TermIterator: ClauseIterator {
 /// Notes where the terms occur next to each other, in order (in the title or in the body).
 final class PhraseIterator: ClauseIterator {
     let parts: [TermIterator]
-    let titleOnly: Bool
+    let field: SearchQuery.Field
     let cost: Int
     private var doc: UInt32 = 0
 
-    init(_ parts: [TermIterator], titleOnly: Bool) {
+    init(_ parts: [TermIterator], field: SearchQuery.Field) {
         self.parts = parts
-        self.titleOnly = titleOnly
+        self.field = field
         self.cost = parts.map(\.cost).min() ?? 0
     }
 
@@ -426,7 +481,8 @@ final class PhraseIterator: ClauseIterator {
         var lists: [ArraySlice<UInt32>] = []
         for p in parts.dropFirst() { lists.append(try p.positions().all) }
         for (n, start) in first.all.enumerated() {
-            if titleOnly && n >= first.inTitle { break }
+            if field == .title && n >= first.inTitle { break }
+            if field == .body && n < first.inTitle { continue }
             var ok = true
             for (k, list) in lists.enumerated() {
                 let (want, overflow) = start.addingReportingOverflow(UInt32(k + 1))
@@ -502,5 +558,108 @@ final class UnionIterator: ClauseIterator {
     func bound(at target: UInt32) -> (score: Double, lastDoc: UInt32)? {
         guard let last = docs.last, last >= target else { return nil }
         return (best, TermIterator.end - 1)
+    }
+}
+
+/// Notes matching every part and no excluded one (a group of a larger query).
+final class AndIterator: ClauseIterator {
+    let parts: [any ClauseIterator]
+    let excluded: [any ClauseIterator]
+    let cost: Int
+    /// The parts, rarest first: the first leads.
+    private let byCost: [any ClauseIterator]
+
+    init(_ parts: [any ClauseIterator], excluded: [any ClauseIterator]) {
+        self.parts = parts
+        self.excluded = excluded
+        byCost = parts.sorted { $0.cost < $1.cost }
+        cost = byCost.first?.cost ?? 0
+    }
+
+    func advance(to target: UInt32) throws -> UInt32 {
+        var target = target
+        outer: while true {
+            let d = try byCost[0].advance(to: target)
+            if d == TermIterator.end { return d }
+            for it in byCost.dropFirst() {
+                let x = try it.advance(to: d)
+                if x != d {
+                    if x == TermIterator.end { return x }
+                    target = x
+                    continue outer
+                }
+            }
+            for ex in excluded where try ex.advance(to: d) == d {
+                target = d + 1
+                continue outer
+            }
+            return d
+        }
+    }
+
+    func score() throws -> Double {
+        var s = 0.0
+        for p in parts { s += try p.score() }
+        return s
+    }
+
+    func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
+        var s = 0.0
+        var last = TermIterator.end
+        for p in parts {
+            guard let b = try p.bound(at: target) else { return nil }
+            s += b.score
+            last = min(last, b.lastDoc)
+        }
+        return (s, last)
+    }
+}
+
+/// Notes matching at least one part; the scores of the parts at the note are summed.
+final class OrIterator: ClauseIterator {
+    let parts: [any ClauseIterator]
+    let cost: Int
+    /// Each part's current doc (0 before its first move, when it may be anywhere).
+    private var current: [UInt32]
+    private var started: [Bool]
+    private var doc: UInt32 = 0
+
+    init(_ parts: [any ClauseIterator]) {
+        self.parts = parts
+        cost = parts.reduce(0) { $0 &+ $1.cost }
+        current = [UInt32](repeating: 0, count: parts.count)
+        started = [Bool](repeating: false, count: parts.count)
+    }
+
+    func advance(to target: UInt32) throws -> UInt32 {
+        var best = TermIterator.end
+        for k in parts.indices {
+            if !started[k] || current[k] < target {
+                current[k] = try parts[k].advance(to: target)
+                started[k] = true
+            }
+            best = min(best, current[k])
+        }
+        doc = best
+        return best
+    }
+
+    func score() throws -> Double {
+        var s = 0.0
+        for k in parts.indices where current[k] == doc { s += try parts[k].score() }
+        return s
+    }
+
+    func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
+        var s = 0.0
+        var last = TermIterator.end
+        var any = false
+        for p in parts {
+            guard let b = try p.bound(at: target) else { continue }
+            s += b.score
+            last = min(last, b.lastDoc)
+            any = true
+        }
+        return any ? (s, last) : nil
     }
 }

@@ -1,19 +1,22 @@
 public import Basics
 
-/// A parsed search query: clauses that must all match (AND), some of them excluded.
+/// A parsed search query: a tree of clauses joined by AND (side by side), OR, and exclusion.
 ///
-/// The syntax, word by word (words are separated by white space):
+/// The syntax (words are separated by white space):
 /// - `word`: notes containing the word, in the title or the body.
 /// - `"exact phrase"`: the words next to each other, in this order.
 /// - `prefix*`: any word starting with `prefix`.
-/// - `-word`, `-"a phrase"`, `-prefix*`: notes that do not match it.
-/// - `title:word`, `title:"a phrase"`, `title:prefix*`: the match must be in the title.
+/// - `a b`, `a AND b`: both. `a OR b`, `a | b`: either (OR binds looser than AND, so
+///   `a b OR c` is `(a b) OR c`). `(...)` groups.
+/// - `-word`, `-"a phrase"`, `-prefix*`, `-(a OR b)`: notes that do not match it.
+/// - `title:`, `body:` before a word, phrase, prefix or group: the match must be in that part.
 ///
 /// Words are folded like the indexed text (`Résumé` matches `resume`). A word that the tokenizer
-/// splits into several terms (`e-mail`, `東京`) is searched as a phrase.
+/// splits into several terms (`e-mail`, `東京`) is searched as a phrase. `OR` and `AND` are
+/// operators only in capitals and outside quotes.
 ///
 /// ```swift
-/// let q = try SearchQuery.parse("title:budget \"next year\" -draft plan*")
+/// let q = try SearchQuery.parse("title:budget (\"next year\" OR 2027) -draft plan*")
 /// ```
 public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     /// How a clause matches.
@@ -23,101 +26,101 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
         case phrase
     }
 
-    /// One part of a query.
+    /// Where a clause must match.
+    public enum Field: Sendable, Equatable {
+        case any
+        case title
+        case body
+    }
+
+    /// One word, phrase or prefix of a query.
     public struct Clause: Sendable, Equatable {
         public var kind: Kind
         /// Folded terms (UTF-8): one for `.term` and `.prefix`, two or more for `.phrase`.
         public var terms: [[UInt8]]
-        /// The match must be in the title.
-        public var titleOnly: Bool
-        /// Notes matching this clause are left out.
+        /// The part of the note the match must be in.
+        public var field: Field
+        /// The clause is under an exclusion: notes matching it are left out.
         public var excluded: Bool
+
+        /// The match must be in the title.
+        public var titleOnly: Bool { field == .title }
+
+        public init(kind: Kind, terms: [[UInt8]], field: Field = .any, excluded: Bool = false) {
+            self.kind = kind
+            self.terms = terms
+            self.field = field
+            self.excluded = excluded
+        }
     }
 
-    /// The clauses in query order (scores are summed in this order).
-    public let clauses: [Clause]
+    /// The query's structure.
+    public indirect enum Node: Sendable, Equatable {
+        case clause(Clause)
+        /// Every one of `all` matches and none of `excluded` does (`all` is never empty).
+        case all([Node], excluded: [Node])
+        /// At least one matches; the scores of those that do are summed.
+        case any([Node])
+    }
 
-    /// The most clauses a query may have, and the most terms a phrase may have.
-    public static let maxClauses = 32
+    /// The query tree.
+    public let root: Node
+
+    /// Every clause, group by group (in each, the words to find, then the excluded ones).
+    public var clauses: [Clause] {
+        var out: [Clause] = []
+        func walk(_ n: Node) {
+            switch n {
+            case .clause(let c): out.append(c)
+            case .all(let a, let e):
+                a.forEach(walk)
+                e.forEach(walk)
+            case .any(let a): a.forEach(walk)
+            }
+        }
+        walk(root)
+        return out
+    }
+
+    /// Whether the query is only words, phrases and prefixes side by side (no OR, no group, no
+    /// exclusion): the query that may fall back to ranking notes by any of its words.
+    public var isPlainWords: Bool {
+        switch root {
+        case .clause: return true
+        case .all(let parts, let excluded):
+            return excluded.isEmpty && parts.allSatisfy { if case .clause = $0 { return true } else { return false } }
+        case .any: return false
+        }
+    }
+
+    public init(root: Node) { self.root = root }
+
+    /// The most clauses a query may have, and the most terms a phrase may have: more than a
+    /// pasted paragraph has words.
+    public static let maxClauses = 1_024
     /// The longest query, in UTF-8 bytes.
-    public static let maxLength = 4096
+    public static let maxLength = 65_536
 
-    /// Parses `text`. Throws a ``SearchQueryError`` that says what is wrong; never traps.
+    /// Parses `text`. Throws a ``SearchQueryError`` that says what is wrong and where; never traps.
     public static func parse(_ text: String) throws(SearchQueryError) -> SearchQuery {
         guard text.utf8.count <= maxLength else { throw SearchQueryError(.tooLong) }
-        let scalars = Array(text.unicodeScalars)
-        var clauses: [Clause] = []
-        var sawWord = false
-        var i = 0
-
-        func isSpace(_ s: Unicode.Scalar) -> Bool { s.properties.isWhitespace }
-        func lower(_ s: Unicode.Scalar) -> Unicode.Scalar {
-            s.value >= 0x41 && s.value <= 0x5A ? Unicode.Scalar(UInt8(truncatingIfNeeded: s.value | 0x20)) : s
-        }
-
-        while i < scalars.count {
-            if isSpace(scalars[i]) {
-                i += 1
-                continue
-            }
-            let itemStart = i
-            sawWord = true
-            var excluded = false
-            var titleOnly = false
-            if scalars[i] == "-" {
-                excluded = true
-                i += 1
-            }
-            let field: [Unicode.Scalar] = ["t", "i", "t", "l", "e", ":"]
-            if i + field.count <= scalars.count, (0..<field.count).allSatisfy({ lower(scalars[i + $0]) == field[$0] }) {
-                titleOnly = true
-                i += field.count
-                if i >= scalars.count || isSpace(scalars[i]) { throw SearchQueryError(.emptyField, at: itemStart) }
-            }
-            var quoted = false
-            var prefix = false
-            var body = ""
-            if i < scalars.count, scalars[i] == "\"" {
-                quoted = true
-                i += 1
-                let open = i - 1
-                while i < scalars.count, scalars[i] != "\"" {
-                    body.unicodeScalars.append(scalars[i])
-                    i += 1
-                }
-                guard i < scalars.count else { throw SearchQueryError(.unterminatedQuote, at: open) }
-                i += 1
-            } else {
-                while i < scalars.count, !isSpace(scalars[i]), scalars[i] != "\"" {
-                    body.unicodeScalars.append(scalars[i])
-                    i += 1
-                }
-                while body.unicodeScalars.last == "*" {
-                    body.unicodeScalars.removeLast()
-                    prefix = true
-                }
-            }
-            let terms = Tokenizer.terms(body)
-            if terms.isEmpty {
-                if prefix { throw SearchQueryError(.emptyPrefix, at: itemStart) }
-                // A word of punctuation only ("&", "-", "...") searches for nothing; skip it.
-                continue
-            }
-            guard terms.count <= maxClauses else { throw SearchQueryError(.tooManyTerms, at: itemStart) }
-            let kind: Kind = terms.count > 1 ? .phrase : (prefix && !quoted ? .prefix : .term)
-            clauses.append(Clause(kind: kind, terms: terms, titleOnly: titleOnly, excluded: excluded))
-            guard clauses.count <= maxClauses else { throw SearchQueryError(.tooManyTerms, at: itemStart) }
-        }
-        if clauses.isEmpty { throw SearchQueryError(sawWord ? .noSearchableWords : .empty) }
-        if clauses.allSatisfy(\.excluded) { throw SearchQueryError(.onlyExclusions) }
-        return SearchQuery(clauses: clauses)
+        var parser = QueryParser(Array(text.unicodeScalars))
+        return SearchQuery(root: try parser.parseQuery())
     }
 
-    /// The query in canonical form (folded terms), e.g. `title:budget "next year" -draft plan*`.
-    public var description: String {
-        clauses.map { c in
-            var s = c.excluded ? "-" : ""
-            if c.titleOnly { s += "title:" }
+    /// The query in canonical form (folded terms; in each group the words to find, then the
+    /// exclusions), e.g. `title:budget ("next year" OR x) -draft`.
+    public var description: String { Self.describe(root, top: true) }
+
+    private static func describe(_ n: Node, top: Bool) -> String {
+        switch n {
+        case .clause(let c):
+            var s = ""
+            switch c.field {
+            case .any: break
+            case .title: s += "title:"
+            case .body: s += "body:"
+            }
             let words = c.terms.map { String(decoding: $0, as: UTF8.self) }
             switch c.kind {
             case .term: s += words.joined()
@@ -125,7 +128,204 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             case .phrase: s += "\"" + words.joined(separator: " ") + "\""
             }
             return s
-        }.joined(separator: " ")
+        case .all(let parts, let excluded):
+            let inner = (parts.map { describe($0, top: false) } + excluded.map { "-" + describe($0, top: false) })
+                .joined(separator: " ")
+            return top ? inner : "(" + inner + ")"
+        case .any(let parts):
+            let inner = parts.map { describe($0, top: false) }.joined(separator: " OR ")
+            return top ? inner : "(" + inner + ")"
+        }
+    }
+}
+
+/// The recursive-descent parser of ``SearchQuery/parse(_:)``.
+private struct QueryParser {
+    let s: [Unicode.Scalar]
+    var i = 0
+    var clauseCount = 0
+    /// Whether any word was met (to tell an empty query from one of punctuation only).
+    var sawWord = false
+
+    init(_ scalars: [Unicode.Scalar]) { s = scalars }
+
+    static func isSpace(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace }
+    static func isBreak(_ c: Unicode.Scalar) -> Bool { isSpace(c) || c == "\"" || c == "(" || c == ")" || c == "|" }
+
+    mutating func skipSpace() { while i < s.count, Self.isSpace(s[i]) { i += 1 } }
+
+    /// The operator word (`OR`, `AND`) at `i`, if one stands there alone.
+    func keyword() -> String? {
+        for word in ["OR", "AND"] {
+            let w = Array(word.unicodeScalars)
+            guard i + w.count <= s.count, Array(s[i..<(i + w.count)]) == w else { continue }
+            if i + w.count == s.count || Self.isBreak(s[i + w.count]) { return word }
+        }
+        return nil
+    }
+
+    mutating func parseQuery() throws(SearchQueryError) -> SearchQuery.Node {
+        let node = try parseOr(field: .any, depth: 0)
+        skipSpace()
+        if i < s.count {
+            // Only a closing parenthesis stops the top level early.
+            throw SearchQueryError(.unbalancedParenthesis, at: i)
+        }
+        guard let node else { throw SearchQueryError(sawWord ? .noSearchableWords : .empty) }
+        return node
+    }
+
+    /// Alternatives separated by OR or `|`; nil when the part holds no searchable word.
+    mutating func parseOr(field: SearchQuery.Field, depth: Int) throws(SearchQueryError) -> SearchQuery.Node? {
+        guard depth < 64 else { throw SearchQueryError(.tooDeep, at: i) }
+        var alternatives: [SearchQuery.Node] = []
+        while true {
+            let before = alternatives.count
+            if let part = try parseAnd(field: field, depth: depth) { alternatives.append(part) }
+            skipSpace()
+            guard i < s.count else { break }
+            let op = i
+            if s[i] == "|" {
+                i += 1
+            } else if keyword() == "OR" {
+                i += 2
+            } else {
+                break
+            }
+            skipSpace()
+            if alternatives.count == before || i >= s.count || s[i] == ")" || s[i] == "|" || keyword() == "OR" {
+                throw SearchQueryError(.danglingOperator, at: op)
+            }
+        }
+        switch alternatives.count {
+        case 0: return nil
+        case 1: return alternatives[0]
+        default: return .any(alternatives)
+        }
+    }
+
+    /// Items side by side (or joined by AND), some excluded.
+    mutating func parseAnd(field: SearchQuery.Field, depth: Int) throws(SearchQueryError) -> SearchQuery.Node? {
+        var parts: [SearchQuery.Node] = []
+        var excluded: [SearchQuery.Node] = []
+        let start = i
+        var sawExclusion = false
+        while true {
+            skipSpace()
+            guard i < s.count, s[i] != ")", s[i] != "|", keyword() != "OR" else { break }
+            if keyword() == "AND" {
+                let op = i
+                i += 3
+                skipSpace()
+                if parts.isEmpty && excluded.isEmpty || i >= s.count || s[i] == ")" || s[i] == "|"
+                    || keyword() != nil
+                {
+                    throw SearchQueryError(.danglingOperator, at: op)
+                }
+                continue
+            }
+            let itemStart = i
+            var negated = false
+            if s[i] == "-", i + 1 < s.count, !Self.isSpace(s[i + 1]) {
+                negated = true
+                i += 1
+            }
+            guard let item = try parseItem(field: field, excluded: negated, depth: depth, start: itemStart) else {
+                continue
+            }
+            if negated {
+                excluded.append(item)
+                sawExclusion = true
+            } else {
+                parts.append(item)
+            }
+        }
+        if parts.isEmpty {
+            if sawExclusion { throw SearchQueryError(.onlyExclusions, at: start < s.count ? start : nil) }
+            return nil
+        }
+        if parts.count == 1 && excluded.isEmpty { return parts[0] }
+        return .all(parts, excluded: excluded)
+    }
+
+    /// A word, phrase, prefix or group, with its field; nil for a word of punctuation only.
+    mutating func parseItem(field inherited: SearchQuery.Field, excluded: Bool, depth: Int, start: Int)
+        throws(SearchQueryError) -> SearchQuery.Node?
+    {
+        var field = inherited
+        for (name, f) in [("title:", SearchQuery.Field.title), ("body:", .body)] {
+            let w = Array(name.unicodeScalars)
+            guard i + w.count <= s.count,
+                (0..<w.count).allSatisfy({ Self.lower(s[i + $0]) == w[$0] })
+            else { continue }
+            i += w.count
+            if i >= s.count || Self.isSpace(s[i]) || s[i] == ")" || s[i] == "|" {
+                throw SearchQueryError(.emptyField, at: start)
+            }
+            if inherited != .any && inherited != f { throw SearchQueryError(.conflictingFields, at: start) }
+            field = f
+            break
+        }
+        if s[i] == "(" {
+            let open = i
+            i += 1
+            let inner = try parseOr(field: field, depth: depth + 1)
+            skipSpace()
+            guard i < s.count, s[i] == ")" else { throw SearchQueryError(.unbalancedParenthesis, at: open) }
+            i += 1
+            guard let inner else { return nil }
+            return excluded ? Self.markExcluded(inner) : inner
+        }
+        sawWord = true
+        var quoted = false
+        var prefix = false
+        var body = ""
+        if s[i] == "\"" {
+            quoted = true
+            let open = i
+            i += 1
+            while i < s.count, s[i] != "\"" {
+                body.unicodeScalars.append(s[i])
+                i += 1
+            }
+            guard i < s.count else { throw SearchQueryError(.unterminatedQuote, at: open) }
+            i += 1
+        } else {
+            while i < s.count, !Self.isBreak(s[i]) {
+                body.unicodeScalars.append(s[i])
+                i += 1
+            }
+            while body.unicodeScalars.last == "*" {
+                body.unicodeScalars.removeLast()
+                prefix = true
+            }
+        }
+        let terms = Tokenizer.terms(body)
+        if terms.isEmpty {
+            if prefix { throw SearchQueryError(.emptyPrefix, at: start) }
+            // A word of punctuation only ("&", "-", "...") searches for nothing; skip it.
+            return nil
+        }
+        guard terms.count <= SearchQuery.maxClauses else { throw SearchQueryError(.tooManyTerms, at: start) }
+        clauseCount += 1
+        guard clauseCount <= SearchQuery.maxClauses else { throw SearchQueryError(.tooManyTerms, at: start) }
+        let kind: SearchQuery.Kind = terms.count > 1 ? .phrase : (prefix && !quoted ? .prefix : .term)
+        return .clause(SearchQuery.Clause(kind: kind, terms: terms, field: field, excluded: excluded))
+    }
+
+    static func lower(_ c: Unicode.Scalar) -> Unicode.Scalar {
+        c.value >= 0x41 && c.value <= 0x5A ? Unicode.Scalar(UInt8(truncatingIfNeeded: c.value | 0x20)) : c
+    }
+
+    /// Marks every clause under an exclusion (snippets leave them out).
+    static func markExcluded(_ n: SearchQuery.Node) -> SearchQuery.Node {
+        switch n {
+        case .clause(var c):
+            c.excluded = true
+            return .clause(c)
+        case .all(let a, let e): return .all(a.map(markExcluded), excluded: e.map(markExcluded))
+        case .any(let a): return .any(a.map(markExcluded))
+        }
     }
 }
 
@@ -140,6 +340,10 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
         case emptyField
         case tooManyTerms
         case tooLong
+        case unbalancedParenthesis
+        case danglingOperator
+        case conflictingFields
+        case tooDeep
     }
 
     public let reason: Reason
@@ -161,7 +365,15 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
             return "the search query only excludes words: add at least one word to find (e.g. `plan -draft`)"
         case .unterminatedQuote: return "a phrase is missing its closing quote \"" + at
         case .emptyPrefix: return "`*` must follow at least one letter or digit (e.g. `plan*`)" + at
-        case .emptyField: return "`title:` must be followed by a word or a \"phrase\" (e.g. `title:budget`)" + at
+        case .emptyField:
+            return "`title:` and `body:` must be followed by a word, a \"phrase\" or a (group) (e.g. `title:budget`)"
+                + at
+        case .unbalancedParenthesis:
+            return "a parenthesis is not closed, or closes nothing: pair each ( with a )" + at
+        case .danglingOperator:
+            return "OR, | and AND must stand between two words or groups (e.g. `ham OR milk`)" + at
+        case .conflictingFields: return "a `title:` group cannot hold `body:` words, nor the other way round" + at
+        case .tooDeep: return "the search query nests parentheses too deeply: at most 64 levels" + at
         case .tooManyTerms:
             return "the search query has too many words: at most \(SearchQuery.maxClauses) are allowed" + at
         case .tooLong: return "the search query is too long: at most \(SearchQuery.maxLength) bytes are allowed"

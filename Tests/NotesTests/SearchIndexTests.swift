@@ -211,6 +211,11 @@ struct SearchIndexTests {
         "the", "plan", "plan*", "pla*", "resume", "\"the of\"", "\"next year\"", "title:the", "title:plan*",
         "the -zeta", "alpha beta", "-alpha the", "東京", "🎉", "title:\"alpha beta\"", "dont", "3.14", "αλφα", "елка",
         "the of and", "rare1", "rare2 the", "-\"the the\" of", "x y z",
+        // OR, groups, exclusions of groups, body:, AND: scores summed in query order as the oracle sums.
+        "plan OR alpha", "plan | rare1 | zeta", "(alpha OR beta) the", "the (plan OR \"next year\") -zeta",
+        "alpha OR (beta the)", "the -(alpha OR plan)", "body:the", "body:\"the of\"", "body:plan* OR title:alpha",
+        "title:(alpha OR the)", "alpha AND beta", "(the OR of) (plan OR resume)", "rare1 OR rare2 OR nothinghere",
+        "the OR the", "x OR (y z)",
     ]
 
     @Test("after 3,000 random events the index equals the oracle and a bulk load")
@@ -421,6 +426,66 @@ struct SearchIndexTests {
                 #expect(try f.search(q, limit: limit) == want, "query \(q)")
             }
         }
+    }
+
+    @Test("a forgiving search: near spellings, then some of the words, each below the one before, as the oracle does")
+    func forgivingSearch() throws {
+        let f = try Fixture()
+        let notes = [
+            Self.note(1, "Delivery", "please receive the parcel", updatedAt: 1),
+            Self.note(2, "Receipts", "receipt for the parcel", updatedAt: 2),
+            Self.note(3, "Ham", "buy ham and eggs", updatedAt: 3),
+            Self.note(4, "Milk", "buy milk and bread", updatedAt: 4),
+            Self.note(5, "Both", "ham with milk", updatedAt: 5),
+            Self.note(6, "Mediterranean", "a long word: mediteranean diet", updatedAt: 6),
+        ]
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes)
+        func run(_ q: String, limit: Int = 10, exact: Bool = false) throws -> ForgivingSearch.Outcome {
+            let query = try SearchQuery.parse(q)
+            let stored = try f.env.read { txn in
+                try SearchIndex.forgivingSearch(query, filter: SearchFilter(), limit: limit, exact: exact, in: txn, f.a)
+            }
+            #expect(stored == oracle.forgivingSearch(query, filter: SearchFilter(), limit: limit, exact: exact), "\(q)")
+            return stored
+        }
+        // A typo of 1 edit (a swap), and a word absent from every note.
+        let typo = try run("recieve")
+        #expect(typo.hits.map(\.hit.id) == [Self.id(1)])
+        #expect(typo.hits.map(\.match) == [.nearSpelling])
+        #expect(
+            typo.corrections == [ForgivingSearch.Correction(word: "recieve", replacements: ["receive"], unknown: true)])
+        // 2 edits for a word of 8 or more characters; none for one under 4.
+        #expect(try run("mediteranaen").hits.map(\.hit.id) == [Self.id(6)])
+        #expect(try run("hamm").hits.map(\.hit.id).contains(Self.id(3)))
+        #expect(try run("hm").hits.isEmpty)
+        // Every word first, then notes with some of them, ranked by BM25.
+        let some = try run("ham milk")
+        #expect(some.hits.first?.hit.id == Self.id(5))
+        #expect(some.hits.map(\.match) == [.exact, .someWords, .someWords])
+        #expect(Set(some.hits.dropFirst().map(\.hit.id)) == [Self.id(3), Self.id(4)])
+        // --exact: the query as written only; and a query with operators never falls back to some words.
+        #expect(try run("ham milk", exact: true).hits.count == 1)
+        #expect(try run("recieve", exact: true).hits.isEmpty)
+        #expect(try run("(ham milk) OR zzz").hits.map(\.hit.id) == [Self.id(5)])
+        // A query that finds enough notes as written is not widened.
+        #expect(try run("ham milk", limit: 1).hits.map(\.match) == [.exact])
+        #expect(try run("parcel", limit: 2).corrections.isEmpty)
+    }
+
+    @Test("distance counts a swap of neighbours as one edit and stops past its limit")
+    func editDistance() {
+        func d(_ a: String, _ b: String, _ limit: Int = 3) -> Int? {
+            ForgivingSearch.distance(Array(a.unicodeScalars), Array(b.unicodeScalars), atMost: limit)
+        }
+        #expect(d("recieve", "receive") == 1)
+        #expect(d("kitten", "sitting") == 3)
+        #expect(d("kitten", "sitting", 2) == nil)
+        #expect(d("", "abc") == 3)
+        #expect(d("abc", "abc") == 0)
+        #expect(d("ca", "abc") == 3)  // optimal string alignment: no edit of a swapped pair
+        #expect(d("東京都", "京東都") == 1)
+        #expect(d("résumé", "resume") == 2)
     }
 
     @Test("a bulk load of no notes and of empty notes gives a usable index")

@@ -72,16 +72,34 @@ struct SearchTextTests {
         #expect(try parse("budget plan") == "budget plan")
         #expect(try parse("\"Next  Year\"") == "\"next year\"")
         #expect(try parse("plan*") == "plan*")
-        #expect(try parse("-draft budget") == "-draft budget")
+        #expect(try parse("-draft budget") == "budget -draft")
         #expect(try parse("TITLE:Budget") == "title:budget")
-        #expect(try parse("title:\"next year\" -title:old* x") == "title:\"next year\" -title:old* x")
+        #expect(try parse("title:\"next year\" -title:old* x") == "title:\"next year\" x -title:old*")
         #expect(try parse("e-mail") == "\"e mail\"")
         #expect(try parse("東京") == "\"東 京\"")
         #expect(try parse("\"résumé\"") == "resume")
         #expect(try parse("a & b") == "a b")
+        #expect(try parse("ham OR milk") == "ham OR milk")
+        #expect(try parse("ham | milk | eggs") == "ham OR milk OR eggs")
+        #expect(try parse("a b OR c") == "(a b) OR c")
+        #expect(try parse("a (b OR c)") == "a (b OR c)")
+        #expect(try parse("a AND b") == "a b")
+        #expect(try parse("a -(b OR c)") == "a -(b OR c)")
+        #expect(try parse("title:(a OR b)") == "title:a OR title:b")
+        #expect(try parse("BODY:word title:x") == "body:word title:x")
+        #expect(try parse("or and Or") == "or and or")
+        #expect(try parse("(a)") == "a")
+        #expect(try parse("f(x)") == "f x")
+        #expect(try parse("ORANGE ANDES") == "orange andes")
+        // A pasted paragraph is a query of plain words, however long.
+        let paragraph = Array(repeating: "the quick brown fox jumps over the lazy dog", count: 40).joined(
+            separator: " ")
+        #expect(try SearchQuery.parse(paragraph).clauses.count == 360)
+        #expect(try SearchQuery.parse(paragraph).isPlainWords)
+        #expect(try !SearchQuery.parse("a OR b").isPlainWords)
         let q = try SearchQuery.parse("-\"a b\" c*")
-        #expect(q.clauses.map(\.kind) == [.phrase, .prefix])
-        #expect(q.clauses.map(\.excluded) == [true, false])
+        #expect(q.clauses.map(\.kind) == [.prefix, .phrase])
+        #expect(q.clauses.map(\.excluded) == [false, true])
     }
 
     @Test("bad queries say what is wrong")
@@ -99,8 +117,28 @@ struct SearchTextTests {
         #expect(reason("\"open phrase") == .unterminatedQuote)
         #expect(reason("*") == .emptyPrefix)
         #expect(reason("title:") == .emptyField)
-        #expect(reason(Array(repeating: "w", count: 33).joined(separator: " ")) == .tooManyTerms)
-        #expect(reason(String(repeating: "a", count: 5000)) == .tooLong)
+        #expect(reason(Array(repeating: "w", count: 1_025).joined(separator: " ")) == .tooManyTerms)
+        #expect(reason(String(repeating: "a", count: 70_000)) == .tooLong)
+        #expect(reason("a OR -b") == .onlyExclusions)
+        #expect(reason("(a") == .unbalancedParenthesis)
+        #expect(reason("a)") == .unbalancedParenthesis)
+        #expect(reason("a OR") == .danglingOperator)
+        #expect(reason("| a") == .danglingOperator)
+        #expect(reason("a AND") == .danglingOperator)
+        #expect(reason("a OR OR b") == .danglingOperator)
+        #expect(reason("title:(body:x)") == .conflictingFields)
+        #expect(reason(String(repeating: "(", count: 70) + "a" + String(repeating: ")", count: 70)) == .tooDeep)
+        // Errors name the position, counted in characters from 1.
+        func at(_ text: String) -> Int? {
+            do {
+                _ = try SearchQuery.parse(text)
+                return nil
+            } catch { return error.offset.map { $0 + 1 } }
+        }
+        #expect(at("ham OR") == 5)
+        #expect(at("ham (milk") == 5)
+        #expect(at("a b)") == 4)
+        #expect(at("x AND") == 3)
         #expect(SearchQueryError(.unterminatedQuote, at: 0).description.contains("closing quote"))
     }
 
@@ -110,7 +148,7 @@ struct SearchTextTests {
         let pieces: [String] = [
             "a", "b", "z", "é", "\u{301}", "\"", "\"", "-", "*", ":", "title:", "TITLE:", " ", " ", "  ", "\t", "\n",
             "東", "🎉", "\u{200D}", "'", ".", ",", "3", "0", "-\"", "*\"", "x*", "ß", "İ", "\u{FFFD}", "\u{0}", "ﬁ",
-            "Ж", "ά", "\u{10FFFF}", "title", "\\",
+            "Ж", "ά", "\u{10FFFF}", "title", "\\", "(", ")", "OR", " OR ", "|", " AND ", "body:", "-(",
         ]
         var parsed = 0
         let index = InMemorySearchIndex(documents: [

@@ -191,7 +191,10 @@ let listCommand = Command(
 
 extension Context {
     /// The status, category and pinned filters shared by list and search.
-    func listQuery() throws -> ListQuery {
+    /// The listing the options ask for; `category`, when given, stands for `--category`'s value
+    /// (a search's `category:NAME`).
+    func listQuery(category: String? = nil) throws -> ListQuery {
+        let categoryName = category ?? value("category")
         var q = ListQuery()
         let statuses = ["archived", "trashed", "all"].filter(flag)
         if statuses.count > 1 { throw CLIError("give only one of --archived, --trashed and --all") }
@@ -201,11 +204,11 @@ extension Context {
         case "all": q.status = .all
         default: q.status = .active
         }
-        if value("category") != nil && flag("uncategorized") {
+        if categoryName != nil && flag("uncategorized") {
             throw CLIError("give either --category NAME or --uncategorized, not both")
         }
         // With --as-of the name is looked up as it was then, by the caller.
-        if let name = value("category"), value("as-of") == nil {
+        if let name = categoryName, value("as-of") == nil {
             q.scope = .category(try notebook().category(named: name).id)
         } else if flag("uncategorized") {
             q.scope = .uncategorized

@@ -6,22 +6,38 @@ import SearchEngine
 let searchCommand = Command(
     "search", abstract: "Find notes by words in their title and body, best first.",
     usage: [
-        "search QUERY [--category NAME | --uncategorized] [--tag TAG]... [--pinned] [--archived | --trashed | --all] [--limit N] [--as-of INSTANT]"
+        "search QUERY [--category NAME | --uncategorized] [--tag TAG]... [--pinned] [--archived | --trashed | --all] [--limit N] [--exact] [--as-of INSTANT]"
     ],
     discussion: """
-        Terms are ANDed; "exact phrase", prefix*, -excluded and title:word are understood, and
-        tag:NAME (or tag:"two words") keeps notes with that tag or one below it, like --tag. Case and
-        accents are ignored. Results are ranked by BM25 (title matches count more). See `notes help search`.
+        Words side by side must all match; OR (or |) gives alternatives and (...) groups them;
+        "exact phrase", prefix*, -excluded and title:word / body:word are understood; tag:NAME and
+        category:NAME (or tag:"two words") keep notes with that tag (or one below it) or category, like
+        --tag and --category. Case and accents are ignored. Results are ranked by BM25 (title matches
+        count more). When fewer notes than asked for match, near spellings of the words, then notes
+        with some of the words, follow, and a line says so; --exact turns that off. See `notes help search`.
         """,
     options: listOptions + [
         OptionSpec("limit", short: "n", value: "N", "at most N results (default 20)"),
+        OptionSpec("exact", "only notes matching the query as written: no near spellings, no partial matches"),
         OptionSpec("as-of", value: "INSTANT", "search the notebook as it was at that instant"),
     ],
     readsOnly: true
 ) { ctx in
     guard !ctx.positionals.isEmpty else { throw CLIError("missing QUERY; usage: notes \(ctx.command.usage[0])") }
-    let (text, queryTags) = extractTagFilters(ctx.positionals.joined(separator: " "))
+    let (text, queryTags, queryCategories) = try extractFilterFields(ctx.positionals.joined(separator: " "))
     let tagNames = ctx.values("tag") + queryTags
+    var categoryName = ctx.value("category")
+    if let named = queryCategories.last {
+        let given = Set(queryCategories + (categoryName.map { [$0] } ?? []))
+        guard given.count == 1 else {
+            throw CLIError(
+                "a note is in one category: give one category (category:\"\(named)\" or --category), not several")
+        }
+        guard !ctx.flag("uncategorized") else {
+            throw CLIError("category:\(named) and --uncategorized ask for different notes: give one of them")
+        }
+        categoryName = named
+    }
     if !tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
         let flags = tagNames.map { "--tag \($0.contains(" ") ? "\"\($0)\"" : $0)" }.joined(separator: " ")
         throw CLIError(
@@ -29,7 +45,7 @@ let searchCommand = Command(
     }
     let query: SearchQuery
     do { query = try SearchQuery.parse(text) } catch { throw CLIError("bad query: \(error)") }
-    let list = try ctx.listQuery()
+    let list = try ctx.listQuery(category: categoryName)
     var filter = SearchFilter()
     switch list.status {
     case .active: filter.statuses = [.active]
@@ -45,11 +61,11 @@ let searchCommand = Command(
     filter.pinnedOnly = list.pinnedOnly
     let limit = try ctx.integer("limit", min: 1) ?? 20
     let book = try ctx.notebook()
-    let results: [Notebook.SearchResult]
+    let found: Notebook.ForgivingResults
     var past: NotebookState?
     if let asOf = ctx.value("as-of") {
         let state = try ctx.stateAsOf(ctx.instant(asOf))
-        if let name = ctx.value("category") {
+        if let name = categoryName {
             guard let c = state.category(named: name) else {
                 throw CLIError("no category was named \"\(name)\" at that time", code: .notFound)
             }
@@ -68,14 +84,15 @@ let searchCommand = Command(
                 state.notes.values.filter { n in groups.allSatisfy { g in n.tags.contains(where: g.contains) } }.map(
                     \.id))
         }
-        results = Notebook.search(query, filter: filter, limit: limit, in: state)
+        found = Notebook.search(query, filter: filter, limit: limit, exact: ctx.flag("exact"), in: state)
         past = state
     } else {
         if !tagNames.isEmpty {
             filter.only = try book.notes(taggedWithAll: tagNames.map { try book.tags(within: $0).map(\.id) })
         }
-        results = try book.search(query, filter: filter, limit: limit)
+        found = try book.search(query, filter: filter, limit: limit, exact: ctx.flag("exact"))
     }
+    let results = found.results.map(\.result)
     func labels(_ n: Note) throws -> NoteLabels {
         if let past { return past.labels(of: n) }
         return try ctx.labels(n)
@@ -83,10 +100,10 @@ let searchCommand = Command(
     if ctx.json {
         ctx.printJSON(
             .array(
-                try results.map { r in
+                try found.results.map { r, match in
                     .object([
                         ("id", .string(r.note.id.uuidString)), ("title", .string(r.note.title)),
-                        ("score", .double(r.score)),
+                        ("score", .double(r.score)), ("match", .string(match.rawValue)),
                         (
                             "snippet",
                             .string(Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: nil))
@@ -98,6 +115,7 @@ let searchCommand = Command(
                 }))
         return
     }
+    for line in searchNotices(found) { ctx.terminal.print(ctx.terminal.dim(line)) }
     if results.isEmpty {
         ctx.terminal.print(ctx.terminal.dim("no notes match"))
         return
@@ -114,19 +132,55 @@ let searchCommand = Command(
     }
 }
 
-/// Takes the `tag:NAME` and `tag:"NAME WITH SPACES"` words out of a search text (outside
-/// phrases, in any case), returning the rest and the names, in order.
-func extractTagFilters(_ text: String) -> (rest: String, tags: [String]) {
+/// What a forgiving search did beyond the query as written, one line each.
+func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
+    func quoted(_ words: [String]) -> String {
+        let shown = words.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ")
+        return words.count > 3 ? shown + " and \(words.count - 3) more" : shown
+    }
+    var lines: [String] = []
+    let used = Set(found.results.map(\.match))
+    if used.contains(.nearSpelling) || used.contains(.someWords) {
+        for c in found.corrections {
+            lines.append(
+                c.unknown
+                    ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
+                    : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
+        }
+    }
+    if used.contains(.someWords) {
+        let every = found.results.filter { $0.match != .someWords }.count
+        lines.append(
+            every == 0
+                ? "no note has every word; showing notes with some of them (--exact: only notes with all)"
+                : "\(every) note\(every == 1 ? " has" : "s have") every word; then notes with some of them")
+    }
+    return lines
+}
+
+/// Takes the `tag:NAME`, `category:NAME` (and `tag:"NAME WITH SPACES"`) words out of a search
+/// text (outside phrases, in any case), returning the rest and the names, in order. They filter
+/// the whole query, so one inside parentheses is refused.
+func extractFilterFields(_ text: String) throws(CLIError) -> (rest: String, tags: [String], categories: [String]) {
     let chars = Array(text)
     var rest = ""
     var tags: [String] = []
+    var categories: [String] = []
     var i = 0
     var inPhrase = false
+    var depth = 0
     while i < chars.count {
         let c = chars[i]
-        let atWordStart = i == 0 || chars[i - 1].isWhitespace
-        if !inPhrase, atWordStart, i + 4 <= chars.count, String(chars[i..<(i + 4)]).lowercased() == "tag:" {
-            var j = i + 4
+        let atWordStart = i == 0 || chars[i - 1].isWhitespace || chars[i - 1] == "("
+        var field: String?
+        if !inPhrase, atWordStart {
+            for name in ["tag:", "category:"]
+            where i + name.count <= chars.count && String(chars[i..<(i + name.count)]).lowercased() == name {
+                field = name
+            }
+        }
+        if let field {
+            var j = i + field.count
             var name = ""
             if j < chars.count, chars[j] == "\"" {
                 j += 1
@@ -136,20 +190,27 @@ func extractTagFilters(_ text: String) -> (rest: String, tags: [String]) {
                 }
                 if j < chars.count { j += 1 }
             } else {
-                while j < chars.count, !chars[j].isWhitespace {
+                while j < chars.count, !chars[j].isWhitespace, chars[j] != ")" {
                     name.append(chars[j])
                     j += 1
                 }
             }
             if !name.isEmpty {
-                tags.append(name)
+                if depth > 0 {
+                    throw CLIError(
+                        "\(field)\(name) filters the whole search: put it outside the parentheses (at character \(i + 1))"
+                    )
+                }
+                if field == "tag:" { tags.append(name) } else { categories.append(name) }
                 i = j
                 continue
             }
         }
         if c == "\"" { inPhrase.toggle() }
+        if !inPhrase && c == "(" { depth += 1 }
+        if !inPhrase && c == ")" { depth = max(0, depth - 1) }
         rest.append(c)
         i += 1
     }
-    return (rest, tags)
+    return (rest, tags, categories)
 }

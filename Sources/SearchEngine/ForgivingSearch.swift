@@ -1,0 +1,198 @@
+public import LMDB
+
+/// A search that does not stop at "no notes match": when the exact query finds fewer notes than
+/// asked for, it widens the query in two steps, each ranked below the one before.
+///
+/// 1. Near spellings: every word of 4 or more characters also matches the indexed words within
+///    edit distance 1 (2 for words of 8 or more; a swap of two neighbours counts as one edit).
+/// 2. Some of the words: a query of plain words (no OR, group or exclusion) also matches notes
+///    holding any of them, ranked by BM25 (notes with more of the words, and rarer ones, first).
+///
+/// The outcome says which hits came from which step, and which spellings were used, so the
+/// caller can tell the reader what was done.
+public enum ForgivingSearch {
+    /// How a hit matched.
+    public enum Match: String, Sendable, Equatable {
+        /// The query as written.
+        case exact
+        /// The query with near spellings of its words.
+        case nearSpelling = "near-spelling"
+        /// Some of the query's words.
+        case someWords = "some-words"
+    }
+
+    /// A word of the query and the indexed words it also matched.
+    public struct Correction: Sendable, Equatable {
+        public var word: String
+        /// Nearest first (fewest edits, then the most notes).
+        public var replacements: [String]
+        /// Whether the word itself is in no note.
+        public var unknown: Bool
+    }
+
+    public struct Outcome: Sendable, Equatable {
+        public var hits: [(hit: SearchHit, match: Match)]
+        public var corrections: [Correction]
+
+        public static func == (a: Outcome, b: Outcome) -> Bool {
+            a.corrections == b.corrections && a.hits.map(\.hit) == b.hits.map(\.hit)
+                && a.hits.map(\.match) == b.hits.map(\.match)
+        }
+    }
+
+    /// The most near spellings one word expands to.
+    static let maxReplacements = 8
+
+    /// Runs `query` through `search` (top-`n` of a query) and widens it when it finds fewer
+    /// than `limit` notes, unless `exact`. `vocabulary` visits every indexed word (folded UTF-8)
+    /// with the number of notes holding it.
+    public static func run(
+        _ query: SearchQuery, limit: Int, exact: Bool,
+        search: (SearchQuery, Int) throws -> [SearchHit],
+        vocabulary: (_ visit: ([UInt8], UInt64) -> Void) throws -> Void
+    ) throws -> Outcome {
+        var outcome = Outcome(hits: try search(query, limit).map { ($0, .exact) }, corrections: [])
+        guard !exact, outcome.hits.count < limit else { return outcome }
+        var seen = Set(outcome.hits.map(\.hit.id))
+        func add(_ q: SearchQuery, as match: Match) throws {
+            let wanted = limit - outcome.hits.count
+            guard wanted > 0 else { return }
+            for hit in try search(q, wanted + seen.count) where !seen.contains(hit.id) {
+                seen.insert(hit.id)
+                outcome.hits.append((hit, match))
+                if outcome.hits.count == limit { break }
+            }
+        }
+        // 1. Near spellings of the words the query looks for.
+        let words = Set(query.clauses.filter { !$0.excluded && $0.kind == .term }.compactMap(\.terms.first))
+            .filter { Self.editBudget($0) > 0 }
+        var near: [[UInt8]: [(term: [UInt8], distance: Int, df: UInt64)]] = [:]
+        var known: Set<[UInt8]> = []
+        if !words.isEmpty {
+            let targets = words.map { (bytes: $0, scalars: Array(String(decoding: $0, as: UTF8.self).unicodeScalars)) }
+            let budgets = targets.map { Self.editBudget($0.bytes) }
+            try vocabulary { term, df in
+                var candidate: [Unicode.Scalar]?
+                for (t, budget) in zip(targets, budgets) {
+                    if term == t.bytes {
+                        known.insert(t.bytes)
+                        continue
+                    }
+                    // A scalar is 1 to 4 bytes: lengths within the budget in scalars differ by
+                    // at most four times as many bytes.
+                    guard abs(term.count - t.bytes.count) <= budget * 4 else { continue }
+                    if candidate == nil { candidate = Array(String(decoding: term, as: UTF8.self).unicodeScalars) }
+                    if let d = Self.distance(t.scalars, candidate!, atMost: budget) {
+                        near[t.bytes, default: []].append((term, d, df))
+                    }
+                }
+            }
+        }
+        var widened = query
+        for word in words.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            guard var found = near[word], !found.isEmpty else { continue }
+            found.sort { a, b in
+                if a.distance != b.distance { return a.distance < b.distance }
+                if a.df != b.df { return a.df > b.df }
+                return a.term.lexicographicallyPrecedes(b.term)
+            }
+            let chosen = found.prefix(maxReplacements).map(\.term)
+            outcome.corrections.append(
+                Correction(
+                    word: String(decoding: word, as: UTF8.self),
+                    replacements: chosen.map { String(decoding: $0, as: UTF8.self) }, unknown: !known.contains(word)))
+            widened = SearchQuery(root: Self.replacing(word, by: chosen, in: widened.root))
+        }
+        if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
+        // 2. Any of the words, for a query of plain words.
+        if outcome.hits.count < limit, query.isPlainWords, case .all(let parts, _) = widened.root, parts.count > 1 {
+            try add(SearchQuery(root: .any(parts)), as: .someWords)
+        }
+        return outcome
+    }
+
+    /// The most edits a word may take: 0 under 4 characters, 1 under 8, else 2.
+    static func editBudget(_ term: [UInt8]) -> Int {
+        let n = String(decoding: term, as: UTF8.self).unicodeScalars.count
+        return n < 4 ? 0 : n < 8 ? 1 : 2
+    }
+
+    /// `node` with every positive term clause for `word` matching `replacements` too.
+    static func replacing(_ word: [UInt8], by replacements: [[UInt8]], in node: SearchQuery.Node) -> SearchQuery.Node {
+        switch node {
+        case .clause(let c):
+            guard !c.excluded, c.kind == .term, c.terms.first == word else { return node }
+            return .any(
+                [node] + replacements.map { r in .clause(SearchQuery.Clause(kind: .term, terms: [r], field: c.field)) })
+        case .all(let parts, let excluded):
+            return .all(parts.map { replacing(word, by: replacements, in: $0) }, excluded: excluded)
+        case .any(let parts):
+            return .any(parts.map { replacing(word, by: replacements, in: $0) })
+        }
+    }
+
+    /// The optimal string alignment distance of `a` and `b` (insertions, deletions,
+    /// substitutions, and swaps of two neighbours, each one edit), or nil when it exceeds `limit`.
+    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], atMost limit: Int) -> Int? {
+        let (n, m) = (a.count, b.count)
+        guard abs(n - m) <= limit else { return nil }
+        if n == 0 || m == 0 { return max(n, m) <= limit ? max(n, m) : nil }
+        // Three rows of the dynamic programme: the one before last (for swaps), last, current.
+        var before = [Int](repeating: 0, count: m + 1)
+        var last = Array(0...m)
+        var row = [Int](repeating: 0, count: m + 1)
+        for i in 1...n {
+            row[0] = i
+            var smallest = row[0]
+            for j in 1...m {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var v = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + cost)
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] { v = min(v, before[j - 2] + 1) }
+                row[j] = v
+                smallest = min(smallest, v)
+            }
+            if smallest > limit { return nil }
+            (before, last, row) = (last, row, before)
+        }
+        return last[m] <= limit ? last[m] : nil
+    }
+}
+
+extension SearchIndex {
+    /// ``search(_:filter:limit:in:_:)``, widened as ``ForgivingSearch`` does when it finds fewer
+    /// than `limit` notes (unless `exact`).
+    public static func forgivingSearch(
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool, in txn: borrowing Transaction,
+        _ db: SearchDatabases
+    ) throws -> ForgivingSearch.Outcome {
+        try ForgivingSearch.run(
+            query, limit: limit, exact: exact,
+            search: { q, n in try search(q, filter: filter, limit: n, in: txn, db) },
+            vocabulary: { visit in
+                try txn.withCursor(db.terms) { c in
+                    var entry = try c.first()
+                    while let e = entry {
+                        var r = VarintReader(e.value, at: 0)
+                        let df = UInt64(try r.next())
+                        if df > 0 { visit(Array(e.key), df) }
+                        entry = try c.next()
+                    }
+                }
+            })
+    }
+}
+
+extension InMemorySearchIndex {
+    /// ``search(_:filter:limit:)``, widened as ``ForgivingSearch`` does.
+    public func forgivingSearch(_ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool)
+        -> ForgivingSearch.Outcome
+    {
+        // Neither closure throws here.
+        (try? ForgivingSearch.run(
+            query, limit: limit, exact: exact, search: { q, n in search(q, filter: filter, limit: n) },
+            vocabulary: { visit in
+                for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) { visit(term, df) }
+            }
+        )) ?? ForgivingSearch.Outcome(hits: [], corrections: [])
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// The search command as a new user meets it: OR, groups, fields, forgiving matching and its
+/// messages, and refused queries.
+@Suite("CLI: search")
+struct CLISearchTests {
+    func titles(_ s: Sandbox, _ args: String...) throws -> [String] {
+        let r = s.run(["search"] + args + ["--json"])
+        try #require(r.code == 0, "notes search \(args): \(r)")
+        return try r.array().compactMap { $0["title"] as? String }
+    }
+
+    func fixture() throws -> Sandbox {
+        let s = try Sandbox()
+        try s.add("Shopping", "--body", "buy ham and eggs")
+        try s.add("Groceries", "--body", "milk and bread; receive the delivery at noon", "--category", "food")
+        try s.add("Both", "--body", "ham with milk", "--tag", "kitchen")
+        try s.add("Mediterranean diet", "--body", "olive oil")
+        return s
+    }
+
+    @Test("OR, |, groups, exclusions of groups, body:, title: and category: select the right notes")
+    func operators() throws {
+        let s = try fixture()
+        #expect(try Set(titles(s, "ham OR milk")) == ["Shopping", "Groceries", "Both"])
+        #expect(try Set(titles(s, "ham | bread")) == ["Shopping", "Groceries", "Both"])
+        #expect(try titles(s, "(ham OR bread) -eggs -with") == ["Groceries"])
+        #expect(try Set(titles(s, "milk -(eggs OR delivery)")) == ["Both"])
+        #expect(try titles(s, "body:milk category:food") == ["Groceries"])
+        #expect(try titles(s, "milk category:\"food\"") == ["Groceries"])
+        #expect(try titles(s, "title:(shopping OR nothing)") == ["Shopping"])
+        #expect(try titles(s, "ham AND milk", "--exact") == ["Both"])
+        #expect(try titles(s, "tag:kitchen ham OR bread") == ["Both"])
+        // An empty alternative in a category of its own: nothing, and exit 0.
+        #expect(try titles(s, "milk category:food category:food") == ["Groceries"])
+    }
+
+    @Test("a typo and a question find notes, say how, and --exact keeps to the query as written")
+    func forgiving() throws {
+        let s = try fixture()
+        let typo = try s.ok("search", "recieve")
+        #expect(typo.lines.first == "no exact match for \"recieve\"; showing \"receive\"", "\(typo)")
+        #expect(typo.stdout.contains("Groceries"))
+        let json = try s.ok("search", "recieve", "--json").array()
+        #expect(json.map { $0["match"] as? String } == ["near-spelling"])
+        let some = try s.ok("search", "ham", "milk", "eggs")
+        #expect(
+            some.lines.first == "no note has every word; showing notes with some of them (--exact: only notes with all)"
+        )
+        let ranked = try s.ok("search", "ham", "milk", "eggs", "--json").array()
+        #expect(ranked.first?["title"] as? String == "Shopping", "the note with more of the words first")
+        #expect(ranked.count == 3)
+        #expect(ranked.allSatisfy { $0["match"] as? String == "some-words" })
+        let exact = try s.ok("search", "ham", "milk", "eggs", "--exact")
+        #expect(exact.line == "no notes match")
+        #expect(try titles(s, "recieve", "--exact").isEmpty)
+        #expect(try titles(s, "mediteranaen") == ["Mediterranean diet"], "two edits in a long word")
+        // Enough exact matches: nothing else, no message.
+        let plain = try s.ok("search", "ham", "--limit", "2")
+        #expect(!plain.stdout.contains("near spellings") && !plain.stdout.contains("some of them"))
+        // A pasted sentence is a query, not an error.
+        let sentence = Array(repeating: "how do I buy ham and milk for the week", count: 10).joined(separator: " ")
+        #expect(try titles(s, sentence).first == "Shopping", "buy, ham and \"and\": the most of its words")
+    }
+
+    @Test("a malformed query is refused with the character at fault, exit 2, and nothing changes")
+    func refusals() throws {
+        let s = try fixture()
+        for (query, message) in [
+            ("ham (milk", "a parenthesis is not closed, or closes nothing: pair each ( with a ) (at character 5)"),
+            ("ham OR", "OR, | and AND must stand between two words or groups (e.g. `ham OR milk`) (at character 5)"),
+            ("ham OR -milk", "the search query only excludes words"),
+            ("(tag:kitchen OR ham)", "tag:kitchen filters the whole search: put it outside the parentheses"),
+            ("ham category:food category:other", "a note is in one category"),
+        ] {
+            let r = s.run("search", query)
+            #expect(r.code == 2, "\(query): \(r)")
+            #expect(r.stderr.contains(message), "\(query): \(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+    }
+}
