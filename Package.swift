@@ -46,7 +46,10 @@ let package = Package(
         .target(name: "TextDiff", swiftSettings: strict),
         // Full-text search over LMDB: tokenizer, query language, posting blocks, BM25 with
         // block-max pruning; it indexes a small document type and knows nothing of notes.
-        .target(name: "SearchEngine", dependencies: ["LMDB", "Basics"], swiftSettings: strict),
+        .systemLibrary(name: "CStemmer", providers: [.apt(["libstemmer-dev"])]),
+        .target(
+            name: "SearchEngine", dependencies: ["LMDB", "Basics", "CStemmer"], swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libstemmer.a"])]),
         .target(
             name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CIntrinsics"],
             swiftSettings: strict),

@@ -3,13 +3,14 @@
 #   liblmdb-dev     LMDB, the storage engine (the CLMDB system library)
 #   libssl-dev      libcrypto's SHA-256 for the event chain (the CCrypto system library, linked statically)
 #   libyaml-dev     libyaml's parser for Markdown front matter (the CYAML system library, linked statically)
+#   libstemmer-dev  Snowball stemmers for search words (the CStemmer system library, linked statically)
 #   libsqlite3-dev  SQLite, only the benchmark's FTS5 peer links it
 #   sqlite3         the sqlite3 CLI, the peer of the process-start benchmark
 #   patch           used by the tests that check our diffs apply like GNU diff's
 #   zsh             lets the completion tests run the zsh script (bash is always there)
 set -euo pipefail
 need=()
-for pkg in liblmdb-dev libssl-dev libyaml-dev libsqlite3-dev sqlite3 patch zsh; do
+for pkg in liblmdb-dev libssl-dev libyaml-dev libstemmer-dev libsqlite3-dev sqlite3 patch zsh; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

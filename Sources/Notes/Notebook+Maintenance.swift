@@ -109,7 +109,11 @@ extension NotesProjection {
         let (categories, tags) = state.entitiesWithCounts()
         for problem in try categoryTable(databases).differences(from: categories, in: txn) { report(problem) }
         for problem in try tagTable(databases).differences(from: tags, in: txn) { report(problem) }
-        for problem in try SearchBridge.compare(with: state, in: txn, databases: databases) { report(problem) }
+        for problem in try SearchBridge.compare(
+            with: state, in: txn, databases: databases, language: searchLanguage)
+        {
+            report(problem)
+        }
         let links = LinkIndex.entries(of: state)
         for (db, expected, what) in [
             (LinkIndex.titles, links.titles, "title history"),

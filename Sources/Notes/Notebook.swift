@@ -1,6 +1,7 @@
 public import Basics
 public import EventStore
 public import LMDB
+public import SearchEngine
 
 /// The notes store: commands that validate and append events, and queries over the
 /// projections. Every command runs in one write transaction; a failing command changes nothing.
@@ -34,6 +35,9 @@ public final class Notebook: Sendable {
         /// The event schemas and upcasters: the notes catalogue by default. A program embedding
         /// the library may register its own upcasters on a copy (never edit shipped ones).
         public var registry: SchemaRegistry = NotesSchema.registry
+        /// The language whose Snowball stemmer the search index uses (`none`: words as written,
+        /// folded). Changing it rebuilds the projections at open.
+        public var searchLanguage: SearchLanguage = .english
         /// Called with (done, total) during a rebuild at open.
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
 
@@ -54,7 +58,7 @@ public final class Notebook: Sendable {
 
     public init(path: String, options: Options) throws(NotesError) {
         self.options = options
-        let projection = NotesProjection()
+        let projection = NotesProjection(searchLanguage: options.searchLanguage)
         self.projection = projection
         var config = EventStore.Configuration(registry: options.registry, projections: projection)
         config.clock = options.clock

@@ -2,7 +2,7 @@ public import Basics
 import Dispatch
 public import EventStore
 public import LMDB
-import SearchEngine
+public import SearchEngine
 
 /// The notes projections: current notes by id, the listing index, categories with counts and
 /// the search index. Applied inline with every append and rebuilt in bulk from the log.
@@ -10,10 +10,16 @@ public final class NotesProjection: ProjectionSet {
     /// Index entries a rebuild writes per transaction; smaller batches hold the store's write
     /// lock for less time at once, so commands of other processes are not held up.
     public let rebuildBatch: Int
+    /// The language whose stems the search index holds.
+    public let searchLanguage: SearchLanguage
 
-    public init(rebuildBatch: Int = 250_000) { self.rebuildBatch = max(1, rebuildBatch) }
+    public init(rebuildBatch: Int = 250_000, searchLanguage: SearchLanguage = .english) {
+        self.rebuildBatch = max(1, rebuildBatch)
+        self.searchLanguage = searchLanguage
+    }
 
-    public var version: String { "notes-6+" + SearchBridge.version }
+    /// The search language is part of it: a store opened with another language rebuilds.
+    public var version: String { "notes-6+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
@@ -96,7 +102,7 @@ public final class NotesProjection: ProjectionSet {
                 changes.append(change)
             }
         }
-        try SearchBridge.update(changes: changes, in: txn, databases: databases)
+        try SearchBridge.update(changes: changes, in: txn, databases: databases, language: searchLanguage)
     }
 
     private func apply<E, K>(
@@ -462,7 +468,7 @@ public final class NotesProjection: ProjectionSet {
             links.done.signal()
         }
         do {
-            try SearchBridge.bulkLoad(notes, context: context, databases: databases) {
+            try SearchBridge.bulkLoad(notes, context: context, databases: databases, language: searchLanguage) {
                 try writeNotesListsAndEntities(notes, state: state, context: context, databases: databases)
             }
         } catch {

@@ -23,17 +23,20 @@ extension SearchDocument.Status {
 }
 
 extension SearchDatabases {
-    /// The index's databases in a projection slot.
-    init(_ p: ProjectionDatabases) {
+    /// The index's databases in a projection slot, holding the stems of `language`.
+    init(_ p: ProjectionDatabases, language: SearchLanguage) {
         self.init(
             terms: p[SearchIndex.Names.terms], postings: p[SearchIndex.Names.postings], docs: p[SearchIndex.Names.docs],
             ids: p[SearchIndex.Names.ids], stats: p[SearchIndex.Names.stats])
+        self.language = language
     }
 }
 
 extension InMemorySearchIndex {
     /// The index of `notes`, in memory (`search --as-of`, verification).
-    init(notes: some Sequence<Note>) { self.init(documents: notes.lazy.map(SearchDocument.init)) }
+    init(notes: some Sequence<Note>, language: SearchLanguage) {
+        self.init(documents: notes.lazy.map(SearchDocument.init), language: language)
+    }
 }
 
 /// The notes projection's one door to the search engine: notes become search documents, and
@@ -43,11 +46,12 @@ enum SearchBridge {
     static let databaseSpecs = SearchIndex.databaseSpecs
 
     static func update(
-        changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
+        changes: [(old: Note?, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases,
+        language: SearchLanguage
     ) throws {
         try SearchIndex.update(
             changes: changes.map { (old: $0.old.map(SearchDocument.init), new: SearchDocument($0.new)) }, in: txn,
-            databases: SearchDatabases(databases))
+            databases: SearchDatabases(databases, language: language))
     }
 
     /// Builds the index of `notes` on another core while `meanwhile` runs (the rebuild writes
@@ -55,7 +59,8 @@ enum SearchBridge {
     /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where a
     /// second core helps.
     static func bulkLoad(
-        _ notes: [Note], context: any ProjectionBulkWriter, databases: ProjectionDatabases, meanwhile: () throws -> Void
+        _ notes: [Note], context: any ProjectionBulkWriter, databases: ProjectionDatabases, language: SearchLanguage,
+        meanwhile: () throws -> Void
     ) throws {
         final class Preparation: @unchecked Sendable {
             // Written by the building thread before it signals, read after the wait.
@@ -64,7 +69,7 @@ enum SearchBridge {
         }
         let preparation = Preparation()
         DispatchQueue.global(qos: .userInitiated).async {
-            preparation.result = Result { try SearchIndex.prepare(notes.map(SearchDocument.init)) }
+            preparation.result = Result { try SearchIndex.prepare(notes.map(SearchDocument.init), language: language) }
             preparation.done.signal()
         }
         do { try meanwhile() } catch {
@@ -74,18 +79,23 @@ enum SearchBridge {
         preparation.done.wait()
         guard let result = preparation.result else { throw SearchIndexError.inconsistent("the index was not built") }
         let prepared = try result.get()
-        try SearchIndex.write(prepared, into: SearchDatabases(databases)) { body in try context.write(body) }
+        try SearchIndex.write(prepared, into: SearchDatabases(databases, language: language)) { body in
+            try context.write(body)
+        }
     }
 
     /// Differences between the stored index and one built from the replayed notes.
-    static func compare(with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases)
-        throws -> [String]
-    {
+    static func compare(
+        with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases,
+        language: SearchLanguage
+    ) throws -> [String] {
         let stored: SearchIndexContents
-        do { stored = try SearchIndex.contents(in: txn, databases: SearchDatabases(databases)) } catch {
+        do {
+            stored = try SearchIndex.contents(in: txn, databases: SearchDatabases(databases, language: language))
+        } catch {
             return ["the search index is damaged: \(error)"]
         }
-        let expected = InMemorySearchIndex(notes: state.notes.values).contents
+        let expected = InMemorySearchIndex(notes: state.notes.values, language: language).contents
         if stored == expected { return [] }
         var problems: [String] = []
         if stored.documents != expected.documents {
@@ -116,7 +126,8 @@ extension Notebook {
         -> [SearchResult]
     {
         try read { txn, dbs in
-            let hits = try SearchIndex.search(query, filter: filter, limit: limit, in: txn, SearchDatabases(dbs))
+            let hits = try SearchIndex.search(
+                query, filter: filter, limit: limit, in: txn, SearchDatabases(dbs, language: projection.searchLanguage))
             return try hits.compactMap { hit in
                 try projection.note(hit.id, in: txn, databases: dbs).map { SearchResult(note: $0, score: hit.score) }
             }
@@ -128,6 +139,23 @@ extension Notebook {
     public struct ForgivingResults: Sendable {
         public var results: [(result: SearchResult, match: ForgivingSearch.Match)]
         public var corrections: [ForgivingSearch.Correction]
+
+        /// The near spellings as words of the notes found (the index matched their stems).
+        init(
+            results: [(result: SearchResult, match: ForgivingSearch.Match)],
+            corrections: [ForgivingSearch.Correction], language: SearchLanguage
+        ) {
+            self.results = results
+            let texts = results.filter { $0.match != .exact }.flatMap { [$0.result.note.title, $0.result.note.body] }
+            let words = Snippet.words(
+                forStems: corrections.flatMap(\.replacements), in: texts, language: language)
+            self.corrections = corrections.map { c in
+                var named = c
+                var seen: Set<String> = []
+                named.replacements = c.replacements.map { words[$0] ?? $0 }.filter { seen.insert($0).inserted }
+                return named
+            }
+        }
     }
 
     /// The best `limit` notes for `query`; when fewer match it exactly (and not `exact`), notes
@@ -137,41 +165,45 @@ extension Notebook {
     {
         try read { txn, dbs in
             let outcome = try SearchIndex.forgivingSearch(
-                query, filter: filter, limit: limit, exact: exact, in: txn, SearchDatabases(dbs))
+                query, filter: filter, limit: limit, exact: exact, in: txn,
+                SearchDatabases(dbs, language: projection.searchLanguage))
             var results: [(result: SearchResult, match: ForgivingSearch.Match)] = []
             for (hit, match) in outcome.hits {
                 if let note = try projection.note(hit.id, in: txn, databases: dbs) {
                     results.append((SearchResult(note: note, score: hit.score), match))
                 }
             }
-            return ForgivingResults(results: results, corrections: outcome.corrections)
+            return ForgivingResults(
+                results: results, corrections: outcome.corrections, language: projection.searchLanguage)
         }
     }
 
     /// The forgiving search over a state replayed in memory (`search --as-of`).
     public static func search(
-        _ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool, in state: NotebookState
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool, in state: NotebookState,
+        language: SearchLanguage
     ) -> ForgivingResults {
-        let outcome = InMemorySearchIndex(notes: state.notes.values).forgivingSearch(
+        let outcome = InMemorySearchIndex(notes: state.notes.values, language: language).forgivingSearch(
             query, filter: filter, limit: limit, exact: exact)
         return ForgivingResults(
             results: outcome.hits.compactMap { hit, match in
                 state.notes[hit.id].map { (SearchResult(note: $0, score: hit.score), match) }
-            }, corrections: outcome.corrections)
+            }, corrections: outcome.corrections, language: language)
     }
 
     /// The same search over the notebook as it was at `instant` (replayed in memory).
     public func search(
         _ query: SearchQuery, filter: SearchFilter = SearchFilter(), limit: Int = 20, asOf instant: Int64
     ) throws(NotesError) -> [SearchResult] {
-        Self.search(query, filter: filter, limit: limit, in: try state(asOf: instant))
+        Self.search(
+            query, filter: filter, limit: limit, in: try state(asOf: instant), language: projection.searchLanguage)
     }
 
-    /// The same search over a state replayed in memory.
-    public static func search(_ query: SearchQuery, filter: SearchFilter, limit: Int, in state: NotebookState)
-        -> [SearchResult]
-    {
-        let index = InMemorySearchIndex(notes: state.notes.values)
+    /// The same search over a state replayed in memory, its words stemmed in `language`.
+    public static func search(
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, in state: NotebookState, language: SearchLanguage
+    ) -> [SearchResult] {
+        let index = InMemorySearchIndex(notes: state.notes.values, language: language)
         return index.search(query, filter: filter, limit: limit).compactMap { hit in
             state.notes[hit.id].map { SearchResult(note: $0, score: hit.score) }
         }

@@ -2,6 +2,7 @@ import Basics
 import EventStore
 import Glibc
 import Notes
+import SearchEngine
 
 /// Settings from `$XDG_CONFIG_HOME/notes/config` (else `~/.config/notes/config`): simple
 /// `key = value` lines, `#` comments. Precedence: flag > environment > config file > default.
@@ -25,6 +26,14 @@ struct Config: Sendable {
         (
             "body-limit", "the largest body accepted, in bytes (default 1048576)",
             { (Int($0) ?? 0) > 0 ? nil : "must be a positive number of bytes" }
+        ),
+        (
+            "search-language",
+            "the language whose word stems search matches (default english; none matches words as written); a change rebuilds the index",
+            {
+                SearchLanguage($0) == nil
+                    ? "must be none or a Snowball language: " + SearchLanguage.names.joined(separator: ", ") : nil
+            }
         ),
     ]
 

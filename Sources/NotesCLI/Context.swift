@@ -3,6 +3,7 @@ import EventStore
 import Glibc
 import LMDB
 import Notes
+import SearchEngine
 
 /// Everything a command needs: its arguments, the environment, the terminal and the store.
 final class Context: @unchecked Sendable {
@@ -119,6 +120,7 @@ final class Context: @unchecked Sendable {
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
         options.maxBodyBytes = try bodyLimitSetting()
+        options.searchLanguage = config["search-language"].flatMap { SearchLanguage($0) } ?? .english
         // A rebuild (at open when the projections' code changed, or `notes rebuild`) can take a
         // while on a big store: a bar on a terminal, nothing otherwise.
         if terminal.stderrIsTTY {

@@ -34,6 +34,22 @@ public enum ForgivingSearch {
         public var hits: [(hit: SearchHit, match: Match)]
         public var corrections: [Correction]
 
+        /// The corrections named by the words as the query gave them (folded), not by their
+        /// stems: `stemmed` is `query` stemmed, clause for clause.
+        func naming(_ query: SearchQuery, stemmed: SearchQuery) -> Outcome {
+            var written: [String: String] = [:]
+            for (a, b) in zip(query.clauses, stemmed.clauses) where a.kind == .term {
+                if let w = a.terms.first, let s = b.terms.first {
+                    written[String(decoding: s, as: UTF8.self)] = String(decoding: w, as: UTF8.self)
+                }
+            }
+            var out = self
+            for i in out.corrections.indices {
+                out.corrections[i].word = written[out.corrections[i].word] ?? out.corrections[i].word
+            }
+            return out
+        }
+
         public static func == (a: Outcome, b: Outcome) -> Bool {
             a.corrections == b.corrections && a.hits.map(\.hit) == b.hits.map(\.hit)
                 && a.hits.map(\.match) == b.hits.map(\.match)
@@ -165,9 +181,10 @@ extension SearchIndex {
         _ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool, in txn: borrowing Transaction,
         _ db: SearchDatabases
     ) throws -> ForgivingSearch.Outcome {
-        try ForgivingSearch.run(
-            query, limit: limit, exact: exact,
-            search: { q, n in try search(q, filter: filter, limit: n, in: txn, db) },
+        let stemmed = query.stemmed(db.language)
+        return try ForgivingSearch.run(
+            stemmed, limit: limit, exact: exact,
+            search: { q, n in try search(stemmed: q, filter: filter, limit: n, in: txn, db) },
             vocabulary: { visit in
                 try txn.withCursor(db.terms) { c in
                     var entry = try c.first()
@@ -178,7 +195,8 @@ extension SearchIndex {
                         entry = try c.next()
                     }
                 }
-            })
+            }
+        ).naming(query, stemmed: stemmed)
     }
 }
 
@@ -188,11 +206,14 @@ extension InMemorySearchIndex {
         -> ForgivingSearch.Outcome
     {
         // Neither closure throws here.
-        (try? ForgivingSearch.run(
-            query, limit: limit, exact: exact, search: { q, n in search(q, filter: filter, limit: n) },
-            vocabulary: { visit in
-                for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) { visit(term, df) }
-            }
-        )) ?? ForgivingSearch.Outcome(hits: [], corrections: [])
+        let stemmed = query.stemmed(language)
+        return
+            (try? ForgivingSearch.run(
+                stemmed, limit: limit, exact: exact,
+                search: { q, n in search(stemmed: q, filter: filter, limit: n) },
+                vocabulary: { visit in
+                    for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) { visit(term, df) }
+                }
+            ).naming(query, stemmed: stemmed)) ?? ForgivingSearch.Outcome(hits: [], corrections: [])
     }
 }

@@ -14,13 +14,17 @@ public struct InMemorySearchIndex: Sendable {
     let documents: [Document]
     let df: [[UInt8]: UInt64]
     let collection: BM25.Collection
+    /// The language whose stems are indexed.
+    public let language: SearchLanguage
 
-    public init(documents given: some Sequence<SearchDocument>) {
+    public init(documents given: some Sequence<SearchDocument>, language: SearchLanguage = .none) {
+        self.language = language
+        let stemmer = language.makeStemmer()
         var documents: [Document] = []
         var df: [[UInt8]: UInt64] = [:]
         var total: UInt64 = 0
         for note in given {
-            let a = AnalyzedNote(note)
+            let a = AnalyzedNote(note, stemmer: stemmer)
             var index: [[UInt8]: Int] = [:]
             for (i, e) in a.entries.enumerated() {
                 index[e.term] = i
@@ -36,6 +40,11 @@ public struct InMemorySearchIndex: Sendable {
 
     /// Top-`limit` notes matching `query` among those passing `filter`, best first.
     public func search(_ query: SearchQuery, filter: SearchFilter, limit: Int) -> [SearchHit] {
+        search(stemmed: query.stemmed(language), filter: filter, limit: limit)
+    }
+
+    /// ``search(_:filter:limit:)`` of a query whose words are stems already.
+    func search(stemmed query: SearchQuery, filter: SearchFilter, limit: Int) -> [SearchHit] {
         guard limit > 0 else { return [] }
         let compiled = CompiledFilter(filter)
         var scorers: [[UInt8]: BM25.TermScorer] = [:]

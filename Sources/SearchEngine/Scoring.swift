@@ -137,12 +137,12 @@ struct AnalyzedNote {
     /// Terms in the title and the body.
     var length: UInt32
 
-    init(title: String, body: String) {
+    init(title: String, body: String, stemmer: Stemmer? = nil) {
         // Terms are interned into one byte arena and occurrences collected as (term << 32 |
         // position), then sorted: no allocation per token, one per distinct term at the end.
         var table = TermTable()
         var occurrences: [UInt64] = []
-        let titleEnd = table.occurrences(title: title, body: body, into: &occurrences)
+        let titleEnd = table.occurrences(title: title, body: body, stemmer: stemmer, into: &occurrences)
         length = UInt32(clamping: occurrences.count)
         occurrences.sort()
         var first = [Int](repeating: 0, count: table.count + 1)
@@ -165,7 +165,9 @@ struct AnalyzedNote {
         }
     }
 
-    init(_ note: SearchDocument) { self.init(title: note.title, body: note.body) }
+    init(_ note: SearchDocument, stemmer: Stemmer? = nil) {
+        self.init(title: note.title, body: note.body, stemmer: stemmer)
+    }
 }
 
 extension TermTable {
@@ -173,15 +175,17 @@ extension TermTable {
     /// `term << 32 | position`. Title terms are numbered from 0 and body terms from the title's
     /// length + 1, so a phrase never spans the two; positions saturate rather than trap (no
     /// real note has four billion terms). Returns where the title's positions end.
-    mutating func occurrences(title: String, body: String, into occurrences: inout [UInt64]) -> UInt32 {
+    mutating func occurrences(title: String, body: String, stemmer: Stemmer?, into occurrences: inout [UInt64])
+        -> UInt32
+    {
         var position: UInt32 = 0
-        Tokenizer.forEachTerm(in: title) { t, _, _ in
+        Tokenizer.forEachTerm(in: title, stemmer: stemmer) { t, _, _ in
             occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
             position = position == .max ? .max : position + 1
         }
         let titleEnd = position
         position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: body) { t, _, _ in
+        Tokenizer.forEachTerm(in: body, stemmer: stemmer) { t, _, _ in
             occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
             position = position == .max ? .max : position + 1
         }

@@ -30,7 +30,9 @@ extension SearchIndex {
     /// Builds the whole index in memory, then writes every database in key order with
     /// `.append`. `write` runs a body in a write transaction (the rebuild's, or a test's).
     /// Tokenizes every note and collects the postings in memory (no store access).
-    public static func prepare(_ notes: [SearchDocument]) throws -> PreparedSearchIndex {
+    public static func prepare(_ notes: [SearchDocument], language: SearchLanguage = .none) throws
+        -> PreparedSearchIndex
+    {
         var order = Array(notes.indices)
         if !zip(notes, notes.dropFirst()).allSatisfy({ $0.id < $1.id }) {
             order.sort { notes[$0].id < notes[$1].id }
@@ -40,7 +42,7 @@ extension SearchIndex {
         }
         guard notes.count < Int(UInt32.max - 1) else { throw SearchIndexError.full }
 
-        var builder = IndexBuilder()
+        var builder = IndexBuilder(stemmer: language.makeStemmer())
         let chunkBytes = DocRecord.size * DocRecord.perChunk
         var records = [UInt8](
             repeating: 0, count: (notes.count + DocRecord.perChunk - 1) / DocRecord.perChunk * chunkBytes)
@@ -142,8 +144,11 @@ struct IndexBuilder: ~Copyable {
     private var poolUsed: UInt32 = 0
     /// (term number << 32 | position) of the current note, sorted to group by term.
     private var occurrences: [UInt64] = []
+    /// Reduces each word to its stem (nil: words as folded).
+    let stemmer: Stemmer?
 
-    init() {
+    init(stemmer: Stemmer?) {
+        self.stemmer = stemmer
         states = .allocate(capacity: stateCapacity)
         pool = .allocate(capacity: poolCapacity)
     }
@@ -252,10 +257,10 @@ struct IndexBuilder: ~Copyable {
             } catch { failure = error }
             position = position == .max ? .max : position + 1
         }
-        Tokenizer.forEachTerm(in: note.title) { t, _, _ in collect(t) }
+        Tokenizer.forEachTerm(in: note.title, stemmer: stemmer) { t, _, _ in collect(t) }
         let titleEnd = position
         position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: note.body) { t, _, _ in collect(t) }
+        Tokenizer.forEachTerm(in: note.body, stemmer: stemmer) { t, _, _ in collect(t) }
         if let failure { throw failure }
         let length = UInt32(clamping: occurrences.count)
         occurrences.sort()

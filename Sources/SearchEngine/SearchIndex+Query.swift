@@ -11,6 +11,14 @@ extension SearchIndex {
     public static func search(
         _ query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {
+        try search(stemmed: query.stemmed(db.language), filter: filter, limit: limit, in: txn, db)
+    }
+
+    /// ``search(_:filter:limit:in:_:)`` of a query whose words are stems already.
+    static func search(
+        stemmed query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction,
+        _ db: SearchDatabases
+    ) throws -> [SearchHit] {
         guard limit > 0 else { return [] }
         let stats = try SearchStats.read(txn, db)
         guard stats.documents > 0 else { return [] }

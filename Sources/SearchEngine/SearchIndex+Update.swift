@@ -49,7 +49,8 @@ extension SearchIndex {
     ) throws {
         guard !changes.isEmpty else { return }
         var stats = try SearchStats.read(txn, db)
-        var analyzer = BatchAnalyzer()
+        let stemmer = db.language.makeStemmer()
+        var analyzer = BatchAnalyzer(stemmer: stemmer)
         var byTerm: [[PostingChange]] = []
         var records: [(doc: UInt32, record: DocRecord)] = []
         records.reserveCapacity(changes.count)
@@ -73,7 +74,7 @@ extension SearchIndex {
                 doc = known
                 if old.title == new.title && old.body == new.body {
                     // Metadata only: the record carries status, pin, category and update time.
-                    let length = try record(doc, in: txn, db)?.length ?? AnalyzedNote(new).length
+                    let length = try record(doc, in: txn, db)?.length ?? AnalyzedNote(new, stemmer: stemmer).length
                     records.append((doc, DocRecord(new, length: length)))
                     continue
                 }
@@ -329,6 +330,9 @@ struct BatchAnalyzer {
     }
 
     var terms = TermTable()
+    let stemmer: Stemmer?
+
+    init(stemmer: Stemmer?) { self.stemmer = stemmer }
     /// The positions of every posting analyzed so far.
     private(set) var positions: [UInt32] = []
     private var occurrences: [UInt64] = []
@@ -336,7 +340,7 @@ struct BatchAnalyzer {
     /// Appends the note's postings to `out` in term-number order; returns its length in terms.
     mutating func analyze(title: String, body: String, into out: inout [Posting]) -> UInt32 {
         occurrences.removeAll(keepingCapacity: true)
-        let titleEnd = terms.occurrences(title: title, body: body, into: &occurrences)
+        let titleEnd = terms.occurrences(title: title, body: body, stemmer: stemmer, into: &occurrences)
         occurrences.sort()
         var i = 0
         while i < occurrences.count {

@@ -37,7 +37,7 @@ public enum SearchIndex {
     ]
 
     /// Changes with the index format, the tokenizer or the scoring; a change triggers a rebuild.
-    public static let version = "search-1"
+    public static let version = "search-2"
 
     /// Inline, inside the append's write transaction: the document changed from `old` (nil when
     /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a
@@ -66,7 +66,7 @@ public enum SearchIndex {
         _ documents: [SearchDocument], into databases: SearchDatabases,
         write: ((borrowing Transaction) throws -> Void) throws -> Void
     ) throws {
-        try self.write(try prepare(documents), into: databases, write: write)
+        try self.write(try prepare(documents, language: databases.language), into: databases, write: write)
     }
 
     /// Builds a standalone index (empty databases opened with ``SearchDatabases/init(environment:prefix:)``).
@@ -89,6 +89,9 @@ public struct SearchDatabases: Sendable {
     let docs: Database
     let ids: Database
     let stats: Database
+    /// The language of the words indexed (its stems are what the postings hold); every reader
+    /// and writer of the index must give the same.
+    public var language: SearchLanguage = .none
 
     /// The index over these databases (each created with the name ``SearchIndex/databaseSpecs``
     /// lists, in that order).

@@ -7,20 +7,24 @@
 public enum Snippet {
     /// The window of about `width` characters of the body (the title when the body is empty)
     /// holding the most matches; white space runs become one space, cut ends get `…`, and each
-    /// word matching a (not excluded) clause is wrapped in `highlight` when given.
+    /// word matching a (not excluded) clause is wrapped in `highlight` when given. Words and
+    /// query terms are compared by their stems in `language`, as the index compares them.
     public static func make(
-        title: String, body: String, query: SearchQuery, width: Int = 160, highlight: (open: String, close: String)?
+        title: String, body: String, query: SearchQuery, width: Int = 160, highlight: (open: String, close: String)?,
+        language: SearchLanguage = .none
     ) -> String {
         let source = body.isEmpty ? title : body
         let width = max(width, 16)
+        let stemmer = language.makeStemmer()
         let positive = query.clauses.filter { !$0.excluded && (!$0.titleOnly || body.isEmpty) }
+        let stems = Set(positive.filter { $0.kind != .prefix }.flatMap { c in c.terms.map { stemmer?.stem($0) ?? $0 } })
+        let prefixes = positive.filter { $0.kind == .prefix }.compactMap(\.terms.first)
         func matches(_ term: UnsafeBufferPointer<UInt8>) -> Bool {
-            positive.contains { c in
-                switch c.kind {
-                case .term, .phrase: return c.terms.contains { $0.elementsEqual(term) }
-                case .prefix: return c.terms.first.map { term.starts(with: $0) } ?? false
-                }
-            }
+            if prefixes.contains(where: { term.starts(with: $0) }) { return true }
+            guard let stemmer else { return stems.contains(Array(term)) }
+            var found = false
+            stemmer.stem(term) { found = stems.contains(Array($0.isEmpty ? term : $0)) }
+            return found
         }
         var tokens: [(start: Int, end: Int, matched: Bool)] = []
         Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matches(t))) }

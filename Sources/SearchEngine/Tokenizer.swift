@@ -82,6 +82,18 @@ enum Tokenizer {
         }
     }
 
+    /// ``forEachTerm(in:_:)`` with each term reduced to its stem by `stemmer` (a stem of no
+    /// bytes keeps the word).
+    @inline(__always)
+    static func forEachTerm(
+        in text: String, stemmer: Stemmer?, _ body: (UnsafeBufferPointer<UInt8>, Int, Int) -> Void
+    ) {
+        guard let stemmer else { return forEachTerm(in: text, body) }
+        forEachTerm(in: text) { t, start, end in
+            stemmer.stem(t) { stem in body(stem.isEmpty ? t : stem, start, end) }
+        }
+    }
+
     /// The terms of `text` as arrays (for queries and tests).
     static func terms(_ text: String) -> [[UInt8]] {
         var out: [[UInt8]] = []

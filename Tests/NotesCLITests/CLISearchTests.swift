@@ -5,8 +5,9 @@ import Testing
 /// messages, and refused queries.
 @Suite("CLI: search")
 struct CLISearchTests {
-    func titles(_ s: Sandbox, _ args: String...) throws -> [String] {
-        let r = s.run(["search"] + args + ["--json"])
+    /// The titles found, by the query as written (`--exact`) unless `forgiving`.
+    func titles(_ s: Sandbox, _ args: String..., forgiving: Bool = false) throws -> [String] {
+        let r = s.run(["search"] + args + ["--json"] + (forgiving ? [] : ["--exact"]))
         try #require(r.code == 0, "notes search \(args): \(r)")
         return try r.array().compactMap { $0["title"] as? String }
     }
@@ -55,13 +56,14 @@ struct CLISearchTests {
         let exact = try s.ok("search", "ham", "milk", "eggs", "--exact")
         #expect(exact.line == "no notes match")
         #expect(try titles(s, "recieve", "--exact").isEmpty)
-        #expect(try titles(s, "mediteranaen") == ["Mediterranean diet"], "two edits in a long word")
+        #expect(try titles(s, "mediteranaen", forgiving: true) == ["Mediterranean diet"], "two edits in a long word")
         // Enough exact matches: nothing else, no message.
         let plain = try s.ok("search", "ham", "--limit", "2")
         #expect(!plain.stdout.contains("near spellings") && !plain.stdout.contains("some of them"))
         // A pasted sentence is a query, not an error.
         let sentence = Array(repeating: "how do I buy ham and milk for the week", count: 10).joined(separator: " ")
-        #expect(try titles(s, sentence).first == "Shopping", "buy, ham and \"and\": the most of its words")
+        #expect(
+            try titles(s, sentence, forgiving: true).first == "Shopping", "buy, ham and \"and\": the most of its words")
     }
 
     @Test("a malformed query is refused with the character at fault, exit 2, and nothing changes")
@@ -79,5 +81,36 @@ struct CLISearchTests {
             #expect(r.stderr.contains(message), "\(query): \(r.stderr)")
             #expect(r.stdout.isEmpty)
         }
+    }
+}
+
+@Suite("CLI: search languages")
+struct CLISearchLanguageTests {
+    @Test(
+        "words match by their English stems by default; search-language none matches them as written, after a rebuild")
+    func stems() throws {
+        let s = try Sandbox()
+        try s.add("Running log", "--body", "she runs daily; went running")
+        try s.add("Cooking", "--body", "the cooks cooked")
+        func titles(_ q: String...) throws -> [String] {
+            let r = s.run(["search"] + q + ["--json", "--exact"])
+            try #require(r.code == 0, "\(r)")
+            return try r.array().compactMap { $0["title"] as? String }
+        }
+        #expect(try titles("run") == ["Running log"])
+        #expect(try titles("cook") == ["Cooking"])
+        #expect(try titles("\"cooks cooked\"") == ["Cooking"], "a phrase of stems")
+        #expect(try titles("cook*") == ["Cooking"], "a prefix matches the stems")
+        let shown = try s.ok("search", "run")
+        #expect(shown.stdout.contains("she runs daily"))
+        try s.ok("config", "set", "search-language", "none")
+        #expect(try titles("run").isEmpty, "no stems: run is not runs")
+        #expect(try titles("runs") == ["Running log"])
+        #expect(try s.ok("verify").stdout.hasPrefix("ok:"))
+        try s.ok("config", "set", "search-language", "french")
+        #expect(try s.ok("verify").stdout.hasPrefix("ok:"))
+        let bad = s.run("config", "set", "search-language", "klingon")
+        #expect(bad.code == 2)
+        #expect(bad.stderr.contains("must be none or a Snowball language: none, arabic"), "\(bad.stderr)")
     }
 }

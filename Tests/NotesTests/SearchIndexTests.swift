@@ -19,15 +19,19 @@ struct SearchIndexTests {
         let a: SearchDatabases
         let b: SearchDatabases
 
-        init() throws {
+        init(language: SearchLanguage = .none) throws {
             var template = Array("/tmp/search-tests-XXXXXX".utf8CString)
             guard let dir = mkdtemp(&template) else { throw SearchIndexError.inconsistent("mkdtemp failed") }
             path = String(cString: dir)
             var options = Environment.Options()
             options.noSync = true
             env = try Environment(path: path, options: options)
-            a = try SearchDatabases(environment: env, prefix: "a.")
-            b = try SearchDatabases(environment: env, prefix: "b.")
+            var a = try SearchDatabases(environment: env, prefix: "a.")
+            var b = try SearchDatabases(environment: env, prefix: "b.")
+            a.language = language
+            b.language = language
+            self.a = a
+            self.b = b
         }
 
         deinit {
@@ -149,7 +153,7 @@ struct SearchIndexTests {
         #expect(try ids("budget missing") == [])
         #expect(try ids("budget -missing") == [1, 3])
         // The oracle agrees on every one of them.
-        let memory = InMemorySearchIndex(notes: notes)
+        let memory = InMemorySearchIndex(notes: notes, language: .none)
         for q in ["budget", "\"next year\"", "plan*", "year -\"next year\"", "title:res*", "東京", "next -plan*"] {
             let query = try SearchQuery.parse(q)
             #expect(try f.search(q, limit: 100) == memory.search(query, filter: SearchFilter(), limit: 100))
@@ -218,9 +222,11 @@ struct SearchIndexTests {
         "the OR the", "x OR (y z)",
     ]
 
-    @Test("after 3,000 random events the index equals the oracle and a bulk load")
-    func randomEvents() throws {
-        let f = try Fixture()
+    @Test(
+        "after 3,000 random events the index equals the oracle and a bulk load, with and without stems",
+        arguments: [SearchLanguage.none, .english])
+    func randomEvents(language: SearchLanguage) throws {
+        let f = try Fixture(language: language)
         var rng = WorkloadRandom(seed: 42)
         var notes: [Identifier: Note] = [:]
         var order: [Identifier] = []
@@ -260,7 +266,7 @@ struct SearchIndexTests {
         }
         let all = order.compactMap { notes[$0] }
         try f.bulkLoad(all.shuffled(using: &rng))
-        let oracle = InMemorySearchIndex(notes: all)
+        let oracle = InMemorySearchIndex(notes: all, language: language)
         #expect(try f.contents(f.a) == oracle.contents)
         #expect(try f.contents(f.b) == f.contents(f.a))
         try Self.expectSame(f, f.b, all, &rng)
@@ -309,7 +315,7 @@ struct SearchIndexTests {
             for c in batch { try f.update(old: c.old, new: c.new, f.b) }
         }
         let all = order.compactMap { notes[$0] }
-        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: all).contents)
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: all, language: .none).contents)
         #expect(try f.contents(f.a) == f.contents(f.b))
         try Self.expectSame(f, f.a, all, &rng)
     }
@@ -322,7 +328,7 @@ struct SearchIndexTests {
         let before = notes
         for n in 0..<600 { notes[n].body = "common zeta" }
         try f.update(changes: (0..<600).map { (before[$0], notes[$0]) }, passText: SearchIndex.passText, f.a)
-        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes).contents)
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes, language: .none).contents)
         let sizes = try f.env.read { txn in
             try txn.withCursor(f.a.postings) { c in
                 try SearchIndex.blockList(Array("zeta".utf8), c).map { try PostingBlock.Header($0.bytes).count }
@@ -356,7 +362,7 @@ struct SearchIndexTests {
 
     /// Every test query under random filters and limits gives the oracle's hits, scores included.
     static func expectSame(_ f: Fixture, _ db: SearchDatabases, _ notes: [Note], _ rng: inout WorkloadRandom) throws {
-        let oracle = InMemorySearchIndex(notes: notes)
+        let oracle = InMemorySearchIndex(notes: notes, language: db.language)
         let filters = [
             SearchFilter(), .everything, SearchFilter(statuses: [.trashed, .archived]), SearchFilter(pinnedOnly: true),
             SearchFilter(statuses: Set(SearchDocument.Status.allCases), category: .id(Identifier(high: 1, low: 1))),
@@ -389,7 +395,7 @@ struct SearchIndexTests {
             try f.update(old: notes[n], new: new)
             notes[n] = new
         }
-        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes).contents)
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes, language: .none).contents)
         let blocks = try f.env.read { txn in
             try txn.withCursor(f.a.postings) { c in try SearchIndex.blockList(Array("zeta".utf8), c).count }
         }
@@ -404,7 +410,7 @@ struct SearchIndexTests {
         }
         let c = try f.contents(f.a)
         #expect(c.terms["zeta"] == nil)
-        #expect(c == InMemorySearchIndex(notes: notes).contents)
+        #expect(c == InMemorySearchIndex(notes: notes, language: .none).contents)
         #expect(try f.search("zeta").isEmpty)
     }
 
@@ -419,7 +425,7 @@ struct SearchIndexTests {
             notes.append(Self.note(n, n % 7 == 0 ? text.word(using: &rng) : "", words, updatedAt: Int64(n % 13)))
         }
         try f.bulkLoad(notes, f.a)
-        let oracle = InMemorySearchIndex(notes: notes)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
         for q in ["the", "of", "the of", "and the", "\"of the\"", text.vocabulary[300], "the -of"] {
             for limit in [1, 10, 50] {
                 let want = oracle.search(try SearchQuery.parse(q), filter: SearchFilter(), limit: limit)
@@ -440,7 +446,7 @@ struct SearchIndexTests {
             Self.note(6, "Mediterranean", "a long word: mediteranean diet", updatedAt: 6),
         ]
         try f.bulkLoad(notes, f.a)
-        let oracle = InMemorySearchIndex(notes: notes)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
         func run(_ q: String, limit: Int = 10, exact: Bool = false) throws -> ForgivingSearch.Outcome {
             let query = try SearchQuery.parse(q)
             let stored = try f.env.read { txn in

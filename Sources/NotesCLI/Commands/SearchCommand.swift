@@ -84,7 +84,9 @@ let searchCommand = Command(
                 state.notes.values.filter { n in groups.allSatisfy { g in n.tags.contains(where: g.contains) } }.map(
                     \.id))
         }
-        found = Notebook.search(query, filter: filter, limit: limit, exact: ctx.flag("exact"), in: state)
+        found = Notebook.search(
+            query, filter: filter, limit: limit, exact: ctx.flag("exact"), in: state,
+            language: book.options.searchLanguage)
         past = state
     } else {
         if !tagNames.isEmpty {
@@ -106,7 +108,10 @@ let searchCommand = Command(
                         ("score", .double(r.score)), ("match", .string(match.rawValue)),
                         (
                             "snippet",
-                            .string(Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: nil))
+                            .string(
+                                Snippet.make(
+                                    title: r.note.title, body: r.note.body, query: query, highlight: nil,
+                                    language: book.options.searchLanguage))
                         ),
                         ("category", try labels(r.note).category.map(JSONValue.string) ?? .null),
                         ("tags", .array(try labels(r.note).tags.map(JSONValue.string))),
@@ -127,7 +132,9 @@ let searchCommand = Command(
         if let c = l.category { header += "  " + ctx.terminal.dim("[\(c)]") }
         if !l.tags.isEmpty { header += "  " + ctx.terminal.green(l.tags.map { "#" + $0 }.joined(separator: " ")) }
         ctx.terminal.print(header)
-        let snippet = Snippet.make(title: r.note.title, body: r.note.body, query: query, highlight: highlight)
+        let snippet = Snippet.make(
+            title: r.note.title, body: r.note.body, query: query, highlight: highlight,
+            language: book.options.searchLanguage)
         ctx.terminal.print("  " + snippet)
     }
 }
