@@ -165,6 +165,10 @@ extension SearchIndex {
         let byCost = positive.sorted { $0.cost < $1.cost }
         let lead = byCost[0]
         let others = Array(byCost.dropFirst())
+        // A query of words only (the usual one) scores through the concrete iterators: calls
+        // through the protocol retain and release the iterator around every call.
+        let terms = positive.compactMap { $0 as? TermIterator }
+        let onlyTerms = terms.count == positive.count
         var records = RecordReader()
         // Docs up to `clearedUpTo` are known to have a bound at or above the threshold.
         var clearedUpTo: UInt32 = 0
@@ -227,7 +231,11 @@ extension SearchIndex {
             }
             if !skip {
                 var score = 0.0
-                for it in positive { score += try it.score() }
+                if onlyTerms {
+                    for t in terms { score += t.score() }
+                } else {
+                    for it in positive { score += it.score() }
+                }
                 if top.admits(score), let (chunk, o) = try records.locate(d, in: txn, db) {
                     if DocRecord.accepts(chunk, at: o, filter) {
                         top.offer(
@@ -277,7 +285,7 @@ protocol ClauseIterator: AnyObject {
     /// Moves to the first matching doc `>= target` and returns it (``TermIterator/end`` when none).
     func advance(to target: UInt32) throws -> UInt32
     /// The clause's score at the current doc.
-    func score() throws -> Double
+    func score() -> Double
     /// An upper bound of the score of every doc from `target` through `lastDoc`, or nil when no
     /// doc at or after `target` matches.
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)?
@@ -605,9 +613,9 @@ final class AndIterator: ClauseIterator {
         }
     }
 
-    func score() throws -> Double {
+    func score() -> Double {
         var s = 0.0
-        for p in parts { s += try p.score() }
+        for p in parts { s += p.score() }
         return s
     }
 
@@ -652,9 +660,9 @@ final class OrIterator: ClauseIterator {
         return best
     }
 
-    func score() throws -> Double {
+    func score() -> Double {
         var s = 0.0
-        for k in parts.indices where current[k] == doc { s += try parts[k].score() }
+        for k in parts.indices where current[k] == doc { s += parts[k].score() }
         return s
     }
 
