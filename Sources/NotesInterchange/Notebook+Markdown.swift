@@ -246,9 +246,12 @@ extension Notebook {
         }
         // The map is grown ahead (for twice these bytes) so that the write runs once, not twice
         // (the first time to find the map too small). A file's text is stored twice (in its
-        // events and its note) beside its postings, and each note takes about 12 KB of its own:
-        // nine events and their indexes, listing keys, names and links, at the pages' fill.
-        let bytes = items.reduce(0) { $0 &+ ($1.body.utf8.count &+ $1.kept.utf8.count) * 3 / 2 &+ 6 << 10 }
+        // events and its note) beside its postings; each note takes about 12 KB of its own (its
+        // events and their indexes, listing keys, names and links, at the pages' fill), and
+        // each of its tags 2 KB more (an event, six listing keys).
+        let bytes = items.reduce(0) {
+            $0 &+ ($1.body.utf8.count &+ $1.kept.utf8.count) * 3 / 2 &+ 6 << 10 &+ $1.tags.count << 10
+        }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)

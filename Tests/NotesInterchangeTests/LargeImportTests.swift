@@ -212,7 +212,7 @@ struct LargeImportTests {
         var options = Self.options()
         options.reservesMapForImports = true
         // An export file.
-        let notes = Self.long ? 20_000 : 600
+        let notes = Self.long ? 10_000 : 600
         let file = scratch.path("export.jsonl")
         try Self.writeExport(to: file, notes: notes, edits: 4, byRound: true)
         let book = try Notebook(path: scratch.path("store-jsonl"), options: options)
