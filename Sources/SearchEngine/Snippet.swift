@@ -13,19 +13,21 @@ public enum Snippet {
         title: String, body: String, query: SearchQuery, width: Int = 160, highlight: (open: String, close: String)?,
         language: SearchLanguage = .none
     ) -> String {
+        let (text, matches) = extract(title: title, body: body, query: query, width: width, language: language)
+        guard let highlight, !matches.isEmpty else { return text }
+        return wrap(text, matches, highlight)
+    }
+
+    /// The snippet ``make(title:body:query:width:highlight:language:)`` gives without
+    /// highlighting, and where its matched words are: offsets in Unicode scalars (code points),
+    /// `start..<end`, in order.
+    public static func extract(
+        title: String, body: String, query: SearchQuery, width: Int = 160, language: SearchLanguage = .none
+    ) -> (text: String, matches: [Range<Int>]) {
         let source = body.isEmpty ? title : body
         let width = max(width, 16)
-        let stemmer = language.makeStemmer()
-        let positive = query.clauses.filter { !$0.excluded && (!$0.titleOnly || body.isEmpty) }
-        let stems = Set(positive.filter { $0.kind != .prefix }.flatMap { c in c.terms.map { stemmer?.stem($0) ?? $0 } })
-        let prefixes = positive.filter { $0.kind == .prefix }.compactMap(\.terms.first)
-        func matches(_ term: UnsafeBufferPointer<UInt8>) -> Bool {
-            if prefixes.contains(where: { term.starts(with: $0) }) { return true }
-            guard let stemmer else { return stems.contains(Array(term)) }
-            var found = false
-            stemmer.stem(term) { found = stems.contains(Array($0.isEmpty ? term : $0)) }
-            return found
-        }
+        let matcher = Matcher(query: query, language: language, inTitle: body.isEmpty)
+        let matches = matcher.matches
         var tokens: [(start: Int, end: Int, matched: Bool)] = []
         Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matches(t))) }
 
@@ -78,29 +80,104 @@ public enum Snippet {
         }
 
         var out = start > 0 ? "…" : ""
+        var scalars = out.unicodeScalars.count
+        var marks: [Range<Int>] = []
         var k = 0
         var i = start
         var lastWasSpace = false
         while i < end {
             while k < spans.count && spans[k].start < i { k += 1 }
-            if let h = highlight, k < spans.count, spans[k].start == i, spans[k].matched, spans[k].end <= end {
-                out += h.open + String(chars[spans[k].start..<spans[k].end]) + h.close
+            if k < spans.count, spans[k].start == i, spans[k].matched, spans[k].end <= end {
+                let word = String(chars[spans[k].start..<spans[k].end])
+                let n = word.unicodeScalars.count
+                marks.append(scalars..<(scalars + n))
+                out += word
+                scalars += n
                 i = spans[k].end
                 lastWasSpace = false
                 continue
             }
             let c = chars[i]
             if c.isWhitespace {
-                if !lastWasSpace { out += " " }
+                if !lastWasSpace {
+                    out += " "
+                    scalars += 1
+                }
                 lastWasSpace = true
             } else {
                 out.append(c)
+                scalars += c.unicodeScalars.count
                 lastWasSpace = false
             }
             i += 1
         }
         while out.last == " " { out.removeLast() }
         if end < chars.count { out += "…" }
+        return (out, marks)
+    }
+
+    /// Where the words of `text` (a title, whole) that match `query` are: offsets in Unicode
+    /// scalars, as ``extract(title:body:query:width:language:)`` gives them.
+    public static func matches(in text: String, query: SearchQuery, inTitle: Bool, language: SearchLanguage = .none)
+        -> [Range<Int>]
+    {
+        let matcher = Matcher(query: query, language: language, inTitle: inTitle)
+        var ranges: [Range<Int>] = []
+        // UTF-8 offsets of the tokens, to scalar offsets: walk the scalars once.
+        var utf8ToScalar: [Int: Int] = [:]
+        var u = 0
+        var n = 0
+        for sc in text.unicodeScalars {
+            utf8ToScalar[u] = n
+            u += UTF8.width(sc)
+            n += 1
+        }
+        utf8ToScalar[u] = n
+        Tokenizer.forEachTerm(in: text) { t, s, e in
+            if matcher.matches(t), let a = utf8ToScalar[s], let b = utf8ToScalar[e] { ranges.append(a..<b) }
+        }
+        return ranges
+    }
+
+    /// `text` with each of `ranges` (scalar offsets) wrapped in `highlight`.
+    static func wrap(_ text: String, _ ranges: [Range<Int>], _ highlight: (open: String, close: String)) -> String {
+        var out = ""
+        var r = 0
+        for (i, sc) in text.unicodeScalars.enumerated() {
+            if r < ranges.count && ranges[r].lowerBound == i { out += highlight.open }
+            out.unicodeScalars.append(sc)
+            if r < ranges.count && ranges[r].upperBound == i + 1 {
+                out += highlight.close
+                r += 1
+            }
+        }
         return out
+    }
+
+    /// Which words match a query's (not excluded) clauses: by stem for words and phrases, as
+    /// written for prefixes.
+    private struct Matcher {
+        let stems: Set<[UInt8]>
+        let prefixes: [[UInt8]]
+        let stemmer: Stemmer?
+
+        init(query: SearchQuery, language: SearchLanguage, inTitle: Bool) {
+            stemmer = language.makeStemmer()
+            let positive = query.clauses.filter {
+                !$0.excluded && (inTitle ? $0.field != .body : $0.field != .title)
+            }
+            stems = Set(
+                positive.filter { $0.kind != .prefix }.flatMap { [stemmer] c in c.terms.map { stemmer?.stem($0) ?? $0 }
+                })
+            prefixes = positive.filter { $0.kind == .prefix }.compactMap(\.terms.first)
+        }
+
+        func matches(_ term: UnsafeBufferPointer<UInt8>) -> Bool {
+            if prefixes.contains(where: { term.starts(with: $0) }) { return true }
+            guard let stemmer else { return stems.contains(Array(term)) }
+            var found = false
+            stemmer.stem(term) { found = stems.contains(Array($0.isEmpty ? term : $0)) }
+            return found
+        }
     }
 }

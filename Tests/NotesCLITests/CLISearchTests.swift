@@ -66,6 +66,25 @@ struct CLISearchTests {
             try titles(s, sentence, forgiving: true).first == "Shopping", "buy, ham and \"and\": the most of its words")
     }
 
+    @Test("--json results carry where the words matched, in title and snippet; a terminal gets them in bold")
+    func matchOffsets() throws {
+        let s = try Sandbox()
+        try s.add("Ham and ham", "--body", "Naïve cooks buy ham; the ham is good")
+        let r = try s.ok("search", "ham", "--json").array()
+        let matches = try #require(r.first?["matches"] as? [String: Any])
+        #expect(matches["title"] as? [[Int]] == [[0, 3], [8, 11]])
+        // Offsets count Unicode scalars: "Naïve" is 5 (the ï precomposed).
+        #expect(matches["snippet"] as? [[Int]] == [[16, 19], [25, 28]])
+        let snippet = try #require(r.first?["snippet"] as? String)
+        let scalars = Array(snippet.unicodeScalars)
+        #expect(String(String.UnicodeScalarView(scalars[16..<19])) == "ham")
+        // The near spelling the search used is marked too.
+        let near = try s.ok("search", "hamm", "--json").array()
+        #expect((near.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[16, 19], [25, 28]])
+        // Bold only where color is allowed: never through a pipe (as here) or with NO_COLOR.
+        #expect(!(try s.ok("search", "ham").stdout.contains("\u{1B}[")))
+    }
+
     @Test("a malformed query is refused with the character at fault, exit 2, and nothing changes")
     func refusals() throws {
         let s = try fixture()

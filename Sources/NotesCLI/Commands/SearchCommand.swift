@@ -14,7 +14,9 @@ let searchCommand = Command(
         category:NAME (or tag:"two words") keep notes with that tag (or one below it) or category, like
         --tag and --category. Case and accents are ignored. Results are ranked by BM25 (title matches
         count more). When fewer notes than asked for match, near spellings of the words, then notes
-        with some of the words, follow, and a line says so; --exact turns that off. See `notes help search`.
+        with some of the words, follow, and a line says so; --exact turns that off. Matched words are
+        bold on a terminal; --json gives their offsets (Unicode scalars) in title and snippet. See
+        `notes help search`.
         """,
     options: listOptions + [
         OptionSpec("limit", short: "n", value: "N", "at most N results (default 20)"),
@@ -99,20 +101,27 @@ let searchCommand = Command(
         if let past { return past.labels(of: n) }
         return try ctx.labels(n)
     }
+    // The words to mark: the query's, and the near spellings the search used.
+    let replacements = found.corrections.flatMap(\.replacements).map {
+        SearchQuery.Node.clause(SearchQuery.Clause(kind: .term, terms: [Array($0.utf8)]))
+    }
+    let marked = replacements.isEmpty ? query : SearchQuery(root: .any([query.root] + replacements))
+    let language = book.options.searchLanguage
+    func ranges(_ rs: [Range<Int>]) -> JSONValue {
+        .array(rs.map { .array([.int(Int64($0.lowerBound)), .int(Int64($0.upperBound))]) })
+    }
     if ctx.json {
         ctx.printJSON(
             .array(
                 try found.results.map { r, match in
-                    .object([
+                    let snippet = Snippet.extract(
+                        title: r.note.title, body: r.note.body, query: marked, language: language)
+                    let inTitle = Snippet.matches(in: r.note.title, query: marked, inTitle: true, language: language)
+                    return .object([
                         ("id", .string(r.note.id.uuidString)), ("title", .string(r.note.title)),
                         ("score", .double(r.score)), ("match", .string(match.rawValue)),
-                        (
-                            "snippet",
-                            .string(
-                                Snippet.make(
-                                    title: r.note.title, body: r.note.body, query: query, highlight: nil,
-                                    language: book.options.searchLanguage))
-                        ),
+                        ("snippet", .string(snippet.text)),
+                        ("matches", .object([("title", ranges(inTitle)), ("snippet", ranges(snippet.matches))])),
                         ("category", try labels(r.note).category.map(JSONValue.string) ?? .null),
                         ("tags", .array(try labels(r.note).tags.map(JSONValue.string))),
                         ("updatedAt", .string(RFC3339.format(micros: r.note.updatedAt))),
@@ -125,7 +134,8 @@ let searchCommand = Command(
         ctx.terminal.print(ctx.terminal.dim("no notes match"))
         return
     }
-    let highlight: (open: String, close: String)? = ctx.terminal.colorAllowed ? ("\u{1B}[1;33m", "\u{1B}[0m") : nil
+    // Bold on a terminal that takes color (never with NO_COLOR, --no-color or a pipe).
+    let highlight: (open: String, close: String)? = ctx.terminal.colorAllowed ? ("\u{1B}[1m", "\u{1B}[22m") : nil
     for r in results {
         var header = ctx.terminal.bold(truncate(r.note.title, 70)) + "  " + ctx.terminal.cyan(shortID(r.note.id))
         let l = try labels(r.note)
@@ -133,8 +143,7 @@ let searchCommand = Command(
         if !l.tags.isEmpty { header += "  " + ctx.terminal.green(l.tags.map { "#" + $0 }.joined(separator: " ")) }
         ctx.terminal.print(header)
         let snippet = Snippet.make(
-            title: r.note.title, body: r.note.body, query: query, highlight: highlight,
-            language: book.options.searchLanguage)
+            title: r.note.title, body: r.note.body, query: marked, highlight: highlight, language: language)
         ctx.terminal.print("  " + snippet)
     }
 }
