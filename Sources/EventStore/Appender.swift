@@ -29,6 +29,8 @@ final class Appender {
     /// Set when deferred projections are rebuilt in bulk at the end (the transaction appends at
     /// least as many events as the log held): every event goes to this fold instead.
     private var bulk: (any BulkProjectionFold)?
+    /// Events appended since the bulk fold began.
+    private var bulkFolded = 0
     private var pending: [LiftedEvent] = []
     /// About the bytes `pending` holds.
     private(set) var pendingBytes = 0
@@ -203,10 +205,11 @@ final class Appender {
 
     /// From now on projections run over many events at once: before the commit, or at
     /// ``applyPending(in:)``. When the log holds no more events than `expected` (the events the
-    /// caller means to append, 0 when it cannot tell), they are rebuilt in bulk instead: the log so far is folded in
-    /// memory with every event appended after it, and the projection databases are cleared and
-    /// written in key order before the commit, as a rebuild writes them. Reads of projections
-    /// in the transaction see neither until it commits.
+    /// caller means to append, 0 when it cannot tell), they are rebuilt in bulk instead: the log
+    /// so far is folded in memory with every event appended after it, and the projection
+    /// databases are cleared and written in key order before the commit, as a rebuild writes
+    /// them (unless no event came after all: the projections are current then). Reads of
+    /// projections in the transaction see neither until it commits.
     func deferProjections(expecting expected: Int, in txn: borrowing Transaction) throws {
         guard !deferProjections else { return }
         try load(txn)
@@ -233,6 +236,7 @@ final class Appender {
         }
         if let bulk {
             for e in pending { try bulk.fold(e) }
+            bulkFolded += pending.count
         } else {
             try projections.apply(pending, in: txn, databases: slot)
         }
@@ -245,7 +249,7 @@ final class Appender {
 
     func finish(in txn: borrowing Transaction) throws {
         try applyPending(in: txn)
-        if let bulk, let slot = projectionSlot {
+        if let bulk, let slot = projectionSlot, bulkFolded > 0 {
             self.bulk = nil
             for db in slot.all { try txn.clear(db) }
             try bulk.write(into: slot, writer: TransactionBulkWriter(txn.lend(), store: store))

@@ -522,21 +522,10 @@ final class PhraseIterator: ClauseIterator {
         return lo < list.endIndex && list[lo] == v
     }
 
-    func score() -> Double {
-        var s = 0.0
-        for p in parts { s += p.score() }
-        return s
-    }
+    func score() -> Double { parts.reduce(0) { $0 + $1.score() } }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
-        var s = 0.0
-        var last = TermIterator.end
-        for p in parts {
-            guard let b = try p.bound(at: target) else { return nil }
-            s += b.score
-            last = min(last, b.lastDoc)
-        }
-        return (s, last)
+        try conjunctionBound(parts, at: target) { try $0.bound(at: $1) }
     }
 }
 
@@ -613,21 +602,10 @@ final class AndIterator: ClauseIterator {
         }
     }
 
-    func score() -> Double {
-        var s = 0.0
-        for p in parts { s += p.score() }
-        return s
-    }
+    func score() -> Double { parts.reduce(0) { $0 + $1.score() } }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
-        var s = 0.0
-        var last = TermIterator.end
-        for p in parts {
-            guard let b = try p.bound(at: target) else { return nil }
-            s += b.score
-            last = min(last, b.lastDoc)
-        }
-        return (s, last)
+        try conjunctionBound(parts, at: target) { try $0.bound(at: $1) }
     }
 }
 
@@ -678,4 +656,19 @@ final class OrIterator: ClauseIterator {
         }
         return any ? (s, last) : nil
     }
+}
+
+/// The bound of a conjunction of `parts` from `target`: the sum of theirs, up to the nearest
+/// end of their blocks; nil when one part has no doc left.
+func conjunctionBound<Part>(
+    _ parts: [Part], at target: UInt32, _ bound: (Part, UInt32) throws -> (score: Double, lastDoc: UInt32)?
+) rethrows -> (score: Double, lastDoc: UInt32)? {
+    var s = 0.0
+    var last = TermIterator.end
+    for p in parts {
+        guard let b = try bound(p, target) else { return nil }
+        s += b.score
+        last = min(last, b.lastDoc)
+    }
+    return (s, last)
 }

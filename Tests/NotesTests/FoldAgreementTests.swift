@@ -144,6 +144,13 @@ struct FoldAgreementTests {
         deinit { _ = system("rm -rf '\(path)'") }
     }
 
+    /// A notebook's options with a fixed clock.
+    static var options: Notebook.Options {
+        var options = Notebook.Options(actor: "fold@test")
+        options.clock = { 1_800_000_000_000_000 }
+        return options
+    }
+
     /// The per-event general fold, the reference.
     static func reference(_ store: EventStore) throws -> NotebookState {
         var state = NotebookState()
@@ -168,8 +175,7 @@ struct FoldAgreementTests {
         arguments: [1, 2, 3, 4])
     func randomSequences(seed: UInt64) throws {
         let scratch = try Scratch()
-        var options = Notebook.Options(actor: "fold@test")
-        options.clock = { 1_800_000_000_000_000 }
+        let options = Self.options
         let book = try Notebook(path: scratch.path + "/store", options: options)
         var g = Generator(rng: SeededGenerator(seed: seed))
         var refused = 0
@@ -214,8 +220,7 @@ struct FoldAgreementTests {
         arguments: [5, 6, 7])
     func bulkProjections(seed: UInt64) throws {
         let scratch = try Scratch()
-        var options = Notebook.Options(actor: "fold@test")
-        options.clock = { 1_800_000_000_000_000 }
+        let options = Self.options
         // The events of a random sequence the fold accepts, appended one by one.
         let inline = try Notebook(path: scratch.path + "/inline", options: options)
         var g = Generator(rng: SeededGenerator(seed: seed))
@@ -255,6 +260,15 @@ struct FoldAgreementTests {
             #expect(try book.list(all) == listing, "\(what): the listing")
             for note in reference.notes.values { #expect(try book.note(note.id) == note, "\(what)") }
         }
+        // A bulk transaction whose events are all stored already (an import run twice) changes
+        // nothing, projections included.
+        let again = try Notebook(path: scratch.path + "/bulk-0", options: options)
+        try again.store.write { session in
+            try session.deferProjections(expecting: accepted.count)
+            for (stream, e) in accepted { try session.append([e], to: stream) }
+        }
+        #expect(try again.verify().isEmpty)
+        #expect(try again.list(all) == listing)
         // A log longer than the events announced: deferred, folded in place, not in bulk.
         let book = try Notebook(path: scratch.path + "/deferred", options: options)
         for (stream, e) in accepted[..<300] { try book.store.append([e], to: stream) }
