@@ -63,7 +63,9 @@ show "Store statistics" stats
 show "The ten most recently updated proposals" list --limit 10
 
 if has search; then
-    show -n 10 "Search the full text: every term must match, ranked by BM25" search "tuple splat"
+    show -n 10 "Search the full text: every word must match (by its stem), ranked by BM25" search "tuple splat" --exact
+    show -n 6 "OR, groups, fields and exclusions" search "title:(tuple OR closure OR protocol) -generic" --exact
+    show -n 8 "A typo, and a question: near spellings, then notes with some of the words" search "tupple splat" --limit 3
 else
     skip "Search the full text" search
 fi

@@ -157,7 +157,8 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
     var lines: [String] = []
     let used = Set(found.results.map(\.match))
     if used.contains(.nearSpelling) || used.contains(.someWords) {
-        for c in found.corrections {
+        // Words found nowhere first: they are what the reader most likely mistyped.
+        for c in found.corrections.filter(\.unknown) + found.corrections.filter({ !$0.unknown }) {
             lines.append(
                 c.unknown
                     ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
