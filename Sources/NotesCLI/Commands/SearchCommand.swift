@@ -167,10 +167,11 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
     }
     if used.contains(.someWords) {
         let every = found.results.filter { $0.match != .someWords }.count
+        let near = used.contains(.nearSpelling) ? " (or a near spelling)" : ""
         lines.append(
             every == 0
                 ? "no note has every word; showing notes with some of them (--exact: only notes with all)"
-                : "\(every) note\(every == 1 ? " has" : "s have") every word; then notes with some of them")
+                : "\(every) note\(every == 1 ? " has" : "s have") every word\(near); then notes with some of them")
     }
     return lines
 }
