@@ -124,6 +124,10 @@ struct ArgumentParser {
         let stem = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
         let hint = suggestion(for: stem, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
         let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
+        if command == "search" && hint.isEmpty && !arg.hasPrefix("--") {
+            return CLIError(
+                "unknown option \"\(stem)\"; a query that starts with - goes after --: notes search -- '\(arg)'")
+        }
         return CLIError("unknown option \"\(stem)\"" + (hint.isEmpty ? help : hint))
     }
 }

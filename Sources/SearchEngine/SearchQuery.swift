@@ -177,7 +177,7 @@ private struct QueryParser {
 
     /// Alternatives separated by OR or `|`; nil when the part holds no searchable word.
     mutating func parseOr(field: SearchQuery.Field, depth: Int) throws(SearchQueryError) -> SearchQuery.Node? {
-        guard depth < 64 else { throw SearchQueryError(.tooDeep, at: i) }
+        guard depth <= 64 else { throw SearchQueryError(.tooDeep, at: i) }
         var alternatives: [SearchQuery.Node] = []
         while true {
             let before = alternatives.count
@@ -263,6 +263,7 @@ private struct QueryParser {
                 throw SearchQueryError(.emptyField, at: start)
             }
             if inherited != .any && inherited != f { throw SearchQueryError(.conflictingFields, at: start) }
+            if s[i] == "-" { throw SearchQueryError(.misplacedExclusion, at: i) }
             field = f
             break
         }
@@ -343,6 +344,7 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
         case unbalancedParenthesis
         case danglingOperator
         case conflictingFields
+        case misplacedExclusion
         case tooDeep
     }
 
@@ -374,6 +376,8 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
             return "OR, | and AND must stand between two words or groups (e.g. `ham OR milk`)" + at
         case .conflictingFields: return "a `title:` group cannot hold `body:` words, nor the other way round" + at
         case .tooDeep: return "the search query nests parentheses too deeply: at most 64 levels" + at
+        case .misplacedExclusion:
+            return "put the - before the field to exclude: -title:word, not title:-word" + at
         case .tooManyTerms:
             return "the search query has too many words: at most \(SearchQuery.maxClauses) are allowed" + at
         case .tooLong: return "the search query is too long: at most \(SearchQuery.maxLength) bytes are allowed"

@@ -30,6 +30,7 @@ public enum Snippet {
         let matches = matcher.matches
         var tokens: [(start: Int, end: Int, matched: Bool)] = []
         Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matches(t))) }
+        let utf8 = Array(source.utf8)
 
         // The UTF-8 offset where each character starts (and the end), to map term offsets to characters.
         let chars = Array(source)
@@ -53,7 +54,12 @@ public enum Snippet {
             return roundingUp ? min(lo, chars.count) : max(lo - 1, 0)
         }
         let spans = tokens.map {
-            (start: char($0.start, roundingUp: false), end: char($0.end, roundingUp: true), matched: $0.matched)
+            (
+                start: char($0.start, roundingUp: false), end: char($0.end, roundingUp: true), matched: $0.matched,
+                // The word's own scalars: a mark that joins it to the next (an emoji modifier)
+                // is shown with it but not counted in its range.
+                scalars: String(decoding: utf8[$0.start..<$0.end], as: UTF8.self).unicodeScalars.count
+            )
         }
         let hits = spans.filter(\.matched)
 
@@ -90,7 +96,7 @@ public enum Snippet {
             if k < spans.count, spans[k].start == i, spans[k].matched, spans[k].end <= end {
                 let word = String(chars[spans[k].start..<spans[k].end])
                 let n = word.unicodeScalars.count
-                marks.append(scalars..<(scalars + n))
+                marks.append(scalars..<(scalars + min(n, spans[k].scalars)))
                 out += word
                 scalars += n
                 i = spans[k].end

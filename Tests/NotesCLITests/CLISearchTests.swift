@@ -83,6 +83,16 @@ struct CLISearchTests {
         #expect((near.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[16, 19], [25, 28]])
         // Bold only where color is allowed: never through a pipe (as here) or with NO_COLOR.
         #expect(!(try s.ok("search", "ham").stdout.contains("\u{1B}[")))
+        // A word joined to an emoji modifier: its range is the word's own scalars, as in titles.
+        try s.add("Thumbs\u{1F3FD} up")
+        let thumbs = try s.ok("search", "thumbs", "--json").array()
+        let marks = try #require(thumbs.first?["matches"] as? [String: Any])
+        #expect(marks["title"] as? [[Int]] == [[0, 6]])
+        #expect(marks["snippet"] as? [[Int]] == [[0, 6]])
+        // A near spelling the search tried is not marked in a note the query found as written.
+        try s.add("Cafe", "--body", "a kafé and a cafe")
+        let cafe = try s.ok("search", "cafe", "--json").array()
+        #expect((cafe.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[13, 17]])
     }
 
     @Test("a malformed query is refused with the character at fault, exit 2, and nothing changes")
@@ -94,8 +104,17 @@ struct CLISearchTests {
             ("ham OR -milk", "the search query only excludes words"),
             ("(tag:kitchen OR ham)", "tag:kitchen filters the whole search: put it outside the parentheses"),
             ("ham category:food category:other", "a note is in one category"),
+            // Positions count the whole text, filters included, in Unicode scalars.
+            ("tag:kitchen milk (eggs", "(at character 18)"),
+            ("-tag:kitchen milk", "tag:NAME cannot be excluded yet (at character 1)"),
+            (
+                "milk title:-eggs",
+                "put the - before the field to exclude: -title:word, not title:-word (at character 12)"
+            ),
+            ("category:food", "the search has only a category filter"),
+            ("tag:\"open milk", "a phrase is missing its closing quote \" (at character 5)"),
         ] {
-            let r = s.run("search", query)
+            let r = s.run("search", "--", query)
             #expect(r.code == 2, "\(query): \(r)")
             #expect(r.stderr.contains(message), "\(query): \(r.stderr)")
             #expect(r.stdout.isEmpty)

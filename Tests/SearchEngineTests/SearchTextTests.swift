@@ -128,6 +128,9 @@ struct SearchTextTests {
         #expect(reason("a OR OR b") == .danglingOperator)
         #expect(reason("title:(body:x)") == .conflictingFields)
         #expect(reason(String(repeating: "(", count: 70) + "a" + String(repeating: ")", count: 70)) == .tooDeep)
+        #expect(reason(String(repeating: "(", count: 64) + "a" + String(repeating: ")", count: 64)) == nil)
+        #expect(reason(String(repeating: "(", count: 65) + "a" + String(repeating: ")", count: 65)) == .tooDeep)
+        #expect(reason("title:-x y") == .misplacedExclusion)
         // Errors name the position, counted in characters from 1.
         func at(_ text: String) -> Int? {
             do {

@@ -40,6 +40,11 @@ let searchCommand = Command(
         }
         categoryName = named
     }
+    if !queryCategories.isEmpty, tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
+        throw CLIError(
+            "the search has only a category filter; add words to find, or list those notes with `notes list --category \"\(queryCategories[0])\"`"
+        )
+    }
     if !tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
         let flags = tagNames.map { "--tag \($0.contains(" ") ? "\"\($0)\"" : $0)" }.joined(separator: " ")
         throw CLIError(
@@ -114,9 +119,10 @@ let searchCommand = Command(
         ctx.printJSON(
             .array(
                 try found.results.map { r, match in
+                    let marks = match == .exact ? query : marked
                     let snippet = Snippet.extract(
-                        title: r.note.title, body: r.note.body, query: marked, language: language)
-                    let inTitle = Snippet.matches(in: r.note.title, query: marked, inTitle: true, language: language)
+                        title: r.note.title, body: r.note.body, query: marks, language: language)
+                    let inTitle = Snippet.matches(in: r.note.title, query: marks, inTitle: true, language: language)
                     return .object([
                         ("id", .string(r.note.id.uuidString)), ("title", .string(r.note.title)),
                         ("score", .double(r.score)), ("match", .string(match.rawValue)),
@@ -136,14 +142,15 @@ let searchCommand = Command(
     }
     // Bold on a terminal that takes color (never with NO_COLOR, --no-color or a pipe).
     let highlight: (open: String, close: String)? = ctx.terminal.colorAllowed ? ("\u{1B}[1m", "\u{1B}[22m") : nil
-    for r in results {
+    for (r, match) in found.results {
         var header = ctx.terminal.bold(truncate(r.note.title, 70)) + "  " + ctx.terminal.cyan(shortID(r.note.id))
         let l = try labels(r.note)
         if let c = l.category { header += "  " + ctx.terminal.dim("[\(c)]") }
         if !l.tags.isEmpty { header += "  " + ctx.terminal.green(l.tags.map { "#" + $0 }.joined(separator: " ")) }
         ctx.terminal.print(header)
         let snippet = Snippet.make(
-            title: r.note.title, body: r.note.body, query: marked, highlight: highlight, language: language)
+            title: r.note.title, body: r.note.body, query: match == .exact ? query : marked, highlight: highlight,
+            language: language)
         ctx.terminal.print("  " + snippet)
     }
 }
@@ -187,26 +194,39 @@ func extractFilterFields(_ text: String) throws(CLIError) -> (rest: String, tags
     var i = 0
     var inPhrase = false
     var depth = 0
+    /// The 1-based position of `chars[k]` in Unicode scalars, as the query parser counts.
+    func position(_ k: Int) -> Int { chars[0..<k].reduce(1) { $0 + $1.unicodeScalars.count } }
     while i < chars.count {
         let c = chars[i]
-        let atWordStart = i == 0 || chars[i - 1].isWhitespace || chars[i - 1] == "("
+        let atWordStart = i == 0 || chars[i - 1].isWhitespace || chars[i - 1] == "(" || chars[i - 1] == "|"
         var field: String?
         if !inPhrase, atWordStart {
             for name in ["tag:", "category:"]
             where i + name.count <= chars.count && String(chars[i..<(i + name.count)]).lowercased() == name {
                 field = name
             }
+            for name in ["-tag:", "-category:"]
+            where i + name.count <= chars.count && String(chars[i..<(i + name.count)]).lowercased() == name {
+                throw CLIError(
+                    "\(name.dropFirst())NAME cannot be excluded yet (at character \(position(i))): search without it, or list the other notes with `notes list`"
+                )
+            }
         }
         if let field {
             var j = i + field.count
             var name = ""
             if j < chars.count, chars[j] == "\"" {
+                let open = j
                 j += 1
                 while j < chars.count, chars[j] != "\"" {
                     name.append(chars[j])
                     j += 1
                 }
-                if j < chars.count { j += 1 }
+                guard j < chars.count else {
+                    throw CLIError(
+                        "bad query: a phrase is missing its closing quote \" (at character \(position(open)))")
+                }
+                j += 1
             } else {
                 while j < chars.count, !chars[j].isWhitespace, chars[j] != ")" {
                     name.append(chars[j])
@@ -216,10 +236,12 @@ func extractFilterFields(_ text: String) throws(CLIError) -> (rest: String, tags
             if !name.isEmpty {
                 if depth > 0 {
                     throw CLIError(
-                        "\(field)\(name) filters the whole search: put it outside the parentheses (at character \(i + 1))"
+                        "\(field)\(name) filters the whole search: put it outside the parentheses (at character \(position(i)))"
                     )
                 }
                 if field == "tag:" { tags.append(name) } else { categories.append(name) }
+                // Spaces in its place keep the positions the parser reports those of the text.
+                rest += String(repeating: " ", count: chars[i..<j].reduce(0) { $0 + $1.unicodeScalars.count })
                 i = j
                 continue
             }
