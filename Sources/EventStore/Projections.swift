@@ -94,8 +94,6 @@ public protocol ProjectionBulkWriter {
     /// (in a grown map) when the map turns out too small, so `body` must write from what it
     /// captured, not consume an input.
     func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R
-    /// Reports progress (events done of total).
-    func progress(_ done: UInt64, of total: UInt64)
 }
 
 /// The bulk writer of one write transaction: every batch goes into it, and the mapped pages
@@ -115,8 +113,6 @@ final class TransactionBulkWriter: ProjectionBulkWriter {
         store.environment.releaseMappedPages()
         return result
     }
-
-    func progress(_ done: UInt64, of total: UInt64) {}
 }
 
 /// What a rebuild did.

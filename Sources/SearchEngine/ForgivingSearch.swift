@@ -81,24 +81,26 @@ public enum ForgivingSearch {
         }
         // 1. Near spellings of the words the query looks for.
         let words = Set(query.clauses.filter { !$0.excluded && $0.kind == .term }.compactMap(\.terms.first))
-            .filter { Self.editBudget($0) > 0 }
+            .filter { Self.editBudget(Self.scalars($0).count) > 0 }
         var near: [[UInt8]: [(term: [UInt8], distance: Int, df: UInt64)]] = [:]
         var known: Set<[UInt8]> = []
         if !words.isEmpty {
-            let targets = words.map { (bytes: $0, scalars: Array(String(decoding: $0, as: UTF8.self).unicodeScalars)) }
-            let budgets = targets.map { Self.editBudget($0.bytes) }
+            let targets = words.map { word in
+                let scalars = Self.scalars(word)
+                return (bytes: word, scalars: scalars, budget: Self.editBudget(scalars.count))
+            }
             try vocabulary { term, df in
                 var candidate: [Unicode.Scalar]?
-                for (t, budget) in zip(targets, budgets) {
+                for t in targets {
                     if term == t.bytes {
                         known.insert(t.bytes)
                         continue
                     }
                     // A scalar is 1 to 4 bytes: lengths within the budget in scalars differ by
                     // at most four times as many bytes.
-                    guard abs(term.count - t.bytes.count) <= budget * 4 else { continue }
-                    if candidate == nil { candidate = Array(String(decoding: term, as: UTF8.self).unicodeScalars) }
-                    if let d = Self.distance(t.scalars, candidate!, atMost: budget) {
+                    guard abs(term.count - t.bytes.count) <= t.budget * 4 else { continue }
+                    if candidate == nil { candidate = Self.scalars(term) }
+                    if let d = Self.distance(t.scalars, candidate!, atMost: t.budget) {
                         near[t.bytes, default: []].append((term, d, df))
                     }
                 }
@@ -127,10 +129,12 @@ public enum ForgivingSearch {
         return outcome
     }
 
-    /// The most edits a word may take: 0 under 4 characters, 1 under 8, else 2.
-    static func editBudget(_ term: [UInt8]) -> Int {
-        let n = String(decoding: term, as: UTF8.self).unicodeScalars.count
-        return n < 4 ? 0 : n < 8 ? 1 : 2
+    /// The most edits a word of `n` characters may take: 0 under 4, 1 under 8, else 2.
+    static func editBudget(_ n: Int) -> Int { n < 4 ? 0 : n < 8 ? 1 : 2 }
+
+    /// The Unicode scalars of a term (folded UTF-8).
+    static func scalars(_ term: [UInt8]) -> [Unicode.Scalar] {
+        Array(String(decoding: term, as: UTF8.self).unicodeScalars)
     }
 
     /// `node` with every positive term clause for `word` matching `replacements` too.

@@ -35,17 +35,10 @@ extension SearchIndex {
                 } else {
                     (parts, out) = ([query.root], [])
                 }
-                for p in parts {
-                    guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else {
-                        return false
-                    }
-                    positive.append(it)
+                guard let c = try conjunction(parts, out, collection: collection, terms: tc, postings: pc) else {
+                    return false
                 }
-                for e in out {
-                    if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) {
-                        excluded.append(it)
-                    }
-                }
+                (positive, excluded) = c
                 return true
             }
         }
@@ -63,15 +56,9 @@ extension SearchIndex {
         case .clause(let c):
             return try makeIterator(c, collection: collection, terms: tc, postings: pc)
         case .all(let parts, let out):
-            var iterators: [any ClauseIterator] = []
-            for p in parts {
-                guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
-                iterators.append(it)
-            }
-            var excluded: [any ClauseIterator] = []
-            for e in out {
-                if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) { excluded.append(it) }
-            }
+            guard
+                let (iterators, excluded) = try conjunction(parts, out, collection: collection, terms: tc, postings: pc)
+            else { return nil }
             if iterators.count == 1 && excluded.isEmpty { return iterators[0] }
             return AndIterator(iterators, excluded: excluded)
         case .any(let parts):
@@ -87,6 +74,24 @@ extension SearchIndex {
             default: return OrIterator(iterators)
             }
         }
+    }
+
+    /// The iterators of a conjunction's parts and of its exclusions (those that match nothing are
+    /// dropped), or nil when a part matches nothing.
+    static func conjunction(
+        _ parts: [SearchQuery.Node], _ out: [SearchQuery.Node], collection: BM25.Collection,
+        terms tc: borrowing Cursor, postings pc: borrowing Cursor
+    ) throws -> (positive: [any ClauseIterator], excluded: [any ClauseIterator])? {
+        var positive: [any ClauseIterator] = []
+        for p in parts {
+            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
+            positive.append(it)
+        }
+        var excluded: [any ClauseIterator] = []
+        for e in out {
+            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) { excluded.append(it) }
+        }
+        return (positive, excluded)
     }
 
     /// The iterator of a clause, or nil when no note can match it.

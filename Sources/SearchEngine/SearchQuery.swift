@@ -43,9 +43,6 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
         /// The clause is under an exclusion: notes matching it are left out.
         public var excluded: Bool
 
-        /// The match must be in the title.
-        public var titleOnly: Bool { field == .title }
-
         public init(kind: Kind, terms: [[UInt8]], field: Field = .any, excluded: Bool = false) {
             self.kind = kind
             self.terms = terms

@@ -103,6 +103,7 @@ extension Snippet {
     ) -> [String: String] {
         var wanted = Set(stems)
         var found: [String: String] = [:]
+        guard !wanted.isEmpty else { return found }
         guard let stemmer = language.makeStemmer() else {
             for s in stems { found[s] = s }
             return found
