@@ -1,37 +1,80 @@
+import Dispatch
+import Glibc
 public import LMDB
 
 /// A search index built in memory from a set of notes, ready to be written.
 ///
-/// Building is pure CPU work (tokenizing every note), so a rebuild prepares it on a second
-/// core while it writes the other projections; the value is handed over once, when the
-/// building thread is done, which is why it may cross threads.
+/// Building is pure CPU work (tokenizing every note), so it is split between the cores: each
+/// part tokenizes a run of consecutive documents into its own ``IndexBuilder``, and the writer
+/// reads each term's postings from the parts in document order, so the blocks written are the
+/// same bytes whatever the number of parts. A rebuild also prepares it on another thread while
+/// it writes the other projections; the value is handed over once, when the building threads
+/// are done, which is why it may cross threads.
 public final class PreparedSearchIndex: @unchecked Sendable {
     let notes: [SearchDocument]
     let order: [Int]
     let records: [UInt8]
     let stats: SearchStats
-    let sorted: [Int]
-    let builder: IndexBuilder
+    let parts: [BuilderPart]
+    /// Every distinct term once, in byte order: `(part, term number)` of each part holding it,
+    /// `holders[starts[i]..<starts[i + 1]]` for the i-th term, parts in increasing order.
+    let holders: [(part: Int32, term: Int32)]
+    let starts: [Int]
 
     init(
-        notes: [SearchDocument], order: [Int], records: [UInt8], stats: SearchStats, sorted: [Int],
-        builder: consuming IndexBuilder
+        notes: [SearchDocument], order: [Int], records: [UInt8], stats: SearchStats, parts: [BuilderPart],
+        holders: [(part: Int32, term: Int32)], starts: [Int]
     ) {
         self.notes = notes
         self.order = order
         self.records = records
         self.stats = stats
-        self.sorted = sorted
-        self.builder = builder
+        self.parts = parts
+        self.holders = holders
+        self.starts = starts
+    }
+
+    /// Distinct terms.
+    var termCount: Int { starts.count - 1 }
+
+    /// Notes holding the `i`-th term (in byte order).
+    func df(_ i: Int) -> UInt32 {
+        var df: UInt32 = 0
+        for h in holders[starts[i]..<starts[i + 1]] { df &+= parts[Int(h.part)].builder.df(Int(h.term)) }
+        return df
     }
 }
 
+/// One core's share of a bulk build: the postings of a run of consecutive documents.
+final class BuilderPart: @unchecked Sendable {
+    var builder: IndexBuilder
+    var totalLength: UInt64 = 0
+    var failure: (any Error)?
+
+    init(stemmer: Stemmer?) { builder = IndexBuilder(stemmer: stemmer) }
+}
+
+/// Memory that parallel workers write at disjoint offsets; each worker owns its own range.
+private struct DisjointBytes: @unchecked Sendable {
+    let base: UnsafeMutableRawBufferPointer
+}
+
 extension SearchIndex {
+    /// Notes below this many are tokenized on one core: a thread costs more than it saves.
+    static let notesPerExtraPart = 2_000
+
+    /// How many parts a bulk build of `count` notes is split into: one per online core, at most 8.
+    static func defaultParts(for count: Int) -> Int {
+        let cores = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        return max(1, min(cores, count / notesPerExtraPart))
+    }
+
     /// Builds the whole index in memory, then writes every database in key order with
     /// `.append`. `write` runs a body in a write transaction (the rebuild's, or a test's).
-    /// Tokenizes every note and collects the postings in memory (no store access).
-    public static func prepare(_ notes: [SearchDocument], language: SearchLanguage = .none) throws
-        -> PreparedSearchIndex
+    /// Tokenizes every note and collects the postings in memory (no store access), on `parts`
+    /// threads (by default one per core for a large set); the result does not depend on `parts`.
+    public static func prepare(_ notes: [SearchDocument], language: SearchLanguage = .none, parts: Int? = nil)
+        throws -> PreparedSearchIndex
     {
         var order = Array(notes.indices)
         if !zip(notes, notes.dropFirst()).allSatisfy({ $0.id < $1.id }) {
@@ -42,24 +85,72 @@ extension SearchIndex {
         }
         guard notes.count < Int(UInt32.max - 1) else { throw SearchIndexError.full }
 
-        var builder = IndexBuilder(stemmer: language.makeStemmer())
+        let partCount = max(1, min(parts ?? defaultParts(for: notes.count), max(1, notes.count)))
+        let built = (0..<partCount).map { _ in BuilderPart(stemmer: language.makeStemmer()) }
         let chunkBytes = DocRecord.size * DocRecord.perChunk
         var records = [UInt8](
             repeating: 0, count: (notes.count + DocRecord.perChunk - 1) / DocRecord.perChunk * chunkBytes)
-        var stats = SearchStats()
-        for (doc, index) in order.enumerated() {
-            let note = notes[index]
-            let length = try builder.add(note, doc: UInt32(doc))
-            records.withUnsafeMutableBytes { p in
-                DocRecord(note, length: length).store(into: p, at: doc * DocRecord.size)
+        let docOrder = order
+        records.withUnsafeMutableBytes { p in
+            let out = DisjointBytes(base: p)
+            let work = { @Sendable (k: Int) in
+                let part = built[k]
+                let lo = k * docOrder.count / partCount
+                let hi = (k + 1) * docOrder.count / partCount
+                do {
+                    for doc in lo..<hi {
+                        let note = notes[docOrder[doc]]
+                        let length = try part.builder.add(note, doc: UInt32(doc))
+                        DocRecord(note, length: length).store(into: out.base, at: doc * DocRecord.size)
+                        part.totalLength &+= UInt64(length)
+                    }
+                } catch { part.failure = error }
             }
-            stats.totalLength &+= UInt64(length)
+            if partCount == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: partCount, execute: work) }
+        }
+        var stats = SearchStats()
+        for part in built {
+            if let failure = part.failure { throw failure }
+            stats.totalLength &+= part.totalLength
         }
         stats.documents = UInt64(notes.count)
         stats.nextDoc = UInt32(notes.count)
-        let sorted = builder.sortedTerms()
+        let (holders, starts) = mergeTerms(built)
         return PreparedSearchIndex(
-            notes: notes, order: order, records: records, stats: stats, sorted: sorted, builder: builder)
+            notes: notes, order: order, records: records, stats: stats, parts: built, holders: holders,
+            starts: starts)
+    }
+
+    /// The parts' terms merged into one byte-ordered list (see ``PreparedSearchIndex/holders``).
+    private static func mergeTerms(_ parts: [BuilderPart]) -> ([(part: Int32, term: Int32)], [Int]) {
+        let sorted = parts.map { $0.builder.sortedTerms() }
+        var holders: [(part: Int32, term: Int32)] = []
+        var starts: [Int] = [0]
+        holders.reserveCapacity(sorted.reduce(0) { $0 + $1.count })
+        var next = [Int](repeating: 0, count: parts.count)
+        while true {
+            // The smallest term among the parts' next ones, and every part holding it.
+            var least: Int?
+            for k in parts.indices where next[k] < sorted[k].count {
+                guard let l = least else {
+                    least = k
+                    continue
+                }
+                if parts[k].builder.compare(sorted[k][next[k]], with: parts[l].builder, sorted[l][next[l]]) < 0 {
+                    least = k
+                }
+            }
+            guard let l = least else { break }
+            let term = sorted[l][next[l]]
+            for k in parts.indices where next[k] < sorted[k].count {
+                if k == l || parts[k].builder.compare(sorted[k][next[k]], with: parts[l].builder, term) == 0 {
+                    holders.append((Int32(k), Int32(sorted[k][next[k]])))
+                    next[k] += 1
+                }
+            }
+            starts.append(holders.count)
+        }
+        return (holders, starts)
     }
 
     /// Writes a prepared index into empty databases, in key order with `.append`.
@@ -70,7 +161,6 @@ extension SearchIndex {
         let notes = prepared.notes
         let order = prepared.order
         let stats = prepared.stats
-        let sorted = prepared.sorted
         let chunkBytes = DocRecord.size * DocRecord.perChunk
         try write { txn in
             try txn.withCursor(db.ids) { c in
@@ -96,16 +186,91 @@ extension SearchIndex {
         // Terms and postings in batches of about four million postings, so a large rebuild never
         // holds one huge transaction.
         var next = 0
-        while next < sorted.count {
+        while next < prepared.termCount {
             var end = next
             var postings = 0
-            while end < sorted.count && (postings < 4_000_000 || end == next) {
-                postings += Int(prepared.builder.df(sorted[end]))
+            while end < prepared.termCount && (postings < 4_000_000 || end == next) {
+                postings += Int(prepared.df(end))
                 end += 1
             }
             let range = next..<end
-            try write { txn in try prepared.builder.write(sorted[range], in: txn, db) }
+            try write { txn in try prepared.writeTerms(range, in: txn, db) }
             next = end
+        }
+    }
+}
+
+extension PreparedSearchIndex {
+    /// Writes the terms `range` (of the byte-ordered list) and their blocks with `.append`,
+    /// reading each term's postings from its parts in document order.
+    func writeTerms(_ range: Range<Int>, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
+        var docs: [UInt8] = []
+        var pos: [UInt8] = []
+        var value: [UInt8] = []
+        var pairs: [(tf: UInt32, length: UInt32)] = []
+        var dfBytes: [UInt8] = []
+        try txn.withCursor(db.terms) { tc in
+            try txn.withCursor(db.postings) { pc in
+                for i in range {
+                    let held = holders[starts[i]..<starts[i + 1]]
+                    guard let first = held.first else { continue }
+                    var key = parts[Int(first.part)].builder.termBytes(Int(first.term))
+                    let total = df(i)
+                    dfBytes.removeAll(keepingCapacity: true)
+                    putVarint(total, &dfBytes)
+                    try key.withUnsafeBytes { k in try dfBytes.withUnsafeBytes { v in try tc.put(k, v, flags: .append) }
+                    }
+                    let tail = key.count + 1
+                    key.append(contentsOf: [0, 0, 0, 0, 0])
+                    // The current part's stream; each starts at doc 0 (its first delta is absolute).
+                    var h = held.startIndex
+                    var reader = parts[Int(held[h].part)].builder.reader(Int(held[h].term))
+                    var leftInPart = Int(parts[Int(held[h].part)].builder.df(Int(held[h].term)))
+                    var doc: UInt32 = 0
+                    var left = Int(total)
+                    while left > 0 {
+                        let n = min(left, PostingBlock.targetSize)
+                        docs.removeAll(keepingCapacity: true)
+                        pos.removeAll(keepingCapacity: true)
+                        pairs.removeAll(keepingCapacity: true)
+                        var firstDoc: UInt32 = 0
+                        var previous: UInt32 = 0
+                        for k in 0..<n {
+                            if leftInPart == 0 {
+                                h += 1
+                                let part = parts[Int(held[h].part)]
+                                reader = part.builder.reader(Int(held[h].term))
+                                leftInPart = Int(part.builder.df(Int(held[h].term)))
+                                doc = 0
+                            }
+                            leftInPart -= 1
+                            doc &+= reader.varint()
+                            let titleTF = reader.varint()
+                            let bodyTF = reader.varint()
+                            let length = reader.varint()
+                            if k == 0 {
+                                firstDoc = doc
+                                previous = doc
+                            }
+                            let e = PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length)
+                            PostingBlock.appendEntry(e, previous: previous, to: &docs)
+                            previous = doc
+                            for _ in 0..<(UInt64(titleTF) + UInt64(bodyTF)) { putVarint(reader.varint(), &pos) }
+                            pairs.append((BM25.weightedTF(title: titleTF, body: bodyTF), length))
+                        }
+                        value = PostingBlock.header(count: n, firstDoc: firstDoc, docsBytes: docs.count, pairs: pairs)
+                        value.append(contentsOf: docs)
+                        value.append(contentsOf: pos)
+                        key.withUnsafeMutableBytes { k in
+                            k.storeBytes(of: doc.bigEndian, toByteOffset: tail, as: UInt32.self)
+                        }
+                        try key.withUnsafeBytes { k in
+                            try value.withUnsafeBytes { v in try pc.put(k, v, flags: .append) }
+                        }
+                        left -= n
+                    }
+                }
+            }
         }
     }
 }
@@ -310,66 +475,28 @@ struct IndexBuilder: ~Copyable {
 
     func df(_ t: Int) -> UInt32 { states[t].df }
 
-    /// Writes the terms `order[range]` and their blocks with `.append`.
-    func write(_ order: ArraySlice<Int>, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
-        var docs: [UInt8] = []
-        var pos: [UInt8] = []
-        var value: [UInt8] = []
-        var pairs: [(tf: UInt32, length: UInt32)] = []
-        var dfBytes: [UInt8] = []
-        let (states, pool, starts, lengths, arena) = (self.states, self.pool, self.starts, self.lengths, self.arena)
-        try txn.withCursor(db.terms) { tc in
-            try txn.withCursor(db.postings) { pc in
-                for t in order {
-                    let state = states[t]
-                    let start = Int(starts[t])
-                    var key = Array(arena[start..<(start + Int(lengths[t]))])
-                    dfBytes.removeAll(keepingCapacity: true)
-                    putVarint(state.df, &dfBytes)
-                    try key.withUnsafeBytes { k in try dfBytes.withUnsafeBytes { v in try tc.put(k, v, flags: .append) }
-                    }
-                    let tail = key.count + 1
-                    key.append(contentsOf: [0, 0, 0, 0, 0])
-                    var reader = SliceReader(pool: pool, head: state.head)
-                    var doc: UInt32 = 0
-                    var left = Int(state.df)
-                    while left > 0 {
-                        let n = min(left, PostingBlock.targetSize)
-                        docs.removeAll(keepingCapacity: true)
-                        pos.removeAll(keepingCapacity: true)
-                        pairs.removeAll(keepingCapacity: true)
-                        var firstDoc: UInt32 = 0
-                        var previous: UInt32 = 0
-                        for k in 0..<n {
-                            doc &+= reader.varint()
-                            let titleTF = reader.varint()
-                            let bodyTF = reader.varint()
-                            let length = reader.varint()
-                            if k == 0 {
-                                firstDoc = doc
-                                previous = doc
-                            }
-                            let e = PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length)
-                            PostingBlock.appendEntry(e, previous: previous, to: &docs)
-                            previous = doc
-                            for _ in 0..<(UInt64(titleTF) + UInt64(bodyTF)) { putVarint(reader.varint(), &pos) }
-                            pairs.append((BM25.weightedTF(title: titleTF, body: bodyTF), length))
-                        }
-                        value = PostingBlock.header(count: n, firstDoc: firstDoc, docsBytes: docs.count, pairs: pairs)
-                        value.append(contentsOf: docs)
-                        value.append(contentsOf: pos)
-                        key.withUnsafeMutableBytes { k in
-                            k.storeBytes(of: doc.bigEndian, toByteOffset: tail, as: UInt32.self)
-                        }
-                        try key.withUnsafeBytes { k in
-                            try value.withUnsafeBytes { v in try pc.put(k, v, flags: .append) }
-                        }
-                        left -= n
-                    }
-                }
+    /// The bytes of term `t`.
+    func termBytes(_ t: Int) -> [UInt8] {
+        let start = Int(starts[t])
+        return Array(arena[start..<(start + Int(lengths[t]))])
+    }
+
+    /// Compares term `t` with term `u` of `other` by their bytes: negative, zero or positive.
+    func compare(_ t: Int, with other: borrowing IndexBuilder, _ u: Int) -> Int {
+        let st = Int(starts[t])
+        let su = Int(other.starts[u])
+        let lt = Int(lengths[t])
+        let lu = Int(other.lengths[u])
+        return arena.withUnsafeBufferPointer { a in
+            other.arena.withUnsafeBufferPointer { b in
+                for i in 0..<min(lt, lu) where a[st + i] != b[su + i] { return a[st + i] < b[su + i] ? -1 : 1 }
+                return lt - lu
             }
         }
     }
+
+    /// A reader of term `t`'s stream of postings.
+    func reader(_ t: Int) -> SliceReader { SliceReader(pool: pool, head: states[t].head) }
 }
 
 /// Reads a term's stream back, following the slice links.

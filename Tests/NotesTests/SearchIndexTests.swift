@@ -434,6 +434,50 @@ struct SearchIndexTests {
         }
     }
 
+    @Test(
+        "a bulk build split over 1, 2, 3 or 7 cores writes the same bytes", arguments: [SearchLanguage.none, .english])
+    func parallelBuildIsExact(language: SearchLanguage) throws {
+        var rng = WorkloadRandom(seed: 21)
+        let text = ZipfText(vocabularySize: 3_000)
+        var notes: [Note] = []
+        for n in 0..<700 {
+            // Some notes with no words at all, so a part may hold no posting of a term.
+            let body =
+                n % 11 == 0 ? "" : (0..<rng.next(in: 5...60)).map { _ in text.word(using: &rng) }.joined(separator: " ")
+            notes.append(Self.note(n, n % 5 == 0 ? text.word(using: &rng) : "", body, updatedAt: Int64(n % 17)))
+        }
+        notes.shuffle(using: &rng)
+        func build(parts: Int) throws -> [[([UInt8], [UInt8])]] {
+            let f = try Fixture(language: language)
+            let prepared = try SearchIndex.prepare(notes.map { SearchDocument($0) }, language: language, parts: parts)
+            #expect(prepared.parts.count == parts)
+            try SearchIndex.write(prepared, into: f.a) { body in try f.env.write(body) }
+            return try f.env.read { txn in
+                try f.a.all.map { db in
+                    var rows: [([UInt8], [UInt8])] = []
+                    try txn.withCursor(db) { c in
+                        var e = try c.first()
+                        while let entry = e {
+                            rows.append((Array(entry.key), Array(entry.value)))
+                            e = try c.next()
+                        }
+                    }
+                    return rows
+                }
+            }
+        }
+        let one = try build(parts: 1)
+        #expect(one[1].count > 1_000, "postings blocks were written")
+        for parts in [2, 3, 7] {
+            let other = try build(parts: parts)
+            #expect(other.count == one.count)
+            for (a, b) in zip(one, other) {
+                #expect(a.count == b.count)
+                #expect(zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }, "\(parts) parts")
+            }
+        }
+    }
+
     @Test("a forgiving search: near spellings, then some of the words, each below the one before, as the oracle does")
     func forgivingSearch() throws {
         let f = try Fixture()
