@@ -1,11 +1,18 @@
 /// The byte format of a block of postings: the value under `term 0x00 lastDoc` in the postings
-/// database. Up to ``targetSize`` documents of one term, in ordinal order:
+/// database. Up to ``maxSize`` documents of one term, in ordinal order:
 ///
 /// ```
 /// header     varint count, varint firstDoc, varint docsBytes, u8 boundCount, boundCount x (varint tf, varint length)
-/// documents  count x (varint docDelta, varint bodyTF << 1 | hasTitle, [varint titleTF], varint length)
+/// documents  u8 docBits, u8 bodyBits, u8 titleBits, u8 lengthBits, then four bit-packed columns,
+///            each starting on a byte: count - 1 doc deltas less one, count body tfs,
+///            count title tfs, count lengths (each value `bits` wide, least significant bit first)
 /// positions  count x (titleTF + bodyTF) x varint (first absolute, then deltas)
 /// ```
+///
+/// The columns have a fixed width per block, so a reader unpacks the doc numbers without a
+/// branch per byte and reads the tf and length of just the documents it scores (a conjunction
+/// scores few of the documents it decodes). A column whose values are all zero (titles, mostly)
+/// takes no byte.
 ///
 /// The bounds are the block's impact frontier: (weighted tf, document length) pairs such that
 /// every posting has a smaller or equal tf and a larger or equal length than one of them. Since
@@ -37,6 +44,7 @@ enum PostingBlock {
         /// Frontier pairs, flattened: tf0, length0, tf1, length1, ...
         var bounds: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
         var boundCount: Int
+        var columns: Columns
 
         init(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) {
             var r = VarintReader(bytes, at: 0)
@@ -63,13 +71,34 @@ enum PostingBlock {
                 b.6 = try r.next()
                 b.7 = try r.next()
             }
-            guard docsBytes <= bytes.count - r.offset else { throw .damaged("a posting block is cut short") }
+            guard docsBytes <= bytes.count - r.offset, docsBytes >= 4 else {
+                throw .damaged("a posting block is cut short")
+            }
+            let start = r.offset
+            let widths = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self))
+            let docBits = Int(widths & 0xFF)
+            let bodyBits = Int(widths >> 8 & 0xFF)
+            let titleBits = Int(widths >> 16 & 0xFF)
+            let lengthBits = Int(widths >> 24)
+            guard docBits <= 32, bodyBits <= 32, titleBits <= 32, lengthBits <= 32 else {
+                throw .damaged("a posting block has a bad column width")
+            }
+            let docsColumn = start + 4
+            let bodyColumn = docsColumn + PostingBlock.columnBytes(count - 1, docBits)
+            let titleColumn = bodyColumn + PostingBlock.columnBytes(count, bodyBits)
+            let lengthColumn = titleColumn + PostingBlock.columnBytes(count, titleBits)
+            guard lengthColumn + PostingBlock.columnBytes(count, lengthBits) == start + docsBytes else {
+                throw .damaged("a posting block's documents do not add up")
+            }
             self.count = count
             self.firstDoc = firstDoc
-            self.docsStart = r.offset
-            self.docsEnd = r.offset + docsBytes
+            self.docsStart = start
+            self.docsEnd = start + docsBytes
             self.bounds = b
             self.boundCount = boundCount
+            self.columns = Columns(
+                docs: docsColumn, body: bodyColumn, title: titleColumn, length: lengthColumn, docBits: docBits,
+                bodyBits: bodyBits, titleBits: titleBits, lengthBits: lengthBits)
         }
 
         /// The highest score any posting of the block can have.
@@ -108,23 +137,109 @@ enum PostingBlock {
         return out
     }
 
+    /// Where a block's columns start (byte offsets in the block) and how wide their values are.
+    struct Columns {
+        var docs: Int
+        var body: Int
+        var title: Int
+        var length: Int
+        var docBits: Int
+        var bodyBits: Int
+        var titleBits: Int
+        var lengthBits: Int
+
+        /// The body tf, title tf and length of entry `k`.
+        @inline(__always)
+        func entry(_ k: Int, _ bytes: UnsafeRawBufferPointer) -> (body: UInt32, title: UInt32, length: UInt32) {
+            (
+                PostingBlock.unpack(bytes, body, k, bodyBits), PostingBlock.unpack(bytes, title, k, titleBits),
+                PostingBlock.unpack(bytes, length, k, lengthBits)
+            )
+        }
+    }
+
+    /// Bytes of a column of `count` values `bits` wide.
+    @inline(__always)
+    static func columnBytes(_ count: Int, _ bits: Int) -> Int { (max(0, count) &* bits &+ 7) >> 3 }
+
+    /// Bits needed for `v` (0 for 0).
+    @inline(__always)
+    static func bitWidth(_ v: UInt32) -> Int { UInt32.bitWidth - v.leadingZeroBitCount }
+
+    /// Value `k` of the column at byte `column` of `bytes`, `bits` wide (at most 32). Reads eight
+    /// bytes at once where the value has them, and never past its end.
+    @inline(__always)
+    static func unpack(_ bytes: UnsafeRawBufferPointer, _ column: Int, _ k: Int, _ bits: Int) -> UInt32 {
+        if bits == 0 { return 0 }
+        let bit = k &* bits
+        let at = column &+ bit &>> 3
+        let word: UInt64
+        if at &+ 8 <= bytes.count {
+            word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        } else {
+            var w: UInt64 = 0
+            var b = 0
+            while at &+ b < bytes.count {
+                w |= UInt64(bytes[at &+ b]) &<< UInt64(8 &* b)
+                b &+= 1
+            }
+            word = w
+        }
+        return UInt32(truncatingIfNeeded: (word &>> UInt64(bit & 7)) & ((1 &<< UInt64(bits)) &- 1))
+    }
+
+    /// Appends `values` as a column `bits` wide.
+    static func pack(_ values: some Collection<UInt32>, bits: Int, to out: inout [UInt8]) {
+        guard bits > 0 else { return }
+        var acc: UInt64 = 0
+        var filled = 0
+        for v in values {
+            acc |= UInt64(v) &<< UInt64(filled)
+            filled += bits
+            while filled >= 8 {
+                out.append(UInt8(truncatingIfNeeded: acc))
+                acc >>= 8
+                filled -= 8
+            }
+        }
+        if filled > 0 { out.append(UInt8(truncatingIfNeeded: acc)) }
+    }
+
     /// Encodes a block. `positions` gives each entry's encoded positions section.
     static func encode(_ entries: [Entry], positions: [UInt8]) -> [UInt8] {
         var docs: [UInt8] = []
-        docs.reserveCapacity(entries.count * 4)
-        var previous: UInt32 = entries.first?.doc ?? 0
+        encodeDocuments(entries, into: &docs)
         var pairs: [(tf: UInt32, length: UInt32)] = []
         pairs.reserveCapacity(entries.count)
-        for e in entries {
-            appendEntry(e, previous: previous, to: &docs)
-            previous = e.doc
-            pairs.append((BM25.weightedTF(title: e.titleTF, body: e.bodyTF), e.length))
-        }
+        for e in entries { pairs.append((BM25.weightedTF(title: e.titleTF, body: e.bodyTF), e.length)) }
         var out = header(count: entries.count, firstDoc: entries.first?.doc ?? 0, docsBytes: docs.count, pairs: pairs)
         out.reserveCapacity(out.count + docs.count + positions.count)
         out.append(contentsOf: docs)
         out.append(contentsOf: positions)
         return out
+    }
+
+    /// The documents section of `entries` (in doc order), appended to `out`.
+    static func encodeDocuments(_ entries: [Entry], into out: inout [UInt8]) {
+        var docMax: UInt32 = 0
+        var bodyMax: UInt32 = 0
+        var titleMax: UInt32 = 0
+        var lengthMax: UInt32 = 0
+        for (k, e) in entries.enumerated() {
+            if k > 0 { docMax = max(docMax, e.doc &- entries[k - 1].doc &- 1) }
+            bodyMax = max(bodyMax, e.bodyTF)
+            titleMax = max(titleMax, e.titleTF)
+            lengthMax = max(lengthMax, e.length)
+        }
+        let widths = [bitWidth(docMax), bitWidth(bodyMax), bitWidth(titleMax), bitWidth(lengthMax)]
+        out.reserveCapacity(out.count + 4 + widths.reduce(0) { $0 + columnBytes(entries.count, $1) })
+        for w in widths { out.append(UInt8(w)) }
+        pack(
+            entries.indices.dropFirst().lazy.map { entries[$0].doc &- entries[$0 - 1].doc &- 1 }, bits: widths[0],
+            to: &out)
+        pack(entries.lazy.map(\.bodyTF), bits: widths[1], to: &out)
+        pack(entries.lazy.map(\.titleTF), bits: widths[2], to: &out)
+        pack(entries.lazy.map(\.length), bits: widths[3], to: &out)
     }
 
     static func header(count: Int, firstDoc: UInt32, docsBytes: Int, pairs: [(tf: UInt32, length: UInt32)])
@@ -142,18 +257,6 @@ enum PostingBlock {
     }
 
     @inline(__always)
-    static func appendEntry(_ e: Entry, previous: UInt32, to out: inout [UInt8]) {
-        putVarint(e.doc &- previous, &out)
-        if e.titleTF > 0 {
-            putVarint(e.bodyTF << 1 | 1, &out)
-            putVarint(e.titleTF, &out)
-        } else {
-            putVarint(e.bodyTF << 1, &out)
-        }
-        putVarint(e.length, &out)
-    }
-
-    @inline(__always)
     static func appendPositions(_ positions: some Collection<UInt32>, to out: inout [UInt8]) {
         var previous: UInt32 = 0
         var first = true
@@ -164,25 +267,67 @@ enum PostingBlock {
         }
     }
 
+    /// Unpacks the doc numbers of a block into `out` (room for `h.count`); checks that they rise
+    /// and returns the last.
+    @inline(__always)
+    static func unpackDocs(
+        _ bytes: UnsafeRawBufferPointer, _ h: Header, into out: UnsafeMutablePointer<UInt32>
+    ) throws(SearchIndexError) -> UInt32 {
+        let c = h.columns
+        var doc = UInt64(h.firstDoc)
+        out[0] = h.firstDoc
+        let bits = UInt64(c.docBits)
+        let mask = (1 &<< bits) &- 1
+        // A running buffer of bits, refilled 32 at a time (bytewise near the value's end).
+        var acc: UInt64 = 0
+        var have: UInt64 = 0
+        var at = c.docs
+        let end = bytes.count
+        for k in 1..<max(1, h.count) {
+            if have < bits {
+                var w: UInt64 = 0
+                if at &+ 4 <= end {
+                    w = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                } else {
+                    var b = 0
+                    while at &+ b < end && b < 4 {
+                        w |= UInt64(bytes[at &+ b]) &<< UInt64(8 &* b)
+                        b &+= 1
+                    }
+                }
+                acc |= w &<< have
+                have &+= 32
+                at &+= 4
+            }
+            doc &+= (acc & mask) &+ 1
+            acc &>>= bits
+            have &-= bits
+            out[k] = UInt32(truncatingIfNeeded: doc)
+        }
+        // Each delta is at least one, so only the sum can overflow, and only past the last.
+        guard doc < UInt64(UInt32.max) else { throw .damaged("a posting block's document numbers overflow") }
+        return UInt32(truncatingIfNeeded: doc)
+    }
+
     /// Decodes every entry and the byte range of each entry's positions.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) -> (
         entries: [Entry], positions: [Range<Int>]
     ) {
         let h = try Header(bytes)
+        let docs = UnsafeMutablePointer<UInt32>.allocate(capacity: h.count)
+        defer { docs.deallocate() }
+        _ = try unpackDocs(bytes, h, into: docs)
         var entries: [Entry] = []
         entries.reserveCapacity(h.count)
-        var r = VarintReader(bytes, at: h.docsStart)
-        var doc = h.firstDoc
-        for i in 0..<h.count {
-            let e = try readEntry(&r, doc: &doc, first: i == 0)
-            entries.append(e)
+        for k in 0..<h.count {
+            let (body, title, length) = h.columns.entry(k, bytes)
+            entries.append(Entry(doc: docs[k], titleTF: title, bodyTF: body, length: length))
         }
-        guard r.offset == h.docsEnd else { throw .damaged("a posting block's documents do not add up") }
         var ranges: [Range<Int>] = []
         ranges.reserveCapacity(h.count)
         // Only the extent of each entry's positions is needed (they are copied, not read): count
         // the bytes that end a varint. Readers of positions check the varints themselves.
-        var o = r.offset
+        var o = h.docsEnd
         let end = bytes.count
         for e in entries {
             let start = o
@@ -197,19 +342,6 @@ enum PostingBlock {
         }
         guard o == end else { throw .damaged("a posting block has trailing bytes") }
         return (entries, ranges)
-    }
-
-    @inline(__always)
-    static func readEntry(_ r: inout VarintReader, doc: inout UInt32, first: Bool) throws(SearchIndexError) -> Entry {
-        let delta = try r.next()
-        guard first ? delta == 0 : delta > 0 else { throw .damaged("a posting block's documents are out of order") }
-        let (next, overflow) = doc.addingReportingOverflow(delta)
-        guard !overflow else { throw .damaged("a posting block's document numbers overflow") }
-        doc = next
-        let packed = try r.next()
-        let titleTF = packed & 1 == 1 ? try r.next() : 0
-        let length = try r.next()
-        return Entry(doc: doc, titleTF: titleTF, bodyTF: packed >> 1, length: length)
     }
 
     /// Decodes positions from `range` of `bytes` (first absolute, then deltas).

@@ -204,10 +204,8 @@ extension PreparedSearchIndex {
     /// Writes the terms `range` (of the byte-ordered list) and their blocks with `.append`,
     /// reading each term's postings from its parts in document order.
     func writeTerms(_ range: Range<Int>, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
-        var docs: [UInt8] = []
         var pos: [UInt8] = []
-        var value: [UInt8] = []
-        var pairs: [(tf: UInt32, length: UInt32)] = []
+        var entries: [PostingBlock.Entry] = []
         var dfBytes: [UInt8] = []
         try txn.withCursor(db.terms) { tc in
             try txn.withCursor(db.postings) { pc in
@@ -230,12 +228,9 @@ extension PreparedSearchIndex {
                     var left = Int(total)
                     while left > 0 {
                         let n = min(left, PostingBlock.targetSize)
-                        docs.removeAll(keepingCapacity: true)
                         pos.removeAll(keepingCapacity: true)
-                        pairs.removeAll(keepingCapacity: true)
-                        var firstDoc: UInt32 = 0
-                        var previous: UInt32 = 0
-                        for k in 0..<n {
+                        entries.removeAll(keepingCapacity: true)
+                        for _ in 0..<n {
                             if leftInPart == 0 {
                                 h += 1
                                 let part = parts[Int(held[h].part)]
@@ -248,19 +243,11 @@ extension PreparedSearchIndex {
                             let titleTF = reader.varint()
                             let bodyTF = reader.varint()
                             let length = reader.varint()
-                            if k == 0 {
-                                firstDoc = doc
-                                previous = doc
-                            }
-                            let e = PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length)
-                            PostingBlock.appendEntry(e, previous: previous, to: &docs)
-                            previous = doc
+                            entries.append(
+                                PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length))
                             for _ in 0..<(UInt64(titleTF) + UInt64(bodyTF)) { putVarint(reader.varint(), &pos) }
-                            pairs.append((BM25.weightedTF(title: titleTF, body: bodyTF), length))
                         }
-                        value = PostingBlock.header(count: n, firstDoc: firstDoc, docsBytes: docs.count, pairs: pairs)
-                        value.append(contentsOf: docs)
-                        value.append(contentsOf: pos)
+                        let value = PostingBlock.encode(entries, positions: pos)
                         key.withUnsafeMutableBytes { k in
                             k.storeBytes(of: doc.bigEndian, toByteOffset: tail, as: UInt32.self)
                         }

@@ -43,8 +43,16 @@ extension SearchIndex {
             }
         }
         guard matchable, !positive.isEmpty else { return [] }
+        // A query of words only (the usual one) runs on the concrete iterators: calls through
+        // the protocol retain and release the iterator around every call.
+        let terms = positive.compactMap { $0 as? TermIterator }
+        if terms.count == positive.count {
+            return try run(
+                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+        }
         return try run(
-            positive: positive, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+            positive: positive.map(ErasedClause.init), excluded: excluded, filter: CompiledFilter(filter),
+            limit: limit, in: txn, db)
     }
 
     /// The iterator of a query node, or nil when no note can match it.
@@ -162,18 +170,16 @@ extension SearchIndex {
     }
 
     /// Document-at-a-time conjunction with block-max pruning.
-    static func run(
-        positive: [any ClauseIterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
+    @_specialize(where Iterator == TermIterator)
+    @_specialize(where Iterator == ErasedClause)
+    static func run<Iterator: ClauseIterator>(
+        positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
         in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         let byCost = positive.sorted { $0.cost < $1.cost }
         let lead = byCost[0]
         let others = Array(byCost.dropFirst())
-        // A query of words only (the usual one) scores through the concrete iterators: calls
-        // through the protocol retain and release the iterator around every call.
-        let terms = positive.compactMap { $0 as? TermIterator }
-        let onlyTerms = terms.count == positive.count
         var records = RecordReader()
         // Docs up to `clearedUpTo` are known to have a bound at or above the threshold.
         var clearedUpTo: UInt32 = 0
@@ -236,11 +242,7 @@ extension SearchIndex {
             }
             if !skip {
                 var score = 0.0
-                if onlyTerms {
-                    for t in terms { score += t.score() }
-                } else {
-                    for it in positive { score += it.score() }
-                }
+                for it in positive { score += it.score() }
                 if top.admits(score), let (chunk, o) = try records.locate(d, in: txn, db) {
                     if DocRecord.accepts(chunk, at: o, filter) {
                         top.offer(
@@ -283,6 +285,17 @@ struct RecordReader {
     }
 }
 
+/// Any clause iterator as one concrete type, for ``SearchIndex/run(positive:excluded:filter:limit:in:_:)``
+/// of a query that is not words only.
+final class ErasedClause: ClauseIterator {
+    let base: any ClauseIterator
+    init(_ base: any ClauseIterator) { self.base = base }
+    var cost: Int { base.cost }
+    func advance(to target: UInt32) throws -> UInt32 { try base.advance(to: target) }
+    func score() -> Double { base.score() }
+    func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? { try base.bound(at: target) }
+}
+
 /// Walks the notes matching one clause in doc order.
 protocol ClauseIterator: AnyObject {
     /// An estimate of how many notes match (the rarest clause leads the conjunction).
@@ -298,23 +311,28 @@ protocol ClauseIterator: AnyObject {
 
 /// The postings of one term, decoded a block at a time.
 ///
-/// The decoded block lives in one manually managed buffer, and the hot loops work on locals:
-/// class properties and arrays would cost an exclusivity check or a uniqueness check per entry.
+/// Loading a block unpacks its doc numbers only, into one manually managed buffer; the tf and
+/// length of a document are read from the block's columns when it is scored or filtered by
+/// field, which in a conjunction is a few of the documents loaded. The hot loops work on
+/// locals: class properties and arrays would cost an exclusivity check or a uniqueness check per
+/// entry.
 final class TermIterator: ClauseIterator {
     static let end = UInt32.max
 
     let blocks: [BlockRef]
     let scorer: BM25.TermScorer
-    /// The column of the decoded block that must be above zero (title or body tfs), or 0 when
-    /// the match may be anywhere.
-    private let fieldColumn: Int
+    /// The field whose tf must be above zero, or `.any` when the match may be anywhere.
+    private let field: SearchQuery.Field
     let cost: Int
     private var blockIndex = -1
-    /// Five columns of `capacity` entries: docs, weighted tfs, lengths, title tfs, body tfs.
-    private var buffer: UnsafeMutablePointer<UInt32>
+    /// The doc numbers of the loaded block.
+    private var docs: UnsafeMutablePointer<UInt32>
     private var capacity: Int
     private var count = 0
+    private var columns = PostingBlock.Columns(
+        docs: 0, body: 0, title: 0, length: 0, docBits: 0, bodyBits: 0, titleBits: 0, lengthBits: 0)
     private var positionsStart = 0
+    private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
     private var i = 0
     /// Positions of the current block, decoded on demand (phrases only).
     private var positionsBlock = -1
@@ -327,18 +345,14 @@ final class TermIterator: ClauseIterator {
     init(blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
         self.blocks = blocks
         self.scorer = scorer
-        switch field {
-        case .any: fieldColumn = 0
-        case .title: fieldColumn = 3
-        case .body: fieldColumn = 4
-        }
+        self.field = field
         self.cost = cost
         self.bounds = [Double](repeating: -1, count: blocks.count)
         capacity = PostingBlock.maxSize + 1
-        buffer = .allocate(capacity: 5 * capacity)
+        docs = .allocate(capacity: capacity)
     }
 
-    deinit { buffer.deallocate() }
+    deinit { docs.deallocate() }
 
     private func load(_ b: Int) throws {
         blockIndex = b
@@ -349,34 +363,35 @@ final class TermIterator: ClauseIterator {
         let h = try PostingBlock.Header(bytes)
         if h.count > capacity {
             // Only a damaged or foreign block is this large; still decode it rather than fail.
-            buffer.deallocate()
+            docs.deallocate()
             capacity = h.count
-            buffer = .allocate(capacity: 5 * capacity)
+            docs = .allocate(capacity: capacity)
         }
-        let c = capacity
-        let p = buffer
-        var r = VarintReader(bytes, at: h.docsStart)
-        var d = h.firstDoc
-        for k in 0..<h.count {
-            let e = try PostingBlock.readEntry(&r, doc: &d, first: k == 0)
-            p[k] = e.doc
-            p[c + k] = BM25.weightedTF(title: e.titleTF, body: e.bodyTF)
-            p[2 * c + k] = e.length
-            p[3 * c + k] = e.titleTF
-            p[4 * c + k] = e.bodyTF
-        }
-        guard r.offset == h.docsEnd, d == blocks[b].lastDoc else {
+        guard try PostingBlock.unpackDocs(bytes, h, into: docs) == blocks[b].lastDoc else {
             throw SearchIndexError.damaged("a posting block does not match its key")
         }
-        count = h.count
+        columns = h.columns
         positionsStart = h.docsEnd
+        self.bytes = bytes
+        count = h.count
+    }
+
+    /// Whether entry `k` of the loaded block has the term in the iterator's field.
+    @inline(__always)
+    private func inField(_ k: Int) -> Bool {
+        let c = columns
+        switch field {
+        case .any: return true
+        case .title: return PostingBlock.unpack(bytes, c.title, k, c.titleBits) > 0
+        case .body: return PostingBlock.unpack(bytes, c.body, k, c.bodyBits) > 0
+        }
     }
 
     func advance(to target: UInt32) throws -> UInt32 {
-        let column = fieldColumn
+        let anyField = field == .any
         var k = i
-        if blockIndex >= 0 && k < count && buffer[k] >= target && (column == 0 || buffer[column * capacity + k] > 0) {
-            return buffer[k]
+        if blockIndex >= 0 && k < count && docs[k] >= target && (anyField || inField(k)) {
+            return docs[k]
         }
         var b = max(blockIndex, 0)
         if b < blocks.count && blocks[b].lastDoc < target {
@@ -400,12 +415,22 @@ final class TermIterator: ClauseIterator {
                 k = 0
             }
             let n = count
-            let p = buffer
-            if column == 0 {
-                while k < n && p[k] < target { k += 1 }
+            let p = docs
+            if anyField {
+                // Far targets (a rarer clause leads) by binary search, near ones by a scan.
+                if k &+ 8 < n && p[k &+ 8] < target {
+                    var lo = k &+ 9
+                    var hi = n
+                    while lo < hi {
+                        let mid = (lo &+ hi) &>> 1
+                        if p[mid] < target { lo = mid &+ 1 } else { hi = mid }
+                    }
+                    k = lo
+                } else {
+                    while k < n && p[k] < target { k += 1 }
+                }
             } else {
-                let tfs = p + column * capacity
-                while k < n && (p[k] < target || tfs[k] == 0) { k += 1 }
+                while k < n && (p[k] < target || !inField(k)) { k += 1 }
             }
             if k < n {
                 i = k
@@ -419,7 +444,10 @@ final class TermIterator: ClauseIterator {
         return TermIterator.end
     }
 
-    func score() -> Double { scorer.score(tf: buffer[capacity + i], length: buffer[2 * capacity + i]) }
+    func score() -> Double {
+        let (body, title, length) = columns.entry(i, bytes)
+        return scorer.score(tf: BM25.weightedTF(title: title, body: body), length: length)
+    }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
         var s = shallowIndex
@@ -432,17 +460,17 @@ final class TermIterator: ClauseIterator {
 
     /// The current doc's positions, and how many of the first are in the title.
     func positions() throws -> (all: ArraySlice<UInt32>, inTitle: Int) {
-        let c = capacity
+        let c = columns
         if positionsBlock != blockIndex {
             positionsBlock = blockIndex
             positionsFlat.removeAll(keepingCapacity: true)
             positionsOffsets.removeAll(keepingCapacity: true)
-            let bytes = blocks[blockIndex].bytes
             var r = VarintReader(bytes, at: positionsStart)
             for k in 0..<count {
                 positionsOffsets.append(positionsFlat.count)
                 var p: UInt32 = 0
-                let n = UInt64(buffer[3 * c + k]) + UInt64(buffer[4 * c + k])
+                let (body, title, _) = c.entry(k, bytes)
+                let n = UInt64(title) + UInt64(body)
                 for m in 0..<n {
                     let v = try r.next()
                     p = m == 0 ? v : p &+ v
@@ -451,7 +479,8 @@ final class TermIterator: ClauseIterator {
             }
             positionsOffsets.append(positionsFlat.count)
         }
-        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(buffer[3 * c + i]))
+        let title = PostingBlock.unpack(bytes, c.title, i, c.titleBits)
+        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(title))
     }
 }
 

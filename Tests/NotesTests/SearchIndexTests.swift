@@ -478,6 +478,62 @@ struct SearchIndexTests {
         }
     }
 
+    @Test("damaged posting blocks make a search fail with a message or answer, never trap")
+    func damagedBlocks() throws {
+        struct RollBack: Error {}
+        let f = try Fixture()
+        var rng = WorkloadRandom(seed: 33)
+        let text = ZipfText(vocabularySize: 400)
+        var notes: [Note] = []
+        for n in 0..<400 {
+            let body = (0..<rng.next(in: 5...90)).map { _ in text.word(using: &rng) }.joined(separator: " ")
+            notes.append(Self.note(n, n % 3 == 0 ? text.word(using: &rng) : "", body, updatedAt: Int64(n)))
+        }
+        try f.bulkLoad(notes, f.a)
+        var blocks: [[UInt8]] = []
+        try f.env.read { txn in
+            try txn.withCursor(f.a.postings) { c in
+                var e = try c.first()
+                while let entry = e {
+                    blocks.append(Array(entry.key))
+                    e = try c.next()
+                }
+            }
+        }
+        let queries = try ["the", "of the", "\"of the\"", "title:the", "body:of", "th*", "the OR of -and"].map {
+            try SearchQuery.parse($0)
+        }
+        var failures = 0
+        for round in 0..<400 {
+            let key = blocks[rng.next(in: 0...(blocks.count - 1))]
+            do {
+                try f.env.write { txn in
+                    guard var value = try txn.get(f.a.postings, key: key) else { return }
+                    switch round % 4 {
+                    case 0: value = Array(value.prefix(rng.next(in: 0...max(0, value.count - 1))))
+                    case 1:
+                        for _ in 0..<rng.next(in: 1...4) {
+                            value[rng.next(in: 0...(value.count - 1))] = UInt8(
+                                truncatingIfNeeded: rng.next(in: 0...255))
+                        }
+                    case 2: value[min(value.count - 1, rng.next(in: 0...8))] ^= 0xFF
+                    default: value.append(contentsOf: (0..<rng.next(in: 1...9)).map { _ in UInt8(0xFF) })
+                    }
+                    try txn.put(f.a.postings, key: key, value: value)
+                    for q in queries {
+                        do { _ = try SearchIndex.search(q, filter: SearchFilter(), limit: 10, in: txn, f.a) } catch {
+                            failures += 1
+                            #expect("\(error)".contains("rebuild"), "\(error)")
+                        }
+                    }
+                    do { _ = try SearchIndex.contents(in: txn, databases: f.a) } catch { failures += 1 }
+                    throw RollBack()
+                }
+            } catch is RollBack {}
+        }
+        #expect(failures > 0, "some damage was noticed")
+    }
+
     @Test("a forgiving search: near spellings, then some of the words, each below the one before, as the oracle does")
     func forgivingSearch() throws {
         let f = try Fixture()
