@@ -185,6 +185,8 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
     case connectionLost(detail: String)
     /// The remote holds no schema: an administrator runs `notes sync --init` first.
     case schemaMissing
+    /// The remote's schema is older than this program needs: `notes sync --init` upgrades it.
+    case schemaOutdated(found: Int, required: Int)
     /// The remote's schema is newer than this program reads.
     case schemaTooNew(found: Int, supported: Int)
     /// A stream's version is not the expected one; nothing of the batch was written.
@@ -213,6 +215,9 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
             return "the connection to the remote log broke (\(detail)); run the command again"
         case .schemaMissing:
             return "the remote database holds no notes log; an administrator creates it with `notes sync --init`"
+        case .schemaOutdated(let found, let required):
+            return
+                "the remote log has schema version \(found) but this program needs version \(required); an administrator upgrades it with `notes sync --init`"
         case .schemaTooNew(let found, let supported):
             return
                 "the remote log has schema version \(found) but this program knows versions up to \(supported); upgrade the program (the remote was left untouched)"
