@@ -132,6 +132,10 @@ let package = Package(
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
+        // Against a real PostgreSQL: a throwaway cluster made with initdb (see PostgresCluster.swift).
+        .testTarget(
+            name: "PostgresLogTests", dependencies: ["PostgresLog", "EventStore", "Basics"],
+            swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
