@@ -49,13 +49,14 @@ let package = Package(
         // The remote event log in PostgreSQL, behind EventStore's RemoteEventLog.
         //
         // Linked with the shared libpq, and kept out of the `notes` executable. Debian's libpq.a
-        // needs libssl, libcrypto, libgssapi_krb5 and libldap linked beside it (the last two only
-        // as shared libraries), so a static libpq would not spare `notes` the loader's work; and
-        // the shared libpq pulls those same libraries in at load time (22 libraries in all on Debian 12), which
-        // every start of every command would pay. So only programs that talk to the remote link
-        // this target. When `notes sync` arrives it must keep libpq off the start path of the
-        // other commands (a separate executable the CLI runs, or dlopen at the sync command),
-        // not link this target into `notes`.
+        // needs libpgcommon, libpgport, libssl, libcrypto, libgssapi_krb5 and libldap beside it,
+        // and Debian ships the last two only as shared libraries (with Kerberos, SASL and GnuTLS
+        // behind them), so a static libpq would not spare `notes` the loader's work; the shared
+        // libpq loads 21 libraries besides libc on Debian 12, which every start of every command
+        // would pay. So only programs that talk to the remote link this target. When `notes sync`
+        // arrives it must keep libpq off the start path of the other commands (a separate
+        // executable the CLI runs, or dlopen at the sync command), not link this target into
+        // `notes`.
         .target(
             name: "PostgresLog", dependencies: ["EventStore", "Basics", "CLibPQ"], swiftSettings: strict,
             linkerSettings: [.linkedLibrary("pq")]),
