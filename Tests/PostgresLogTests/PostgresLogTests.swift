@@ -434,6 +434,27 @@ struct PostgresLogTests {
                     "unterminated quoted string in connection info string"))
     }
 
+    @Test("a connection the server ends reports it lost, and nothing of the call is written")
+    func connectionLost() throws {
+        let c = try cluster()
+        let book = notebook(13)
+        var f = Events(seed: 13)
+        let victim = try PostgresEventLog(connecting: c.address() + " application_name=victim-13")
+        _ = try victim.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
+        let admin = try PostgresConnection(c.address())
+        try admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim-13'")
+        let error = remoteError {
+            _ = try victim.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
+        }
+        guard case .connectionLost = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
+        let log = try PostgresEventLog(connecting: c.address())
+        #expect(try log.head(notebook: book).position == 1)
+    }
+
     @Test("libpq's password file works; a refused login names the problem and never the password")
     func passwords() throws {
         let c = try cluster()
