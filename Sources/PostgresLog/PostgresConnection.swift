@@ -38,7 +38,10 @@ public final class PostgresConnection {
     /// Connects and sets the session's limits.
     public init(_ address: String, settings: Settings = Settings()) throws(RemoteLogError) {
         if address.utf8.contains(0) { throw .invalidAddress("the address holds a NUL character") }
-        try PostgresConnection.checkParses(address)
+        // As for psql, an address without '=' and no URI scheme is a database name.
+        if address.contains("=") || address.hasPrefix("postgresql://") || address.hasPrefix("postgres://") {
+            try PostgresConnection.checkParses(address)
+        }
         // Later keywords override earlier ones, and the address is expanded where `dbname`
         // stands: its connect_timeout wins over ours, our encoding wins over its.
         let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
