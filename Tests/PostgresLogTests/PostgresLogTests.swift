@@ -92,6 +92,27 @@ struct PostgresLogTests {
         #expect(try again.head(notebook: notebook(1)) == .empty)
     }
 
+    @Test("two initializers at once: one creates the schema, the other finds it current")
+    func concurrentInit() throws {
+        let c = try cluster()
+        let address = c.address(try c.makeDatabase())
+        let outcomes = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let outcome: String
+            do {
+                outcome = "\(try PostgresEventLog(connecting: address).initialize())"
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.withLock { $0.append(outcome) }
+        }
+        let v = PostgresEventLog.schemaVersion
+        #expect(
+            outcomes.withLock { $0.sorted() } == [
+                "\(RemoteSchemaChange.created(version: v))", "\(RemoteSchemaChange.current(version: v))",
+            ])
+    }
+
     @Test("a schema newer than the program is refused, by init and by every use, and left as it is")
     func newerSchemaRefused() throws {
         let c = try cluster()
@@ -414,6 +435,66 @@ struct PostgresLogTests {
         #expect(
             try impatient.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
                 .head.position == 2)
+    }
+
+    @Test("a session idle in a transaction loses its lock: a sleeping laptop never blocks the others")
+    func idleSessionEnded() throws {
+        let c = try cluster()
+        let book = notebook(14)
+        var f = Events(seed: 14)
+        let log = try PostgresEventLog(connecting: c.address())
+        _ = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
+        var settings = PostgresConnection.Settings()
+        settings.idleInTransactionTimeout = 200
+        let sleeper = try PostgresConnection(c.address(), settings: settings)
+        try sleeper.execute("BEGIN; SELECT 1 FROM notes_log.notebooks WHERE notebook = '\(book)' FOR UPDATE")
+        // Waits for the lock until the server ends the idle session (well within the lock timeout).
+        let result = try log.append(
+            notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
+        #expect(result.head.position == 2)
+        let error = remoteError { try sleeper.execute("SELECT 1") }
+        guard case .connectionLost = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test("a statement past the session's statement timeout is cancelled and reported as a timeout")
+    func statementTimeout() throws {
+        let c = try cluster()
+        var settings = PostgresConnection.Settings()
+        settings.statementTimeout = 100
+        let connection = try PostgresConnection(c.address(), settings: settings)
+        let error = remoteError { try connection.execute("SELECT pg_sleep(5)") }
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        try connection.execute("SELECT 1")
+    }
+
+    @Test("a full batch of 1000 events goes in one call; one more is refused")
+    func fullBatch() throws {
+        let c = try cluster()
+        let log = try PostgresEventLog(connecting: c.address())
+        let book = notebook(15)
+        var f = Events(seed: 15)
+        let events = f.events(RemoteBatch.maxEvents)
+        let groups = stride(from: 0, to: events.count, by: 100).map {
+            RemoteAppend(stream: "note/\($0 / 100)", expecting: .noStream, events: Array(events[$0..<$0 + 100]))
+        }
+        let result = try log.append(notebook: book, batch: RemoteBatch(groups))
+        #expect(result.outcomes.map(\.position) == Array(1...UInt64(RemoteBatch.maxEvents)))
+        #expect(try pullAll(log, book, batch: 400).map(\.id) == events.map(\.id))
+        let error = remoteError {
+            _ = try log.append(
+                notebook: book,
+                batch: RemoteBatch([RemoteAppend(stream: "x", events: f.events(RemoteBatch.maxEvents + 1))]))
+        }
+        guard case .invalidBatch = error else {
+            Issue.record("expected invalidBatch, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test("a server that is not there gives a clear error naming where it was looked for")
