@@ -10,7 +10,8 @@
 ///   would hand out numbers to transactions that commit out of order, and readers would skip the
 ///   late ones.)
 /// - `events`: the log, unique by (notebook, position), (notebook, event_id) and (notebook,
-///   stream, version). Triggers refuse UPDATE, DELETE and TRUNCATE.
+///   stream, version). Triggers refuse UPDATE, DELETE and TRUNCATE of events, DELETE and
+///   TRUNCATE of notebooks, and a head that moves back.
 /// - `append_batch(...)`: the one call per pushed batch. `SECURITY DEFINER` with a fixed
 ///   `search_path`, its EXECUTE revoked from PUBLIC in the transaction that creates it, so roles
 ///   that will own nothing (devices, people) can be granted EXECUTE alone and never write the
@@ -71,6 +72,23 @@ enum Schema {
         END
         $fn$;
 
+        -- A head only moves forward, and stays with its notebook.
+        CREATE FUNCTION notes_log.refuse_head_rewind() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+        BEGIN
+            IF NEW.notebook <> OLD.notebook OR NEW.head_position < OLD.head_position
+                OR NEW.head_recorded_at < OLD.head_recorded_at
+                OR (NEW.head_position = OLD.head_position AND NEW.head_digest <> OLD.head_digest)
+            THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLA01',
+                    MESSAGE = 'the notes log is append-only: a notebook''s head cannot move back or change its past';
+            END IF;
+            RETURN NEW;
+        END
+        $fn$;
+
+        CREATE TRIGGER notebooks_forward_only BEFORE UPDATE ON notes_log.notebooks
+            FOR EACH ROW EXECUTE FUNCTION notes_log.refuse_head_rewind();
         CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON notes_log.events
             FOR EACH ROW EXECUTE FUNCTION notes_log.refuse_change();
         CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON notes_log.events
@@ -251,6 +269,7 @@ enum Schema {
             uuid, text[], smallint[], bigint[], integer[], uuid[], text[], integer[], text[], text[], uuid[], uuid[],
             bytea[]) FROM PUBLIC;
         REVOKE ALL ON FUNCTION notes_log.refuse_change() FROM PUBLIC;
+        REVOKE ALL ON FUNCTION notes_log.refuse_head_rewind() FROM PUBLIC;
         REVOKE ALL ON FUNCTION notes_log.varint(bigint) FROM PUBLIC;
         REVOKE ALL ON FUNCTION notes_log.string_bytes(text) FROM PUBLIC;
         REVOKE ALL ON FUNCTION notes_log.envelope_body(

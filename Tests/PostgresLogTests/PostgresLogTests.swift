@@ -384,7 +384,7 @@ struct PostgresLogTests {
         #expect(all.map(\.recordedAt) == [at, at, ahead, ahead])
     }
 
-    @Test("UPDATE, DELETE and TRUNCATE of the log are refused by its triggers")
+    @Test("UPDATE, DELETE and TRUNCATE of the log, and moving a head back, are refused by triggers")
     func historyCannotBeRewritten() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
@@ -399,6 +399,10 @@ struct PostgresLogTests {
             "DELETE FROM notes_log.events WHERE notebook = '\(book)' AND position = 3",
             "TRUNCATE notes_log.events CASCADE",
             "DELETE FROM notes_log.notebooks WHERE notebook = '\(book)'",
+            "UPDATE notes_log.notebooks SET head_position = 1 WHERE notebook = '\(book)'",
+            "UPDATE notes_log.notebooks SET head_recorded_at = 0 WHERE notebook = '\(book)'",
+            "UPDATE notes_log.notebooks SET head_digest = sha256('x') WHERE notebook = '\(book)'",
+            "UPDATE notes_log.notebooks SET notebook = gen_random_uuid() WHERE notebook = '\(book)'",
         ] {
             let error = remoteError { try admin.execute(statement) }
             guard case .permissionDenied(let message) = error else {
