@@ -160,8 +160,9 @@ final class PostgresCluster: Sendable {
     /// Runs a PostgreSQL program as the server's user (through `runuser` when we are root), its
     /// output and errors appended to `log`; the log is in the error when the program fails.
     private static func run(_ arguments: [String], log: String) throws {
-        // Through sh, so the program's warnings go to the log with its output, not to the test's.
-        let quiet = ["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1"] + arguments
+        // Through sh, so the program's warnings go to the log with its output, not to the test's,
+        // and it runs from a directory the server's user may enter (ours may be private).
+        let quiet = ["/bin/sh", "-c", "cd / && exec \"$0\" \"$@\" 2>&1"] + arguments
         let command = geteuid() == 0 ? ["runuser", "-u", PostgresCluster.serverUser, "--"] + quiet : quiet
         let fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         defer { if fd >= 0 { close(fd) } }
