@@ -3,6 +3,7 @@
 //
 // Layers (arrows point down only):
 //   notes (CLI) -> NotesCLI -> Notes -> EventStore -> LMDB -> CLMDB (liblmdb)
+//   PostgresLog -> EventStore, CLibPQ (libpq): the remote log of sync; not in `notes` yet
 //   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only)
 import PackageDescription
 
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "Notes", targets: ["Notes"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        .library(name: "PostgresLog", targets: ["PostgresLog"]),
     ],
     targets: [
         .systemLibrary(
@@ -42,6 +44,22 @@ let package = Package(
         .target(
             name: "EventStore", dependencies: ["LMDB", "Basics", "CIntrinsics", "CCrypto"], swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libcrypto.a"])]),
+        // libpq, PostgreSQL's client library (libpq-dev), for the remote log of sync.
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
+        // The remote event log in PostgreSQL, behind EventStore's RemoteEventLog.
+        //
+        // Linked with the shared libpq, and kept out of the `notes` executable. Debian's libpq.a
+        // needs libpgcommon, libpgport, libssl, libcrypto, libgssapi_krb5 and libldap beside it,
+        // and Debian ships the last two only as shared libraries (with Kerberos, SASL and GnuTLS
+        // behind them), so a static libpq would not spare `notes` the loader's work; the shared
+        // libpq loads 21 libraries besides libc on Debian 12, which every start of every command
+        // would pay. So only programs that talk to the remote link this target. When `notes sync`
+        // arrives it must keep libpq off the start path of the other commands (a separate
+        // executable the CLI runs, or dlopen at the sync command), not link this target into
+        // `notes`.
+        .target(
+            name: "PostgresLog", dependencies: ["EventStore", "Basics", "CLibPQ"], swiftSettings: strict,
+            linkerSettings: [.linkedLibrary("pq")]),
         // Line diffs, unified diffs and blame: text algorithms that know nothing of notes.
         .target(name: "TextDiff", swiftSettings: strict),
         // Full-text search over LMDB: tokenizer, query language, posting blocks, BM25 with
@@ -115,6 +133,10 @@ let package = Package(
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
+        // Against a real PostgreSQL: a throwaway cluster made with initdb (see PostgresCluster.swift).
+        .testTarget(
+            name: "PostgresLogTests", dependencies: ["PostgresLog", "EventStore", "Basics"],
+            swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",

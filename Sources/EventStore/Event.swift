@@ -60,6 +60,22 @@ public struct RecordedEvent: Sendable, Equatable {
     public var payload: [UInt8]
     /// SHA-256 over the previous event's digest and this event's bytes: the tamper-evident chain.
     public var digest: [UInt8]
+
+    public init(
+        position: UInt64, id: Identifier, stream: String, version: UInt64, type: String, schemaVersion: UInt32,
+        recordedAt: Int64, metadata: EventMetadata, payload: [UInt8], digest: [UInt8]
+    ) {
+        self.position = position
+        self.id = id
+        self.stream = stream
+        self.version = version
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.recordedAt = recordedAt
+        self.metadata = metadata
+        self.payload = payload
+        self.digest = digest
+    }
 }
 
 /// What a stream's version must be for an append to go ahead.

@@ -1,0 +1,259 @@
+public import Basics
+
+/// A shared event log that several stores synchronize through: one gap-free order of events per
+/// notebook, decided by the remote.
+///
+/// It holds what an ``EventStore`` holds (envelopes: ids, streams, versions, types, metadata,
+/// payload bytes, positions, instants and chain digests) and knows nothing of what the events
+/// mean. The remote assigns every position and recorded-at instant, and computes each event's
+/// chain digest over the envelope format the local log uses (see ``RecordedEvent/chainDigest(after:)``),
+/// so a device that appends the remote's events in order holds the same bytes and digests.
+///
+/// ```swift
+/// let log: any RemoteEventLog = try PostgresEventLog(connecting: "service=notes")
+/// try log.initialize()
+/// let result = try log.append(notebook: book, batch: RemoteBatch([
+///     RemoteAppend(stream: "note/1", expecting: .noStream, events: [created]),
+/// ]))
+/// let page = try log.pull(notebook: book, after: 0, limit: 500)
+/// ```
+///
+/// A value is one connection: not `Sendable`, used by one thread at a time.
+public protocol RemoteEventLog: AnyObject {
+    /// Creates or upgrades the remote's schema; running it again changes nothing. A remote whose
+    /// schema is newer than this program knows is refused (``RemoteLogError/schemaTooNew(found:supported:)``)
+    /// and left untouched.
+    @discardableResult
+    func initialize() throws(RemoteLogError) -> RemoteSchemaChange
+
+    /// Appends a batch to a notebook's log in one transaction: every expected version holds and
+    /// every new event is written, or nothing is.
+    ///
+    /// Appends to one notebook are serialized, so positions are gap-free and "every event after
+    /// position P" never misses one that commits later. An event whose id the notebook already
+    /// holds is answered with its position (``RemoteAppendOutcome/alreadyStored(position:)``),
+    /// whatever its payload: never written twice, never an error. Expected versions are checked
+    /// only for streams with new events, in batch order (a later group of the same stream sees
+    /// the versions of the earlier ones).
+    func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult
+
+    /// Up to `limit` events of the notebook after `position`, in order (fewer at the end).
+    func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError) -> [RecordedEvent]
+
+    /// The notebook's last position, instant and digest (position 0 for a notebook never appended to).
+    func head(notebook: Identifier) throws(RemoteLogError) -> RemoteHead
+}
+
+/// What ``RemoteEventLog/initialize()`` did.
+public enum RemoteSchemaChange: Sendable, Equatable {
+    /// The schema was created at this version.
+    case created(version: Int)
+    /// The schema was upgraded between these versions.
+    case upgraded(from: Int, to: Int)
+    /// The schema was already current.
+    case current(version: Int)
+}
+
+/// Events for one stream, with the version the stream must have before them.
+public struct RemoteAppend: Sendable, Equatable {
+    public var stream: String
+    public var expected: ExpectedVersion
+    /// Their `recordedAt` is ignored: the remote decides the instant.
+    public var events: [NewEvent]
+
+    public init(stream: String, expecting expected: ExpectedVersion = .any, events: [NewEvent]) {
+        self.stream = stream
+        self.expected = expected
+        self.events = events
+    }
+}
+
+/// What one push sends: appends to one or more streams, applied in order, all or nothing.
+public struct RemoteBatch: Sendable, Equatable {
+    /// The most events one batch may hold.
+    public static let maxEvents = 1000
+    /// The most payload bytes one batch may hold.
+    public static let maxPayloadBytes = 16 << 20
+
+    public var appends: [RemoteAppend]
+
+    public init(_ appends: [RemoteAppend]) { self.appends = appends }
+
+    /// Every event of the batch, in order.
+    public var eventCount: Int { appends.reduce(0) { $0 + $1.events.count } }
+
+    /// Checks what the remote would refuse, before any network I/O: sizes, stream names, event
+    /// types, and ids repeated inside the batch.
+    public func validate() throws(RemoteLogError) {
+        let count = eventCount
+        guard count > 0 else { throw .invalidBatch("the batch holds no event") }
+        guard count <= RemoteBatch.maxEvents else {
+            throw .invalidBatch("the batch holds \(count) events; at most \(RemoteBatch.maxEvents) go in one batch")
+        }
+        var bytes = 0
+        var ids: Set<Identifier> = []
+        for group in appends {
+            let stream = group.stream
+            guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !stream.utf8.contains(0) else {
+                throw .invalidBatch("invalid stream name \"\(stream)\"")
+            }
+            if case .exact(let v) = group.expected, v > UInt64(Int64.max) {
+                throw .invalidBatch("expected version \(v) of \(stream) is out of range")
+            }
+            for e in group.events {
+                guard !e.type.isEmpty, e.type.utf8.count <= Envelope.maxTypeLength, !e.type.utf8.contains(0) else {
+                    throw .invalidBatch("invalid event type \"\(e.type)\"")
+                }
+                guard !e.metadata.actor.utf8.contains(0), !(e.metadata.command?.utf8.contains(0) ?? false) else {
+                    throw .invalidBatch("the actor or command of event \(e.id) holds a NUL character")
+                }
+                guard e.schemaVersion <= UInt32(Int32.max) else {
+                    throw .invalidBatch("schema version \(e.schemaVersion) of event \(e.id) is out of range")
+                }
+                guard ids.insert(e.id).inserted else { throw .invalidBatch("event id \(e.id) appears twice") }
+                bytes += e.payload.count
+            }
+        }
+        guard bytes <= RemoteBatch.maxPayloadBytes else {
+            throw .invalidBatch(
+                "the batch holds \(bytes) payload bytes; at most \(RemoteBatch.maxPayloadBytes) go in one batch")
+        }
+    }
+}
+
+/// What became of one pushed event.
+public enum RemoteAppendOutcome: Sendable, Equatable {
+    /// Written by this append, at this position.
+    case appended(position: UInt64)
+    /// The notebook already held an event with this id, at this position (a retried push, or
+    /// another device that pushed the same intent); nothing was written for it.
+    case alreadyStored(position: UInt64)
+
+    public var position: UInt64 {
+        switch self {
+        case .appended(let p), .alreadyStored(let p): return p
+        }
+    }
+}
+
+/// The outcome of ``RemoteEventLog/append(notebook:batch:)``.
+public struct RemoteAppendResult: Sendable, Equatable {
+    /// One outcome per event of the batch, in batch order.
+    public var outcomes: [RemoteAppendOutcome]
+    /// The notebook's head after the append.
+    public var head: RemoteHead
+
+    public init(outcomes: [RemoteAppendOutcome], head: RemoteHead) {
+        self.outcomes = outcomes
+        self.head = head
+    }
+
+    /// How many events this append wrote.
+    public var appended: Int {
+        outcomes.count { if case .appended = $0 { return true } else { return false } }
+    }
+}
+
+/// A notebook's last event on the remote.
+public struct RemoteHead: Sendable, Equatable {
+    /// The last position (0: no event yet).
+    public var position: UInt64
+    /// The last recorded-at instant (microseconds since the Unix epoch), nil with no event.
+    public var recordedAt: Int64?
+    /// The last chain digest (32 zero bytes with no event, as the local log starts).
+    public var digest: [UInt8]
+
+    public init(position: UInt64, recordedAt: Int64?, digest: [UInt8]) {
+        self.position = position
+        self.recordedAt = recordedAt
+        self.digest = digest
+    }
+
+    /// The head of a notebook never appended to.
+    public static let empty = RemoteHead(position: 0, recordedAt: nil, digest: RecordedEvent.genesisDigest)
+}
+
+/// Errors of a remote log, each naming the problem. No description holds a password.
+public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The address of the remote does not parse.
+    case invalidAddress(String)
+    /// The server could not be reached (no route, refused, no socket, timed out, TLS failure).
+    case unreachable(server: String, detail: String)
+    /// The server refused who we are (password, certificate, role or database not allowed).
+    case authenticationFailed(server: String, detail: String)
+    /// The connection broke during a call; what the call did is unknown until the next pull.
+    case connectionLost(detail: String)
+    /// The remote holds no schema: an administrator runs `notes sync --init` first.
+    case schemaMissing
+    /// The remote's schema is older than this program needs: `notes sync --init` upgrades it.
+    case schemaOutdated(found: Int, required: Int)
+    /// The remote's schema is newer than this program reads.
+    case schemaTooNew(found: Int, supported: Int)
+    /// A stream's version is not the expected one; nothing of the batch was written.
+    case conflict(stream: String, expected: ExpectedVersion, actual: UInt64)
+    /// A batch the remote refuses (sizes, names, repeated ids); nothing was written.
+    case invalidBatch(String)
+    /// The notebook's lock or the statement took longer than the session allows; nothing was written.
+    case timedOut(String)
+    /// The role may not do this (grants, row-level security).
+    case permissionDenied(String)
+    /// Any other error the server reported, with its five-character SQLSTATE code.
+    case server(message: String, code: String)
+    /// A reply that does not have the shape this program expects (a bug, or a foreign schema).
+    case malformedReply(String)
+
+    public var description: String {
+        switch self {
+        case .invalidAddress(let detail):
+            return "the address of the remote log is not valid (\(detail))"
+        case .unreachable(let server, let detail):
+            return "cannot reach the remote log at \(server) (\(detail)); check the address and the network"
+        case .authenticationFailed(let server, let detail):
+            return
+                "the remote log at \(server) refused the login (\(detail)); check the role, the password file (~/.pgpass) or the service file"
+        case .connectionLost(let detail):
+            return "the connection to the remote log broke (\(detail)); run the command again"
+        case .schemaMissing:
+            return "the remote database holds no notes log; an administrator creates it with `notes sync --init`"
+        case .schemaOutdated(let found, let required):
+            return
+                "the remote log has schema version \(found) but this program needs version \(required); an administrator upgrades it with `notes sync --init`"
+        case .schemaTooNew(let found, let supported):
+            return
+                "the remote log has schema version \(found) but this program knows versions up to \(supported); upgrade the program (the remote was left untouched)"
+        case .conflict(let stream, let expected, let actual):
+            return "\(stream) is at version \(actual) on the remote, expected \(expected); nothing was pushed"
+        case .invalidBatch(let detail):
+            return "the remote log refused the batch: \(detail); nothing was pushed"
+        case .timedOut(let detail):
+            return "the remote log timed out (\(detail)); nothing was written, run the command again"
+        case .permissionDenied(let detail):
+            return "the remote log refused the operation: \(detail)"
+        case .server(let message, let code):
+            return "the remote log reported an error: \(message) (SQLSTATE \(code))"
+        case .malformedReply(let detail):
+            return "the remote log sent an unexpected reply: \(detail)"
+        }
+    }
+}
+
+extension RecordedEvent {
+    /// The chain's starting digest: 32 zero bytes.
+    public static let genesisDigest = [UInt8](repeating: 0, count: Envelope.digestSize)
+
+    /// The envelope format ``envelope(after:)`` writes: the one the local log stores.
+    public static let envelopeFormat = Envelope.format
+
+    /// The stored envelope of this event (format ``envelopeFormat``) when the event before it has
+    /// digest `previous`: its bytes and its chain digest. A remote log computes the same digest
+    /// from the same fields, so a device can check every event it pulls.
+    public func envelope(after previous: [UInt8]) -> (bytes: [UInt8], digest: [UInt8]) {
+        let event = NewEvent(
+            id: id, type: type, schemaVersion: schemaVersion, payload: payload, metadata: metadata)
+        return Envelope.encode(
+            event, stream: stream, version: version, recordedAt: recordedAt, previousDigest: previous)
+    }
+
+    /// The chain digest of this event after an event with digest `previous`.
+    public func chainDigest(after previous: [UInt8]) -> [UInt8] { envelope(after: previous).digest }
+}

@@ -1,0 +1,304 @@
+internal import CLibPQ
+public import EventStore
+import Glibc
+
+/// One connection to a PostgreSQL server through libpq.
+///
+/// The address is a libpq connection string or URI (`host=db.example.org dbname=notes
+/// sslmode=verify-full`, `postgresql://ana@db/notes`, `service=notes`): libpq reads the password
+/// file (`~/.pgpass`, `PGPASSFILE`), the service file and the TLS options as it does for `psql`.
+/// No message this type produces holds a password (see ``PostgresConnection/scrubbed(_:)``).
+///
+/// ```swift
+/// let connection = try PostgresConnection("service=notes")
+/// try connection.transaction { () throws(RemoteLogError) in try connection.execute("…") }
+/// ```
+///
+/// Not `Sendable`: a libpq connection is used by one thread at a time.
+public final class PostgresConnection {
+    /// Limits of every session, so that a sleeping laptop never holds a notebook's lock.
+    public struct Settings: Sendable, Equatable {
+        /// How long to wait for a lock (a notebook's head row) before giving up, in milliseconds.
+        public var lockTimeout = 10_000
+        /// How long one statement may run, in milliseconds.
+        public var statementTimeout = 60_000
+        /// How long a transaction may stay open and idle before the server ends the session, in
+        /// milliseconds.
+        public var idleInTransactionTimeout = 30_000
+        /// Seconds to wait for the connection, unless the address says otherwise.
+        public var connectTimeout = 10
+
+        public init() {}
+    }
+
+    let conn: OpaquePointer
+    /// Where the connection goes, for messages: host or socket directory, port and database.
+    public let server: String
+
+    /// Connects and sets the session's limits.
+    public init(_ address: String, settings: Settings = Settings()) throws(RemoteLogError) {
+        if address.utf8.contains(0) { throw .invalidAddress("the address holds a NUL character") }
+        // As for psql, an address without '=' and no URI scheme is a database name.
+        if address.contains("=") || address.hasPrefix("postgresql://") || address.hasPrefix("postgres://") {
+            try PostgresConnection.checkParses(address)
+        }
+        // Later keywords override earlier ones, and the address is expanded where `dbname`
+        // stands: its connect_timeout wins over ours, our encoding wins over its.
+        let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
+        let values = [String(settings.connectTimeout), "notes", address, "UTF8"]
+        let made: OpaquePointer? = withCStringArray(keywords) { k in
+            withCStringArray(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let made else {
+            throw .unreachable(server: "the server", detail: "libpq could not allocate a connection")
+        }
+        let server = PostgresConnection.describe(made)
+        guard PQstatus(made) == CONNECTION_OK else {
+            let detail = PostgresConnection.scrubbed(PostgresConnection.oneLine(String(cString: PQerrorMessage(made))))
+            let needsPassword = PQconnectionNeedsPassword(made) != 0
+            PQfinish(made)
+            if needsPassword || PostgresConnection.isAuthenticationFailure(detail) {
+                throw .authenticationFailed(server: server, detail: detail)
+            }
+            throw .unreachable(server: server, detail: detail)
+        }
+        conn = made
+        self.server = server
+        try execute(
+            """
+            SET lock_timeout = \(settings.lockTimeout); \
+            SET statement_timeout = \(settings.statementTimeout); \
+            SET idle_in_transaction_session_timeout = \(settings.idleInTransactionTimeout); \
+            SET default_transaction_isolation = 'read committed'
+            """)
+    }
+
+    deinit { PQfinish(conn) }
+
+    /// Whether a libpq address names a password (which must live in the password file or the
+    /// service file instead, never in our configuration). False when the address does not parse.
+    public static func addressHasPassword(_ address: String) -> Bool {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(address, &error) else {
+            if let error { PQfreemem(error) }
+            return false
+        }
+        defer { PQconninfoFree(options) }
+        var p = options
+        while let keyword = p.pointee.keyword {
+            if strcmp(keyword, "password") == 0, let value = p.pointee.val, value.pointee != 0 { return true }
+            p += 1
+        }
+        return false
+    }
+
+    /// `text` with every password a libpq address may carry replaced by `***`: `password=…`
+    /// (bare, quoted, or in a URI's query) and the `user:password@` of a URI.
+    public static func scrubbed(_ text: String) -> String {
+        var out = ""
+        var chars = Substring(text)
+        while !chars.isEmpty {
+            if let rest = stripPrefixIgnoringCase(chars, "password") {
+                var after = rest.drop { $0 == " " || $0 == "\t" }
+                if after.first == "=" {
+                    after = after.dropFirst().drop { $0 == " " || $0 == "\t" }
+                    out += "password=***"
+                    if after.first == "'" {
+                        after = after.dropFirst()
+                        while let c = after.first, c != "'" {
+                            after = after.dropFirst(c == "\\" ? 2 : 1)
+                        }
+                        after = after.dropFirst()
+                    } else {
+                        after = after.drop { !$0.isWhitespace && $0 != "&" && $0 != "\"" }
+                    }
+                    chars = after
+                    continue
+                }
+            }
+            if chars.hasPrefix("://") {
+                // scheme://user:password@host: the authority ends at the first '/', '?' or space.
+                let authority = chars.dropFirst(3).prefix { $0 != "/" && $0 != "?" && !$0.isWhitespace }
+                if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                    out += "://" + authority[..<colon] + ":***"
+                    chars = chars[at...]
+                    continue
+                }
+            }
+            out.append(chars.removeFirst())
+        }
+        return out
+    }
+
+    // MARK: Statements
+
+    /// Runs `sql` (one or more statements, no parameters) and discards any rows.
+    public func execute(_ sql: String) throws(RemoteLogError) {
+        let result = try PostgresResult(PQexec(conn, sql), connection: self)
+        _ = result
+    }
+
+    /// Runs one statement with binary parameters and binary results.
+    func query(_ sql: String, _ parameters: [PostgresValue]) throws(RemoteLogError) -> PostgresResult {
+        let types = parameters.map(\.type)
+        let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
+        let formats = [Int32](repeating: 1, count: parameters.count)
+        let raw: OpaquePointer? = withByteArrays(parameters.map(\.bytes)) { values in
+            PQexecParams(conn, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+        }
+        return try PostgresResult(raw, connection: self)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<R>(_ body: () throws(RemoteLogError) -> R) throws(RemoteLogError) -> R {
+        try execute("BEGIN")
+        let value: R
+        do { value = try body() } catch {
+            // A broken connection rolls back by itself; the body's error says more than this one.
+            try? execute("ROLLBACK")
+            throw error
+        }
+        try execute("COMMIT")
+        return value
+    }
+
+    /// The connection's last error message, scrubbed, on one line.
+    var lastError: String {
+        PostgresConnection.scrubbed(PostgresConnection.oneLine(String(cString: PQerrorMessage(conn))))
+    }
+
+    var isBroken: Bool { PQstatus(conn) != CONNECTION_OK }
+
+    // MARK: Helpers
+
+    private static func checkParses(_ address: String) throws(RemoteLogError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(address, &error) else {
+            let detail = error.map { String(cString: $0) } ?? "it does not parse"
+            if let error { PQfreemem(error) }
+            throw .invalidAddress(scrubbed(oneLine(detail)))
+        }
+        PQconninfoFree(options)
+    }
+
+    private static func describe(_ conn: OpaquePointer) -> String {
+        func text(_ p: UnsafeMutablePointer<CChar>?) -> String? {
+            guard let p, p.pointee != 0 else { return nil }
+            return String(cString: p)
+        }
+        let host = text(PQhost(conn)) ?? "the default socket"
+        let port = text(PQport(conn)).map { ":" + $0 } ?? ""
+        let database = text(PQdb(conn)).map { " database " + $0 } ?? ""
+        return scrubbed(host + port + database)
+    }
+
+    private static func isAuthenticationFailure(_ message: String) -> Bool {
+        let m = message.lowercased()
+        return ["authentication", "password", "pg_hba.conf", "role \"", "certificate", "permission denied"]
+            .contains { m.contains($0) }
+    }
+
+    static func oneLine(_ message: String) -> String {
+        message.split(whereSeparator: { $0 == "\n" || $0 == "\t" })
+            .map { $0.trimmingPrefix(" ") }
+            .filter { !$0.isEmpty }
+            .joined(separator: " ")
+    }
+}
+
+/// `text` without its leading `prefix` (ASCII letters compared ignoring case), or nil.
+private func stripPrefixIgnoringCase(_ text: Substring, _ prefix: String) -> Substring? {
+    var rest = text
+    for p in prefix.utf8 {
+        guard let c = rest.utf8.first, c | 0x20 == p else { return nil }
+        rest = rest.dropFirst()
+    }
+    return rest
+}
+
+/// A query's rows, freed when the value goes away.
+final class PostgresResult {
+    let raw: OpaquePointer
+
+    /// Takes `raw` from libpq, throwing the error it reports (if any).
+    init(_ raw: OpaquePointer?, connection: PostgresConnection) throws(RemoteLogError) {
+        guard let raw else { throw .connectionLost(detail: connection.lastError) }
+        let status = PQresultStatus(raw)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
+            self.raw = raw
+            return
+        }
+        defer { PQclear(raw) }
+        func field(_ code: Int32) -> String? { PQresultErrorField(raw, code).map { String(cString: $0) } }
+        let message = PostgresConnection.scrubbed(
+            field(clibpq_diag_message_primary) ?? PostgresConnection.oneLine(String(cString: PQresultErrorMessage(raw)))
+        )
+        guard let code = field(clibpq_diag_sqlstate) else {
+            throw .connectionLost(detail: connection.isBroken ? connection.lastError : message)
+        }
+        throw PostgresResult.error(code: code, message: message, detail: field(clibpq_diag_message_detail))
+    }
+
+    deinit { PQclear(raw) }
+
+    static func error(code: String, message: String, detail: String?) -> RemoteLogError {
+        switch code {
+        // The caller (an append) names the stream from its batch and the detail, `group actual`.
+        case SQLState.conflict: return .server(message: detail ?? message, code: code)
+        case SQLState.invalidBatch: return .invalidBatch(message)
+        case SQLState.appendOnly: return .permissionDenied(message)
+        case "55P03": return .timedOut("waiting for a lock: \(message)")
+        case "57014": return .timedOut(message)
+        case "42501": return .permissionDenied(message)
+        case "3F000", "42P01", "42883": return .schemaMissing
+        default:
+            if code.hasPrefix("08") || code == "25P03" || code == "57P01" || code == "57P02" || code == "57P03" {
+                return .connectionLost(detail: message)
+            }
+            if code.hasPrefix("28") { return .authenticationFailed(server: "the server", detail: message) }
+            return .server(message: message, code: code)
+        }
+    }
+
+    var rowCount: Int { Int(PQntuples(raw)) }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(raw, Int32(row), Int32(column)) != 0 }
+
+    /// The binary value of a field (nil for NULL); valid while the result lives.
+    func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer? {
+        guard !isNull(row, column), let p = PQgetvalue(raw, Int32(row), Int32(column)) else { return nil }
+        return UnsafeRawBufferPointer(start: p, count: Int(PQgetlength(raw, Int32(row), Int32(column))))
+    }
+}
+
+/// The error codes our server functions raise (class `NL`, which PostgreSQL leaves free).
+enum SQLState {
+    /// A stream's version differs from the expected one; the detail is `group actual`.
+    static let conflict = "NLV01"
+    /// The batch breaks a rule (sizes, names, repeated ids).
+    static let invalidBatch = "NLB01"
+    /// An UPDATE, DELETE or TRUNCATE of the log.
+    static let appendOnly = "NLA01"
+}
+
+/// Calls `body` with NUL-terminated copies of `strings` (no trailing null pointer: libpq's
+/// keyword arrays end with an explicit nil, appended here).
+private func withCStringArray<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+    defer { for p in copies { free(p) } }
+    return body(copies.map { UnsafePointer($0) } + [nil])
+}
+
+/// Calls `body` with pointers to each byte array (nil for nil), valid during the call.
+private func withByteArrays<R>(_ arrays: [[UInt8]?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies: [UnsafeMutablePointer<CChar>?] = arrays.map { bytes in
+        guard let bytes else { return nil }
+        let p = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+        bytes.withUnsafeBytes { b in
+            if let base = b.baseAddress { UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: b.count) }
+        }
+        return p
+    }
+    defer { for p in copies { p?.deallocate() } }
+    return body(copies.map { UnsafePointer($0) })
+}

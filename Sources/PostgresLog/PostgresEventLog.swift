@@ -1,0 +1,235 @@
+public import Basics
+public import EventStore
+
+/// The remote event log in a PostgreSQL database (see ``Schema`` for its tables and function).
+///
+/// ```swift
+/// let log = try PostgresEventLog(connecting: "host=db.example.org dbname=notes sslmode=verify-full")
+/// try log.initialize()  // an administrator's step: `notes sync --init`
+/// let result = try log.append(notebook: book, batch: batch)
+/// ```
+///
+/// Not `Sendable`: one connection, used by one thread at a time.
+public final class PostgresEventLog: RemoteEventLog {
+    /// The newest schema version this program knows and writes.
+    public static let schemaVersion = Schema.migrations.count
+
+    public let connection: PostgresConnection
+    /// Whether this connection has checked that the schema exists and is not too new.
+    private var schemaChecked = false
+
+    public init(connection: PostgresConnection) { self.connection = connection }
+
+    /// Connects to `address` (a libpq connection string or URI).
+    public convenience init(
+        connecting address: String, settings: PostgresConnection.Settings = PostgresConnection.Settings()
+    ) throws(RemoteLogError) {
+        self.init(connection: try PostgresConnection(address, settings: settings))
+    }
+
+    // MARK: Schema
+
+    @discardableResult
+    public func initialize() throws(RemoteLogError) -> RemoteSchemaChange {
+        let change = try connection.transaction { () throws(RemoteLogError) -> RemoteSchemaChange in
+            // One initializer at a time: a second one waits, then finds the schema current.
+            try connection.execute("SELECT pg_advisory_xact_lock(\(PostgresEventLog.initLockKey))")
+            let encoding = try connection.query("SELECT current_setting('server_encoding')", [])
+            let name = try FieldReader(result: encoding, row: 0).text(0, "server_encoding")
+            guard name == "UTF8" else {
+                throw RemoteLogError.server(
+                    message: "the database's encoding is \(name); the notes log needs a UTF8 database", code: "22023")
+            }
+            let found = try storedVersion() ?? 0
+            guard found <= PostgresEventLog.schemaVersion else {
+                throw RemoteLogError.schemaTooNew(found: found, supported: PostgresEventLog.schemaVersion)
+            }
+            if found == PostgresEventLog.schemaVersion { return .current(version: found) }
+            try connection.execute(Schema.bootstrap)
+            for version in found..<PostgresEventLog.schemaVersion {
+                try connection.execute(Schema.migrations[version])
+                _ = try connection.query(
+                    "INSERT INTO notes_log.schema_version (version) VALUES ($1)", [.int8(Int64(version + 1))])
+            }
+            return found == 0
+                ? .created(version: PostgresEventLog.schemaVersion)
+                : .upgraded(from: found, to: PostgresEventLog.schemaVersion)
+        }
+        schemaChecked = true
+        return change
+    }
+
+    /// Key of the advisory lock `initialize()` holds ("notes_log" in ASCII, truncated to 63 bits).
+    static let initLockKey: Int64 = 0x6E6F_7465_735F_6C6F
+
+    /// The newest applied migration, or nil when the remote has no schema.
+    private func storedVersion() throws(RemoteLogError) -> Int? {
+        let exists = try connection.query("SELECT to_regclass('notes_log.schema_version') IS NOT NULL", [])
+        guard try FieldReader(result: exists, row: 0).bool(0, "schema presence") else { return nil }
+        let result = try connection.query("SELECT coalesce(max(version), 0)::bigint FROM notes_log.schema_version", [])
+        let v = try FieldReader(result: result, row: 0).int64(0, "schema version")
+        return v == 0 ? nil : Int(v)
+    }
+
+    /// Checks once per connection that the schema exists and this program can use it.
+    private func checkSchema() throws(RemoteLogError) {
+        guard !schemaChecked else { return }
+        guard let found = try storedVersion() else { throw .schemaMissing }
+        guard found <= PostgresEventLog.schemaVersion else {
+            throw .schemaTooNew(found: found, supported: PostgresEventLog.schemaVersion)
+        }
+        guard found == PostgresEventLog.schemaVersion else {
+            throw .schemaOutdated(found: found, required: PostgresEventLog.schemaVersion)
+        }
+        schemaChecked = true
+    }
+
+    // MARK: Appending
+
+    public func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
+        try batch.validate()
+        try checkSchema()
+        var groups: [Int32] = []
+        var ids: [Identifier?] = []
+        var types: [String?] = []
+        var schemas: [Int32] = []
+        var actors: [String?] = []
+        var commands: [String?] = []
+        var causations: [Identifier?] = []
+        var correlations: [Identifier?] = []
+        var payloads: [[UInt8]] = []
+        for (g, group) in batch.appends.enumerated() {
+            for e in group.events {
+                groups.append(Int32(g + 1))
+                ids.append(e.id)
+                types.append(e.type)
+                schemas.append(Int32(e.schemaVersion))
+                actors.append(e.metadata.actor)
+                commands.append(e.metadata.command)
+                causations.append(e.metadata.causationID)
+                correlations.append(e.metadata.correlationID)
+                payloads.append(e.payload)
+            }
+        }
+        let kinds: [Int16] = batch.appends.map {
+            switch $0.expected {
+            case .any: return 0
+            case .noStream: return 1
+            case .streamExists: return 2
+            case .exact: return 3
+            }
+        }
+        let versions: [Int64] = batch.appends.map {
+            if case .exact(let v) = $0.expected { return Int64(v) }
+            return 0
+        }
+        let result: PostgresResult
+        do {
+            result = try connection.query(
+                """
+                SELECT ordinal, event_position, appended, recorded_at, digest FROM notes_log.append_batch(
+                    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                """,
+                [
+                    .uuid(notebook), .textArray(batch.appends.map(\.stream)), .int2Array(kinds), .int8Array(versions),
+                    .int4Array(groups), .uuidArray(ids), .textArray(types), .int4Array(schemas), .textArray(actors),
+                    .textArray(commands), .uuidArray(causations), .uuidArray(correlations), .byteaArray(payloads),
+                ])
+        } catch .server(let detail, let code) where code == SQLState.conflict {
+            throw conflict(in: batch, detail: detail)
+        }
+        return try appendResult(result, count: ids.count)
+    }
+
+    /// The conflict the server reported (detail `group actual`), named by the batch's stream.
+    private func conflict(in batch: RemoteBatch, detail: String) -> RemoteLogError {
+        let parts = detail.split(separator: " ")
+        guard parts.count == 2, let group = Int(parts[0]), let actual = UInt64(parts[1]),
+            batch.appends.indices.contains(group - 1)
+        else { return .malformedReply("a version conflict without its stream (\(detail))") }
+        let g = batch.appends[group - 1]
+        return .conflict(stream: g.stream, expected: g.expected, actual: actual)
+    }
+
+    private func appendResult(_ result: PostgresResult, count: Int) throws(RemoteLogError) -> RemoteAppendResult {
+        var outcomes = [RemoteAppendOutcome?](repeating: nil, count: count)
+        var head: RemoteHead?
+        for row in 0..<result.rowCount {
+            let f = FieldReader(result: result, row: row)
+            let ordinal = Int(try f.int32(0, "ordinal"))
+            let position = try f.position(1, "event_position")
+            if ordinal == 0 {
+                let digest = try f.blob(4, "digest")
+                guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
+                head = RemoteHead(position: position, recordedAt: try f.optionalInt64(3, "recorded_at"), digest: digest)
+                continue
+            }
+            guard (1...count).contains(ordinal), outcomes[ordinal - 1] == nil else {
+                throw .malformedReply("append_batch answered for event \(ordinal) of \(count)")
+            }
+            outcomes[ordinal - 1] =
+                try f.bool(2, "appended") ? .appended(position: position) : .alreadyStored(position: position)
+        }
+        guard let head else { throw .malformedReply("append_batch did not answer the head") }
+        let all = outcomes.compactMap { $0 }
+        guard all.count == count else { throw .malformedReply("append_batch answered \(all.count) of \(count) events") }
+        return RemoteAppendResult(outcomes: all, head: head)
+    }
+
+    // MARK: Reading
+
+    public func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError)
+        -> [RecordedEvent]
+    {
+        guard limit > 0 else { throw .invalidBatch("a pull asks for at least one event, not \(limit)") }
+        guard position <= UInt64(Int64.max) else { throw .invalidBatch("position \(position) is out of range") }
+        try checkSchema()
+        let result = try connection.query(
+            """
+            SELECT position, event_id, stream, version, type, schema_version, actor, command, causation_id,
+                correlation_id, payload, recorded_at, digest
+            FROM notes_log.events WHERE notebook = $1 AND position > $2 ORDER BY position LIMIT $3
+            """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(limit))])
+        var events: [RecordedEvent] = []
+        events.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount {
+            let f = FieldReader(result: result, row: row)
+            let at = try f.position(0, "position")
+            // Gap-free by construction; a gap here means a damaged or foreign table.
+            guard at == position + UInt64(row) + 1 else {
+                throw .malformedReply("position \(position + UInt64(row) + 1) is missing from the remote log")
+            }
+            let schema = try f.int32(5, "schema_version")
+            guard schema >= 0 else { throw .malformedReply("schema version \(schema) at position \(at)") }
+            let digest = try f.blob(12, "digest")
+            guard digest.count == 32 else {
+                throw .malformedReply("the digest at position \(at) has \(digest.count) bytes")
+            }
+            events.append(
+                RecordedEvent(
+                    position: at, id: try f.uuid(1, "event_id"), stream: try f.text(2, "stream"),
+                    version: try f.position(3, "version"), type: try f.text(4, "type"), schemaVersion: UInt32(schema),
+                    recordedAt: try f.int64(11, "recorded_at"),
+                    metadata: EventMetadata(
+                        actor: try f.text(6, "actor"), command: try f.optionalText(7, "command"),
+                        causationID: try f.optionalUUID(8, "causation_id"),
+                        correlationID: try f.optionalUUID(9, "correlation_id")),
+                    payload: try f.blob(10, "payload"), digest: digest))
+        }
+        return events
+    }
+
+    public func head(notebook: Identifier) throws(RemoteLogError) -> RemoteHead {
+        try checkSchema()
+        let result = try connection.query(
+            "SELECT head_position, head_recorded_at, head_digest FROM notes_log.notebooks WHERE notebook = $1",
+            [.uuid(notebook)])
+        guard result.rowCount == 1 else { return .empty }
+        let f = FieldReader(result: result, row: 0)
+        let digest = try f.blob(2, "head_digest")
+        guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
+        return RemoteHead(
+            position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
+            digest: digest)
+    }
+}

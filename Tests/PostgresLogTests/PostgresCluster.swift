@@ -1,0 +1,207 @@
+import Basics
+import FoundationEssentials
+import Glibc
+import PostgresLog
+import Synchronization
+import Testing
+
+/// A throwaway PostgreSQL cluster for the tests: `initdb` into a temporary directory, a server
+/// listening only on a Unix socket in it, run as a non-root user (`runuser -u postgres` when the
+/// tests run as root, since initdb refuses root), stopped and removed at the end.
+///
+/// One cluster serves a whole suite (``PostgresClusterTrait``); each test uses its own notebook,
+/// or its own database when it changes the schema.
+final class PostgresCluster: Sendable {
+    /// The directory of `initdb` and `pg_ctl`: the newest `/usr/lib/postgresql/*/bin` holding both.
+    static let binDirectory: String? = {
+        guard let versions = try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql") else {
+            return nil
+        }
+        let dirs = versions.compactMap { Int($0) }.sorted(by: >).map { "/usr/lib/postgresql/\($0)/bin" }
+        return dirs.first { access($0 + "/initdb", X_OK) == 0 && access($0 + "/pg_ctl", X_OK) == 0 }
+    }()
+
+    static let skipReason: Comment =
+        "PostgreSQL is not installed (no initdb and pg_ctl under /usr/lib/postgresql/*/bin); scripts/setup-deps.sh installs it"
+
+    /// The role of the server's processes when the tests run as root.
+    static let serverUser = "postgres"
+    /// The socket's port number: the socket directory is private, so any number is free.
+    static let port = 5432
+    /// A role that must log in with a password (scram-sha-256), for the tests of libpq's password file.
+    static let passwordRole = "notes_pw"
+    static let passwordOfRole = "s3cret-Pa55"
+
+    let root: String
+    let bin: String
+    var socketDirectory: String { root + "/socket" }
+    var dataDirectory: String { root + "/data" }
+    /// A libpq password file holding the password of ``passwordRole``.
+    var passwordFile: String { root + "/pgpass" }
+    private let databases = Mutex(0)
+
+    /// The libpq address of `database` as the cluster's superuser.
+    func address(_ database: String = "notes", user: String = PostgresCluster.serverUser) -> String {
+        "host=\(socketDirectory) port=\(PostgresCluster.port) user=\(user) dbname=\(database)"
+    }
+
+    /// Creates, starts and prepares the cluster: a database `notes` with the log's schema, and the
+    /// password role. Removes what it made when any step fails.
+    init() throws {
+        guard let bin = PostgresCluster.binDirectory else { throw ClusterError("no PostgreSQL binaries") }
+        self.bin = bin
+        var template = Array("/tmp/notes-pg.XXXXXX".utf8CString)
+        let made: String? = template.withUnsafeMutableBufferPointer { p in
+            guard let base = p.baseAddress, let result = mkdtemp(base) else { return nil }
+            return String(cString: result)
+        }
+        guard let made else { throw ClusterError("mkdtemp failed: errno \(errno)") }
+        root = made
+        PostgresCluster.removeAbandoned(bin: bin, except: made)
+        do {
+            try start()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Stops and removes the clusters of test processes that ended without removing theirs
+    /// (killed, or crashed): each records its process id in `owner`.
+    private static func removeAbandoned(bin: String, except: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/tmp") else { return }
+        for name in names where name.hasPrefix("notes-pg.") {
+            let dir = "/tmp/" + name
+            guard dir != except,
+                let text = FileManager.default.contents(atPath: dir + "/owner").map({
+                    String(decoding: $0, as: UTF8.self)
+                }),
+                let pid = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int32($0) }),
+                kill(pid, 0) == -1, errno == ESRCH
+            else { continue }
+            if access(dir + "/data/postmaster.pid", F_OK) == 0 {
+                try? run(
+                    [bin + "/pg_ctl", "-D", dir + "/data", "-m", "immediate", "-s", "-w", "stop"], log: "/dev/null")
+            }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+
+    private func start() throws {
+        guard FileManager.default.createFile(atPath: root + "/owner", contents: Data("\(getpid())\n".utf8)) else {
+            throw ClusterError("cannot write \(root)/owner")
+        }
+        let passfile = "*:*:*:\(PostgresCluster.passwordRole):\(PostgresCluster.passwordOfRole)\n"
+        guard FileManager.default.createFile(atPath: passwordFile, contents: Data(passfile.utf8)),
+            chmod(passwordFile, 0o600) == 0
+        else { throw ClusterError("cannot write \(passwordFile)") }
+        guard mkdir(socketDirectory, 0o700) == 0 else { throw ClusterError("mkdir \(socketDirectory): errno \(errno)") }
+        if geteuid() == 0 {
+            guard let pw = getpwnam(PostgresCluster.serverUser) else {
+                throw ClusterError(
+                    "running as root, and there is no \(PostgresCluster.serverUser) user to run the server")
+            }
+            for path in [root, socketDirectory] {
+                guard chown(path, pw.pointee.pw_uid, pw.pointee.pw_gid) == 0 else {
+                    throw ClusterError("chown \(path): errno \(errno)")
+                }
+            }
+        }
+        try run(
+            bin + "/initdb", "-D", dataDirectory, "-U", PostgresCluster.serverUser, "-E", "UTF8", "--locale=C",
+            "--auth-local=trust", "--auth-host=reject", "--no-sync")
+        // The password role must use its password; everyone else is trusted on the socket.
+        let hba = dataDirectory + "/pg_hba.conf"
+        guard let old = FileManager.default.contents(atPath: hba) else { throw ClusterError("cannot read \(hba)") }
+        let line = "local all \(PostgresCluster.passwordRole) scram-sha-256\n"
+        guard FileManager.default.createFile(atPath: hba, contents: Data(line.utf8) + old) else {
+            throw ClusterError("cannot write \(hba)")
+        }
+        try run(
+            bin + "/pg_ctl", "-D", dataDirectory, "-l", root + "/server.log", "-w", "-t", "60", "-s", "-o",
+            "-k \(socketDirectory) -c listen_addresses='' -p \(PostgresCluster.port) -c fsync=off "
+                + "-c synchronous_commit=off -c full_page_writes=off", "start")
+        let admin = try PostgresConnection(address("postgres"))
+        try admin.execute("CREATE DATABASE notes")
+        try admin.execute(
+            "CREATE ROLE \(PostgresCluster.passwordRole) LOGIN PASSWORD '\(PostgresCluster.passwordOfRole)'")
+        try PostgresEventLog(connecting: address()).initialize()
+    }
+
+    /// A new empty database, for a test that changes the schema.
+    func makeDatabase() throws -> String {
+        let name = "t\(databases.withLock { n -> Int in n += 1; return n })"
+        try PostgresConnection(address("postgres")).execute("CREATE DATABASE \(name)")
+        return name
+    }
+
+    /// Stops the server (immediately: the data is thrown away) and removes the directory.
+    func stop() {
+        if access(dataDirectory + "/postmaster.pid", F_OK) == 0 {
+            try? run(bin + "/pg_ctl", "-D", dataDirectory, "-m", "immediate", "-s", "-w", "stop")
+        }
+        remove()
+    }
+
+    private func remove() { try? FileManager.default.removeItem(atPath: root) }
+
+    /// Runs a PostgreSQL program as the server's user, its output to the cluster's setup log.
+    private func run(_ arguments: String...) throws {
+        do {
+            try PostgresCluster.run(arguments, log: root + "/setup.log")
+        } catch {
+            let server = FileManager.default.contents(atPath: root + "/server.log").map {
+                "\nserver log:\n" + String(decoding: $0, as: UTF8.self)
+            }
+            throw ClusterError("\(error)\(server ?? "")")
+        }
+    }
+
+    /// Runs a PostgreSQL program as the server's user (through `runuser` when we are root), its
+    /// output and errors appended to `log`; the log is in the error when the program fails.
+    private static func run(_ arguments: [String], log: String) throws {
+        // Through sh, so the program's warnings go to the log with its output, not to the test's,
+        // and it runs from a directory the server's user may enter (ours may be private).
+        let quiet = ["/bin/sh", "-c", "cd / && exec \"$0\" \"$@\" 2>&1"] + arguments
+        let command = geteuid() == 0 ? ["runuser", "-u", PostgresCluster.serverUser, "--"] + quiet : quiet
+        let fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        defer { if fd >= 0 { close(fd) } }
+        let status: Int32
+        do {
+            status = try ChildProcess.run(command, standardOutput: fd >= 0 ? fd : nil)
+        } catch {
+            throw ClusterError("cannot start \(command[0]): errno \(error.code)")
+        }
+        guard status == 0 else {
+            let output = FileManager.default.contents(atPath: log).map { String(decoding: $0, as: UTF8.self) }
+            throw ClusterError("\(arguments[0]) exited with \(status)\n\(output ?? "")")
+        }
+    }
+
+    /// The cluster of the running suite.
+    @TaskLocal static var current: PostgresCluster?
+}
+
+struct ClusterError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Starts one cluster around a whole suite and removes it afterwards, passed or failed; tests
+/// read it as ``PostgresCluster/current``.
+struct PostgresClusterTrait: SuiteTrait, TestScoping {
+    var isRecursive: Bool { false }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try await PostgresCluster.$current.withValue(cluster) { try await function() }
+    }
+}
+
+extension Trait where Self == PostgresClusterTrait {
+    /// Runs the suite against a throwaway PostgreSQL cluster.
+    static var postgresCluster: Self { PostgresClusterTrait() }
+}
