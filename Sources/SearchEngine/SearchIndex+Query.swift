@@ -185,74 +185,76 @@ extension SearchIndex {
         var clearedUpTo: UInt32 = 0
         var haveCleared = false
         var target: UInt32 = 0
-        while true {
-            if top.isFull && !(haveCleared && target <= clearedUpTo) {
-                // Skip whole runs of blocks whose summed best scores cannot beat the k-th best.
-                var exhausted = false
-                while true {
-                    var bound = 0.0
-                    var minLast = TermIterator.end
-                    for it in positive {
-                        guard let b = try it.bound(at: target) else {
+        try txn.withCursor(db.docs) { dc in
+            while true {
+                if top.isFull && !(haveCleared && target <= clearedUpTo) {
+                    // Skip whole runs of blocks whose summed best scores cannot beat the k-th best.
+                    var exhausted = false
+                    while true {
+                        var bound = 0.0
+                        var minLast = TermIterator.end
+                        for it in positive {
+                            guard let b = try it.bound(at: target) else {
+                                exhausted = true
+                                break
+                            }
+                            bound += b.score
+                            minLast = min(minLast, b.lastDoc)
+                        }
+                        if exhausted { break }
+                        // A little slack keeps floating-point summation order from ever pruning a tie.
+                        if bound * (1 + 1e-9) >= top.threshold {
+                            clearedUpTo = minLast
+                            haveCleared = true
+                            break
+                        }
+                        if minLast >= TermIterator.end - 1 {
                             exhausted = true
                             break
                         }
-                        bound += b.score
-                        minLast = min(minLast, b.lastDoc)
+                        target = minLast + 1
                     }
                     if exhausted { break }
-                    // A little slack keeps floating-point summation order from ever pruning a tie.
-                    if bound * (1 + 1e-9) >= top.threshold {
-                        clearedUpTo = minLast
-                        haveCleared = true
-                        break
-                    }
-                    if minLast >= TermIterator.end - 1 {
-                        exhausted = true
-                        break
-                    }
-                    target = minLast + 1
                 }
-                if exhausted { break }
-            }
-            let d = try lead.advance(to: target)
-            if d == TermIterator.end { break }
-            if top.isFull && d > clearedUpTo {
-                target = d
-                haveCleared = false
-                continue
-            }
-            var next = d
-            for it in others {
-                let x = try it.advance(to: d)
-                if x != d {
-                    next = x
+                let d = try lead.advance(to: target)
+                if d == TermIterator.end { break }
+                if top.isFull && d > clearedUpTo {
+                    target = d
+                    haveCleared = false
+                    continue
+                }
+                var next = d
+                for it in others {
+                    let x = try it.advance(to: d)
+                    if x != d {
+                        next = x
+                        break
+                    }
+                }
+                if next == TermIterator.end { break }
+                if next != d {
+                    target = next
+                    continue
+                }
+                var skip = false
+                for ex in excluded where try ex.advance(to: d) == d {
+                    skip = true
                     break
                 }
-            }
-            if next == TermIterator.end { break }
-            if next != d {
-                target = next
-                continue
-            }
-            var skip = false
-            for ex in excluded where try ex.advance(to: d) == d {
-                skip = true
-                break
-            }
-            if !skip {
-                var score = 0.0
-                for it in positive { score += it.score() }
-                if top.admits(score), let (chunk, o) = try records.locate(d, in: txn, db) {
-                    if DocRecord.accepts(chunk, at: o, filter) {
-                        top.offer(
-                            RankedNote(
-                                score: score, updatedAt: DocRecord.updatedAt(chunk, at: o),
-                                id: DocRecord.id(chunk, at: o)))
+                if !skip {
+                    var score = 0.0
+                    for it in positive { score += it.score() }
+                    if top.admits(score), let (chunk, o) = try records.locate(d, through: dc) {
+                        if DocRecord.accepts(chunk, at: o, filter) {
+                            top.offer(
+                                RankedNote(
+                                    score: score, updatedAt: DocRecord.updatedAt(chunk, at: o),
+                                    id: DocRecord.id(chunk, at: o)))
+                        }
                     }
                 }
+                target = d + 1
             }
-            target = d + 1
         }
         return top.results()
     }
@@ -264,17 +266,18 @@ struct BlockRef {
     let bytes: UnsafeRawBufferPointer
 }
 
-/// Reads note records, keeping the last 128-record chunk at hand (docs arrive in order).
+/// Reads note records, keeping the last 128-record chunk at hand (docs arrive in order), through
+/// one cursor: LMDB finds a key on the cursor's current page without walking down from the root.
 struct RecordReader {
     private var chunkNumber = UInt32.max
     private var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
 
-    mutating func locate(_ doc: UInt32, in txn: borrowing Transaction, _ db: SearchDatabases) throws -> (
-        UnsafeRawBufferPointer, Int
-    )? {
+    mutating func locate(_ doc: UInt32, through cursor: borrowing Cursor) throws -> (UnsafeRawBufferPointer, Int)? {
         let n = doc / UInt32(DocRecord.perChunk)
         if n != chunkNumber {
-            guard let c = try bigEndian(n).withUnsafeBytes({ k in try txn.get(db.docs, k) }) else { return nil }
+            guard let c = try bigEndian(n).withUnsafeBytes({ k in try cursor.seekExact(k) })?.value else {
+                return nil
+            }
             guard c.count == DocRecord.size * DocRecord.perChunk else {
                 throw SearchIndexError.damaged("a note record chunk has \(c.count) bytes")
             }
