@@ -62,7 +62,11 @@ public struct JudgedCollection: Sendable, Equatable {
         func text(_ name: String) throws -> String {
             String(decoding: try readFile(directory + "/" + name, upTo: Int.max - 1), as: UTF8.self)
         }
-        guard let qrels = judgmentFiles.first(where: { access(directory + "/" + $0, R_OK) == 0 }) else {
+        func isFile(_ path: String) -> Bool {
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        }
+        guard let qrels = judgmentFiles.first(where: { isFile(directory + "/" + $0) }) else {
             throw Failure("\(directory): no judgments (looked for \(judgmentFiles.joined(separator: ", ")))")
         }
         return try parse(
@@ -87,8 +91,10 @@ public struct JudgedCollection: Sendable, Equatable {
             parsedQueries.append(Query(id: try id(of: object, at: place), text: object["text"]?.stringValue ?? ""))
         }
         var graded: [String: [String: Int]] = [:]
-        for (n, line) in judgments.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let columns = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        for (n, line) in judgments.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }
+        ).enumerated() {
+            let columns = line.split(whereSeparator: \.isWhitespace)
             if columns.isEmpty { continue }
             let query: Substring
             let document: Substring
@@ -113,7 +119,8 @@ public struct JudgedCollection: Sendable, Equatable {
     private static func forEachObject(
         in text: String, name: String, _ body: ([(key: String, value: JSONValue)], String) throws -> Void
     ) throws {
-        for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        for (n, line) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .enumerated()
         where !line.allSatisfy(\.isWhitespace) {
             let place = "\(name):\(n + 1)"
             let value: JSONValue
