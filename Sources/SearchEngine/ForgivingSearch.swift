@@ -107,6 +107,9 @@ public enum ForgivingSearch {
             }
         }
         var widened = query
+        // The some-words step widens only the words in no note: a word found as written ranks
+        // by itself (its near spellings, each scored as a word of its own, would outweigh it).
+        var widenedUnknown = query
         for word in words.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             guard var found = near[word], !found.isEmpty else { continue }
             found.sort { a, b in
@@ -120,13 +123,45 @@ public enum ForgivingSearch {
                     word: String(decoding: word, as: UTF8.self),
                     replacements: chosen.map { String(decoding: $0, as: UTF8.self) }, unknown: !known.contains(word)))
             widened = SearchQuery(root: Self.replacing(word, by: chosen, in: widened.root))
+            if !known.contains(word) {
+                widenedUnknown = SearchQuery(root: Self.replacing(word, by: chosen, in: widenedUnknown.root))
+            }
         }
         if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
-        // 2. Any of the words, for a query of plain words.
-        if outcome.hits.count < limit, query.isPlainWords, case .all(let parts, _) = widened.root, parts.count > 1 {
-            try add(SearchQuery(root: .any(parts)), as: .someWords)
+        // 2. Any of the words, for a query of words side by side (no OR).
+        if outcome.hits.count < limit, let (parts, excluded) = Self.conjunction(query.root, widenedUnknown.root),
+            parts.count > 1
+        {
+            try add(
+                SearchQuery(root: excluded.isEmpty ? .any(parts) : .all([.any(parts)], excluded: excluded)),
+                as: .someWords)
         }
         return outcome
+    }
+
+    /// The words (phrases, prefixes) and the exclusions of a query of words side by side, in
+    /// groups or not (`a (b c) -d` is `a b c -d`), a word the tokenizer split (`wind-tunnel`)
+    /// as its words: from `widened`, the same query with near spellings as alternatives of its
+    /// words, whose shape `original` gives. Nil for a query with OR, whose alternatives the
+    /// reader chose.
+    static func conjunction(_ original: SearchQuery.Node, _ widened: SearchQuery.Node) -> (
+        parts: [SearchQuery.Node], excluded: [SearchQuery.Node]
+    )? {
+        switch (original, widened) {
+        case (.clause(let c), _) where c.compound:
+            // `wind-tunnel`: its words, each on its own.
+            return (c.terms.map { .clause(SearchQuery.Clause(kind: .term, terms: [$0], field: c.field)) }, [])
+        case (.clause, _): return ([widened], [])
+        case (.all(let parts, let excluded), .all(let wideParts, _)):
+            var out: (parts: [SearchQuery.Node], excluded: [SearchQuery.Node]) = ([], excluded)
+            for (part, wide) in zip(parts, wideParts) {
+                guard let inner = conjunction(part, wide) else { return nil }
+                out.parts += inner.parts
+                out.excluded += inner.excluded
+            }
+            return out
+        default: return nil
+        }
     }
 
     /// The most edits a word of `n` characters may take: 0 under 4, 1 under 8, else 2.
