@@ -2,6 +2,10 @@
 """Converts the raw Cranfield collection to the BEIR layout `notes-bench search --collection` reads.
 
     scripts/cranfield-to-beir.py RAW_DIR OUT_DIR
+    scripts/cranfield-to-beir.py --cisi RAW_DIR OUT_DIR
+
+(`--cisi`: the CISI collection of the same era and format, CISI.ALL, CISI.QRY and CISI.REL,
+whose query ids match its judgments and whose judgments are binary: every pair gets gain 1.)
 
 RAW_DIR holds the three classic files: cran.all.1400 (documents: .I id, .T title, .A authors,
 .B reference, .W text), cran.qry (queries: .I id, .W text) and cranqrel (query, document, code).
@@ -23,15 +27,15 @@ def records(path):
     """Yields (id, {field letter: text}) for each `.I` record of a Cranfield file."""
     current = None
     field = None
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="latin-1") as f:
         for line in f:
-            line = line.rstrip("\n")
+            line = line.rstrip("\r\n")
             if line.startswith(".I "):
                 if current is not None:
                     yield current
                 current = (line[3:].strip(), {})
                 field = None
-            elif len(line) == 2 and line[0] == "." and line[1] in "TABW":
+            elif len(line.strip()) == 2 and line[0] == "." and line[1] in "TABWX":
                 field = line[1]
                 current[1].setdefault(field, [])
             elif current is not None and field is not None:
@@ -45,22 +49,27 @@ def text(fields, letter):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: cranfield-to-beir.py RAW_DIR OUT_DIR")
-    raw, out = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    cisi = args[:1] == ["--cisi"]
+    if cisi:
+        args = args[1:]
+    if len(args) != 2:
+        sys.exit("usage: cranfield-to-beir.py [--cisi] RAW_DIR OUT_DIR")
+    raw, out = args
+    names = ("CISI.ALL", "CISI.QRY", "CISI.REL") if cisi else ("cran.all.1400", "cran.qry", "cranqrel")
     os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
     documents = 0
     with open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as f:
-        for doc_id, fields in records(os.path.join(raw, "cran.all.1400")):
+        for doc_id, fields in records(os.path.join(raw, names[0])):
             f.write(json.dumps({"_id": doc_id, "title": text(fields, "T"), "text": text(fields, "W")}) + "\n")
             documents += 1
     queries = 0
     with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
-        for n, (_, fields) in enumerate(records(os.path.join(raw, "cran.qry")), start=1):
-            f.write(json.dumps({"_id": str(n), "text": text(fields, "W")}) + "\n")
+        for n, (query_id, fields) in enumerate(records(os.path.join(raw, names[1])), start=1):
+            f.write(json.dumps({"_id": query_id if cisi else str(n), "text": text(fields, "W")}) + "\n")
             queries += 1
     judgments = 0
-    with open(os.path.join(raw, "cranqrel"), encoding="utf-8") as f, open(
+    with open(os.path.join(raw, names[2]), encoding="utf-8") as f, open(
         os.path.join(out, "qrels", "test.tsv"), "w", encoding="utf-8"
     ) as g:
         g.write("query-id\tcorpus-id\tscore\n")
@@ -68,10 +77,13 @@ def main():
             cols = line.split()
             if not cols:
                 continue
-            if len(cols) != 3:
-                sys.exit(f"cranqrel: expected 3 columns, got {line!r}")
-            query, document, code = cols[0], cols[1], int(cols[2])
-            gain = 5 - code if 1 <= code <= 4 else 0
+            if cisi:
+                query, document, gain = cols[0], cols[1], 1
+            else:
+                if len(cols) != 3:
+                    sys.exit(f"cranqrel: expected 3 columns, got {line!r}")
+                query, document, code = cols[0], cols[1], int(cols[2])
+                gain = 5 - code if 1 <= code <= 4 else 0
             g.write(f"{query}\t{document}\t{gain}\n")
             judgments += 1
     print(f"{documents} documents, {queries} queries, {judgments} judgments -> {out}")
