@@ -490,6 +490,7 @@ struct SearchIndexTests {
             Self.note(3, "Boring", "a tunnel under the river", updatedAt: 3),
             Self.note(4, "Modes", "vibration modes of a beam", updatedAt: 4),
             Self.note(5, "Model", "a model of a beam", updatedAt: 5),
+            Self.note(6, "Привет", "привет из тоннеля", updatedAt: 6),
         ]
         try f.bulkLoad(notes, f.a)
         let oracle = InMemorySearchIndex(notes: notes, language: .none)
@@ -518,6 +519,10 @@ struct SearchIndexTests {
         #expect(known.hits.map(\.hit.id) == [Self.id(5)])
         #expect(known.corrections.map(\.word) == ["model"])
         #expect(try run("modle zzz").hits.map(\.hit.id) == [Self.id(5)])
+        // Lengths are counted in scalars, not bytes: a swap in a Cyrillic word is one edit, and a
+        // word one letter longer is within the budget (2 bytes more).
+        #expect(try run("привте").hits.map(\.hit.id) == [Self.id(6)])
+        #expect(try run("тоннелья").corrections.first?.replacements == ["тоннеля"])
     }
 
     @Test("distance counts a swap of neighbours as one edit and stops past its limit")
