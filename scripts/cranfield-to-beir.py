@@ -3,9 +3,12 @@
 
     scripts/cranfield-to-beir.py RAW_DIR OUT_DIR
     scripts/cranfield-to-beir.py --cisi RAW_DIR OUT_DIR
+    scripts/cranfield-to-beir.py --cacm RAW_DIR OUT_DIR
 
-(`--cisi`: the CISI collection of the same era and format, CISI.ALL, CISI.QRY and CISI.REL,
-whose query ids match its judgments and whose judgments are binary: every pair gets gain 1.)
+(`--cisi` and `--cacm`: the CISI and CACM collections of the same era and format, CISI.ALL,
+CISI.QRY and CISI.REL, or cacm.all, query.text and qrels.text, whose query ids match their
+judgments (CACM's written with leading zeros there) and whose judgments are binary: every pair
+gets gain 1. A document is its .T title and .W text; the other fields are left out.)
 
 RAW_DIR holds the three classic files: cran.all.1400 (documents: .I id, .T title, .A authors,
 .B reference, .W text), cran.qry (queries: .I id, .W text) and cranqrel (query, document, code).
@@ -35,7 +38,7 @@ def records(path):
                     yield current
                 current = (line[3:].strip(), {})
                 field = None
-            elif len(line.strip()) == 2 and line[0] == "." and line[1] in "TABWX":
+            elif len(line.strip()) == 2 and line[0] == "." and line[1].isupper():
                 field = line[1]
                 current[1].setdefault(field, [])
             elif current is not None and field is not None:
@@ -50,13 +53,17 @@ def text(fields, letter):
 
 def main():
     args = sys.argv[1:]
-    cisi = args[:1] == ["--cisi"]
-    if cisi:
+    kind = args[0][2:] if args[:1] in (["--cisi"], ["--cacm"]) else "cranfield"
+    if kind != "cranfield":
         args = args[1:]
     if len(args) != 2:
-        sys.exit("usage: cranfield-to-beir.py [--cisi] RAW_DIR OUT_DIR")
+        sys.exit("usage: cranfield-to-beir.py [--cisi | --cacm] RAW_DIR OUT_DIR")
     raw, out = args
-    names = ("CISI.ALL", "CISI.QRY", "CISI.REL") if cisi else ("cran.all.1400", "cran.qry", "cranqrel")
+    names = {
+        "cranfield": ("cran.all.1400", "cran.qry", "cranqrel"),
+        "cisi": ("CISI.ALL", "CISI.QRY", "CISI.REL"),
+        "cacm": ("cacm.all", "query.text", "qrels.text"),
+    }[kind]
     os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
     documents = 0
     with open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as f:
@@ -66,7 +73,10 @@ def main():
     queries = 0
     with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
         for n, (query_id, fields) in enumerate(records(os.path.join(raw, names[1])), start=1):
-            f.write(json.dumps({"_id": query_id if cisi else str(n), "text": text(fields, "W")}) + "\n")
+            if not text(fields, "W"):
+                continue  # an empty record (one copy of CACM ends with `.I 0`)
+            number = str(int(query_id)) if kind != "cranfield" else str(n)
+            f.write(json.dumps({"_id": number, "text": text(fields, "W")}) + "\n")
             queries += 1
     judgments = 0
     with open(os.path.join(raw, names[2]), encoding="utf-8") as f, open(
@@ -77,8 +87,8 @@ def main():
             cols = line.split()
             if not cols:
                 continue
-            if cisi:
-                query, document, gain = cols[0], cols[1], 1
+            if kind != "cranfield":
+                query, document, gain = str(int(cols[0])), str(int(cols[1])), 1
             else:
                 if len(cols) != 3:
                     sys.exit(f"cranqrel: expected 3 columns, got {line!r}")
