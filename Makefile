@@ -7,6 +7,7 @@ NAMES ?=
 
 .PHONY: bench test
 bench:
+	scripts/bench-deps.sh || echo "bench-deps: Tantivy not installed; the search benchmark will skip it" >&2
 	swift build -c release --product notes
 	swift build -c release --product notes-bench
 	swift run -c release --skip-build notes-bench $(NAMES) --scale $(SCALE) --json Benchmarks/results/latest.json

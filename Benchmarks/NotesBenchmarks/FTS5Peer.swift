@@ -33,8 +33,11 @@ final class FTS5Peer {
     private var lastError: String { String(cString: sqlite3_errmsg(db)) }
 
     /// Creates the table and inserts `bodies` with rowids 0, 1, 2, ... in one transaction.
-    func build(_ bodies: [String]) throws {
-        try exec("CREATE VIRTUAL TABLE t USING fts5(body); BEGIN;")
+    /// `tokenizer` is FTS5's `tokenize` option (nil: its default, `unicode61`; `porter unicode61`
+    /// adds the Porter stemmer).
+    func build(_ bodies: [String], tokenizer: String? = nil) throws {
+        let options = tokenizer.map { ", tokenize='\($0)'" } ?? ""
+        try exec("CREATE VIRTUAL TABLE t USING fts5(body\(options)); BEGIN;")
         var insert: OpaquePointer?
         guard sqlite3_prepare_v2(db, "INSERT INTO t(rowid, body) VALUES (?, ?)", -1, &insert, nil) == SQLITE_OK else {
             throw Failure(description: "sqlite prepare: \(lastError)")
@@ -93,5 +96,14 @@ final class FTS5Peer {
             if excluded { negative.append(quoted) } else { positive.append(quoted) }
         }
         return ([positive.joined(separator: " ")] + negative).joined(separator: " NOT ")
+    }
+
+    /// A question as typed, as FTS5 would be asked it by an application that ranks notes by
+    /// any of its words: each run of letters and digits quoted, joined by `OR` (nil when it has
+    /// none).
+    static func anyWord(_ q: String) -> String? {
+        let words = q.split(whereSeparator: { !($0.isLetter || $0.isNumber) })
+        guard !words.isEmpty else { return nil }
+        return words.map { "\"" + $0 + "\"" }.joined(separator: " OR ")
     }
 }

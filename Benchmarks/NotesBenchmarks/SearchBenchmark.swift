@@ -18,7 +18,10 @@ import SwiftEvolutionHistory
 /// generated from `--seed`. A notes file has one note a line: 32 hex digits of id, a tab, the text.
 /// Without `--queries`, three sets are drawn from the data: 1,000 single-term and 1,000 two-term
 /// queries (terms outside the 100 commonest, drawn by frequency) and the 10 commonest words
-/// (each 100 times). A queries file has one query a line and forms one set.
+/// (each 100 times). A queries file has one query a line and forms one set. Tantivy runs beside
+/// FTS5 on the same notes and queries (see ``TantivyPeer``), skipped with the reason printed when
+/// it cannot be installed. `--collection DIR` measures relevance instead (see
+/// ``runRelevanceBenchmark(collectionPath:options:)``).
 func runSearchBenchmark(arguments: [String]) throws {
     var options: [String: String] = [:]
     var i = 0
@@ -26,10 +29,15 @@ func runSearchBenchmark(arguments: [String]) throws {
         let a = arguments[i]
         guard a.hasPrefix("--"), i + 1 < arguments.count else {
             throw BenchmarkFailure(
-                "search: unexpected argument \(a); use --notes, --queries, --count, --seed, --limit, --dir")
+                "search: unexpected argument \(a); use --notes, --queries, --count, --seed, --limit, --dir, "
+                    + "--collection, --peer no")
         }
         options[String(a.dropFirst(2))] = arguments[i + 1]
         i += 2
+    }
+    if let collection = options["collection"] {
+        try runRelevanceBenchmark(collectionPath: collection, options: options)
+        return
     }
     let count = Int(options["count"] ?? "") ?? 100_000
     let seed = UInt64(options["seed"] ?? "") ?? 4
@@ -76,10 +84,6 @@ func runSearchBenchmark(arguments: [String]) throws {
     let peerCPU = cpuTime()
     let peerBuild = withPeer ? try measure { try peer.build(bodies) } : .nan
     let peerBuildCPU = cpuTime() - peerCPU
-    print(
-        "build: ours \(format(ourBuild, 2)) s (CPU \(format(ourBuildCPU, 2)) s, \(format(Double(env.usedBytes) / 1e6, 1)) MB), "
-            + "FTS5 \(format(peerBuild, 2)) s (CPU \(format(peerBuildCPU, 2)) s)")
-
     // Queries.
     var sets: [(name: String, queries: [String])] = []
     if let file = options["queries"] {
@@ -88,14 +92,25 @@ func runSearchBenchmark(arguments: [String]) throws {
     } else {
         sets = querySets(notes, seed: seed)
     }
+    // Tantivy: words as written (its `default` tokenizer, no stems, like both indexes here).
+    let tantivy: TantivyPeer.Outcome =
+        withPeer
+        ? TantivyPeer.run(
+            texts: bodies, tokenizer: "default", limit: limit,
+            sets: sets.map { TantivyPeer.QuerySet(name: $0.name, mode: "and", queries: $0.queries) }, dir: dir)
+        : .skipped("--peer no")
+    print(
+        "build: ours \(format(ourBuild, 2)) s (CPU \(format(ourBuildCPU, 2)) s, \(format(Double(env.usedBytes) / 1e6, 1)) MB), "
+            + "FTS5 \(format(peerBuild, 2)) s (CPU \(format(peerBuildCPU, 2)) s)" + tantivyBuild(tantivy))
+
     var ordinalOf: [Identifier: Int64] = [:]
     for (n, note) in notes.enumerated() { ordinalOf[note.id] = Int64(n) }
 
     print("")
     print(
-        "| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+        "| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap "
+            + "| Tantivy q/s | Tantivy p50 | Tantivy p99 | speed-up | top-\(limit) overlap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for set in sets {
         let parsed = set.queries.map { try? SearchQuery.parse($0) }
         // One warm-up pass of each side, then the timed pass.
@@ -130,18 +145,37 @@ func runSearchBenchmark(arguments: [String]) throws {
                 if pass == 1 { theirs.append(rows) }
             }
         }
-        var overlap = 0.0
-        for (a, b) in zip(ours, theirs) {
-            let denominator = max(a.count, b.count)
-            overlap += denominator == 0 ? 1 : Double(Set(a).intersection(b).count) / Double(denominator)
+        func overlap(_ other: [[Int64]]) -> Double {
+            guard !other.isEmpty else { return .nan }
+            var sum = 0.0
+            for (a, b) in zip(ours, other) {
+                let denominator = max(a.count, b.count)
+                sum += denominator == 0 ? 1 : Double(Set(a).intersection(b).count) / Double(denominator)
+            }
+            return sum / Double(max(1, ours.count))
         }
-        overlap /= Double(max(1, ours.count))
         let ourRate = Double(ourTimes.count) / ourTimes.reduce(0, +)
         let theirRate = Double(theirTimes.count) / theirTimes.reduce(0, +)
-        print(
+        var line =
             "| \(set.name) | \(set.queries.count) | \(format(ourRate, 0)) | \(ms(percentile(ourTimes, 0.5))) | "
-                + "\(ms(percentile(ourTimes, 0.99))) | \(format(theirRate, 0)) | \(ms(percentile(theirTimes, 0.5))) | "
-                + "\(ms(percentile(theirTimes, 0.99))) | \(format(ourRate / theirRate, 1))x | \(format(overlap, 3)) |")
+            + "\(ms(percentile(ourTimes, 0.99))) | \(format(theirRate, 0)) | \(ms(percentile(theirTimes, 0.5))) | "
+            + "\(ms(percentile(theirTimes, 0.99))) | \(format(ourRate / theirRate, 1))x | \(format(overlap(theirs), 3)) |"
+        if case .ran(let run) = tantivy, let times = run.times[set.name], let hits = run.hits[set.name] {
+            let rate = Double(times.count) / times.reduce(0, +)
+            line +=
+                " \(format(rate, 0)) | \(ms(percentile(times, 0.5))) | \(ms(percentile(times, 0.99))) | "
+                + "\(format(ourRate / rate, 1))x | \(format(overlap(hits), 3)) |"
+        } else {
+            line += " - | - | - | - | - |"
+        }
+        print(line)
+    }
+    switch tantivy {
+    case .ran(let run):
+        print(
+            "Tantivy \(run.version) (Python binding; `default` tokenizer; every word required): each query timed inside "
+                + "Python around searcher.search alone, so the child process and the Python loop are not counted.")
+    case .skipped(let reason): print("Tantivy skipped: \(reason)")
     }
     removeTree(lmdbDir)
     unlink(sqlitePath)
@@ -208,7 +242,7 @@ private func querySets(_ notes: [Note], seed: UInt64) -> [(name: String, queries
     return [("single-term", single), ("two-term AND", double), ("10 commonest words", commonest)]
 }
 
-private func readFile(_ path: String) throws -> String {
+func readFile(_ path: String) throws -> String {
     guard let f = fopen(path, "rb") else { throw BenchmarkFailure("cannot open \(path)") }
     defer { fclose(f) }
     var bytes: [UInt8] = []
@@ -221,34 +255,34 @@ private func readFile(_ path: String) throws -> String {
     return String(decoding: bytes, as: UTF8.self)
 }
 
-private func removeTree(_ dir: String) {
+func removeTree(_ dir: String) {
     unlink(dir + "/data.mdb")
     unlink(dir + "/lock.mdb")
     rmdir(dir)
 }
 
 /// CPU seconds of this thread: on a shared machine, the fairer build figure.
-private func cpuTime() -> Double {
+func cpuTime() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-private func measure(_ body: () throws -> Void) throws -> Double {
+func measure(_ body: () throws -> Void) throws -> Double {
     let start = monotonicSeconds()
     try body()
     return monotonicSeconds() - start
 }
 
-private func percentile(_ values: [Double], _ p: Double) -> Double {
+func percentile(_ values: [Double], _ p: Double) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return 0 }
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
-private func ms(_ seconds: Double) -> String { format(seconds * 1000, 3) + " ms" }
+func ms(_ seconds: Double) -> String { format(seconds * 1000, 3) + " ms" }
 
-private func format(_ v: Double, _ decimals: Int) -> String {
+func format(_ v: Double, _ decimals: Int) -> String {
     guard v.isFinite else { return "-" }
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }

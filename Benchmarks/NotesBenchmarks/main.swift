@@ -31,6 +31,7 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
 let usage = """
     usage: notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE] [--events FILE | --corpus PATH]
            notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
+           notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR]
     names: \(allBenchmarks.map(\.name).joined(separator: " "))
     """
 
@@ -60,7 +61,9 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
 
     // `notes-bench search --notes FILE --queries FILE ...`: the search comparison alone, on the
     // caller's data (see runSearchBenchmark for its options).
-    let searchOptions: Set<String> = ["--notes", "--queries", "--count", "--seed", "--limit", "--dir"]
+    let searchOptions: Set<String> = [
+        "--notes", "--queries", "--count", "--seed", "--limit", "--dir", "--collection", "--language", "--peer",
+    ]
     if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "search",
         CommandLine.arguments.dropFirst(2).contains(where: searchOptions.contains)
     {

@@ -60,12 +60,12 @@ public enum ForgivingSearch {
     static let maxReplacements = 8
 
     /// Runs `query` through `search` (top-`n` of a query) and widens it when it finds fewer
-    /// than `limit` notes, unless `exact`. `vocabulary` visits every indexed word (folded UTF-8)
-    /// with the number of notes holding it.
+    /// than `limit` notes, unless `exact`. `vocabulary` visits every indexed word (folded UTF-8,
+    /// valid only during the call) with the number of notes holding it.
     public static func run(
         _ query: SearchQuery, limit: Int, exact: Bool,
         search: (SearchQuery, Int) throws -> [SearchHit],
-        vocabulary: (_ visit: ([UInt8], UInt64) -> Void) throws -> Void
+        vocabulary: (_ visit: (UnsafeBufferPointer<UInt8>, UInt64) -> Void) throws -> Void
     ) throws -> Outcome {
         var outcome = Outcome(hits: try search(query, limit).map { ($0, .exact) }, corrections: [])
         guard !exact, outcome.hits.count < limit else { return outcome }
@@ -89,24 +89,39 @@ public enum ForgivingSearch {
                 let scalars = Self.scalars(word)
                 return (bytes: word, scalars: scalars, budget: Self.editBudget(scalars.count))
             }
+            // Every indexed word is visited for each query: no allocation per word, and the
+            // distance only for words whose length in scalars is within the budget.
+            var candidate: [Unicode.Scalar] = []
+            var rows: [Int] = []
+            // Plain integers for the tests most words fail (no reference counting in the loop).
+            let byteCounts = targets.map(\.bytes.count)
+            let scalarCounts = targets.map(\.scalars.count)
+            let budgets = targets.map(\.budget)
             try vocabulary { term, df in
-                var candidate: [Unicode.Scalar]?
-                for t in targets {
-                    if term == t.bytes {
-                        known.insert(t.bytes)
+                var length = -1
+                for k in 0..<byteCounts.count {
+                    if term.count == byteCounts[k] && term.elementsEqual(targets[k].bytes) {
+                        known.insert(targets[k].bytes)
                         continue
                     }
-                    // A scalar is 1 to 4 bytes: lengths within the budget in scalars differ by
-                    // at most four times as many bytes.
-                    guard abs(term.count - t.bytes.count) <= t.budget * 4 else { continue }
-                    if candidate == nil { candidate = Self.scalars(term) }
-                    if let d = Self.distance(t.scalars, candidate!, atMost: t.budget) {
-                        near[t.bytes, default: []].append((term, d, df))
+                    if length < 0 {
+                        // Scalars in UTF-8: the bytes that do not continue one.
+                        length = 0
+                        for b in term where b & 0xC0 != 0x80 { length += 1 }
+                        candidate.removeAll(keepingCapacity: true)
+                    }
+                    guard abs(length - scalarCounts[k]) <= budgets[k] else { continue }
+                    if candidate.isEmpty { Self.decode(term, into: &candidate) }
+                    if let d = Self.distance(targets[k].scalars, candidate, atMost: budgets[k], rows: &rows) {
+                        near[targets[k].bytes, default: []].append((Array(term), d, df))
                     }
                 }
             }
         }
         var widened = query
+        // The some-words step widens only the words in no note: a word found as written ranks
+        // by itself (its near spellings, each scored as a word of its own, would outweigh it).
+        var widenedUnknown = query
         for word in words.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             guard var found = near[word], !found.isEmpty else { continue }
             found.sort { a, b in
@@ -120,13 +135,45 @@ public enum ForgivingSearch {
                     word: String(decoding: word, as: UTF8.self),
                     replacements: chosen.map { String(decoding: $0, as: UTF8.self) }, unknown: !known.contains(word)))
             widened = SearchQuery(root: Self.replacing(word, by: chosen, in: widened.root))
+            if !known.contains(word) {
+                widenedUnknown = SearchQuery(root: Self.replacing(word, by: chosen, in: widenedUnknown.root))
+            }
         }
         if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
-        // 2. Any of the words, for a query of plain words.
-        if outcome.hits.count < limit, query.isPlainWords, case .all(let parts, _) = widened.root, parts.count > 1 {
-            try add(SearchQuery(root: .any(parts)), as: .someWords)
+        // 2. Any of the words, for a query of words side by side (no OR).
+        if outcome.hits.count < limit, let (parts, excluded) = Self.conjunction(query.root, widenedUnknown.root),
+            parts.count > 1
+        {
+            try add(
+                SearchQuery(root: excluded.isEmpty ? .any(parts) : .all([.any(parts)], excluded: excluded)),
+                as: .someWords)
         }
         return outcome
+    }
+
+    /// The words (phrases, prefixes) and the exclusions of a query of words side by side, in
+    /// groups or not (`a (b c) -d` is `a b c -d`), a word the tokenizer split (`wind-tunnel`)
+    /// as its words: from `widened`, the same query with near spellings as alternatives of its
+    /// words, whose shape `original` gives. Nil for a query with OR, whose alternatives the
+    /// reader chose.
+    static func conjunction(_ original: SearchQuery.Node, _ widened: SearchQuery.Node) -> (
+        parts: [SearchQuery.Node], excluded: [SearchQuery.Node]
+    )? {
+        switch (original, widened) {
+        case (.clause(let c), _) where c.compound:
+            // `wind-tunnel`: its words, each on its own.
+            return (c.terms.map { .clause(SearchQuery.Clause(kind: .term, terms: [$0], field: c.field)) }, [])
+        case (.clause, _): return ([widened], [])
+        case (.all(let parts, let excluded), .all(let wideParts, _)):
+            var out: (parts: [SearchQuery.Node], excluded: [SearchQuery.Node]) = ([], excluded)
+            for (part, wide) in zip(parts, wideParts) {
+                guard let inner = conjunction(part, wide) else { return nil }
+                out.parts += inner.parts
+                out.excluded += inner.excluded
+            }
+            return out
+        default: return nil
+        }
     }
 
     /// The most edits a word of `n` characters may take: 0 under 4, 1 under 8, else 2.
@@ -151,31 +198,62 @@ public enum ForgivingSearch {
         }
     }
 
+    /// The scalars of valid UTF-8 `bytes` appended to `out` (as `String(decoding:as:)` reads
+    /// them: a malformed sequence is U+FFFD).
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [Unicode.Scalar]) {
+        var iterator = bytes.makeIterator()
+        var codec = UTF8()
+        while true {
+            switch codec.decode(&iterator) {
+            case .scalarValue(let s): out.append(s)
+            case .error: out.append("\u{FFFD}")
+            case .emptyInput: return
+            }
+        }
+    }
+
     /// The optimal string alignment distance of `a` and `b` (insertions, deletions,
     /// substitutions, and swaps of two neighbours, each one edit), or nil when it exceeds `limit`.
     static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], atMost limit: Int) -> Int? {
+        var rows: [Int] = []
+        return distance(a, b, atMost: limit, rows: &rows)
+    }
+
+    /// ``distance(_:_:atMost:)`` with `rows` as its scratch space (kept from call to call).
+    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], atMost limit: Int, rows: inout [Int]) -> Int? {
         let (n, m) = (a.count, b.count)
         guard abs(n - m) <= limit else { return nil }
         if n == 0 || m == 0 { return max(n, m) <= limit ? max(n, m) : nil }
-        // Three rows of the dynamic programme: the one before last (for swaps), last, current.
-        var before = [Int](repeating: 0, count: m + 1)
-        var last = Array(0...m)
-        var row = [Int](repeating: 0, count: m + 1)
-        for i in 1...n {
-            row[0] = i
-            var smallest = row[0]
-            for j in 1...m {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                var v = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + cost)
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] { v = min(v, before[j - 2] + 1) }
-                row[j] = v
-                smallest = min(smallest, v)
+        let width = m + 1
+        if rows.count < 3 * width { rows = [Int](repeating: 0, count: 3 * width) }
+        return a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                rows.withUnsafeMutableBufferPointer { rows in
+                    // Three rows of the dynamic programme, one after the other in `rows`: the one
+                    // before last (for swaps), last, current.
+                    var (before, last, row) = (0, width, 2 * width)
+                    for j in 0...m { rows[last + j] = j }
+                    for i in 1...n {
+                        rows[row] = i
+                        var smallest = i
+                        for j in 1...m {
+                            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                            var v = min(rows[last + j] + 1, rows[row + j - 1] + 1, rows[last + j - 1] + cost)
+                            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                                v = min(v, rows[before + j - 2] + 1)
+                            }
+                            rows[row + j] = v
+                            smallest = min(smallest, v)
+                        }
+                        if smallest > limit { return nil }
+                        (before, last, row) = (last, row, before)
+                    }
+                    return rows[last + m] <= limit ? rows[last + m] : nil
+                }
             }
-            if smallest > limit { return nil }
-            (before, last, row) = (last, row, before)
         }
-        return last[m] <= limit ? last[m] : nil
     }
+
 }
 
 extension SearchIndex {
@@ -195,7 +273,7 @@ extension SearchIndex {
                     while let e = entry {
                         var r = VarintReader(e.value, at: 0)
                         let df = UInt64(try r.next())
-                        if df > 0 { visit(Array(e.key), df) }
+                        if df > 0 { visit(e.key.assumingMemoryBound(to: UInt8.self), df) }
                         entry = try c.next()
                     }
                 }
@@ -216,7 +294,9 @@ extension InMemorySearchIndex {
                 stemmed, limit: limit, exact: exact,
                 search: { q, n in search(stemmed: q, filter: filter, limit: n) },
                 vocabulary: { visit in
-                    for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) { visit(term, df) }
+                    for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+                        term.withUnsafeBufferPointer { visit($0, df) }
+                    }
                 }
             ).naming(query, stemmed: stemmed)) ?? ForgivingSearch.Outcome(hits: [], corrections: [])
     }

@@ -42,12 +42,18 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
         public var field: Field
         /// The clause is under an exclusion: notes matching it are left out.
         public var excluded: Bool
+        /// A phrase the tokenizer made of one unquoted word (`e-mail`, `wind-tunnel`), not one
+        /// the query quoted: a ranking by some of the query's words counts its words one by one.
+        public var compound: Bool
 
-        public init(kind: Kind, terms: [[UInt8]], field: Field = .any, excluded: Bool = false) {
+        public init(
+            kind: Kind, terms: [[UInt8]], field: Field = .any, excluded: Bool = false, compound: Bool = false
+        ) {
             self.kind = kind
             self.terms = terms
             self.field = field
             self.excluded = excluded
+            self.compound = compound
         }
     }
 
@@ -308,7 +314,9 @@ private struct QueryParser {
         clauseCount += 1
         guard clauseCount <= SearchQuery.maxClauses else { throw SearchQueryError(.tooManyTerms, at: start) }
         let kind: SearchQuery.Kind = terms.count > 1 ? .phrase : (prefix && !quoted ? .prefix : .term)
-        return .clause(SearchQuery.Clause(kind: kind, terms: terms, field: field, excluded: excluded))
+        return .clause(
+            SearchQuery.Clause(
+                kind: kind, terms: terms, field: field, excluded: excluded, compound: kind == .phrase && !quoted))
     }
 
     static func lower(_ c: Unicode.Scalar) -> Unicode.Scalar {

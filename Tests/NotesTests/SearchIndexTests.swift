@@ -579,6 +579,52 @@ struct SearchIndexTests {
         #expect(try run("parcel", limit: 2).corrections.isEmpty)
     }
 
+    @Test(
+        "some of the words: groups and exclusions of a query without OR, split words, near spellings of unknown words only"
+    )
+    func someWords() throws {
+        let f = try Fixture()
+        let notes = [
+            Self.note(1, "Tunnel", "wind tunnel corrections for an aerofoil", updatedAt: 1),
+            Self.note(2, "Wind", "wind loads on a tower", updatedAt: 2),
+            Self.note(3, "Boring", "a tunnel under the river", updatedAt: 3),
+            Self.note(4, "Modes", "vibration modes of a beam", updatedAt: 4),
+            Self.note(5, "Model", "a model of a beam", updatedAt: 5),
+            Self.note(6, "Привет", "привет из тоннеля", updatedAt: 6),
+        ]
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        func run(_ q: String) throws -> ForgivingSearch.Outcome {
+            let query = try SearchQuery.parse(q)
+            let stored = try f.env.read { txn in
+                try SearchIndex.forgivingSearch(query, filter: SearchFilter(), limit: 10, exact: false, in: txn, f.a)
+            }
+            #expect(stored == oracle.forgivingSearch(query, filter: SearchFilter(), limit: 10, exact: false), "\(q)")
+            return stored
+        }
+        // `wind-tunnel` is a phrase when every word is required, its two words when some are.
+        let split = try run("wind-tunnel aerofoil drag")
+        #expect(split.hits.first?.hit.id == Self.id(1))
+        #expect(Set(split.hits.map(\.hit.id)) == [Self.id(1), Self.id(2), Self.id(3)])
+        #expect(split.hits.allSatisfy { $0.match == .someWords })
+        #expect(try run("\"wind tunnel\" drag").hits.map(\.hit.id) == [Self.id(1)])
+        // Parentheses around words side by side change nothing; an exclusion still excludes.
+        let grouped = try run("(beam model) -vibration zzz")
+        #expect(grouped.hits.map(\.hit.id) == [Self.id(5)])
+        #expect(grouped.hits.map(\.match) == [.someWords])
+        #expect(try run("(ham OR model) zzz").hits.isEmpty)
+        // A word found as written ranks by itself (`modes` is a near spelling of `model`, not
+        // one of its words); a word in no note by its near spellings.
+        let known = try run("model zzz")
+        #expect(known.hits.map(\.hit.id) == [Self.id(5)])
+        #expect(known.corrections.map(\.word) == ["model"])
+        #expect(try run("modle zzz").hits.map(\.hit.id) == [Self.id(5)])
+        // Lengths are counted in scalars, not bytes: a swap in a Cyrillic word is one edit, and a
+        // word one letter longer is within the budget (2 bytes more).
+        #expect(try run("привте").hits.map(\.hit.id) == [Self.id(6)])
+        #expect(try run("тоннелья").corrections.first?.replacements == ["тоннеля"])
+    }
+
     @Test("distance counts a swap of neighbours as one edit and stops past its limit")
     func editDistance() {
         func d(_ a: String, _ b: String, _ limit: Int = 3) -> Int? {

@@ -100,6 +100,10 @@ struct SearchTextTests {
         let q = try SearchQuery.parse("-\"a b\" c*")
         #expect(q.clauses.map(\.kind) == [.prefix, .phrase])
         #expect(q.clauses.map(\.excluded) == [false, true])
+        // A word the tokenizer splits is a phrase too, marked as one word, unlike a quoted one.
+        let compound = try SearchQuery.parse("wind-tunnel \"wind tunnel\" wind")
+        #expect(compound.clauses.map(\.kind) == [.phrase, .phrase, .term])
+        #expect(compound.clauses.map(\.compound) == [true, false, false])
     }
 
     @Test("bad queries say what is wrong")
