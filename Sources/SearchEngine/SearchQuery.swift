@@ -111,6 +111,47 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
         return SearchQuery(root: try parser.parseQuery())
     }
 
+    /// The query as written or, when its syntax is broken the way a pasted sentence's is (an
+    /// unclosed quote or parenthesis, an operator with nothing on one side, a stray `*`, `:` or
+    /// `-`), its words side by side, and the error that the text as written gives. Limits (too
+    /// long, too many words) and a text with no word to search for are still errors.
+    ///
+    /// ```swift
+    /// let (q, why) = try SearchQuery.parseLeniently("wing (flutter")  // q: wing flutter
+    /// ```
+    public static func parseLeniently(_ text: String) throws(SearchQueryError) -> (
+        query: SearchQuery, misread: SearchQueryError?
+    ) {
+        do {
+            return (try parse(text), nil)
+        } catch {
+            switch error.reason {
+            case .empty, .noSearchableWords, .tooManyTerms, .tooLong: throw error
+            case .onlyExclusions, .unterminatedQuote, .emptyPrefix, .emptyField, .unbalancedParenthesis,
+                .danglingOperator, .conflictingFields, .misplacedExclusion, .tooDeep:
+                break
+            }
+            guard let words = try? parse(wordsOnly(text)) else { throw error }
+            return (words, error)
+        }
+    }
+
+    /// The text with every character of the query syntax made a space, and the operator words
+    /// written in lower case (so they are searched as words).
+    static func wordsOnly(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        var atWordStart = true
+        for c in text.unicodeScalars {
+            let syntax =
+                c == "\"" || c == "(" || c == ")" || c == "|" || c == "*" || c == ":" || (atWordStart && c == "-")
+            out.append(syntax ? " " : c)
+            atWordStart = syntax || c.properties.isWhitespace
+        }
+        return String(out).split(whereSeparator: { $0.isWhitespace }).map { w in
+            w == "OR" || w == "AND" ? w.lowercased() : String(w)
+        }.joined(separator: " ")
+    }
+
     /// The query in canonical form (folded terms; in each group the words to find, then the
     /// exclusions), e.g. `title:budget ("next year" OR x) -draft`.
     public var description: String { Self.describe(root, top: true) }

@@ -95,7 +95,29 @@ struct CLISearchTests {
         #expect((cafe.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[13, 17]])
     }
 
-    @Test("a malformed query is refused with the character at fault, exit 2, and nothing changes")
+    @Test("without --exact, a query with broken syntax searches its words and says what it read")
+    func brokenSyntaxSearchesWords() throws {
+        let s = try fixture()
+        for (query, message) in [
+            ("ham (milk", "a parenthesis is not closed, or closes nothing: pair each ( with a ) (at character 5)"),
+            ("ham OR", "OR, | and AND must stand between two words or groups"),
+            ("\"ham and milk", "a phrase is missing its closing quote"),
+        ] {
+            let r = s.run("search", "--", query)
+            #expect(r.code == 0, "\(query): \(r)")
+            #expect(r.stdout.contains("searched the words of the query"), "\(query): \(r.stdout)")
+            #expect(r.stdout.contains(message), "\(query): \(r.stdout)")
+            // JSON stays JSON: the line goes to stderr.
+            let j = s.run("search", "--json", "--", query)
+            #expect(j.code == 0 && j.stderr.contains(message), "\(query): \(j)")
+            #expect((try? j.array()) != nil, "\(query): \(j.stdout)")
+        }
+        // The words are what is searched: the note with ham is found.
+        let r = try s.ok("search", "--json", "--", "ham (")
+        #expect(!(try r.array()).isEmpty)
+    }
+
+    @Test("a malformed query is refused with --exact, with the character at fault, exit 2, and nothing changes")
     func refusals() throws {
         let s = try fixture()
         for (query, message) in [
@@ -114,7 +136,7 @@ struct CLISearchTests {
             ("category:food", "the search has only a category filter"),
             ("tag:\"open milk", "a phrase is missing its closing quote \" (at character 5)"),
         ] {
-            let r = s.run("search", "--", query)
+            let r = s.run("search", "--exact", "--", query)
             #expect(r.code == 2, "\(query): \(r)")
             #expect(r.stderr.contains(message), "\(query): \(r.stderr)")
             #expect(r.stdout.isEmpty)

@@ -149,6 +149,29 @@ struct SearchTextTests {
         #expect(SearchQueryError(.unterminatedQuote, at: 0).description.contains("closing quote"))
     }
 
+    @Test("read leniently, broken syntax becomes the words of the text; limits and empty texts are still errors")
+    func lenientQueries() throws {
+        func words(_ text: String) throws -> (String, SearchQueryError.Reason?) {
+            let (q, why) = try SearchQuery.parseLeniently(text)
+            return (q.description, why?.reason)
+        }
+        #expect(try words("wing flutter") == ("wing flutter", nil))
+        #expect(try words("ham OR milk") == ("ham OR milk", nil), "a good query is read as written")
+        #expect(try words("wing (flutter") == ("wing flutter", .unbalancedParenthesis))
+        #expect(try words("what is \"mach number") == ("what is mach number", .unterminatedQuote))
+        #expect(try words("lift OR") == ("lift or", .danglingOperator), "an operator word left alone is a word")
+        #expect(try words("a OR -b") == ("a or b", .onlyExclusions))
+        #expect(try words("title:-x y") == ("title x y", .misplacedExclusion))
+        #expect(
+            try words("well-known * effects") == (
+                try SearchQuery.parse("well-known effects").description, .emptyPrefix
+            ),
+            "a hyphen inside a word stays")
+        for bad in ["", "!!! ...", String(repeating: "a", count: 70_000)] {
+            #expect(throws: SearchQueryError.self) { try SearchQuery.parseLeniently(bad) }
+        }
+    }
+
     @Test("100,000 random queries never trap")
     func fuzzParser() {
         var rng = SeededGenerator(seed: 0x5EA2C4)

@@ -50,8 +50,21 @@ let searchCommand = Command(
         throw CLIError(
             "the search has only tag filters; add words to find, or list those notes with `notes list \(flags)`")
     }
+    // As written; without --exact, a text whose syntax is broken the way a pasted sentence's is
+    // searches its words instead, and says so.
     let query: SearchQuery
-    do { query = try SearchQuery.parse(text) } catch { throw CLIError("bad query: \(error)") }
+    var misread: SearchQueryError?
+    do {
+        if ctx.flag("exact") {
+            query = try SearchQuery.parse(text)
+        } else {
+            (query, misread) = try SearchQuery.parseLeniently(text)
+        }
+    } catch { throw CLIError("bad query: \(error)") }
+    if let misread {
+        let line = "searched the words of the query (\(query)): \(misread); --exact refuses it"
+        if ctx.json { ctx.terminal.stderr(line + "\n") } else { ctx.terminal.print(ctx.terminal.dim(line)) }
+    }
     let list = try ctx.listQuery(category: categoryName)
     var filter = SearchFilter()
     switch list.status {
