@@ -97,8 +97,10 @@ public enum ForgivingSearch {
             let byteCounts = targets.map(\.bytes.count)
             let scalarCounts = targets.map(\.scalars.count)
             let budgets = targets.map(\.budget)
+            let signatures = targets.map { Self.signature($0.bytes) }
             try vocabulary { term, df in
                 var length = -1
+                var signature = (bits: UInt64(0), ascii: true)
                 for k in 0..<byteCounts.count {
                     if term.count == byteCounts[k] && term.elementsEqual(targets[k].bytes) {
                         known.insert(targets[k].bytes)
@@ -108,9 +110,21 @@ public enum ForgivingSearch {
                         // Scalars in UTF-8: the bytes that do not continue one.
                         length = 0
                         for b in term where b & 0xC0 != 0x80 { length += 1 }
+                        signature = Self.signature(term)
                         candidate.removeAll(keepingCapacity: true)
                     }
                     guard abs(length - scalarCounts[k]) <= budgets[k] else { continue }
+                    // An edit adds at most one character the other word lacks and takes away at
+                    // most one, so words whose sets of characters differ more are too far apart
+                    // (checked on ASCII words, where a character is a byte).
+                    if signature.ascii && signatures[k].ascii {
+                        let budget = budgets[k]
+                        if (signature.bits & ~signatures[k].bits).nonzeroBitCount > budget
+                            || (signatures[k].bits & ~signature.bits).nonzeroBitCount > budget
+                        {
+                            continue
+                        }
+                    }
                     if candidate.isEmpty { Self.decode(term, into: &candidate) }
                     if let d = Self.distance(targets[k].scalars, candidate, atMost: budgets[k], rows: &rows) {
                         near[targets[k].bytes, default: []].append((Array(term), d, df))
@@ -174,6 +188,18 @@ public enum ForgivingSearch {
             return out
         default: return nil
         }
+    }
+
+    /// The set of a word's bytes (each as bit `byte % 64`), and whether they are all ASCII.
+    @inline(__always)
+    static func signature(_ bytes: some Sequence<UInt8>) -> (bits: UInt64, ascii: Bool) {
+        var bits: UInt64 = 0
+        var ascii = true
+        for b in bytes {
+            bits |= 1 &<< UInt64(b & 63)
+            if b >= 0x80 { ascii = false }
+        }
+        return (bits, ascii)
     }
 
     /// The most edits a word of `n` characters may take: 0 under 4, 1 under 8, else 2.
