@@ -64,6 +64,33 @@ struct SearchIndexTests {
             return try env.read { txn in try SearchIndex.search(query, filter: filter, limit: limit, in: txn, db ?? a) }
         }
 
+        /// The forgiving search of `q` in slot `a`, checked against `oracle`'s.
+        func forgiving(_ q: String, oracle: InMemorySearchIndex, limit: Int = 10, exact: Bool = false) throws
+            -> ForgivingSearch.Outcome
+        {
+            let query = try SearchQuery.parse(q)
+            let stored = try env.read { txn in
+                try SearchIndex.forgivingSearch(query, filter: SearchFilter(), limit: limit, exact: exact, in: txn, a)
+            }
+            #expect(stored == oracle.forgivingSearch(query, filter: SearchFilter(), limit: limit, exact: exact), "\(q)")
+            return stored
+        }
+
+        /// Every (key, value) of `db`, in key order.
+        func rows(_ db: Database) throws -> [([UInt8], [UInt8])] {
+            try env.read { txn in
+                var rows: [([UInt8], [UInt8])] = []
+                try txn.withCursor(db) { c in
+                    var e = try c.first()
+                    while let entry = e {
+                        rows.append((Array(entry.key), Array(entry.value)))
+                        e = try c.next()
+                    }
+                }
+                return rows
+            }
+        }
+
         func contents(_ db: SearchDatabases) throws -> SearchIndexContents {
             try env.read { txn in try SearchIndex.contents(in: txn, databases: db) }
         }
@@ -452,19 +479,7 @@ struct SearchIndexTests {
             let prepared = try SearchIndex.prepare(notes.map { SearchDocument($0) }, language: language, parts: parts)
             #expect(prepared.parts.count == parts)
             try SearchIndex.write(prepared, into: f.a) { body in try f.env.write(body) }
-            return try f.env.read { txn in
-                try f.a.all.map { db in
-                    var rows: [([UInt8], [UInt8])] = []
-                    try txn.withCursor(db) { c in
-                        var e = try c.first()
-                        while let entry = e {
-                            rows.append((Array(entry.key), Array(entry.value)))
-                            e = try c.next()
-                        }
-                    }
-                    return rows
-                }
-            }
+            return try f.a.all.map(f.rows)
         }
         let one = try build(parts: 1)
         #expect(one[1].count > 1_000, "postings blocks were written")
@@ -490,16 +505,7 @@ struct SearchIndexTests {
             notes.append(Self.note(n, n % 3 == 0 ? text.word(using: &rng) : "", body, updatedAt: Int64(n)))
         }
         try f.bulkLoad(notes, f.a)
-        var blocks: [[UInt8]] = []
-        try f.env.read { txn in
-            try txn.withCursor(f.a.postings) { c in
-                var e = try c.first()
-                while let entry = e {
-                    blocks.append(Array(entry.key))
-                    e = try c.next()
-                }
-            }
-        }
+        let blocks = try f.rows(f.a.postings).map(\.0)
         let queries = try ["the", "of the", "\"of the\"", "title:the", "body:of", "th*", "the OR of -and"].map {
             try SearchQuery.parse($0)
         }
@@ -548,12 +554,7 @@ struct SearchIndexTests {
         try f.bulkLoad(notes, f.a)
         let oracle = InMemorySearchIndex(notes: notes, language: .none)
         func run(_ q: String, limit: Int = 10, exact: Bool = false) throws -> ForgivingSearch.Outcome {
-            let query = try SearchQuery.parse(q)
-            let stored = try f.env.read { txn in
-                try SearchIndex.forgivingSearch(query, filter: SearchFilter(), limit: limit, exact: exact, in: txn, f.a)
-            }
-            #expect(stored == oracle.forgivingSearch(query, filter: SearchFilter(), limit: limit, exact: exact), "\(q)")
-            return stored
+            try f.forgiving(q, oracle: oracle, limit: limit, exact: exact)
         }
         // A typo of 1 edit (a swap), and a word absent from every note.
         let typo = try run("recieve")
@@ -594,14 +595,7 @@ struct SearchIndexTests {
         ]
         try f.bulkLoad(notes, f.a)
         let oracle = InMemorySearchIndex(notes: notes, language: .none)
-        func run(_ q: String) throws -> ForgivingSearch.Outcome {
-            let query = try SearchQuery.parse(q)
-            let stored = try f.env.read { txn in
-                try SearchIndex.forgivingSearch(query, filter: SearchFilter(), limit: 10, exact: false, in: txn, f.a)
-            }
-            #expect(stored == oracle.forgivingSearch(query, filter: SearchFilter(), limit: 10, exact: false), "\(q)")
-            return stored
-        }
+        func run(_ q: String) throws -> ForgivingSearch.Outcome { try f.forgiving(q, oracle: oracle) }
         // `wind-tunnel` is a phrase when every word is required, its two words when some are.
         let split = try run("wind-tunnel aerofoil drag")
         #expect(split.hits.first?.hit.id == Self.id(1))
