@@ -167,7 +167,8 @@ func runRelevanceBenchmark(collectionPath: String, options: [String: String]) th
 func tantivyBuild(_ outcome: TantivyPeer.Outcome) -> String {
     switch outcome {
     case .ran(let run):
-        return ", Tantivy \(format(run.buildWall, 2)) s (CPU \(format(run.buildCPU, 2)) s, its default indexing threads)"
+        return
+            ", Tantivy \(format(run.buildWall, 2)) s (CPU \(format(run.buildCPU, 2)) s, its default indexing threads)"
     case .skipped(let reason): return "; Tantivy skipped: \(reason)"
     }
 }
