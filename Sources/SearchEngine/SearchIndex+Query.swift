@@ -46,6 +46,9 @@ extension SearchIndex {
         // A query of words only (the usual one) runs on the concrete iterators: calls through
         // the protocol retain and release the iterator around every call.
         let terms = positive.compactMap { $0 as? TermIterator }
+        if terms.count == 1 && positive.count == 1 && excluded.isEmpty {
+            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, in: txn, db)
+        }
         if terms.count == positive.count {
             return try run(
                 positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
@@ -167,6 +170,36 @@ extension SearchIndex {
             entry = try pc.next()
         }
         return out
+    }
+
+    /// One word: its blocks best bound first, so the top fills with high scores at once and
+    /// every block whose bound is below the k-th best is never decoded. The order of the blocks
+    /// does not change the result: ties are ranked by the records, not by the order met.
+    static func runOne(
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
+    ) throws -> [SearchHit] {
+        var top = TopK(limit: limit)
+        var order: [(bound: Double, block: Int)] = []
+        order.reserveCapacity(term.blocks.count)
+        for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
+        order.sort { $0.bound > $1.bound || ($0.bound == $1.bound && $0.block < $1.block) }
+        try txn.withCursor(db.docs) { dc in
+            var records = RecordReader()
+            for (bound, b) in order {
+                // A little slack keeps floating-point summation order from ever pruning a tie.
+                if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
+                try term.forEachEntry(ofBlock: b) { d, score in
+                    guard top.admits(score), let (chunk, o) = try records.locate(d, through: dc) else { return }
+                    if DocRecord.accepts(chunk, at: o, filter) {
+                        top.offer(
+                            RankedNote(
+                                score: score, updatedAt: DocRecord.updatedAt(chunk, at: o),
+                                id: DocRecord.id(chunk, at: o)))
+                    }
+                }
+            }
+        }
+        return top.results()
     }
 
     /// Document-at-a-time conjunction with block-max pruning.
@@ -450,6 +483,21 @@ final class TermIterator: ClauseIterator {
     func score() -> Double {
         let (body, title, length) = columns.entry(i, bytes)
         return scorer.score(tf: BM25.weightedTF(title: title, body: body), length: length)
+    }
+
+    /// The best score any entry of block `b` can have.
+    func bound(ofBlock b: Int) throws -> Double {
+        if bounds[b] < 0 { bounds[b] = try PostingBlock.Header(blocks[b].bytes).bound(scorer) }
+        return bounds[b]
+    }
+
+    /// Calls `body` with each doc of block `b` in the iterator's field and its score, in order.
+    func forEachEntry(ofBlock b: Int, _ body: (UInt32, Double) throws -> Void) throws {
+        try load(b)
+        for k in 0..<count where field == .any || inField(k) {
+            i = k
+            try body(docs[k], score())
+        }
     }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
