@@ -54,10 +54,11 @@ enum SearchBridge {
             databases: SearchDatabases(databases, language: language))
     }
 
-    /// Builds the index of `notes` on another core while `meanwhile` runs (the rebuild writes
+    /// Builds the index of `notes` on the other cores while `meanwhile` runs (the rebuild writes
     /// the other projections then), and writes it once both are done. Tokenizing is the largest
-    /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where a
-    /// second core helps.
+    /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where more
+    /// cores help; the tokenizing takes one core fewer than the machine has (at least one), so
+    /// that it does not compete with the writer.
     static func bulkLoad(
         _ notes: [Note], context: any ProjectionBulkWriter, databases: ProjectionDatabases, language: SearchLanguage,
         meanwhile: () throws -> Void
@@ -69,7 +70,10 @@ enum SearchBridge {
         }
         let preparation = Preparation()
         DispatchQueue.global(qos: .userInitiated).async {
-            preparation.result = Result { try SearchIndex.prepare(notes.map(SearchDocument.init), language: language) }
+            let parts = max(1, SearchIndex.defaultParts(for: notes.count) - 1)
+            preparation.result = Result {
+                try SearchIndex.prepare(notes.map(SearchDocument.init), language: language, parts: parts)
+            }
             preparation.done.signal()
         }
         do { try meanwhile() } catch {

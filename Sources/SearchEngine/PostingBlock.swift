@@ -52,7 +52,10 @@ enum PostingBlock {
             let firstDoc = try r.next()
             let docsBytes = Int(try r.next())
             let boundCount = Int(try r.byte())
-            guard count > 0, boundCount >= 1, boundCount <= PostingBlock.maxBounds else {
+            // Writers never make a block of more than maxSize entries; a larger count is damage
+            // (with columns of width 0 it would take no byte, and readers allocate by it).
+            guard count > 0, count <= PostingBlock.maxSize, boundCount >= 1, boundCount <= PostingBlock.maxBounds
+            else {
                 throw .damaged("a posting block has a bad header")
             }
             // Read into locals: this runs once per block in the query path and must not allocate.
@@ -80,7 +83,8 @@ enum PostingBlock {
             let bodyBits = Int(widths >> 8 & 0xFF)
             let titleBits = Int(widths >> 16 & 0xFF)
             let lengthBits = Int(widths >> 24)
-            guard docBits <= 32, bodyBits <= 32, titleBits <= 32, lengthBits <= 32 else {
+            // Every posting has the term at least once, so the tf columns are not both empty.
+            guard docBits <= 32, bodyBits <= 32, titleBits <= 32, lengthBits <= 32, bodyBits + titleBits > 0 else {
                 throw .damaged("a posting block has a bad column width")
             }
             let docsColumn = start + 4

@@ -64,7 +64,7 @@ extension SearchIndex {
     static let notesPerExtraPart = 2_000
 
     /// How many parts a bulk build of `count` notes is split into: one per online core, at most 8.
-    static func defaultParts(for count: Int) -> Int {
+    public static func defaultParts(for count: Int) -> Int {
         let cores = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
         return max(1, min(cores, count / notesPerExtraPart))
     }

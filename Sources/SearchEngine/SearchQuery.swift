@@ -112,12 +112,14 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The query as written or, when its syntax is broken the way a pasted sentence's is (an
-    /// unclosed quote or parenthesis, an operator with nothing on one side, a stray `*`, `:` or
-    /// `-`), its words side by side, and the error that the text as written gives. Limits (too
-    /// long, too many words) and a text with no word to search for are still errors.
+    /// unclosed quote or parenthesis, an operator with nothing on one side, a stray `*` or `:`),
+    /// the words it asks for side by side, and the error that the text as written gives. What it
+    /// excludes (`-word`, `-"a phrase`, `-(a group`) is left out rather than sought, and `OR`,
+    /// `AND`, `title:` and `body:` are dropped. A query that only excludes, a misplaced `-`,
+    /// limits (too long, too many words) and a text with no word to search for stay errors.
     ///
     /// ```swift
-    /// let (q, why) = try SearchQuery.parseLeniently("wing (flutter")  // q: wing flutter
+    /// let (q, why) = try SearchQuery.parseLeniently("wing (flutter -draft")  // q: wing flutter
     /// ```
     public static func parseLeniently(_ text: String) throws(SearchQueryError) -> (
         query: SearchQuery, misread: SearchQueryError?
@@ -126,9 +128,10 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             return (try parse(text), nil)
         } catch {
             switch error.reason {
-            case .empty, .noSearchableWords, .tooManyTerms, .tooLong: throw error
-            case .onlyExclusions, .unterminatedQuote, .emptyPrefix, .emptyField, .unbalancedParenthesis,
-                .danglingOperator, .conflictingFields, .misplacedExclusion, .tooDeep:
+            case .empty, .noSearchableWords, .tooManyTerms, .tooLong, .onlyExclusions, .misplacedExclusion:
+                throw error
+            case .unterminatedQuote, .emptyPrefix, .emptyField, .unbalancedParenthesis, .danglingOperator,
+                .conflictingFields, .tooDeep:
                 break
             }
             guard let words = try? parse(wordsOnly(text)) else { throw error }
@@ -136,20 +139,55 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The text with every character of the query syntax made a space, and the operator words
-    /// written in lower case (so they are searched as words).
+    /// The words a text asks for: every character of the query syntax made a space, excluded
+    /// words, phrases and groups left out (to their end, or the text's), and the operator words
+    /// and field names dropped.
     static func wordsOnly(_ text: String) -> String {
+        let s = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
+        var i = 0
         var atWordStart = true
-        for c in text.unicodeScalars {
-            let syntax =
-                c == "\"" || c == "(" || c == ")" || c == "|" || c == "*" || c == ":" || (atWordStart && c == "-")
+        while i < s.count {
+            let c = s[i]
+            if atWordStart && c == "-" && i + 1 < s.count && !s[i + 1].properties.isWhitespace {
+                // An exclusion: skip the word, the phrase or the group it excludes.
+                i += 1
+                if s[i] == "\"" {
+                    i += 1
+                    while i < s.count && s[i] != "\"" { i += 1 }
+                    i += 1
+                } else if s[i] == "(" {
+                    var depth = 0
+                    while i < s.count {
+                        if s[i] == "(" { depth += 1 } else if s[i] == ")" { depth -= 1 }
+                        i += 1
+                        if depth == 0 { break }
+                    }
+                } else {
+                    while i < s.count && !s[i].properties.isWhitespace && s[i] != "(" && s[i] != ")" { i += 1 }
+                }
+                out.append(" ")
+                atWordStart = true
+                continue
+            }
+            if atWordStart,
+                let field = ["title:", "body:"].first(where: { f in
+                    let f = Array(f.unicodeScalars)
+                    return i + f.count <= s.count && Array(s[i..<(i + f.count)]) == f
+                })
+            {
+                i += field.unicodeScalars.count
+                out.append(" ")
+                continue
+            }
+            let syntax = c == "\"" || c == "(" || c == ")" || c == "|" || c == "*" || c == ":"
             out.append(syntax ? " " : c)
             atWordStart = syntax || c.properties.isWhitespace
+            i += 1
         }
-        return String(out).split(whereSeparator: { $0.isWhitespace }).map { w in
-            w == "OR" || w == "AND" ? w.lowercased() : String(w)
-        }.joined(separator: " ")
+        let dropped: Set<Substring> = ["OR", "AND"]
+        return String(out).split(whereSeparator: { $0.isWhitespace }).filter { !dropped.contains($0) }.joined(
+            separator: " ")
     }
 
     /// The query in canonical form (folded terms; in each group the words to find, then the

@@ -538,6 +538,25 @@ struct SearchIndexTests {
             } catch is RollBack {}
         }
         #expect(failures > 0, "some damage was noticed")
+        // A header claiming four billion entries in columns of width 0 (they would take no
+        // byte): refused as damage before anything is allocated by it.
+        let key = try #require(blocks.last)
+        let huge: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x00, 0x04, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00]
+        // And a block of three entries with no tf at all.
+        for value in [huge, [0x03, 0x00, 0x04, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00]] {
+            #expect(throws: SearchIndexError.self) { try value.withUnsafeBytes { p in _ = try PostingBlock.decode(p) } }
+            do {
+                try f.env.write { txn in
+                    try txn.put(f.a.postings, key: key, value: value)
+                    let term = Array(key.prefix(while: { $0 != 0 }))
+                    let q = try SearchQuery.parse(String(decoding: term, as: UTF8.self))
+                    #expect(throws: SearchIndexError.self) {
+                        _ = try SearchIndex.search(q, filter: SearchFilter(), limit: 10, in: txn, f.a)
+                    }
+                    throw RollBack()
+                }
+            } catch is RollBack {}
+        }
     }
 
     @Test("a forgiving search: near spellings, then some of the words, each below the one before, as the oracle does")

@@ -159,9 +159,18 @@ struct SearchTextTests {
         #expect(try words("ham OR milk") == ("ham OR milk", nil), "a good query is read as written")
         #expect(try words("wing (flutter") == ("wing flutter", .unbalancedParenthesis))
         #expect(try words("what is \"mach number") == ("what is mach number", .unterminatedQuote))
-        #expect(try words("lift OR") == ("lift or", .danglingOperator), "an operator word left alone is a word")
-        #expect(try words("a OR -b") == ("a or b", .onlyExclusions))
-        #expect(try words("title:-x y") == ("title x y", .misplacedExclusion))
+        #expect(try words("lift OR") == ("lift", .danglingOperator), "an operator left alone is dropped")
+        #expect(try words("milk title:(eggs") == ("milk eggs", .unbalancedParenthesis), "field names are dropped")
+        #expect(try words("the title of (a") == ("the title of a", .unbalancedParenthesis), "the word title stays")
+        // What the text excludes stays out, rather than being sought.
+        #expect(try words("budget -draft (2024") == ("budget 2024", .unbalancedParenthesis))
+        #expect(try words("plan -\"old draft\" (x") == ("plan x", .unbalancedParenthesis))
+        #expect(try words("plan -(a OR b) \"x") == ("plan x", .unterminatedQuote))
+        #expect(try words("plan -\"old draft") == ("plan", .unterminatedQuote))
+        // A query that only excludes, or a misplaced minus, is still refused: its meaning is clear.
+        for refused in ["a OR -b", "title:-x y", "-draft"] {
+            #expect(throws: SearchQueryError.self) { try SearchQuery.parseLeniently(refused) }
+        }
         #expect(
             try words("well-known * effects") == (
                 try SearchQuery.parse("well-known effects").description, .emptyPrefix
