@@ -305,8 +305,17 @@ extension Notebook {
 extension NotebookState {
     /// The names of the note's category and tags in this state.
     public func labels(of note: Note) -> NoteLabels {
+        labels(category: note.category, tags: note.tags)
+    }
+
+    /// The names of the row's category and tags in this state.
+    public func labels(of row: NoteRow) -> NoteLabels {
+        labels(category: row.category, tags: row.tags)
+    }
+
+    private func labels(category: Identifier?, tags ids: [Identifier]) -> NoteLabels {
         NoteLabels(
-            category: note.category.map { categories[$0]?.name ?? shortID($0) },
-            tags: note.tags.map { tags[$0]?.name ?? shortID($0) })
+            category: category.map { categories[$0]?.name ?? shortID($0) },
+            tags: ids.map { tags[$0]?.name ?? shortID($0) })
     }
 }

@@ -182,8 +182,17 @@ final class Context: @unchecked Sendable {
 
     /// The note's category and tags by their current names (each read once per command).
     func labels(_ n: Note) throws -> NoteLabels {
+        try labels(category: n.category, tags: n.tags)
+    }
+
+    /// The row's category and tags by their current names (each read once per command).
+    func labels(_ r: NoteRow) throws -> NoteLabels {
+        try labels(category: r.category, tags: r.tags)
+    }
+
+    private func labels(category: Identifier?, tags ids: [Identifier]) throws -> NoteLabels {
         var tags: [String] = []
-        for t in n.tags {
+        for t in ids {
             if let known = tagNames[t] {
                 tags.append(known)
             } else {
@@ -192,7 +201,7 @@ final class Context: @unchecked Sendable {
                 tags.append(name)
             }
         }
-        return NoteLabels(category: try categoryName(n.category), tags: tags)
+        return NoteLabels(category: try categoryName(category), tags: tags)
     }
 
     /// Resolves a note id argument.

@@ -67,7 +67,7 @@ extension Context {
 
     /// One line per note: id, pin mark, title, category, updated, and tags when any note of the
     /// listing has some.
-    func printNoteTable(_ notes: [Note], labels: (Note) throws -> NoteLabels) throws {
+    func printNoteTable(_ notes: [NoteRow], labels: (NoteRow) throws -> NoteLabels) throws {
         var rows: [[String]] = []
         let withTags = notes.contains { !$0.tags.isEmpty }
         for n in notes {
