@@ -253,8 +253,13 @@ public final class NotesProjection: ProjectionSet {
     /// The listing row of the note with `id`, or nil.
     public func row(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> NoteRow?
     {
-        let key = id.bytes
-        let raw = try key.withUnsafeBytes { k in try txn.get(databases[DB.rows], k) }
+        try row(id, in: txn, rows: databases[DB.rows])
+    }
+
+    /// The row of `id` in `db`, its key on the stack (a page reads 50 of them).
+    private func row(_ id: Identifier, in txn: borrowing Transaction, rows db: Database) throws -> NoteRow? {
+        let key = (id.high.bigEndian, id.low.bigEndian)
+        let raw = try withUnsafeBytes(of: key) { k in try txn.get(db, k) }
         guard let raw else { return nil }
         do { return try NoteRow(id: id, decoding: raw) } catch {
             throw StoreError.damagedProjection("rows projection record of \(id): \(error)")
@@ -272,7 +277,8 @@ public final class NotesProjection: ProjectionSet {
     public func rows(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
         -> [NoteRow]
     {
-        try page(query, in: txn, databases: databases) { id in try row(id, in: txn, databases: databases) }
+        let db = databases[DB.rows]
+        return try page(query, in: txn, databases: databases) { id in try row(id, in: txn, rows: db) }
     }
 
     /// One page of a listing, each entry read by `load`.
