@@ -180,6 +180,17 @@ final class Context: @unchecked Sendable {
         return name
     }
 
+    /// Reads the current names of the categories and tags given that are not known yet, all in
+    /// one read transaction (``labels(_:)`` then finds them known).
+    func preloadLabels(categories: [Identifier?], tags: [[Identifier]]) throws {
+        let c = Set(categories.compactMap { $0 }.filter { categoryNames[$0] == nil })
+        let t = Set(tags.joined().filter { tagNames[$0] == nil })
+        guard !c.isEmpty || !t.isEmpty else { return }
+        let names = try notebook().names(categories: Array(c), tags: Array(t))
+        for id in c { categoryNames.updateValue(names.categories[id], forKey: id) }
+        for id in t { tagNames[id] = names.tags[id] ?? shortID(id) }
+    }
+
     /// The note's category and tags by their current names (each read once per command).
     func labels(_ n: Note) throws -> NoteLabels {
         try labels(category: n.category, tags: n.tags)

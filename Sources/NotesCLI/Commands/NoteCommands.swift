@@ -178,7 +178,15 @@ let listCommand = Command(
         if ctx.flag("orphans") { q.excluding = try book.linkedNotes() }
         if ctx.json { notes = try book.list(q) } else { rows = try book.listRows(q) }
     }
-    // Categories and tags are named as they were at the --as-of instant.
+    // Categories and tags are named as they were at the --as-of instant, or else as they are
+    // now, read for the whole page at once.
+    if past == nil {
+        if ctx.json {
+            try ctx.preloadLabels(categories: notes.map { $0.category }, tags: notes.map { $0.tags })
+        } else {
+            try ctx.preloadLabels(categories: rows.map { $0.category }, tags: rows.map { $0.tags })
+        }
+    }
     if ctx.json {
         ctx.printJSON(
             .array(try notes.map { ctx.noteJSON($0, labels: try past?.labels(of: $0) ?? ctx.labels($0)) }))
