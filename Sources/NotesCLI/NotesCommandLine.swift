@@ -18,9 +18,12 @@ public enum NotesCommandLine {
             }
             args.append(s)
         }
+        // Sized once: growing it rehashed the variables six times over.
+        var count = 0
+        while environ[count] != nil { count += 1 }
+        var env: [String: String] = Dictionary(minimumCapacity: count)
         // Split at the first `=` byte: searching the `String` for a `Character` walks grapheme
         // clusters, which cost more than the rest of `notes --version` together.
-        var env: [String: String] = [:]
         var e = environ
         while let p = e.pointee {
             let entry = UnsafeBufferPointer(
