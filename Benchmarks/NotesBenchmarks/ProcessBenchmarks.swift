@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Notes
 import NotesInterchange
@@ -19,35 +20,57 @@ extension Suite {
             log("skipping cli: the sqlite3 CLI is not installed (apt-get install sqlite3)")
             return
         }
+        let env = ["NO_COLOR": "1", "NOTES_ACTOR": "bench@notes-bench"]
+        let floor = timeProcess(["/bin/true"], env: env)
+        let notesFloor = timeProcess([notes, "--version"], env: env)
         let store = try store()
+        let all = try processCases(
+            notes: notes, store: store, ids: data.noteIDs, word: data.searchWord, suffix: "", note: "", env: env,
+            floor: floor, notesFloor: notesFloor)
+        // Where start-up dominates: 15,000 notes of one to five short lines, a few edits each.
+        let small = Dataset.generated(
+            EventWorkload.Spec(notes: 15_000, events: 30_000, categories: 10, tags: 30, hotNoteVersions: 20))
+        let smallStore = root + "/store-15k"
+        _ = try appendBatched(small.events[...], to: try openLog(smallStore), batch: batch)
+        _ = try openBook(smallStore)
+        _ = try processCases(
+            notes: notes, store: smallStore, ids: small.noteIDs, word: small.searchWord, suffix: "-15k",
+            note: ", 15,000 short notes", env: env, floor: floor, notesFloor: notesFloor)
+        try benchLinksAndTags(notes: notes, store: store, all: all, env: env, floor: notesFloor)
+    }
+
+    /// `notes show`, `notes list` and `notes search` on `store` against `sqlite3` on the same
+    /// notes, each figure named with `suffix`; returns the store's notes.
+    private func processCases(
+        notes: String, store: String, ids: [Identifier], word: String, suffix: String, note: String,
+        env: [String: String], floor: Stat, notesFloor: Stat
+    ) throws -> [Note] {
         let all = try { () throws -> [Note] in
             let book = try openBook(store)
             return try NotebookState.replay(store: book.store).notes.values.sorted { $0.id < $1.id }
         }()
-        let db = root + "/notes.sqlite"
+        let db = store + ".sqlite"
         log("writing \(formatCount(all.count)) notes to SQLite for the sqlite3 peer")
         try SQLitePeer.write(all, to: db)
         var rng = WorkloadRandom(seed: 5)
-        let shown = data.noteIDs[rng.next(below: data.noteIDs.count)]
+        let shown = ids[rng.next(below: ids.count)]
         let prefix = String(shown.hex.prefix(8))
-        let word = data.searchWord
-        let env = ["NO_COLOR": "1", "NOTES_ACTOR": "bench@notes-bench"]
         let cases: [(name: String, title: String, ours: [String], peer: [String])] = [
             (
-                "cli-show", "process: notes show ID", [notes, "--store", store, "show", prefix],
+                "cli-show" + suffix, "process: notes show ID" + note, [notes, "--store", store, "show", prefix],
                 ["sqlite3", "-readonly", db, SQLitePeer.showQuery(prefix: prefix)]
             ),
             (
-                "cli-list", "process: notes list --limit 50", [notes, "--store", store, "list", "--limit", "50"],
+                "cli-list" + suffix, "process: notes list --limit 50" + note,
+                [notes, "--store", store, "list", "--limit", "50"],
                 ["sqlite3", "-readonly", db, SQLitePeer.listQuery]
             ),
             (
-                "cli-search", "process: notes search \(word)", [notes, "--store", store, "search", word],
+                "cli-search" + suffix, "process: notes search \(word)" + note,
+                [notes, "--store", store, "search", word],
                 ["sqlite3", "-readonly", db, SQLitePeer.searchQuery(word)]
             ),
         ]
-        let floor = timeProcess(["/bin/true"], env: env)
-        let notesFloor = timeProcess([notes, "--version"], env: env)
         for c in cases {
             let check = runProcess(c.ours, environment: env)
             guard check.status == 0 else {
@@ -82,7 +105,7 @@ extension Suite {
                     peerTitle: "sqlite3 CLI, equivalent query on the same notes", peer: p, ratio: o.median / p.median,
                     goal: "no slower than sqlite3", goalMet: o.median <= p.median))
         }
-        try benchLinksAndTags(notes: notes, store: store, all: all, env: env, floor: notesFloor)
+        return all
     }
 
     /// `notes backlinks` of the most linked note and `notes list --tag` of the most used tag:

@@ -90,6 +90,33 @@ extension NotesProjection {
             }
         }
         if seen != state.notes.count { report("the projection holds \(seen) notes, the log \(state.notes.count)") }
+        var rows = 0
+        try txn.withCursor(databases[DB.rows]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                rows += 1
+                if let id = Identifier(bytes: e.key) {
+                    do {
+                        let stored = try NoteRow(id: id, decoding: e.value)
+                        if let expected = state.notes[id] {
+                            if stored != NoteRow(expected) {
+                                report("the listing row of note \(shortID(id)) differs from the log")
+                            }
+                        } else {
+                            report("the listing row of note \(shortID(id)) is in the projection but not in the log")
+                        }
+                    } catch {
+                        report("the listing row of note \(shortID(id)) is damaged: \(error)")
+                    }
+                } else {
+                    report("a listing row has a key of \(e.key.count) bytes, not a note id")
+                }
+                entry = try c.next()
+            }
+        }
+        if rows != state.notes.count {
+            report("the projection holds \(rows) listing rows, the log \(state.notes.count) notes")
+        }
         var expectedKeys: [[UInt8]] = []
         for n in state.notes.values { expectedKeys += ListIndex.keys(for: n) }
         expectedKeys.sort { $0.lexicographicallyPrecedes($1) }

@@ -154,6 +154,25 @@ extension Notebook {
         try read { txn, dbs in try projection.tag(id, in: txn, databases: dbs)?.name }
     }
 
+    /// The names of categories and tags by id (deleted ones too), read in one transaction: a
+    /// listing names a few dozen, and a transaction for each cost more than the page. Ids of no
+    /// category or tag are left out.
+    public func names(categories: [Identifier], tags: [Identifier]) throws(NotesError) -> (
+        categories: [Identifier: String], tags: [Identifier: String]
+    ) {
+        try read { txn, dbs in
+            var c: [Identifier: String] = [:]
+            for id in categories {
+                if let name = try projection.category(id, in: txn, databases: dbs)?.name { c[id] = name }
+            }
+            var t: [Identifier: String] = [:]
+            for id in tags {
+                if let name = try projection.tag(id, in: txn, databases: dbs)?.name { t[id] = name }
+            }
+            return (c, t)
+        }
+    }
+
     /// Renames the tag `old` and every tag below it (`work` to `job` makes `work/acme`
     /// `job/acme`); `old` may be a parent that no tag is named after. A name the rename would
     /// give that another tag has is refused, and nothing changes. Returns the renamed tags.
@@ -305,8 +324,17 @@ extension Notebook {
 extension NotebookState {
     /// The names of the note's category and tags in this state.
     public func labels(of note: Note) -> NoteLabels {
+        labels(category: note.category, tags: note.tags)
+    }
+
+    /// The names of the row's category and tags in this state.
+    public func labels(of row: NoteRow) -> NoteLabels {
+        labels(category: row.category, tags: row.tags)
+    }
+
+    private func labels(category: Identifier?, tags ids: [Identifier]) -> NoteLabels {
         NoteLabels(
-            category: note.category.map { categories[$0]?.name ?? shortID($0) },
-            tags: note.tags.map { tags[$0]?.name ?? shortID($0) })
+            category: category.map { categories[$0]?.name ?? shortID($0) },
+            tags: ids.map { tags[$0]?.name ?? shortID($0) })
     }
 }

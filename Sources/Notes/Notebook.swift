@@ -108,7 +108,7 @@ public final class Notebook: Sendable {
         }
         let matches = try read { txn, dbs in
             try projection.notes(withPrefix: cleaned, limit: .max, in: txn, databases: dbs).map { id in
-                (id: id, title: try projection.note(id, in: txn, databases: dbs)?.title ?? "")
+                (id: id, title: try projection.row(id, in: txn, databases: dbs)?.title ?? "")
             }
         }
         switch matches.count {
@@ -125,9 +125,14 @@ public final class Notebook: Sendable {
         return n
     }
 
-    /// A page of notes.
+    /// A page of notes, whole (bodies and properties too).
     public func list(_ query: ListQuery) throws(NotesError) -> [Note] {
         try read { txn, dbs in try projection.list(query, in: txn, databases: dbs) }
+    }
+
+    /// A page of a listing as rows: what `notes list` prints, without reading bodies.
+    public func listRows(_ query: ListQuery) throws(NotesError) -> [NoteRow] {
+        try read { txn, dbs in try projection.rows(query, in: txn, databases: dbs) }
     }
 
     /// Live categories with note counts, by name.

@@ -4,8 +4,8 @@ public import EventStore
 public import LMDB
 public import SearchEngine
 
-/// The notes projections: current notes by id, the listing index, categories with counts and
-/// the search index. Applied inline with every append and rebuilt in bulk from the log.
+/// The notes projections: current notes by id, their listing rows by id, the listing index,
+/// categories with counts and the search index. Applied inline with every append and rebuilt in bulk from the log.
 public final class NotesProjection: ProjectionSet {
     /// Index entries a rebuild writes per transaction; smaller batches hold the store's write
     /// lock for less time at once, so commands of other processes are not held up.
@@ -19,11 +19,13 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-6+" + SearchBridge.version + "+" + searchLanguage.name }
+    public var version: String { "notes-7+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
         static let list = "list"
+        /// Each note's ``NoteRow`` by id: what a listing reads instead of the whole note.
+        static let rows = "rows"
         static let categories = "categories"
         static let categoryNames = "category_names"
         static let tags = "tags"
@@ -32,7 +34,7 @@ public final class NotesProjection: ProjectionSet {
 
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
-            (DB.notes, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
+            (DB.notes, []), (DB.rows, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
             (DB.tagNames, []), (LinkIndex.titles, []), (LinkIndex.aliases, []), (LinkIndex.noteTitles, []),
             (LinkIndex.links, []),
         ]
@@ -155,6 +157,7 @@ public final class NotesProjection: ProjectionSet {
                 titles: databases[LinkIndex.titles], aliases: databases[LinkIndex.aliases],
                 noteTitles: databases[LinkIndex.noteTitles], links: databases[LinkIndex.links]))
         try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
+        try txn.put(databases[DB.rows], key: id.bytes, value: NoteRow(new).encoded())
         let oldKeys = old.map(ListIndex.keys(for:)) ?? []
         let newKeys = ListIndex.keys(for: new)
         let list = databases[DB.list]
@@ -247,18 +250,50 @@ public final class NotesProjection: ProjectionSet {
         try tagTable(databases).all(in: txn).filter { !$0.deleted }
     }
 
-    /// One page of a listing, reading only the index entries it returns (with tags: those of
-    /// the tags asked for).
+    /// The listing row of the note with `id`, or nil.
+    public func row(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> NoteRow?
+    {
+        try row(id, in: txn, rows: databases[DB.rows])
+    }
+
+    /// The row of `id` in `db`, its key on the stack (a page reads 50 of them).
+    private func row(_ id: Identifier, in txn: borrowing Transaction, rows db: Database) throws -> NoteRow? {
+        let key = (id.high.bigEndian, id.low.bigEndian)
+        let raw = try withUnsafeBytes(of: key) { k in try txn.get(db, k) }
+        guard let raw else { return nil }
+        do { return try NoteRow(id: id, decoding: raw) } catch {
+            throw StoreError.damagedProjection("rows projection record of \(id): \(error)")
+        }
+    }
+
+    /// One page of a listing as whole notes (bodies and properties too), reading only the
+    /// index entries it returns (with tags: those of the tags asked for).
     public func list(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Note]
     {
-        var out: [Note] = []
+        try page(query, in: txn, databases: databases) { id in try note(id, in: txn, databases: databases) }
+    }
+
+    /// One page of a listing as rows: what a listing prints, without bodies.
+    public func rows(_ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases) throws
+        -> [NoteRow]
+    {
+        let db = databases[DB.rows]
+        return try page(query, in: txn, databases: databases) { id in try row(id, in: txn, rows: db) }
+    }
+
+    /// One page of a listing, each entry read by `load`.
+    private func page<N: ListedNote>(
+        _ query: ListQuery, in txn: borrowing Transaction, databases: ProjectionDatabases,
+        load: (Identifier) throws -> N?
+    ) throws -> [N] {
+        var out: [N] = []
         let groups: [UInt8] = query.pinnedOnly ? [0] : [0, 1]
         guard !query.tags.isEmpty else {
             for group in groups {
                 let prefix = ListIndex.prefix(
                     status: query.status, scope: query.scope, sort: query.sort, pinnedGroup: group)
                 try scan(prefix, reverse: query.reverse, in: txn, databases: databases) { id in
-                    if !query.excluding.contains(id), let n = try note(id, in: txn, databases: databases) {
+                    if !query.excluding.contains(id), let n = try load(id) {
                         out.append(n)
                     }
                     return out.count < query.limit
@@ -278,7 +313,7 @@ public final class NotesProjection: ProjectionSet {
             if total < fewest { (smallest, fewest) = (i, total) }
         }
         let driving = query.tags[smallest]
-        func accepts(_ n: Note) -> Bool {
+        func accepts(_ n: N) -> Bool {
             switch query.scope {
             case .any: break
             case .uncategorized: if n.category != nil { return false }
@@ -293,7 +328,7 @@ public final class NotesProjection: ProjectionSet {
             }
             if prefixes.count == 1 {
                 try scan(prefixes[0], reverse: query.reverse, in: txn, databases: databases) { id in
-                    if !query.excluding.contains(id), let n = try note(id, in: txn, databases: databases), accepts(n) {
+                    if !query.excluding.contains(id), let n = try load(id), accepts(n) {
                         out.append(n)
                     }
                     return out.count < query.limit
@@ -334,7 +369,7 @@ public final class NotesProjection: ProjectionSet {
                         guard let id = Identifier(bytes: s.suffix(16)), seen.insert(id).inserted,
                             !query.excluding.contains(id)
                         else { continue }
-                        if let n = try note(id, in: txn, databases: databases), accepts(n) { out.append(n) }
+                        if let n = try load(id), accepts(n) { out.append(n) }
                     }
                     if complete || out.count >= query.limit || boundary == nil { break }
                     out.removeSubrange(pageStart...)
@@ -499,6 +534,15 @@ public final class NotesProjection: ProjectionSet {
                     for n in slice {
                         let key = n.id.bytes
                         let value = n.encoded()
+                        try key.withUnsafeBytes { k in
+                            try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                        }
+                    }
+                }
+                try txn.withCursor(databases[DB.rows]) { c in
+                    for n in slice {
+                        let key = n.id.bytes
+                        let value = NoteRow(n).encoded()
                         try key.withUnsafeBytes { k in
                             try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                         }

@@ -168,7 +168,7 @@ let completeCommand = Command(
     case "ids":
         var q = ListQuery()
         q.limit = 500
-        for n in (try? book.list(q)) ?? [] { ctx.terminal.print(shortID(n.id) + "\t" + truncate(n.title, 60)) }
+        for n in (try? book.listRows(q)) ?? [] { ctx.terminal.print(shortID(n.id) + "\t" + truncate(n.title, 60)) }
     case "categories":
         for c in (try? book.categories()) ?? [] { ctx.terminal.print(c.name) }
     case "tags":

@@ -180,10 +180,30 @@ final class Context: @unchecked Sendable {
         return name
     }
 
+    /// Reads the current names of the categories and tags given that are not known yet, all in
+    /// one read transaction (``labels(_:)`` then finds them known).
+    func preloadLabels(categories: [Identifier?], tags: [[Identifier]]) throws {
+        let c = Set(categories.compactMap { $0 }.filter { categoryNames[$0] == nil })
+        let t = Set(tags.joined().filter { tagNames[$0] == nil })
+        guard !c.isEmpty || !t.isEmpty else { return }
+        let names = try notebook().names(categories: Array(c), tags: Array(t))
+        for id in c { categoryNames.updateValue(names.categories[id], forKey: id) }
+        for id in t { tagNames[id] = names.tags[id] ?? shortID(id) }
+    }
+
     /// The note's category and tags by their current names (each read once per command).
     func labels(_ n: Note) throws -> NoteLabels {
+        try labels(category: n.category, tags: n.tags)
+    }
+
+    /// The row's category and tags by their current names (each read once per command).
+    func labels(_ r: NoteRow) throws -> NoteLabels {
+        try labels(category: r.category, tags: r.tags)
+    }
+
+    private func labels(category: Identifier?, tags ids: [Identifier]) throws -> NoteLabels {
         var tags: [String] = []
-        for t in n.tags {
+        for t in ids {
             if let known = tagNames[t] {
                 tags.append(known)
             } else {
@@ -192,7 +212,7 @@ final class Context: @unchecked Sendable {
                 tags.append(name)
             }
         }
-        return NoteLabels(category: try categoryName(n.category), tags: tags)
+        return NoteLabels(category: try categoryName(category), tags: tags)
     }
 
     /// Resolves a note id argument.

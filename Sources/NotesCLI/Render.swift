@@ -67,7 +67,7 @@ extension Context {
 
     /// One line per note: id, pin mark, title, category, updated, and tags when any note of the
     /// listing has some.
-    func printNoteTable(_ notes: [Note], labels: (Note) throws -> NoteLabels) throws {
+    func printNoteTable(_ notes: [NoteRow], labels: (NoteRow) throws -> NoteLabels) throws {
         var rows: [[String]] = []
         let withTags = notes.contains { !$0.tags.isEmpty }
         for n in notes {
@@ -104,12 +104,17 @@ extension Context {
 /// Cuts `s` to at most `width` characters, marking the cut with an ellipsis, and shows line
 /// breaks as spaces so one note is one line.
 func truncate(_ s: String, _ width: Int) -> String {
+    // Most titles are printable ASCII: one byte, one character, one column.
+    if s.utf8.count <= width, s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return s }
     let flat = String(s.map { $0.isNewline ? " " : $0 })
     return flat.count <= width ? flat : String(flat.prefix(width - 1)) + "…"
 }
 
 /// Terminal columns a string takes: wide for CJK and emoji, zero for combining marks.
 func displayWidth(_ s: String) -> Int {
+    // Printable ASCII is one column a byte, without the Unicode property lookups below (which
+    // were most of the instructions of `notes list`).
+    if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return s.utf8.count }
     var w = 0
     for ch in s {
         guard let first = ch.unicodeScalars.first else { continue }

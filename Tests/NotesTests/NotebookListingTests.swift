@@ -145,9 +145,17 @@ struct NotebookListingTests {
         let state = try f.book.state(asOf: f.clock.micros)
         var mismatches = 0
         var stateMismatches = 0
+        var rowMismatches = 0
         for q in try queries(f.book) {
             let want = expected(notes, q)
-            let got = try f.book.list(q).map(\.id)
+            let whole = try f.book.list(q)
+            let got = whole.map(\.id)
+            if try f.book.listRows(q) != whole.map(NoteRow.init) {
+                rowMismatches += 1
+                if rowMismatches <= 3 {
+                    Issue.record("listing rows differ from the whole notes for \(q)", sourceLocation: sourceLocation)
+                }
+            }
             if got != want {
                 mismatches += 1
                 if mismatches <= 3 {
@@ -165,6 +173,7 @@ struct NotebookListingTests {
         }
         #expect(mismatches == 0, "\(mismatches) queries listed in the wrong order", sourceLocation: sourceLocation)
         #expect(stateMismatches == 0, "\(stateMismatches) in-memory listings differ", sourceLocation: sourceLocation)
+        #expect(rowMismatches == 0, "\(rowMismatches) listings of rows differ", sourceLocation: sourceLocation)
     }
 
     @Test("the index lists exactly what the specification orders, for every query, after a random history")
@@ -192,6 +201,46 @@ struct NotebookListingTests {
         try Self.check(f, ids)
         try f.reopen()
         try Self.check(f, ids)
+    }
+
+    @Test("a listing row carries every field of its note but the body and properties; verify checks the rows")
+    func rows() throws {
+        let f = try NotebookFixture()
+        let a = try f.book.add(
+            title: "Trip", body: String(repeating: "long body ", count: 1000), category: "Travel", tags: ["trips"],
+            pinned: true)
+        f.clock.advance()
+        try f.book.archive(a.id)
+        var q = ListQuery()
+        q.status = .archived
+        let note = try f.book.note(a.id)
+        let rows = try f.book.listRows(q)
+        #expect(rows == [NoteRow(note)])
+        let row = try #require(rows.first)
+        #expect(row.title == "Trip" && row.pinned && row.archived && !row.trashed && row.version == note.version)
+        #expect(row.category == note.category && row.tags == note.tags && row.tags.count == 1)
+        #expect(row.createdAt < row.updatedAt)
+        #expect(try f.book.verify().isEmpty)
+
+        // A damaged row and a row of no note are found; a rebuild repairs both.
+        let db = try f.book.read { _, dbs in dbs["rows"] }
+        let stray = Identifier(high: 7, low: 7)
+        try f.book.store.environment.write { txn throws in
+            let valid = try #require(try txn.get(db, key: a.id.bytes))
+            try txn.put(db, key: a.id.bytes, value: Array(valid.dropLast()))
+            try txn.put(db, key: stray.bytes, value: valid)
+        }
+        let problems = try f.book.verify().map(\.detail)
+        #expect(
+            problems.contains { $0.hasPrefix("the listing row of note \(shortID(a.id)) is damaged") }, "\(problems)")
+        #expect(
+            problems.contains("the listing row of note \(shortID(stray)) is in the projection but not in the log"),
+            "\(problems)")
+        #expect(problems.contains("the projection holds 2 listing rows, the log 1 notes"), "\(problems)")
+        #expect(throws: NotesError.self) { try f.book.listRows(q) }
+        try f.book.rebuild()
+        #expect(try f.book.verify().isEmpty)
+        #expect(try f.book.listRows(q) == [NoteRow(note)])
     }
 
     @Test("pinned notes come first in every sort and direction; --reverse flips only within each group")

@@ -136,4 +136,20 @@ struct NotebookTagTests {
             }
         }
     }
+
+    @Test("names of categories and tags read at once: deleted ones too, unknown ids left out")
+    func namesAtOnce() throws {
+        let f = try NotebookFixture()
+        try f.book.add(title: "A", category: "Travel", tags: ["trips", "work/acme"])
+        let travel = try f.book.category(named: "Travel").id
+        let trips = try f.book.tag(named: "trips").id
+        let acme = try f.book.tag(named: "work/acme").id
+        f.clock.advance()
+        _ = try f.book.deleteCategory("Travel")
+        let stray = Identifier(high: 9, low: 9)
+        let names = try f.book.names(categories: [travel, stray], tags: [trips, acme, stray])
+        #expect(names.categories == [travel: "Travel"])
+        #expect(names.tags == [trips: "trips", acme: "work/acme"])
+        #expect(try f.book.names(categories: [], tags: []) == ([:], [:]))
+    }
 }

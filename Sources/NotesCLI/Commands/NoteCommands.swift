@@ -163,29 +163,37 @@ let listCommand = Command(
     q.reverse = ctx.flag("reverse")
     q.limit = try ctx.integer("limit", min: 1) ?? Int.max
     let book = try ctx.notebook()
-    var notes: [Note]
+    // JSON prints whole notes (bodies too); the table prints rows, read without the bodies.
+    var notes: [Note] = []
+    var rows: [NoteRow] = []
     var past: NotebookState?
     if let asOf = ctx.value("as-of") {
         let instant = try ctx.instant(asOf)
         if ctx.flag("orphans") { q.excluding = try book.linkedNotes(asOf: instant) }
         let state = try ctx.stateAsOf(instant)
         notes = state.list(try ctx.pastScope(q, in: state))
+        if !ctx.json { rows = notes.map(NoteRow.init) }
         past = state
     } else {
         if ctx.flag("orphans") { q.excluding = try book.linkedNotes() }
-        notes = try book.list(q)
+        if ctx.json { notes = try book.list(q) } else { rows = try book.listRows(q) }
     }
-    // Categories and tags are named as they were at the --as-of instant.
-    func labels(_ n: Note) throws -> NoteLabels {
-        if let past { return past.labels(of: n) }
-        return try ctx.labels(n)
+    // Categories and tags are named as they were at the --as-of instant, or else as they are
+    // now, read for the whole page at once.
+    if past == nil {
+        if ctx.json {
+            try ctx.preloadLabels(categories: notes.map { $0.category }, tags: notes.map { $0.tags })
+        } else {
+            try ctx.preloadLabels(categories: rows.map { $0.category }, tags: rows.map { $0.tags })
+        }
     }
     if ctx.json {
-        ctx.printJSON(.array(try notes.map { ctx.noteJSON($0, labels: try labels($0)) }))
-    } else if notes.isEmpty {
+        ctx.printJSON(
+            .array(try notes.map { ctx.noteJSON($0, labels: try past?.labels(of: $0) ?? ctx.labels($0)) }))
+    } else if rows.isEmpty {
         ctx.terminal.print(ctx.terminal.dim("no notes"))
     } else {
-        try ctx.printNoteTable(notes, labels: labels)
+        try ctx.printNoteTable(rows) { r in try past?.labels(of: r) ?? ctx.labels(r) }
     }
 }
 

@@ -1,0 +1,29 @@
+import Testing
+
+@testable import NotesCLI
+
+/// The listing's column widths and title cuts: the printable-ASCII fast paths agree with the
+/// Unicode rules every other text goes through.
+@Suite("Table widths and truncation")
+struct TableWidthTests {
+    @Test("printable ASCII is one column a byte; other text keeps its Unicode widths")
+    func widths() {
+        #expect(displayWidth("") == 0)
+        #expect(displayWidth("Groceries ~ list 42!") == 20)
+        #expect(displayWidth("tab\there") == 8)
+        #expect(displayWidth("a\r\nb") == 3, "CR LF is one character")
+        #expect(displayWidth("日本") == 4)
+        #expect(displayWidth("e\u{301}clair") == 6, "a combining mark takes no column")
+        #expect(displayWidth("🙂 ok") == 5)
+    }
+
+    @Test("a title is cut at the width with an ellipsis, and line breaks become spaces")
+    func truncation() {
+        #expect(truncate("short", 60) == "short")
+        #expect(truncate(String(repeating: "x", count: 60), 60) == String(repeating: "x", count: 60))
+        #expect(truncate(String(repeating: "x", count: 61), 60) == String(repeating: "x", count: 59) + "…")
+        #expect(truncate("two\nlines", 60) == "two lines")
+        #expect(truncate("crlf\r\nend", 60) == "crlf end")
+        #expect(truncate("ééé", 2) == "é…")
+    }
+}
