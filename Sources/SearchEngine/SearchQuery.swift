@@ -113,13 +113,13 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
 
     /// The query as written or, when its syntax is broken the way a pasted sentence's is (an
     /// unclosed quote or parenthesis, an operator with nothing on one side, a stray `*` or `:`),
-    /// the words it asks for side by side, and the error that the text as written gives. What it
-    /// excludes (`-word`, `-"a phrase`, `-(a group`) is left out rather than sought, and `OR`,
-    /// `AND`, `title:` and `body:` are dropped. A query that only excludes, a misplaced `-`,
+    /// the words it asks for side by side, and the error that the text as written gives. A word it
+    /// excludes (`-word`) stays excluded; an excluded phrase or group (`-"a phrase`, `-(a group`)
+    /// is left out rather than sought; `OR`, `AND`, `title:` and `body:` are dropped. A query that only excludes, a misplaced `-`,
     /// limits (too long, too many words) and a text with no word to search for stay errors.
     ///
     /// ```swift
-    /// let (q, why) = try SearchQuery.parseLeniently("wing (flutter -draft")  // q: wing flutter
+    /// let (q, why) = try SearchQuery.parseLeniently("wing (flutter -draft")  // q: wing flutter -draft
     /// ```
     public static func parseLeniently(_ text: String) throws(SearchQueryError) -> (
         query: SearchQuery, misread: SearchQueryError?
@@ -140,8 +140,8 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The words a text asks for: every character of the query syntax made a space, excluded
-    /// words, phrases and groups left out (to their end, or the text's), and the operator words
-    /// and field names dropped.
+    /// plain words kept as exclusions, excluded phrases and groups left out (to their end, or
+    /// the text's), and the operator words and field names dropped.
     static func wordsOnly(_ text: String) -> String {
         let s = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
@@ -164,7 +164,15 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
                         if depth == 0 { break }
                     }
                 } else {
+                    // A plain word stays excluded; one holding query syntax is left out.
+                    let start = i
                     while i < s.count && !s[i].properties.isWhitespace && s[i] != "(" && s[i] != ")" { i += 1 }
+                    let word = s[start..<i]
+                    if !word.contains(where: { "\"|*:-".unicodeScalars.contains($0) }) {
+                        out.append(" ")
+                        out.append("-")
+                        out.append(contentsOf: word)
+                    }
                 }
                 out.append(" ")
                 atWordStart = true
