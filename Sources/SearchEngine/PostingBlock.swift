@@ -177,19 +177,24 @@ enum PostingBlock {
         if bits == 0 { return 0 }
         let bit = k &* bits
         let at = column &+ bit &>> 3
-        let word: UInt64
-        if at &+ 8 <= bytes.count {
-            word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
-        } else {
-            var w: UInt64 = 0
-            var b = 0
-            while at &+ b < bytes.count {
-                w |= UInt64(bytes[at &+ b]) &<< UInt64(8 &* b)
-                b &+= 1
-            }
-            word = w
-        }
+        let word = littleEndianWord(bytes, at: at)
         return UInt32(truncatingIfNeeded: (word &>> UInt64(bit & 7)) & ((1 &<< UInt64(bits)) &- 1))
+    }
+
+    /// The eight bytes at `at` as a little-endian number, those past the value's end read as
+    /// zeros (one load where the value has them all).
+    @inline(__always)
+    static func littleEndianWord(_ bytes: UnsafeRawBufferPointer, at: Int) -> UInt64 {
+        if at &+ 8 <= bytes.count {
+            return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        }
+        var w: UInt64 = 0
+        var b = 0
+        while at &+ b < bytes.count {
+            w |= UInt64(bytes[at &+ b]) &<< UInt64(8 &* b)
+            b &+= 1
+        }
+        return w
     }
 
     /// Appends `values` as a column `bits` wide.
@@ -286,20 +291,9 @@ enum PostingBlock {
         var acc: UInt64 = 0
         var have: UInt64 = 0
         var at = c.docs
-        let end = bytes.count
         for k in 1..<max(1, h.count) {
             if have < bits {
-                var w: UInt64 = 0
-                if at &+ 4 <= end {
-                    w = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-                } else {
-                    var b = 0
-                    while at &+ b < end && b < 4 {
-                        w |= UInt64(bytes[at &+ b]) &<< UInt64(8 &* b)
-                        b &+= 1
-                    }
-                }
-                acc |= w &<< have
+                acc |= (littleEndianWord(bytes, at: at) & 0xFFFF_FFFF) &<< have
                 have &+= 32
                 at &+= 4
             }

@@ -189,13 +189,7 @@ extension SearchIndex {
                 // A little slack keeps floating-point summation order from ever pruning a tie.
                 if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
                 try term.forEachEntry(ofBlock: b) { d, score in
-                    guard top.admits(score), let (chunk, o) = try records.locate(d, through: dc) else { return }
-                    if DocRecord.accepts(chunk, at: o, filter) {
-                        top.offer(
-                            RankedNote(
-                                score: score, updatedAt: DocRecord.updatedAt(chunk, at: o),
-                                id: DocRecord.id(chunk, at: o)))
-                    }
+                    try records.offer(d, score: score, to: &top, filter: filter, through: dc)
                 }
             }
         }
@@ -277,14 +271,7 @@ extension SearchIndex {
                 if !skip {
                     var score = 0.0
                     for it in positive { score += it.score() }
-                    if top.admits(score), let (chunk, o) = try records.locate(d, through: dc) {
-                        if DocRecord.accepts(chunk, at: o, filter) {
-                            top.offer(
-                                RankedNote(
-                                    score: score, updatedAt: DocRecord.updatedAt(chunk, at: o),
-                                    id: DocRecord.id(chunk, at: o)))
-                        }
-                    }
+                    try records.offer(d, score: score, to: &top, filter: filter, through: dc)
                 }
                 target = d + 1
             }
@@ -318,6 +305,19 @@ struct RecordReader {
             chunkNumber = n
         }
         return (chunk, DocRecord.offset(doc))
+    }
+
+    /// Offers doc `d` with `score` to `top` when the score could enter and its record passes
+    /// `filter` (the record gives the tie-breaking update time and the id).
+    @inline(__always)
+    mutating func offer(
+        _ d: UInt32, score: Double, to top: inout TopK, filter: CompiledFilter, through cursor: borrowing Cursor
+    ) throws {
+        guard top.admits(score), let (chunk, o) = try locate(d, through: cursor),
+            DocRecord.accepts(chunk, at: o, filter)
+        else { return }
+        top.offer(
+            RankedNote(score: score, updatedAt: DocRecord.updatedAt(chunk, at: o), id: DocRecord.id(chunk, at: o)))
     }
 }
 
@@ -505,8 +505,7 @@ final class TermIterator: ClauseIterator {
         while s < blocks.count && blocks[s].lastDoc < target { s += 1 }
         shallowIndex = s
         guard s < blocks.count else { return nil }
-        if bounds[s] < 0 { bounds[s] = try PostingBlock.Header(blocks[s].bytes).bound(scorer) }
-        return (bounds[s], blocks[s].lastDoc)
+        return (try bound(ofBlock: s), blocks[s].lastDoc)
     }
 
     /// The current doc's positions, and how many of the first are in the title.
