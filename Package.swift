@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
         // Against a real PostgreSQL: a throwaway cluster made with initdb (see PostgresCluster.swift).
         .testTarget(
-            name: "PostgresLogTests", dependencies: ["PostgresLog", "EventStore", "Basics"],
+            name: "PostgresLogTests", dependencies: ["PostgresLog", "EventStore", "Basics", "Notes", "TestSupport"],
             swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -34,12 +34,18 @@ final class Appender {
     private var pending: [LiftedEvent] = []
     /// About the bytes `pending` holds.
     private(set) var pendingBytes = 0
+    /// Set when the log's tail was removed in this transaction: the projections are rebuilt in
+    /// bulk before the commit even if no event is appended after it.
+    private var tailRemoved = false
 
     init(store: EventStore) { self.store = store }
 
     private func load(_ txn: borrowing Transaction) throws {
         guard !loaded else { return }
         loaded = true
+        nextPosition = 1
+        lastRecordedAt = .min
+        lastDigest = [UInt8](repeating: 0, count: Envelope.digestSize)
         try txn.withCursor(store.events) { c in
             if let last = try c.last() {
                 let pos = try decodeKey(last.key)
@@ -249,7 +255,7 @@ final class Appender {
 
     func finish(in txn: borrowing Transaction) throws {
         try applyPending(in: txn)
-        if let bulk, let slot = projectionSlot, bulkFolded > 0 {
+        if let bulk, let slot = projectionSlot, bulkFolded > 0 || tailRemoved {
             self.bulk = nil
             for db in slot.all { try txn.clear(db) }
             try bulk.write(into: slot, writer: TransactionBulkWriter(txn.lend(), store: store))
@@ -261,6 +267,99 @@ final class Appender {
             try txn.put(store.meta, key: k, value: keyBytes(count + delta))
         }
         catalogueDelta = []
+    }
+
+    /// Removes every event after `position` from the log, their stream entries, ids and catalogue
+    /// counts, and has the projections rebuilt in bulk from the log that is left (and what is
+    /// appended after it) before the commit. Returns the removed events, oldest first.
+    ///
+    /// Only a log's unconfirmed tail may go this way (events a shared log has not ordered yet,
+    /// which a sync rewrites on top of the events it pulled); it must come before any append of
+    /// the transaction.
+    func removeTail(after position: UInt64, in txn: borrowing Transaction) throws -> [RecordedEvent] {
+        guard appendedCount == 0, !deferProjections else {
+            throw StoreError.unexpected("the log's tail can only be removed before any append of a transaction")
+        }
+        var removed: [RecordedEvent] = []
+        var firstVersion: [String: UInt64] = [:]
+        var catalogue: [SchemaKey: UInt64] = [:]
+        try txn.withCursor(store.events) { c in
+            var entry = try c.last()
+            while let e = entry {
+                let pos = try decodeKey(e.key)
+                guard pos > position else { break }
+                let event = try Envelope.storedView(e.value, position: pos).recorded
+                removed.append(event)
+                entry = try c.previous()
+            }
+        }
+        guard !removed.isEmpty else { return [] }
+        removed.reverse()
+        for event in removed {
+            try withKey(event.position) { k in _ = try txn.delete(store.events, k) }
+            try withKey(event.id) { k in _ = try txn.delete(store.eventIDs, k) }
+            var key = Array(event.stream.utf8)
+            key.append(0)
+            withUnsafeBytes(of: event.version.bigEndian) { key.append(contentsOf: $0) }
+            _ = try txn.delete(store.streams, key: key)
+            firstVersion[event.stream] = min(firstVersion[event.stream] ?? .max, event.version)
+            catalogue[SchemaKey(event.type, event.schemaVersion), default: 0] += 1
+        }
+        for (stream, first) in firstVersion {
+            if first > 1 {
+                try txn.put(store.streamHeads, key: Array(stream.utf8), value: keyBytes(first - 1))
+            } else {
+                _ = try txn.delete(store.streamHeads, key: Array(stream.utf8))
+            }
+        }
+        for (key, count) in catalogue {
+            let k = EventStore.catalogueKey(key)
+            let stored = try txn.get(store.meta, key: k).map { try decodeUInt64($0) } ?? 0
+            if stored > count {
+                try txn.put(store.meta, key: k, value: keyBytes(stored - count))
+            } else {
+                _ = try txn.delete(store.meta, key: k)
+            }
+        }
+        // The appender reads the log's new last event again, and the projections are rebuilt.
+        loaded = false
+        try load(txn)
+        tailRemoved = true
+        try deferProjections(expecting: Int.max, in: txn)
+        return removed
+    }
+
+    /// Appends an event a shared log ordered: at its position, instant and stream version, with
+    /// the chain digest the shared log computed, or throws ``StoreError/diverged(position:detail:)``
+    /// and appends nothing.
+    func appendConfirmed(_ event: RecordedEvent, in txn: borrowing Transaction) throws {
+        try load(txn)
+        guard event.position == nextPosition else {
+            throw StoreError.diverged(
+                position: event.position, detail: "the local log's next position is \(nextPosition)")
+        }
+        guard event.recordedAt >= lastRecordedAt else {
+            throw StoreError.diverged(position: event.position, detail: "its instant is before the event before it")
+        }
+        if let at = try withKey(event.id, { k in try txn.get(store.eventIDs, k) }) {
+            throw StoreError.diverged(
+                position: event.position, detail: "its id \(event.id) is already at position \(try decodeUInt64(at))")
+        }
+        let new = NewEvent(
+            id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
+            metadata: event.metadata, recordedAt: event.recordedAt)
+        try append(
+            [new], to: event.stream, expecting: event.version > 1 ? .exact(event.version - 1) : .noStream, in: txn)
+        guard lastDigest == event.digest else {
+            throw StoreError.diverged(
+                position: event.position, detail: "its chain digest differs from the one the shared log holds")
+        }
+    }
+
+    /// The position and chain digest of the log's last event (0 and the genesis digest when empty).
+    func head(in txn: borrowing Transaction) throws -> (position: UInt64, digest: [UInt8]) {
+        try load(txn)
+        return (nextPosition - 1, lastDigest)
     }
 
     /// The projection databases in use in this transaction.

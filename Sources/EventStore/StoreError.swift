@@ -26,6 +26,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case notAStore(path: String, detail: String)
     /// A rebuild of the projections was taken over by another process.
     case rebuildSuperseded
+    /// The local log and a shared log it synchronizes with disagree at this position.
+    case diverged(position: UInt64, detail: String)
     /// An error no layer of the store knows (a bug, if it ever shows).
     case unexpected(String)
     /// An error of the storage engine.
@@ -55,6 +57,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(path) is not a notes store (\(detail))"
         case .rebuildSuperseded:
             return "another process took over the rebuild of the projections; run the command again"
+        case .diverged(let position, let detail):
+            return
+                "the store's log differs from the remote log at position \(position) (\(detail)); nothing was merged"
         case .unexpected(let message):
             return "unexpected error: \(message)"
         case .storage(let e):

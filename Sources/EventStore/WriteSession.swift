@@ -43,6 +43,25 @@ public struct WriteSession: ~Copyable {
         try appender.append(events, to: stream, expecting: expected, in: transaction)
     }
 
+    /// Removes the log's unconfirmed tail, every event after `position`, before any append of this
+    /// transaction, and returns it; the projections are rebuilt in bulk before the commit. See
+    /// ``EventStore/write(reserving:_:)``: a sync rewrites the events a shared log has not ordered
+    /// yet on top of those it pulled, and nothing else may remove an event.
+    public func removeTail(after position: UInt64) throws -> [RecordedEvent] {
+        try appender.removeTail(after: position, in: transaction)
+    }
+
+    /// Appends an event a shared log ordered, at its position, instant and version, checking that
+    /// the local chain digest equals the shared log's (``StoreError/diverged(position:detail:)``).
+    public func appendConfirmed(_ event: RecordedEvent) throws {
+        try appender.appendConfirmed(event, in: transaction)
+    }
+
+    /// The position and chain digest of the log's last event in this transaction.
+    public func logHead() throws -> (position: UInt64, digest: [UInt8]) {
+        try appender.head(in: transaction)
+    }
+
     /// A fresh id from the store's generator; the nth call of every attempt returns the same id.
     public func newID() -> Identifier { ids.next() }
 

@@ -81,6 +81,10 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// The front matter entries of that file the store does not read, as YAML text byte for
     /// byte: what an export writes back.
     case frontMatter = "front-matter"
+    /// Set by a sync whose three-way merge of the body met lines both devices changed: which
+    /// versions conflict. The body holds both between conflict markers; the next edit of the
+    /// body (or a restore) removes the property, and so resolves the conflict.
+    case conflict
 
     /// The lines of a list property, without empty ones.
     public static func lines(_ text: String) -> [String] {

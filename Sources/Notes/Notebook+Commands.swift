@@ -36,7 +36,10 @@ extension Notebook {
         return try change(id, expectedVersion: expectedVersion) { note in
             var events: [NoteEvent] = []
             if let title, title != note.title { events.append(.retitled(title: title)) }
-            if let body, body != note.body { events.append(.bodyEdited(body: body)) }
+            if let body, body != note.body {
+                events.append(.bodyEdited(body: body))
+                events += Self.resolvingConflict(of: note)
+            }
             return events
         }
     }
@@ -155,6 +158,13 @@ extension Notebook {
     }
 
     // MARK: Helpers
+
+    /// The event that marks the note's sync conflict resolved, when it has one: what an edit of
+    /// its body or a restore appends after its own events.
+    package static func resolvingConflict(of note: Note) -> [NoteEvent] {
+        note.properties[NoteProperty.conflict.rawValue] == nil
+            ? [] : [.propertySet(key: NoteProperty.conflict.rawValue, value: "")]
+    }
 
     package static func missing(_ id: Identifier) -> NotesError {
         .notFound(.note(id))

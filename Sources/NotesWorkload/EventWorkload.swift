@@ -409,7 +409,15 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         case 0..<45:
             n.body = text.edit(n.body, using: &rng)
             if rng.chance(0.05) { n.body += linkLine() }
-            (event, command) = (.bodyEdited(body: n.body), "notes edit")
+            // Now and then the edit is one a sync merged with another device's (chosen by the
+            // version, so the random sequence, and every other event, stays as it was).
+            if n.version % 41 == 0 {
+                (event, command) = (.bodyConflicted(base: UInt64(n.version - 2), body: n.body), "notes sync")
+            } else if n.version % 13 == 0 {
+                (event, command) = (.bodyMerged(base: UInt64(n.version - 2), body: n.body), "notes sync")
+            } else {
+                (event, command) = (.bodyEdited(body: n.body), "notes edit")
+            }
         case 45..<57:
             n.title = text.title(using: &rng)
             (event, command) = (.retitled(title: n.title), "notes edit")

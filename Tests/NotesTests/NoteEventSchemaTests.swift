@@ -16,7 +16,8 @@ struct NoteEventSchemaTests {
         .categorized(category: category), .categorized(category: nil), .archived, .unarchived, .trashed,
         .untrashed, .restored(fromVersion: 3, title: "T", body: "b", pinned: false, category: category),
         .tagged(tag: category), .untagged(tag: category), .propertySet(key: "aliases", value: "A\nB"),
-        .propertySet(key: "source", value: ""),
+        .propertySet(key: "source", value: ""), .bodyMerged(base: 4, body: "merged\n"),
+        .bodyConflicted(base: 2, body: "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n"),
     ]
 
     @Test("every note event's payload decodes with its schema and re-encodes byte for byte")

@@ -39,7 +39,7 @@ public enum NoteField: UInt8, PayloadField {
 /// The current note event types. What each does to a note is ``NoteFold``'s rule.
 public enum NoteEventKind: UInt8, EventKind {
     case created, retitled, bodyEdited, pinned, unpinned, categorized, archived, unarchived, trashed, untrashed,
-        restored, tagged, untagged, propertySet
+        restored, tagged, untagged, propertySet, bodyMerged, bodyConflicted
 
     public var layout: EventLayout<NoteField> {
         switch self {
@@ -58,6 +58,8 @@ public enum NoteEventKind: UInt8, EventKind {
         case .tagged: return EventLayout("NoteTagged", version: 1, [.tag])
         case .untagged: return EventLayout("NoteUntagged", version: 1, [.tag])
         case .propertySet: return EventLayout("NotePropertySet", version: 1, [.key, .value])
+        case .bodyMerged: return EventLayout("NoteBodyMerged", version: 1, [.fromVersion, .body])
+        case .bodyConflicted: return EventLayout("NoteBodyConflicted", version: 1, [.fromVersion, .body])
         }
     }
 
@@ -211,6 +213,13 @@ public enum NoteEvent: CatalogueEvent {
     case untagged(tag: Identifier)
     /// Sets the note's property `key` to `value`; an empty value removes it.
     case propertySet(key: String, value: String)
+    /// A sync merged a body edit made from version `base` with the changes made since on another
+    /// device: `body` is the three-way merge, clean.
+    case bodyMerged(base: UInt64, body: String)
+    /// As ``bodyMerged(base:body:)``, but both sides changed the same lines: `body` holds the
+    /// merge with both versions of each such place between conflict markers, and the note is in
+    /// conflict until its body is edited again (the ``NoteProperty/conflict`` property).
+    case bodyConflicted(base: UInt64, body: String)
 
     public var kind: NoteEventKind {
         switch self {
@@ -228,6 +237,8 @@ public enum NoteEvent: CatalogueEvent {
         case .tagged: return .tagged
         case .untagged: return .untagged
         case .propertySet: return .propertySet
+        case .bodyMerged: return .bodyMerged
+        case .bodyConflicted: return .bodyConflicted
         }
     }
 
@@ -244,6 +255,8 @@ public enum NoteEvent: CatalogueEvent {
             (p.fromVersion, p.title, p.body, p.pinned, p.category) = (from, title, body, pinned, category)
         case .tagged(let tag), .untagged(let tag): p.tag = tag
         case .propertySet(let key, let value): (p.key, p.value) = (key, value)
+        case .bodyMerged(let base, let body), .bodyConflicted(let base, let body):
+            (p.fromVersion, p.body) = (base, body)
         case .pinned, .unpinned, .archived, .unarchived, .trashed, .untrashed: break
         }
         return p
@@ -268,6 +281,8 @@ public enum NoteEvent: CatalogueEvent {
         case .tagged: self = .tagged(tag: p.tag)
         case .untagged: self = .untagged(tag: p.tag)
         case .propertySet: self = .propertySet(key: p.key, value: p.value)
+        case .bodyMerged: self = .bodyMerged(base: p.fromVersion, body: p.body)
+        case .bodyConflicted: self = .bodyConflicted(base: p.fromVersion, body: p.body)
         }
     }
 

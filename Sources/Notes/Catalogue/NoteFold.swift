@@ -94,6 +94,7 @@ enum NoteFold {
         case .tagged: t.set(tag: p.tag, tagged: true)
         case .untagged: t.set(tag: p.tag, tagged: false)
         case .propertySet: t.set(property: p.key, value: p.value)
+        case .bodyMerged, .bodyConflicted: t.set(body: p.body)
         }
     }
 

@@ -154,6 +154,19 @@ public struct HistoryEntry: Sendable, Equatable {
         return nil
     }
 
+    /// The sync merge this event is, or nil: the version both sides started from, and whether
+    /// both changed the same lines (a conflict, kept between markers).
+    public var merge: (base: UInt64, conflicted: Bool)? {
+        for event in revision.events {
+            switch event {
+            case .bodyMerged(let base, _): return (base, false)
+            case .bodyConflicted(let base, _): return (base, true)
+            default: continue
+            }
+        }
+        return nil
+    }
+
     /// `created "Title"`, `restored from v3: body +1 -2 lines`, `title "A" -> "B", body +12 -3 lines`,
     /// or `no change` for an event that changed nothing.
     public var summary: String {
@@ -173,6 +186,13 @@ public struct HistoryEntry: Sendable, Equatable {
         let parts = changes.map(\.summary).joined(separator: ", ")
         if let from = restoredFrom {
             return "restored from v\(from)" + (parts.isEmpty ? " (no change)" : ": " + parts)
+        }
+        if let (base, conflicted) = merge {
+            let what = conflicted ? "CONFLICT merging" : "merged"
+            let last = revision.version - 1
+            let theirs = last > base + 1 ? "v\(base + 1)-v\(last)" : "v\(last)"
+            return "\(what) an edit of v\(base) with \(theirs)"
+                + (parts.isEmpty ? " (no change)" : ": " + parts)
         }
         return parts.isEmpty ? "no change" : parts
     }

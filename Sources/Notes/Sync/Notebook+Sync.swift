@@ -1,0 +1,565 @@
+public import Basics
+public import EventStore
+import LMDB
+import TextDiff
+
+/// Where a store stands with the remote log it syncs with.
+///
+/// The log's first ``confirmed`` events are the remote's, position for position and byte for
+/// byte; the events after them are the outbox: written by commands on this device, durable and
+/// checksummed like every event, shown by every view, and not ordered by the remote yet. A sync
+/// rewrites them on top of what it pulls (keeping their ids) and pushes them.
+public struct SyncState: Sendable, Equatable {
+    /// The remote notebook the store joined, or nil before its first sync.
+    public var notebook: Identifier?
+    /// The last position the remote confirmed (0: none).
+    public var confirmed: UInt64
+    /// When the last sync finished (microseconds since the Unix epoch), or nil.
+    public var lastSync: Int64?
+    /// The log's last position.
+    public var head: UInt64
+
+    /// Events written here that the remote has not confirmed yet.
+    public var pending: UInt64 { head - min(head, confirmed) }
+
+    /// Whether the event at `position` waits in the outbox.
+    public func isPending(position: UInt64) -> Bool { position > confirmed }
+}
+
+/// What one sync did.
+public struct SyncReport: Sendable, Equatable {
+    /// Events this device sent that the remote took.
+    public var pushed = 0
+    /// Events of other devices appended here.
+    public var pulled = 0
+    /// Body edits merged cleanly with changes made elsewhere.
+    public var merged = 0
+    /// Body edits that met changes of the same lines elsewhere (both kept, the note flagged).
+    public var conflicts = 0
+    /// Categories and tags created here under a name another device had created first, folded
+    /// into that one.
+    public var namesMerged = 0
+    /// Rounds of pull, rebase and push.
+    public var rounds = 0
+    /// The remote's last position once done.
+    public var remoteHead: UInt64 = 0
+    /// Notes in conflict after the sync (these and earlier ones not yet resolved).
+    public var unresolvedConflicts = 0
+
+    public init() {}
+}
+
+/// Why a sync stopped. Nothing acknowledged is lost by any of them: the outbox stays.
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The local store failed (full disk, damage...): nothing was changed by the sync's write.
+    case store(NotesError)
+    /// The store syncs with another notebook.
+    case otherNotebook(local: Identifier, remote: Identifier)
+    /// The store has history of its own and never synced: it must ask to join.
+    case ownHistory(events: UInt64)
+    /// The remote's log is not the one this store confirmed (a tampered or restored remote, or
+    /// a store copied from another notebook).
+    case diverged(position: UInt64, detail: String)
+    /// Other devices kept pushing; the sync stopped after this many rounds.
+    case tooManyRounds(Int)
+    /// The remote log failed.
+    case remote(RemoteLogError)
+
+    public var description: String {
+        switch self {
+        case .otherNotebook(let local, let remote):
+            return "this store syncs with notebook \(local), not \(remote); use another store for that notebook"
+        case .ownHistory(let events):
+            return
+                "this store holds \(events) events of its own and never synced; run `notes sync --join` to propose them to the remote"
+        case .diverged(let position, let detail):
+            return
+                "the store's log differs from the remote log at position \(position) (\(detail)); nothing was merged"
+        case .tooManyRounds(let rounds):
+            return "other devices kept pushing during \(rounds) rounds; run `notes sync` again (nothing was lost)"
+        case .remote(let e): return e.description
+        case .store(let e): return e.description
+        }
+    }
+
+    public static func == (a: SyncError, b: SyncError) -> Bool {
+        switch (a, b) {
+        case (.store(let x), .store(let y)): return x.description == y.description
+        case (.otherNotebook(let x1, let x2), .otherNotebook(let y1, let y2)): return x1 == y1 && x2 == y2
+        case (.ownHistory(let x), .ownHistory(let y)): return x == y
+        case (.diverged(let x1, let x2), .diverged(let y1, let y2)): return x1 == y1 && x2 == y2
+        case (.tooManyRounds(let x), .tooManyRounds(let y)): return x == y
+        case (.remote(let x), .remote(let y)): return x == y
+        default: return false
+        }
+    }
+}
+
+extension Notebook {
+    enum SyncKeys {
+        static let notebook = "sync.notebook"
+        static let confirmed = "sync.confirmed"
+        static let lastSync = "sync.last"
+    }
+
+    /// The most events one write of a sync appends: a clone goes in steps of this size, each
+    /// committed, so memory stays bounded and a killed clone resumes where it stopped.
+    public static let syncChunk = 20_000
+
+    /// Where the store stands with its remote.
+    public func syncState() throws(NotesError) -> SyncState {
+        do { return try store.read { txn in try syncState(in: txn) } } catch { throw NotesError.wrap(error) }
+    }
+
+    func syncState(in txn: borrowing Transaction) throws -> SyncState {
+        let notebook = try store.metadata(SyncKeys.notebook, in: txn).flatMap { Identifier(bytes: $0) }
+        let confirmed = try store.metadata(SyncKeys.confirmed, in: txn).map(Self.decodeUInt64) ?? 0
+        let last = try store.metadata(SyncKeys.lastSync, in: txn).map { Int64(bitPattern: Self.decodeUInt64($0)) }
+        return SyncState(
+            notebook: notebook, confirmed: confirmed, lastSync: last, head: try store.headPosition(in: txn))
+    }
+
+    static func encodeUInt64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+    static func decodeUInt64(_ b: [UInt8]) -> UInt64 { b.count == 8 ? b.reduce(0) { $0 << 8 | UInt64($1) } : 0 }
+
+    /// Exchanges events with `remote`'s `notebook` until both hold the same log: pull what other
+    /// devices pushed, acknowledge this device's events that came back, rebase the rest of the
+    /// outbox on top (merging bodies, folding same-named categories and tags), push it; again
+    /// until nothing moves.
+    ///
+    /// No write transaction is held across network I/O, so every command (and every reader) of
+    /// the store goes on meanwhile; what they append joins the outbox. A failed sync keeps the
+    /// outbox as it was: a store that never synced and holds events needs `join`.
+    @discardableResult
+    public func sync(with remote: any RemoteEventLog, notebook: Identifier, join: Bool = false, maxRounds: Int = 16)
+        throws(SyncError) -> SyncReport
+    {
+        do {
+            return try runSync(remote: remote, notebook: notebook, join: join, maxRounds: maxRounds)
+        } catch let e as SyncError {
+            throw e
+        } catch let e as RemoteLogError {
+            throw .remote(e)
+        } catch {
+            let e = NotesError.wrap(error)
+            if case .store(.diverged(let position, let detail)) = e {
+                throw .diverged(position: position, detail: detail)
+            }
+            throw .store(e)
+        }
+    }
+
+    private func runSync(remote: any RemoteEventLog, notebook: Identifier, join: Bool, maxRounds: Int) throws
+        -> SyncReport
+    {
+        var report = SyncReport()
+        let start = try syncState()
+        if let joined = start.notebook, joined != notebook {
+            throw SyncError.otherNotebook(local: joined, remote: notebook)
+        }
+        if start.notebook == nil, start.head > 0, !join { throw SyncError.ownHistory(events: start.head) }
+        if start.confirmed > 0 { try checkConfirmedPrefix(remote: remote, notebook: notebook, at: start.confirmed) }
+        for round in 1...maxRounds {
+            report.rounds = round
+            var moved = false
+            // Pull and rebase, a chunk at a time.
+            while true {
+                let confirmed = try syncState().confirmed
+                var pulled: [RecordedEvent] = []
+                while pulled.count < Self.syncChunk {
+                    let page = try remote.pull(
+                        notebook: notebook, after: confirmed + UInt64(pulled.count),
+                        limit: min(5000, Self.syncChunk - pulled.count))
+                    pulled += page
+                    if page.isEmpty { break }
+                }
+                if pulled.isEmpty { break }
+                moved = true
+                let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
+                report.pulled += outcome.foreign
+                report.merged += outcome.merged
+                report.conflicts += outcome.conflicts
+                report.namesMerged += outcome.namesMerged
+            }
+            // Push the outbox.
+            let (pushed, refused) = try push(to: remote, notebook: notebook)
+            report.pushed += pushed
+            if pushed > 0 || refused { moved = true }
+            if !moved {
+                let state = try syncState()
+                try write { session, _ in
+                    try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+                    try store.setMetadata(
+                        SyncKeys.lastSync, Self.encodeUInt64(UInt64(bitPattern: options.clock())),
+                        in: session.transaction)
+                }
+                report.remoteHead = state.confirmed
+                report.unresolvedConflicts = try conflictedNotes().count
+                return report
+            }
+        }
+        throw SyncError.tooManyRounds(maxRounds)
+    }
+
+    /// Refuses to go on when the remote's event at `position` is not the one this store
+    /// confirmed there: same id, same chain digest.
+    private func checkConfirmedPrefix(remote: any RemoteEventLog, notebook: Identifier, at position: UInt64) throws {
+        let theirs = try remote.pull(notebook: notebook, after: position - 1, limit: 1).first
+        let ours = try store.read { txn in try store.event(at: position, in: txn) }
+        guard let theirs, theirs.position == position else {
+            throw SyncError.diverged(
+                position: position, detail: "the remote holds fewer events than this store confirmed")
+        }
+        guard let ours, ours.id == theirs.id, ours.digest == theirs.digest else {
+            throw SyncError.diverged(position: position, detail: "the events there differ")
+        }
+    }
+
+    /// What ``integrate(_:notebook:confirmed:)`` did.
+    struct Integration {
+        var foreign = 0
+        var merged = 0
+        var conflicts = 0
+        var namesMerged = 0
+    }
+
+    /// Appends the remote's events after the confirmed position in one write: the outbox (the
+    /// events after it) is taken off first, the pulled events go in at their positions with their
+    /// digests checked, and what of the outbox the remote did not return is rebased on top.
+    private func integrate(_ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64) throws -> Integration {
+        let bytes = pulled.reduce(0) { $0 + $1.payload.count + 256 }
+        return try write(reserving: bytes * 4) { session, dbs in
+            // Another sync may have gone first: take only what is still new.
+            let now = try syncState(in: session.transaction).confirmed
+            guard now >= confirmed else { throw StoreError.diverged(position: now, detail: "confirmed position fell") }
+            let fresh = pulled.drop { $0.position <= now }
+            guard let first = fresh.first else { return Integration() }
+            guard first.position == now + 1 else {
+                throw StoreError.diverged(position: now + 1, detail: "the remote skipped positions")
+            }
+            let (head, _) = try session.logHead()
+            var outbox: [RecordedEvent] = []
+            if head > now {
+                outbox = try session.removeTail(after: now)
+            } else {
+                try session.deferProjections(expecting: fresh.count)
+            }
+            let ours = Set(outbox.map(\.id))
+            var result = Integration()
+            var confirmedVersions: [Identifier: UInt64] = [:]
+            for e in fresh {
+                try session.appendConfirmed(e)
+                if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
+            }
+            try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+            try store.setMetadata(SyncKeys.confirmed, Self.encodeUInt64(fresh.last!.position), in: session.transaction)
+            if !outbox.isEmpty {
+                var rebase = Rebase(
+                    book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
+                try rebase.run(session: session, dbs: dbs)
+                result.merged = rebase.merged
+                result.conflicts = rebase.conflicts
+                result.namesMerged = rebase.namesMerged
+            }
+            return result
+        }
+    }
+
+    /// Sends the outbox in batches (one command's events never split), oldest first. Returns how
+    /// many events the remote took, and whether it refused a batch because another device moved
+    /// a stream first (the next round rebases and tries again).
+    private func push(to remote: any RemoteEventLog, notebook: Identifier) throws -> (Int, Bool) {
+        let outbox: [RecordedEvent] = try store.read { txn in
+            let confirmed = try syncState(in: txn).confirmed
+            var events: [RecordedEvent] = []
+            try store.forEachEvent(from: confirmed + 1, in: txn) { view in
+                events.append(view.recorded)
+                return true
+            }
+            return events
+        }
+        var pushed = 0
+        for batch in Self.batches(outbox) {
+            do {
+                let result = try remote.append(notebook: notebook, batch: batch)
+                pushed += result.appended
+            } catch .conflict {
+                return (pushed, true)
+            }
+        }
+        return (pushed, false)
+    }
+
+    /// The outbox as batches: runs of one stream as one append each, a batch closed only between
+    /// commands (events sharing a correlation id stay together) and at the remote's caps.
+    static func batches(_ events: [RecordedEvent]) -> [RemoteBatch] {
+        var batches: [RemoteBatch] = []
+        var current: [RemoteAppend] = []
+        var count = 0
+        var bytes = 0
+        for (i, e) in events.enumerated() {
+            let sameCommand =
+                i > 0 && e.metadata.correlationID != nil
+                && e.metadata.correlationID == events[i - 1].metadata.correlationID
+            if !sameCommand, count > 0,
+                count + 1 > RemoteBatch.maxEvents / 2 || bytes + e.payload.count > RemoteBatch.maxPayloadBytes / 2
+            {
+                batches.append(RemoteBatch(current))
+                current = []
+                count = 0
+                bytes = 0
+            }
+            let event = NewEvent(
+                id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, metadata: e.metadata)
+            if let last = current.last, last.stream == e.stream {
+                current[current.count - 1].events.append(event)
+            } else {
+                current.append(
+                    RemoteAppend(
+                        stream: e.stream, expecting: e.version > 1 ? .exact(e.version - 1) : .noStream, events: [event])
+                )
+            }
+            count += 1
+            bytes += e.payload.count
+        }
+        if !current.isEmpty { batches.append(RemoteBatch(current)) }
+        return batches
+    }
+
+    /// Notes whose body holds a sync conflict not resolved yet, by title.
+    public func conflictedNotes() throws(NotesError) -> [Note] {
+        var q = ListQuery()
+        q.status = .all
+        q.sort = .title
+        q.limit = .max
+        return try list(q).filter { $0.properties[NoteProperty.conflict.rawValue] != nil }
+    }
+}
+
+/// Rewrites the outbox on top of the remote's events, inside the write of
+/// ``Notebook/integrate(_:notebook:confirmed:)``; see the README's "Sync" for the rules.
+struct Rebase {
+    let book: Notebook
+    let outbox: [RecordedEvent]
+    let pulled: [RecordedEvent]
+    /// The remote's versions of outbox events it returned, by id.
+    let confirmedVersions: [Identifier: UInt64]
+    var merged = 0
+    var conflicts = 0
+    var namesMerged = 0
+    /// Categories and tags created here that the remote already had by name: ours -> theirs.
+    private var entityMap: [Identifier: Identifier] = [:]
+    /// Per stream, the outbox's versions to the versions they have now.
+    private var versions: [String: [UInt64: UInt64]] = [:]
+    /// Per stream, the version the outbox's first event of it followed.
+    private var baseOf: [String: UInt64] = [:]
+
+    init(book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64]) {
+        self.book = book
+        self.outbox = outbox
+        self.pulled = pulled
+        self.confirmedVersions = confirmedVersions
+        for e in outbox {
+            if baseOf[e.stream] == nil { baseOf[e.stream] = e.version - 1 }
+            if let v = confirmedVersions[e.id] { versions[e.stream, default: [:]][e.version] = v }
+        }
+    }
+
+    /// The version `old` of `stream` (as the outbox numbered it) has now.
+    private func mapped(_ old: UInt64, in stream: String) -> UInt64? {
+        if old <= baseOf[stream] ?? 0 { return old }
+        return versions[stream]?[old]
+    }
+
+    mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
+        for e in outbox where confirmedVersions[e.id] == nil {
+            var event = NewEvent(
+                id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, metadata: e.metadata)
+            var stream = e.stream
+            var extra: [NewEvent] = []
+            switch StreamRef(e.stream) {
+            case .note(let id):
+                guard
+                    let decoded = try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                else { break }
+                let head = try book.store.streamVersion(stream, in: session.transaction)
+                let untouched = mapped(e.version - 1, in: stream) == head
+                var rewritten = remapEntities(decoded)
+                if case .restored(let from, let title, let body, let pinned, let category) = rewritten,
+                    let now = mapped(from, in: stream), now != from
+                {
+                    rewritten = .restored(
+                        fromVersion: now, title: title, body: body, pinned: pinned, category: category)
+                }
+                if !untouched, let ours = Self.body(of: rewritten) {
+                    let base = try originalNote(id, atVersion: e.version - 1, txn: session.transaction)
+                    let theirs = try currentNote(id, txn: session.transaction)
+                    if let base, let theirs, theirs.body != base.body, theirs.body != ours {
+                        let baseVersion = mapped(e.version - 1, in: stream) ?? (e.version - 1)
+                        let result = ThreeWayMerge.merge(
+                            base: base.body, ours: ours, theirs: theirs.body,
+                            labels: .init(
+                                ours: "this device (\(e.metadata.actor), edit of v\(baseVersion))",
+                                theirs: "remote (v\(theirs.version))"))
+                        if result.isClean {
+                            rewritten = .bodyMerged(base: baseVersion, body: result.text)
+                            merged += 1
+                        } else {
+                            rewritten = .bodyConflicted(base: baseVersion, body: result.text)
+                            conflicts += 1
+                            var meta = e.metadata
+                            meta.causationID = e.id
+                            let flag = NoteEvent.propertySet(
+                                key: NoteProperty.conflict.rawValue,
+                                value:
+                                    "this device's edit of v\(baseVersion) and v\(baseVersion + 1)-v\(theirs.version) changed the same lines"
+                            )
+                            extra.append(flag.newEvent(id: Self.derivedID(e.id, role: "conflict"), metadata: meta))
+                        }
+                    }
+                }
+                if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: e.metadata) }
+            case .category(let id):
+                guard
+                    let decoded = try CategoryEvent.decode(
+                        type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                else { break }
+                if case .created(let name) = decoded,
+                    let existing = try existingEntity(
+                        named: name, kind: .category, other: id, txn: session.transaction, dbs: dbs)
+                {
+                    entityMap[id] = existing
+                    namesMerged += 1
+                    continue
+                }
+                if let target = entityMap[id] { stream = Category.stream(target) }
+            case .tag(let id):
+                guard
+                    let decoded = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                else { break }
+                if case .created(let name) = decoded,
+                    let existing = try existingEntity(
+                        named: name, kind: .tag, other: id, txn: session.transaction, dbs: dbs)
+                {
+                    entityMap[id] = existing
+                    namesMerged += 1
+                    continue
+                }
+                if let target = entityMap[id] { stream = Tag.stream(target) }
+            case .other: break
+            }
+            let result = try session.append([event] + extra, to: stream, expecting: .any)
+            versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
+        }
+    }
+
+    /// The body an event sets, or nil.
+    private static func body(of event: NoteEvent) -> String? {
+        switch event {
+        case .bodyEdited(let body), .bodyMerged(_, let body), .bodyConflicted(_, let body): return body
+        default: return nil
+        }
+    }
+
+    /// The event with categories and tags this device created under a name the remote had
+    /// first replaced by the remote's.
+    private func remapEntities(_ event: NoteEvent) -> NoteEvent {
+        guard !entityMap.isEmpty else { return event }
+        func m(_ id: Identifier?) -> Identifier? { id.map { entityMap[$0] ?? $0 } }
+        switch event {
+        case .created(let title, let body, let pinned, let category):
+            return .created(title: title, body: body, pinned: pinned, category: m(category))
+        case .categorized(let category): return .categorized(category: m(category))
+        case .restored(let from, let title, let body, let pinned, let category):
+            return .restored(fromVersion: from, title: title, body: body, pinned: pinned, category: m(category))
+        case .tagged(let tag): return .tagged(tag: m(tag)!)
+        case .untagged(let tag): return .untagged(tag: m(tag)!)
+        default: return event
+        }
+    }
+
+    /// The note as this device had it after its outbox version `version`: the confirmed log up to
+    /// the outbox's base, then the outbox's own events as they were written.
+    private func originalNote(_ id: Identifier, atVersion version: UInt64, txn: borrowing Transaction) throws -> Note? {
+        let stream = Note.stream(id)
+        let base = baseOf[stream] ?? version
+        var note: Note?
+        if base > 0 {
+            try book.foldRevisions(of: id, upToVersion: min(base, version), in: txn) { rev in
+                note = rev.note
+                return true
+            }
+        }
+        for e in outbox where e.stream == stream && e.version <= version {
+            guard let event = try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+            else { continue }
+            try NoteFold.apply(event, to: &note, id: id, at: e.recordedAt, version: e.version)
+        }
+        return note
+    }
+
+    /// The note as the log holds it now, in this write.
+    private func currentNote(_ id: Identifier, txn: borrowing Transaction) throws -> Note? {
+        var note: Note?
+        try book.foldRevisions(of: id, in: txn) { rev in
+            note = rev.note
+            return true
+        }
+        return note
+    }
+
+    private enum EntityKind { case category, tag }
+
+    /// A live category or tag of the remote named `name` (case aside) other than `other`: one
+    /// the pulled events name, or one the store held before this sync that is not in the outbox.
+    private func existingEntity(
+        named name: String, kind: EntityKind, other: Identifier, txn: borrowing Transaction, dbs: ProjectionDatabases
+    ) throws -> Identifier? {
+        let key = name.lowercased()
+        var found: Identifier?
+        var names: [Identifier: (String, Bool)] = [:]
+        for e in pulled {
+            switch (StreamRef(e.stream), kind) {
+            case (.category(let id), .category):
+                if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload) {
+                    names[id] = c.name.isEmpty ? (names[id]?.0 ?? "", false) : (c.name, true)
+                }
+            case (.tag(let id), .tag):
+                if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload) {
+                    names[id] = t.name.isEmpty ? (names[id]?.0 ?? "", false) : (t.name, true)
+                }
+            default: continue
+            }
+        }
+        for (id, (n, live)) in names where live && id != other && n.lowercased() == key { found = id }
+        if let found { return found }
+        let outboxStreams = Set(outbox.map(\.stream))
+        switch kind {
+        case .category:
+            if let c = try book.projection.category(named: name, in: txn, databases: dbs), c.id != other, !c.deleted,
+                !outboxStreams.contains(c.stream), names[c.id] == nil
+            {
+                return c.id
+            }
+        case .tag:
+            if let t = try book.projection.tag(named: name, in: txn, databases: dbs), t.id != other, !t.deleted,
+                !outboxStreams.contains(t.stream), names[t.id] == nil
+            {
+                return t.id
+            }
+        }
+        return nil
+    }
+
+    /// An id derived from an intent's id and a role: two devices rebasing the same intent derive
+    /// the same id, so the remote stores the event once.
+    static func derivedID(_ intent: Identifier, role: String) -> Identifier {
+        var h = SHA256()
+        h.update(intent.bytes)
+        h.update(role)
+        var bytes = h.finalize()
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: a name-based id of our own scheme
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return Identifier(bytes: bytes.prefix(16))!
+    }
+}

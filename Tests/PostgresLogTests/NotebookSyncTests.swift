@@ -1,0 +1,248 @@
+import Basics
+import EventStore
+import Notes
+import PostgresLog
+import TestSupport
+import Testing
+
+/// A device: a store of its own (ids of its own stem) and its connection to the shared remote.
+final class Device {
+    let fixture: NotebookFixture
+    let remote: PostgresEventLog
+    let notebookID: Identifier
+    var book: Notebook { fixture.book }
+
+    init(stem: UInt64, notebook: Identifier) throws {
+        fixture = try NotebookFixture(stem: stem)
+        remote = try PostgresEventLog(connecting: try cluster().address())
+        try remote.initialize()
+        notebookID = notebook
+    }
+
+    @discardableResult
+    func sync(join: Bool = false) throws -> SyncReport {
+        try book.sync(with: remote, notebook: notebookID, join: join)
+    }
+
+    /// Every event of the log: what two converged devices hold alike, byte for byte.
+    func log() throws -> [RecordedEvent] {
+        try book.store.read { txn in
+            var all: [RecordedEvent] = []
+            try book.store.forEachEvent(from: 1, in: txn) { view in
+                all.append(view.recorded)
+                return true
+            }
+            return all
+        }
+    }
+}
+
+/// Syncs every device until a quiet round, then checks that they converged: the same events, the
+/// same notes, nothing pending, `verify` clean.
+func converge(_ devices: [Device], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    for d in devices { try d.sync() }
+    for d in devices { try d.sync() }
+    let first = try devices[0].log()
+    let notes = try devices[0].book.list(everything)
+    for d in devices {
+        #expect(try d.log() == first, "the same log on every device", sourceLocation: sourceLocation)
+        #expect(try d.book.list(everything) == notes, "the same notes", sourceLocation: sourceLocation)
+        #expect(try d.book.syncState().pending == 0, sourceLocation: sourceLocation)
+        #expect(try d.book.verify().isEmpty, sourceLocation: sourceLocation)
+    }
+}
+
+let everything: ListQuery = {
+    var q = ListQuery()
+    q.status = .all
+    q.sort = .created
+    q.limit = .max
+    return q
+}()
+
+@Suite(
+    "Notebooks syncing through PostgreSQL",
+    .enabled(if: PostgresCluster.binDirectory != nil, PostgresCluster.skipReason), .postgresCluster)
+struct NotebookSyncTests {
+    @Test("a store with history joins; an empty store clones it; both hold the same bytes")
+    func joinAndClone() throws {
+        let book = notebook(101)
+        let a = try Device(stem: 1, notebook: book)
+        let n = try a.book.add(title: "Groceries", body: "- milk\n", category: "Home", tags: ["errands"])
+        try a.book.pin(n.id)
+        #expect(throws: SyncError.ownHistory(events: 5)) { try a.sync() }
+        #expect(try a.book.syncState().notebook == nil, "a refused sync changes nothing")
+        let report = try a.sync(join: true)
+        #expect(report.pushed == 5 && report.pulled == 0)
+        let state = try a.book.syncState()
+        #expect(state.notebook == book && state.confirmed == 5 && state.head == 5 && state.pending == 0)
+        #expect(state.lastSync == a.fixture.clock.micros)
+        let b = try Device(stem: 2, notebook: book)
+        let cloned = try b.sync()
+        #expect(cloned.pulled == 5 && cloned.pushed == 0)
+        #expect(try b.book.note(n.id).pinned)
+        #expect(try b.book.category(named: "home").count == 1)
+        try converge([a, b])
+    }
+
+    @Test("offline edits of different notes on two devices both arrive")
+    func differentNotes() throws {
+        let (a, b) = try pair(102)
+        let x = try a.book.add(title: "X", body: "x\n")
+        let y = try a.book.add(title: "Y", body: "y\n")
+        try converge([a, b])
+        try a.book.edit(x.id, body: "x from a\n")
+        try b.book.edit(y.id, body: "y from b\n")
+        try b.book.add(title: "Z from b")
+        try converge([a, b])
+        #expect(try a.book.note(x.id).body == "x from a\n")
+        #expect(try a.book.note(y.id).body == "y from b\n")
+        let titles = try a.book.list(everything).map(\.title)
+        #expect(Set(titles) == ["Welcome", "X", "Y", "Z from b"] && titles.count == 4, "\(titles)")
+    }
+
+    @Test("edits of one note in different lines merge cleanly, and history says so")
+    func cleanMerge() throws {
+        let (a, b) = try pair(103)
+        let body = (1...10).map { "line \($0)\n" }.joined()
+        let n = try a.book.add(title: "Plan", body: body)
+        try converge([a, b])
+        try a.book.edit(n.id, body: body.replacing("line 2\n", with: "line two (a)\n"))
+        try b.book.edit(n.id, body: body.replacing("line 9\n", with: "line nine (b)\n"))
+        try b.sync()
+        let report = try a.sync()
+        #expect(report.merged == 1 && report.conflicts == 0)
+        try converge([a, b])
+        let merged = try b.book.note(n.id).body
+        #expect(merged.contains("line two (a)\n") && merged.contains("line nine (b)\n"))
+        #expect(!merged.contains("<<<<<<<"))
+        let history = try b.book.history(of: n.id)
+        #expect(history.last?.summary.hasPrefix("merged an edit of v1 with v2") == true, "\(history.map(\.summary))")
+        #expect(try b.book.conflictedNotes().isEmpty)
+    }
+
+    @Test("edits of the same lines keep both texts, flag the note, and the next edit resolves it")
+    func conflict() throws {
+        let (a, b) = try pair(104)
+        let n = try a.book.add(title: "Plan", body: "intro\nthe shared line\nend\n")
+        try converge([a, b])
+        try a.book.edit(n.id, body: "intro\nwritten on a\nend\n")
+        try b.book.edit(n.id, body: "intro\nwritten on b\nend\n")
+        try b.sync()
+        let report = try a.sync()
+        #expect(report.conflicts == 1 && report.unresolvedConflicts == 1)
+        try converge([a, b])
+        for d in [a, b] {
+            let note = try d.book.note(n.id)
+            #expect(note.body.contains("written on a\n") && note.body.contains("written on b\n"))
+            #expect(note.body.contains("<<<<<<< this device") && note.body.contains(">>>>>>> remote"))
+            #expect(note.properties[NoteProperty.conflict.rawValue] != nil)
+            #expect(try d.book.conflictedNotes().map(\.id) == [n.id])
+        }
+        #expect(try b.book.history(of: n.id).contains { $0.summary.hasPrefix("CONFLICT merging") })
+        try b.book.edit(n.id, body: "intro\nwritten on a and b\nend\n")
+        #expect(try b.book.conflictedNotes().isEmpty, "the edit resolved it")
+        try converge([a, b])
+        #expect(try a.book.conflictedNotes().isEmpty)
+    }
+
+    @Test("concurrent retitles: the later push wins, both titles stay in history")
+    func retitles() throws {
+        let (a, b) = try pair(105)
+        let n = try a.book.add(title: "Draft")
+        try converge([a, b])
+        try a.book.edit(n.id, title: "Title from a")
+        try b.book.edit(n.id, title: "Title from b")
+        try a.sync()
+        try b.sync()
+        try converge([a, b])
+        #expect(try a.book.note(n.id).title == "Title from b")
+        let titles = try a.book.revisions(of: n.id).map(\.note.title)
+        #expect(titles == ["Draft", "Title from a", "Title from b"])
+    }
+
+    @Test("pin on one device, trash on the other: both apply")
+    func pinAndTrash() throws {
+        let (a, b) = try pair(106)
+        let n = try a.book.add(title: "Both")
+        try converge([a, b])
+        try a.book.pin(n.id)
+        try b.book.trash(n.id)
+        try converge([a, b])
+        let note = try b.book.note(n.id)
+        #expect(note.pinned && note.trashed)
+    }
+
+    @Test("a category created under one name on two devices becomes one; a rename on one files the other's notes")
+    func categories() throws {
+        let (a, b) = try pair(107)
+        try a.book.add(title: "From a", category: "Work")
+        try b.book.add(title: "From b", category: "work")
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.namesMerged == 1)
+        try converge([a, b])
+        #expect(try a.book.categories().map(\.name) == ["Work"])
+        #expect(try a.book.category(named: "work").count == 2)
+        // A rename on one device while the other files a note in the category.
+        try a.book.renameCategory("Work", to: "Job")
+        try b.book.add(title: "Filed on b", category: "Work")
+        try converge([a, b])
+        #expect(try b.book.categories().map(\.name) == ["Job"])
+        #expect(try b.book.category(named: "Job").count == 3)
+    }
+
+    @Test("three devices, offline edits everywhere: all converge, every typed text is in the log")
+    func threeDevices() throws {
+        let book = notebook(108)
+        let devices = try (1...3).map { try Device(stem: UInt64($0), notebook: book) }
+        let shared = try devices[0].book.add(title: "Shared", body: (1...9).map { "p\($0)\n" }.joined())
+        try devices[0].sync(join: true)
+        try converge(devices)
+        var typed: [String] = []
+        for (i, d) in devices.enumerated() {
+            let line = "device \(i) was here"
+            typed.append(line)
+            let body = try d.book.note(shared.id).body.replacing("p\(i * 4 + 1)\n", with: line + "\n")
+            try d.book.edit(shared.id, body: body)
+            let own = "note of device \(i)"
+            typed.append(own)
+            try d.book.add(title: own, body: own)
+        }
+        try converge(devices)
+        let texts = try devices[0].book.list(everything).map { $0.title + "\n" + $0.body }.joined(separator: "\n")
+        for t in typed { #expect(texts.contains(t), "\(t) survived") }
+    }
+
+    @Test("a device whose confirmed log differs from the remote is refused, naming the position")
+    func divergence() throws {
+        let (a, _) = try pair(109)
+        let other = notebook(110)
+        let c = try Device(stem: 3, notebook: other)
+        try c.book.add(title: "Another notebook")
+        try c.sync(join: true)
+        // A store that confirmed one notebook's events, pointed at another's.
+        #expect(throws: SyncError.otherNotebook(local: a.notebookID, remote: other)) {
+            try a.book.sync(with: a.remote, notebook: other)
+        }
+        try a.book.add(title: "Unsynced")
+        let before = try a.log()
+        try a.book.store.write { session in
+            try a.book.store.setMetadata("sync.notebook", other.bytes, in: session.transaction)
+        }
+        #expect(throws: SyncError.diverged(position: 1, detail: "the events there differ")) {
+            try a.book.sync(with: a.remote, notebook: other)
+        }
+        #expect(try a.log() == before, "nothing was merged")
+    }
+
+    /// Two devices on a fresh notebook: the first joins with one note, the second clones it.
+    private func pair(_ n: UInt64) throws -> (Device, Device) {
+        let a = try Device(stem: 1, notebook: notebook(n))
+        let b = try Device(stem: 2, notebook: notebook(n))
+        try a.book.add(title: "Welcome")
+        try a.sync(join: true)
+        try b.sync()
+        return (a, b)
+    }
+}
