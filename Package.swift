@@ -140,9 +140,13 @@ let package = Package(
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
+        // A throwaway PostgreSQL cluster made with initdb, for the tests and the benchmarks.
+        .target(
+            name: "PostgresFixture", dependencies: ["PostgresLog", "Basics"], path: "Tests/Support/PostgresFixture",
+            swiftSettings: strict),
         // Against a real PostgreSQL: a throwaway cluster made with initdb (see PostgresCluster.swift).
         .testTarget(
-            name: "PostgresLogTests", dependencies: ["PostgresLog", "EventStore", "Basics"],
+            name: "PostgresLogTests", dependencies: ["PostgresLog", "PostgresFixture", "EventStore", "Basics"],
             swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -32,7 +32,7 @@ enum Schema {
         """
 
     /// Migration `i` brings the schema from version `i` to `i + 1`.
-    static let migrations = [version1]
+    static let migrations = [version1, version2]
 
     static let version1 = """
         CREATE TABLE notes_log.notebooks (
@@ -275,4 +275,12 @@ enum Schema {
         REVOKE ALL ON FUNCTION notes_log.envelope_body(
             uuid, bigint, bigint, integer, text, text, text, text, uuid, uuid, bytea) FROM PUBLIC;
         """
+
+    /// The NOLOGIN role that owns the tables and functions (created by init when absent).
+    static let ownerRole = "notes_log_owner"
+    /// The NOLOGIN role that holds what a device needs: USAGE on the schema, SELECT on the tables
+    /// (through row-level security), EXECUTE on the functions.
+    static let userRole = "notes_log_user"
+    /// The NOLOGIN role whose members may create notebooks (itself a member of ``userRole``).
+    static let creatorRole = "notes_log_creator"
 }
