@@ -62,6 +62,9 @@ public final class PostgresConnection {
             }
             throw .unreachable(server: server, detail: detail)
         }
+        // The server's notices (a WARNING that it shuts down, say) would go to stderr beside our
+        // own one-line errors; the error that follows says what happened.
+        PQsetNoticeReceiver(made, { _, _ in }, nil)
         conn = made
         self.server = server
         try execute(

@@ -47,7 +47,11 @@ public final class PostgresCluster: Sendable {
 
     /// Creates, starts and prepares the cluster: a database `notes` with the log's schema, and the
     /// password role. Removes what it made when any step fails.
-    public init() throws {
+    /// Whether the server flushes its writes to the disk (as a real one does): for benchmarks.
+    public let durable: Bool
+
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         guard let bin = PostgresCluster.binDirectory else { throw ClusterError("no PostgreSQL binaries") }
         self.bin = bin
         var template = Array("/tmp/notes-pg.XXXXXX".utf8CString)
@@ -126,11 +130,16 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Starts the server (again, after ``stopServer()``), waiting until it accepts connections.
+    ///
+    /// Every commit reaches the operating system before it returns (`synchronous_commit` stays
+    /// on), so stopping the server at once loses nothing committed; only the disk's flushes are
+    /// skipped (`fsync=off`: a crash of the machine, not of the server, would lose data) unless
+    /// the cluster is ``durable``.
     public func startServer() throws {
+        let flushes = durable ? "" : "-c fsync=off -c full_page_writes=off"
         try run(
             bin + "/pg_ctl", "-D", dataDirectory, "-l", root + "/server.log", "-w", "-t", "60", "-s", "-o",
-            "-k \(socketDirectory) -c listen_addresses='' -p \(PostgresCluster.port) -c fsync=off "
-                + "-c synchronous_commit=off -c full_page_writes=off", "start")
+            "-k \(socketDirectory) -c listen_addresses='' -p \(PostgresCluster.port) \(flushes)", "start")
     }
 
     /// Stops the server at once (`pg_ctl stop -m immediate`: every session is cut, as by a crash;
@@ -198,5 +207,5 @@ public final class PostgresCluster: Sendable {
 
 public struct ClusterError: Error, CustomStringConvertible {
     public let description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
