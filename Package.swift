@@ -4,7 +4,8 @@
 // Layers (arrows point down only):
 //   notes (CLI) -> NotesCLI -> Notes -> EventStore -> LMDB -> CLMDB (liblmdb)
 //   PostgresLog -> EventStore, CLibPQ (libpq): the remote log of sync; not in `notes` yet
-//   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only)
+//   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only), PostgresLog and
+//     PostgresFixture (the remote log against a throwaway cluster)
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -115,7 +116,7 @@ let package = Package(
             name: "notes-bench",
             dependencies: [
                 "Notes", "NotesInterchange", "SwiftEvolutionHistory", "NotesWorkload", "EventStore", "LMDB",
-                "SearchEngine", "Basics", "CLMDB", "CSQLite",
+                "SearchEngine", "Basics", "CLMDB", "CSQLite", "PostgresLog", "PostgresFixture",
             ],
             path: "Benchmarks/NotesBenchmarks",
             swiftSettings: strict

@@ -213,14 +213,19 @@ public final class PostgresEventLog: RemoteEventLog {
     {
         guard limit > 0 else { throw .invalidBatch("a pull asks for at least one event, not \(limit)") }
         guard position <= UInt64(Int64.max) else { throw .invalidBatch("position \(position) is out of range") }
+        // Positions are gap-free, so the page is also bounded above: whatever plan the server
+        // picks (with no statistics yet, a bitmap scan of every later row, sorted), it reads
+        // only the page's rows, and a clone stays linear in the notebook's size.
+        let last = min(position + UInt64(min(limit, Int(Int32.max))), UInt64(Int64.max))
         return try namingRefusals(notebook) { () throws(RemoteLogError) -> PostgresResult in
             try checkSchema()
             let result = try connection.query(
                 """
                 SELECT position, event_id, stream, version, type, schema_version, actor, command, causation_id,
                     correlation_id, payload, recorded_at, digest\(attributed ? ", pushed_by" : "")
-                FROM notes_log.events WHERE notebook = $1 AND position > $2 ORDER BY position LIMIT $3
-                """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(limit))])
+                FROM notes_log.events WHERE notebook = $1 AND position > $2 AND position <= $3
+                ORDER BY position LIMIT $4
+                """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(last)), .int8(Int64(limit))])
             if result.rowCount == 0 { try requireReader(notebook) }
             return result
         }

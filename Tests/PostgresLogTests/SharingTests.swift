@@ -244,3 +244,21 @@ extension PostgresLogTests {
         #expect(try FieldReader(result: owners, row: 0).int64(0, "count") == 0)
     }
 }
+
+extension PostgresLogTests {
+    @Test("the inlined LEB128 of the set-based append equals the reference varint at every length's edges")
+    func leb128MatchesVarint() throws {
+        let c = try cluster()
+        let admin = try PostgresConnection(c.address())
+        var values: [Int64] = [0, 1, 300, 16_000, 1 << 40, Int64.max]
+        for bits in 1...40 { values += [(1 << bits) - 1, 1 << bits, (1 << bits) + 1] }
+        let result = try admin.query(
+            """
+            SELECT count(*) FROM unnest($1::bigint[]) v
+            WHERE notes_log.leb128(v) IS DISTINCT FROM notes_log.varint(v)
+            """, [.int8Array(values)])
+        #expect(try FieldReader(result: result, row: 0).int64(0, "count") == 0)
+        let negative = remoteError { _ = try admin.query("SELECT notes_log.leb128(-1)", []) }
+        #expect(negative == .invalidBatch("a negative number cannot be a varint"))
+    }
+}
