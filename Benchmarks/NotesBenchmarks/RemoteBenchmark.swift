@@ -18,17 +18,8 @@ private let pulledColumns =
     + "payload, recorded_at, digest"
 
 func runRemoteBenchmark(arguments: [String]) throws {
-    var options: [String: String] = [:]
-    var i = 0
-    while i < arguments.count {
-        let a = arguments[i]
-        guard a.hasPrefix("--"), i + 1 < arguments.count else {
-            throw BenchmarkFailure(
-                "remote: unexpected argument \(a); use --events, --push, --page, --runs, --samples, --json")
-        }
-        options[String(a.dropFirst(2))] = arguments[i + 1]
-        i += 2
-    }
+    let options = try optionValues(
+        arguments, usage: "remote: use --events, --push, --page, --runs, --samples, --json")
     func number(_ name: String, _ fallback: Int) throws -> Int {
         guard let text = options[name] else { return fallback }
         guard let n = Int(text), n > 0 else { throw BenchmarkFailure("remote: --\(name) takes a positive number") }

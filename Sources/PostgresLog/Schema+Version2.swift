@@ -85,6 +85,21 @@ extension Schema {
         LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
         RETURN pg_has_role(session_user, 'notes_log_owner', 'MEMBER');
 
+        -- Refuses a role that is neither a member of the notebook nor an administrator, naming
+        -- the notebook as `label` (its quoted name, or its id for a caller that gave only that).
+        CREATE FUNCTION notes_log.require_member(p_notebook uuid, label text) RETURNS void
+        LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $fn$
+        BEGIN
+            IF NOT EXISTS (SELECT FROM notes_log.members m WHERE m.notebook = p_notebook AND m.role = session_user)
+                AND NOT notes_log.is_admin()
+            THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLP01',
+                    MESSAGE = format('role %I is not a member of notebook %s: a writer of it runs notes_log.share',
+                        session_user, label);
+            END IF;
+        END
+        $fn$;
+
         -- The id of the notebook named p_name, which the session's role may use (a member, or an
         -- administrator); created with that role as its writer when absent and p_create is true,
         -- for members of notes_log_creator.
@@ -118,13 +133,7 @@ extension Schema {
                 -- Another session created it meanwhile.
                 SELECT n.notebook INTO found_id FROM notes_log.notebooks n WHERE n.name = p_name;
             END IF;
-            IF NOT EXISTS (SELECT FROM notes_log.members m WHERE m.notebook = found_id AND m.role = me)
-                AND NOT notes_log.is_admin()
-            THEN
-                RAISE EXCEPTION USING ERRCODE = 'NLP01',
-                    MESSAGE = format('role %I is not a member of notebook %L: a writer of it runs notes_log.share',
-                        me, p_name);
-            END IF;
+            PERFORM notes_log.require_member(found_id, quote_literal(p_name));
             RETURN found_id;
         END
         $fn$;
@@ -137,13 +146,22 @@ extension Schema {
                 RAISE EXCEPTION USING ERRCODE = 'NLP01',
                     MESSAGE = format('there is no notebook %s on the remote (role %I)', p_notebook, session_user);
             END IF;
-            IF NOT EXISTS (SELECT FROM notes_log.members m WHERE m.notebook = p_notebook AND m.role = session_user)
-                AND NOT notes_log.is_admin()
-            THEN
+            PERFORM notes_log.require_member(p_notebook, p_notebook::text);
+        END
+        $fn$;
+
+        -- The id of the notebook named p_name; refused, naming the role, when there is none.
+        CREATE FUNCTION notes_log.named_notebook(p_name text) RETURNS uuid
+        LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+            found_id uuid;
+        BEGIN
+            SELECT n.notebook INTO found_id FROM notes_log.notebooks n WHERE n.name = p_name;
+            IF NOT FOUND THEN
                 RAISE EXCEPTION USING ERRCODE = 'NLP01',
-                    MESSAGE = format('role %I is not a member of notebook %s: a writer of it runs notes_log.share',
-                        session_user, p_notebook);
+                    MESSAGE = format('there is no notebook named %L on the remote (role %I)', p_name, session_user);
             END IF;
+            RETURN found_id;
         END
         $fn$;
 
@@ -152,14 +170,9 @@ extension Schema {
         CREATE FUNCTION notes_log.managed_notebook(p_name text, what text) RETURNS uuid
         LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $fn$
         DECLARE
-            found_id uuid;
+            found_id uuid := notes_log.named_notebook(p_name);
             writes boolean;
         BEGIN
-            SELECT n.notebook INTO found_id FROM notes_log.notebooks n WHERE n.name = p_name;
-            IF NOT FOUND THEN
-                RAISE EXCEPTION USING ERRCODE = 'NLP01',
-                    MESSAGE = format('there is no notebook named %L on the remote (role %I)', p_name, session_user);
-            END IF;
             SELECT m.can_write INTO writes FROM notes_log.members m
                 WHERE m.notebook = found_id AND m.role = session_user;
             IF coalesce(writes, false) OR notes_log.is_admin() THEN
@@ -220,20 +233,9 @@ extension Schema {
         RETURNS TABLE (role name, can_write boolean, added_by name)
         LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
         DECLARE
-            book uuid;
+            book uuid := notes_log.named_notebook(p_name);
         BEGIN
-            SELECT n.notebook INTO book FROM notes_log.notebooks n WHERE n.name = p_name;
-            IF NOT FOUND THEN
-                RAISE EXCEPTION USING ERRCODE = 'NLP01',
-                    MESSAGE = format('there is no notebook named %L on the remote (role %I)', p_name, session_user);
-            END IF;
-            IF NOT EXISTS (SELECT FROM notes_log.members m WHERE m.notebook = book AND m.role = session_user)
-                AND NOT notes_log.is_admin()
-            THEN
-                RAISE EXCEPTION USING ERRCODE = 'NLP01',
-                    MESSAGE = format('role %I is not a member of notebook %L: a writer of it runs notes_log.share',
-                        session_user, p_name);
-            END IF;
+            PERFORM notes_log.require_member(book, quote_literal(p_name));
             RETURN QUERY SELECT m.role, m.can_write, m.added_by FROM notes_log.members m
                 WHERE m.notebook = book ORDER BY m.role;
         END
