@@ -11,7 +11,8 @@ public import Basics
 ///
 /// ```swift
 /// let log: any RemoteEventLog = try PostgresEventLog(connecting: "service=notes")
-/// try log.initialize()
+/// try log.initialize()  // an administrator's step
+/// let book = try log.notebook(named: "team", create: true)
 /// let result = try log.append(notebook: book, batch: RemoteBatch([
 ///     RemoteAppend(stream: "note/1", expecting: .noStream, events: [created]),
 /// ]))

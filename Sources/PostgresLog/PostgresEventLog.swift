@@ -1,11 +1,13 @@
 public import Basics
 public import EventStore
 
-/// The remote event log in a PostgreSQL database (see ``Schema`` for its tables and function).
+/// The remote event log in a PostgreSQL database (see ``Schema`` and ``Schema/version2`` for its
+/// tables, roles and functions).
 ///
 /// ```swift
 /// let log = try PostgresEventLog(connecting: "host=db.example.org dbname=notes sslmode=verify-full")
 /// try log.initialize()  // an administrator's step: `notes sync --init`
+/// let book = try log.notebook(named: "team", create: true)
 /// let result = try log.append(notebook: book, batch: batch)
 /// ```
 ///
@@ -29,6 +31,10 @@ public final class PostgresEventLog: RemoteEventLog {
 
     // MARK: Schema
 
+    /// Creates or upgrades the schema in one transaction. From version 2 it also creates the
+    /// roles `notes_log_owner`, `notes_log_user` and `notes_log_creator` when absent (a
+    /// superuser, or a role with CREATEROLE, runs it; see the README for what an administrator
+    /// grants instead) and makes the session's role a member of `notes_log_owner`.
     @discardableResult
     public func initialize() throws(RemoteLogError) -> RemoteSchemaChange {
         let change = try connection.transaction { () throws(RemoteLogError) -> RemoteSchemaChange in

@@ -18,6 +18,9 @@
 ///   tables, choose positions or instants.
 /// - `envelope_body(...)`: the envelope format 1 of `EventStore` (see its `Envelope`), so the
 ///   remote computes the chain digest every device will hold.
+///
+/// That is version 1; ``version2`` adds names, members, roles and row-level security, and
+/// replaces `append_batch`.
 enum Schema {
     static let name = "notes_log"
 
