@@ -1,6 +1,8 @@
 import Basics
+import Dispatch
 import EventStore
 import PostgresFixture
+import Synchronization
 import Testing
 
 @testable import PostgresLog
@@ -260,5 +262,36 @@ extension PostgresLogTests {
         #expect(try FieldReader(result: result, row: 0).int64(0, "count") == 0)
         let negative = remoteError { _ = try admin.query("SELECT notes_log.leb128(-1)", []) }
         #expect(negative == .invalidBatch("a negative number cannot be a varint"))
+    }
+}
+
+extension PostgresLogTests {
+    @Test("two creators of one name at once get one notebook; a name with a control character is refused")
+    func concurrentCreation() throws {
+        let c = try cluster()
+        try makeRole(c, "ana_27", in: "notes_log_creator")
+        try makeRole(c, "bob_27", in: "notes_log_creator")
+        let ids = Mutex<[String: Identifier]>([:])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { k in
+            let role = k == 0 ? "ana_27" : "bob_27"
+            do {
+                let id = try logAs(c, role).notebook(named: "race-27", create: true)
+                ids.withLock { $0[role] = id }
+            } catch {
+                failures.withLock { $0.append("\(role): \(error)") }
+            }
+        }
+        // One of them created it; the other found it, and is no member of it.
+        let refused = failures.withLock { $0 }
+        #expect(ids.withLock { $0.count } == 1 && refused.count == 1, "\(refused)")
+        #expect(refused.first?.contains("is not a member of notebook 'race-27'") == true)
+        let creator = try #require(ids.withLock { $0.keys.first })
+        #expect(try logAs(c, creator).members(notebook: "race-27").map(\.role) == [creator])
+        let bad = remoteError { _ = try logAs(c, "ana_27").notebook(named: "tab\there", create: true) }
+        guard case .server(_, "NLR01") = bad else {
+            Issue.record("expected NLR01, got \(String(describing: bad))")
+            return
+        }
     }
 }
