@@ -121,6 +121,33 @@ struct FaultTests {
         #expect(try pullAll(fresh, book).map(\.position) == [1, 2, 3, 4, 5])
     }
 
+    @Test("the server stopped within a pull: connectionLost; after a restart the same pull answers the same events")
+    func serverStoppedWithinPull() throws {
+        let c = try cluster()
+        let log = try PostgresEventLog(connecting: c.address())
+        let book = try log.notebook(named: "fault-4", create: true)
+        var f = Events(seed: 104)
+        _ = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(5))]))
+        let expected = try pullAll(log, book)
+        // A lock that makes the pull's read wait, so the server stops while it is under way.
+        let holder = try PostgresConnection(c.address())
+        try holder.execute("BEGIN; LOCK TABLE notes_log.events IN ACCESS EXCLUSIVE MODE")
+        let address = c.address() + " application_name=fault-4"
+        let call = Background { () throws(RemoteLogError) in
+            let reader = try PostgresEventLog(connecting: address)
+            _ = try reader.pull(notebook: book, after: 0, limit: 100)
+        }
+        try waitUntil("the pull waits for the table") { try sessionWaits(c, "fault-4", on: "relation") }
+        try c.stopServer()
+        let error = call.wait()
+        guard case .connectionLost = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
+        try c.startServer()
+        #expect(try pullAll(try PostgresEventLog(connecting: c.address()), book) == expected)
+    }
+
     @Test("a session cut, or timed out, while its batch is half inserted under the lock leaves nothing of it")
     func cutMidTransaction() throws {
         let c = try cluster()
