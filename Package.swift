@@ -4,7 +4,8 @@
 // Layers (arrows point down only):
 //   notes (CLI) -> NotesCLI -> Notes -> EventStore -> LMDB -> CLMDB (liblmdb)
 //   PostgresLog -> EventStore, CLibPQ (libpq): the remote log of sync; not in `notes` yet
-//   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only)
+//   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only), PostgresLog and
+//     PostgresFixture (the remote log against a throwaway cluster)
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -115,7 +116,7 @@ let package = Package(
             name: "notes-bench",
             dependencies: [
                 "Notes", "NotesInterchange", "SwiftEvolutionHistory", "NotesWorkload", "EventStore", "LMDB",
-                "SearchEngine", "Basics", "CLMDB", "CSQLite",
+                "SearchEngine", "Basics", "CLMDB", "CSQLite", "PostgresLog", "PostgresFixture",
             ],
             path: "Benchmarks/NotesBenchmarks",
             swiftSettings: strict
@@ -140,9 +141,14 @@ let package = Package(
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
+        // A throwaway PostgreSQL cluster made with initdb, for the tests and the benchmarks.
+        .target(
+            name: "PostgresFixture", dependencies: ["PostgresLog", "Basics"], path: "Tests/Support/PostgresFixture",
+            swiftSettings: strict),
         // Against a real PostgreSQL: a throwaway cluster made with initdb (see PostgresCluster.swift).
         .testTarget(
-            name: "PostgresLogTests", dependencies: ["PostgresLog", "EventStore", "Basics", "Notes", "TestSupport"],
+            name: "PostgresLogTests",
+            dependencies: ["PostgresLog", "PostgresFixture", "EventStore", "Basics", "Notes", "TestSupport"],
             swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -23,18 +23,8 @@ import SwiftEvolutionHistory
 /// it cannot be installed. `--collection DIR` measures relevance instead (see
 /// ``runRelevanceBenchmark(collectionPath:options:)``).
 func runSearchBenchmark(arguments: [String]) throws {
-    var options: [String: String] = [:]
-    var i = 0
-    while i < arguments.count {
-        let a = arguments[i]
-        guard a.hasPrefix("--"), i + 1 < arguments.count else {
-            throw BenchmarkFailure(
-                "search: unexpected argument \(a); use --notes, --queries, --count, --seed, --limit, --dir, "
-                    + "--collection, --peer no")
-        }
-        options[String(a.dropFirst(2))] = arguments[i + 1]
-        i += 2
-    }
+    let options = try optionValues(
+        arguments, usage: "search: use --notes, --queries, --count, --seed, --limit, --dir, --collection, --peer no")
     if let collection = options["collection"] {
         try runRelevanceBenchmark(collectionPath: collection, options: options)
         return
@@ -180,6 +170,21 @@ func runSearchBenchmark(arguments: [String]) throws {
     removeTree(lmdbDir)
     unlink(sqlitePath)
     rmdir(dir)
+}
+
+/// `--name value` pairs by name; anything else is refused, with `usage` in the message.
+func optionValues(_ arguments: [String], usage: String) throws -> [String: String] {
+    var options: [String: String] = [:]
+    var i = 0
+    while i < arguments.count {
+        let a = arguments[i]
+        guard a.hasPrefix("--"), i + 1 < arguments.count else {
+            throw BenchmarkFailure("unexpected argument \(a); \(usage)")
+        }
+        options[String(a.dropFirst(2))] = arguments[i + 1]
+        i += 2
+    }
+    return options
 }
 
 struct BenchmarkFailure: Error, CustomStringConvertible {

@@ -4,7 +4,8 @@
 //                                    [--events FILE | --corpus PATH]
 //
 // Names: append append-durable read fold rebuild get as-of history import import-markdown search cli
-// (default: all). See README.md for the figures and what limits each.
+// (default: all). `notes-bench remote` measures the remote log of sync against a throwaway
+// PostgreSQL (RemoteBenchmark.swift). See README.md for the figures and what limits each.
 import EventStore
 import Glibc
 import Notes
@@ -32,6 +33,7 @@ let usage = """
     usage: notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE] [--events FILE | --corpus PATH]
            notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
            notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR]
+           notes-bench remote [--events N] [--push N] [--page N] [--runs N] [--samples N] [--json FILE]
     names: \(allBenchmarks.map(\.name).joined(separator: " "))
     """
 
@@ -72,6 +74,16 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             exit(0)
         } catch {
             fail("search: \(error)", code: 1)
+        }
+    }
+
+    // `notes-bench remote ...`: the remote log against a throwaway PostgreSQL (RemoteBenchmark.swift).
+    if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "remote" {
+        do {
+            try runRemoteBenchmark(arguments: Array(CommandLine.arguments.dropFirst(2)))
+            exit(0)
+        } catch {
+            fail("remote: \(error)", code: 1)
         }
     }
 

@@ -11,7 +11,8 @@ public import Basics
 ///
 /// ```swift
 /// let log: any RemoteEventLog = try PostgresEventLog(connecting: "service=notes")
-/// try log.initialize()
+/// try log.initialize()  // an administrator's step
+/// let book = try log.notebook(named: "team", create: true)
 /// let result = try log.append(notebook: book, batch: RemoteBatch([
 ///     RemoteAppend(stream: "note/1", expecting: .noStream, events: [created]),
 /// ]))
@@ -25,6 +26,37 @@ public protocol RemoteEventLog: AnyObject {
     /// and left untouched.
     @discardableResult
     func initialize() throws(RemoteLogError) -> RemoteSchemaChange
+
+    /// The id of the notebook named `name`, which the calling role must be a member of; when no
+    /// notebook has that name and `create` is true, a new one with the calling role as its one
+    /// writer.
+    ///
+    /// Creating needs the right to create notebooks (on PostgreSQL: membership of the role
+    /// `notes_log_creator`). A name the remote does not hold (with `create` false), a role that is
+    /// not a member, or one that may not create, is refused with
+    /// ``RemoteLogError/permissionDenied(_:)`` naming the notebook and the role.
+    ///
+    /// ```swift
+    /// let book = try log.notebook(named: "team", create: true)
+    /// ```
+    func notebook(named name: String, create: Bool) throws(RemoteLogError) -> Identifier
+
+    /// Makes `role` a member of the notebook named `name`, a writer when `canWrite` (a reader
+    /// otherwise), or changes its right. Only the notebook's writers (and the remote's
+    /// administrators) may; a change that would leave the notebook without a writer is refused.
+    ///
+    /// ```swift
+    /// try log.share(notebook: "team", role: "bob", canWrite: false)
+    /// ```
+    func share(notebook name: String, role: String, canWrite: Bool) throws(RemoteLogError)
+
+    /// Ends `role`'s membership of the notebook named `name` (false when it was no member); the
+    /// same rules as ``share(notebook:role:canWrite:)``. Events it pushed stay in the log.
+    @discardableResult
+    func unshare(notebook name: String, role: String) throws(RemoteLogError) -> Bool
+
+    /// The members of the notebook named `name`, by role name; for its members.
+    func members(notebook name: String) throws(RemoteLogError) -> [RemoteMember]
 
     /// Appends a batch to a notebook's log in one transaction: every expected version holds and
     /// every new event is written, or nothing is.
@@ -40,8 +72,41 @@ public protocol RemoteEventLog: AnyObject {
     /// Up to `limit` events of the notebook after `position`, in order (fewer at the end).
     func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError) -> [RecordedEvent]
 
+    /// ``pull(notebook:after:limit:)`` with the role that pushed each event (which the remote
+    /// records, and a device may show beside the actor the event claims).
+    func pullAttributed(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError)
+        -> [RemotePulledEvent]
+
     /// The notebook's last position, instant and digest (position 0 for a notebook never appended to).
     func head(notebook: Identifier) throws(RemoteLogError) -> RemoteHead
+}
+
+/// A member of a shared notebook.
+public struct RemoteMember: Sendable, Equatable {
+    /// The remote's name of the role (on PostgreSQL, a role name).
+    public var role: String
+    /// Whether it may append (a writer); readers only pull.
+    public var canWrite: Bool
+    /// The role that made it a member or last changed its right.
+    public var addedBy: String
+
+    public init(role: String, canWrite: Bool, addedBy: String) {
+        self.role = role
+        self.canWrite = canWrite
+        self.addedBy = addedBy
+    }
+}
+
+/// A pulled event and the role that pushed it: the remote's record, not the event's claim.
+public struct RemotePulledEvent: Sendable, Equatable {
+    public var event: RecordedEvent
+    /// The role whose session appended the event (on PostgreSQL, its `session_user`).
+    public var pushedBy: String
+
+    public init(event: RecordedEvent, pushedBy: String) {
+        self.event = event
+        self.pushedBy = pushedBy
+    }
 }
 
 /// What ``RemoteEventLog/initialize()`` did.
@@ -195,7 +260,9 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidBatch(String)
     /// The notebook's lock or the statement took longer than the session allows; nothing was written.
     case timedOut(String)
-    /// The role may not do this (grants, row-level security).
+    /// The role may not do this: not a member of the notebook, a reader asked to append, no right
+    /// to create or share, no grants, or a change of history. The message names the notebook and
+    /// the role.
     case permissionDenied(String)
     /// Any other error the server reported, with its five-character SQLSTATE code.
     case server(message: String, code: String)

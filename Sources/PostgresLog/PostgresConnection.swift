@@ -62,6 +62,9 @@ public final class PostgresConnection {
             }
             throw .unreachable(server: server, detail: detail)
         }
+        // The server's notices (a WARNING that it shuts down, say) would go to stderr beside our
+        // own one-line errors; the error that follows says what happened.
+        PQsetNoticeReceiver(made, { _, _ in }, nil)
         conn = made
         self.server = server
         try execute(
@@ -169,6 +172,9 @@ public final class PostgresConnection {
 
     var isBroken: Bool { PQstatus(conn) != CONNECTION_OK }
 
+    /// The role this connection logged in as (the server's `session_user`).
+    public var role: String { PQuser(conn).map { String(cString: $0) } ?? "" }
+
     // MARK: Helpers
 
     private static func checkParses(_ address: String) throws(RemoteLogError) {
@@ -236,20 +242,24 @@ final class PostgresResult {
         guard let code = field(clibpq_diag_sqlstate) else {
             throw .connectionLost(detail: connection.isBroken ? connection.lastError : message)
         }
-        throw PostgresResult.error(code: code, message: message, detail: field(clibpq_diag_message_detail))
+        throw PostgresResult.error(
+            code: code, message: message, detail: field(clibpq_diag_message_detail), role: connection.role)
     }
 
     deinit { PQclear(raw) }
 
-    static func error(code: String, message: String, detail: String?) -> RemoteLogError {
+    static func error(code: String, message: String, detail: String?, role: String) -> RemoteLogError {
         switch code {
         // The caller (an append) names the stream from its batch and the detail, `group actual`.
         case SQLState.conflict: return .server(message: detail ?? message, code: code)
         case SQLState.invalidBatch: return .invalidBatch(message)
-        case SQLState.appendOnly: return .permissionDenied(message)
+        case SQLState.appendOnly, SQLState.accessDenied: return .permissionDenied(message)
         case "55P03": return .timedOut("waiting for a lock: \(message)")
         case "57014": return .timedOut(message)
-        case "42501": return .permissionDenied(message)
+        // The server's own privileges: the role lacks a grant (or a device tried to write a table).
+        case "42501":
+            let hint = message.hasSuffix("schema notes_log") ? "; an administrator grants it notes_log_user" : ""
+            return .permissionDenied("\(message) (role \(role))\(hint)")
         case "3F000", "42P01", "42883": return .schemaMissing
         default:
             if code.hasPrefix("08") || code == "25P03" || code == "57P01" || code == "57P02" || code == "57P03" {
@@ -279,6 +289,9 @@ enum SQLState {
     static let invalidBatch = "NLB01"
     /// An UPDATE, DELETE or TRUNCATE of the log.
     static let appendOnly = "NLA01"
+    /// The session's role may not use the notebook this way (not a member, a reader appending,
+    /// no right to create or share); the message names the notebook and the role.
+    static let accessDenied = "NLP01"
 }
 
 /// Calls `body` with NUL-terminated copies of `strings` (no trailing null pointer: libpq's

@@ -1,11 +1,13 @@
 public import Basics
 public import EventStore
 
-/// The remote event log in a PostgreSQL database (see ``Schema`` for its tables and function).
+/// The remote event log in a PostgreSQL database (see ``Schema`` and ``Schema/version2`` for its
+/// tables, roles and functions).
 ///
 /// ```swift
 /// let log = try PostgresEventLog(connecting: "host=db.example.org dbname=notes sslmode=verify-full")
 /// try log.initialize()  // an administrator's step: `notes sync --init`
+/// let book = try log.notebook(named: "team", create: true)
 /// let result = try log.append(notebook: book, batch: batch)
 /// ```
 ///
@@ -16,7 +18,7 @@ public final class PostgresEventLog: RemoteEventLog {
 
     public let connection: PostgresConnection
     /// Whether this connection has checked that the schema exists and is not too new.
-    private var schemaChecked = false
+    var schemaChecked = false
 
     public init(connection: PostgresConnection) { self.connection = connection }
 
@@ -29,6 +31,10 @@ public final class PostgresEventLog: RemoteEventLog {
 
     // MARK: Schema
 
+    /// Creates or upgrades the schema in one transaction. From version 2 it also creates the
+    /// roles `notes_log_owner`, `notes_log_user` and `notes_log_creator` when absent (a
+    /// superuser, or a role with CREATEROLE, runs it; see the README for what an administrator
+    /// grants instead) and makes the session's role a member of `notes_log_owner`.
     @discardableResult
     public func initialize() throws(RemoteLogError) -> RemoteSchemaChange {
         let change = try connection.transaction { () throws(RemoteLogError) -> RemoteSchemaChange in
@@ -72,7 +78,7 @@ public final class PostgresEventLog: RemoteEventLog {
     }
 
     /// Checks once per connection that the schema exists and this program can use it.
-    private func checkSchema() throws(RemoteLogError) {
+    func checkSchema() throws(RemoteLogError) {
         guard !schemaChecked else { return }
         guard let found = try storedVersion() else { throw .schemaMissing }
         guard found <= PostgresEventLog.schemaVersion else {
@@ -88,7 +94,7 @@ public final class PostgresEventLog: RemoteEventLog {
 
     public func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
         try batch.validate()
-        try checkSchema()
+        try namingRefusals(notebook) { () throws(RemoteLogError) in try checkSchema() }
         var groups: [Int32] = []
         var ids: [Identifier?] = []
         var types: [String?] = []
@@ -125,16 +131,19 @@ public final class PostgresEventLog: RemoteEventLog {
         }
         let result: PostgresResult
         do {
-            result = try connection.query(
-                """
-                SELECT ordinal, event_position, appended, recorded_at, digest FROM notes_log.append_batch(
-                    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-                """,
-                [
-                    .uuid(notebook), .textArray(batch.appends.map(\.stream)), .int2Array(kinds), .int8Array(versions),
-                    .int4Array(groups), .uuidArray(ids), .textArray(types), .int4Array(schemas), .textArray(actors),
-                    .textArray(commands), .uuidArray(causations), .uuidArray(correlations), .byteaArray(payloads),
-                ])
+            result = try namingRefusals(notebook) { () throws(RemoteLogError) -> PostgresResult in
+                try connection.query(
+                    """
+                    SELECT ordinal, event_position, appended, recorded_at, digest FROM notes_log.append_batch(
+                        $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                    """,
+                    [
+                        .uuid(notebook), .textArray(batch.appends.map(\.stream)), .int2Array(kinds),
+                        .int8Array(versions),
+                        .int4Array(groups), .uuidArray(ids), .textArray(types), .int4Array(schemas), .textArray(actors),
+                        .textArray(commands), .uuidArray(causations), .uuidArray(correlations), .byteaArray(payloads),
+                    ])
+            }
         } catch .server(let detail, let code) where code == SQLState.conflict {
             throw conflict(in: batch, detail: detail)
         }
@@ -181,55 +190,112 @@ public final class PostgresEventLog: RemoteEventLog {
     public func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError)
         -> [RecordedEvent]
     {
-        guard limit > 0 else { throw .invalidBatch("a pull asks for at least one event, not \(limit)") }
-        guard position <= UInt64(Int64.max) else { throw .invalidBatch("position \(position) is out of range") }
-        try checkSchema()
-        let result = try connection.query(
-            """
-            SELECT position, event_id, stream, version, type, schema_version, actor, command, causation_id,
-                correlation_id, payload, recorded_at, digest
-            FROM notes_log.events WHERE notebook = $1 AND position > $2 ORDER BY position LIMIT $3
-            """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(limit))])
+        let result = try fetch(notebook: notebook, after: position, limit: limit, attributed: false)
         var events: [RecordedEvent] = []
         events.reserveCapacity(result.rowCount)
         for row in 0..<result.rowCount {
-            let f = FieldReader(result: result, row: row)
-            let at = try f.position(0, "position")
-            // Gap-free by construction; a gap here means a damaged or foreign table.
-            guard at == position + UInt64(row) + 1 else {
-                throw .malformedReply("position \(position + UInt64(row) + 1) is missing from the remote log")
-            }
-            let schema = try f.int32(5, "schema_version")
-            guard schema >= 0 else { throw .malformedReply("schema version \(schema) at position \(at)") }
-            let digest = try f.blob(12, "digest")
-            guard digest.count == 32 else {
-                throw .malformedReply("the digest at position \(at) has \(digest.count) bytes")
-            }
-            events.append(
-                RecordedEvent(
-                    position: at, id: try f.uuid(1, "event_id"), stream: try f.text(2, "stream"),
-                    version: try f.position(3, "version"), type: try f.text(4, "type"), schemaVersion: UInt32(schema),
-                    recordedAt: try f.int64(11, "recorded_at"),
-                    metadata: EventMetadata(
-                        actor: try f.text(6, "actor"), command: try f.optionalText(7, "command"),
-                        causationID: try f.optionalUUID(8, "causation_id"),
-                        correlationID: try f.optionalUUID(9, "correlation_id")),
-                    payload: try f.blob(10, "payload"), digest: digest))
+            events.append(try event(result, row: row, after: position))
         }
         return events
     }
 
+    public func pullAttributed(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError)
+        -> [RemotePulledEvent]
+    {
+        let result = try fetch(notebook: notebook, after: position, limit: limit, attributed: true)
+        var events: [RemotePulledEvent] = []
+        events.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount {
+            let pusher = try FieldReader(result: result, row: row).text(13, "pushed_by")
+            events.append(RemotePulledEvent(event: try event(result, row: row, after: position), pushedBy: pusher))
+        }
+        return events
+    }
+
+    /// The rows of a pull: an empty page is either the end of a notebook the role may read, or
+    /// a refusal (row-level security shows a non-member nothing), which the server then words.
+    private func fetch(notebook: Identifier, after position: UInt64, limit: Int, attributed: Bool)
+        throws(RemoteLogError) -> PostgresResult
+    {
+        guard limit > 0 else { throw .invalidBatch("a pull asks for at least one event, not \(limit)") }
+        guard position <= UInt64(Int64.max) else { throw .invalidBatch("position \(position) is out of range") }
+        // Positions are gap-free, so the page is also bounded above: whatever plan the server
+        // picks (with no statistics yet, a bitmap scan of every later row, sorted), it reads
+        // only the page's rows, and a clone stays linear in the notebook's size.
+        let last = min(position + UInt64(min(limit, Int(Int32.max))), UInt64(Int64.max))
+        return try namingRefusals(notebook) { () throws(RemoteLogError) -> PostgresResult in
+            try checkSchema()
+            let result = try connection.query(
+                """
+                SELECT position, event_id, stream, version, type, schema_version, actor, command, causation_id,
+                    correlation_id, payload, recorded_at, digest\(attributed ? ", pushed_by" : "")
+                FROM notes_log.events WHERE notebook = $1 AND position > $2 AND position <= $3
+                ORDER BY position LIMIT $4
+                """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(last)), .int8(Int64(limit))])
+            if result.rowCount == 0 { try requireReader(notebook) }
+            return result
+        }
+    }
+
+    /// The event of a pull's row (of a page that starts after `position`).
+    private func event(_ result: PostgresResult, row: Int, after position: UInt64) throws(RemoteLogError)
+        -> RecordedEvent
+    {
+        let f = FieldReader(result: result, row: row)
+        let at = try f.position(0, "position")
+        // Gap-free by construction; a gap here means a damaged or foreign table.
+        guard at == position + UInt64(row) + 1 else {
+            throw .malformedReply("position \(position + UInt64(row) + 1) is missing from the remote log")
+        }
+        let schema = try f.int32(5, "schema_version")
+        guard schema >= 0 else { throw .malformedReply("schema version \(schema) at position \(at)") }
+        let digest = try f.blob(12, "digest")
+        guard digest.count == 32 else {
+            throw .malformedReply("the digest at position \(at) has \(digest.count) bytes")
+        }
+        return RecordedEvent(
+            position: at, id: try f.uuid(1, "event_id"), stream: try f.text(2, "stream"),
+            version: try f.position(3, "version"), type: try f.text(4, "type"), schemaVersion: UInt32(schema),
+            recordedAt: try f.int64(11, "recorded_at"),
+            metadata: EventMetadata(
+                actor: try f.text(6, "actor"), command: try f.optionalText(7, "command"),
+                causationID: try f.optionalUUID(8, "causation_id"),
+                correlationID: try f.optionalUUID(9, "correlation_id")),
+            payload: try f.blob(10, "payload"), digest: digest)
+    }
+
     public func head(notebook: Identifier) throws(RemoteLogError) -> RemoteHead {
-        try checkSchema()
-        let result = try connection.query(
-            "SELECT head_position, head_recorded_at, head_digest FROM notes_log.notebooks WHERE notebook = $1",
-            [.uuid(notebook)])
-        guard result.rowCount == 1 else { return .empty }
-        let f = FieldReader(result: result, row: 0)
-        let digest = try f.blob(2, "head_digest")
-        guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
-        return RemoteHead(
-            position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
-            digest: digest)
+        try namingRefusals(notebook) { () throws(RemoteLogError) -> RemoteHead in
+            try checkSchema()
+            let result = try connection.query(
+                "SELECT head_position, head_recorded_at, head_digest FROM notes_log.notebooks WHERE notebook = $1",
+                [.uuid(notebook)])
+            guard result.rowCount == 1 else {
+                try requireReader(notebook)
+                throw .malformedReply("notebook \(notebook) has no head row")
+            }
+            let f = FieldReader(result: result, row: 0)
+            let digest = try f.blob(2, "head_digest")
+            guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
+            return RemoteHead(
+                position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
+                digest: digest)
+        }
+    }
+
+    /// Throws the server's words for why the session's role may not read the notebook (none, or
+    /// not a member); returns when it may.
+    private func requireReader(_ notebook: Identifier) throws(RemoteLogError) {
+        _ = try connection.query("SELECT notes_log.require_reader($1)", [.uuid(notebook)])
+    }
+
+    /// Runs `body`; a refusal that does not name the notebook (the server's own "permission
+    /// denied for schema", say) is prefixed with it, so every refusal says what was refused.
+    private func namingRefusals<R>(_ notebook: Identifier, _ body: () throws(RemoteLogError) -> R)
+        throws(RemoteLogError) -> R
+    {
+        do { return try body() } catch .permissionDenied(let message) where !message.contains(notebook.uuidString) {
+            throw .permissionDenied("notebook \(notebook): \(message)")
+        }
     }
 }

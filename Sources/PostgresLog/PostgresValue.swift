@@ -5,6 +5,7 @@ import EventStore
 struct PostgresValue {
     /// Type OIDs of the built-in types we send (`pg_type.oid`, fixed since PostgreSQL 7).
     enum OID {
+        static let bool: UInt32 = 16
         static let bytea: UInt32 = 17
         static let int8: UInt32 = 20
         static let int2: UInt32 = 21
@@ -25,6 +26,7 @@ struct PostgresValue {
     static func uuid(_ id: Identifier) -> PostgresValue { PostgresValue(type: OID.uuid, bytes: uuidBytes(id)) }
     static func int8(_ v: Int64) -> PostgresValue { PostgresValue(type: OID.int8, bytes: bigEndian(v)) }
     static func text(_ s: String) -> PostgresValue { PostgresValue(type: OID.text, bytes: Array(s.utf8)) }
+    static func bool(_ b: Bool) -> PostgresValue { PostgresValue(type: OID.bool, bytes: [b ? 1 : 0]) }
 
     static func uuidArray(_ ids: [Identifier?]) -> PostgresValue {
         array(OID.uuidArray, element: OID.uuid, ids.map { $0.map(uuidBytes) })

@@ -18,6 +18,9 @@
 ///   tables, choose positions or instants.
 /// - `envelope_body(...)`: the envelope format 1 of `EventStore` (see its `Envelope`), so the
 ///   remote computes the chain digest every device will hold.
+///
+/// That is version 1; ``version2`` adds names, members, roles and row-level security, and
+/// replaces `append_batch`.
 enum Schema {
     static let name = "notes_log"
 
@@ -32,7 +35,7 @@ enum Schema {
         """
 
     /// Migration `i` brings the schema from version `i` to `i + 1`.
-    static let migrations = [version1]
+    static let migrations = [version1, version2]
 
     static let version1 = """
         CREATE TABLE notes_log.notebooks (
@@ -275,4 +278,12 @@ enum Schema {
         REVOKE ALL ON FUNCTION notes_log.envelope_body(
             uuid, bigint, bigint, integer, text, text, text, text, uuid, uuid, bytea) FROM PUBLIC;
         """
+
+    /// The NOLOGIN role that owns the tables and functions (created by init when absent).
+    static let ownerRole = "notes_log_owner"
+    /// The NOLOGIN role that holds what a device needs: USAGE on the schema, SELECT on the tables
+    /// (through row-level security), EXECUTE on the functions.
+    static let userRole = "notes_log_user"
+    /// The NOLOGIN role whose members may create notebooks (itself a member of ``userRole``).
+    static let creatorRole = "notes_log_creator"
 }

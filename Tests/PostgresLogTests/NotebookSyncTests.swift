@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import PostgresFixture
 import PostgresLog
 import TestSupport
 import Testing
@@ -12,11 +13,11 @@ final class Device {
     let notebookID: Identifier
     var book: Notebook { fixture.book }
 
-    init(stem: UInt64, notebook: Identifier) throws {
+    /// A device of the notebook called `book-<n>` (created on the remote if needed).
+    init(stem: UInt64, notebook n: Int) throws {
         fixture = try NotebookFixture(stem: stem)
         remote = try PostgresEventLog(connecting: try cluster().address())
-        try remote.initialize()
-        notebookID = notebook
+        notebookID = try makeNotebook(try cluster(), n)
     }
 
     @discardableResult
@@ -62,12 +63,12 @@ let everything: ListQuery = {
 
 @Suite(
     "Notebooks syncing through PostgreSQL",
-    .enabled(if: PostgresCluster.binDirectory != nil, PostgresCluster.skipReason), .postgresCluster)
+    .enabled(if: PostgresCluster.binDirectory != nil, clusterSkipReason), .postgresCluster)
 struct NotebookSyncTests {
     @Test("a store with history joins; an empty store clones it; both hold the same bytes")
     func joinAndClone() throws {
-        let book = notebook(101)
-        let a = try Device(stem: 1, notebook: book)
+        let a = try Device(stem: 1, notebook: 101)
+        let book = a.notebookID
         let n = try a.book.add(title: "Groceries", body: "- milk\n", category: "Home", tags: ["errands"])
         try a.book.pin(n.id)
         #expect(throws: SyncError.ownHistory(events: 5)) { try a.sync() }
@@ -77,7 +78,7 @@ struct NotebookSyncTests {
         let state = try a.book.syncState()
         #expect(state.notebook == book && state.confirmed == 5 && state.head == 5 && state.pending == 0)
         #expect(state.lastSync == a.fixture.clock.micros)
-        let b = try Device(stem: 2, notebook: book)
+        let b = try Device(stem: 2, notebook: 101)
         let cloned = try b.sync()
         #expect(cloned.pulled == 5 && cloned.pushed == 0)
         #expect(try b.book.note(n.id).pinned)
@@ -194,8 +195,7 @@ struct NotebookSyncTests {
 
     @Test("three devices, offline edits everywhere: all converge, every typed text is in the log")
     func threeDevices() throws {
-        let book = notebook(108)
-        let devices = try (1...3).map { try Device(stem: UInt64($0), notebook: book) }
+        let devices = try (1...3).map { try Device(stem: UInt64($0), notebook: 108) }
         let shared = try devices[0].book.add(title: "Shared", body: (1...9).map { "p\($0)\n" }.joined())
         try devices[0].sync(join: true)
         try converge(devices)
@@ -217,8 +217,8 @@ struct NotebookSyncTests {
     @Test("a device whose confirmed log differs from the remote is refused, naming the position")
     func divergence() throws {
         let (a, _) = try pair(109)
-        let other = notebook(110)
-        let c = try Device(stem: 3, notebook: other)
+        let c = try Device(stem: 3, notebook: 110)
+        let other = c.notebookID
         try c.book.add(title: "Another notebook")
         try c.sync(join: true)
         // A store that confirmed one notebook's events, pointed at another's.
@@ -237,9 +237,9 @@ struct NotebookSyncTests {
     }
 
     /// Two devices on a fresh notebook: the first joins with one note, the second clones it.
-    private func pair(_ n: UInt64) throws -> (Device, Device) {
-        let a = try Device(stem: 1, notebook: notebook(n))
-        let b = try Device(stem: 2, notebook: notebook(n))
+    private func pair(_ n: Int) throws -> (Device, Device) {
+        let a = try Device(stem: 1, notebook: n)
+        let b = try Device(stem: 2, notebook: n)
         try a.book.add(title: "Welcome")
         try a.sync(join: true)
         try b.sync()

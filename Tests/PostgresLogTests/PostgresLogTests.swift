@@ -3,9 +3,11 @@ import Dispatch
 import EventStore
 import FoundationEssentials
 import Glibc
-import PostgresLog
+import PostgresFixture
 import Synchronization
 import Testing
+
+@testable import PostgresLog
 
 /// SplitMix64: every run sees the same ids and payloads.
 struct SplitMix: RandomNumberGenerator {
@@ -39,9 +41,15 @@ struct Events {
     mutating func events(_ n: Int) -> [NewEvent] { (0..<n).map { _ in event() } }
 }
 
-/// A notebook id of its own for each test (so tests share one database and run in parallel).
+/// A notebook id no remote holds.
 func notebook(_ n: UInt64) -> Identifier {
     Identifier(high: 0x4E4F_5445_0000_4000 | n << 16, low: 0x8000_0000_0000_0000 | n)
+}
+
+/// A notebook of its own for each test (so tests share one database and run in parallel),
+/// created by the cluster's superuser in `database`.
+func makeNotebook(_ c: PostgresCluster, _ n: Int, database: String = "notes") throws -> Identifier {
+    try PostgresEventLog(connecting: c.address(database)).notebook(named: "book-\(n)", create: true)
 }
 
 func cluster() throws -> PostgresCluster { try #require(PostgresCluster.current, "no cluster in this suite") }
@@ -77,7 +85,7 @@ func pullAll(_ log: PostgresEventLog, _ book: Identifier, batch: Int = 1000) thr
 
 @Suite(
     "The remote log in PostgreSQL",
-    .enabled(if: PostgresCluster.binDirectory != nil, PostgresCluster.skipReason), .postgresCluster)
+    .enabled(if: PostgresCluster.binDirectory != nil, clusterSkipReason), .postgresCluster)
 struct PostgresLogTests {
     @Test("init creates the schema once; running it again changes nothing")
     func initIsIdempotent() throws {
@@ -89,7 +97,7 @@ struct PostgresLogTests {
         #expect(try log.initialize() == .current(version: PostgresEventLog.schemaVersion))
         let again = try PostgresEventLog(connecting: c.address(database))
         #expect(try again.initialize() == .current(version: PostgresEventLog.schemaVersion))
-        #expect(try again.head(notebook: notebook(1)) == .empty)
+        #expect(try again.head(notebook: try again.notebook(named: "first", create: true)) == .empty)
     }
 
     @Test("two initializers at once: one creates the schema, the other finds it current")
@@ -137,7 +145,7 @@ struct PostgresLogTests {
     func roundTrip() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(3)
+        let book = try makeNotebook(c, 3)
         var f = Events(seed: 3)
         let cause = f.id()
         let correlation = f.id()
@@ -184,7 +192,7 @@ struct PostgresLogTests {
     func gapFreeAndBatchedPull() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(4)
+        let book = try makeNotebook(c, 4)
         var f = Events(seed: 4)
         var sent: [NewEvent] = []
         for round in 0..<12 {
@@ -222,7 +230,7 @@ struct PostgresLogTests {
     @Test("two connections appending at once: no gap, no duplicate, every stream's versions consecutive")
     func concurrentAppenders() throws {
         let c = try cluster()
-        let book = notebook(5)
+        let book = try makeNotebook(c, 5)
         let address = c.address()
         let failures = Mutex<[String]>([])
         let rounds = 25
@@ -260,7 +268,7 @@ struct PostgresLogTests {
     func conflictWritesNothing() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(6)
+        let book = try makeNotebook(c, 6)
         var f = Events(seed: 6)
         _ = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "note/1", events: f.events(2))]))
         let before = try log.head(notebook: book)
@@ -301,7 +309,7 @@ struct PostgresLogTests {
     func idempotentRepush() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(7)
+        let book = try makeNotebook(c, 7)
         var f = Events(seed: 7)
         let events = f.events(3)
         let batch = RemoteBatch([RemoteAppend(stream: "note/1", expecting: .noStream, events: events)])
@@ -330,14 +338,14 @@ struct PostgresLogTests {
         #expect(all.map(\.id) == events.map(\.id) + [fresh.id])
         #expect(all[0].payload == events[0].payload)
         // The same id in another notebook is another event.
-        #expect(try log.append(notebook: notebook(70), batch: batch).appended == 3)
+        #expect(try log.append(notebook: try makeNotebook(c, 70), batch: batch).appended == 3)
     }
 
     @Test("batches the remote would refuse are refused before sending: empty, repeated ids, bad names")
     func invalidBatches() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(8)
+        let book = try makeNotebook(c, 8)
         var f = Events(seed: 8)
         let e = f.event()
         let cases: [RemoteBatch] = [
@@ -365,7 +373,7 @@ struct PostgresLogTests {
     func recordedAtNeverGoesBack() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(9)
+        let book = try makeNotebook(c, 9)
         var f = Events(seed: 9)
         let before = EventStoreClock.now()
         let first = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(2))]))
@@ -388,7 +396,7 @@ struct PostgresLogTests {
     func historyCannotBeRewritten() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(10)
+        let book = try makeNotebook(c, 10)
         var f = Events(seed: 10)
         _ = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(3))]))
         let before = try pullAll(log, book)
@@ -417,7 +425,7 @@ struct PostgresLogTests {
     @Test("a held notebook lock makes an append time out, writing nothing")
     func lockTimeout() throws {
         let c = try cluster()
-        let book = notebook(11)
+        let book = try makeNotebook(c, 11)
         var f = Events(seed: 11)
         let log = try PostgresEventLog(connecting: c.address())
         _ = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
@@ -444,7 +452,7 @@ struct PostgresLogTests {
     @Test("a session idle in a transaction loses its lock: a sleeping laptop never blocks the others")
     func idleSessionEnded() throws {
         let c = try cluster()
-        let book = notebook(14)
+        let book = try makeNotebook(c, 14)
         var f = Events(seed: 14)
         let log = try PostgresEventLog(connecting: c.address())
         _ = try log.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
@@ -481,7 +489,7 @@ struct PostgresLogTests {
     func fullBatch() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
-        let book = notebook(15)
+        let book = try makeNotebook(c, 15)
         var f = Events(seed: 15)
         let events = f.events(RemoteBatch.maxEvents)
         let groups = stride(from: 0, to: events.count, by: 100).map {
@@ -522,7 +530,7 @@ struct PostgresLogTests {
     @Test("a connection the server ends reports it lost, and nothing of the call is written")
     func connectionLost() throws {
         let c = try cluster()
-        let book = notebook(13)
+        let book = try makeNotebook(c, 13)
         var f = Events(seed: 13)
         let victim = try PostgresEventLog(connecting: c.address() + " application_name=victim-13")
         _ = try victim.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
@@ -564,51 +572,6 @@ struct PostgresLogTests {
         // The right password, from a password file as psql reads it.
         let connection = try PostgresConnection(base + " passfile=\(c.passwordFile)")
         try connection.execute("SELECT 1")
-    }
-
-    @Test("a role without grants cannot append, read or write the tables; with EXECUTE it appends as itself")
-    func grants() throws {
-        let c = try cluster()
-        let database = try c.makeDatabase()
-        try PostgresEventLog(connecting: c.address(database)).initialize()
-        let admin = try PostgresConnection(c.address(database))
-        let role = PostgresCluster.passwordRole
-        try admin.execute(
-            "GRANT USAGE ON SCHEMA notes_log TO \(role); GRANT SELECT ON notes_log.schema_version TO \(role)")
-        let address = c.address(database, user: role) + " passfile=\(c.passwordFile)"
-        let device = try PostgresEventLog(connecting: address)
-        let book = notebook(12)
-        var f = Events(seed: 12)
-        let batch = RemoteBatch([RemoteAppend(stream: "s", events: f.events(2))])
-        for (what, body) in [
-            ("append", { _ = try device.append(notebook: book, batch: batch) }),
-            ("pull", { _ = try device.pull(notebook: book, after: 0, limit: 10) }),
-            (
-                "insert",
-                { try device.connection.execute("INSERT INTO notes_log.notebooks (notebook) VALUES ('\(book)')") }
-            ),
-        ] as [(String, () throws -> Void)] {
-            let error = remoteError(body)
-            guard case .permissionDenied = error else {
-                Issue.record("\(what): expected permissionDenied, got \(String(describing: error))")
-                continue
-            }
-        }
-        try admin.execute(
-            """
-            GRANT EXECUTE ON FUNCTION notes_log.append_batch(uuid, text[], smallint[], bigint[], integer[], uuid[],
-                text[], integer[], text[], text[], uuid[], uuid[], bytea[]) TO \(role)
-            """)
-        #expect(try device.append(notebook: book, batch: batch).appended == 2)
-        // The function records who pushed: the session's role, not one the caller names.
-        try admin.execute(
-            """
-            DO $$ BEGIN
-                IF (SELECT count(*) FROM notes_log.events WHERE pushed_by = '\(role)') <> 2 THEN
-                    RAISE EXCEPTION 'pushed_by is not the pushing role';
-                END IF;
-            END $$
-            """)
     }
 
     @Test("scrubbing removes passwords from addresses in every spelling")

@@ -3,17 +3,16 @@ import FoundationEssentials
 import Glibc
 import PostgresLog
 import Synchronization
-import Testing
 
-/// A throwaway PostgreSQL cluster for the tests: `initdb` into a temporary directory, a server
-/// listening only on a Unix socket in it, run as a non-root user (`runuser -u postgres` when the
-/// tests run as root, since initdb refuses root), stopped and removed at the end.
+/// A throwaway PostgreSQL cluster for the tests and the benchmarks: `initdb` into a temporary
+/// directory, a server listening only on a Unix socket in it, run as a non-root user (`runuser -u
+/// postgres` when they run as root, since initdb refuses root), stopped and removed at the end.
 ///
-/// One cluster serves a whole suite (``PostgresClusterTrait``); each test uses its own notebook,
-/// or its own database when it changes the schema.
-final class PostgresCluster: Sendable {
+/// One cluster serves a whole test suite; each test uses its own notebook, or its own database
+/// when it changes the schema.
+public final class PostgresCluster: Sendable {
     /// The directory of `initdb` and `pg_ctl`: the newest `/usr/lib/postgresql/*/bin` holding both.
-    static let binDirectory: String? = {
+    public static let binDirectory: String? = {
         guard let versions = try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql") else {
             return nil
         }
@@ -21,33 +20,38 @@ final class PostgresCluster: Sendable {
         return dirs.first { access($0 + "/initdb", X_OK) == 0 && access($0 + "/pg_ctl", X_OK) == 0 }
     }()
 
-    static let skipReason: Comment =
+    public static let skipReason =
         "PostgreSQL is not installed (no initdb and pg_ctl under /usr/lib/postgresql/*/bin); scripts/setup-deps.sh installs it"
 
     /// The role of the server's processes when the tests run as root.
-    static let serverUser = "postgres"
+    public static let serverUser = "postgres"
     /// The socket's port number: the socket directory is private, so any number is free.
-    static let port = 5432
+    public static let port = 5432
     /// A role that must log in with a password (scram-sha-256), for the tests of libpq's password file.
-    static let passwordRole = "notes_pw"
-    static let passwordOfRole = "s3cret-Pa55"
+    public static let passwordRole = "notes_pw"
+    public static let passwordOfRole = "s3cret-Pa55"
 
-    let root: String
-    let bin: String
-    var socketDirectory: String { root + "/socket" }
-    var dataDirectory: String { root + "/data" }
+    public let root: String
+    /// The directory of the server's programs (`psql` is there too).
+    public let bin: String
+    public var socketDirectory: String { root + "/socket" }
+    public var dataDirectory: String { root + "/data" }
     /// A libpq password file holding the password of ``passwordRole``.
-    var passwordFile: String { root + "/pgpass" }
+    public var passwordFile: String { root + "/pgpass" }
     private let databases = Mutex(0)
 
     /// The libpq address of `database` as the cluster's superuser.
-    func address(_ database: String = "notes", user: String = PostgresCluster.serverUser) -> String {
+    public func address(_ database: String = "notes", user: String = PostgresCluster.serverUser) -> String {
         "host=\(socketDirectory) port=\(PostgresCluster.port) user=\(user) dbname=\(database)"
     }
 
     /// Creates, starts and prepares the cluster: a database `notes` with the log's schema, and the
     /// password role. Removes what it made when any step fails.
-    init() throws {
+    /// Whether the server flushes its writes to the disk (as a real one does): for benchmarks.
+    public let durable: Bool
+
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         guard let bin = PostgresCluster.binDirectory else { throw ClusterError("no PostgreSQL binaries") }
         self.bin = bin
         var template = Array("/tmp/notes-pg.XXXXXX".utf8CString)
@@ -117,10 +121,7 @@ final class PostgresCluster: Sendable {
         guard FileManager.default.createFile(atPath: hba, contents: Data(line.utf8) + old) else {
             throw ClusterError("cannot write \(hba)")
         }
-        try run(
-            bin + "/pg_ctl", "-D", dataDirectory, "-l", root + "/server.log", "-w", "-t", "60", "-s", "-o",
-            "-k \(socketDirectory) -c listen_addresses='' -p \(PostgresCluster.port) -c fsync=off "
-                + "-c synchronous_commit=off -c full_page_writes=off", "start")
+        try startServer()
         let admin = try PostgresConnection(address("postgres"))
         try admin.execute("CREATE DATABASE notes")
         try admin.execute(
@@ -128,15 +129,39 @@ final class PostgresCluster: Sendable {
         try PostgresEventLog(connecting: address()).initialize()
     }
 
+    /// Starts the server (again, after ``stopServer()``), waiting until it accepts connections.
+    ///
+    /// Every commit reaches the operating system before it returns (`synchronous_commit` stays
+    /// on), so stopping the server at once loses nothing committed; only the disk's flushes are
+    /// skipped (`fsync=off`: a crash of the machine, not of the server, would lose data) unless
+    /// the cluster is ``durable``.
+    public func startServer() throws {
+        let flushes = durable ? "" : "-c fsync=off -c full_page_writes=off"
+        try run(
+            bin + "/pg_ctl", "-D", dataDirectory, "-l", root + "/server.log", "-w", "-t", "60", "-s", "-o",
+            "-k \(socketDirectory) -c listen_addresses='' -p \(PostgresCluster.port) \(flushes)", "start")
+    }
+
+    /// Stops the server at once (`pg_ctl stop -m immediate`: every session is cut, as by a crash;
+    /// the next start recovers from the write-ahead log).
+    public func stopServer() throws {
+        try run(bin + "/pg_ctl", "-D", dataDirectory, "-m", "immediate", "-s", "-w", "stop")
+    }
+
+    /// Runs `sql` as the superuser in `database`.
+    public func execute(_ sql: String, database: String = "notes") throws {
+        try PostgresConnection(address(database)).execute(sql)
+    }
+
     /// A new empty database, for a test that changes the schema.
-    func makeDatabase() throws -> String {
+    public func makeDatabase() throws -> String {
         let name = "t\(databases.withLock { n -> Int in n += 1; return n })"
         try PostgresConnection(address("postgres")).execute("CREATE DATABASE \(name)")
         return name
     }
 
     /// Stops the server (immediately: the data is thrown away) and removes the directory.
-    func stop() {
+    public func stop() {
         if access(dataDirectory + "/postmaster.pid", F_OK) == 0 {
             try? run(bin + "/pg_ctl", "-D", dataDirectory, "-m", "immediate", "-s", "-w", "stop")
         }
@@ -178,30 +203,9 @@ final class PostgresCluster: Sendable {
         }
     }
 
-    /// The cluster of the running suite.
-    @TaskLocal static var current: PostgresCluster?
 }
 
-struct ClusterError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Starts one cluster around a whole suite and removes it afterwards, passed or failed; tests
-/// read it as ``PostgresCluster/current``.
-struct PostgresClusterTrait: SuiteTrait, TestScoping {
-    var isRecursive: Bool { false }
-
-    func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        try await PostgresCluster.$current.withValue(cluster) { try await function() }
-    }
-}
-
-extension Trait where Self == PostgresClusterTrait {
-    /// Runs the suite against a throwaway PostgreSQL cluster.
-    static var postgresCluster: Self { PostgresClusterTrait() }
+public struct ClusterError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
