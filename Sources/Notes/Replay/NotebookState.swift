@@ -58,12 +58,10 @@ public struct NotebookState: Sendable {
     ) throws {
         switch stream {
         case .note(let id):
-            guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
-                throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
-            }
-            let p = try NotePayload<String>(kind, decoding: payload)
             var note = notes[id]
-            try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
+            let (kind, p) = try Self.foldNote(
+                type: type, schemaVersion: schemaVersion, payload: payload, id: id, into: &note, at: instant,
+                version: version)
             if let note {
                 notes.update(note)
                 if kind.setsTitle {
@@ -86,6 +84,21 @@ public struct NotebookState: Sendable {
         case .other:
             break
         }
+    }
+
+    /// Folds one current-schema event of note `id` into `note` with ``NoteFold``: what every
+    /// fold of a note's events from its stream's start shares. Returns the event's kind and
+    /// payload, for the caller's own records.
+    static func foldNote(
+        type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer, id: Identifier, into note: inout Note?,
+        at instant: Int64, version: UInt64
+    ) throws -> (NoteEventKind, NotePayload<String>) {
+        guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
+            throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
+        }
+        let p = try NotePayload<String>(kind, decoding: payload)
+        try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
+        return (kind, p)
     }
 
     /// Folds one stored event, upcasting it when its schema is old.
