@@ -72,8 +72,8 @@ struct PastListingTests {
         let last = try #require(instants.last)
         // Before the first event, at it, between and on events (ties included), after the last.
         var asked = [first - 1, first, last, last + 1]
-        for _ in 0..<10 { asked.append(instants[rng.below(instants.count)] - Int64(rng.below(2))) }
-        var walked = 0
+        for _ in 0..<6 { asked.append(instants[rng.below(instants.count)] - Int64(rng.below(2))) }
+        var endings: [NewestFirstPage.Ending: Int] = [:]
         for instant in asked {
             let past = try book.past(asOf: instant)
             let replayed = try NotebookState.replayNewestFirst(store: book.store, upTo: past.position)
@@ -85,11 +85,18 @@ struct PastListingTests {
             for q in Self.queries(forward, rng: &rng) {
                 let expected = forward.list(q)
                 #expect(replayed.list(q) == expected, "\(what): the two replays agree")
-                #expect(try book.list(q, in: past) == expected, "\(what): \(q)")
-                walked += 1
+                if past.position > 0 {
+                    // What `Notebook.list(_:in:)` runs, with how the walk went.
+                    let (notes, page) = try Self.walk(book, q, at: past.position)
+                    #expect(notes == expected, "\(what): \(q)")
+                    endings[page.ending, default: 0] += 1
+                } else {
+                    #expect(try book.list(q, in: past) == expected, "\(what): \(q)")
+                }
             }
         }
-        #expect(walked > 200, "seed \(seed): \(walked) listings compared")
+        // Every way a walk ends is met often.
+        #expect(endings.count == 3 && endings.values.allSatisfy { $0 >= 10 }, "seed \(seed): \(endings)")
     }
 
     @Test("other orders replay the log and give the replay's page")
@@ -129,28 +136,119 @@ struct PastListingTests {
         return fixture
     }
 
+    /// The page `q` at `position` (at least 1) walked back, and how the walk went.
+    static func walk(_ book: Notebook, _ q: ListQuery, at position: UInt64) throws -> ([Note], NewestFirstPage) {
+        var page = NewestFirstPage(q)
+        let notes = try book.read { txn, dbs in
+            try page.walk(store: book.store, projection: book.projection, databases: dbs, from: position, in: txn)
+        }
+        return (notes, page)
+    }
+
     @Test(
         "a page of pinned notes is found near the instant: the walk reads only the notes it meets before the page is known"
     )
-    func walkStopsEarly() throws {
+    func walkStopsAtPinnedPage() throws {
         let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
         let book = fixture.book
         let past = try book.past(asOf: .max)
         var q = ListQuery()
         q.limit = 5
-        var page = NewestFirstPage(q)
-        let notes = try book.store.read { txn in try page.walk(store: book.store, from: past.position, in: txn) }
+        let (notes, page) = try Self.walk(book, q, at: past.position)
         #expect(notes == (try book.list(q)), "the current listing, as of now")
         #expect(notes.count == 5 && notes.allSatisfy(\.pinned))
+        #expect(page.ending == .pinnedFull)
         // The last 10 notes edited hold the 5 newest pinned ones (a pin and an edit each, at one
         // instant); the walk stops at the first event recorded before the fifth one's update.
         #expect(page.notesRead == 10, "notes read: \(page.notesRead)")
         #expect(page.eventsWalked == 15, "events walked: \(page.eventsWalked)")
-        // Without pinned notes enough, any note further back might be pinned: the walk reads all.
+        #expect(page.pinnedLookedUp == 0)
+    }
+
+    @Test(
+        "few notes pinned: once the rest of the page is known, the notes ever pinned are looked up, not the whole log")
+    func fewPinnedAreLookedUp() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 50)
+        let book = fixture.book
+        var all = ListQuery()
+        all.status = .all
+        // Note 50 unpinned at the end: ever pinned, not pinned now.
+        _ = try book.unpin(try #require(book.list(all).first { $0.title == "note 50" }).id)
+        let past = try book.past(asOf: .max)
+        var q = ListQuery()
+        q.limit = 10
+        let (notes, page) = try Self.walk(book, q, at: past.position)
+        #expect(notes == (try book.list(q)))
+        #expect(notes.prefix(4).map(\.title) == ["note 150", "note 100", "note 0", "note 50"])
+        #expect(page.ending == .lookedUpPinned)
+        #expect(page.notesRead == 10, "note 50 and notes 199 to 191, settled by note 190's edit")
+        #expect(page.pinnedLookedUp == 3, "notes 0, 100 and 150; note 50 was met")
+        // Before note 150 was pinned (second 351): notes 0, 50 and 100 were pinned.
+        let before = try book.past(asOf: NotebookClock.start + 350 * 1_000_000)
+        let (old, then) = try Self.walk(book, q, at: before.position)
+        #expect(then.ending == .lookedUpPinned)
+        #expect(old == (try book.list(q, in: before)))
+        #expect(old == (try NotebookState.replayNewestFirst(store: book.store, upTo: before.position).list(q)))
+        #expect(old.prefix(4).map(\.title) == ["note 100", "note 50", "note 0", "note 149"])
+        #expect(!old[3].pinned)
+    }
+
+    @Test("pinned notes fewer than the page and the part not pinned not settled: the walk reads the whole log")
+    func walkToStart() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        let past = try book.past(asOf: .max)
+        var q = ListQuery()
         q.limit = 150
-        var whole = NewestFirstPage(q)
-        let all = try book.store.read { txn in try whole.walk(store: book.store, from: past.position, in: txn) }
-        #expect(all == (try book.list(q)))
-        #expect(whole.notesRead == 200)
+        let (notes, page) = try Self.walk(book, q, at: past.position)
+        #expect(notes == (try book.list(q)))
+        #expect(page.ending == .logStart)
+        #expect(page.notesRead == 200)
+    }
+
+    @Test("the notes ever pinned are a projection: kept by each append, equal to a rebuild's, checked by verify")
+    func everPinnedProjection() throws {
+        let fixture = try Self.sequentialNotebook(notes: 30, pinEvery: 10)
+        let book = fixture.book
+        var all = ListQuery()
+        all.status = .all
+        let note20 = try #require(book.list(all).first { $0.title == "note 20" })
+        _ = try book.unpin(note20.id)
+        // Created pinned and unpinned in one append: the projection folds both at once, and the
+        // note was pinned in between.
+        let meta = EventMetadata(actor: "t")
+        let onceID = Identifier(high: 0x7777_0000_4000, low: 0x8000_0000_0000_0001)
+        try book.store.append(
+            [
+                NoteEvent.created(title: "pinned once", body: "", pinned: true, category: nil).newEvent(
+                    id: Identifier(high: 0x7777_0000_4000, low: 0x8000_0000_0000_0002), metadata: meta),
+                NoteEvent.unpinned.newEvent(
+                    id: Identifier(high: 0x7777_0000_4000, low: 0x8000_0000_0000_0003), metadata: meta),
+            ], to: Note.stream(onceID))
+        #expect(try book.note(onceID).pinned == false)
+        let expected = Set(
+            try book.list(all).filter { ["note 0", "note 10", "note 20", "pinned once"].contains($0.title) }.map(\.id))
+        func stored() throws -> Set<Identifier> {
+            try book.read { txn, dbs in
+                var ids: Set<Identifier> = []
+                try book.projection.forEachEverPinned(in: txn, databases: dbs) { id in
+                    ids.insert(id)
+                    return true
+                }
+                return ids
+            }
+        }
+        #expect(try stored() == expected)
+        #expect(try NotebookState.replay(store: book.store).everPinned == expected)
+        #expect(try book.verify().isEmpty)
+        // A lost entry is found by verify and brought back by a rebuild.
+        try book.store.write { session in
+            let dbs = try session.projectionDatabases()
+            _ = try session.transaction.delete(dbs[NotesProjection.DB.pinnedEver], key: note20.id.bytes)
+        }
+        #expect(try book.verify().map(\.detail) == ["the notes ever pinned differ from the log (3 stored, 4 expected)"])
+        try book.rebuild()
+        #expect(try stored() == expected)
+        #expect(try book.verify().isEmpty)
     }
 }

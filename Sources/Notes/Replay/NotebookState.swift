@@ -19,6 +19,10 @@ public struct NotebookState: Sendable {
     /// Every change of each note's other names (aliases, file names), in log order within a
     /// note; empty after a newest-first replay too.
     public var nameChanges: [NameChange] = []
+    /// The notes an event ever left pinned (each is in the `pinned_ever` projection): a note
+    /// pinned at any instant is one of them, which bounds the search for the pinned notes of a
+    /// past listing. Empty after a newest-first replay, which does not read old events.
+    public var everPinned: Set<Identifier> = []
 
     public init() {}
 
@@ -63,6 +67,7 @@ public struct NotebookState: Sendable {
                 type: type, schemaVersion: schemaVersion, payload: payload, id: id, into: &note, at: instant,
                 version: version)
             if let note {
+                if note.pinned { everPinned.insert(id) }
                 notes.update(note)
                 if kind.setsTitle {
                     titleChanges.append(
@@ -229,12 +234,14 @@ public struct NotebookState: Sendable {
         result.events = 0
         result.titleChanges = []
         result.nameChanges = []
+        result.everPinned = []
         var notes: [Note] = []
         for slot in slots {
             guard var part = slot.replayer.take() else { continue }
             result.events += part.state.events
             result.titleChanges += part.takeTitleChanges()
             result.nameChanges += part.state.nameChanges
+            result.everPinned.formUnion(part.state.everPinned)
             if notes.isEmpty {
                 swap(&notes, &part.notes)
             } else {
