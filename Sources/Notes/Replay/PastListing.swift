@@ -230,3 +230,35 @@ struct NewestFirstPage {
         }
     }
 }
+
+extension Notebook {
+    /// What ``list(_:in:)`` read for a page in the default order: for measurements.
+    package struct PastListingWork: Sendable {
+        package var notesRead = 0
+        package var eventsWalked = 0
+        package var pinnedLookedUp = 0
+
+        package init(notesRead: Int = 0, eventsWalked: Int = 0, pinnedLookedUp: Int = 0) {
+            self.notesRead = notesRead
+            self.eventsWalked = eventsWalked
+            self.pinnedLookedUp = pinnedLookedUp
+        }
+    }
+
+    /// ``list(_:in:)`` with what its walk read (nothing when it replays instead).
+    package func listMeasured(_ query: ListQuery, in past: PastNotebook) throws(NotesError) -> (
+        notes: [Note], work: PastListingWork
+    ) {
+        guard past.position > 0, NewestFirstPage.serves(query) else { return (try list(query, in: past), .init()) }
+        return try read { txn, dbs in
+            var page = NewestFirstPage(query)
+            let notes = try page.walk(
+                store: store, projection: projection, databases: dbs, from: past.position, in: txn)
+            return (
+                notes,
+                PastListingWork(
+                    notesRead: page.notesRead, eventsWalked: page.eventsWalked, pinnedLookedUp: page.pinnedLookedUp)
+            )
+        }
+    }
+}
