@@ -32,7 +32,8 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
 ]
 
 let usage = """
-    usage: notes-bench [NAMES...] [--scale tiny|small|full|large|huge] [--json FILE] [--events FILE | --corpus PATH]
+    usage: notes-bench [NAMES...] [--scale tiny|small|full|large|huge] [--json FILE] [--keep]
+                       [--events FILE | --corpus PATH]
            notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
            notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR]
     names: \(allBenchmarks.map(\.name).joined(separator: " "))
@@ -110,6 +111,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     var jsonPath: String?
     var eventsPath: String?
     var corpusPath: String?
+    var keep = false
     var args = CommandLine.arguments.dropFirst()
     func value(of option: String) -> String {
         guard let v = args.popFirst() else { fail("\(option) needs a value\n" + usage) }
@@ -130,6 +132,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         case "--json": jsonPath = value(of: a)
         case "--events": eventsPath = value(of: a)
         case "--corpus": corpusPath = value(of: a)
+        case "--keep": keep = true
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -185,7 +188,11 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     }
     let elapsed = monotonicSeconds() - started
     // exit() below skips deinitializers, so the scratch stores are removed here.
-    suite.removeScratch()
+    if keep {
+        print("\nkept the scratch stores in \(suite.root)")
+    } else {
+        suite.removeScratch()
+    }
     print("\ndone in \(fixed(elapsed, 0)) s (checksum \(blackHole & 0xFFFF))")
 
     if let jsonPath {
