@@ -321,6 +321,7 @@ extension Suite {
                 ("notes read", formatCount(work.notesRead)), ("events walked", formatCount(work.eventsWalked)),
                 ("notes ever pinned looked up", formatCount(work.pinnedLookedUp)),
             ]
+            if work.gaveUp { extra.append(("walk gave up for the replay", "yes")) }
             if let peak { extra.append(("peak RSS, own process", "\(fixed(peak, 0)) MB")) }
             record(
                 Figure(

@@ -142,7 +142,7 @@ struct PastListingTests {
         let notes = try book.read { txn, dbs in
             try page.walk(store: book.store, projection: book.projection, databases: dbs, from: position, in: txn)
         }
-        return (notes, page)
+        return (try #require(notes, "a walk without a budget never gives up"), page)
     }
 
     @Test(
@@ -250,5 +250,34 @@ struct PastListingTests {
         try book.rebuild()
         #expect(try stored() == expected)
         #expect(try book.verify().isEmpty)
+    }
+
+    @Test("a walk that would read more notes than its budget gives up, and the listing is the replay's")
+    func walkGivesUp() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        let past = try book.past(asOf: NotebookClock.start + 350 * 1_000_000)
+        var q = ListQuery()
+        let expected = try NotebookState.replay(store: book.store, upTo: past.position).list(q)
+        #expect(expected.count == 200)
+        // No limit: every note is read, within the default budget of this small notebook.
+        let whole = try book.listMeasured(q, in: past)
+        #expect(whole.notes == expected)
+        #expect(whole.work.walked && !whole.work.gaveUp && whole.work.notesRead == 200)
+        // A budget of 50 notes: the walk stops there and the replay answers.
+        let cut = try book.listMeasured(q, in: past, budget: 50)
+        #expect(cut.notes == expected)
+        #expect(cut.work.gaveUp && cut.work.notesRead == 50)
+        // A page found within the budget is not given up.
+        q.limit = 5
+        let page = try book.listMeasured(q, in: past, budget: 50)
+        #expect(page.notes == Array(expected.prefix(5)))
+        #expect(!page.work.gaveUp && page.work.notesRead < 50)
+        // With 100 notes ever pinned, more than a budget of 50, they are not looked up: a page
+        // of 60 with the pinned part unsettled (fewer than 60 pinned at that instant) gives up.
+        q.limit = 60
+        let large = try book.listMeasured(q, in: past, budget: 50)
+        #expect(large.notes == Array(expected.prefix(60)))
+        #expect(large.work.gaveUp && large.work.pinnedLookedUp == 0)
     }
 }

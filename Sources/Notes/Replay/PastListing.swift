@@ -44,18 +44,64 @@ extension Notebook {
     /// In the default order (pinned first, then by update, newest first) the log is walked back
     /// from the position and each note met is read from its own stream, and the notes ever
     /// pinned are looked up when that is shorter (see ``NewestFirstPage``): a page costs what
-    /// its notes cost, not what the log does. Other orders replay the log up to the position
-    /// (``NotebookState/replayNewestFirst(store:upTo:)``).
+    /// its notes cost, not what the log does. Other orders, and a walk that would read more
+    /// than an eighth of the notebook's notes (a listing without a limit, a filter few notes
+    /// pass), replay the log up to the position (``NotebookState/replayNewestFirst(store:upTo:)``),
+    /// which reads every event once and costs less per note than reading each note's stream.
     public func list(_ query: ListQuery, in past: PastNotebook) throws(NotesError) -> [Note] {
-        guard past.position > 0 else { return [] }
-        guard NewestFirstPage.serves(query) else {
-            do {
-                return try NotebookState.replayNewestFirst(store: store, upTo: past.position).list(query)
-            } catch { throw NotesError.wrap(error) }
+        try listMeasured(query, in: past).notes
+    }
+
+    /// ``list(_:in:)`` with what its walk read (nothing when it did not walk): for tests and
+    /// measurements. `budget` is the most notes the walk may read before it gives up for the
+    /// replay (by default an eighth of the notes now, at least 1,000).
+    package func listMeasured(_ query: ListQuery, in past: PastNotebook, budget: Int? = nil) throws(NotesError) -> (
+        notes: [Note], work: PastListingWork
+    ) {
+        guard past.position > 0 else { return ([], PastListingWork()) }
+        if NewestFirstPage.serves(query) {
+            let walked = try read { txn, dbs in
+                let notes = try budget ?? max(1_000, projection.noteCount(in: txn, databases: dbs) / 8)
+                var page = NewestFirstPage(query, budget: notes)
+                let found = try page.walk(
+                    store: store, projection: projection, databases: dbs, from: past.position, in: txn)
+                return (
+                    found,
+                    PastListingWork(
+                        walked: true, gaveUp: found == nil, notesRead: page.notesRead, eventsWalked: page.eventsWalked,
+                        pinnedLookedUp: page.pinnedLookedUp)
+                )
+            }
+            if let notes = walked.0 { return (notes, walked.1) }
+            return (try replayedList(query, at: past.position), walked.1)
         }
-        return try read { txn, dbs in
-            var page = NewestFirstPage(query)
-            return try page.walk(store: store, projection: projection, databases: dbs, from: past.position, in: txn)
+        return (try replayedList(query, at: past.position), PastListingWork())
+    }
+
+    private func replayedList(_ query: ListQuery, at position: UInt64) throws(NotesError) -> [Note] {
+        do { return try NotebookState.replayNewestFirst(store: store, upTo: position).list(query) } catch {
+            throw NotesError.wrap(error)
+        }
+    }
+
+    /// What ``list(_:in:)`` read: for tests and measurements.
+    package struct PastListingWork: Sendable {
+        /// Whether the walk ran, and whether it gave up for the replay.
+        package var walked = false
+        package var gaveUp = false
+        package var notesRead = 0
+        package var eventsWalked = 0
+        package var pinnedLookedUp = 0
+
+        package init(
+            walked: Bool = false, gaveUp: Bool = false, notesRead: Int = 0, eventsWalked: Int = 0,
+            pinnedLookedUp: Int = 0
+        ) {
+            self.walked = walked
+            self.gaveUp = gaveUp
+            self.notesRead = notesRead
+            self.eventsWalked = eventsWalked
+            self.pinnedLookedUp = pinnedLookedUp
         }
     }
 }
@@ -83,7 +129,9 @@ extension Notebook {
 ///
 /// The page is exact in each case. Its cost is the notes met (each read from its stream) until
 /// the page is known, bounded by about twice the notes ever pinned once the part not pinned is
-/// settled.
+/// settled. The walk gives up (returns nil) rather than read more than `budget` notes: the
+/// replay of the whole log reads each note's events more cheaply than their streams do. For the
+/// same reason the notes ever pinned are looked up only when they are fewer than the budget.
 struct NewestFirstPage {
     let query: ListQuery
     private var seen: Set<Identifier> = []
@@ -106,6 +154,8 @@ struct NewestFirstPage {
         case lookedUpPinned
         /// The walk reached the log's start.
         case logStart
+        /// The page would have cost more than the budget: the caller replays instead.
+        case gaveUp
     }
 
     /// The notes of one part of the page (pinned or not) met so far.
@@ -131,17 +181,25 @@ struct NewestFirstPage {
         }
     }
 
-    init(_ query: ListQuery) { self.query = query }
+    /// The most notes read before the walk gives up.
+    let budget: Int
+
+    init(_ query: ListQuery, budget: Int = .max) {
+        self.query = query
+        self.budget = budget
+    }
 
     /// Whether the walk serves `query`'s order: the default one, by update, newest first.
     static func serves(_ query: ListQuery) -> Bool { query.sort == .updated && !query.reverse }
 
-    /// The page at `position` (at least 1 and at most the head).
+    /// The page at `position` (at least 1 and at most the head), or nil when finding it would
+    /// read more than `budget` notes.
     mutating func walk(
         store: EventStore, projection: NotesProjection, databases: ProjectionDatabases, from position: UInt64,
         in txn: borrowing Transaction
-    ) throws -> [Note] {
+    ) throws -> [Note]? {
         let everPinned = try projection.everPinnedCount(in: txn, databases: databases)
+        let mayLookUp = everPinned <= budget
         let unpinnedWanted = query.pinnedOnly ? 0 : query.limit
         try store.forEachEvent(from: position, reverse: true, in: txn) { view in
             pinned.settle(before: view.recordedAt)
@@ -150,13 +208,18 @@ struct NewestFirstPage {
                 ending = .pinnedFull
                 return false
             }
-            if unpinned.settled >= unpinnedWanted && notesRead >= everPinned {
+            if mayLookUp && unpinned.settled >= unpinnedWanted && notesRead >= everPinned {
                 ending = .lookedUpPinned
+                return false
+            }
+            if notesRead >= budget {
+                ending = .gaveUp
                 return false
             }
             eventsWalked += 1
             guard case .note(let id) = StreamRef(view.streamBytes), seen.insert(id).inserted else { return true }
-            let note = try Self.note(id, throughVersion: view.version, store: store, in: txn)
+            let note = try Self.note(
+                id, throughVersion: view.version, store: store, projection: projection, databases: databases, in: txn)
             notesRead += 1
             guard query.accepts(note) else { return true }
             if note.pinned {
@@ -170,7 +233,9 @@ struct NewestFirstPage {
             try projection.forEachEverPinned(in: txn, databases: databases) { id in
                 guard !seen.contains(id) else { return true }
                 pinnedLookedUp += 1
-                if let note = try Self.note(id, atOrBefore: position, store: store, in: txn), note.pinned,
+                if let note = try Self.note(
+                    id, atOrBefore: position, store: store, projection: projection, databases: databases, in: txn),
+                    note.pinned,
                     query.accepts(note)
                 {
                     pinned.add(note)
@@ -178,13 +243,22 @@ struct NewestFirstPage {
                 return true
             }
         }
+        if ending == .gaveUp { return nil }
         return query.page(of: pinned.notes + unpinned.notes)
     }
 
-    /// The note folded from its stream's start through `version`, as a forward replay folds it.
+    /// The note as it was after `version`: its projection record when that is still its newest
+    /// version (the projection is the fold of the log, in the same snapshot), else its stream
+    /// folded from the start through `version`, as a forward replay folds it.
     static func note(
-        _ id: Identifier, throughVersion version: UInt64, store: EventStore, in txn: borrowing Transaction
+        _ id: Identifier, throughVersion version: UInt64, store: EventStore, projection: NotesProjection,
+        databases: ProjectionDatabases, in txn: borrowing Transaction
     ) throws -> Note {
+        if try store.streamVersion(Note.stream(id), in: txn) == version,
+            let current = try projection.note(id, in: txn, databases: databases)
+        {
+            return current
+        }
         var note: Note?
         try store.forEachEvent(inStream: Note.stream(id), versions: 1...version, in: txn) { view in
             try fold(view, into: &note, id: id, store: store)
@@ -196,10 +270,22 @@ struct NewestFirstPage {
         return note
     }
 
-    /// The note as its events at or before `position` leave it; nil before its creation.
+    /// The note as its events at or before `position` leave it (its projection record when its
+    /// newest event is); nil before its creation.
     static func note(
-        _ id: Identifier, atOrBefore position: UInt64, store: EventStore, in txn: borrowing Transaction
+        _ id: Identifier, atOrBefore position: UInt64, store: EventStore, projection: NotesProjection,
+        databases: ProjectionDatabases, in txn: borrowing Transaction
     ) throws -> Note? {
+        let stream = Note.stream(id)
+        let head = try store.streamVersion(stream, in: txn)
+        var newest: UInt64?
+        try store.forEachEvent(inStream: stream, versions: head...head, in: txn) { view in
+            newest = view.position
+            return false
+        }
+        if let newest, newest <= position, let current = try projection.note(id, in: txn, databases: databases) {
+            return current
+        }
         var note: Note?
         try store.forEachEvent(inStream: Note.stream(id), in: txn) { view in
             guard view.position <= position else { return false }
@@ -227,38 +313,6 @@ struct NewestFirstPage {
             }
         } catch let error as FoldError {
             throw StoreError.damaged(position: view.position, detail: error.description)
-        }
-    }
-}
-
-extension Notebook {
-    /// What ``list(_:in:)`` read for a page in the default order: for measurements.
-    package struct PastListingWork: Sendable {
-        package var notesRead = 0
-        package var eventsWalked = 0
-        package var pinnedLookedUp = 0
-
-        package init(notesRead: Int = 0, eventsWalked: Int = 0, pinnedLookedUp: Int = 0) {
-            self.notesRead = notesRead
-            self.eventsWalked = eventsWalked
-            self.pinnedLookedUp = pinnedLookedUp
-        }
-    }
-
-    /// ``list(_:in:)`` with what its walk read (nothing when it replays instead).
-    package func listMeasured(_ query: ListQuery, in past: PastNotebook) throws(NotesError) -> (
-        notes: [Note], work: PastListingWork
-    ) {
-        guard past.position > 0, NewestFirstPage.serves(query) else { return (try list(query, in: past), .init()) }
-        return try read { txn, dbs in
-            var page = NewestFirstPage(query)
-            let notes = try page.walk(
-                store: store, projection: projection, databases: dbs, from: past.position, in: txn)
-            return (
-                notes,
-                PastListingWork(
-                    notesRead: page.notesRead, eventsWalked: page.eventsWalked, pinnedLookedUp: page.pinnedLookedUp)
-            )
         }
     }
 }
