@@ -279,12 +279,12 @@ extension Suite {
             if run > 0 { replayTimes.append(t * 1000) }
         }
         let replay = Stat(replayTimes)
-        let replayPeak = try asOfChild(path, instant: data.lastInstant, mode: "replay").peakMB
+        let replayPeak = try asOfChild(path, instant: data.lastInstant, mode: "replay").peakHeapMB
         let events = formatCount(data.eventCount)
         record(
             Figure(
                 name: "as-of-replay", title: "replay of all \(events) events + page (other orders, search --as-of)",
-                unit: "ms", value: replay, extra: [("peak RSS, own process", "\(fixed(replayPeak, 0)) MB")],
+                unit: "ms", value: replay, extra: [("peak heap (RssAnon), own process", "\(fixed(replayPeak, 0)) MB")],
                 peerTitle: rebuildTime() == nil ? nil : "full rebuild (same run)",
                 peer: rebuildTime().map { Stat([$0 * 1000]) }, ratio: rebuildTime().map { replay.median / ($0 * 1000) })
         )
@@ -316,13 +316,13 @@ extension Suite {
                 if run > 1 { times.append(t * 1000) }
             }
             let ours = Stat(times)
-            let peak = c.name == "as-of" ? try asOfChild(path, instant: c.instant, mode: "walk").peakMB : nil
+            let peak = c.name == "as-of" ? try asOfChild(path, instant: c.instant, mode: "walk").peakHeapMB : nil
             var extra: [(String, String)] = [
                 ("notes read", formatCount(work.notesRead)), ("events walked", formatCount(work.eventsWalked)),
                 ("notes ever pinned looked up", formatCount(work.pinnedLookedUp)),
             ]
             if work.gaveUp { extra.append(("walk gave up for the replay", "yes")) }
-            if let peak { extra.append(("peak RSS, own process", "\(fixed(peak, 0)) MB")) }
+            if let peak { extra.append(("peak heap (RssAnon), own process", "\(fixed(peak, 0)) MB")) }
             record(
                 Figure(
                     name: c.name, title: c.title, unit: "ms", value: ours, extra: extra,
@@ -331,15 +331,16 @@ extension Suite {
         }
     }
 
-    /// One `list --as-of` page in a child process (`--child-as-of`): its time and peak memory.
-    func asOfChild(_ path: String, instant: Int64, mode: String) throws -> (seconds: Double, peakMB: Double) {
+    /// One `list --as-of` page in a child process (`--child-as-of`): its time and peak heap (its
+    /// peak RSS also counts the pages of the store file the kernel maps around each one read).
+    func asOfChild(_ path: String, instant: Int64, mode: String) throws -> (seconds: Double, peakHeapMB: Double) {
         let out = root + "/as-of.out"
         let (status, _) = runProcess(
             [executablePath(), "--child-as-of", path, String(instant), mode], stdoutPath: out)
         guard status == 0, let text = readTextFile(out) else { throw BenchError("as-of child failed (\(status))") }
         let f = text.split(separator: " ").compactMap { Double($0.filter { !$0.isWhitespace }) }
-        guard f.count == 3 else { throw BenchError("as-of child printed \(text)") }
-        return (f[0], f[2] / 1_048_576)
+        guard f.count == 4 else { throw BenchError("as-of child printed \(text)") }
+        return (f[0], f[3] / 1_048_576)
     }
 
     /// `notes search` in the suite's store, in process: the word the workload picks (rank 300
@@ -498,4 +499,38 @@ extension Suite {
             guard writeFile(path, fm + body) else { throw BenchError("cannot write \(path)") }
         }
     }
+}
+
+/// What a rebuild holds in memory, stage by stage (`--child-rebuild-stages PATH`): the replay's
+/// state, the sorted copy of the notes the writer takes, and the search index prepared in
+/// memory, each with the heap (RssAnon) it leaves and the peak so far. Not a rebuild: the links'
+/// tables and the listing index's buckets, built beside these, are not included.
+func rebuildStages(_ path: String) throws {
+    let book = try openBook(path)
+    let sampler = MemorySampler()
+    func stage(_ what: String) {
+        let mb = Double(residentAnonymousBytes()) / 1_048_576
+        print("\(what): heap \(fixed(mb, 0)) MB, peak RSS \(fixed(Double(peakResidentBytes()) / 1_048_576, 0)) MB")
+    }
+    stage("opened")
+    let state = try NotebookState.replay(store: book.store, releasingPages: true)
+    stage(
+        "replayed: \(formatCount(state.notes.count)) notes, \(formatCount(state.titleChanges.count)) title changes, "
+            + "\(formatCount(state.nameChanges.count)) name changes, \(formatCount(state.everPinned.count)) ever pinned"
+    )
+    var textBytes = 0
+    for n in state.notes.values { textBytes += n.title.utf8.count + n.body.utf8.count }
+    print("  titles and bodies: \(fixed(Double(textBytes) / 1_048_576, 0)) MB of UTF-8")
+    let notes = state.notes.values.sorted { $0.id < $1.id }
+    stage("sorted copy of the notes")
+    let documents = notes.map { n in
+        SearchDocument(
+            id: n.id, title: n.title, body: n.body, category: n.category, updatedAt: n.updatedAt, pinned: n.pinned,
+            status: n.trashed ? .trashed : n.archived ? .archived : .active)
+    }
+    stage("search documents")
+    let prepared = try SearchIndex.prepare(documents, language: .english)
+    stage("search index prepared")
+    withExtendedLifetime(prepared) {}
+    print("peak heap \(fixed(Double(sampler.stop()) / 1_048_576, 0)) MB")
 }

@@ -106,6 +106,9 @@ final class Suite {
         return path
     }
 
+    /// Uses the store an earlier run of the same scale kept (`--keep`), rather than building it.
+    func reuseStore(_ path: String) { storePath = path }
+
     func envelopes() throws -> PackedValues {
         if let envelopeCache { return envelopeCache }
         let book = try openBook(try store())

@@ -33,7 +33,7 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
 
 let usage = """
     usage: notes-bench [NAMES...] [--scale tiny|small|full|large|huge] [--json FILE] [--keep]
-                       [--events FILE | --corpus PATH]
+                       [--reuse-store PATH] [--events FILE | --corpus PATH]
            notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
            notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR]
     names: \(allBenchmarks.map(\.name).joined(separator: " "))
@@ -63,8 +63,19 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         }
     }
 
+    // The stages of a rebuild's memory, for the 10 M scale: the replay, the sorted copy of the
+    // notes the writer takes, the search index prepared in memory; print each stage's heap.
+    if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child-rebuild-stages" {
+        do {
+            try rebuildStages(CommandLine.arguments[2])
+            exit(0)
+        } catch {
+            fail("rebuild stages child: \(error)", code: 1)
+        }
+    }
+
     // A child process of the as-of benchmark: one `list --as-of INSTANT --limit 50` page, walked
-    // back or replayed, then print "seconds notes peak-rss-bytes". Run it under
+    // back or replayed, then print "seconds notes peak-rss-bytes peak-heap-bytes". Run it under
     // `valgrind --tool=callgrind` to count its instructions.
     if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--child-as-of",
         let instant = Int64(CommandLine.arguments[3])
@@ -73,6 +84,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             let book = try openBook(CommandLine.arguments[2])
             var query = ListQuery()
             query.limit = 50
+            let sampler = MemorySampler()
             let start = monotonicSeconds()
             let past = try book.past(asOf: instant)
             let page: [Note]
@@ -83,7 +95,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             default: fail("--child-as-of PATH INSTANT walk|replay")
             }
             let seconds = monotonicSeconds() - start
-            print("\(seconds) \(page.count) \(peakResidentBytes())")
+            print("\(seconds) \(page.count) \(peakResidentBytes()) \(sampler.stop())")
             exit(0)
         } catch {
             fail("as-of child: \(error)", code: 1)
@@ -112,6 +124,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     var eventsPath: String?
     var corpusPath: String?
     var keep = false
+    var reusedStore: String?
     var args = CommandLine.arguments.dropFirst()
     func value(of option: String) -> String {
         guard let v = args.popFirst() else { fail("\(option) needs a value\n" + usage) }
@@ -133,6 +146,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         case "--events": eventsPath = value(of: a)
         case "--corpus": corpusPath = value(of: a)
         case "--keep": keep = true
+        case "--reuse-store": reusedStore = value(of: a)
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -178,6 +192,7 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     print("machine: \(machine.summary)\n")
 
     let suite = Suite(scale: scale, data: data)
+    if let reusedStore { suite.reuseStore(reusedStore) }
     var failures: [String] = []
     for b in selected {
         log("running \(b.name)")
