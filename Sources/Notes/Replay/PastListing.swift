@@ -42,7 +42,7 @@ extension Notebook {
     /// The listing `query` as it was at `past`'s position.
     ///
     /// In the default order (pinned first, then by update, newest first) the log is walked back
-    /// from the position and each note met is read from its own stream, and the notes ever
+    /// from the position and each note met is read as it was then, and the notes ever
     /// pinned are looked up when that is shorter (see ``NewestFirstPage``): a page costs what
     /// its notes cost, not what the log does. Other orders, and a walk that would read more
     /// than an eighth of the notebook's notes (a listing without a limit, a filter few notes
@@ -111,8 +111,9 @@ extension Notebook {
 ///
 /// Walking back, the notes are met in the order of their last event at or before the position,
 /// which is the order of their update times (recorded-at never decreases along the log). Each
-/// note met is folded from its own stream up to the version met, by the same fold as a replay;
-/// the query's filters are applied to it.
+/// note met is read as it was then: its projection record when it has not changed since, else
+/// its own stream folded up to the version met, by the same fold as a replay; the query's
+/// filters are applied to it.
 ///
 /// When to stop: a note not met yet has no event after the current one, so it was updated at
 /// the current event's instant or before. A note met whose update is later than that instant
@@ -127,7 +128,7 @@ extension Notebook {
 ///   `limit` pinned notes sooner;
 /// - at the start of the log.
 ///
-/// The page is exact in each case. Its cost is the notes met (each read from its stream) until
+/// The page is exact in each case. Its cost is the notes met (each read as above) until
 /// the page is known, bounded by about twice the notes ever pinned once the part not pinned is
 /// settled. The walk gives up (returns nil) rather than read more than `budget` notes: the
 /// replay of the whole log reads each note's events more cheaply than their streams do. For the
@@ -137,11 +138,11 @@ struct NewestFirstPage {
     private var seen: Set<Identifier> = []
     private var pinned = Group()
     private var unpinned = Group()
-    /// Notes read from their streams while walking.
+    /// Notes met and read while walking.
     private(set) var notesRead = 0
     /// Events walked.
     private(set) var eventsWalked = 0
-    /// Notes ever pinned read from their streams after the walk.
+    /// Notes ever pinned read after the walk.
     private(set) var pinnedLookedUp = 0
     /// How the page became known.
     private(set) var ending = Ending.logStart
@@ -287,7 +288,7 @@ struct NewestFirstPage {
             return current
         }
         var note: Note?
-        try store.forEachEvent(inStream: Note.stream(id), in: txn) { view in
+        try store.forEachEvent(inStream: stream, in: txn) { view in
             guard view.position <= position else { return false }
             try fold(view, into: &note, id: id, store: store)
             return true
