@@ -239,7 +239,17 @@ struct PastListingTests {
             }
         }
         #expect(try stored() == expected)
-        #expect(try NotebookState.replay(store: book.store).everPinned == expected)
+        for shards in 1...3 {
+            #expect(try NotebookState.replay(store: book.store, upTo: .max, shards: shards).everPinned == expected)
+        }
+        var bulk = NotebookState()
+        try book.store.read { txn in
+            try book.store.forEachEvent(from: 1, in: txn) { view in
+                try bulk.apply(view, store: book.store)
+                return true
+            }
+        }
+        #expect(bulk.everPinned == expected, "the per-event fold (bulk imports) agrees")
         #expect(try book.verify().isEmpty)
         // A lost entry is found by verify and brought back by a rebuild.
         try book.store.write { session in
