@@ -11,7 +11,12 @@ import SwiftEvolutionHistory
 struct Dataset {
     /// Where the events came from, for the report.
     var source: String
+    /// The events, or none when the store is built straight from the generator (``streamed``).
     var events: [EventWorkload.Event]
+    /// How many events the store holds.
+    var eventCount: Int
+    /// The workload to generate again into the store when ``events`` is empty.
+    var streamedSpec: EventWorkload.Spec?
     /// Note ids in creation order.
     var noteIDs: [Identifier]
     /// The note with the most events (the generated workload's 1,000-version note).
@@ -20,10 +25,16 @@ struct Dataset {
     /// A word to search for: common enough to match many notes, rare enough to rank.
     var searchWord: String
     var legacyEvents: Int
+    /// Recorded-at of the last event, and of the event halfway through the log.
+    var lastInstant: Int64
+    var middleInstant: Int64
 
     init(source: String, events: [EventWorkload.Event], searchWord: String) {
         self.source = source
         self.events = events
+        eventCount = events.count
+        lastInstant = events.last?.event.recordedAt ?? 0
+        middleInstant = events.isEmpty ? 0 : events[events.count / 2].event.recordedAt ?? 0
         self.searchWord = searchWord
         var counts: [String: Int] = [:]
         var ids: [Identifier] = []
@@ -53,6 +64,40 @@ struct Dataset {
             source:
                 "generated: \(formatCount(spec.notes)) notes, \(formatCount(spec.events)) events, seed \(spec.seed)",
             events: events, searchWord: log.word(rank: 300))
+    }
+
+    /// The generated workload of `spec`, summarised in one pass of the generator without
+    /// keeping its events: the store is built by generating them again
+    /// (``Suite/store()``), so ten million events never sit in memory.
+    static func streamed(_ spec: EventWorkload.Spec) -> Dataset {
+        var log = EventWorkload(spec)
+        var events = 0
+        var last: Int64 = 0
+        var middle: Int64 = 0
+        var legacy = 0
+        var hotVersions = 0
+        let current = NotesSchema.registry
+        let hotStream = Note.stream(log.hotNote)
+        while let e = log.next() {
+            events += 1
+            last = e.event.recordedAt ?? last
+            if events == spec.events / 2 + 1 { middle = last }
+            if !current.isCurrent(e.event.type, e.event.schemaVersion) { legacy += 1 }
+            if e.stream == hotStream { hotVersions += 1 }
+        }
+        var data = Dataset(
+            source:
+                "generated: \(formatCount(spec.notes)) notes, \(formatCount(spec.events)) events, seed \(spec.seed), streamed",
+            events: [], searchWord: log.word(rank: 300))
+        data.eventCount = events
+        data.streamedSpec = spec
+        data.noteIDs = (0..<log.notesCreated).map { EventWorkload.noteID($0, spec: spec) }
+        data.hotNote = log.hotNote
+        data.hotNoteVersions = hotVersions
+        data.legacyEvents = legacy
+        data.lastInstant = last
+        data.middleInstant = middle
+        return data
     }
 
     /// Events read from a file in the export format.
@@ -89,7 +134,6 @@ struct Dataset {
         return Dataset(source: "corpus \(path)", events: events, searchWord: "generic")
     }
 
-    var lastInstant: Int64 { events.last?.event.recordedAt ?? 0 }
 }
 
 struct BenchError: Error, CustomStringConvertible {

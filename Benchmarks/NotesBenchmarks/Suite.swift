@@ -30,6 +30,20 @@ struct Scale {
     static let full = Scale(
         name: "full", spec: .full, runs: 5, heavyRuns: 3, singleAppends: 200, gets: 50_000, listPages: 2_000,
         processRuns: 15, appendEvents: 50_000)
+    /// 1,000,000 notes, 10,000,000 events: run by hand (not in CI, not by `make bench`), for
+    /// the figures that must not grow with the log. Its events are generated into the store,
+    /// never held in memory.
+    static let huge = Scale(
+        name: "huge", spec: EventWorkload.Spec(notes: 1_000_000, events: 10_000_000), runs: 3, heavyRuns: 1,
+        singleAppends: 0, gets: 50_000, listPages: 2_000, processRuns: 5, appendEvents: 0)
+    /// Three million events: a step between `full` and `huge`.
+    static let large = Scale(
+        name: "large", spec: EventWorkload.Spec(notes: 300_000, events: 3_000_000), runs: 3, heavyRuns: 1,
+        singleAppends: 0, gets: 50_000, listPages: 2_000, processRuns: 5, appendEvents: 0)
+
+    /// The benchmarks that mean something at the scales run by hand (the others need the
+    /// events in memory or a peer that would take hours).
+    static let byHand = ["rebuild", "get", "as-of", "history", "search-store"]
 }
 
 /// What the benchmarks share: the dataset, the store built from it and the raw peer's copy.
@@ -68,9 +82,20 @@ final class Suite {
     func store() throws -> String {
         if let storePath { return storePath }
         let path = root + "/store"
-        log("building the store: \(formatCount(data.events.count)) events into the log")
+        log("building the store: \(formatCount(data.eventCount)) events into the log")
         let start = monotonicSeconds()
-        let appended = try appendBatched(data.events[...], to: try openLog(path), batch: batch).reduce(0, +)
+        var appended = 0.0
+        if let spec = data.streamedSpec {
+            let log = try openLog(path)
+            var workload = EventWorkload(spec)
+            while true {
+                let events = workload.next(batch: 100_000)
+                if events.isEmpty { break }
+                appended += try appendBatched(events[...], to: log, batch: batch).reduce(0, +)
+            }
+        } else {
+            appended = try appendBatched(data.events[...], to: try openLog(path), batch: batch).reduce(0, +)
+        }
         let opened = monotonicSeconds()
         let book = try openBook(path)
         log(
@@ -80,6 +105,9 @@ final class Suite {
         storePath = path
         return path
     }
+
+    /// Uses the store an earlier run of the same scale kept (`--keep`), rather than building it.
+    func reuseStore(_ path: String) { storePath = path }
 
     func envelopes() throws -> PackedValues {
         if let envelopeCache { return envelopeCache }

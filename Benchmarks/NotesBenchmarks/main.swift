@@ -1,11 +1,13 @@
 // notes-bench: every headline figure of the notes store beside its peer, measured in one run.
 //
-//   swift run -c release notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE]
+//   swift run -c release notes-bench [NAMES...] [--scale tiny|small|full|large|huge] [--json FILE]
 //                                    [--events FILE | --corpus PATH]
 //
-// Names: append append-durable read fold rebuild get as-of history import import-markdown search cli
-// (default: all). `notes-bench remote` measures the remote log of sync against a throwaway
-// PostgreSQL (RemoteBenchmark.swift). See README.md for the figures and what limits each.
+// Names: append append-durable read fold rebuild get as-of history search-store import import-markdown
+// search cli (default: all). `--scale large` (3 M events) and `--scale huge` (10 M events) are run by
+// hand and run only rebuild get as-of history search-store. `notes-bench remote` measures the remote
+// log of sync against a throwaway PostgreSQL (RemoteBenchmark.swift). See README.md for the figures
+// and what limits each.
 import EventStore
 import Glibc
 import Notes
@@ -23,6 +25,7 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
     ("get", { try $0.benchGetAndList() }),
     ("as-of", { try $0.benchAsOf() }),
     ("history", { try $0.benchHistory() }),
+    ("search-store", { try $0.benchStoreSearch() }),
     ("import", { try $0.benchImport() }),
     ("import-markdown", { try $0.benchMarkdownImport() }),
     ("search", { try $0.benchSearch() }),
@@ -30,7 +33,8 @@ let allBenchmarks: [(name: String, run: (Suite) throws -> Void)] = [
 ]
 
 let usage = """
-    usage: notes-bench [NAMES...] [--scale tiny|small|full] [--json FILE] [--events FILE | --corpus PATH]
+    usage: notes-bench [NAMES...] [--scale tiny|small|full|large|huge] [--json FILE] [--keep]
+                       [--reuse-store PATH] [--events FILE | --corpus PATH]
            notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
            notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR]
            notes-bench remote [--events N] [--push N] [--page N] [--runs N] [--samples N] [--json FILE]
@@ -58,6 +62,45 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             exit(0)
         } catch {
             fail("rebuild child: \(error)", code: 1)
+        }
+    }
+
+    // The stages of a rebuild's memory, for the 10 M scale: the replay, the sorted copy of the
+    // notes the writer takes, the search index prepared in memory; print each stage's heap.
+    if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child-rebuild-stages" {
+        do {
+            try rebuildStages(CommandLine.arguments[2])
+            exit(0)
+        } catch {
+            fail("rebuild stages child: \(error)", code: 1)
+        }
+    }
+
+    // A child process of the as-of benchmark: one `list --as-of INSTANT --limit 50` page, walked
+    // back or replayed, then print "seconds notes peak-rss-bytes peak-heap-bytes". Run it under
+    // `valgrind --tool=callgrind` to count its instructions.
+    if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--child-as-of",
+        let instant = Int64(CommandLine.arguments[3])
+    {
+        do {
+            let book = try openBook(CommandLine.arguments[2])
+            var query = ListQuery()
+            query.limit = 50
+            let sampler = MemorySampler()
+            let start = monotonicSeconds()
+            let past = try book.past(asOf: instant)
+            let page: [Note]
+            switch CommandLine.arguments[4] {
+            case "walk": page = try book.list(query, in: past)
+            case "replay":
+                page = try NotebookState.replayNewestFirst(store: book.store, upTo: past.position).list(query)
+            default: fail("--child-as-of PATH INSTANT walk|replay")
+            }
+            let seconds = monotonicSeconds() - start
+            print("\(seconds) \(page.count) \(peakResidentBytes()) \(sampler.stop())")
+            exit(0)
+        } catch {
+            fail("as-of child: \(error)", code: 1)
         }
     }
 
@@ -92,6 +135,8 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     var jsonPath: String?
     var eventsPath: String?
     var corpusPath: String?
+    var keep = false
+    var reusedStore: String?
     var args = CommandLine.arguments.dropFirst()
     func value(of option: String) -> String {
         guard let v = args.popFirst() else { fail("\(option) needs a value\n" + usage) }
@@ -105,11 +150,15 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             case "small": scale = .small
             case "full": scale = .full
             case "tiny": scale = .tiny
-            default: fail("--scale takes tiny, small or full\n" + usage)
+            case "large": scale = .large
+            case "huge": scale = .huge
+            default: fail("--scale takes tiny, small, full, large or huge\n" + usage)
             }
         case "--json": jsonPath = value(of: a)
         case "--events": eventsPath = value(of: a)
         case "--corpus": corpusPath = value(of: a)
+        case "--keep": keep = true
+        case "--reuse-store": reusedStore = value(of: a)
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -121,6 +170,14 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         }
     }
     if eventsPath != nil && corpusPath != nil { fail("give --events or --corpus, not both") }
+    let streamed = scale.name == Scale.large.name || scale.name == Scale.huge.name
+    if streamed {
+        if eventsPath != nil || corpusPath != nil { fail("--scale \(scale.name) runs the generated workload only") }
+        if let other = names.first(where: { !Scale.byHand.contains($0) }) {
+            fail("\(other) does not run at --scale \(scale.name); these do: \(Scale.byHand.joined(separator: " "))")
+        }
+        if names.isEmpty { names = Scale.byHand }
+    }
     let selected = names.isEmpty ? allBenchmarks : allBenchmarks.filter { names.contains($0.name) }
 
     let started = monotonicSeconds()
@@ -132,21 +189,22 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
             data = try Dataset.fromCorpus(corpusPath)
         } else {
             log("generating the workload (\(scale.name))")
-            data = Dataset.generated(scale.spec)
+            data = streamed ? Dataset.streamed(scale.spec) : Dataset.generated(scale.spec)
         }
     } catch {
         fail("cannot load the events: \(error)", code: 1)
     }
-    guard !data.events.isEmpty, !data.noteIDs.isEmpty else { fail("the dataset has no notes", code: 1) }
+    guard data.eventCount > 0, !data.noteIDs.isEmpty else { fail("the dataset has no notes", code: 1) }
 
     let machine = Machine.current()
     print("notes-bench, scale \(scale.name): \(data.source)")
     print(
-        "\(formatCount(data.events.count)) events, \(formatCount(data.noteIDs.count)) notes, "
+        "\(formatCount(data.eventCount)) events, \(formatCount(data.noteIDs.count)) notes, "
             + "\(formatCount(data.legacyEvents)) legacy events, hot note \(data.hotNoteVersions) versions")
     print("machine: \(machine.summary)\n")
 
     let suite = Suite(scale: scale, data: data)
+    if let reusedStore { suite.reuseStore(reusedStore) }
     var failures: [String] = []
     for b in selected {
         log("running \(b.name)")
@@ -157,12 +215,16 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     }
     let elapsed = monotonicSeconds() - started
     // exit() below skips deinitializers, so the scratch stores are removed here.
-    suite.removeScratch()
+    if keep {
+        print("\nkept the scratch stores in \(suite.root)")
+    } else {
+        suite.removeScratch()
+    }
     print("\ndone in \(fixed(elapsed, 0)) s (checksum \(blackHole & 0xFFFF))")
 
     if let jsonPath {
         let json = resultsJSON(
-            figures: suite.figures, machine: machine, scale: scale.name, source: data.source, events: data.events.count,
+            figures: suite.figures, machine: machine, scale: scale.name, source: data.source, events: data.eventCount,
             notes: data.noteIDs.count, seconds: elapsed, failures: failures)
         guard writeFile(jsonPath, json) else { fail("cannot write \(jsonPath)", code: 1) }
         log("wrote \(jsonPath)")

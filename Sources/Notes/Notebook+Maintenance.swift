@@ -133,6 +133,16 @@ extension NotesProjection {
                 "the listing index differs from the log (\(storedKeys.count) entries stored, \(expectedKeys.count) expected)"
             )
         }
+        var everPinned: [Identifier] = []
+        try forEachEverPinned(in: txn, databases: databases) { id in
+            everPinned.append(id)
+            return true
+        }
+        if everPinned != state.everPinned.sorted() {
+            report(
+                "the notes ever pinned differ from the log (\(everPinned.count) stored, \(state.everPinned.count) expected)"
+            )
+        }
         let (categories, tags) = state.entitiesWithCounts()
         for problem in try categoryTable(databases).differences(from: categories, in: txn) { report(problem) }
         for problem in try tagTable(databases).differences(from: tags, in: txn) { report(problem) }

@@ -95,39 +95,7 @@ extension Notebook {
 extension NotebookState {
     /// A listing over the in-memory state, with the same order as the projection's index.
     public func list(_ query: ListQuery) -> [Note] {
-        let matching = notes.values.filter { n in
-            if query.excluding.contains(n.id) { return false }
-            switch query.status {
-            case .active: if n.status != .active { return false }
-            case .archived: if n.status != .archived { return false }
-            case .trashed: if n.status != .trashed { return false }
-            case .all: break
-            }
-            switch query.scope {
-            case .any: break
-            case .uncategorized: if n.category != nil { return false }
-            case .category(let c): if n.category != c { return false }
-            case .tag(let t): if !n.tags.contains(t) { return false }
-            }
-            guard query.tags.allSatisfy({ group in n.tags.contains { group.contains($0) } }) else { return false }
-            return !query.pinnedOnly || n.pinned
-        }
-        let keyed = matching.map { n -> ([UInt8], Note) in
-            var k: [UInt8] = [n.pinned ? 0 : 1]
-            switch query.sort {
-            case .updated: k += ListIndex.descending(n.updatedAt)
-            case .created: k += ListIndex.descending(n.createdAt)
-            case .title: k += ListIndex.titleKey(n.title)
-            }
-            k += n.id.bytes
-            return (k, n)
-        }
-        var sorted = keyed.sorted { a, b in
-            if a.0[0] != b.0[0] { return a.0[0] < b.0[0] }
-            return query.reverse ? b.0.lexicographicallyPrecedes(a.0) : a.0.lexicographicallyPrecedes(b.0)
-        }
-        if sorted.count > query.limit { sorted = Array(sorted.prefix(query.limit)) }
-        return sorted.map(\.1)
+        query.page(of: notes.values.filter(query.accepts))
     }
 
     /// The live category called `name` at this point (case-insensitive; the projection's rule
@@ -144,5 +112,49 @@ extension NotebookState {
     /// The live tags called `name` or below it (`work` finds `work` and `work/acme`).
     public func tags(within name: String) -> [Tag] {
         tags.values.filter { !$0.deleted && $0.isWithin(name) }.sorted { $0.id < $1.id }
+    }
+}
+
+extension ListQuery {
+    /// Whether `note` belongs in this listing (every filter but the limit): the one rule of the
+    /// listings folded in memory, whole (``NotebookState/list(_:)``) or walked back from an
+    /// instant (``Notebook/list(_:in:)``).
+    func accepts(_ n: Note) -> Bool {
+        if excluding.contains(n.id) { return false }
+        switch status {
+        case .active: if n.status != .active { return false }
+        case .archived: if n.status != .archived { return false }
+        case .trashed: if n.status != .trashed { return false }
+        case .all: break
+        }
+        switch scope {
+        case .any: break
+        case .uncategorized: if n.category != nil { return false }
+        case .category(let c): if n.category != c { return false }
+        case .tag(let t): if !n.tags.contains(t) { return false }
+        }
+        guard tags.allSatisfy({ group in n.tags.contains { group.contains($0) } }) else { return false }
+        return !pinnedOnly || n.pinned
+    }
+
+    /// The first `limit` of `matching` (notes it accepts) in the listing's order: the
+    /// projection index's (pinned first, then the sort key, then the id).
+    func page(of matching: [Note]) -> [Note] {
+        let keyed = matching.map { n -> ([UInt8], Note) in
+            var k: [UInt8] = [n.pinned ? 0 : 1]
+            switch sort {
+            case .updated: k += ListIndex.descending(n.updatedAt)
+            case .created: k += ListIndex.descending(n.createdAt)
+            case .title: k += ListIndex.titleKey(n.title)
+            }
+            k += n.id.bytes
+            return (k, n)
+        }
+        var sorted = keyed.sorted { a, b in
+            if a.0[0] != b.0[0] { return a.0[0] < b.0[0] }
+            return reverse ? b.0.lexicographicallyPrecedes(a.0) : a.0.lexicographicallyPrecedes(b.0)
+        }
+        if sorted.count > limit { sorted = Array(sorted.prefix(limit)) }
+        return sorted.map(\.1)
     }
 }

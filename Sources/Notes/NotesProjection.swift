@@ -19,7 +19,7 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-7+" + SearchBridge.version + "+" + searchLanguage.name }
+    public var version: String { "notes-8+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
@@ -30,12 +30,16 @@ public final class NotesProjection: ProjectionSet {
         static let categoryNames = "category_names"
         static let tags = "tags"
         static let tagNames = "tag_names"
+        /// The ids of the notes an event ever left pinned (keys only): where a past listing
+        /// finds the notes that were pinned then (``NotebookState/everPinned``).
+        static let pinnedEver = "pinned_ever"
     }
 
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
             (DB.notes, []), (DB.rows, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
-            (DB.tagNames, []), (LinkIndex.titles, []), (LinkIndex.aliases, []), (LinkIndex.noteTitles, []),
+            (DB.tagNames, []), (DB.pinnedEver, []), (LinkIndex.titles, []), (LinkIndex.aliases, []),
+            (LinkIndex.noteTitles, []),
             (LinkIndex.links, []),
         ]
         return own + SearchBridge.databaseSpecs
@@ -140,6 +144,7 @@ public final class NotesProjection: ProjectionSet {
         var note = old
         var titles: [(position: UInt64, folded: String)] = []
         var names: [(position: UInt64, names: [String])] = []
+        var pinned = false
         for i in indices {
             let e = all[i]
             guard let kind = NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) else {
@@ -147,6 +152,7 @@ public final class NotesProjection: ProjectionSet {
             }
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &note, id: id, at: e.recordedAt, version: e.version)
+            pinned = pinned || note?.pinned == true
             if kind.setsTitle, let title = note?.title { titles.append((e.position, TextFolding.fold(title))) }
             if LinkIndex.mayRename(kind, p), let note { names.append((e.position, LinkIndex.names(of: note))) }
         }
@@ -156,6 +162,8 @@ public final class NotesProjection: ProjectionSet {
             databases: LinkDatabases(
                 titles: databases[LinkIndex.titles], aliases: databases[LinkIndex.aliases],
                 noteTitles: databases[LinkIndex.noteTitles], links: databases[LinkIndex.links]))
+        // A note pinned before this batch is in the set already: only a pin writes it.
+        if pinned && old?.pinned != true { try txn.put(databases[DB.pinnedEver], key: id.bytes, value: []) }
         try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
         try txn.put(databases[DB.rows], key: id.bytes, value: NoteRow(new).encoded())
         let oldKeys = old.map(ListIndex.keys(for:)) ?? []
@@ -440,6 +448,28 @@ public final class NotesProjection: ProjectionSet {
         return ids
     }
 
+    /// The notes an event ever left pinned, and how many: a superset of the notes pinned at any
+    /// past instant.
+    func everPinnedCount(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Int {
+        try txn.count(databases[DB.pinnedEver])
+    }
+
+    /// Calls `body` with each note an event ever left pinned, by id, while it returns true.
+    func forEachEverPinned(
+        in txn: borrowing Transaction, databases: ProjectionDatabases, _ body: (Identifier) throws -> Bool
+    ) throws {
+        try txn.withCursor(databases[DB.pinnedEver]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                guard let id = Identifier(bytes: e.key) else {
+                    throw StoreError.damagedProjection("a pinned_ever key of \(e.key.count) bytes, not a note id")
+                }
+                guard try body(id) else { return }
+                entry = try c.next()
+            }
+        }
+    }
+
     /// Number of notes in the projection (any status).
     public func noteCount(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Int {
         try txn.count(databases[DB.notes])
@@ -556,6 +586,13 @@ public final class NotesProjection: ProjectionSet {
         try context.write { txn in
             try categoryTable(databases).write(categories.values, in: txn)
             try tagTable(databases).write(tags.values, in: txn)
+            try txn.withCursor(databases[DB.pinnedEver]) { c in
+                for id in state.everPinned.sorted() {
+                    try id.bytes.withUnsafeBytes { k in
+                        try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                    }
+                }
+            }
         }
     }
 }

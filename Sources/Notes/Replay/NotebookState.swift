@@ -19,6 +19,10 @@ public struct NotebookState: Sendable {
     /// Every change of each note's other names (aliases, file names), in log order within a
     /// note; empty after a newest-first replay too.
     public var nameChanges: [NameChange] = []
+    /// The notes an event ever left pinned (each is in the `pinned_ever` projection): a note
+    /// pinned at any instant is one of them, which bounds the search for the pinned notes of a
+    /// past listing. Empty after a newest-first replay, which does not read old events.
+    public var everPinned: Set<Identifier> = []
 
     public init() {}
 
@@ -58,13 +62,12 @@ public struct NotebookState: Sendable {
     ) throws {
         switch stream {
         case .note(let id):
-            guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
-                throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
-            }
-            let p = try NotePayload<String>(kind, decoding: payload)
             var note = notes[id]
-            try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
+            let (kind, p) = try Self.foldNote(
+                type: type, schemaVersion: schemaVersion, payload: payload, id: id, into: &note, at: instant,
+                version: version)
             if let note {
+                if note.pinned { everPinned.insert(id) }
                 notes.update(note)
                 if kind.setsTitle {
                     titleChanges.append(
@@ -86,6 +89,21 @@ public struct NotebookState: Sendable {
         case .other:
             break
         }
+    }
+
+    /// Folds one current-schema event of note `id` into `note` with ``NoteFold``: what every
+    /// fold of a note's events from its stream's start shares. Returns the event's kind and
+    /// payload, for the caller's own records.
+    static func foldNote(
+        type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer, id: Identifier, into note: inout Note?,
+        at instant: Int64, version: UInt64
+    ) throws -> (NoteEventKind, NotePayload<String>) {
+        guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else {
+            throw FoldError.foreignType(type, version: schemaVersion, in: .note(id))
+        }
+        let p = try NotePayload<String>(kind, decoding: payload)
+        try NoteFold.apply(kind, p, to: &note, id: id, at: instant, version: version)
+        return (kind, p)
     }
 
     /// Folds one stored event, upcasting it when its schema is old.
@@ -216,12 +234,14 @@ public struct NotebookState: Sendable {
         result.events = 0
         result.titleChanges = []
         result.nameChanges = []
+        result.everPinned = []
         var notes: [Note] = []
         for slot in slots {
             guard var part = slot.replayer.take() else { continue }
             result.events += part.state.events
             result.titleChanges += part.takeTitleChanges()
             result.nameChanges += part.state.nameChanges
+            result.everPinned.formUnion(part.state.everPinned)
             if notes.isEmpty {
                 swap(&notes, &part.notes)
             } else {

@@ -18,11 +18,16 @@ struct Replayer {
         var note: Note
         var title: UnsafeRawBufferPointer?
         var body: UnsafeRawBufferPointer?
+        /// Whether an event left the note pinned (see ``NotebookState/everPinned``).
+        var everPinned = false
 
         mutating func begin(at instant: Int64) { note.createdAt = instant }
         mutating func set(title: TextSlice) { self.title = title.bytes }
         mutating func set(body: TextSlice) { self.body = body.bytes }
-        mutating func set(pinned: Bool) { note.pinned = pinned }
+        mutating func set(pinned: Bool) {
+            note.pinned = pinned
+            everPinned = everPinned || pinned
+        }
         mutating func set(category: Identifier?) { note.category = category }
         mutating func set(archived: Bool) { note.archived = archived }
         mutating func set(trashed: Bool) { note.trashed = trashed }
@@ -44,7 +49,7 @@ struct Replayer {
             entry.note.body = body
             entry.body = nil
         }
-        mutating func set(pinned: Bool) { entry.note.pinned = pinned }
+        mutating func set(pinned: Bool) { entry.set(pinned: pinned) }
         mutating func set(category: Identifier?) { entry.note.category = category }
         mutating func set(archived: Bool) { entry.note.archived = archived }
         mutating func set(trashed: Bool) { entry.note.trashed = trashed }
@@ -378,6 +383,7 @@ struct Replayer {
             var note = e.note
             if let t = e.title { note.title = String(decoding: t, as: UTF8.self) }
             if let b = e.body { note.body = String(decoding: b, as: UTF8.self) }
+            if e.everPinned { state.everPinned.insert(note.id) }
             notes.append(note)
         }
         if releasingPages { store.environment.releaseMappedPages() }

@@ -170,10 +170,10 @@ let listCommand = Command(
     if let asOf = ctx.value("as-of") {
         let instant = try ctx.instant(asOf)
         if ctx.flag("orphans") { q.excluding = try book.linkedNotes(asOf: instant) }
-        let state = try ctx.stateAsOf(instant)
-        notes = state.list(try ctx.pastScope(q, in: state))
+        let then = try book.past(asOf: instant)
+        notes = try book.list(try ctx.pastScope(q, in: then.names), in: then)
         if !ctx.json { rows = notes.map(NoteRow.init) }
-        past = state
+        past = then.names
     } else {
         if ctx.flag("orphans") { q.excluding = try book.linkedNotes() }
         if ctx.json { notes = try book.list(q) } else { rows = try book.listRows(q) }

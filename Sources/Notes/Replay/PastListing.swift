@@ -1,0 +1,319 @@
+import Basics
+import EventStore
+import LMDB
+
+/// The notebook as it was at one position of the log, read as a query needs it: its categories
+/// and tags are folded (their streams are short), its notes are read by the query.
+public struct PastNotebook: Sendable {
+    /// The last position at or before the instant asked for (0 before the first event).
+    public let position: UInt64
+    /// The categories and tags as they were, and no notes: what names a past listing's
+    /// `--category` and `--tag` and labels its rows.
+    public let names: NotebookState
+}
+
+extension Notebook {
+    /// The notebook as it was at `instant`: its position and its categories and tags.
+    ///
+    /// Every category and tag that existed then still has its record in the projection (a
+    /// deleted one keeps it), so each is folded from its own stream up to the position, by the
+    /// same fold as a replay's; one created later has no event by then and is left out.
+    public func past(asOf instant: Int64) throws(NotesError) -> PastNotebook {
+        try read { txn, dbs in
+            let position = try store.position(atOrBefore: instant, in: txn)
+            var names = NotebookState()
+            if position > 0 {
+                let streams =
+                    try projection.categoryTable(dbs).all(in: txn).map { Category.stream($0.id) }
+                    + projection.tagTable(dbs).all(in: txn).map { Tag.stream($0.id) }
+                for stream in streams {
+                    try store.forEachEvent(inStream: stream, in: txn) { view in
+                        guard view.position <= position else { return false }
+                        try names.apply(view, store: store)
+                        return true
+                    }
+                }
+            }
+            names.events = 0
+            return PastNotebook(position: position, names: names)
+        }
+    }
+
+    /// The listing `query` as it was at `past`'s position.
+    ///
+    /// In the default order (pinned first, then by update, newest first) the log is walked back
+    /// from the position and each note met is read as it was then, and the notes ever
+    /// pinned are looked up when that is shorter (see ``NewestFirstPage``): a page costs what
+    /// its notes cost, not what the log does. Other orders, and a walk that would read more
+    /// than an eighth of the notebook's notes (a listing without a limit, a filter few notes
+    /// pass), replay the log up to the position (``NotebookState/replayNewestFirst(store:upTo:)``),
+    /// which reads every event once and costs less per note than reading each note's stream.
+    public func list(_ query: ListQuery, in past: PastNotebook) throws(NotesError) -> [Note] {
+        try listMeasured(query, in: past).notes
+    }
+
+    /// ``list(_:in:)`` with what its walk read (nothing when it did not walk): for tests and
+    /// measurements. `budget` is the most notes the walk may read before it gives up for the
+    /// replay (by default an eighth of the notes now, at least 1,000).
+    package func listMeasured(_ query: ListQuery, in past: PastNotebook, budget: Int? = nil) throws(NotesError) -> (
+        notes: [Note], work: PastListingWork
+    ) {
+        guard past.position > 0 else { return ([], PastListingWork()) }
+        if NewestFirstPage.serves(query) {
+            let walked = try read { txn, dbs in
+                let notes = try budget ?? max(1_000, projection.noteCount(in: txn, databases: dbs) / 8)
+                var page = NewestFirstPage(query, budget: notes)
+                let found = try page.walk(
+                    store: store, projection: projection, databases: dbs, from: past.position, in: txn)
+                return (
+                    found,
+                    PastListingWork(
+                        walked: true, gaveUp: found == nil, notesRead: page.notesRead, eventsWalked: page.eventsWalked,
+                        pinnedLookedUp: page.pinnedLookedUp)
+                )
+            }
+            if let notes = walked.0 { return (notes, walked.1) }
+            return (try replayedList(query, at: past.position), walked.1)
+        }
+        return (try replayedList(query, at: past.position), PastListingWork())
+    }
+
+    private func replayedList(_ query: ListQuery, at position: UInt64) throws(NotesError) -> [Note] {
+        do { return try NotebookState.replayNewestFirst(store: store, upTo: position).list(query) } catch {
+            throw NotesError.wrap(error)
+        }
+    }
+
+    /// What ``list(_:in:)`` read: for tests and measurements.
+    package struct PastListingWork: Sendable {
+        /// Whether the walk ran, and whether it gave up for the replay.
+        package var walked = false
+        package var gaveUp = false
+        package var notesRead = 0
+        package var eventsWalked = 0
+        package var pinnedLookedUp = 0
+
+        package init(
+            walked: Bool = false, gaveUp: Bool = false, notesRead: Int = 0, eventsWalked: Int = 0,
+            pinnedLookedUp: Int = 0
+        ) {
+            self.walked = walked
+            self.gaveUp = gaveUp
+            self.notesRead = notesRead
+            self.eventsWalked = eventsWalked
+            self.pinnedLookedUp = pinnedLookedUp
+        }
+    }
+}
+
+/// One page of a listing in the default order at a past position, found by walking the log
+/// back from it.
+///
+/// Walking back, the notes are met in the order of their last event at or before the position,
+/// which is the order of their update times (recorded-at never decreases along the log). Each
+/// note met is read as it was then: its projection record when it has not changed since, else
+/// its own stream folded up to the version met, by the same fold as a replay; the query's
+/// filters are applied to it.
+///
+/// When to stop: a note not met yet has no event after the current one, so it was updated at
+/// the current event's instant or before. A note met whose update is later than that instant
+/// ("settled") therefore precedes every note not met. The page is the pinned notes first, then
+/// the others. So the walk stops:
+/// - once `limit` matching pinned notes are settled: the page is theirs;
+/// - once `limit` matching notes not pinned are settled (none are needed with `pinnedOnly`):
+///   the rest of the page is theirs, and only pinned notes not met yet could come before them.
+///   Every note pinned at the position is one an event ever left pinned (the `pinned_ever`
+///   projection), so those not met are read from their streams instead of walking on; the walk
+///   goes on first while it has read fewer notes than that set holds, since it may settle
+///   `limit` pinned notes sooner;
+/// - at the start of the log.
+///
+/// The page is exact in each case. Its cost is the notes met (each read as above) until
+/// the page is known, bounded by about twice the notes ever pinned once the part not pinned is
+/// settled. The walk gives up (returns nil) rather than read more than `budget` notes: the
+/// replay of the whole log reads each note's events more cheaply than their streams do. For the
+/// same reason the notes ever pinned are looked up only when they are fewer than the budget.
+struct NewestFirstPage {
+    let query: ListQuery
+    private var seen: Set<Identifier> = []
+    private var pinned = Group()
+    private var unpinned = Group()
+    /// Notes met and read while walking.
+    private(set) var notesRead = 0
+    /// Events walked.
+    private(set) var eventsWalked = 0
+    /// Notes ever pinned read after the walk.
+    private(set) var pinnedLookedUp = 0
+    /// How the page became known.
+    private(set) var ending = Ending.logStart
+
+    /// How a page became known (for tests and measurements).
+    enum Ending: Hashable {
+        /// `limit` pinned notes were settled.
+        case pinnedFull
+        /// The part not pinned was settled; the pinned notes not met were looked up.
+        case lookedUpPinned
+        /// The walk reached the log's start.
+        case logStart
+        /// The page would have cost more than the budget: the caller replays instead.
+        case gaveUp
+    }
+
+    /// The notes of one part of the page (pinned or not) met so far.
+    private struct Group {
+        var notes: [Note] = []
+        /// How many precede every note not met.
+        var settled = 0
+        /// The update times of those not known to precede them yet (ties of instant).
+        var pending: [Int64] = []
+
+        mutating func add(_ note: Note) {
+            notes.append(note)
+            pending.append(note.updatedAt)
+        }
+
+        /// Settles the notes updated after `instant`, the latest a note not met can have.
+        mutating func settle(before instant: Int64) {
+            pending.removeAll { updated in
+                guard updated > instant else { return false }
+                settled += 1
+                return true
+            }
+        }
+    }
+
+    /// The most notes read before the walk gives up.
+    let budget: Int
+
+    init(_ query: ListQuery, budget: Int = .max) {
+        self.query = query
+        self.budget = budget
+    }
+
+    /// Whether the walk serves `query`'s order: the default one, by update, newest first.
+    static func serves(_ query: ListQuery) -> Bool { query.sort == .updated && !query.reverse }
+
+    /// The page at `position` (at least 1 and at most the head), or nil when finding it would
+    /// read more than `budget` notes.
+    mutating func walk(
+        store: EventStore, projection: NotesProjection, databases: ProjectionDatabases, from position: UInt64,
+        in txn: borrowing Transaction
+    ) throws -> [Note]? {
+        let everPinned = try projection.everPinnedCount(in: txn, databases: databases)
+        let mayLookUp = everPinned <= budget
+        let unpinnedWanted = query.pinnedOnly ? 0 : query.limit
+        try store.forEachEvent(from: position, reverse: true, in: txn) { view in
+            pinned.settle(before: view.recordedAt)
+            unpinned.settle(before: view.recordedAt)
+            if pinned.settled >= query.limit {
+                ending = .pinnedFull
+                return false
+            }
+            if mayLookUp && unpinned.settled >= unpinnedWanted && notesRead >= everPinned {
+                ending = .lookedUpPinned
+                return false
+            }
+            if notesRead >= budget {
+                ending = .gaveUp
+                return false
+            }
+            eventsWalked += 1
+            guard case .note(let id) = StreamRef(view.streamBytes), seen.insert(id).inserted else { return true }
+            let note = try Self.note(
+                id, throughVersion: view.version, store: store, projection: projection, databases: databases, in: txn)
+            notesRead += 1
+            guard query.accepts(note) else { return true }
+            if note.pinned {
+                pinned.add(note)
+            } else if !query.pinnedOnly {
+                unpinned.add(note)
+            }
+            return true
+        }
+        if ending == .lookedUpPinned {
+            try projection.forEachEverPinned(in: txn, databases: databases) { id in
+                guard !seen.contains(id) else { return true }
+                pinnedLookedUp += 1
+                if let note = try Self.note(
+                    id, atOrBefore: position, store: store, projection: projection, databases: databases, in: txn),
+                    note.pinned,
+                    query.accepts(note)
+                {
+                    pinned.add(note)
+                }
+                return true
+            }
+        }
+        if ending == .gaveUp { return nil }
+        return query.page(of: pinned.notes + unpinned.notes)
+    }
+
+    /// The note as it was after `version`: its projection record when that is still its newest
+    /// version (the projection is the fold of the log, in the same snapshot), else its stream
+    /// folded from the start through `version`, as a forward replay folds it.
+    static func note(
+        _ id: Identifier, throughVersion version: UInt64, store: EventStore, projection: NotesProjection,
+        databases: ProjectionDatabases, in txn: borrowing Transaction
+    ) throws -> Note {
+        if try store.streamVersion(Note.stream(id), in: txn) == version,
+            let current = try projection.note(id, in: txn, databases: databases)
+        {
+            return current
+        }
+        var note: Note?
+        try store.forEachEvent(inStream: Note.stream(id), versions: 1...version, in: txn) { view in
+            try fold(view, into: &note, id: id, store: store)
+            return true
+        }
+        guard let note else {
+            throw StoreError.damaged(position: nil, detail: FoldError.notCreated(.note(id), type: "").description)
+        }
+        return note
+    }
+
+    /// The note as its events at or before `position` leave it (its projection record when its
+    /// newest event is); nil before its creation.
+    static func note(
+        _ id: Identifier, atOrBefore position: UInt64, store: EventStore, projection: NotesProjection,
+        databases: ProjectionDatabases, in txn: borrowing Transaction
+    ) throws -> Note? {
+        let stream = Note.stream(id)
+        let head = try store.streamVersion(stream, in: txn)
+        var newest: UInt64?
+        try store.forEachEvent(inStream: stream, versions: head...head, in: txn) { view in
+            newest = view.position
+            return false
+        }
+        if let newest, newest <= position, let current = try projection.note(id, in: txn, databases: databases) {
+            return current
+        }
+        var note: Note?
+        try store.forEachEvent(inStream: stream, in: txn) { view in
+            guard view.position <= position else { return false }
+            try fold(view, into: &note, id: id, store: store)
+            return true
+        }
+        return note
+    }
+
+    /// Folds one stored event of note `id`'s stream, lifted first when its schema is old.
+    private static func fold(_ view: EventView, into note: inout Note?, id: Identifier, store: EventStore) throws {
+        do {
+            if store.registry.isCurrent(view.type, view.schemaVersion) {
+                _ = try NotebookState.foldNote(
+                    type: view.type, schemaVersion: view.schemaVersion, payload: view.payload, id: id, into: &note,
+                    at: view.recordedAt, version: view.version)
+            } else {
+                for e in try store.lift(view) {
+                    try e.payload.withUnsafeBytes { p in
+                        _ = try NotebookState.foldNote(
+                            type: e.type, schemaVersion: e.schemaVersion, payload: p, id: id, into: &note,
+                            at: e.recordedAt, version: e.version)
+                    }
+                }
+            }
+        } catch let error as FoldError {
+            throw StoreError.damaged(position: view.position, detail: error.description)
+        }
+    }
+}

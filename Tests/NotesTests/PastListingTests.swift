@@ -1,0 +1,293 @@
+import Basics
+import EventStore
+import Glibc
+import TestSupport
+import Testing
+
+@testable import Notes
+
+/// `list --as-of` in the default order walks the log back from the instant and reads each note
+/// it meets from its own stream. Its pages must be those of the whole replay, for every filter,
+/// instant and sequence of events the store can hold.
+@Suite("A past listing walked back from its instant equals the listing of the whole replay")
+struct PastListingTests {
+    /// A store of random events (``FoldAgreementTests/Generator``: every note, category and tag
+    /// event, legacy ones included) recorded at instants that repeat and advance unevenly.
+    static func randomStore(seed: UInt64, at path: String) throws -> (Notebook, instants: [Int64]) {
+        let book = try Notebook(path: path, options: FoldAgreementTests.options)
+        var g = FoldAgreementTests.Generator(rng: SeededGenerator(seed: seed))
+        var clock: Int64 = 1_800_000_000_000_000
+        var instants: [Int64] = []
+        for _ in 0..<400 {
+            let known = (g.notes, g.categories, g.tags)
+            var (stream, e) = g.event()
+            // Ties are common (one import, one transaction); the walk must order them by id.
+            clock += Int64([0, 0, 1, 5, 1_000][g.rng.below(5)])
+            e.recordedAt = clock
+            do {
+                _ = try book.store.write { session in try session.append([e], to: stream) }
+                instants.append(clock)
+            } catch is FoldError {
+                (g.notes, g.categories, g.tags) = known
+            }
+        }
+        return (book, instants)
+    }
+
+    /// The queries asked at each instant: every status, pinned or not, each scope, tag
+    /// conditions, limits from one to all, sometimes a note left out.
+    static func queries(_ state: NotebookState, rng: inout SeededGenerator) -> [ListQuery] {
+        let categories = state.categories.keys.sorted()
+        let tags = state.tags.keys.sorted()
+        let noteIDs = state.notes.values.map(\.id).sorted()
+        var scopes: [ListQuery.Scope] = [.any, .uncategorized]
+        if !categories.isEmpty { scopes.append(.category(categories[rng.below(categories.count)])) }
+        if !tags.isEmpty { scopes.append(.tag(tags[rng.below(tags.count)])) }
+        var out: [ListQuery] = []
+        for status in [ListQuery.StatusFilter.active, .archived, .trashed, .all] {
+            for pinnedOnly in [false, true] {
+                for scope in scopes {
+                    var q = ListQuery()
+                    q.status = status
+                    q.pinnedOnly = pinnedOnly
+                    q.scope = scope
+                    q.limit = [1, 2, 3, 7, Int.max][rng.below(5)]
+                    if !tags.isEmpty && rng.below(3) == 0 {
+                        q.tags = [(0..<(1 + rng.below(2))).map { _ in tags[rng.below(tags.count)] }]
+                    }
+                    if !noteIDs.isEmpty && rng.below(4) == 0 { q.excluding = [noteIDs[rng.below(noteIDs.count)]] }
+                    out.append(q)
+                }
+            }
+        }
+        return out
+    }
+
+    @Test("random workloads, random instants, every filter: the walk's page is the replay's", arguments: [1, 2, 3, 4])
+    func walkEqualsReplay(seed: UInt64) throws {
+        let scratch = try FoldAgreementTests.Scratch()
+        let (book, instants) = try Self.randomStore(seed: seed, at: scratch.path + "/store")
+        var rng = SeededGenerator(seed: seed &+ 100)
+        let first = try #require(instants.first)
+        let last = try #require(instants.last)
+        // Before the first event, at it, between and on events (ties included), after the last.
+        var asked = [first - 1, first, last, last + 1]
+        for _ in 0..<6 { asked.append(instants[rng.below(instants.count)] - Int64(rng.below(2))) }
+        var endings: [NewestFirstPage.Ending: Int] = [:]
+        for instant in asked {
+            let past = try book.past(asOf: instant)
+            let replayed = try NotebookState.replayNewestFirst(store: book.store, upTo: past.position)
+            let forward = try NotebookState.replay(store: book.store, upTo: past.position)
+            let what = "seed \(seed), instant \(instant), position \(past.position)"
+            #expect(past.names.categories == forward.categories, "\(what): categories")
+            #expect(past.names.tags == forward.tags, "\(what): tags")
+            #expect(past.names.notes.values.isEmpty, "\(what): no notes read for the names")
+            for q in Self.queries(forward, rng: &rng) {
+                let expected = forward.list(q)
+                #expect(replayed.list(q) == expected, "\(what): the two replays agree")
+                if past.position > 0 {
+                    // What `Notebook.list(_:in:)` runs, with how the walk went.
+                    let (notes, page) = try Self.walk(book, q, at: past.position)
+                    #expect(notes == expected, "\(what): \(q)")
+                    endings[page.ending, default: 0] += 1
+                } else {
+                    #expect(try book.list(q, in: past) == expected, "\(what): \(q)")
+                }
+            }
+        }
+        // Every way a walk ends is met often.
+        #expect(endings.count == 3 && endings.values.allSatisfy { $0 >= 10 }, "seed \(seed): \(endings)")
+    }
+
+    @Test("other orders replay the log and give the replay's page")
+    func otherOrders() throws {
+        let scratch = try FoldAgreementTests.Scratch()
+        let (book, instants) = try Self.randomStore(seed: 9, at: scratch.path + "/store")
+        let past = try book.past(asOf: instants[instants.count / 2])
+        let forward = try NotebookState.replay(store: book.store, upTo: past.position)
+        for sort in ListQuery.Sort.allCases {
+            for reverse in [false, true] {
+                var q = ListQuery()
+                q.status = .all
+                q.sort = sort
+                q.reverse = reverse
+                q.limit = 5
+                #expect(NewestFirstPage.serves(q) == (sort == .updated && !reverse))
+                #expect(try book.list(q, in: past) == forward.list(q), "\(sort) \(reverse)")
+            }
+        }
+    }
+
+    /// A notebook of `notes` notes created one a second, every `pinEvery`-th pinned, then each
+    /// edited once more in the same order.
+    static func sequentialNotebook(notes: Int, pinEvery: Int) throws -> NotebookFixture {
+        let fixture = try NotebookFixture()
+        let book = fixture.book
+        var ids: [Identifier] = []
+        for i in 0..<notes {
+            fixture.clock.advance()
+            ids.append(try book.add(title: "note \(i)", body: "b").id)
+        }
+        for (i, id) in ids.enumerated() {
+            fixture.clock.advance()
+            if i % pinEvery == 0 { _ = try book.pin(id) }
+            _ = try book.edit(id, body: "edited \(i)")
+        }
+        return fixture
+    }
+
+    /// The page `q` at `position` (at least 1) walked back, and how the walk went.
+    static func walk(_ book: Notebook, _ q: ListQuery, at position: UInt64) throws -> ([Note], NewestFirstPage) {
+        var page = NewestFirstPage(q)
+        let notes = try book.read { txn, dbs in
+            try page.walk(store: book.store, projection: book.projection, databases: dbs, from: position, in: txn)
+        }
+        return (try #require(notes, "a walk without a budget never gives up"), page)
+    }
+
+    @Test(
+        "a page of pinned notes is found near the instant: the walk reads only the notes it meets before the page is known"
+    )
+    func walkStopsAtPinnedPage() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        let past = try book.past(asOf: .max)
+        var q = ListQuery()
+        q.limit = 5
+        let (notes, page) = try Self.walk(book, q, at: past.position)
+        #expect(notes == (try book.list(q)), "the current listing, as of now")
+        #expect(notes.count == 5 && notes.allSatisfy(\.pinned))
+        #expect(page.ending == .pinnedFull)
+        // The last 10 notes edited hold the 5 newest pinned ones (a pin and an edit each, at one
+        // instant); the walk stops at the first event recorded before the fifth one's update.
+        #expect(page.notesRead == 10, "notes read: \(page.notesRead)")
+        #expect(page.eventsWalked == 15, "events walked: \(page.eventsWalked)")
+        #expect(page.pinnedLookedUp == 0)
+    }
+
+    @Test(
+        "few notes pinned: once the rest of the page is known, the notes ever pinned are looked up, not the whole log")
+    func fewPinnedAreLookedUp() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 50)
+        let book = fixture.book
+        var all = ListQuery()
+        all.status = .all
+        // Note 50 unpinned at the end: ever pinned, not pinned now.
+        _ = try book.unpin(try #require(book.list(all).first { $0.title == "note 50" }).id)
+        let past = try book.past(asOf: .max)
+        var q = ListQuery()
+        q.limit = 10
+        let (notes, page) = try Self.walk(book, q, at: past.position)
+        #expect(notes == (try book.list(q)))
+        #expect(notes.prefix(4).map(\.title) == ["note 150", "note 100", "note 0", "note 50"])
+        #expect(page.ending == .lookedUpPinned)
+        #expect(page.notesRead == 10, "note 50 and notes 199 to 191, settled by note 190's edit")
+        #expect(page.pinnedLookedUp == 3, "notes 0, 100 and 150; note 50 was met")
+        // Before note 150 was pinned (second 351): notes 0, 50 and 100 were pinned.
+        let before = try book.past(asOf: NotebookClock.start + 350 * 1_000_000)
+        let (old, then) = try Self.walk(book, q, at: before.position)
+        #expect(then.ending == .lookedUpPinned)
+        #expect(old == (try book.list(q, in: before)))
+        #expect(old == (try NotebookState.replayNewestFirst(store: book.store, upTo: before.position).list(q)))
+        #expect(old.prefix(4).map(\.title) == ["note 100", "note 50", "note 0", "note 149"])
+        #expect(!old[3].pinned)
+    }
+
+    @Test("pinned notes fewer than the page and the part not pinned not settled: the walk reads the whole log")
+    func walkToStart() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        let past = try book.past(asOf: .max)
+        var q = ListQuery()
+        q.limit = 150
+        let (notes, page) = try Self.walk(book, q, at: past.position)
+        #expect(notes == (try book.list(q)))
+        #expect(page.ending == .logStart)
+        #expect(page.notesRead == 200)
+    }
+
+    @Test("the notes ever pinned are a projection: kept by each append, equal to a rebuild's, checked by verify")
+    func everPinnedProjection() throws {
+        let fixture = try Self.sequentialNotebook(notes: 30, pinEvery: 10)
+        let book = fixture.book
+        var all = ListQuery()
+        all.status = .all
+        let note20 = try #require(book.list(all).first { $0.title == "note 20" })
+        _ = try book.unpin(note20.id)
+        // Created pinned and unpinned in one append: the projection folds both at once, and the
+        // note was pinned in between.
+        let meta = EventMetadata(actor: "t")
+        let onceID = Identifier(high: 0x7777_0000_4000, low: 0x8000_0000_0000_0001)
+        try book.store.append(
+            [
+                NoteEvent.created(title: "pinned once", body: "", pinned: true, category: nil).newEvent(
+                    id: Identifier(high: 0x7777_0000_4000, low: 0x8000_0000_0000_0002), metadata: meta),
+                NoteEvent.unpinned.newEvent(
+                    id: Identifier(high: 0x7777_0000_4000, low: 0x8000_0000_0000_0003), metadata: meta),
+            ], to: Note.stream(onceID))
+        #expect(try book.note(onceID).pinned == false)
+        let expected = Set(
+            try book.list(all).filter { ["note 0", "note 10", "note 20", "pinned once"].contains($0.title) }.map(\.id))
+        func stored() throws -> Set<Identifier> {
+            try book.read { txn, dbs in
+                var ids: Set<Identifier> = []
+                try book.projection.forEachEverPinned(in: txn, databases: dbs) { id in
+                    ids.insert(id)
+                    return true
+                }
+                return ids
+            }
+        }
+        #expect(try stored() == expected)
+        for shards in 1...3 {
+            #expect(try NotebookState.replay(store: book.store, upTo: .max, shards: shards).everPinned == expected)
+        }
+        var bulk = NotebookState()
+        try book.store.read { txn in
+            try book.store.forEachEvent(from: 1, in: txn) { view in
+                try bulk.apply(view, store: book.store)
+                return true
+            }
+        }
+        #expect(bulk.everPinned == expected, "the per-event fold (bulk imports) agrees")
+        #expect(try book.verify().isEmpty)
+        // A lost entry is found by verify and brought back by a rebuild.
+        try book.store.write { session in
+            let dbs = try session.projectionDatabases()
+            _ = try session.transaction.delete(dbs[NotesProjection.DB.pinnedEver], key: note20.id.bytes)
+        }
+        #expect(try book.verify().map(\.detail) == ["the notes ever pinned differ from the log (3 stored, 4 expected)"])
+        try book.rebuild()
+        #expect(try stored() == expected)
+        #expect(try book.verify().isEmpty)
+    }
+
+    @Test("a walk that would read more notes than its budget gives up, and the listing is the replay's")
+    func walkGivesUp() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        let past = try book.past(asOf: NotebookClock.start + 350 * 1_000_000)
+        var q = ListQuery()
+        let expected = try NotebookState.replay(store: book.store, upTo: past.position).list(q)
+        #expect(expected.count == 200)
+        // No limit: every note is read, within the default budget of this small notebook.
+        let whole = try book.listMeasured(q, in: past)
+        #expect(whole.notes == expected)
+        #expect(whole.work.walked && !whole.work.gaveUp && whole.work.notesRead == 200)
+        // A budget of 50 notes: the walk stops there and the replay answers.
+        let cut = try book.listMeasured(q, in: past, budget: 50)
+        #expect(cut.notes == expected)
+        #expect(cut.work.gaveUp && cut.work.notesRead == 50)
+        // A page found within the budget is not given up.
+        q.limit = 5
+        let page = try book.listMeasured(q, in: past, budget: 50)
+        #expect(page.notes == Array(expected.prefix(5)))
+        #expect(!page.work.gaveUp && page.work.notesRead < 50)
+        // With 100 notes ever pinned, more than a budget of 50, they are not looked up: a page
+        // of 60 with the pinned part unsettled (fewer than 60 pinned at that instant) gives up.
+        q.limit = 60
+        let large = try book.listMeasured(q, in: past, budget: 50)
+        #expect(large.notes == Array(expected.prefix(60)))
+        #expect(large.work.gaveUp && large.work.pinnedLookedUp == 0)
+    }
+}
