@@ -3,7 +3,7 @@
 //
 // Layers (arrows point down only):
 //   notes (CLI) -> NotesCLI -> Notes -> EventStore -> LMDB -> CLMDB (liblmdb)
-//   PostgresLog -> EventStore, CLibPQ (libpq): the remote log of sync; not in `notes` yet
+//   notes-sync -> NotesCLI, PostgresLog -> EventStore, CLibPQ (libpq): `notes sync`, run by `notes`
 //   notes-bench (Benchmarks/) -> Notes, EventStore, LMDB, CSQLite (peer only), PostgresLog and
 //     PostgresFixture (the remote log against a throwaway cluster)
 import PackageDescription
@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "notes-bench", targets: ["notes-bench"]),
+        .executable(name: "notes-sync", targets: ["notes-sync"]),
         .library(name: "Notes", targets: ["Notes"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
@@ -106,6 +107,10 @@ let package = Package(
             name: "notes", dependencies: ["NotesCLI"], swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
+        // `notes sync` runs it from the directory of `notes`: the same tool with the remote log,
+        // linked dynamically with libpq.
+        .executableTarget(
+            name: "notes-sync", dependencies: ["NotesCLI", "PostgresLog", "EventStore"], swiftSettings: strict),
         .systemLibrary(
             name: "CSQLite",
             path: "Benchmarks/CSQLite",

@@ -28,6 +28,15 @@ struct Config: Sendable {
             { (Int($0) ?? 0) > 0 ? nil : "must be a positive number of bytes" }
         ),
         (
+            "remote",
+            "the remote log `notes sync` uses: a libpq connection string or URI, never with a password (after $NOTES_REMOTE)",
+            { $0.isEmpty ? "must be a connection string" : passwordProblem($0) }
+        ),
+        (
+            "remote-notebook", "the remote notebook `notes sync` uses (default notes)",
+            { $0.isEmpty ? "must be a name" : nil }
+        ),
+        (
             "search-language",
             "the language whose word stems search matches (default english; none matches words as written); a change rebuilds the index",
             {

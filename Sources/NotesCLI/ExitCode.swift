@@ -15,6 +15,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case conflict = 4
     /// The store cannot be used: damaged, newer format, locked out, permissions.
     case storeUnusable = 5
+    /// `notes sync` could not reach the remote log, or lost it midway; nothing is lost: the
+    /// outbox stays for the next sync.
+    case remoteUnreachable = 6
 
     public var meaning: String {
         switch self {
@@ -24,7 +27,11 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .usage: return "usage or validation error (bad arguments or input); nothing was changed"
         case .notFound: return "no note, category or tag matches, or an id prefix is ambiguous"
         case .conflict: return "conflict: the note changed since the expected version; nothing was overwritten"
-        case .storeUnusable: return "the store is unusable (damaged, newer format, locked out, permissions)"
+        case .storeUnusable:
+            return
+                "the store is unusable (damaged, newer format, locked out, permissions), or sync refused: the logs diverged, another notebook, a role without the grants"
+        case .remoteUnreachable:
+            return "sync could not reach the remote log or lost it midway; the outbox is kept for the next sync"
         }
     }
 }
@@ -86,6 +93,23 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             }
         case let e as FoldError:
             return from(NotesError.refused(e))
+        case let e as SyncError:
+            switch e {
+            case .store(let s): return from(s)
+            case .remote(let r): return from(r)
+            case .ownHistory: return CLIError(e.description, code: .usage)
+            case .tooManyRounds: return CLIError(e.description, code: .failure)
+            case .otherNotebook, .diverged: return CLIError(e.description, code: .storeUnusable)
+            }
+        case let e as RemoteLogError:
+            switch e {
+            case .unreachable, .connectionLost, .timedOut:
+                return CLIError(e.description + " (the outbox is kept)", code: .remoteUnreachable)
+            case .invalidAddress: return CLIError(e.description + "; see `notes remote show`", code: .usage)
+            case .authenticationFailed, .permissionDenied, .schemaMissing, .schemaOutdated, .schemaTooNew:
+                return CLIError(e.description, code: .storeUnusable)
+            case .conflict, .invalidBatch, .server, .malformedReply: return CLIError(e.description, code: .failure)
+            }
         default:
             return CLIError("\(error)", code: .failure)
         }

@@ -59,6 +59,9 @@ extension Context {
         }
         if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + n.aliases.joined(separator: ", ")) }
         if let path = n.sourcePath { t.print(t.dim("  from: ") + path) }
+        if let conflict = n.properties[NoteProperty.conflict.rawValue] {
+            t.print(t.red("  conflict: ") + conflict + t.dim(" (both kept between markers; edit the body to resolve)"))
+        }
         if !n.body.isEmpty {
             t.print()
             t.print(n.body, terminator: n.body.utf8.last == 0x0A ? "" : "\n")

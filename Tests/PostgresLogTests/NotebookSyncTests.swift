@@ -136,7 +136,9 @@ struct NotebookSyncTests {
         for d in [a, b] {
             let note = try d.book.note(n.id)
             #expect(note.body.contains("written on a\n") && note.body.contains("written on b\n"))
-            #expect(note.body.contains("<<<<<<< this device") && note.body.contains(">>>>>>> remote"))
+            #expect(
+                note.body.contains("<<<<<<< edit of v1 by ana@laptop")
+                    && note.body.contains(">>>>>>> v2, first in the shared log"))
             #expect(note.properties[NoteProperty.conflict.rawValue] != nil)
             #expect(try d.book.conflictedNotes().map(\.id) == [n.id])
         }

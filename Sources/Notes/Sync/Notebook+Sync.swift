@@ -396,11 +396,14 @@ struct Rebase {
                     let theirs = try currentNote(id, txn: session.transaction)
                     if let base, let theirs, theirs.body != base.body, theirs.body != ours {
                         let baseVersion = mapped(e.version - 1, in: stream) ?? (e.version - 1)
+                        let theirRange =
+                            theirs.version > baseVersion + 1
+                            ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
                         let result = ThreeWayMerge.merge(
                             base: base.body, ours: ours, theirs: theirs.body,
                             labels: .init(
-                                ours: "this device (\(e.metadata.actor), edit of v\(baseVersion))",
-                                theirs: "remote (v\(theirs.version))"))
+                                ours: "edit of v\(baseVersion) by \(e.metadata.actor)",
+                                theirs: "\(theirRange), first in the shared log"))
                         if result.isClean {
                             rewritten = .bodyMerged(base: baseVersion, body: result.text)
                             merged += 1
@@ -412,7 +415,7 @@ struct Rebase {
                             let flag = NoteEvent.propertySet(
                                 key: NoteProperty.conflict.rawValue,
                                 value:
-                                    "this device's edit of v\(baseVersion) and v\(baseVersion + 1)-v\(theirs.version) changed the same lines"
+                                    "an edit of v\(baseVersion) by \(e.metadata.actor) and \(theirRange) changed the same lines"
                             )
                             extra.append(flag.newEvent(id: Self.derivedID(e.id, role: "conflict"), metadata: meta))
                         }

@@ -235,22 +235,43 @@ let statsCommand = Command(
     readsOnly: true
 ) { ctx in
     try ctx.expectPositionals(0...0)
-    let s = try ctx.notebook().stats()
+    let book = try ctx.notebook()
+    let s = try book.stats()
     let path = try ctx.storePath()
+    // Sync state, when the store syncs or a remote is set: the outbox, the remote's position
+    // confirmed here, the last sync.
+    let sync = try book.syncState()
+    let syncs = sync.notebook != nil || remoteAddress(ctx) != nil
     if ctx.json {
-        ctx.printJSON(
-            .object([
-                ("notes", .int(s.notes)), ("events", .uint(s.events)), ("categories", .int(s.categories)),
-                ("tags", .int(s.tags)),
-                ("storeBytes", .int(s.storeBytes)), ("fileBytes", .int(s.fileBytes)), ("store", .string(path)),
-            ]))
+        var fields: [(key: String, value: JSONValue)] = [
+            ("notes", .int(s.notes)), ("events", .uint(s.events)), ("categories", .int(s.categories)),
+            ("tags", .int(s.tags)),
+            ("storeBytes", .int(s.storeBytes)), ("fileBytes", .int(s.fileBytes)), ("store", .string(path)),
+        ]
+        if syncs {
+            fields.append(
+                (
+                    "sync",
+                    .object([
+                        ("notebook", sync.notebook.map { .string($0.uuidString) } ?? .null),
+                        ("outbox", .uint(sync.pending)), ("remotePosition", .uint(sync.confirmed)),
+                        ("lastSync", sync.lastSync.map { .string(RFC3339.format(micros: $0)) } ?? .null),
+                    ])
+                ))
+        }
+        ctx.printJSON(.object(fields))
     } else {
-        ctx.printTable(
-            [
-                ["store", path], ["notes", String(s.notes)], ["events", String(s.events)],
-                ["categories", String(s.categories)], ["tags", String(s.tags)],
-                ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
-            ], styles: [ctx.terminal.dim])
+        var rows = [
+            ["store", path], ["notes", String(s.notes)], ["events", String(s.events)],
+            ["categories", String(s.categories)], ["tags", String(s.tags)],
+            ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
+        ]
+        if syncs {
+            rows.append(["outbox", "\(sync.pending) events not yet pushed"])
+            rows.append(["remote position", String(sync.confirmed)])
+            rows.append(["last sync", sync.lastSync.map { ctx.relative($0) } ?? "never"])
+        }
+        ctx.printTable(rows, styles: [ctx.terminal.dim])
     }
 }
 

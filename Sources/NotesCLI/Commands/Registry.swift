@@ -3,7 +3,7 @@ let allCommands: [Command] = [
     addCommand, showCommand, editCommand, listCommand, searchCommand,
     pinCommand, unpinCommand, categorizeCommand, archiveCommand, unarchiveCommand, trashCommand, untrashCommand,
     tagCommand, untagCommand, categoriesCommand, tagsCommand, linksCommand, backlinksCommand, aliasCommand,
-    statsCommand,
+    statsCommand, remoteCommand, syncCommand, conflictsCommand,
     historyCommand, diffCommand, blameCommand, restoreCommand, undoCommand, logCommand,
     verifyCommand, rebuildCommand, migrationsCommand, upgradeCommand,
     configCommand, completionCommand, manCommand,

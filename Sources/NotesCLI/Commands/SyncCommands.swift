@@ -1,0 +1,207 @@
+public import EventStore
+import Glibc
+import Notes
+
+/// Opens a connection to a remote log from its address (a libpq connection string or URI).
+///
+/// `notes` itself does not link libpq, so that no command pays for loading it: its `sync` runs
+/// `notes-sync`, the same tool with this set, from the directory `notes` is in.
+public enum RemoteConnector {
+    public typealias Connect = @Sendable (String) throws(RemoteLogError) -> any RemoteEventLog
+    nonisolated(unsafe) public static var connect: Connect?
+}
+
+/// The address of the remote log: `$NOTES_REMOTE`, else the `remote` setting.
+func remoteAddress(_ ctx: Context) -> String? {
+    if let r = ctx.environment["NOTES_REMOTE"], !r.isEmpty { return r }
+    return ctx.config["remote"]
+}
+
+/// The remote notebook's name: `--notebook`, else the `remote-notebook` setting, else `notes`.
+func remoteNotebookName(_ ctx: Context) -> String {
+    ctx.value("notebook") ?? ctx.config["remote-notebook"] ?? "notes"
+}
+
+/// Why an address may not be written to the config: one holding a password.
+func passwordProblem(_ address: String) -> String? {
+    let lower = address.lowercased()
+    if lower.contains("password=") { return "holds a password" }
+    if lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://") {
+        let rest = lower.drop { $0 != "/" }.dropFirst(2)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") { return "holds a password" }
+    }
+    return nil
+}
+
+let remoteCommand = Command(
+    "remote", abstract: "Set, show or forget the remote log this store syncs with (PostgreSQL).",
+    usage: ["remote set ADDRESS [--notebook NAME]", "remote show", "remote unset"],
+    discussion: """
+        ADDRESS is a libpq connection string or URI (`host=db.example dbname=notes`,
+        `postgresql://ana@db.example/notes?sslmode=verify-full`, `service=notes`). It never holds a
+        password: libpq reads it from ~/.pgpass or the service file, as psql does. $NOTES_REMOTE
+        overrides the setting. NAME is the remote notebook (default "notes").
+        """,
+    options: [OptionSpec("notebook", value: "NAME", "the remote notebook to sync with")], readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(1...2)
+    switch try ctx.positional(0, "set, show or unset") {
+    case "set":
+        let address = try ctx.positional(1, "ADDRESS")
+        if let problem = passwordProblem(address) {
+            throw CLIError(
+                "the address \(problem); keep passwords in ~/.pgpass or a service file, never in the config")
+        }
+        var path = try Config.set("remote", address, environment: ctx.environment)
+        if let name = ctx.value("notebook") {
+            path = try Config.set("remote-notebook", name, environment: ctx.environment)
+        }
+        if !ctx.json { ctx.terminal.print("remote set in \(path)") }
+    case "unset":
+        try ctx.expectPositionals(1...1)
+        _ = try Config.set("remote", nil, environment: ctx.environment)
+        let path = try Config.set("remote-notebook", nil, environment: ctx.environment)
+        if !ctx.json { ctx.terminal.print("remote removed from \(path)") }
+    case "show":
+        try ctx.expectPositionals(1...1)
+        let address = remoteAddress(ctx)
+        let from = ctx.environment["NOTES_REMOTE"].map { $0.isEmpty ? "config" : "$NOTES_REMOTE" } ?? "config"
+        if ctx.json {
+            ctx.printJSON(
+                .object([
+                    ("remote", address.map { .string($0) } ?? .null), ("from", .string(from)),
+                    ("notebook", .string(remoteNotebookName(ctx))),
+                ]))
+        } else if let address {
+            ctx.printTable(
+                [["remote", address + "  (\(from))"], ["notebook", remoteNotebookName(ctx)]],
+                styles: [ctx.terminal.dim])
+        } else {
+            throw CLIError("no remote is set; set one with `notes remote set ADDRESS`", code: .notFound)
+        }
+    case let other:
+        throw CLIError("unknown action \"\(other)\" of `notes remote`; use set, show or unset")
+    }
+}
+
+let syncCommand = Command(
+    "sync", abstract: "Exchange events with the remote log: pull, merge, push.",
+    usage: ["sync [--join] [--notebook NAME]", "sync --init [--notebook NAME]"],
+    discussion: """
+        Pulls what other devices pushed, rebases this device's events on top (a body edited on
+        both sides is merged three ways; where both changed the same lines, both are kept between
+        conflict markers and the note is listed by `notes conflicts`), and pushes them. Commands
+        never wait for the network: events wait in the outbox until a sync sends them.
+        A store that never synced and holds notes must say --join. --init creates (or upgrades)
+        the remote's schema and the notebook: an administrator's step.
+        Exit codes: 0 done, 4 conflicts remain to resolve, 5 the logs diverged, the notebook
+        differs or the remote refused this role, 6 the remote is unreachable (nothing is lost:
+        the outbox stays for the next sync).
+        """,
+    options: [
+        OptionSpec("join", "propose this store's own history to the remote (its first sync)"),
+        OptionSpec("init", "create or upgrade the remote schema and the notebook"),
+        OptionSpec("notebook", value: "NAME", "the remote notebook (default: the remote-notebook setting, else notes)"),
+    ]
+) { ctx in
+    try ctx.expectPositionals(0...0)
+    guard let connect = RemoteConnector.connect else { try execSyncTool() }
+    guard let address = remoteAddress(ctx) else {
+        throw CLIError("no remote is set; set one with `notes remote set ADDRESS` (or $NOTES_REMOTE)")
+    }
+    let name = remoteNotebookName(ctx)
+    let remote = try connect(address)
+    if ctx.flag("init") {
+        let change = try remote.initialize()
+        let id = try remote.notebook(named: name, create: true)
+        let what: String
+        switch change {
+        case .created(let v): what = "created the remote schema (version \(v))"
+        case .upgraded(let from, let to): what = "upgraded the remote schema from version \(from) to \(to)"
+        case .current(let v): what = "the remote schema is current (version \(v))"
+        }
+        if ctx.json {
+            ctx.printJSON(
+                .object([("schema", .string(what)), ("notebook", .string(name)), ("id", .string(id.uuidString))]))
+        } else {
+            ctx.terminal.print("\(what); notebook \"\(name)\" is \(id.uuidString)")
+        }
+        return
+    }
+    let book = try ctx.notebook()
+    let state = try book.syncState()
+    let id = try remote.notebook(named: name, create: state.notebook == nil)
+    let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
+    if ctx.json {
+        ctx.printJSON(
+            .object([
+                ("pushed", .int(report.pushed)), ("pulled", .int(report.pulled)), ("merged", .int(report.merged)),
+                ("conflicts", .int(report.conflicts)), ("namesMerged", .int(report.namesMerged)),
+                ("unresolvedConflicts", .int(report.unresolvedConflicts)), ("rounds", .int(report.rounds)),
+                ("remotePosition", .uint(report.remoteHead)),
+            ]))
+    } else {
+        var line =
+            "pushed \(report.pushed), pulled \(report.pulled), merged \(report.merged), conflicts \(report.conflicts)"
+        if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
+        ctx.terminal.print(line + "; at position \(report.remoteHead)")
+    }
+    if report.unresolvedConflicts > 0 {
+        throw CLIError(
+            "\(report.unresolvedConflicts) note(s) hold a conflict; see `notes conflicts`, edit each to resolve it",
+            code: .conflict)
+    }
+}
+
+/// Runs `notes-sync` from the directory of this executable with the same arguments; returns only
+/// on failure.
+func execSyncTool() throws -> Never {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard n > 0 else { throw CLIError("cannot find this program's directory to run notes-sync", code: .failure) }
+    let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let dir = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."
+    let tool = dir + "/notes-sync"
+    var argv: [UnsafeMutablePointer<CChar>?] = [strdup(tool)]
+    for i in 1..<Int(CommandLine.argc) { argv.append(CommandLine.unsafeArgv[i].flatMap { strdup($0) }) }
+    argv.append(nil)
+    execv(tool, argv)
+    let reason = String(cString: strerror(errno))
+    throw CLIError(
+        "cannot run \(tool) (\(reason)); `notes sync` needs notes-sync beside notes (swift build --product notes-sync)",
+        code: .failure)
+}
+
+let conflictsCommand = Command(
+    "conflicts", abstract: "List notes whose body holds a sync conflict not resolved yet.", usage: ["conflicts"],
+    discussion: """
+        A sync that finds the same lines of a body changed on two devices keeps both between
+        conflict markers (<<<<<<< edit of v3 by ana@laptop ... ======= ... >>>>>>> v4, first in the shared log). Edit the note to
+        resolve it: the next edit of its body removes it from this list.
+        """,
+    readsOnly: true
+) { ctx in
+    try ctx.expectPositionals(0...0)
+    let book = try ctx.notebook()
+    let notes = try book.conflictedNotes()
+    if ctx.json {
+        ctx.printJSON(
+            .array(
+                notes.map { n in
+                    .object([
+                        ("id", .string(n.id.uuidString)), ("title", .string(n.title)), ("version", .uint(n.version)),
+                        ("conflict", .string(n.properties[NoteProperty.conflict.rawValue] ?? "")),
+                    ])
+                }))
+        return
+    }
+    guard !notes.isEmpty else {
+        ctx.terminal.print("no conflicts")
+        return
+    }
+    ctx.printTable(
+        notes.map { n in
+            [shortID(n.id), truncate(n.title, 60), "v\(n.version)", n.properties[NoteProperty.conflict.rawValue] ?? ""]
+        }, styles: [ctx.terminal.cyan, { $0 }, ctx.terminal.dim, ctx.terminal.dim])
+}
