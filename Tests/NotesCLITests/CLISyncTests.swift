@@ -1,0 +1,57 @@
+import Testing
+
+/// The sync commands that need no server: the remote setting, its refusals and the exit codes
+/// of a sync that cannot start. Syncs against a real PostgreSQL are in PostgresLogTests.
+@Suite("CLI: remote, sync and conflicts without a server")
+struct CLISyncTests {
+    @Test("remote set, show and unset write the config; $NOTES_REMOTE overrides it")
+    func remoteSetting() throws {
+        let s = try Sandbox()
+        #expect(s.run("remote", "show").code == 3, "no remote yet")
+        try s.ok("remote", "set", "host=db.example dbname=notes sslmode=verify-full", "--notebook", "team")
+        let shown = try s.ok("remote", "show").stdout
+        #expect(shown.contains("host=db.example dbname=notes sslmode=verify-full  (config)"))
+        #expect(shown.contains("notebook  team"))
+        let json = try s.object("remote", "show", "--json")
+        #expect(json["notebook"] as? String == "team" && json["from"] as? String == "config")
+        let env = s.run("remote", "show", env: ["NOTES_REMOTE": "service=other"])
+        #expect(env.code == 0 && env.stdout.contains("service=other  ($NOTES_REMOTE)"))
+        try s.ok("remote", "unset")
+        #expect(s.run("remote", "show").code == 3)
+    }
+
+    @Test("an address holding a password is refused, in `remote set` and in the config file")
+    func noPasswordInConfig() throws {
+        let s = try Sandbox()
+        for address in ["host=db password=secret", "postgresql://ana:secret@db.example/notes"] {
+            let r = s.run("remote", "set", address)
+            #expect(r.code == 2 && r.stderr.contains("never in the config"), "\(r.stderr)")
+        }
+        try s.ok("remote", "set", "postgresql://ana@db.example/notes")
+        #expect(try s.ok("config", "get", "remote").stdout == "postgresql://ana@db.example/notes\n")
+    }
+
+    @Test("sync without a remote is a usage error; an unreachable remote exits 6 and keeps the outbox")
+    func syncExitCodes() throws {
+        let s = try Sandbox()
+        _ = try s.add("Offline note")
+        let none = s.run("sync")
+        #expect(none.code == 2 && none.stderr.contains("notes remote set"), "\(none.stderr)")
+        let unreachable = s.run(
+            "sync", "--join", env: ["NOTES_REMOTE": "host=/nonexistent-socket-dir dbname=notes connect_timeout=2"])
+        #expect(unreachable.code == 6, "\(unreachable.stderr)")
+        #expect(unreachable.stderr.contains("outbox is kept"))
+        #expect(try s.titles() == ["Offline note"])
+        let stats = try s.ok("stats", "--json", env: ["NOTES_REMOTE": "host=/nonexistent-socket-dir"]).object()
+        let sync = try #require(stats["sync"] as? [String: Any])
+        #expect(sync["outbox"] as? Int == 1 && sync["remotePosition"] as? Int == 0)
+    }
+
+    @Test("conflicts lists none in a store that never synced")
+    func noConflicts() throws {
+        let s = try Sandbox()
+        _ = try s.add("A note")
+        #expect(try s.ok("conflicts").stdout == "no conflicts\n")
+        #expect(try s.ok("conflicts", "--json").stdout.hasPrefix("["))
+    }
+}

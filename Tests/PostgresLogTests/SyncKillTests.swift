@@ -1,0 +1,157 @@
+import Basics
+import EventStore
+import Glibc
+import Notes
+import PostgresFixture
+import TestSupport
+import Testing
+
+/// `notes-sync`, the program `notes sync` runs, beside the test runner.
+let notesSyncBinary: String? = {
+    var buf = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+    guard n > 0 else { return nil }
+    var dir = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    while let slash = dir.lastIndex(of: "/") {
+        dir = String(dir[..<slash])
+        if access(dir + "/notes-sync", X_OK) == 0 { return dir + "/notes-sync" }
+        if dir.isEmpty { break }
+    }
+    return nil
+}()
+
+private func seconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Runs `notes-sync --store STORE sync ...` and kills it with SIGKILL after `killAfter` seconds
+/// unless it has exited; returns its exit status, or nil when the kill landed.
+private func runSync(store: String, address: String, notebook: String, join: Bool, killAfter: Double?) throws
+    -> Int32?
+{
+    let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
+    var args = [binary, "--store", store, "sync", "--notebook", notebook]
+    if join { args.append("--join") }
+    let env = [
+        "NOTES_REMOTE=" + address, "HOME=/tmp", "NOTES_ACTOR=killer@test", "PATH=/usr/bin:/bin", "NO_COLOR=1",
+    ]
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var pid: pid_t = 0
+    let cArgs = args.map { strdup($0) } + [nil]
+    let cEnv = env.map { strdup($0) } + [nil]
+    defer {
+        for p in cArgs { free(p) }
+        for p in cEnv { free(p) }
+    }
+    let rc = posix_spawn(&pid, binary, &actions, nil, cArgs, cEnv)
+    try #require(rc == 0, "posix_spawn failed: \(rc)")
+    let deadline = seconds() + (killAfter ?? 120)
+    var status: Int32 = 0
+    while true {
+        let r = waitpid(pid, &status, WNOHANG)
+        if r == pid { return (status >> 8) & 0xFF }
+        if seconds() >= deadline {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            if killAfter == nil { Issue.record("notes-sync ran longer than 120 s") }
+            return nil
+        }
+        usleep(200)
+    }
+}
+
+@Suite(
+    "Sync killed with SIGKILL",
+    .enabled(if: PostgresCluster.binDirectory != nil, clusterSkipReason), .postgresCluster)
+struct SyncKillTests {
+    @Test("killing notes sync at random moments loses nothing, duplicates nothing; the next sync finishes")
+    func killSyncAtRandomMoments() throws {
+        let c = try cluster()
+        _ = try makeNotebook(c, 301)
+        let address = c.address()
+        let name = "book-301"
+        let a = try NotebookFixture(stem: 1)
+        let b = try NotebookFixture(stem: 2)
+        var rng = SeededGenerator(seed: 0x5EED_0301)
+        // Every text a device acknowledged: (device, note, text).
+        var typed: [(Int, Identifier, String)] = []
+        let shared = try a.book.add(title: "Shared", body: (0..<12).map { "line \($0)\n" }.joined())
+        typed.append((0, shared.id, "line 11"))
+        #expect(try runSync(store: a.path, address: address, notebook: name, join: true, killAfter: nil) == 0)
+        #expect(try runSync(store: b.path, address: address, notebook: name, join: false, killAfter: nil) == 0)
+        var lifetime = 0.05
+        var kills = 0
+        let target = 36
+        var round = 0
+        while kills < target && round < target * 4 {
+            let device = round % 2
+            let f = device == 0 ? a : b
+            try f.reopen()
+            // Offline work on this device: a note of its own, and an edit of its own line of
+            // the shared note.
+            let own = "note \(round) of device \(device)"
+            let n = try f.book.add(title: own, body: own + " body")
+            typed.append((device, n.id, own + " body"))
+            let line = "line \(device * 6 + Int(rng.next() % 6))"
+            let edited = "edited in round \(round)"
+            let body = try f.book.note(shared.id).body
+            if body.contains(line + "\n") {
+                try f.book.edit(shared.id, body: body.replacing(line + "\n", with: line + " " + edited + "\n"))
+                typed.append((device, shared.id, edited))
+            }
+            let delay = Double(rng.next() % 1000) / 1000 * lifetime
+            let started = seconds()
+            let status = try runSync(store: f.path, address: address, notebook: name, join: false, killAfter: delay)
+            if let status {
+                #expect(status == 0 || status == 4, "sync exited \(status)")
+                lifetime = max(lifetime, (seconds() - started) * 1.2)
+            } else {
+                kills += 1
+            }
+            // The store as the next command finds it: intact, and holding what was acknowledged.
+            try f.reopen()
+            #expect(try f.book.verify().isEmpty, "verify after round \(round)")
+            for (d, id, text) in typed where d == device {
+                let texts = try f.book.revisions(of: id).map(\.note.body).joined(separator: "\n")
+                #expect(texts.contains(text), "\(text) lost on device \(d) after round \(round)")
+            }
+            round += 1
+        }
+        #expect(kills >= target, "only \(kills) kills landed on a running sync")
+        #expect(round - kills >= 5, "some syncs ran to their end between the kills")
+        print("sync kill test: \(kills) kills, \(round - kills) syncs finished, longest sync \(lifetime / 1.2) s")
+        for _ in 0..<2 {
+            for f in [a, b] {
+                let status = try runSync(store: f.path, address: address, notebook: name, join: false, killAfter: nil)
+                #expect(status == 0 || status == 4)
+            }
+        }
+        try a.reopen()
+        try b.reopen()
+        let logs = try [a, b].map { f in
+            try f.book.store.read { txn in
+                var all: [RecordedEvent] = []
+                try f.book.store.forEachEvent(from: 1, in: txn) { view in
+                    all.append(view.recorded)
+                    return true
+                }
+                return all
+            }
+        }
+        #expect(logs[0] == logs[1], "both devices hold the same log")
+        #expect(Set(logs[0].map(\.id)).count == logs[0].count, "no event twice")
+        #expect(logs[0].map(\.position) == Array(1...UInt64(logs[0].count)), "gap-free")
+        #expect(try a.book.syncState().pending == 0 && b.book.syncState().pending == 0)
+        for (_, id, text) in typed {
+            let texts = try a.book.revisions(of: id).map(\.note.body).joined(separator: "\n")
+            #expect(texts.contains(text), "\(text) is in the shared log")
+        }
+    }
+}
