@@ -422,38 +422,45 @@ struct Rebase {
                     }
                 }
                 if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: e.metadata) }
-            case .category(let id):
-                guard
-                    let decoded = try CategoryEvent.decode(
-                        type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-                else { break }
-                if case .created(let name) = decoded,
-                    let existing = try existingEntity(
-                        named: name, kind: .category, other: id, txn: session.transaction, dbs: dbs)
-                {
-                    entityMap[id] = existing
-                    namesMerged += 1
-                    continue
-                }
-                if let target = entityMap[id] { stream = Category.stream(target) }
-            case .tag(let id):
-                guard
-                    let decoded = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-                else { break }
-                if case .created(let name) = decoded,
-                    let existing = try existingEntity(
-                        named: name, kind: .tag, other: id, txn: session.transaction, dbs: dbs)
-                {
-                    entityMap[id] = existing
-                    namesMerged += 1
-                    continue
-                }
-                if let target = entityMap[id] { stream = Tag.stream(target) }
+            case .category(let id), .tag(let id):
+                let kind: EntityKind = StreamRef(e.stream) == .category(id) ? .category : .tag
+                guard let target = try entityStream(e, id: id, kind: kind, txn: session.transaction, dbs: dbs)
+                else { continue }
+                stream = target
             case .other: break
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
+    }
+
+    /// The stream an outbox event of a category or tag goes to now, or nil for the creation of
+    /// one the remote already has by that name: dropped, and its id mapped to the remote's.
+    private mutating func entityStream(
+        _ e: RecordedEvent, id: Identifier, kind: EntityKind, txn: borrowing Transaction, dbs: ProjectionDatabases
+    ) throws -> String? {
+        var created: String?
+        switch kind {
+        case .category:
+            if case .created(let name)? = try CategoryEvent.decode(
+                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+            {
+                created = name
+            }
+        case .tag:
+            if case .created(let name)? = try TagEvent.decode(
+                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+            {
+                created = name
+            }
+        }
+        if let created, let existing = try existingEntity(named: created, kind: kind, other: id, txn: txn, dbs: dbs) {
+            entityMap[id] = existing
+            namesMerged += 1
+            return nil
+        }
+        let target = entityMap[id] ?? id
+        return kind == .category ? Category.stream(target) : Tag.stream(target)
     }
 
     /// The body an event sets, or nil.
