@@ -39,8 +39,14 @@ extension Context {
     /// as they are called now).
     func printNote(_ n: Note, labels given: NoteLabels? = nil) throws {
         let labels = try given ?? self.labels(n)
+        let mark = try pendingMark(n.id, version: n.version, state: try syncMarks())
         if json {
-            printJSON(noteJSON(n, labels: labels))
+            var value = noteJSON(n, labels: labels)
+            if !mark.isEmpty, case .object(var fields) = value {
+                fields.append(("pending", .bool(true)))
+                value = .object(fields)
+            }
+            printJSON(value)
             return
         }
         let t = terminal
@@ -49,7 +55,7 @@ extension Context {
         if n.archived { flags.append("archived") }
         if n.trashed { flags.append(t.red("trashed")) }
         t.print(t.bold(n.title))
-        var meta = "  v\(n.version)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
+        var meta = "  v\(n.version)\(mark)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
         if let c = labels.category { meta += "  [\(c)]" }
         var line = t.cyan(shortID(n.id)) + t.dim(meta)
         if !flags.isEmpty { line += "  " + flags.joined(separator: " ") }

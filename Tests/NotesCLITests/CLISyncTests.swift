@@ -47,6 +47,18 @@ struct CLISyncTests {
         #expect(sync["outbox"] as? Int == 1 && sync["remotePosition"] as? Int == 0)
     }
 
+    @Test("with a remote set, versions not pushed yet are marked: v1* in show and history, pending in JSON")
+    func pendingMarks() throws {
+        let s = try Sandbox()
+        let id = try s.add("Not pushed")
+        #expect(!(try s.ok("show", id).stdout.contains("v1*")), "no remote: no mark")
+        let remote: [String: String?] = ["NOTES_REMOTE": "host=/nonexistent-socket-dir"]
+        #expect(try s.ok("show", id, env: remote).stdout.contains("v1*"))
+        #expect(try s.ok("history", id, env: remote).stdout.hasPrefix("v1*"))
+        #expect(try s.ok("show", id, "--json", env: remote).object()["pending"] as? Bool == true)
+        #expect(try s.ok("show", id, "--json").object()["pending"] == nil)
+    }
+
     @Test("conflicts lists none in a store that never synced")
     func noConflicts() throws {
         let s = try Sandbox()

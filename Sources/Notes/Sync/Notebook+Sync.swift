@@ -326,6 +326,21 @@ extension Notebook {
         return batches
     }
 
+    /// The log position of version `version` of note `id`, or nil.
+    public func position(of id: Identifier, version: UInt64) throws(NotesError) -> UInt64? {
+        guard version > 0 else { return nil }
+        do {
+            return try store.read { txn in
+                var position: UInt64?
+                try store.forEachEvent(inStream: Note.stream(id), versions: version...version, in: txn) { view in
+                    position = view.position
+                    return false
+                }
+                return position
+            }
+        } catch { throw NotesError.wrap(error) }
+    }
+
     /// Notes whose body holds a sync conflict not resolved yet, by title.
     public func conflictedNotes() throws(NotesError) -> [Note] {
         var q = ListQuery()

@@ -13,15 +13,27 @@ let historyCommand = Command(
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
     let entries = try book.history(of: id)
+    // Versions still in the outbox of a store that syncs: `v5*`, `"pending": true`.
+    let sync = try ctx.syncMarks()
+    func pending(_ e: HistoryEntry) -> Bool { sync?.isPending(position: e.revision.position) ?? false }
     if ctx.json {
-        ctx.printJSON(.array(entries.map(historyJSON)))
+        ctx.printJSON(
+            .array(
+                entries.map { e in
+                    guard pending(e), case .object(var fields) = historyJSON(e) else { return historyJSON(e) }
+                    fields.append(("pending", .bool(true)))
+                    return .object(fields)
+                }))
         return
     }
     let t = ctx.terminal
     ctx.printTable(
         entries.map { e in
             let r = e.revision
-            return ["v\(r.version)", ctx.relative(r.recordedAt), r.metadata.actor, r.storedType, e.summary]
+            return [
+                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), r.metadata.actor, r.storedType,
+                e.summary,
+            ]
         }, styles: [t.cyan, t.dim, t.dim, { $0 }, { $0 }])
 }
 

@@ -1,3 +1,4 @@
+import Basics
 public import EventStore
 import Glibc
 import Notes
@@ -204,4 +205,21 @@ let conflictsCommand = Command(
         notes.map { n in
             [shortID(n.id), truncate(n.title, 60), "v\(n.version)", n.properties[NoteProperty.conflict.rawValue] ?? ""]
         }, styles: [ctx.terminal.cyan, { $0 }, ctx.terminal.dim, ctx.terminal.dim])
+}
+
+extension Context {
+    /// Where the store stands with its remote, when it syncs (it joined a notebook, or a remote
+    /// is set): what marks versions still in the outbox (`v5*`, `"pending": true`). Nil otherwise.
+    func syncMarks() throws -> SyncState? {
+        let state = try notebook().syncState()
+        return state.notebook != nil || remoteAddress(self) != nil ? state : nil
+    }
+
+    /// `*` after a version still in the outbox of a store that syncs, else nothing.
+    func pendingMark(_ id: Identifier, version: UInt64, state: SyncState?) throws -> String {
+        guard let state, state.pending > 0, let position = try notebook().position(of: id, version: version) else {
+            return ""
+        }
+        return state.isPending(position: position) ? "*" : ""
+    }
 }
