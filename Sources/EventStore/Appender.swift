@@ -345,6 +345,13 @@ final class Appender {
             throw StoreError.diverged(
                 position: event.position, detail: "its id \(event.id) is already at position \(try decodeUInt64(at))")
         }
+        let streamHead = try txn.get(store.streamHeads, key: Array(event.stream.utf8)).map { try decodeUInt64($0) } ?? 0
+        guard event.version == streamHead + 1 else {
+            throw StoreError.diverged(
+                position: event.position,
+                detail:
+                    "\(event.stream) is at version \(streamHead) here, the remote's event is version \(event.version)")
+        }
         let new = NewEvent(
             id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
             metadata: event.metadata, recordedAt: event.recordedAt)

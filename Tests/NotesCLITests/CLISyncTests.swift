@@ -23,7 +23,10 @@ struct CLISyncTests {
     @Test("an address holding a password is refused, in `remote set` and in the config file")
     func noPasswordInConfig() throws {
         let s = try Sandbox()
-        for address in ["host=db password=secret", "postgresql://ana:secret@db.example/notes"] {
+        for address in [
+            "host=db password=secret", "postgresql://ana:secret@db.example/notes", "host=db password = secret",
+            "postgresql://db/notes?pass%77ord=secret", "dbname=postgresql://ana:secret@db/notes",
+        ] {
             let r = s.run("remote", "set", address)
             #expect(r.code == 2 && r.stderr.contains("never in the config"), "\(r.stderr)")
         }

@@ -238,6 +238,63 @@ struct NotebookSyncTests {
         #expect(try a.log() == before, "nothing was merged")
     }
 
+    @Test("a conflict resolved differently on two devices stays flagged after the second sync")
+    func conflictOfResolutions() throws {
+        let (a, b) = try pair(111)
+        let n = try a.book.add(title: "Plan", body: "intro\nshared\nend\n")
+        try converge([a, b])
+        try a.book.edit(n.id, body: "intro\nfrom a\nend\n")
+        try b.book.edit(n.id, body: "intro\nfrom b\nend\n")
+        try converge([a, b])
+        #expect(try a.book.conflictedNotes().count == 1)
+        // Both resolve it, each its own way: the second to sync conflicts again, and is flagged.
+        try a.book.edit(n.id, body: "intro\nresolved by a\nend\n")
+        try b.book.edit(n.id, body: "intro\nresolved by b\nend\n")
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.conflicts == 1)
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.conflictedNotes().map(\.id) == [n.id], "the new conflict is flagged")
+            let body = try d.book.note(n.id).body
+            #expect(body.contains("resolved by a") && body.contains("resolved by b"))
+        }
+    }
+
+    @Test("a category created and deleted offline under a name the remote has is not folded into it")
+    func deletedSameNamedCategory() throws {
+        let (a, b) = try pair(112)
+        // Device c clones before "Work" exists, then works offline.
+        let c = try Device(stem: 3, notebook: 112)
+        try c.sync()
+        try a.book.add(title: "Filed on a", category: "Work")
+        try a.sync()
+        let onC = try c.book.add(title: "Filed on c", category: "Work")
+        try c.book.deleteCategory("Work")
+        try converge([a, b, c])
+        for d in [a, b, c] {
+            #expect(try d.book.category(named: "Work").count == 1, "a's category is live, with its note")
+            #expect(try d.book.note(onC.id).category == nil)
+        }
+    }
+
+    @Test("a command of more events than a batch takes is split at the remote's cap")
+    func largeCommandsSplit() throws {
+        var events: [RecordedEvent] = []
+        let correlation = Identifier(high: 1, low: 1)
+        for i in 0..<2_500 {
+            events.append(
+                RecordedEvent(
+                    position: UInt64(i + 1), id: Identifier(high: 2, low: UInt64(i)), stream: "note/\(i % 7)",
+                    version: UInt64(i / 7 + 1), type: "NoteCategorized", schemaVersion: 1, recordedAt: 0,
+                    metadata: EventMetadata(actor: "a", correlationID: correlation), payload: [0], digest: []))
+        }
+        let batches = Notebook.batches(events)
+        #expect(batches.count == 3)
+        for b in batches { #expect(throws: Never.self) { try b.validate() } }
+        #expect(batches.flatMap { $0.appends.flatMap(\.events) }.map(\.id) == events.map(\.id))
+    }
+
     /// Two devices on a fresh notebook: the first joins with one note, the second clones it.
     private func pair(_ n: Int) throws -> (Device, Device) {
         let a = try Device(stem: 1, notebook: n)

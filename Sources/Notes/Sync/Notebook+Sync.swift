@@ -290,9 +290,10 @@ extension Notebook {
         return (pushed, false)
     }
 
-    /// The outbox as batches: runs of one stream as one append each, a batch closed only between
-    /// commands (events sharing a correlation id stay together) and at the remote's caps.
-    static func batches(_ events: [RecordedEvent]) -> [RemoteBatch] {
+    /// The outbox as batches: runs of one stream as one append each, a batch closed between
+    /// commands (events sharing a correlation id stay together) past half the remote's caps, and
+    /// inside a command only at the caps themselves.
+    package static func batches(_ events: [RecordedEvent]) -> [RemoteBatch] {
         var batches: [RemoteBatch] = []
         var current: [RemoteAppend] = []
         var count = 0
@@ -301,9 +302,12 @@ extension Notebook {
             let sameCommand =
                 i > 0 && e.metadata.correlationID != nil
                 && e.metadata.correlationID == events[i - 1].metadata.correlationID
-            if !sameCommand, count > 0,
+            let full = count + 1 > RemoteBatch.maxEvents || bytes + e.payload.count > RemoteBatch.maxPayloadBytes
+            let half =
                 count + 1 > RemoteBatch.maxEvents / 2 || bytes + e.payload.count > RemoteBatch.maxPayloadBytes / 2
-            {
+            // A command larger than a batch (a category of thousands of notes deleted) is split
+            // at the cap: each batch is still whole on the remote.
+            if count > 0, full || (!sameCommand && half) {
                 batches.append(RemoteBatch(current))
                 current = []
                 count = 0
@@ -368,6 +372,8 @@ struct Rebase {
     private var versions: [String: [UInt64: UInt64]] = [:]
     /// Per stream, the version the outbox's first event of it followed.
     private var baseOf: [String: UInt64] = [:]
+    /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
+    private var flagged: [Identifier: Identifier?] = [:]
 
     init(book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64]) {
         self.book = book
@@ -425,6 +431,7 @@ struct Rebase {
                         } else {
                             rewritten = .bodyConflicted(base: baseVersion, body: result.text)
                             conflicts += 1
+                            flagged[id] = e.metadata.correlationID
                             var meta = e.metadata
                             meta.causationID = e.id
                             let flag = NoteEvent.propertySet(
@@ -435,6 +442,13 @@ struct Rebase {
                             extra.append(flag.newEvent(id: Self.derivedID(e.id, role: "conflict"), metadata: meta))
                         }
                     }
+                }
+                // The same command's resolution of an earlier conflict must not clear the flag
+                // its own rebased edit has just set.
+                if case .propertySet(NoteProperty.conflict.rawValue, "") = rewritten,
+                    let command = flagged[id], command == e.metadata.correlationID
+                {
+                    continue
                 }
                 if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: e.metadata) }
             case .category(let id), .tag(let id):
@@ -469,7 +483,14 @@ struct Rebase {
                 created = name
             }
         }
-        if let created, let existing = try existingEntity(named: created, kind: kind, other: id, txn: txn, dbs: dbs) {
+        // An entity this device created and then deleted stays its own: folded, its deletion
+        // would delete the other device's.
+        let deletedHere = outbox.contains { o in
+            o.stream == e.stream && (o.type == CategoryEvent.deleted.type || o.type == TagEvent.deleted.type)
+        }
+        if let created, !deletedHere,
+            let existing = try existingEntity(named: created, kind: kind, other: id, txn: txn, dbs: dbs)
+        {
             entityMap[id] = existing
             namesMerged += 1
             return nil

@@ -24,13 +24,36 @@ func remoteNotebookName(_ ctx: Context) -> String {
 }
 
 /// Why an address may not be written to the config: one holding a password.
+///
+/// libpq allows spaces around `=`, percent-encodes URI query keys, and expands a `dbname` that is
+/// itself a connection string: the address is read with all three undone, and every URI in it
+/// (a nested one too) is checked for a `user:password@`.
 func passwordProblem(_ address: String) -> String? {
-    let lower = address.lowercased()
-    if lower.contains("password=") { return "holds a password" }
-    if lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://") {
-        let rest = lower.drop { $0 != "/" }.dropFirst(2)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") { return "holds a password" }
+    var bytes: [UInt8] = []
+    let raw = Array(address.lowercased().utf8)
+    var i = 0
+    while i < raw.count {
+        if raw[i] == UInt8(ascii: "%"), i + 2 < raw.count,
+            let v = UInt8(String(decoding: raw[(i + 1)...(i + 2)], as: UTF8.self), radix: 16)
+        {
+            bytes.append(v)
+            i += 3
+        } else {
+            if raw[i] != UInt8(ascii: " ") && raw[i] != UInt8(ascii: "\t") { bytes.append(raw[i]) }
+            i += 1
+        }
+    }
+    if String(decoding: bytes, as: UTF8.self).contains("password=") { return "holds a password" }
+    let colon = UInt8(ascii: ":")
+    let slash = UInt8(ascii: "/")
+    var j = 0
+    while j + 2 < bytes.count {
+        defer { j += 1 }
+        guard bytes[j] == colon, bytes[j + 1] == slash, bytes[j + 2] == slash else { continue }
+        let authority = bytes[(j + 3)...].prefix { $0 != slash && $0 != UInt8(ascii: "?") }
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")), authority[..<at].contains(colon) {
+            return "holds a password"
+        }
     }
     return nil
 }
@@ -132,7 +155,8 @@ let syncCommand = Command(
     }
     let book = try ctx.notebook()
     let state = try book.syncState()
-    let id = try remote.notebook(named: name, create: state.notebook == nil)
+    // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
+    let id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
     let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
     if ctx.json {
         ctx.printJSON(
