@@ -405,7 +405,8 @@ struct Rebase {
                 else { break }
                 let head = try book.store.streamVersion(stream, in: session.transaction)
                 let untouched = mapped(e.version - 1, in: stream) == head
-                var rewritten = remapEntities(decoded)
+                guard var rewritten = try withoutDeletedEntities(remapEntities(decoded), txn: session.transaction)
+                else { continue }
                 if case .restored(let from, let title, let body, let pinned, let category) = rewritten,
                     let now = mapped(from, in: stream), now != from
                 {
@@ -521,6 +522,33 @@ struct Rebase {
         case .tagged(let tag): return .tagged(tag: m(tag)!)
         case .untagged(let tag): return .untagged(tag: m(tag)!)
         default: return event
+        }
+    }
+
+    /// The event without the categories and tags another device deleted meanwhile (delete wins
+    /// over assign): a category becomes none, a tagging is dropped (nil).
+    private func withoutDeletedEntities(_ event: NoteEvent, txn: borrowing Transaction) throws -> NoteEvent? {
+        func live(_ id: Identifier?, _ stream: (Identifier) -> String) throws -> Bool {
+            guard let id else { return true }
+            var deleted = false
+            try book.store.forEachEvent(inStream: stream(id), in: txn) { view in
+                if view.isType("CategoryDeleted") || view.isType("TagDeleted") { deleted = true }
+                return !deleted
+            }
+            return !deleted
+        }
+        switch event {
+        case .created(let title, let body, let pinned, let category) where try !live(category, Category.stream):
+            return .created(title: title, body: body, pinned: pinned, category: nil)
+        case .categorized(let category) where try !live(category, Category.stream):
+            return .categorized(category: nil)
+        case .restored(let from, let title, let body, let pinned, let category)
+        where try !live(category, Category.stream):
+            return .restored(fromVersion: from, title: title, body: body, pinned: pinned, category: nil)
+        case .tagged(let tag) where try !live(tag, Tag.stream):
+            return nil
+        default:
+            return event
         }
     }
 
