@@ -99,7 +99,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .remote(let r): return from(r)
             case .ownHistory: return CLIError(e.description, code: .usage)
             case .tooManyRounds: return CLIError(e.description, code: .failure)
-            case .otherNotebook, .diverged: return CLIError(e.description, code: .storeUnusable)
+            case .otherNotebook, .diverged, .invalidRemoteEvent: return CLIError(e.description, code: .storeUnusable)
             }
         case let e as RemoteLogError:
             switch e {

@@ -296,6 +296,28 @@ struct NotebookSyncTests {
         }
     }
 
+    @Test("an event of another device that breaks the notes rules stops the pull before anything is written")
+    func untrustedRemoteEvents() throws {
+        let (a, _) = try pair(114)
+        let before = try a.log()
+        let id = Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0001)
+        let bad = NoteEvent.created(title: "two\nlines \u{1B}[31m", body: "", pinned: false, category: nil)
+        try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: Note.stream(id), expecting: .noStream,
+                    events: [bad.newEvent(id: id, metadata: EventMetadata(actor: "mallory"))])
+            ]))
+        #expect(
+            throws: SyncError.invalidRemoteEvent(position: 2, detail: "a title that is empty, too long or not one line")
+        ) {
+            try a.sync()
+        }
+        #expect(try a.log() == before, "nothing was written")
+        try a.book.add(title: "Still works offline")
+    }
+
     @Test("a command of more events than a batch takes is split at the remote's cap")
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []

@@ -60,6 +60,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The remote's log is not the one this store confirmed (a tampered or restored remote, or
     /// a store copied from another notebook).
     case diverged(position: UInt64, detail: String)
+    /// An event of the remote that the notes rules refuse (a title on several lines, a body over
+    /// the limit, a stream the notes model does not have...): the sync stopped before writing
+    /// anything of what it pulled.
+    case invalidRemoteEvent(position: UInt64, detail: String)
     /// Other devices kept pushing; the sync stopped after this many rounds.
     case tooManyRounds(Int)
     /// The remote log failed.
@@ -75,6 +79,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .diverged(let position, let detail):
             return
                 "the store's log differs from the remote log at position \(position) (\(detail)); nothing was merged"
+        case .invalidRemoteEvent(let position, let detail):
+            return
+                "the remote's event at position \(position) breaks the notes rules (\(detail)); nothing was pulled (a newer program may read it)"
         case .tooManyRounds(let rounds):
             return "other devices kept pushing during \(rounds) rounds; run `notes sync` again (nothing was lost)"
         case .remote(let e): return e.description
@@ -89,6 +96,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case (.ownHistory(let x), .ownHistory(let y)): return x == y
         case (.diverged(let x1, let x2), .diverged(let y1, let y2)): return x1 == y1 && x2 == y2
         case (.tooManyRounds(let x), .tooManyRounds(let y)): return x == y
+        case (.invalidRemoteEvent(let x1, let x2), .invalidRemoteEvent(let y1, let y2)): return x1 == y1 && x2 == y2
         case (.remote(let x), .remote(let y)): return x == y
         default: return false
         }
@@ -227,6 +235,7 @@ extension Notebook {
     /// events after it) is taken off first, the pulled events go in at their positions with their
     /// digests checked, and what of the outbox the remote did not return is rebased on top.
     private func integrate(_ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64) throws -> Integration {
+        for e in pulled { try checkRemote(e) }
         let bytes = pulled.reduce(0) { $0 + $1.payload.count + 256 }
         return try write(reserving: bytes * 4) { session, dbs in
             // Another sync may have gone first: take only what is still new.
@@ -262,6 +271,52 @@ extension Notebook {
                 result.namesMerged = rebase.namesMerged
             }
             return result
+        }
+    }
+
+    /// Refuses an event of another device that a command or an import here would not write:
+    /// text from other devices is untrusted input.
+    private func checkRemote(_ e: RecordedEvent) throws {
+        func refuse(_ detail: String) -> SyncError { .invalidRemoteEvent(position: e.position, detail: detail) }
+        func title(_ t: String) throws {
+            guard (try? Self.validTitle(t)) == t else {
+                throw refuse("a title that is empty, too long or not one line")
+            }
+        }
+        func body(_ b: String) throws {
+            do { _ = try validBody(b) } catch { throw refuse(error.description) }
+        }
+        do {
+            switch StreamRef(e.stream) {
+            case .note:
+                guard let event = try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                else { return }  // a legacy type: the store's upcasters read it, or refuse it
+                switch event {
+                case .created(let t, let b, _, _), .restored(_, let t, let b, _, _):
+                    try title(t)
+                    try body(b)
+                case .retitled(let t): try title(t)
+                case .bodyEdited(let b), .bodyMerged(_, let b), .bodyConflicted(_, let b): try body(b)
+                case .propertySet(let key, _) where key.isEmpty: throw refuse("a property without a name")
+                default: break
+                }
+            case .category:
+                if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
+                    c != .deleted, (try? Self.validCategoryName(c.name)) != c.name
+                {
+                    throw refuse("a category name that is empty, too long or holds a control character")
+                }
+            case .tag:
+                if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
+                    t != .deleted, (try? Self.validTagName(t.name)) != t.name
+                {
+                    throw refuse("a tag name that is not valid here")
+                }
+            case .other:
+                throw refuse("the stream \"\(e.stream)\" is not one of notes, categories or tags")
+            }
+        } catch let error as DecodingError {
+            throw refuse("its payload does not decode: \(error.description)")
         }
     }
 
