@@ -363,6 +363,29 @@ final class Appender {
         }
     }
 
+    /// Rewrites the stored envelope at `event.position`, an event of this log's unconfirmed tail
+    /// that a shared log confirmed unchanged but for its instant: the same id, stream, version,
+    /// type and payload, the shared log's instant and digest. The tail is rewritten in order from
+    /// its first event, each digest checked against the shared log's, or nothing is.
+    func confirmInPlace(_ event: RecordedEvent, previousDigest: [UInt8], in txn: borrowing Transaction) throws
+        -> [UInt8]
+    {
+        let new = NewEvent(
+            id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
+            metadata: event.metadata, recordedAt: event.recordedAt)
+        let (bytes, digest) = Envelope.encode(
+            new, stream: event.stream, version: event.version, recordedAt: event.recordedAt,
+            previousDigest: previousDigest)
+        guard digest == event.digest else {
+            throw StoreError.diverged(
+                position: event.position, detail: "its chain digest differs from the one the shared log holds")
+        }
+        try withKey(event.position) { k in try bytes.withUnsafeBytes { v in try txn.put(store.events, k, v) } }
+        // The appender reads the log's last event again before its next append.
+        loaded = false
+        return digest
+    }
+
     /// The position and chain digest of the log's last event (0 and the genesis digest when empty).
     func head(in txn: borrowing Transaction) throws -> (position: UInt64, digest: [UInt8]) {
         try load(txn)

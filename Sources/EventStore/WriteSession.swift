@@ -57,6 +57,22 @@ public struct WriteSession: ~Copyable {
         try appender.appendConfirmed(event, in: transaction)
     }
 
+    /// Rewrites an unconfirmed event that a shared log confirmed unchanged but for its instant,
+    /// in place, after the event whose digest is `previousDigest`; returns its new digest. See
+    /// ``Appender``'s `confirmInPlace`.
+    public func confirmInPlace(_ event: RecordedEvent, previousDigest: [UInt8]) throws -> [UInt8] {
+        try appender.confirmInPlace(event, previousDigest: previousDigest, in: transaction)
+    }
+
+    /// The chain digest of the event at `position` (the genesis digest for 0).
+    public func digest(at position: UInt64) throws -> [UInt8] {
+        guard position > 0 else { return RecordedEvent.genesisDigest }
+        guard let e = try appender.store.event(at: position, in: transaction) else {
+            throw StoreError.damaged(position: position, detail: "missing event")
+        }
+        return e.digest
+    }
+
     /// The position and chain digest of the log's last event in this transaction.
     public func logHead() throws -> (position: UInt64, digest: [UInt8]) {
         try appender.head(in: transaction)

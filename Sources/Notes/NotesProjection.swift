@@ -185,6 +185,26 @@ public final class NotesProjection: ProjectionSet {
         return (old, new)
     }
 
+    /// Writes notes whose instants changed and nothing else (a sync that confirmed this device's
+    /// events at the shared log's instants): their records, rows, listing keys and search entries.
+    /// Every other field of each pair must be equal; the caller checks.
+    package func refreshInstants(
+        _ changes: [(old: Note, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws {
+        for (old, new) in changes {
+            try txn.put(databases[DB.notes], key: new.id.bytes, value: new.encoded())
+            try txn.put(databases[DB.rows], key: new.id.bytes, value: NoteRow(new).encoded())
+            let oldKeys = ListIndex.keys(for: old)
+            let newKeys = ListIndex.keys(for: new)
+            let list = databases[DB.list]
+            for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
+            for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
+        }
+        try SearchBridge.update(
+            changes: changes.map { (old: Optional($0.old), new: $0.new) }, in: txn, databases: databases,
+            language: searchLanguage)
+    }
+
     // MARK: Queries
 
     /// The current note with `id`, or nil.

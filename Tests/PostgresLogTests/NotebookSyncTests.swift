@@ -92,6 +92,14 @@ struct NotebookSyncTests {
         let x = try a.book.add(title: "X", body: "x\n")
         let y = try a.book.add(title: "Y", body: "y\n")
         try converge([a, b])
+        // Alone on the remote, an edit comes back unchanged but for its instant: confirmed in
+        // place, without a rebase (verify, in converge, checks the projections after it).
+        try a.book.edit(x.id, title: "X!", body: "x, first\n")
+        try a.book.pin(x.id)
+        let alone = try a.sync()
+        #expect(alone.pushed == 3 && alone.confirmedInPlace == 3 && alone.merged == 0, "\(alone)")
+        #expect(try a.book.verify().isEmpty)
+        #expect(try a.book.note(x.id).updatedAt == (try a.log().last!.recordedAt), "the remote's instant")
         try a.book.edit(x.id, body: "x from a\n")
         try b.book.edit(y.id, body: "y from b\n")
         try b.book.add(title: "Z from b")
@@ -99,7 +107,7 @@ struct NotebookSyncTests {
         #expect(try a.book.note(x.id).body == "x from a\n")
         #expect(try a.book.note(y.id).body == "y from b\n")
         let titles = try a.book.list(everything).map(\.title)
-        #expect(Set(titles) == ["Welcome", "X", "Y", "Z from b"] && titles.count == 4, "\(titles)")
+        #expect(Set(titles) == ["Welcome", "X!", "Y", "Z from b"] && titles.count == 4, "\(titles)")
     }
 
     @Test("edits of one note in different lines merge cleanly, and history says so")

@@ -39,6 +39,9 @@ public struct SyncReport: Sendable, Equatable {
     /// Categories and tags created here under a name another device had created first, folded
     /// into that one.
     public var namesMerged = 0
+    /// This device's events the remote confirmed unchanged, rewritten in place with the remote's
+    /// instants (no rebase, no rebuild of the projections).
+    public var confirmedInPlace = 0
     /// Rounds of pull, rebase and push.
     public var rounds = 0
     /// The remote's last position once done.
@@ -185,6 +188,7 @@ extension Notebook {
                 moved = true
                 let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
                 report.pulled += outcome.foreign
+                report.confirmedInPlace += outcome.inPlace
                 report.merged += outcome.merged
                 report.conflicts += outcome.conflicts
                 report.namesMerged += outcome.namesMerged
@@ -225,6 +229,7 @@ extension Notebook {
 
     /// What ``integrate(_:notebook:confirmed:)`` did.
     struct Integration {
+        var inPlace = 0
         var foreign = 0
         var merged = 0
         var conflicts = 0
@@ -247,6 +252,14 @@ extension Notebook {
                 throw StoreError.diverged(position: now + 1, detail: "the remote skipped positions")
             }
             let (head, _) = try session.logHead()
+            if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
+                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+                try store.setMetadata(
+                    SyncKeys.confirmed, Self.encodeUInt64(fresh.last!.position), in: session.transaction)
+                var done = Integration()
+                done.inPlace = fresh.count
+                return done
+            }
             var outbox: [RecordedEvent] = []
             if head > now {
                 outbox = try session.removeTail(after: now)
@@ -318,6 +331,65 @@ extension Notebook {
         } catch let error as DecodingError {
             throw refuse("its payload does not decode: \(error.description)")
         }
+    }
+
+    /// The common case of a sync, done without rebuilding the projections: the remote returned
+    /// exactly the outbox (this device's events, nothing of others', in the same order at the
+    /// same positions), all of note streams, each changed by nothing but its instant. The events
+    /// are rewritten in place with the remote's instants and digests, and each note touched gets
+    /// its new instants in the projections. Returns false, having written nothing, when the case
+    /// does not hold (the caller then takes the outbox off and rebuilds).
+    private func confirmInPlace(
+        _ fresh: [RecordedEvent], after confirmed: UInt64, session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws -> Bool {
+        var outbox: [RecordedEvent] = []
+        try store.forEachEvent(from: confirmed + 1, in: session.transaction) { view in
+            outbox.append(view.recorded)
+            return outbox.count <= fresh.count
+        }
+        guard outbox.count == fresh.count else { return false }
+        var notes: [Identifier: [Int]] = [:]
+        for (i, (mine, theirs)) in zip(outbox, fresh).enumerated() {
+            guard mine.id == theirs.id, mine.position == theirs.position, mine.stream == theirs.stream,
+                mine.version == theirs.version, mine.type == theirs.type, mine.schemaVersion == theirs.schemaVersion,
+                mine.payload == theirs.payload, mine.metadata == theirs.metadata,
+                case .note(let id) = StreamRef(mine.stream)
+            else { return false }
+            notes[id, default: []].append(i)
+        }
+        // Each note as the confirmed events make it, checked to differ from the projection's
+        // only in its instants, before anything is written.
+        var changes: [(old: Note, new: Note)] = []
+        for (id, indices) in notes {
+            guard let old = try projection.note(id, in: session.transaction, databases: dbs) else { return false }
+            let first = fresh[indices[0]].version
+            var note: Note?
+            if first > 1 {
+                try foldRevisions(of: id, upToVersion: first - 1, in: session.transaction) { rev in
+                    note = rev.note
+                    return true
+                }
+            }
+            for i in indices {
+                let e = fresh[i]
+                guard let event = try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                else { return false }
+                try NoteFold.apply(event, to: &note, id: id, at: e.recordedAt, version: e.version)
+            }
+            guard var new = note, new.version == old.version else { return false }
+            let (createdAt, updatedAt) = (new.createdAt, new.updatedAt)
+            new.createdAt = old.createdAt
+            new.updatedAt = old.updatedAt
+            guard new == old else { return false }
+            new.createdAt = createdAt
+            new.updatedAt = updatedAt
+            changes.append((old, new))
+        }
+        var digest = try session.digest(at: confirmed)
+        for e in fresh { digest = try session.confirmInPlace(e, previousDigest: digest) }
+        try projection.refreshInstants(
+            changes.sorted { $0.new.id < $1.new.id }, in: session.transaction, databases: dbs)
+        return true
     }
 
     /// Sends the outbox in batches (one command's events never split), oldest first. Returns how
