@@ -9,7 +9,7 @@ import Testing
 /// A device: a store of its own (ids of its own stem) and its connection to the shared remote.
 final class Device {
     let fixture: NotebookFixture
-    let remote: PostgresEventLog
+    private(set) var remote: PostgresEventLog
     let notebookID: Identifier
     var book: Notebook { fixture.book }
 
@@ -19,6 +19,9 @@ final class Device {
         remote = try PostgresEventLog(connecting: try cluster().address())
         notebookID = try makeNotebook(try cluster(), n)
     }
+
+    /// A new connection, as the next `notes sync` process opens (after the server restarted).
+    func reconnect() throws { remote = try PostgresEventLog(connecting: try cluster().address()) }
 
     @discardableResult
     func sync(join: Bool = false) throws -> SyncReport {
@@ -310,7 +313,7 @@ struct NotebookSyncTests {
         let before = try a.log()
         let id = Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0001)
         let bad = NoteEvent.created(title: "two\nlines \u{1B}[31m", body: "", pinned: false, category: nil)
-        try a.remote.append(
+        _ = try a.remote.append(
             notebook: a.notebookID,
             batch: RemoteBatch([
                 RemoteAppend(
