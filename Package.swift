@@ -145,7 +145,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "BasicsTests", dependencies: ["Basics", "EventStore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TextDiffTests", dependencies: ["TextDiff"], swiftSettings: strict),
+        .testTarget(name: "TextDiffTests", dependencies: ["TextDiff", "TestSupport"], swiftSettings: strict),
         // A throwaway PostgreSQL cluster made with initdb, for the tests and the benchmarks.
         .target(
             name: "PostgresFixture", dependencies: ["PostgresLog", "Basics"], path: "Tests/Support/PostgresFixture",

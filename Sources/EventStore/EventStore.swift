@@ -429,6 +429,16 @@ public final class EventStore: Sendable {
         do { return try txn.get(meta, key: Array(name.utf8)) } catch { throw StoreError.wrap(error) }
     }
 
+    /// Reads a metadata value stored by ``setMetadata(_:uint64:in:)``, or nil.
+    public func metadataUInt64(_ name: String, in txn: borrowing Transaction) throws(StoreError) -> UInt64? {
+        try metadata(name, in: txn).map { (b) throws(StoreError) in try decodeUInt64(b) }
+    }
+
+    /// Writes a number as a metadata value, 8 big-endian bytes (inside a write transaction).
+    public func setMetadata(_ name: String, uint64 value: UInt64, in txn: borrowing Transaction) throws(StoreError) {
+        try setMetadata(name, keyBytes(value), in: txn)
+    }
+
     /// Writes a metadata value (inside a write transaction).
     public func setMetadata(_ name: String, _ value: [UInt8], in txn: borrowing Transaction) throws(StoreError) {
         do { try txn.put(meta, key: Array(name.utf8), value: value) } catch { throw StoreError.wrap(error) }

@@ -1,6 +1,7 @@
 // Foundation (not FoundationEssentials) for Process and FileManager: the agreement test runs
 // `git merge-file`.
 import Foundation
+import TestSupport
 import Testing
 import TextDiff
 
@@ -89,7 +90,7 @@ struct ThreeWayMergeTests {
             print("skipped: /usr/bin/git is not installed")
             return
         }
-        var rng = SplitMix(seed: 20_261_202)
+        var rng = SeededGenerator(seed: 20_261_202)
         let dir = FileManager.default.temporaryDirectory.appending(path: "merge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -114,7 +115,7 @@ struct ThreeWayMergeTests {
         #expect(checked > 10)
     }
 
-    private func edit(_ lines: [String], _ rng: inout SplitMix) -> [String] {
+    private func edit(_ lines: [String], _ rng: inout SeededGenerator) -> [String] {
         var out = lines
         for _ in 0..<Int(rng.next() % 3 + 1) {
             let at = Int(rng.next() % UInt64(out.count + 1))
@@ -142,18 +143,5 @@ struct ThreeWayMergeTests {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (String(decoding: data, as: UTF8.self), Int(p.terminationStatus))
-    }
-}
-
-/// A small deterministic generator for the random cases.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_B9E9
-        z = (z ^ (z >> 27)) &* 0x94D0_49EB_133B_111F
-        return z ^ (z >> 31)
     }
 }

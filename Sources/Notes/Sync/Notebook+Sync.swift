@@ -80,8 +80,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             return
                 "this store holds \(events) events of its own and never synced; run `notes sync --join` to propose them to the remote"
         case .diverged(let position, let detail):
-            return
-                "the store's log differs from the remote log at position \(position) (\(detail)); nothing was merged"
+            return StoreError.diverged(position: position, detail: detail).description
         case .invalidRemoteEvent(let position, let detail):
             return
                 "the remote's event at position \(position) breaks the notes rules (\(detail)); nothing was pulled (a newer program may read it)"
@@ -124,14 +123,11 @@ extension Notebook {
 
     func syncState(in txn: borrowing Transaction) throws -> SyncState {
         let notebook = try store.metadata(SyncKeys.notebook, in: txn).flatMap { Identifier(bytes: $0) }
-        let confirmed = try store.metadata(SyncKeys.confirmed, in: txn).map(Self.decodeUInt64) ?? 0
-        let last = try store.metadata(SyncKeys.lastSync, in: txn).map { Int64(bitPattern: Self.decodeUInt64($0)) }
+        let confirmed = try store.metadataUInt64(SyncKeys.confirmed, in: txn) ?? 0
+        let last = try store.metadataUInt64(SyncKeys.lastSync, in: txn).map { Int64(bitPattern: $0) }
         return SyncState(
             notebook: notebook, confirmed: confirmed, lastSync: last, head: try store.headPosition(in: txn))
     }
-
-    static func encodeUInt64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
-    static func decodeUInt64(_ b: [UInt8]) -> UInt64 { b.count == 8 ? b.reduce(0) { $0 << 8 | UInt64($1) } : 0 }
 
     /// Exchanges events with `remote`'s `notebook` until both hold the same log: pull what other
     /// devices pushed, acknowledge this device's events that came back, rebase the rest of the
@@ -202,8 +198,7 @@ extension Notebook {
                 try write { session, _ in
                     try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                     try store.setMetadata(
-                        SyncKeys.lastSync, Self.encodeUInt64(UInt64(bitPattern: options.clock())),
-                        in: session.transaction)
+                        SyncKeys.lastSync, uint64: UInt64(bitPattern: options.clock()), in: session.transaction)
                 }
                 report.remoteHead = state.confirmed
                 report.unresolvedConflicts = try conflictedNotes().count
@@ -254,8 +249,7 @@ extension Notebook {
             let (head, _) = try session.logHead()
             if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
                 try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-                try store.setMetadata(
-                    SyncKeys.confirmed, Self.encodeUInt64(fresh.last!.position), in: session.transaction)
+                try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
                 var done = Integration()
                 done.inPlace = fresh.count
                 return done
@@ -274,9 +268,9 @@ extension Notebook {
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
             }
             try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-            try store.setMetadata(SyncKeys.confirmed, Self.encodeUInt64(fresh.last!.position), in: session.transaction)
+            try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
             if !outbox.isEmpty {
-                var rebase = Rebase(
+                var rebase = try Rebase(
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
                 try rebase.run(session: session, dbs: dbs)
                 result.merged = rebase.merged
@@ -487,7 +481,6 @@ extension Notebook {
 struct Rebase {
     let book: Notebook
     let outbox: [RecordedEvent]
-    let pulled: [RecordedEvent]
     /// The remote's versions of outbox events it returned, by id.
     let confirmedVersions: [Identifier: UInt64]
     var merged = 0
@@ -499,17 +492,38 @@ struct Rebase {
     private var versions: [String: [UInt64: UInt64]] = [:]
     /// Per stream, the version the outbox's first event of it followed.
     private var baseOf: [String: UInt64] = [:]
+    /// The streams of the outbox.
+    private var outboxStreams: Set<String> = []
+    /// The names the pulled events give categories and tags, by stream, and whether each is live.
+    private var pulledNames: [String: (name: String, live: Bool)] = [:]
+    /// Whether a category's or tag's stream holds its deletion, by stream, as read so far.
+    private var deletedStreams: [String: Bool] = [:]
     /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
     private var flagged: [Identifier: Identifier?] = [:]
 
-    init(book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64]) {
+    init(book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64])
+        throws
+    {
         self.book = book
         self.outbox = outbox
-        self.pulled = pulled
         self.confirmedVersions = confirmedVersions
         for e in outbox {
+            outboxStreams.insert(e.stream)
             if baseOf[e.stream] == nil { baseOf[e.stream] = e.version - 1 }
             if let v = confirmedVersions[e.id] { versions[e.stream, default: [:]][e.version] = v }
+        }
+        for e in pulled {
+            let name: String?
+            switch StreamRef(e.stream) {
+            case .category:
+                name = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)?.name
+            case .tag:
+                name = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)?.name
+            case .note, .other: continue
+            }
+            guard let name else { continue }
+            // A deletion keeps the name it had, no longer live.
+            pulledNames[e.stream] = name.isEmpty ? (pulledNames[e.stream]?.name ?? "", false) : (name, true)
         }
     }
 
@@ -587,6 +601,7 @@ struct Rebase {
             case .other: break
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
+            deletedStreams[stream] = nil
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
     }
@@ -654,14 +669,17 @@ struct Rebase {
 
     /// The event without the categories and tags another device deleted meanwhile (delete wins
     /// over assign): a category becomes none, a tagging is dropped (nil).
-    private func withoutDeletedEntities(_ event: NoteEvent, txn: borrowing Transaction) throws -> NoteEvent? {
+    private mutating func withoutDeletedEntities(_ event: NoteEvent, txn: borrowing Transaction) throws -> NoteEvent? {
         func live(_ id: Identifier?, _ stream: (Identifier) -> String) throws -> Bool {
             guard let id else { return true }
+            let name = stream(id)
+            if let known = deletedStreams[name] { return !known }
             var deleted = false
-            try book.store.forEachEvent(inStream: stream(id), in: txn) { view in
+            try book.store.forEachEvent(inStream: name, in: txn) { view in
                 if view.isType("CategoryDeleted") || view.isType("TagDeleted") { deleted = true }
                 return !deleted
             }
+            deletedStreams[name] = deleted
             return !deleted
         }
         switch event {
@@ -717,37 +735,21 @@ struct Rebase {
         named name: String, kind: EntityKind, other: Identifier, txn: borrowing Transaction, dbs: ProjectionDatabases
     ) throws -> Identifier? {
         let key = name.lowercased()
-        var found: Identifier?
-        var names: [Identifier: (String, Bool)] = [:]
-        for e in pulled {
-            switch (StreamRef(e.stream), kind) {
-            case (.category(let id), .category):
-                if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload) {
-                    names[id] = c.name.isEmpty ? (names[id]?.0 ?? "", false) : (c.name, true)
-                }
-            case (.tag(let id), .tag):
-                if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload) {
-                    names[id] = t.name.isEmpty ? (names[id]?.0 ?? "", false) : (t.name, true)
-                }
-            default: continue
-            }
+        func stream(_ id: Identifier) -> String { kind == .category ? Category.stream(id) : Tag.stream(id) }
+        for (s, (n, live)) in pulledNames where live && n.lowercased() == key {
+            if case .category(let id) = StreamRef(s), kind == .category, id != other { return id }
+            if case .tag(let id) = StreamRef(s), kind == .tag, id != other { return id }
         }
-        for (id, (n, live)) in names where live && id != other && n.lowercased() == key { found = id }
-        if let found { return found }
-        let outboxStreams = Set(outbox.map(\.stream))
-        switch kind {
-        case .category:
-            if let c = try book.projection.category(named: name, in: txn, databases: dbs), c.id != other, !c.deleted,
-                !outboxStreams.contains(c.stream), names[c.id] == nil
-            {
-                return c.id
-            }
-        case .tag:
-            if let t = try book.projection.tag(named: name, in: txn, databases: dbs), t.id != other, !t.deleted,
-                !outboxStreams.contains(t.stream), names[t.id] == nil
-            {
-                return t.id
-            }
+        var held: (id: Identifier, deleted: Bool)?
+        if kind == .category {
+            if let c = try book.projection.category(named: name, in: txn, databases: dbs) { held = (c.id, c.deleted) }
+        } else if let t = try book.projection.tag(named: name, in: txn, databases: dbs) {
+            held = (t.id, t.deleted)
+        }
+        if let held, held.id != other, !held.deleted, !outboxStreams.contains(stream(held.id)),
+            pulledNames[stream(held.id)] == nil
+        {
+            return held.id
         }
         return nil
     }
