@@ -37,6 +37,9 @@ final class Appender {
     /// Set when the log's tail was removed in this transaction: the projections are rebuilt in
     /// bulk before the commit even if no event is appended after it.
     private var tailRemoved = false
+    /// Set when the caller brings the projections up to date itself (a sync that re-folds the
+    /// records its events touched): appends of this transaction leave them alone.
+    private var projectionsWithheld = false
 
     init(store: EventStore) { self.store = store }
 
@@ -127,7 +130,7 @@ final class Appender {
         default: break
         }
 
-        let projecting = store.configuration.projections != nil
+        let projecting = store.configuration.projections != nil && !projectionsWithheld
         // Deferred projections collect straight into `pending`; inline ones into this call's list.
         var lifted: [LiftedEvent] = []
         for i in fresh {
@@ -271,12 +274,14 @@ final class Appender {
 
     /// Removes every event after `position` from the log, their stream entries, ids and catalogue
     /// counts, and has the projections rebuilt in bulk from the log that is left (and what is
-    /// appended after it) before the commit. Returns the removed events, oldest first.
+    /// appended after it) before the commit, or, with `rebuild` false, leaves them alone for the
+    /// rest of the transaction: the caller re-folds what the removed and appended events touched.
+    /// Returns the removed events, oldest first.
     ///
     /// Only a log's unconfirmed tail may go this way (events a shared log has not ordered yet,
     /// which a sync rewrites on top of the events it pulled); it must come before any append of
     /// the transaction.
-    func removeTail(after position: UInt64, in txn: borrowing Transaction) throws -> [RecordedEvent] {
+    func removeTail(after position: UInt64, rebuild: Bool, in txn: borrowing Transaction) throws -> [RecordedEvent] {
         guard appendedCount == 0, !deferProjections else {
             throw StoreError.unexpected("the log's tail can only be removed before any append of a transaction")
         }
@@ -321,11 +326,16 @@ final class Appender {
                 _ = try txn.delete(store.meta, key: k)
             }
         }
-        // The appender reads the log's new last event again, and the projections are rebuilt.
+        // The appender reads the log's new last event again, and the projections are rebuilt (or
+        // left to the caller).
         loaded = false
         try load(txn)
-        tailRemoved = true
-        try deferProjections(expecting: Int.max, in: txn)
+        if rebuild {
+            tailRemoved = true
+            try deferProjections(expecting: Int.max, in: txn)
+        } else {
+            projectionsWithheld = true
+        }
         return removed
     }
 

@@ -44,11 +44,13 @@ public struct WriteSession: ~Copyable {
     }
 
     /// Removes the log's unconfirmed tail, every event after `position`, before any append of this
-    /// transaction, and returns it; the projections are rebuilt in bulk before the commit. See
-    /// ``EventStore/write(reserving:_:)``: a sync rewrites the events a shared log has not ordered
-    /// yet on top of those it pulled, and nothing else may remove an event.
-    public func removeTail(after position: UInt64) throws -> [RecordedEvent] {
-        try appender.removeTail(after: position, in: transaction)
+    /// transaction, and returns it. With `rebuildingProjections`, the projections are rebuilt in
+    /// bulk before the commit; without, this transaction's appends leave them alone, and the
+    /// caller must bring up to date every record the removed and appended events touch before it
+    /// commits. See ``EventStore/write(reserving:_:)``: a sync rewrites the events a shared log
+    /// has not ordered yet on top of those it pulled, and nothing else may remove an event.
+    public func removeTail(after position: UInt64, rebuildingProjections: Bool = true) throws -> [RecordedEvent] {
+        try appender.removeTail(after: position, rebuild: rebuildingProjections, in: transaction)
     }
 
     /// Appends an event a shared log ordered, at its position, instant and version, checking that

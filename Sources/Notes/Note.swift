@@ -62,6 +62,9 @@ public struct Note: Sendable, Equatable, Hashable {
     public var stream: String { Note.stream(id) }
 
     public static func stream(_ id: Identifier) -> String { "note/" + id.uuidString }
+
+    /// Whether its body holds a sync conflict not resolved yet (``NoteProperty/conflict``).
+    public var isConflicted: Bool { properties[NoteProperty.conflict.rawValue] != nil }
 }
 
 /// The properties the store gives a meaning to. A ``NoteEvent/propertySet(key:value:)`` event

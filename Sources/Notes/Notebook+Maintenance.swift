@@ -143,6 +143,13 @@ extension NotesProjection {
                 "the notes ever pinned differ from the log (\(everPinned.count) stored, \(state.everPinned.count) expected)"
             )
         }
+        let conflicted = try conflictedIDs(in: txn, databases: databases)
+        let expectedConflicted = state.notes.values.filter(\.isConflicted).map(\.id).sorted()
+        if conflicted != expectedConflicted {
+            report(
+                "the notes with a sync conflict differ from the log (\(conflicted.count) stored, \(expectedConflicted.count) expected)"
+            )
+        }
         let (categories, tags) = state.entitiesWithCounts()
         for problem in try categoryTable(databases).differences(from: categories, in: txn) { report(problem) }
         for problem in try tagTable(databases).differences(from: tags, in: txn) { report(problem) }

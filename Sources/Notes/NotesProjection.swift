@@ -19,7 +19,7 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-8+" + SearchBridge.version + "+" + searchLanguage.name }
+    public var version: String { "notes-9+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
@@ -33,12 +33,15 @@ public final class NotesProjection: ProjectionSet {
         /// The ids of the notes an event ever left pinned (keys only): where a past listing
         /// finds the notes that were pinned then (``NotebookState/everPinned``).
         static let pinnedEver = "pinned_ever"
+        /// The ids of the notes whose body holds a sync conflict not resolved yet (keys only):
+        /// what `notes conflicts` and the end of a sync read, whatever the size of the store.
+        static let conflicts = "conflicts"
     }
 
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
             (DB.notes, []), (DB.rows, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
-            (DB.tagNames, []), (DB.pinnedEver, []), (LinkIndex.titles, []), (LinkIndex.aliases, []),
+            (DB.tagNames, []), (DB.pinnedEver, []), (DB.conflicts, []), (LinkIndex.titles, []), (LinkIndex.aliases, []),
             (LinkIndex.noteTitles, []),
             (LinkIndex.links, []),
         ]
@@ -120,18 +123,7 @@ public final class NotesProjection: ProjectionSet {
             throw FoldError.foreignType(e.type, version: e.schemaVersion, in: subject)
         }
         try table.apply(event, id: id, subject: subject, at: e.recordedAt, in: txn) {
-            // Notes not in the trash that name the id already.
-            var count = 0
-            for status in [ListQuery.StatusFilter.active, .archived] {
-                for group: UInt8 in [0, 1] {
-                    let prefix = ListIndex.prefix(status: status, scope: scope, sort: .created, pinnedGroup: group)
-                    try scan(prefix, reverse: false, in: txn, databases: databases) { _ in
-                        count += 1
-                        return true
-                    }
-                }
-            }
-            return count
+            try notesNaming(scope: scope, in: txn, databases: databases)
         }
     }
 
@@ -141,33 +133,80 @@ public final class NotesProjection: ProjectionSet {
         databases: ProjectionDatabases
     ) throws -> (old: Note?, new: Note)? {
         let old = try note(id, in: txn, databases: databases)
-        var note = old
+        let folded = try fold(id, from: old, all, indices)
+        guard let new = folded.note else { return nil }
+        try LinkIndex.update(
+            note: id, old: old, new: new, titles: folded.titles, names: folded.names, in: txn,
+            databases: linkDatabases(databases))
+        // A note pinned before this batch is in the set already: only a pin writes it.
+        if folded.pinned && old?.pinned != true { try txn.put(databases[DB.pinnedEver], key: id.bytes, value: []) }
+        try storeRecords(old: old, new: new, in: txn, databases: databases)
+        return (old, new)
+    }
+
+    /// A note folded from some of its events, and what the links and `pinned_ever` projections
+    /// take from them.
+    struct FoldedNote {
+        var note: Note?
+        /// Each event's title, folded, where the event sets one.
         var titles: [(position: UInt64, folded: String)] = []
+        /// The note's names after each event that may rename it.
         var names: [(position: UInt64, names: [String])] = []
+        /// Whether any of the events left it pinned.
         var pinned = false
+    }
+
+    /// Folds the events of `all` at `indices` (the note's, in log order) into `start`.
+    func fold(_ id: Identifier, from start: Note?, _ all: [LiftedEvent], _ indices: some Sequence<Int>) throws
+        -> FoldedNote
+    {
+        var folded = FoldedNote(note: start)
         for i in indices {
             let e = all[i]
             guard let kind = NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) else {
                 throw FoldError.foreignType(e.type, version: e.schemaVersion, in: .note(id))
             }
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
-            try NoteFold.apply(kind, p, to: &note, id: id, at: e.recordedAt, version: e.version)
-            pinned = pinned || note?.pinned == true
-            if kind.setsTitle, let title = note?.title { titles.append((e.position, TextFolding.fold(title))) }
-            if LinkIndex.mayRename(kind, p), let note { names.append((e.position, LinkIndex.names(of: note))) }
+            try NoteFold.apply(kind, p, to: &folded.note, id: id, at: e.recordedAt, version: e.version)
+            folded.pinned = folded.pinned || folded.note?.pinned == true
+            if kind.setsTitle, let title = folded.note?.title {
+                folded.titles.append((e.position, TextFolding.fold(title)))
+            }
+            if LinkIndex.mayRename(kind, p), let note = folded.note {
+                folded.names.append((e.position, LinkIndex.names(of: note)))
+            }
         }
-        guard let new = note else { return nil }
-        try LinkIndex.update(
-            note: id, old: old, new: new, titles: titles, names: names, in: txn,
-            databases: LinkDatabases(
-                titles: databases[LinkIndex.titles], aliases: databases[LinkIndex.aliases],
-                noteTitles: databases[LinkIndex.noteTitles], links: databases[LinkIndex.links]))
-        // A note pinned before this batch is in the set already: only a pin writes it.
-        if pinned && old?.pinned != true { try txn.put(databases[DB.pinnedEver], key: id.bytes, value: []) }
-        try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
-        try txn.put(databases[DB.rows], key: id.bytes, value: NoteRow(new).encoded())
+        return folded
+    }
+
+    func linkDatabases(_ databases: ProjectionDatabases) -> LinkDatabases {
+        LinkDatabases(
+            titles: databases[LinkIndex.titles], aliases: databases[LinkIndex.aliases],
+            noteTitles: databases[LinkIndex.noteTitles], links: databases[LinkIndex.links])
+    }
+
+    /// Writes the note's record, row and listing keys, going from `old` to `new` (nil: the note
+    /// is gone), and moves its share of the category and tag counts.
+    func storeRecords(old: Note?, new: Note?, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
+        guard let id = new?.id ?? old?.id else { return }
+        if let new {
+            try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
+            try txn.put(databases[DB.rows], key: id.bytes, value: NoteRow(new).encoded())
+        } else {
+            _ = try txn.delete(databases[DB.notes], key: id.bytes)
+            _ = try txn.delete(databases[DB.rows], key: id.bytes)
+        }
+        if let isConflicted = new?.isConflicted, isConflicted != old?.isConflicted {
+            if isConflicted {
+                try txn.put(databases[DB.conflicts], key: id.bytes, value: [])
+            } else {
+                _ = try txn.delete(databases[DB.conflicts], key: id.bytes)
+            }
+        } else if new == nil, old?.isConflicted == true {
+            _ = try txn.delete(databases[DB.conflicts], key: id.bytes)
+        }
         let oldKeys = old.map(ListIndex.keys(for:)) ?? []
-        let newKeys = ListIndex.keys(for: new)
+        let newKeys = new.map(ListIndex.keys(for:)) ?? []
         let list = databases[DB.list]
         for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
         for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
@@ -178,11 +217,10 @@ public final class NotesProjection: ProjectionSet {
             if let c = old.category { try categories.adjustCount(c, by: -1, in: txn) }
             for t in old.tags { try tags.adjustCount(t, by: -1, in: txn) }
         }
-        if !new.trashed {
+        if let new, !new.trashed {
             if let c = new.category { try categories.adjustCount(c, by: 1, in: txn) }
             for t in new.tags { try tags.adjustCount(t, by: 1, in: txn) }
         }
-        return (old, new)
     }
 
     /// Writes notes whose instants changed and nothing else (a sync that confirmed this device's
@@ -411,7 +449,7 @@ public final class NotesProjection: ProjectionSet {
 
     /// Calls `body` with the id of each listing entry under `prefix`, in order, while it
     /// returns true.
-    private func scan(
+    func scan(
         _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
         _ body: (Identifier) throws -> Bool
     ) throws {
@@ -470,6 +508,22 @@ public final class NotesProjection: ProjectionSet {
 
     /// The notes an event ever left pinned, and how many: a superset of the notes pinned at any
     /// past instant.
+    /// The ids of the notes holding a sync conflict not resolved yet, in id order.
+    func conflictedIDs(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Identifier] {
+        var ids: [Identifier] = []
+        try txn.withCursor(databases[DB.conflicts]) { c in
+            var entry = try c.first()
+            while let e = entry {
+                guard let id = Identifier(bytes: e.key) else {
+                    throw StoreError.damagedProjection("a key of the conflicts projection is not a note id")
+                }
+                ids.append(id)
+                entry = try c.next()
+            }
+        }
+        return ids
+    }
+
     func everPinnedCount(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Int {
         try txn.count(databases[DB.pinnedEver])
     }
@@ -609,6 +663,13 @@ public final class NotesProjection: ProjectionSet {
             try txn.withCursor(databases[DB.pinnedEver]) { c in
                 for id in state.everPinned.sorted() {
                     try id.bytes.withUnsafeBytes { k in
+                        try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                    }
+                }
+            }
+            try txn.withCursor(databases[DB.conflicts]) { c in
+                for n in notes where n.isConflicted {
+                    try n.id.bytes.withUnsafeBytes { k in
                         try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                     }
                 }

@@ -54,6 +54,14 @@ enum SearchBridge {
             databases: SearchDatabases(databases, language: language))
     }
 
+    /// Takes `notes` (as the index holds them) out of the index.
+    static func remove(
+        _ notes: [Note], in txn: borrowing Transaction, databases: ProjectionDatabases, language: SearchLanguage
+    ) throws {
+        try SearchIndex.remove(
+            notes.map(SearchDocument.init), in: txn, databases: SearchDatabases(databases, language: language))
+    }
+
     /// Builds the index of `notes` on the other cores while `meanwhile` runs (the rebuild writes
     /// the other projections then), and writes it once both are done. Tokenizing is the largest
     /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where more

@@ -128,6 +128,51 @@ extension SearchIndex {
         try stats.write(txn, db)
     }
 
+    /// Takes `docs` out of the index (a sync taking back notes its outbox had created): their
+    /// postings, doc numbers and records, and their share of the collection's statistics. Each
+    /// must be the document as the index holds it; one it does not hold is skipped. Doc numbers
+    /// are not reused: the index holds what it would after adding the others alone.
+    static func remove(_ docs: [SearchDocument], in txn: borrowing Transaction, _ db: SearchDatabases) throws {
+        guard !docs.isEmpty else { return }
+        var stats = try SearchStats.read(txn, db)
+        var analyzer = BatchAnalyzer(stemmer: db.language.makeStemmer())
+        var byTerm: [[PostingChange]] = []
+        var postings: [BatchAnalyzer.Posting] = []
+        var cleared: [UInt32] = []
+        for d in docs {
+            guard let doc = try ordinal(of: d.id, in: txn, db) else { continue }
+            postings.removeAll(keepingCapacity: true)
+            let length = analyzer.analyze(title: d.title, body: d.body, into: &postings)
+            for p in postings {
+                let t = Int(p.term)
+                while t >= byTerm.count { byTerm.append([]) }
+                byTerm[t].append(
+                    PostingChange(
+                        doc: doc, titleTF: p.titleTF, bodyTF: p.bodyTF, length: 0, positions: p.positions, removed: true
+                    ))
+            }
+            _ = try txn.delete(db.ids, key: d.id.bytes)
+            stats.documents -= 1
+            stats.totalLength = stats.totalLength &- UInt64(length)
+            cleared.append(doc)
+        }
+        for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
+            let term = analyzer.terms.term(t)
+            let list = byTerm[t].sorted { $0.doc < $1.doc }
+            let delta = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
+            try adjustDF(term, by: delta, in: txn, db)
+        }
+        for doc in cleared {
+            let key = DocRecord.chunkKey(doc)
+            guard var chunk = try txn.get(db.docs, key: key), chunk.count == DocRecord.size * DocRecord.perChunk
+            else { continue }
+            let at = DocRecord.offset(doc)
+            chunk.replaceSubrange(at..<(at + DocRecord.size), with: repeatElement(0, count: DocRecord.size))
+            try txn.put(db.docs, key: key, value: chunk)
+        }
+        try stats.write(txn, db)
+    }
+
     static func ordinal(of id: Identifier, in txn: borrowing Transaction, _ db: SearchDatabases) throws -> UInt32? {
         guard let v = try txn.get(db.ids, key: id.bytes) else { return nil }
         guard v.count == 4 else { throw SearchIndexError.damaged("a note's doc number has \(v.count) bytes") }

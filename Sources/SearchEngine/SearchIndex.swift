@@ -59,6 +59,14 @@ public enum SearchIndex {
         try update(changes: changes, in: txn, databases)
     }
 
+    /// Inline: takes the documents, as the index holds them, out of it (a sync taking back notes
+    /// it had created).
+    public static func remove(
+        _ documents: [SearchDocument], in txn: borrowing Transaction, databases: SearchDatabases
+    ) throws {
+        try remove(documents, in: txn, databases)
+    }
+
     /// Fills empty databases with `documents` (any status), writing through `write`: a closure
     /// that runs its body in a write transaction (and may run it again, as a restartable write
     /// does), so that a caller can write in as many transactions as it likes.

@@ -113,6 +113,21 @@ struct SearchIndexTests {
         note(5, "Cherry pie", "the apple pie recipe: cherries, apples and more pie", updatedAt: 50),
     ]
 
+    @Test("removing notes leaves the index of the others: postings, statistics, records and searches")
+    func removal() throws {
+        let f = try Fixture()
+        for n in Self.corpus { try f.update(old: nil, new: n) }
+        let gone = [Self.corpus[1], Self.corpus[4]]
+        try f.env.write { txn in try SearchIndex.remove(gone.map { SearchDocument($0) }, in: txn, databases: f.a) }
+        let kept = Self.corpus.filter { n in !gone.contains { $0.id == n.id } }
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: kept, language: .none).contents)
+        #expect(try f.search("apple").map(\.id) == [Self.id(1), Self.id(3)])
+        // A note taken out and added again gets a new doc number; the index stays exact.
+        try f.update(old: nil, new: Self.corpus[4])
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: kept + [Self.corpus[4]], language: .none).contents)
+        #expect(try f.search("pie").map(\.id) == [Self.id(5)])
+    }
+
     @Test("BM25 scores and order match the formula on a hand-checked corpus")
     func ranking() throws {
         let f = try Fixture()

@@ -255,8 +255,11 @@ extension Notebook {
                 return done
             }
             var outbox: [RecordedEvent] = []
+            // A rebase re-folds the records of the streams it touches, unless it touches so much
+            // of the store that a rebuild in bulk costs less.
+            let reprojecting = Self.reprojects(moved: Int(head - now) + fresh.count, of: head)
             if head > now {
-                outbox = try session.removeTail(after: now)
+                outbox = try session.removeTail(after: now, rebuildingProjections: !reprojecting)
             } else {
                 try session.deferProjections(expecting: fresh.count)
             }
@@ -276,9 +279,39 @@ extension Notebook {
                 result.merged = rebase.merged
                 result.conflicts = rebase.conflicts
                 result.namesMerged = rebase.namesMerged
+                if reprojecting {
+                    try reproject(
+                        streams: outbox.map(\.stream) + fresh.map(\.stream) + rebase.appendedStreams, session, dbs)
+                }
             }
             return result
         }
+    }
+
+    /// Whether a rebase that takes off and appends `moved` events in a log of `head` re-folds the
+    /// records of the streams it touches (else the projections are rebuilt in bulk): a stream's
+    /// records are read, folded and written again at about the cost of folding a few dozen events
+    /// in bulk.
+    static func reprojects(moved: Int, of head: UInt64) -> Bool {
+        moved <= 4096 || UInt64(moved) * 16 <= head
+    }
+
+    /// Re-folds the records of `streams` from the log (see ``NotesProjection/reproject``).
+    private func reproject(streams: [String], _ session: borrowing WriteSession, _ dbs: ProjectionDatabases) throws {
+        var notes: Set<Identifier> = []
+        var categories: Set<Identifier> = []
+        var tags: Set<Identifier> = []
+        for s in Set(streams) {
+            switch StreamRef(s) {
+            case .note(let id): notes.insert(id)
+            case .category(let id): categories.insert(id)
+            case .tag(let id): tags.insert(id)
+            case .other: break
+            }
+        }
+        try projection.reproject(
+            notes: notes.sorted(), categories: categories.sorted(), tags: tags.sorted(), store: store,
+            in: session.transaction, databases: dbs)
     }
 
     /// Refuses an event of another device that a command or an import here would not write:
@@ -468,11 +501,15 @@ extension Notebook {
 
     /// Notes whose body holds a sync conflict not resolved yet, by title.
     public func conflictedNotes() throws(NotesError) -> [Note] {
-        var q = ListQuery()
-        q.status = .all
-        q.sort = .title
-        q.limit = .max
-        return try list(q).filter { $0.properties[NoteProperty.conflict.rawValue] != nil }
+        try read { txn, dbs in
+            try projection.conflictedIDs(in: txn, databases: dbs).map { id in
+                guard let note = try projection.note(id, in: txn, databases: dbs) else {
+                    throw StoreError.damagedProjection("the conflicts projection names a note it does not hold")
+                }
+                return note
+            }
+        }
+        .sorted { ($0.title.lowercased(), $0.id) < ($1.title.lowercased(), $1.id) }
     }
 }
 
@@ -498,6 +535,8 @@ struct Rebase {
     private var pulledNames: [String: (name: String, live: Bool)] = [:]
     /// Whether a category's or tag's stream holds its deletion, by stream, as read so far.
     private var deletedStreams: [String: Bool] = [:]
+    /// The streams this rebase appended to, in order (with repeats).
+    private(set) var appendedStreams: [String] = []
     /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
     private var flagged: [Identifier: Identifier?] = [:]
 
@@ -601,6 +640,7 @@ struct Rebase {
             case .other: break
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
+            appendedStreams.append(stream)
             deletedStreams[stream] = nil
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }

@@ -1,0 +1,74 @@
+import Basics
+import EventStore
+import Notes
+import PostgresFixture
+import PostgresLog
+import TestSupport
+import Testing
+
+/// Three devices doing random commands offline and syncing in random order: after every sync,
+/// `verify` finds the projections equal to a rebuild of the log (a rebase re-folds only the
+/// records of the streams it touched), and at the end the devices converge.
+@Suite(
+    "Random offline commands on three devices",
+    .enabled(if: PostgresCluster.binDirectory != nil, clusterSkipReason), .postgresCluster)
+struct SyncRandomTests {
+    @Test("after every sync the projections equal a rebuild; at the end every device holds the same log")
+    func randomCommands() throws {
+        for seed: UInt64 in [1, 2, 3] {
+            try run(seed: seed, notebook: 130 + Int(seed))
+        }
+    }
+
+    private func run(seed: UInt64, notebook: Int) throws {
+        var rng = SplitMix(state: seed)
+        let devices = try (1...3).map { try Device(stem: UInt64($0) + seed * 10, notebook: notebook) }
+        try devices[0].book.add(title: "Start", body: "one\ntwo\nthree\n", category: "Home", tags: ["a"])
+        try devices[0].sync(join: true)
+        for d in devices.dropFirst() { try d.sync() }
+        let titles = ["Start", "Plans", "Ideas", "Log", "Later"]
+        let names = ["Home", "Work", "home", "Trips"]
+        let tags = ["a", "b", "c/d"]
+        let lines = ["one", "two", "three", "four", "five", "see [[Plans]]", "and [[Ideas]]"]
+        var syncs = 0
+        for _ in 0..<120 {
+            let d = devices[Int.random(in: 0..<devices.count, using: &rng)]
+            if Int.random(in: 0..<5, using: &rng) == 0 {
+                try d.sync()
+                syncs += 1
+                #expect(try d.book.verify().isEmpty, "seed \(seed), after sync \(syncs)")
+                continue
+            }
+            let notes = try d.book.list(everything)
+            let note = notes.isEmpty ? nil : notes[Int.random(in: 0..<notes.count, using: &rng)]
+            func pick<T>(_ a: [T]) -> T { a[Int.random(in: 0..<a.count, using: &rng)] }
+            func body() -> String {
+                (0..<Int.random(in: 1...4, using: &rng)).map { _ in pick(lines) }.joined(separator: "\n") + "\n"
+            }
+            do {
+                switch (Int.random(in: 0..<14, using: &rng), note) {
+                case (0, _), (_, nil):
+                    try d.book.add(
+                        title: pick(titles), body: body(), category: Bool.random(using: &rng) ? pick(names) : nil,
+                        tags: Bool.random(using: &rng) ? [pick(tags)] : [])
+                case (1, let n?), (2, let n?), (3, let n?): try d.book.edit(n.id, body: body())
+                case (4, let n?): try d.book.edit(n.id, title: pick(titles))
+                case (5, let n?): _ = try n.pinned ? d.book.unpin(n.id) : d.book.pin(n.id)
+                case (6, let n?): _ = try n.trashed ? d.book.untrash(n.id) : d.book.trash(n.id)
+                case (7, let n?): try d.book.archive(n.id)
+                case (8, let n?): try d.book.categorize(n.id, as: Bool.random(using: &rng) ? pick(names) : nil)
+                case (9, let n?): try d.book.tag(n.id, with: [pick(tags)])
+                case (10, let n?): try d.book.untag(n.id, from: [pick(tags)])
+                case (11, let n?): try d.book.restore(n.id, to: .version(1))
+                case (12, _): try d.book.renameCategory(pick(names), to: pick(names) + "s")
+                default: _ = try d.book.deleteCategory(pick(names))
+                }
+            } catch {
+                // A command refused here (a name taken, nothing to change) is a user's error,
+                // not the sync's: the next command goes on.
+            }
+        }
+        try converge(devices)
+        #expect(syncs > 10)
+    }
+}
