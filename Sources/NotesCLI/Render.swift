@@ -63,14 +63,16 @@ extension Context {
         if !labels.tags.isEmpty {
             t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + $0) }.joined(separator: " "))
         }
-        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + n.aliases.joined(separator: ", ")) }
-        if let path = n.sourcePath { t.print(t.dim("  from: ") + path) }
+        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + t.shown(n.aliases.joined(separator: ", "))) }
+        if let path = n.sourcePath { t.print(t.dim("  from: ") + t.shown(path)) }
         if let conflict = n.properties[NoteProperty.conflict.rawValue] {
-            t.print(t.red("  conflict: ") + conflict + t.dim(" (both kept between markers; edit the body to resolve)"))
+            t.print(
+                t.red("  conflict: ") + t.shown(conflict)
+                    + t.dim(" (both kept between markers; edit the body to resolve)"))
         }
         if !n.body.isEmpty {
             t.print()
-            t.print(n.body, terminator: n.body.utf8.last == 0x0A ? "" : "\n")
+            t.print(t.shown(n.body), terminator: n.body.utf8.last == 0x0A ? "" : "\n")
         }
     }
 

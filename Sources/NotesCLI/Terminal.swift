@@ -26,6 +26,11 @@ final class Terminal {
     func style(_ code: String, _ text: String) -> String {
         colorAllowed && !text.isEmpty ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
+    /// Text of a note (its body, a property, a line of a diff or blame) as it may be shown: on a
+    /// terminal, control characters (which could move the cursor, hide text or retitle the
+    /// window) become visible symbols; through a pipe or into a file it is written byte for byte.
+    func shown(_ text: String) -> String { stdoutIsTTY ? terminalSafe(text) : text }
+
     func bold(_ s: String) -> String { style("1", s) }
     func dim(_ s: String) -> String { style("2", s) }
     func yellow(_ s: String) -> String { style("33", s) }
@@ -114,3 +119,27 @@ func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?
 
 /// The C library's message for the current `errno`.
 func errorText() -> String { systemErrorText() }
+
+/// `text` with every control character a terminal would act on shown as a symbol instead: C0
+/// controls as their Unicode control pictures (escape as `␛`), a carriage return not before a
+/// line feed as `␍`, delete as `␡`, C1 controls as `�`. Line feeds and tabs stay.
+func terminalSafe(_ text: String) -> String {
+    func unsafe(_ v: UInt32) -> Bool { v < 0x20 && v != 0x0A && v != 0x09 || (0x7F...0x9F).contains(v) }
+    let scalars = text.unicodeScalars
+    guard scalars.contains(where: { unsafe($0.value) }) else { return text }
+    var out = String.UnicodeScalarView()
+    var i = scalars.startIndex
+    while i != scalars.endIndex {
+        let v = scalars[i].value
+        let next = scalars.index(after: i)
+        switch v {
+        case 0x0D where next != scalars.endIndex && scalars[next] == "\n": out.append(scalars[i])
+        case 0x00..<0x20 where v != 0x0A && v != 0x09: out.append(Unicode.Scalar(0x2400 + v)!)
+        case 0x7F: out.append("\u{2421}")
+        case 0x80...0x9F: out.append("\u{FFFD}")
+        default: out.append(scalars[i])
+        }
+        i = next
+    }
+    return String(out)
+}

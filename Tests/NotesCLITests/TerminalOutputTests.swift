@@ -116,4 +116,27 @@ struct TerminalOutputTests {
             #expect(!r.stdout.contains("\r") && !r.stderr.contains("\r"), "notes \(args): no progress redraws")
         }
     }
+
+    @Test(
+        "on a terminal a body's control characters are shown as symbols, never acted on; a pipe gets the bytes as stored",
+        .enabled(if: hasScript, "util-linux `script` (for a pseudo-terminal) is not installed"))
+    func controlCharactersShown() throws {
+        let s = try Sandbox()
+        // Retitles the terminal's window, moves the cursor home, rings the bell; a CR LF stays.
+        let hostile = "safe\u{1B}]0;owned\u{07}\u{1B}[H\u{1B}[8mhidden\u{9B}31m\u{7F}\rend\r\nok\n"
+        let id = try s.add("Hostile", "--body", hostile)
+        try s.ok("edit", id, "--body", "safe\nnow\u{1B}[2J\n")
+        for args in [["show", id, "--at", "1"], ["diff", id, "1", "2"], ["blame", id, "--at", "1"]] {
+            let r = Self.onTerminal(s, args, env: ["NO_COLOR": "1"])
+            #expect(r.code == 0, "\(args): \(r)")
+            #expect(
+                !r.stdout.contains("\u{1B}") && !r.stdout.contains("\u{9B}") && !r.stdout.contains("\u{07}"),
+                "\(args): \(r.stdout)")
+            #expect(r.stdout.contains("\u{241B}"), "\(args): the escape shown as a symbol: \(r.stdout)")
+        }
+        let shown = Self.onTerminal(s, ["show", id, "--at", "1"], env: ["NO_COLOR": "1"]).stdout
+        #expect(shown.contains("safe\u{241B}]0;owned\u{2407}\u{241B}[H\u{241B}[8mhidden\u{FFFD}31m\u{2421}\u{240D}end"))
+        let piped = s.run(["show", id, "--at", "1"])
+        #expect(piped.code == 0 && piped.stdout.contains(hostile), "a pipe gets the body byte for byte")
+    }
 }

@@ -327,6 +327,24 @@ struct NotebookSyncTests {
         }
         #expect(try a.log() == before, "nothing was written")
         try a.book.add(title: "Still works offline")
+
+        // Who wrote an event is printed by history and blame: no escape sequence gets through.
+        let (c, _) = try pair(115)
+        let other = Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0002)
+        let fine = NoteEvent.created(title: "Fine", body: "", pinned: false, category: nil)
+        _ = try c.remote.append(
+            notebook: c.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: Note.stream(other), expecting: .noStream,
+                    events: [fine.newEvent(id: other, metadata: EventMetadata(actor: "mallory\u{1B}]0;x\u{07}"))])
+            ]))
+        #expect(
+            throws: SyncError.invalidRemoteEvent(
+                position: 2, detail: "an actor or command name holding a control character")
+        ) {
+            try c.sync()
+        }
     }
 
     @Test("a command of more events than a batch takes is split at the remote's cap")

@@ -314,6 +314,10 @@ extension Notebook {
             in: session.transaction, databases: dbs)
     }
 
+    private static func hasControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
     /// Refuses an event of another device that a command or an import here would not write:
     /// text from other devices is untrusted input.
     private func checkRemote(_ e: RecordedEvent) throws {
@@ -324,7 +328,13 @@ extension Notebook {
             }
         }
         func body(_ b: String) throws {
-            do { _ = try validBody(b) } catch { throw refuse(error.description) }
+            if case .failure(let error) = Result(catching: { () throws(NotesError) in try validBody(b) }) {
+                throw refuse(error.description)
+            }
+        }
+        // Who and what wrote it are printed by `history` and `blame`: one line of text each.
+        if Self.hasControl(e.metadata.actor) || Self.hasControl(e.metadata.command ?? "") {
+            throw refuse("an actor or command name holding a control character")
         }
         do {
             switch StreamRef(e.stream) {

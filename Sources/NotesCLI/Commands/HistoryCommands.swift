@@ -65,11 +65,16 @@ let diffCommand = Command(
         return
     }
     let t = ctx.terminal
-    for change in diff.fields { t.print(t.bold(fieldLine(change))) }
+    for change in diff.fields { t.print(t.bold(t.shown(fieldLine(change)))) }
     let short = shortID(id)
+    let hunks = diff.hunks.map { h in
+        var h = h
+        for i in h.lines.indices { h.lines[i].text = t.shown(h.lines[i].text) }
+        return h
+    }
     // A tab ends the file name, as in GNU diff's headers, so `patch -p1` reads the name alone.
     let text = UnifiedDiff.render(
-        diff.hunks, oldLabel: "a/\(short)\tv\(diff.from.version)", newLabel: "b/\(short)\tv\(diff.to.version)",
+        hunks, oldLabel: "a/\(short)\tv\(diff.from.version)", newLabel: "b/\(short)\tv\(diff.to.version)",
         color: t.colorAllowed)
     t.print(text, terminator: "")
 }
@@ -106,7 +111,7 @@ let blameCommand = Command(
             version + String(repeating: " ", count: versionWidth - version.count) + "  "
             + localDate(l.recordedAt) + "  " + l.actor
             + String(repeating: " ", count: actorWidth - displayWidth(l.actor))
-        t.print(t.dim(prefix + " |") + " " + l.text)
+        t.print(t.dim(t.shown(prefix) + " |") + " " + t.shown(l.text))
     }
 }
 

@@ -162,7 +162,8 @@ let searchCommand = Command(
         if !l.tags.isEmpty { header += "  " + ctx.terminal.green(l.tags.map { "#" + $0 }.joined(separator: " ")) }
         ctx.terminal.print(header)
         let snippet = Snippet.make(
-            title: r.note.title, body: r.note.body, query: match == .exact ? query : marked, highlight: highlight,
+            title: r.note.title, body: ctx.terminal.shown(r.note.body), query: match == .exact ? query : marked,
+            highlight: highlight,
             language: language)
         ctx.terminal.print("  " + snippet)
     }
