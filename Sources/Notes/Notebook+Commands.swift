@@ -14,14 +14,17 @@ extension Notebook {
         let tagNames = try Self.validTagNames(tags)
         let id = newID()
         return try write { session, dbs in
-            let categoryID = try categoryName.map { try ensureCategory($0, session: session, dbs: dbs) }
+            var command: Identifier?
+            let categoryID = try categoryName.map {
+                try ensureCategory($0, session: session, dbs: dbs, command: &command)
+            }
             var events = [NoteEvent.created(title: title, body: body, pinned: pinned, category: categoryID)]
             var tagIDs: Set<Identifier> = []
             for name in tagNames {
-                let t = try ensureTag(name, session: session, dbs: dbs)
+                let t = try ensureTag(name, session: session, dbs: dbs, command: &command)
                 if tagIDs.insert(t).inserted { events.append(.tagged(tag: t)) }
             }
-            return try append(events, to: id, expecting: .noStream, session: session, dbs: dbs)
+            return try append(events, to: id, expecting: .noStream, session: session, dbs: dbs, command: command)
         }
     }
 
@@ -82,11 +85,12 @@ extension Notebook {
             guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
                 throw Self.missing(id)
             }
-            let categoryID = try name.map { try ensureCategory($0, session: session, dbs: dbs) }
+            var command: Identifier?
+            let categoryID = try name.map { try ensureCategory($0, session: session, dbs: dbs, command: &command) }
             guard categoryID != note.category else { return note }
             return try append(
                 [.categorized(category: categoryID)], to: id, expecting: .exact(note.version), session: session,
-                dbs: dbs)
+                dbs: dbs, command: command)
         }
     }
 
@@ -99,7 +103,8 @@ extension Notebook {
             if try projection.category(named: name, in: session.transaction, databases: dbs) != nil {
                 throw NotesError.validation(.categoryExists(name: name))
             }
-            let id = try ensureCategory(name, session: session, dbs: dbs)
+            var command: Identifier?
+            let id = try ensureCategory(name, session: session, dbs: dbs, command: &command)
             return try projection.category(id, in: session.transaction, databases: dbs)!
         }
     }
@@ -187,11 +192,13 @@ extension Notebook {
         }
     }
 
+    /// Appends the note's events and reads the note back. `command`, when set, is the correlation
+    /// id of events the command appended before (a category or tag it created): these join them.
     package func append(
         _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession,
-        dbs: ProjectionDatabases
+        dbs: ProjectionDatabases, command: Identifier? = nil
     ) throws -> Note {
-        try appendEvents(events, to: id, expecting: expecting, session: session)
+        try appendEvents(events, to: id, expecting: expecting, session: session, command: command)
         guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
             throw Self.missing(id)
         }
@@ -201,21 +208,32 @@ extension Notebook {
     /// Appends a note's events with the command's metadata (one correlation id for several),
     /// without reading the note back: its projection may be deferred.
     package func appendEvents(
-        _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession
+        _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession,
+        command: Identifier? = nil
     ) throws {
         var meta = metadata
-        if events.count > 1 { meta.correlationID = session.newID() }
+        if let command {
+            meta.correlationID = command
+        } else if events.count > 1 {
+            meta.correlationID = session.newID()
+        }
         let stored = events.map { $0.newEvent(id: session.newID(), metadata: meta) }
         try session.append(stored, to: Note.stream(id), expecting: expecting)
     }
 
-    package func ensureCategory(_ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases) throws
-        -> Identifier
-    {
+    /// The category named `name`, created when none has the name. A creation carries the
+    /// command's correlation id `command` (drawn here when it is still nil), so that the command's
+    /// other events, given the same, stay with it when a sync cuts the outbox into batches.
+    package func ensureCategory(
+        _ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases, command: inout Identifier?
+    ) throws -> Identifier {
         if let c = try projection.category(named: name, in: session.transaction, databases: dbs) { return c.id }
         let id = session.newID()
+        var meta = metadata
+        if command == nil { command = session.newID() }
+        meta.correlationID = command
         try session.append(
-            [CategoryEvent.created(name: name).newEvent(id: session.newID(), metadata: metadata)],
+            [CategoryEvent.created(name: name).newEvent(id: session.newID(), metadata: meta)],
             to: Category.stream(id), expecting: .noStream)
         return id
     }

@@ -69,12 +69,14 @@ extension Notebook {
             }
             var events: [NoteEvent] = []
             var added = Set(note.tags)
+            var command: Identifier?
             for name in names {
-                let t = try ensureTag(name, session: session, dbs: dbs)
+                let t = try ensureTag(name, session: session, dbs: dbs, command: &command)
                 if added.insert(t).inserted { events.append(.tagged(tag: t)) }
             }
             guard !events.isEmpty else { return note }
-            return try append(events, to: id, expecting: .exact(note.version), session: session, dbs: dbs)
+            return try append(
+                events, to: id, expecting: .exact(note.version), session: session, dbs: dbs, command: command)
         }
     }
 
@@ -244,13 +246,18 @@ extension Notebook {
         }
     }
 
-    package func ensureTag(_ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases) throws
-        -> Identifier
-    {
+    /// The tag named `name`, created when none has the name, with the command's correlation id
+    /// (see ``ensureCategory(_:session:dbs:command:)``).
+    package func ensureTag(
+        _ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases, command: inout Identifier?
+    ) throws -> Identifier {
         if let t = try projection.tag(named: name, in: session.transaction, databases: dbs) { return t.id }
         let id = session.newID()
+        var meta = metadata
+        if command == nil { command = session.newID() }
+        meta.correlationID = command
         try session.append(
-            [TagEvent.created(name: name).newEvent(id: session.newID(), metadata: metadata)], to: Tag.stream(id),
+            [TagEvent.created(name: name).newEvent(id: session.newID(), metadata: meta)], to: Tag.stream(id),
             expecting: .noStream)
         return id
     }

@@ -287,12 +287,13 @@ extension Notebook {
             // store is made before the first note is appended).
             var categoryIDs: [String: Identifier] = [:]
             var tagIDsByName: [String: Identifier] = [:]
+            var created: Identifier?
             for (item, _) in changing {
                 if let c = item.category, categoryIDs[c] == nil {
-                    categoryIDs[c] = try ensureCategory(c, session: session, dbs: dbs)
+                    categoryIDs[c] = try ensureCategory(c, session: session, dbs: dbs, command: &created)
                 }
                 for name in item.tags where tagIDsByName[name] == nil {
-                    tagIDsByName[name] = try ensureTag(name, session: session, dbs: dbs)
+                    tagIDsByName[name] = try ensureTag(name, session: session, dbs: dbs, command: &created)
                 }
             }
             var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []

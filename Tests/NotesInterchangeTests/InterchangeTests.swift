@@ -138,9 +138,9 @@ struct InterchangeTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(all[1])) as? [String: Any])
         #expect(json["stream"] as? String == "note/" + n.id.uuidString)
         let expected =
-            #"{"position":2,"eventId":"abcd0000-0000-4000-8000-000000000004","stream":"note/\#(n.id.uuidString)","#
+            #"{"position":2,"eventId":"abcd0000-0000-4000-8000-000000000005","stream":"note/\#(n.id.uuidString)","#
             + #""version":1,"type":"NoteCreated","schemaVersion":2,"recordedAt":"2026-11-29T12:00:02.000000Z","#
-            + #""metadata":{"actor":"ana@laptop","command":"test"},"#
+            + #""metadata":{"actor":"ana@laptop","command":"test","correlationId":"abcd0000-0000-4000-8000-000000000003"},"#
             + #""data":{"title":"T","body":"b","pinned":false,"category":"abcd0000-0000-4000-8000-000000000002"}}"#
         #expect(text(all[1]) == expected)
     }

@@ -23,6 +23,41 @@ struct NotebookTagTests {
         #expect(notebookError { _ = try f.book.tags(within: "nope") }?.isNotFound == true)
     }
 
+    @Test(
+        "a command that creates categories or tags gives them its correlation id: a sync's batches keep them together")
+    func createdEntitiesShareTheCommand() throws {
+        let f = try NotebookFixture()
+        func events(after head: UInt64) throws -> [RecordedEvent] {
+            try f.book.store.read { txn in
+                var all: [RecordedEvent] = []
+                try f.book.store.forEachEvent(from: head + 1, in: txn) { view in
+                    all.append(view.recorded)
+                    return true
+                }
+                return all
+            }
+        }
+        var head = try f.head
+        let id = try f.book.add(title: "A", category: "New", tags: ["x", "y"]).id
+        var written = try events(after: head)
+        #expect(written.count == 6, "a category, two tags, the note and its two taggings")
+        #expect(written[0].metadata.correlationID != nil)
+        #expect(Set(written.map(\.metadata.correlationID)).count == 1, "\(written.map(\.metadata.correlationID))")
+        for (command, count) in [
+            ({ _ = try f.book.categorize(id, as: "Newer") }, 2), ({ _ = try f.book.tag(id, with: ["z"]) }, 2),
+        ] {
+            head = try f.head
+            try command()
+            written = try events(after: head)
+            #expect(written.count == count && written[0].metadata.correlationID != nil)
+            #expect(Set(written.map(\.metadata.correlationID)).count == 1)
+        }
+        // With nothing created, a single event carries no correlation id, as before.
+        head = try f.head
+        try f.book.categorize(id, as: "New")
+        #expect(try events(after: head).map(\.metadata.correlationID) == [nil])
+    }
+
     @Test("the tree: parents that are no tag, own counts, totals counting a note once, trashed notes left out")
     func tree() throws {
         let f = try NotebookFixture()
