@@ -184,8 +184,12 @@ struct CLIErrorTests {
             // nobody may pass through the sandbox (0711) but not into the store (0700, owned by root).
             chmod(s.root, 0o711)
             chmod(s.store, 0o700)
+            // Copied by cp, not written from here: a file this process held open for writing could
+            // be inherited by a child another test forks meanwhile, and exec would then fail with
+            // ETXTBSY (exit 126).
             let copy = s.path("notes-copy")
-            write(file: copy, read(file: notesBinary))
+            let copied = s.run([notesBinary, copy], executable: "/bin/cp")
+            try #require(copied.code == 0, "cp: \(copied)")
             chmod(copy, 0o755)
             let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", copy]
             let probe = s.run(asNobody + ["--version"], executable: "/usr/bin/setpriv")
