@@ -120,6 +120,16 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         }
     }
 
+    // `notes-bench sync ...`: devices syncing through a throwaway PostgreSQL (SyncBenchmark.swift).
+    if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "sync" {
+        do {
+            try runSyncBenchmark(arguments: Array(CommandLine.arguments.dropFirst(2)))
+            exit(0)
+        } catch {
+            fail("sync: \(error)", code: 1)
+        }
+    }
+
     // `notes-bench remote ...`: the remote log against a throwaway PostgreSQL (RemoteBenchmark.swift).
     if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "remote" {
         do {

@@ -40,6 +40,9 @@ public final class Notebook: Sendable {
         public var searchLanguage: SearchLanguage = .english
         /// Called with (done, total) during a rebuild at open.
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
+        /// For the benchmark that compares them: a sync's rebase rebuilds every projection instead
+        /// of re-folding the records of the streams it touched.
+        package var rebaseRebuildsProjections = false
 
         public init(actor: String, command: String? = nil) {
             self.actor = actor

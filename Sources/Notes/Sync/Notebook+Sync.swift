@@ -257,7 +257,8 @@ extension Notebook {
             var outbox: [RecordedEvent] = []
             // A rebase re-folds the records of the streams it touches, unless it touches so much
             // of the store that a rebuild in bulk costs less.
-            let reprojecting = Self.reprojects(moved: Int(head - now) + fresh.count, of: head)
+            let reprojecting =
+                !options.rebaseRebuildsProjections && Self.reprojects(moved: Int(head - now) + fresh.count, of: head)
             if head > now {
                 outbox = try session.removeTail(after: now, rebuildingProjections: !reprojecting)
             } else {
