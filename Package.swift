@@ -153,7 +153,9 @@ let package = Package(
         // Against a real PostgreSQL: a throwaway cluster made with initdb (see PostgresCluster.swift).
         .testTarget(
             name: "PostgresLogTests",
-            dependencies: ["PostgresLog", "PostgresFixture", "EventStore", "Basics", "Notes", "TestSupport"],
+            dependencies: [
+                "PostgresLog", "PostgresFixture", "EventStore", "Basics", "Notes", "NotesWorkload", "TestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import NotesWorkload
 import PostgresFixture
 import PostgresLog
 import TestSupport
@@ -362,6 +363,42 @@ struct NotebookSyncTests {
         #expect(batches.count == 3)
         for b in batches { #expect(throws: Never.self) { try b.validate() } }
         #expect(batches.flatMap { $0.appends.flatMap(\.events) }.map(\.id) == events.map(\.id))
+    }
+
+    @Test("an empty store clones a large notebook in one write: the same events, projections equal to a rebuild")
+    func largeClone() throws {
+        let total = Notebook.syncChunk + 5_000
+        let a = try Device(stem: 1, notebook: 116)
+        var workload = EventWorkload(EventWorkload.Spec(notes: total / 10, events: total))
+        var batch: [RemoteAppend] = []
+        var count = 0
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            _ = try a.remote.append(notebook: a.notebookID, batch: RemoteBatch(batch))
+            batch = []
+            count = 0
+        }
+        while let e = workload.next() {
+            if count == RemoteBatch.maxEvents { try flush() }
+            if batch.last?.stream == e.stream {
+                batch[batch.count - 1].events.append(e.event)
+            } else {
+                batch.append(RemoteAppend(stream: e.stream, events: [e.event]))
+            }
+            count += 1
+        }
+        try flush()
+        let report = try a.sync()
+        #expect(report.pulled == total)
+        #expect(try a.book.syncState().confirmed == UInt64(total))
+        #expect(try a.book.verify().isEmpty)
+        let theirs = try a.remote.pull(notebook: a.notebookID, after: UInt64(total) - 3, limit: 10)
+        #expect(try Array(a.log().suffix(3)) == theirs, "byte for byte, digests included")
+        // The store goes on as any other: an edit syncs.
+        let note = try #require(try a.book.list(everything).first)
+        try a.book.edit(note.id, body: "after the clone\n")
+        #expect(try a.sync().pushed == 1)
+        #expect(try a.book.verify().isEmpty)
     }
 
     /// Two devices on a fresh notebook: the first joins with one note, the second clones it.

@@ -166,6 +166,15 @@ extension Notebook {
         }
         if start.notebook == nil, start.head > 0, !join { throw SyncError.ownHistory(events: start.head) }
         if start.confirmed > 0 { try checkConfirmedPrefix(remote: remote, notebook: notebook, at: start.confirmed) }
+        var wrote = false
+        if start.head == 0 {
+            let remoteHead = try remote.head(notebook: notebook).position
+            if remoteHead > UInt64(Self.syncChunk) {
+                let cloned = try clone(from: remote, notebook: notebook, upTo: remoteHead)
+                report.pulled += cloned
+                wrote = cloned > 0
+            }
+        }
         for round in 1...maxRounds {
             report.rounds = round
             var moved = false
@@ -183,6 +192,7 @@ extension Notebook {
                 if pulled.isEmpty { break }
                 moved = true
                 let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
+                wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
                 report.confirmedInPlace += outcome.inPlace
                 report.merged += outcome.merged
@@ -195,10 +205,12 @@ extension Notebook {
             if pushed > 0 || refused { moved = true }
             if !moved {
                 let state = try syncState()
-                try write { session, _ in
-                    try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-                    try store.setMetadata(
-                        SyncKeys.lastSync, uint64: UInt64(bitPattern: options.clock()), in: session.transaction)
+                // A sync that wrote has recorded its time in that write already.
+                if !wrote || state.notebook == nil {
+                    try write { session, _ in
+                        try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+                        try markSynced(in: session.transaction)
+                    }
                 }
                 report.remoteHead = state.confirmed
                 report.unresolvedConflicts = try conflictedNotes().count
@@ -206,6 +218,52 @@ extension Notebook {
             }
         }
         throw SyncError.tooManyRounds(maxRounds)
+    }
+
+    /// Records the sync's time (what `stats` shows as the last sync) in a write of the sync.
+    private func markSynced(in txn: borrowing Transaction) throws {
+        try store.setMetadata(SyncKeys.lastSync, uint64: UInt64(bitPattern: options.clock()), in: txn)
+    }
+
+    /// A store that holds no event takes the remote's log up to `head` in one write: its
+    /// projections are folded in memory as the pages arrive and written in bulk before the
+    /// commit, as an import into a new store writes them (a clone in steps of ``syncChunk``
+    /// projects each step's events note by note, at the rate of a batched append). The store's
+    /// write lock is held while the pages arrive, which in an empty store holds up no one's
+    /// work; a clone killed midway leaves the store empty, and the next sync starts it again.
+    /// Returns how many events it appended (0 when the store is no longer empty).
+    private func clone(from remote: any RemoteEventLog, notebook: Identifier, upTo head: UInt64) throws -> Int {
+        // Errors of the remote and of its events pass through the store's write unchanged.
+        var failure: (any Error)?
+        do {
+            return try write(reserving: Int(clamping: head) &* 1024) { session, _ in
+                failure = nil
+                guard try session.logHead().position == 0 else { return 0 }
+                try session.deferProjections(expecting: Int(clamping: head))
+                var after: UInt64 = 0
+                while after < head {
+                    let page: [RecordedEvent]
+                    do {
+                        page = try remote.pull(notebook: notebook, after: after, limit: 5000)
+                        for e in page { try checkRemote(e) }
+                    } catch {
+                        failure = error
+                        throw error
+                    }
+                    guard let last = page.last else { break }
+                    for e in page { try session.appendConfirmed(e) }
+                    after = last.position
+                    try session.applyDeferredProjections()
+                }
+                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+                try store.setMetadata(SyncKeys.confirmed, uint64: after, in: session.transaction)
+                try markSynced(in: session.transaction)
+                return Int(after)
+            }
+        } catch {
+            if let failure { throw failure }
+            throw error
+        }
     }
 
     /// Refuses to go on when the remote's event at `position` is not the one this store
@@ -224,6 +282,8 @@ extension Notebook {
 
     /// What ``integrate(_:notebook:confirmed:)`` did.
     struct Integration {
+        /// Whether it wrote (and so recorded the sync's time).
+        var wrote = false
         var inPlace = 0
         var foreign = 0
         var merged = 0
@@ -250,7 +310,9 @@ extension Notebook {
             if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
                 try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                 try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
+                try markSynced(in: session.transaction)
                 var done = Integration()
+                done.wrote = true
                 done.inPlace = fresh.count
                 return done
             }
@@ -266,6 +328,7 @@ extension Notebook {
             }
             let ours = Set(outbox.map(\.id))
             var result = Integration()
+            result.wrote = true
             var confirmedVersions: [Identifier: UInt64] = [:]
             for e in fresh {
                 try session.appendConfirmed(e)
@@ -273,6 +336,7 @@ extension Notebook {
             }
             try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
             try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
+            try markSynced(in: session.transaction)
             if !outbox.isEmpty {
                 var rebase = try Rebase(
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
