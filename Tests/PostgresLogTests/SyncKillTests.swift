@@ -2,7 +2,9 @@ import Basics
 import EventStore
 import Glibc
 import Notes
+import NotesWorkload
 import PostgresFixture
+import PostgresLog
 import TestSupport
 import Testing
 
@@ -155,5 +157,59 @@ struct SyncKillTests {
             let texts = try a.book.revisions(of: id).map(\.note.body).joined(separator: "\n")
             #expect(texts.contains(text), "\(text) is in the shared log")
         }
+    }
+
+    @Test("a large clone killed at random moments leaves the store empty; the next sync clones it whole")
+    func killLargeClone() throws {
+        let total = Notebook.syncChunk + 2_000
+        let source = try Device(stem: 3, notebook: 302)
+        var workload = EventWorkload(EventWorkload.Spec(notes: total / 10, events: total))
+        var batch: [RemoteAppend] = []
+        while let e = workload.next() {
+            if batch.reduce(0, { $0 + $1.events.count }) == RemoteBatch.maxEvents {
+                _ = try source.remote.append(notebook: source.notebookID, batch: RemoteBatch(batch))
+                batch = []
+            }
+            if batch.last?.stream == e.stream {
+                batch[batch.count - 1].events.append(e.event)
+            } else {
+                batch.append(RemoteAppend(stream: e.stream, events: [e.event]))
+            }
+        }
+        _ = try source.remote.append(notebook: source.notebookID, batch: RemoteBatch(batch))
+        let address = try cluster().address()
+        var rng = SeededGenerator(seed: 0x5EED_0302)
+        // The first clone runs to its end: how long it takes is the window the kills land in.
+        let whole = try NotebookFixture(stem: 4)
+        let started = seconds()
+        #expect(
+            try runSync(store: whole.path, address: address, notebook: "book-302", join: false, killAfter: nil) == 0)
+        let lifetime = seconds() - started
+        try whole.reopen()
+        #expect(try whole.book.syncState().confirmed == UInt64(total))
+        var kills = 0
+        var killed: NotebookFixture?
+        for _ in 0..<5 {
+            let f = try NotebookFixture(stem: 5)
+            let delay = Double(rng.next() % 1000) / 1000 * lifetime
+            let status = try runSync(
+                store: f.path, address: address, notebook: "book-302", join: false, killAfter: delay)
+            try f.reopen()
+            let head = try f.book.syncState().head
+            if status == nil {
+                kills += 1
+                #expect(head == 0, "a killed clone leaves nothing behind, not \(head) events")
+                killed = f
+            } else {
+                #expect(status == 0 && head == UInt64(total))
+            }
+            #expect(try f.book.verify().isEmpty)
+        }
+        #expect(kills >= 3, "only \(kills) kills landed on a running clone")
+        let f = try #require(killed)
+        #expect(try runSync(store: f.path, address: address, notebook: "book-302", join: false, killAfter: nil) == 0)
+        try f.reopen()
+        #expect(try f.book.syncState().confirmed == UInt64(total))
+        #expect(try f.book.verify().isEmpty)
     }
 }
