@@ -78,13 +78,18 @@ extension Context {
 
     /// One line per note: id, pin mark, title, category, updated, and tags when any note of the
     /// listing has some.
-    func printNoteTable(_ notes: [NoteRow], labels: (NoteRow) throws -> NoteLabels) throws {
+    /// Prints the rows of a listing; `pending` says whose last version is still in the outbox
+    /// (its update time is then followed by `(not synced)`).
+    func printNoteTable(
+        _ notes: [NoteRow], pending: (NoteRow) throws -> Bool = { _ in false }, labels: (NoteRow) throws -> NoteLabels
+    ) throws {
         var rows: [[String]] = []
         let withTags = notes.contains { !$0.tags.isEmpty }
         for n in notes {
             let l = try labels(n)
             var row = [
-                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), l.category ?? "", relative(n.updatedAt),
+                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), l.category ?? "",
+                relative(n.updatedAt) + (try pending(n) ? " (not synced)" : ""),
             ]
             if withTags { row.append(truncate(l.tags.map { "#" + $0 }.joined(separator: " "), 60)) }
             rows.append(row)

@@ -50,7 +50,9 @@ struct CLISyncTests {
         #expect(sync["outbox"] as? Int == 1 && sync["remotePosition"] as? Int == 0)
     }
 
-    @Test("with a remote set, versions not pushed yet are marked: v1* in show and history, pending in JSON")
+    @Test(
+        "with a remote set, versions not pushed yet are marked: v1* in show and history, (not synced) in list, pending in JSON"
+    )
     func pendingMarks() throws {
         let s = try Sandbox()
         let id = try s.add("Not pushed")
@@ -60,6 +62,10 @@ struct CLISyncTests {
         #expect(try s.ok("history", id, env: remote).stdout.hasPrefix("v1*"))
         #expect(try s.ok("show", id, "--json", env: remote).object()["pending"] as? Bool == true)
         #expect(try s.ok("show", id, "--json").object()["pending"] == nil)
+        #expect(try s.ok("list", env: remote).stdout.contains("(not synced)"))
+        #expect(!(try s.ok("list").stdout.contains("(not synced)")), "no remote: no mark")
+        #expect(try s.ok("list", "--json", env: remote).array().first?["pending"] as? Bool == true)
+        #expect(try s.ok("list", "--json").array().first?["pending"] == nil)
     }
 
     @Test("conflicts lists none in a store that never synced")

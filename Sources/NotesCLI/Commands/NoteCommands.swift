@@ -187,13 +187,27 @@ let listCommand = Command(
             try ctx.preloadLabels(categories: rows.map { $0.category }, tags: rows.map { $0.tags })
         }
     }
+    // Notes whose last version is still in the outbox of a store that syncs (not in a past
+    // listing: the shared log's past is confirmed).
+    let sync = past == nil ? try ctx.syncMarks() : nil
+    func pending(_ id: Identifier, _ version: UInt64) throws -> Bool {
+        try !ctx.pendingMark(id, version: version, state: sync).isEmpty
+    }
     if ctx.json {
         ctx.printJSON(
-            .array(try notes.map { ctx.noteJSON($0, labels: try past?.labels(of: $0) ?? ctx.labels($0)) }))
+            .array(
+                try notes.map { n in
+                    let value = ctx.noteJSON(n, labels: try past?.labels(of: n) ?? ctx.labels(n))
+                    guard try pending(n.id, n.version), case .object(var fields) = value else { return value }
+                    fields.append(("pending", .bool(true)))
+                    return .object(fields)
+                }))
     } else if rows.isEmpty {
         ctx.terminal.print(ctx.terminal.dim("no notes"))
     } else {
-        try ctx.printNoteTable(rows) { r in try past?.labels(of: r) ?? ctx.labels(r) }
+        try ctx.printNoteTable(rows, pending: { r in try pending(r.id, r.version) }) { r in
+            try past?.labels(of: r) ?? ctx.labels(r)
+        }
     }
 }
 
