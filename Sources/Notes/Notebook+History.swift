@@ -499,6 +499,9 @@ final class EntityNames<E: CountedEntity, Kind: EntityEventKind> {
             let before = index.flatMap { $0 > 0 ? history[$0 - 1].name : nil } ?? n
             return (name, .renamed(from: before, to: n))
         case .deleted?, nil: return (name, .deleted(name: name))
+        case .merged(let into)?:
+            let position = index.map { history[$0].position } ?? 0
+            return (name, .merged(name: name, into: try ref(into, at: position, in: txn).name))
         }
     }
 }

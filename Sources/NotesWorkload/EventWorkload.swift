@@ -103,6 +103,9 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     private let deleteStep: Int
     private let tagRenameStep: Int
     private let tagDeleteStep: Int
+    /// Whether the category and the tag merged after the deletions have been.
+    private var categoryMerged = false
+    private var tagMerged = false
 
     static let noteSalt: UInt64 = 1
     static let categorySalt: UInt64 = 2
@@ -188,6 +191,12 @@ public struct EventWorkload: IteratorProtocol, Sendable {
             renameCategory()
         } else if step == deleteStep, categoryLive.filter({ $0 }).count > 1 {
             deleteCategory()
+        } else if step > deleteStep, !categoryMerged, categoryLive.filter({ $0 }).count > 1 {
+            categoryMerged = true
+            mergeCategory()
+        } else if step > tagDeleteStep, !tagMerged {
+            tagMerged = true
+            mergeTag()
         } else if !notes.isEmpty, step % hotEvery == 0, notes[0].version < spec.hotNoteVersions {
             edit(0, hot: true)
         } else if notes.count < 2 || shouldCreate(step: step) {
@@ -273,7 +282,8 @@ public struct EventWorkload: IteratorProtocol, Sendable {
     /// entity's deletion, all with one correlation id.
     private mutating func nullify(
         deletion: Identifier, correlation: Identifier, command: String, of stream: String, deletedType: String,
-        notesWhere names: (NoteState) -> Bool, clear: (inout NoteState) -> Void, with e: NoteEvent
+        payload: [UInt8] = [], notesWhere names: (NoteState) -> Bool, clear: (inout NoteState) -> Void,
+        with e: NoteEvent
     ) {
         var meta = metadata(command: command)
         meta.correlationID = correlation
@@ -290,7 +300,39 @@ public struct EventWorkload: IteratorProtocol, Sendable {
         pending.append(
             Event(
                 stream: stream,
-                event: NewEvent(id: deletion, type: deletedType, schemaVersion: 1, payload: [], metadata: meta)))
+                event: NewEvent(id: deletion, type: deletedType, schemaVersion: 1, payload: payload, metadata: meta)))
+    }
+
+    /// Merges the last live category into the first, as a sync does when a rename meets a name
+    /// another device gave its own: each member note is filed under the first, then the merge.
+    private mutating func mergeCategory() {
+        let live = categoryLive.indices.filter { categoryLive[$0] }
+        guard live.count > 1, let into = live.first, let index = live.last else { return }
+        categoryLive[index] = false
+        let merge = newID()
+        let target = Self.categoryID(into, spec: spec)
+        nullify(
+            deletion: merge, correlation: newID(), command: "notes sync",
+            of: Category.stream(Self.categoryID(index, spec: spec)),
+            deletedType: CategoryEvent.merged(into: target).type, payload: CategoryEvent.merged(into: target).payload,
+            notesWhere: { $0.category == index }, clear: { $0.category = into }, with: .categorized(category: target))
+    }
+
+    /// Merges the last live top-level tag into the first: each note carrying it is untagged
+    /// (a sync would also tag it with the first; one event a note keeps the generator simple),
+    /// then the merge.
+    private mutating func mergeTag() {
+        let live = tagLive.indices.filter { tagLive[$0] && !tagNames[$0].contains("/") }
+        guard live.count > 1, let into = live.first, let index = live.last else { return createNote() }
+        tagLive[index] = false
+        let merge = newID()
+        let id = Self.tagID(index, spec: spec)
+        let target = Self.tagID(into, spec: spec)
+        nullify(
+            deletion: merge, correlation: newID(), command: "notes sync", of: Tag.stream(id),
+            deletedType: TagEvent.merged(into: target).type, payload: TagEvent.merged(into: target).payload,
+            notesWhere: { $0.tags.contains(index) }, clear: { $0.tags.removeAll { $0 == index } },
+            with: .untagged(tag: id))
     }
 
     private mutating func createTag() {

@@ -39,12 +39,13 @@ struct NoteEventSchemaTests {
     @Test("every category event's payload decodes with its schema and re-encodes byte for byte")
     func categoryEvents() throws {
         let registry = NotesSchema.registry
-        for event in [CategoryEvent.created(name: "Work"), .renamed(name: "Jobs"), .deleted] {
+        let other = Identifier(high: 7, low: 7)
+        for event in [CategoryEvent.created(name: "Work"), .renamed(name: "Jobs"), .deleted, .merged(into: other)] {
             let key = SchemaKey(event.type, 1)
             let schema = try #require(registry.schemas[key], "no schema for \(key)")
             #expect(try schema.encode(try schema.decode(event.payload)) == event.payload, "\(key)")
         }
-        for event in [TagEvent.created(name: "work/acme"), .renamed(name: "job/acme"), .deleted] {
+        for event in [TagEvent.created(name: "work/acme"), .renamed(name: "job/acme"), .deleted, .merged(into: other)] {
             let key = SchemaKey(event.type, 1)
             let schema = try #require(registry.schemas[key], "no schema for \(key)")
             #expect(try schema.encode(try schema.decode(event.payload)) == event.payload, "\(key)")
@@ -55,8 +56,8 @@ struct NoteEventSchemaTests {
     @Test("every current schema has an encoder: no declared type is left without a case")
     func everyDeclaredTypeIsCovered() {
         let covered = Set(
-            Self.noteEvents.map(\.type) + ["CategoryCreated", "CategoryRenamed", "CategoryDeleted"]
-                + ["TagCreated", "TagRenamed", "TagDeleted"])
+            Self.noteEvents.map(\.type) + ["CategoryCreated", "CategoryRenamed", "CategoryDeleted", "CategoryMerged"]
+                + ["TagCreated", "TagRenamed", "TagDeleted", "TagMerged"])
         #expect(Set(NotesSchema.current.map(\.type)) == covered)
     }
 }

@@ -401,6 +401,49 @@ struct NotebookSyncTests {
         #expect(try a.book.verify().isEmpty)
     }
 
+    @Test(
+        "a category renamed here to the name another device gave its own is merged into it; filings of the old one follow"
+    )
+    func renameIntoTakenName() throws {
+        let (a, b) = try pair(117)
+        let c = try Device(stem: 3, notebook: 117)
+        try c.sync()
+        let job = try a.book.add(title: "Job note", category: "Job")
+        try a.book.tag(job.id, with: ["urgent"])
+        try converge([a, b, c])
+        // Offline: b files a note in a new "Work" and tags it "now"; a renames "Job" to "Work"
+        // and "urgent" to "now"; c files another note in "Job" and tags it "urgent".
+        let fromB = try b.book.add(title: "B's note", category: "Work", tags: ["now"])
+        try a.book.renameCategory("Job", to: "Work")
+        _ = try a.book.renameTag("urgent", to: "now")
+        let fromC = try c.book.add(title: "C's note", category: "Job", tags: ["urgent"])
+        try b.sync()
+        let report = try a.sync()
+        #expect(report.namesMerged == 2)
+        try c.sync()
+        try converge([a, b, c])
+        for d in [a, b, c] {
+            #expect(try d.book.categories().filter { !$0.deleted }.map(\.name) == ["Work"])
+            let work = try d.book.category(named: "work")
+            #expect(work.count == 3, "the notes of both, and the one filed offline in the old name")
+            let now = try d.book.tag(named: "now")
+            #expect(now.count == 3)
+            for id in [job.id, fromB.id, fromC.id] {
+                let n = try d.book.note(id)
+                #expect(n.category == work.id && n.tags == [now.id], "\(n.title)")
+            }
+        }
+        var q = LogQuery()
+        q.type = "CategoryMerged"
+        let merged = try a.book.log(q)
+        #expect(merged.count == 1)
+        if case .entity(.category, _, _, let change)? = merged.first?.subject {
+            #expect(change.summary(.category) == "category \"Job\" merged into \"Work\"")
+        } else {
+            Issue.record("the merge is in the audit log: \(merged)")
+        }
+    }
+
     /// Two devices on a fresh notebook: the first joins with one note, the second clones it.
     private func pair(_ n: Int) throws -> (Device, Device) {
         let a = try Device(stem: 1, notebook: n)

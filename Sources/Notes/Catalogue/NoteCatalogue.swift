@@ -338,14 +338,29 @@ extension CatalogueEvent {
 /// The field the events of a named entity (a category, a tag) carry.
 public enum EntityField: UInt8, PayloadField {
     case name
+    /// The entity another was merged into.
+    case into
 
-    public var name: String { "name" }
-    public var type: FieldType { .string }
+    public var name: String {
+        switch self {
+        case .name: return "name"
+        case .into: return "into"
+        }
+    }
+
+    public var type: FieldType {
+        switch self {
+        case .name: return .string
+        case .into: return .identifier
+        }
+    }
 }
 
 /// What an event does to a named entity.
 public enum EntityChange: UInt8, Sendable {
-    case created, renamed, deleted
+    /// `merged`: a sync found it renamed on one device to the name another device had given one
+    /// of its own; it ends, and its notes are filed under the other.
+    case created, renamed, deleted, merged
 }
 
 /// The event types of a family of named entities: one per ``EntityChange``.
@@ -363,13 +378,14 @@ extension EntityEventKind {
 
 /// The category event types. What each does to a category is ``EntityFold``'s rule.
 public enum CategoryEventKind: UInt8, EntityEventKind {
-    case created, renamed, deleted
+    case created, renamed, deleted, merged
 
     public var layout: EventLayout<EntityField> {
         switch self {
         case .created: return EventLayout("CategoryCreated", version: 1, [.name])
         case .renamed: return EventLayout("CategoryRenamed", version: 1, [.name])
         case .deleted: return EventLayout("CategoryDeleted", version: 1, [])
+        case .merged: return EventLayout("CategoryMerged", version: 1, [.into])
         }
     }
 
@@ -378,13 +394,14 @@ public enum CategoryEventKind: UInt8, EntityEventKind {
 
 /// The tag event types. What each does to a tag is ``EntityFold``'s rule.
 public enum TagEventKind: UInt8, EntityEventKind {
-    case created, renamed, deleted
+    case created, renamed, deleted, merged
 
     public var layout: EventLayout<EntityField> {
         switch self {
         case .created: return EventLayout("TagCreated", version: 1, [.name])
         case .renamed: return EventLayout("TagRenamed", version: 1, [.name])
         case .deleted: return EventLayout("TagDeleted", version: 1, [])
+        case .merged: return EventLayout("TagMerged", version: 1, [.into])
         }
     }
 
@@ -396,30 +413,34 @@ public enum NamedEntityEvent<Kind: EntityEventKind>: CatalogueEvent {
     case created(name: String)
     case renamed(name: String)
     case deleted
+    /// Ends it: its notes were filed under `into` (see ``EntityChange/merged``).
+    case merged(into: Identifier)
 
     public var change: EntityChange {
         switch self {
         case .created: return .created
         case .renamed: return .renamed
         case .deleted: return .deleted
+        case .merged: return .merged
         }
     }
 
     public var kind: Kind { Kind(change) }
 
-    /// The name the event carries ("" for a deletion).
+    /// The name the event carries ("" for a deletion or a merge).
     var name: String {
         switch self {
         case .created(let name), .renamed(let name): return name
-        case .deleted: return ""
+        case .deleted, .merged: return ""
         }
     }
 
-    init(_ change: EntityChange, name: String) {
+    init(_ change: EntityChange, name: String, into: Identifier) {
         switch change {
         case .created: self = .created(name: name)
         case .renamed: self = .renamed(name: name)
         case .deleted: self = .deleted
+        case .merged: self = .merged(into: into)
         }
     }
 
@@ -431,6 +452,8 @@ public enum NamedEntityEvent<Kind: EntityEventKind>: CatalogueEvent {
         for field in kind.layout.fields {
             switch field {
             case .name: w.write(string: name)
+            case .into:
+                if case .merged(let into) = self { w.write(identifier: into) }
             }
         }
         return w.bytes
@@ -451,13 +474,15 @@ public enum NamedEntityEvent<Kind: EntityEventKind>: CatalogueEvent {
         guard let kind = Kind.matcher.kind(type, version: schemaVersion) else { return nil }
         var r = ByteReader(payload)
         var name = ""
+        var into = Identifier(high: 0, low: 0)
         for field in kind.layout.fields {
             switch field {
             case .name: name = try r.readString()
+            case .into: into = try r.readIdentifier()
             }
         }
         try r.expectEnd()
-        return NamedEntityEvent(kind.change, name: name)
+        return NamedEntityEvent(kind.change, name: name, into: into)
     }
 }
 

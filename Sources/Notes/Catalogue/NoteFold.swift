@@ -176,7 +176,7 @@ enum EntityFold {
         case .renamed(let name):
             guard entity != nil else { throw .notCreated(subject, type: event.type) }
             entity!.name = name
-        case .deleted:
+        case .deleted, .merged:
             guard entity != nil else { throw .notCreated(subject, type: event.type) }
             entity!.deleted = true
         }

@@ -208,13 +208,17 @@ public enum EntityLogChange: Sendable, Equatable {
     case created(name: String)
     case renamed(from: String, to: String)
     case deleted(name: String)
+    /// A sync merged it into the one named `into` (the same name, given on another device).
+    case merged(name: String, into: String)
 
-    /// `created tag "work"`, `category renamed "A" -> "B"`, `deleted tag "home"`.
+    /// `created tag "work"`, `category renamed "A" -> "B"`, `deleted tag "home"`,
+    /// `category "Job" merged into "Work"`.
     public func summary(_ kind: EntityKind) -> String {
         switch self {
         case .created(let name): return "created \(kind.rawValue) " + quoted(name)
         case .renamed(let from, let to): return "\(kind.rawValue) renamed " + quoted(from) + " -> " + quoted(to)
         case .deleted(let name): return "deleted \(kind.rawValue) " + quoted(name)
+        case .merged(let name, let into): return "\(kind.rawValue) " + quoted(name) + " merged into " + quoted(into)
         }
     }
 }

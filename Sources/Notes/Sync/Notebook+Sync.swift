@@ -417,13 +417,15 @@ extension Notebook {
                 }
             case .category:
                 if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
-                    c != .deleted, (try? Self.validCategoryName(c.name)) != c.name
+                    c.change == .created || c.change == .renamed,
+                    (try? Self.validCategoryName(c.name)) != c.name
                 {
                     throw refuse("a category name that is empty, too long or holds a control character")
                 }
             case .tag:
                 if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
-                    t != .deleted, (try? Self.validTagName(t.name)) != t.name
+                    t.change == .created || t.change == .renamed,
+                    (try? Self.validTagName(t.name)) != t.name
                 {
                     throw refuse("a tag name that is not valid here")
                 }
@@ -608,8 +610,10 @@ struct Rebase {
     private var outboxStreams: Set<String> = []
     /// The names the pulled events give categories and tags, by stream, and whether each is live.
     private var pulledNames: [String: (name: String, live: Bool)] = [:]
-    /// Whether a category's or tag's stream holds its deletion, by stream, as read so far.
-    private var deletedStreams: [String: Bool] = [:]
+    /// What became of a category or tag, by stream, as read so far.
+    private var fates: [String: EntityFate] = [:]
+    /// The notes the pulled events touched.
+    private var pulledNotes: Set<Identifier> = []
     /// The streams this rebase appended to, in order (with repeats).
     private(set) var appendedStreams: [String] = []
     /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
@@ -627,6 +631,7 @@ struct Rebase {
             if let v = confirmedVersions[e.id] { versions[e.stream, default: [:]][e.version] = v }
         }
         for e in pulled {
+            if case .note(let id) = StreamRef(e.stream) { pulledNotes.insert(id) }
             let name: String?
             switch StreamRef(e.stream) {
             case .category:
@@ -709,6 +714,10 @@ struct Rebase {
                 if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: e.metadata) }
             case .category(let id), .tag(let id):
                 let kind: EntityKind = StreamRef(e.stream) == .category(id) ? .category : .tag
+                if let into = try mergeTarget(e, id: id, kind: kind, txn: session.transaction, dbs: dbs) {
+                    try merge(id, into: into, kind: kind, intent: e, session: session, dbs: dbs)
+                    continue
+                }
                 guard let target = try entityStream(e, id: id, kind: kind, txn: session.transaction, dbs: dbs)
                 else { continue }
                 stream = target
@@ -716,7 +725,7 @@ struct Rebase {
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
             appendedStreams.append(stream)
-            deletedStreams[stream] = nil
+            fates[stream] = nil
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
     }
@@ -782,34 +791,171 @@ struct Rebase {
         }
     }
 
-    /// The event without the categories and tags another device deleted meanwhile (delete wins
-    /// over assign): a category becomes none, a tagging is dropped (nil).
-    private mutating func withoutDeletedEntities(_ event: NoteEvent, txn: borrowing Transaction) throws -> NoteEvent? {
-        func live(_ id: Identifier?, _ stream: (Identifier) -> String) throws -> Bool {
-            guard let id else { return true }
-            let name = stream(id)
-            if let known = deletedStreams[name] { return !known }
-            var deleted = false
-            try book.store.forEachEvent(inStream: name, in: txn) { view in
-                if view.isType("CategoryDeleted") || view.isType("TagDeleted") { deleted = true }
-                return !deleted
+    /// What became of a category or tag.
+    private enum EntityFate: Equatable {
+        case live
+        case deleted
+        case merged(into: Identifier)
+    }
+
+    /// Where an assignment of the category or tag `id` goes now: to itself while it lives, to the
+    /// one it was merged into (followed), nowhere (nil) once deleted.
+    private mutating func current(
+        _ id: Identifier, kind: EntityKind, txn: borrowing Transaction
+    ) throws -> Identifier? {
+        var id = id
+        for _ in 0..<16 {
+            let name = kind == .category ? Category.stream(id) : Tag.stream(id)
+            let fate: EntityFate
+            if let known = fates[name] {
+                fate = known
+            } else {
+                var found = EntityFate.live
+                try book.store.forEachEvent(inStream: name, in: txn) { view in
+                    if view.isType("CategoryDeleted") || view.isType("TagDeleted") {
+                        found = .deleted
+                    } else if view.isType("CategoryMerged") || view.isType("TagMerged") {
+                        let payload = Array(view.payload)
+                        var into: Identifier?
+                        if kind == .category,
+                            case .merged(let i)? = try CategoryEvent.decode(
+                                type: view.type, schemaVersion: view.schemaVersion, payload: payload)
+                        {
+                            into = i
+                        }
+                        if kind == .tag,
+                            case .merged(let i)? = try TagEvent.decode(
+                                type: view.type, schemaVersion: view.schemaVersion, payload: payload)
+                        {
+                            into = i
+                        }
+                        if let into { found = .merged(into: into) }
+                    }
+                    return found == .live
+                }
+                fates[name] = found
+                fate = found
             }
-            deletedStreams[name] = deleted
-            return !deleted
+            switch fate {
+            case .live: return id
+            case .deleted: return nil
+            case .merged(let into): id = into
+            }
+        }
+        return nil
+    }
+
+    /// The event with the categories and tags other devices deleted or merged meanwhile
+    /// resolved: a deleted category becomes none, a tagging with a deleted tag is dropped (nil)
+    /// (delete wins over assign); a merged one is replaced by the one it was merged into.
+    private mutating func withoutDeletedEntities(_ event: NoteEvent, txn: borrowing Transaction) throws -> NoteEvent? {
+        func now(_ id: Identifier?, _ kind: EntityKind) throws -> Identifier? {
+            guard let id else { return nil }
+            return try current(id, kind: kind, txn: txn)
         }
         switch event {
-        case .created(let title, let body, let pinned, let category) where try !live(category, Category.stream):
-            return .created(title: title, body: body, pinned: pinned, category: nil)
-        case .categorized(let category) where try !live(category, Category.stream):
-            return .categorized(category: nil)
-        case .restored(let from, let title, let body, let pinned, let category)
-        where try !live(category, Category.stream):
-            return .restored(fromVersion: from, title: title, body: body, pinned: pinned, category: nil)
-        case .tagged(let tag) where try !live(tag, Tag.stream):
-            return nil
+        case .created(let title, let body, let pinned, let category):
+            return .created(title: title, body: body, pinned: pinned, category: try now(category, .category))
+        case .categorized(let category):
+            return .categorized(category: try now(category, .category))
+        case .restored(let from, let title, let body, let pinned, let category):
+            return .restored(
+                fromVersion: from, title: title, body: body, pinned: pinned, category: try now(category, .category))
+        case .tagged(let tag):
+            return try now(tag, .tag).map { .tagged(tag: $0) }
+        case .untagged(let tag):
+            // The tag the note carries now: the merged one's heir, or the deleted one itself.
+            return .untagged(tag: try now(tag, .tag) ?? tag)
         default:
             return event
         }
+    }
+
+    /// The category or tag an outbox rename of `id` must merge into: a live one the remote has
+    /// under the new name (given on another device), or nil.
+    private func mergeTarget(
+        _ e: RecordedEvent, id: Identifier, kind: EntityKind, txn: borrowing Transaction, dbs: ProjectionDatabases
+    ) throws -> Identifier? {
+        guard entityMap[id] == nil else { return nil }
+        let renamed: String?
+        switch kind {
+        case .category:
+            if case .renamed(let name)? = try CategoryEvent.decode(
+                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+            {
+                renamed = name
+            } else {
+                renamed = nil
+            }
+        case .tag:
+            if case .renamed(let name)? = try TagEvent.decode(
+                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+            {
+                renamed = name
+            } else {
+                renamed = nil
+            }
+        }
+        guard let renamed else { return nil }
+        return try existingEntity(named: renamed, kind: kind, other: id, txn: txn, dbs: dbs)
+    }
+
+    /// An outbox rename of `id` to the name the remote's `into` has: `id`'s notes are filed under
+    /// `into` (each with an id derived from the rename's, so that two devices rebasing the same
+    /// rename write the same events), and `id` ends with a merge event of the rename's id.
+    private mutating func merge(
+        _ id: Identifier, into: Identifier, kind: EntityKind, intent e: RecordedEvent,
+        session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws {
+        // The notes filed under it now: those the projections (as they were before this sync)
+        // list under it, and those this sync's events touched; each checked against the log.
+        var candidates = pulledNotes
+        for o in outbox { if case .note(let n) = StreamRef(o.stream) { candidates.insert(n) } }
+        let scope: ListQuery.Scope = kind == .category ? .category(id) : .tag(id)
+        for status in [ListQuery.StatusFilter.active, .archived, .trashed] {
+            for group: UInt8 in [0, 1] {
+                let prefix = ListIndex.prefix(status: status, scope: scope, sort: .created, pinnedGroup: group)
+                try book.projection.scan(prefix, reverse: false, in: session.transaction, databases: dbs) { n in
+                    candidates.insert(n)
+                    return true
+                }
+            }
+        }
+        var meta = e.metadata
+        meta.causationID = e.id
+        for n in candidates.sorted() {
+            guard let note = try currentNote(n, txn: session.transaction) else { continue }
+            var events: [NoteEvent] = []
+            switch kind {
+            case .category where note.category == id:
+                events = [.categorized(category: into)]
+            case .tag where note.tags.contains(id):
+                events = (note.tags.contains(into) ? [] : [.tagged(tag: into)]) + [.untagged(tag: id)]
+            default:
+                continue
+            }
+            let stored = events.enumerated().map { i, event in
+                event.newEvent(id: Self.derivedID(e.id, role: "merge \(n.uuidString) \(i)"), metadata: meta)
+            }
+            try session.append(stored, to: Note.stream(n), expecting: .any)
+            appendedStreams.append(Note.stream(n))
+        }
+        let end: NewEvent
+        let stream: String
+        switch kind {
+        case .category:
+            end = CategoryEvent.merged(into: into).newEvent(id: e.id, metadata: e.metadata)
+            stream = Category.stream(id)
+        case .tag:
+            end = TagEvent.merged(into: into).newEvent(id: e.id, metadata: e.metadata)
+            stream = Tag.stream(id)
+        }
+        let result = try session.append([end], to: stream, expecting: .any)
+        appendedStreams.append(stream)
+        fates[stream] = .merged(into: into)
+        versions[e.stream, default: [:]][e.version] = result.streamVersion
+        entityMap[id] = into
+        namesMerged += 1
     }
 
     /// The note as this device had it after its outbox version `version`: the confirmed log up to
