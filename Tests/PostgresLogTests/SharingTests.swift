@@ -220,7 +220,7 @@ extension PostgresLogTests {
         let secondBefore = try pullAll(old, second)
         #expect(
             remoteError { _ = try logAs(c, "postgres", database: database).head(notebook: first) }
-                == .schemaOutdated(found: 1, required: 2))
+                == .schemaOutdated(found: 1, required: PostgresEventLog.schemaVersion))
 
         let log = try PostgresEventLog(connecting: c.address(database))
         #expect(try log.initialize() == .upgraded(from: 1, to: PostgresEventLog.schemaVersion))
