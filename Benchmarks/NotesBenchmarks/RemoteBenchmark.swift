@@ -238,10 +238,13 @@ private struct RemoteBench {
     }
 }
 
-/// The events as pushes: consecutive events of a stream in one group, at most a batch's worth each.
+/// The events as pushes: consecutive events of a stream in one group, at most a batch's worth each,
+/// each group expecting the stream's version before it (no stream, or an exact version), as a
+/// device's outbox is pushed (`Notebook.batches`).
 func remoteBatches(_ events: ArraySlice<EventWorkload.Event>) -> [RemoteBatch] {
     var batches: [RemoteBatch] = []
     var groups: [RemoteAppend] = []
+    var versions: [String: UInt64] = [:]
     var count = 0
     for e in events {
         if count == RemoteBatch.maxEvents {
@@ -249,10 +252,13 @@ func remoteBatches(_ events: ArraySlice<EventWorkload.Event>) -> [RemoteBatch] {
             groups = []
             count = 0
         }
+        let before = versions[e.stream, default: 0]
+        versions[e.stream] = before + 1
         if groups.last?.stream == e.stream {
             groups[groups.count - 1].events.append(e.event)
         } else {
-            groups.append(RemoteAppend(stream: e.stream, events: [e.event]))
+            groups.append(
+                RemoteAppend(stream: e.stream, expecting: before > 0 ? .exact(before) : .noStream, events: [e.event]))
         }
         count += 1
     }
