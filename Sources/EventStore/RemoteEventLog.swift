@@ -136,7 +136,7 @@ public struct RemoteAppend: Sendable, Equatable {
 /// What one push sends: appends to one or more streams, applied in order, all or nothing.
 public struct RemoteBatch: Sendable, Equatable {
     /// The most events one batch may hold.
-    public static let maxEvents = 1000
+    public static let maxEvents = 5000
     /// The most payload bytes one batch may hold.
     public static let maxPayloadBytes = 16 << 20
 

@@ -333,7 +333,7 @@ struct NotebookSyncTests {
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []
         let correlation = Identifier(high: 1, low: 1)
-        for i in 0..<2_500 {
+        for i in 0..<(RemoteBatch.maxEvents * 5 / 2) {
             events.append(
                 RecordedEvent(
                     position: UInt64(i + 1), id: Identifier(high: 2, low: UInt64(i)), stream: "note/\(i % 7)",

@@ -503,7 +503,7 @@ struct PostgresLogTests {
         try connection.execute("SELECT 1")
     }
 
-    @Test("a full batch of 1000 events goes in one call; one more is refused")
+    @Test("a full batch of 5000 events goes in one call; one more is refused")
     func fullBatch() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())
