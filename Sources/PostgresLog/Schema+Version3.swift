@@ -14,6 +14,8 @@ extension Schema {
     ///   join, no sort of the payloads).
     /// - A batch holds up to 5,000 events (was 1,000).
     /// - No statistics on `events.notebook` (see the statement's comment).
+    /// - `restore_batch`: a device gives back, unchanged, the events it holds as confirmed past
+    ///   the head of a notebook whose server came back from an older backup.
     static let version3 = """
         -- Without statistics on the notebook column the planner takes a notebook for many rows
         -- (a default selectivity), never for one: with them, a notebook that is new since the last
@@ -316,5 +318,153 @@ extension Schema {
             RETURN NEXT;
         END
         $fn$;
+
+        -- Restores to a notebook whose server came back from an older backup the events a device
+        -- holds as confirmed past the notebook's head: as they were (ids, positions, versions, instants,
+        -- digests), checked to continue the log exactly at its head, under the notebook's lock. Refused
+        -- (NLB01, naming the position) when the head is not at p_after any more, or an event does not
+        -- continue it: a position, a stream version, an instant that goes back or is ahead of the
+        -- server's clock, a chain digest that is not the envelope's, an id stored elsewhere. For writers
+        -- of the notebook; pushed_by is the restoring role. Returns the new head.
+        CREATE FUNCTION notes_log.restore_batch(
+            p_notebook uuid, p_after bigint, p_ids uuid[], p_streams text[], p_versions bigint[], p_types text[],
+            p_schema_versions integer[], p_actors text[], p_commands text[], p_causations uuid[], p_correlations uuid[],
+            p_payloads bytea[], p_recorded_at bigint[], p_digests bytea[]
+        ) RETURNS TABLE (head_position bigint, head_recorded_at bigint, head_digest bytea)
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+            n integer := coalesce(cardinality(p_ids), 0);
+            head record;
+            may_write boolean;
+            bad integer;
+            chain bytea;
+            body bytea;
+            bodies bytea[];
+            k integer := 0;
+        BEGIN
+            IF p_notebook IS NULL OR p_after IS NULL OR p_after < 0 THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = 'no notebook or position named';
+            END IF;
+            IF n = 0 OR n > 5000 THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format('a batch holds 1 to 5000 events, not %s', n);
+            END IF;
+            IF cardinality(p_streams) IS DISTINCT FROM n OR cardinality(p_versions) IS DISTINCT FROM n
+                OR cardinality(p_types) IS DISTINCT FROM n OR cardinality(p_schema_versions) IS DISTINCT FROM n
+                OR cardinality(p_actors) IS DISTINCT FROM n OR cardinality(p_commands) IS DISTINCT FROM n
+                OR cardinality(p_causations) IS DISTINCT FROM n OR cardinality(p_correlations) IS DISTINCT FROM n
+                OR cardinality(p_payloads) IS DISTINCT FROM n OR cardinality(p_recorded_at) IS DISTINCT FROM n
+                OR cardinality(p_digests) IS DISTINCT FROM n
+            THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = 'the batch''s arrays differ in length';
+            END IF;
+            IF (SELECT sum(octet_length(x)) FROM unnest(p_payloads) x) > 16777216 THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = 'the batch holds more than 16 MiB of payload';
+            END IF;
+            IF (SELECT count(DISTINCT x) FROM unnest(p_ids) x) <> n OR array_position(p_ids, NULL) IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = 'an event id is missing or appears twice';
+            END IF;
+            SELECT min(e.i) INTO bad
+                FROM unnest(p_streams, p_versions, p_types, p_schema_versions, p_actors, p_payloads, p_recorded_at, p_digests)
+                    WITH ORDINALITY AS e(stream, version, type, sv, actor, payload, at, digest, i)
+                WHERE e.stream IS NULL OR octet_length(e.stream) NOT BETWEEN 1 AND 1024 OR e.version IS NULL
+                    OR e.version < 1 OR e.type IS NULL OR octet_length(e.type) NOT BETWEEN 1 AND 256 OR e.sv IS NULL
+                    OR e.sv < 0 OR e.actor IS NULL OR e.payload IS NULL OR e.at IS NULL OR e.digest IS NULL
+                    OR octet_length(e.digest) <> 32;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format('event %s is not valid', bad);
+            END IF;
+
+            -- A definer function bypasses row-level security: the membership is checked here.
+            SELECT m.can_write INTO may_write FROM notes_log.members m
+                WHERE m.notebook = p_notebook AND m.role = session_user;
+            IF NOT coalesce(may_write, false) THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLP01', MESSAGE = format(
+                    'role %I may not restore events to notebook %s: only its writers may', session_user, p_notebook);
+            END IF;
+            SELECT * INTO head FROM notes_log.notebooks nb WHERE nb.notebook = p_notebook FOR UPDATE;
+            IF head.head_position <> p_after THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format(
+                    'the remote''s head is at position %s, not %s: events were appended since', head.head_position, p_after);
+            END IF;
+
+            -- Instants: none before the head's or the one before it, none ahead of the server's clock.
+            SELECT min(e.i) INTO bad
+                FROM (SELECT x.i, x.at, lag(x.at) OVER (ORDER BY x.i) AS before
+                    FROM unnest(p_recorded_at) WITH ORDINALITY AS x(at, i)) e
+                WHERE e.at < coalesce(e.before, head.head_recorded_at, e.at)
+                    OR e.at > (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format(
+                    'the event for position %s has an instant before the log''s last one or ahead of the server''s clock',
+                    p_after + bad);
+            END IF;
+            -- Versions: each the next of its stream (its last stored one, then the batch's before it).
+            WITH grp AS MATERIALIZED (
+                SELECT s.stream, (SELECT coalesce(max(ev.version), 0) FROM notes_log.events ev
+                    WHERE ev.notebook = p_notebook AND ev.stream = s.stream) AS base
+                FROM (SELECT DISTINCT x AS stream FROM unnest(p_streams) x) s
+            )
+            SELECT min(e.i) INTO bad
+                FROM (SELECT x.i, x.version, grp.base + count(*) OVER (PARTITION BY x.stream ORDER BY x.i) AS next
+                    FROM unnest(p_streams, p_versions) WITH ORDINALITY AS x(stream, version, i)
+                    JOIN grp ON grp.stream = x.stream) e
+                WHERE e.version <> e.next;
+            IF bad IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format(
+                    'the event for position %s is not its stream''s next version', p_after + bad);
+            END IF;
+            -- Digests: each the chain's over the envelope of format 1 (see envelope_body).
+            SELECT array_agg('\\x01'::bytea || uuid_send(v.id) || int8send(v.at)
+                    || notes_log.leb128(v.version) || notes_log.leb128(v.sv)
+                    || notes_log.leb128(octet_length(v.type)) || convert_to(v.type, 'UTF8')
+                    || notes_log.leb128(octet_length(v.stream)) || convert_to(v.stream, 'UTF8')
+                    || notes_log.leb128(octet_length(v.actor)) || convert_to(v.actor, 'UTF8')
+                    || CASE WHEN v.cmd IS NULL THEN '\\x00'::bytea
+                        ELSE '\\x01'::bytea || notes_log.leb128(octet_length(v.cmd)) || convert_to(v.cmd, 'UTF8') END
+                    || CASE WHEN v.caus IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.caus) END
+                    || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END
+                    || notes_log.leb128(octet_length(v.payload)) || v.payload ORDER BY v.i)
+                INTO bodies
+                FROM unnest(p_ids, p_recorded_at, p_versions, p_schema_versions, p_types, p_streams, p_actors, p_commands,
+                    p_causations, p_correlations, p_payloads)
+                    WITH ORDINALITY AS v(id, at, version, sv, type, stream, actor, cmd, caus, corr, payload, i);
+            chain := head.head_digest;
+            FOREACH body IN ARRAY bodies LOOP
+                k := k + 1;
+                chain := sha256(chain || body);
+                IF chain <> p_digests[k] THEN
+                    RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format(
+                        'the event for position %s does not continue the chain: its digest is not its envelope''s',
+                        p_after + k);
+                END IF;
+            END LOOP;
+            BEGIN
+                INSERT INTO notes_log.events (
+                    notebook, position, event_id, stream, version, type, schema_version, actor, command,
+                    causation_id, correlation_id, payload, recorded_at, digest, pushed_by)
+                SELECT p_notebook, p_after + e.i, e.id, e.stream, e.version, e.type, e.sv, e.actor, e.cmd, e.caus, e.corr,
+                    e.payload, e.at, e.digest, session_user
+                FROM unnest(p_ids, p_streams, p_versions, p_types, p_schema_versions, p_actors, p_commands, p_causations,
+                    p_correlations, p_payloads, p_recorded_at, p_digests)
+                    WITH ORDINALITY AS e(id, stream, version, type, sv, actor, cmd, caus, corr, payload, at, digest, i);
+            EXCEPTION WHEN unique_violation THEN
+                RAISE EXCEPTION USING ERRCODE = 'NLB01',
+                    MESSAGE = 'an event id of the batch is stored at another position of the notebook';
+            END;
+            UPDATE notes_log.notebooks nb
+                SET head_position = p_after + n, head_recorded_at = p_recorded_at[n], head_digest = chain
+                WHERE nb.notebook = p_notebook;
+            head_position := p_after + n;
+            head_recorded_at := p_recorded_at[n];
+            head_digest := chain;
+            RETURN NEXT;
+        END
+        $fn$;
+        REVOKE ALL ON FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[],
+            text[], uuid[], uuid[], bytea[], bigint[], bytea[]) FROM PUBLIC;
+        ALTER FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[], text[],
+            uuid[], uuid[], bytea[], bigint[], bytea[]) OWNER TO notes_log_owner;
+        GRANT EXECUTE ON FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[],
+            text[], uuid[], uuid[], bytea[], bigint[], bytea[]) TO notes_log_user;
         """
 }

@@ -42,6 +42,8 @@ public struct SyncReport: Sendable, Equatable {
     /// This device's events the remote confirmed unchanged, rewritten in place with the remote's
     /// instants (no rebase, no rebuild of the projections).
     public var confirmedInPlace = 0
+    /// Confirmed events given back, unchanged, to a remote restored from an older backup.
+    public var restored = 0
     /// Rounds of pull, rebase and push.
     public var rounds = 0
     /// The remote's last position once done.
@@ -165,7 +167,9 @@ extension Notebook {
             throw SyncError.otherNotebook(local: joined, remote: notebook)
         }
         if start.notebook == nil, start.head > 0, !join { throw SyncError.ownHistory(events: start.head) }
-        if start.confirmed > 0 { try checkConfirmedPrefix(remote: remote, notebook: notebook, at: start.confirmed) }
+        if start.confirmed > 0 {
+            report.restored = try checkConfirmedPrefix(remote: remote, notebook: notebook, at: start.confirmed)
+        }
         for round in 1...maxRounds {
             report.rounds = round
             var moved = false
@@ -209,16 +213,73 @@ extension Notebook {
     }
 
     /// Refuses to go on when the remote's event at `position` is not the one this store
-    /// confirmed there: same id, same chain digest.
-    private func checkConfirmedPrefix(remote: any RemoteEventLog, notebook: Identifier, at position: UInt64) throws {
-        let theirs = try remote.pull(notebook: notebook, after: position - 1, limit: 1).first
-        let ours = try store.read { txn in try store.event(at: position, in: txn) }
-        guard let theirs, theirs.position == position else {
-            throw SyncError.diverged(
-                position: position, detail: "the remote holds fewer events than this store confirmed")
+    /// confirmed there: same id, same chain digest. A remote holding fewer events whose last one
+    /// is this store's at its position (a server restored from an older backup) is given back
+    /// this store's confirmed events past it, unchanged: returns how many.
+    private func checkConfirmedPrefix(remote: any RemoteEventLog, notebook: Identifier, at position: UInt64) throws
+        -> Int
+    {
+        for _ in 0..<2 {
+            if let theirs = try remote.pull(notebook: notebook, after: position - 1, limit: 1).first,
+                theirs.position == position
+            {
+                let ours = try store.read { txn in try store.event(at: position, in: txn) }
+                guard let ours, ours.id == theirs.id, ours.digest == theirs.digest else {
+                    throw SyncError.diverged(position: position, detail: "the events there differ")
+                }
+                return 0
+            }
+            let head = try remote.head(notebook: notebook)
+            // Another device gave the events back meanwhile: check them.
+            if head.position >= position { continue }
+            // The chain digest at the remote's head covers every event before it.
+            if head.position > 0 {
+                let ours = try store.read { txn in try store.event(at: head.position, in: txn) }
+                guard let ours, ours.digest == head.digest else {
+                    throw SyncError.diverged(
+                        position: head.position,
+                        detail: "the remote holds fewer events (\(head.position)) than this store confirmed "
+                            + "(\(position)), and its last one is not this store's")
+                }
+            }
+            try restore(remote: remote, notebook: notebook, from: head.position, through: position)
+            return Int(position - head.position)
         }
-        guard let ours, ours.id == theirs.id, ours.digest == theirs.digest else {
-            throw SyncError.diverged(position: position, detail: "the events there differ")
+        throw SyncError.diverged(position: position, detail: "the remote's head keeps moving back")
+    }
+
+    /// Gives a remote restored from an older backup this store's confirmed events after `start`
+    /// through `end`, unchanged, in batches (each checked by the remote to continue its log).
+    private func restore(remote: any RemoteEventLog, notebook: Identifier, from start: UInt64, through end: UInt64)
+        throws
+    {
+        var at = start
+        while at < end {
+            let events: [RecordedEvent] = try store.read { txn in
+                var events: [RecordedEvent] = []
+                var bytes = 0
+                try store.forEachEvent(from: at + 1, in: txn) { view in
+                    let e = view.recorded
+                    guard e.position <= end, events.count < RemoteBatch.maxEvents,
+                        events.isEmpty || bytes + e.payload.count <= RemoteBatch.maxPayloadBytes
+                    else { return false }
+                    events.append(e)
+                    bytes += e.payload.count
+                    return true
+                }
+                return events
+            }
+            guard let last = events.last, last.position > at else {
+                throw SyncError.diverged(position: at + 1, detail: "this store lacks the confirmed event there")
+            }
+            do {
+                at = try remote.restore(notebook: notebook, after: at, events: events).position
+            } catch .invalidBatch(let message) {
+                throw SyncError.diverged(
+                    position: at + 1,
+                    detail: "the remote, restored from an older backup, holds \(at) of the \(end) events this store "
+                        + "confirmed and refused them back: \(message)")
+            }
         }
     }
 
