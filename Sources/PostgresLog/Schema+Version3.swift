@@ -155,10 +155,12 @@ extension Schema {
                         SELECT s.g, s.stream, s.kind, s.expected,
                             CASE
                                 -- No stream, or an exact version: the unique index on (notebook, stream,
-                                -- version) refuses the next version if it is taken; the one expected must exist.
+                                -- version) refuses the next version if it is taken; the one expected must exist
+                                -- (looked up by a scalar subquery: an EXISTS became a hashed subplan, which
+                                -- read every version of the notebook).
                                 WHEN s.kind = 1 OR (s.kind = 3 AND s.expected = 0) THEN 0
-                                WHEN s.kind = 3 THEN CASE WHEN EXISTS (SELECT FROM notes_log.events ev
-                                    WHERE ev.notebook = p_notebook AND ev.stream = s.stream AND ev.version = s.expected)
+                                WHEN s.kind = 3 THEN CASE WHEN (SELECT ev.version FROM notes_log.events ev
+                                    WHERE ev.notebook = p_notebook AND ev.stream = s.stream AND ev.version = s.expected) IS NOT NULL
                                     THEN s.expected ELSE -1 END
                                 ELSE (SELECT coalesce(max(ev.version), 0) FROM notes_log.events ev
                                     WHERE ev.notebook = p_notebook AND ev.stream = s.stream)
