@@ -60,13 +60,23 @@ func runRemoteBenchmark(arguments: [String]) throws {
     // Push: the first events, in batches of the most a batch holds, into a new notebook each run.
     log("push: \(formatCount(pushCount)) events, \(runs) runs")
     let pushBatches = remoteBatches(events[0..<pushCount])
+    // Where a push's time goes: the server backend's CPU time and this process's, per run.
+    var serverCPU: [Double] = []
+    var clientCPU: [Double] = []
     let push = try measureRate(warmup: 1, runs: runs) { run in
         let log = try PostgresEventLog(connecting: device)
         let book = try log.notebook(named: "push-\(run)", create: true)
+        let backend = log.connection.backendPID
+        let serverBefore = processCPUSeconds(backend)
+        let clientBefore = processCPUSeconds(getpid())
         let start = monotonicSeconds()
         var appended = 0
         for batch in pushBatches { appended += try log.append(notebook: book, batch: batch).appended }
         let seconds = monotonicSeconds() - start
+        if run >= 0 {
+            serverCPU.append(processCPUSeconds(backend) - serverBefore)
+            clientCPU.append(processCPUSeconds(getpid()) - clientBefore)
+        }
         guard appended == pushCount else { throw BenchmarkFailure("push appended \(appended) of \(pushCount)") }
         return (seconds, Double(appended), UInt64(appended))
     }
@@ -111,6 +121,11 @@ func runRemoteBenchmark(arguments: [String]) throws {
                     "\(format(Double(total) / loadSeconds)) events/s (\(fixed(loadSeconds, 1)) s)"
                 ),
                 ("mean payload", "\(payloadBytes / max(total, 1)) B"),
+                (
+                    "CPU per 1000 events, median",
+                    "server \(fixed(Stat(serverCPU).median * 1e6 / Double(pushCount), 1)) ms, "
+                        + "client \(fixed(Stat(clientCPU).median * 1e6 / Double(pushCount), 1)) ms"
+                ),
             ],
             peerTitle: "psql \\copy FROM of the same rows (binary) into a table with the same keys, "
                 + "less psql's start (\(fixed(psqlStart.median * 1000, 1)) ms)",
@@ -238,10 +253,13 @@ private struct RemoteBench {
     }
 }
 
-/// The events as pushes: consecutive events of a stream in one group, at most a batch's worth each.
+/// The events as pushes: consecutive events of a stream in one group, at most a batch's worth each,
+/// each group expecting the stream's version before it (no stream, or an exact version), as a
+/// device's outbox is pushed (`Notebook.batches`).
 func remoteBatches(_ events: ArraySlice<EventWorkload.Event>) -> [RemoteBatch] {
     var batches: [RemoteBatch] = []
     var groups: [RemoteAppend] = []
+    var versions: [String: UInt64] = [:]
     var count = 0
     for e in events {
         if count == RemoteBatch.maxEvents {
@@ -249,13 +267,25 @@ func remoteBatches(_ events: ArraySlice<EventWorkload.Event>) -> [RemoteBatch] {
             groups = []
             count = 0
         }
+        let before = versions[e.stream, default: 0]
+        versions[e.stream] = before + 1
         if groups.last?.stream == e.stream {
             groups[groups.count - 1].events.append(e.event)
         } else {
-            groups.append(RemoteAppend(stream: e.stream, events: [e.event]))
+            groups.append(
+                RemoteAppend(stream: e.stream, expecting: before > 0 ? .exact(before) : .noStream, events: [e.event]))
         }
         count += 1
     }
     if !groups.isEmpty { batches.append(RemoteBatch(groups)) }
     return batches
+}
+
+/// The user and system CPU time of process `pid` so far, in seconds (from /proc; 0 if unreadable).
+func processCPUSeconds(_ pid: Int32) -> Double {
+    guard let text = try? readFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return 0 }
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }

@@ -69,6 +69,17 @@ public protocol RemoteEventLog: AnyObject {
     /// the versions of the earlier ones).
     func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult
 
+    /// Gives back, unchanged, events this device holds as confirmed past the notebook's head,
+    /// after the remote came back from an older backup: ids, positions (`position + 1` on),
+    /// versions, instants and digests as the remote had them, so nothing acknowledged is lost.
+    /// The remote checks under the notebook's lock that its head is still at `position` and
+    /// that the events continue it exactly (positions, each stream's next version, instants that
+    /// never go back and are not ahead of its clock, each digest the chain's over its envelope);
+    /// anything else is refused (``RemoteLogError/invalidBatch(_:)``, naming the position) and
+    /// nothing is written. Returns the new head. For writers of the notebook.
+    func restore(notebook: Identifier, after position: UInt64, events: [RecordedEvent]) throws(RemoteLogError)
+        -> RemoteHead
+
     /// Up to `limit` events of the notebook after `position`, in order (fewer at the end).
     func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError) -> [RecordedEvent]
 
@@ -136,7 +147,7 @@ public struct RemoteAppend: Sendable, Equatable {
 /// What one push sends: appends to one or more streams, applied in order, all or nothing.
 public struct RemoteBatch: Sendable, Equatable {
     /// The most events one batch may hold.
-    public static let maxEvents = 1000
+    public static let maxEvents = 5000
     /// The most payload bytes one batch may hold.
     public static let maxPayloadBytes = 16 << 20
 

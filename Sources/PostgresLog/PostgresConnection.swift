@@ -175,6 +175,9 @@ public final class PostgresConnection {
     /// The role this connection logged in as (the server's `session_user`).
     public var role: String { PQuser(conn).map { String(cString: $0) } ?? "" }
 
+    /// The process id of the server's backend serving this connection (for measurements).
+    public var backendPID: Int32 { PQbackendPID(conn) }
+
     // MARK: Helpers
 
     private static func checkParses(_ address: String) throws(RemoteLogError) {

@@ -150,6 +150,44 @@ public final class PostgresEventLog: RemoteEventLog {
         return try appendResult(result, count: ids.count)
     }
 
+    public func restore(notebook: Identifier, after position: UInt64, events: [RecordedEvent])
+        throws(RemoteLogError) -> RemoteHead
+    {
+        guard !events.isEmpty, events.count <= RemoteBatch.maxEvents else {
+            throw .invalidBatch("a restore holds 1 to \(RemoteBatch.maxEvents) events, not \(events.count)")
+        }
+        guard position < UInt64(Int64.max) - UInt64(events.count) else {
+            throw .invalidBatch("position \(position) is out of range")
+        }
+        for (i, e) in events.enumerated() where e.position != position + UInt64(i) + 1 {
+            throw .invalidBatch("event \(e.id) is at position \(e.position), not \(position + UInt64(i) + 1)")
+        }
+        try namingRefusals(notebook) { () throws(RemoteLogError) in try checkSchema() }
+        let result = try namingRefusals(notebook) { () throws(RemoteLogError) -> PostgresResult in
+            try connection.query(
+                """
+                SELECT head_position, head_recorded_at, head_digest FROM notes_log.restore_batch(
+                    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                """,
+                [
+                    .uuid(notebook), .int8(Int64(position)), .uuidArray(events.map(\.id)),
+                    .textArray(events.map(\.stream)), .int8Array(events.map { Int64(clamping: $0.version) }),
+                    .textArray(events.map(\.type)), .int4Array(events.map { Int32(clamping: $0.schemaVersion) }),
+                    .textArray(events.map(\.metadata.actor)), .textArray(events.map(\.metadata.command)),
+                    .uuidArray(events.map(\.metadata.causationID)), .uuidArray(events.map(\.metadata.correlationID)),
+                    .byteaArray(events.map(\.payload)), .int8Array(events.map(\.recordedAt)),
+                    .byteaArray(events.map(\.digest)),
+                ])
+        }
+        guard result.rowCount == 1 else { throw .malformedReply("restore_batch answered \(result.rowCount) rows") }
+        let f = FieldReader(result: result, row: 0)
+        let digest = try f.blob(2, "head_digest")
+        guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
+        return RemoteHead(
+            position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
+            digest: digest)
+    }
+
     /// The conflict the server reported (detail `group actual`), named by the batch's stream.
     private func conflict(in batch: RemoteBatch, detail: String) -> RemoteLogError {
         let parts = detail.split(separator: " ")

@@ -352,7 +352,7 @@ struct NotebookSyncTests {
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []
         let correlation = Identifier(high: 1, low: 1)
-        for i in 0..<2_500 {
+        for i in 0..<(RemoteBatch.maxEvents * 5 / 2) {
             events.append(
                 RecordedEvent(
                     position: UInt64(i + 1), id: Identifier(high: 2, low: UInt64(i)), stream: "note/\(i % 7)",
@@ -445,6 +445,100 @@ struct NotebookSyncTests {
     }
 
     /// Two devices on a fresh notebook: the first joins with one note, the second clones it.
+    @Test("a remote restored from an older backup gets the confirmed events past its head back, unchanged")
+    func restoredRemote() throws {
+        let (a, b) = try pair(120)
+        let n = try a.book.add(title: "Plan", body: "one\n")
+        try converge([a, b])
+        let backup = try a.book.syncState().confirmed
+        try b.book.edit(n.id, body: "two\n")
+        try b.book.add(title: "Late")
+        try converge([a, b])
+        let before = try a.log()
+        try restoreBackup(a.notebookID, at: backup)
+        #expect(try a.remote.head(notebook: a.notebookID).position == backup)
+        // What the remote refuses: a head that is not where the events start, an event whose
+        // bytes are not those its digest covers.
+        let lost = Array(before[Int(backup)...])
+        #expect(
+            remoteError { _ = try a.remote.restore(notebook: a.notebookID, after: backup - 1, events: lost) }
+                == .invalidBatch("event \(lost[0].id) is at position \(backup + 1), not \(backup)"))
+        var tampered = lost
+        tampered[0].payload += [0x20]
+        let refused = remoteError { _ = try a.remote.restore(notebook: a.notebookID, after: backup, events: tampered) }
+        #expect(refused?.description.contains("position \(backup + 1) does not continue the chain") == true)
+        #expect(try a.remote.head(notebook: a.notebookID).position == backup, "nothing written")
+
+        try a.book.add(title: "After the restore")
+        let report = try a.sync()
+        #expect(report.restored == before.count - Int(backup))
+        #expect(Array(try a.log().prefix(before.count)) == before, "every confirmed event as it was")
+        #expect(try pullAll(a.remote, a.notebookID) == a.log(), "the remote holds them byte for byte")
+        try converge([a, b])
+        #expect(try b.log() == a.log())
+        #expect(try b.book.list(everything).map(\.title).sorted() == ["After the restore", "Late", "Plan", "Welcome"])
+    }
+
+    @Test("a restored remote that took other events first: the lost confirmed events are rebased and pushed again")
+    func restoredRemoteAppendedMeanwhile() throws {
+        let (a, b) = try pair(121)
+        try a.book.add(title: "Kept")
+        try converge([a, b])
+        let backup = try a.book.syncState().confirmed
+        try a.book.add(title: "Lost on the server")
+        try a.book.add(title: "Lost too")
+        try a.sync()
+        #expect(try a.book.syncState().confirmed == backup + 2)
+        try restoreBackup(a.notebookID, at: backup)
+        // Another device pushes to the restored server first, where a's lost events were.
+        try b.book.add(title: "Pushed to the restored server")
+        try b.sync()
+        let report = try a.sync()
+        #expect(report.reopened == 2 && report.restored == 0)
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(
+                try d.book.list(everything).map(\.title).sorted() == [
+                    "Kept", "Lost on the server", "Lost too", "Pushed to the restored server", "Welcome",
+                ])
+        }
+        #expect(try pullAll(a.remote, a.notebookID) == a.log())
+
+        // The remote restored again, and an event of a's with the same id but other bytes (an
+        // instant of its own) appended there: a rewritten log, refused, naming the position.
+        let lost = try #require(try a.log().first { $0.position == backup + 2 })
+        try restoreBackup(a.notebookID, at: backup)
+        _ = try b.remote.append(
+            notebook: b.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: lost.stream, expecting: .noStream,
+                    events: [
+                        NewEvent(
+                            id: lost.id, type: lost.type, schemaVersion: lost.schemaVersion, payload: lost.payload,
+                            metadata: lost.metadata)
+                    ])
+            ]))
+        let before = try a.log()
+        #expect(throws: SyncError.diverged(position: backup + 1, detail: "the events there differ")) { try a.sync() }
+        #expect(try a.log() == before, "nothing merged, nothing lost")
+        #expect(try a.book.syncState().confirmed == UInt64(before.count))
+    }
+
+    /// The notebook's server as if restored from a backup taken at `position`: the later events
+    /// gone, its head back there (as the superuser, with the log's triggers off in that session).
+    private func restoreBackup(_ book: Identifier, at position: UInt64) throws {
+        try cluster().execute(
+            """
+            SET session_replication_role = replica;
+            DELETE FROM notes_log.events WHERE notebook = '\(book)' AND position > \(position);
+            UPDATE notes_log.notebooks nb
+                SET head_position = e.position, head_recorded_at = e.recorded_at, head_digest = e.digest
+                FROM notes_log.events e
+                WHERE nb.notebook = '\(book)' AND e.notebook = nb.notebook AND e.position = \(position);
+            """)
+    }
+
     private func pair(_ n: Int) throws -> (Device, Device) {
         let a = try Device(stem: 1, notebook: n)
         let b = try Device(stem: 2, notebook: n)

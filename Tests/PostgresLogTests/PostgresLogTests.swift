@@ -334,8 +334,26 @@ struct PostgresLogTests {
             notebook: book,
             batch: RemoteBatch([RemoteAppend(stream: "note/1", expecting: .exact(3), events: [events[1], fresh])]))
         #expect(mixed.outcomes == [.alreadyStored(position: 2), .appended(position: 4)])
+        // A stored id after a new one: the batch is taken as new until the unique index finds
+        // the stored id; then nothing of that attempt is kept and every id is probed.
+        let later = f.event()
+        let newFirst = try log.append(
+            notebook: book,
+            batch: RemoteBatch([RemoteAppend(stream: "note/1", expecting: .exact(4), events: [later, events[2]])]))
+        #expect(newFirst.outcomes == [.appended(position: 5), .alreadyStored(position: 3)])
+        // The same id twice in a batch sent around the client's checks: refused, nothing written.
+        let twice = f.event()
+        let refused = remoteError {
+            _ = try log.connection.query(
+                """
+                SELECT * FROM notes_log.append_batch($1, ARRAY['note/2'], ARRAY[1]::smallint[], ARRAY[0]::bigint[],
+                    ARRAY[1, 1], $2, ARRAY['T', 'T'], ARRAY[1, 1], ARRAY['a', 'a'], ARRAY[NULL, NULL]::text[],
+                    ARRAY[NULL, NULL]::uuid[], ARRAY[NULL, NULL]::uuid[], ARRAY['\\x00', '\\x00']::bytea[])
+                """, [.uuid(book), .uuidArray([twice.id, twice.id])])
+        }
+        #expect(refused == .invalidBatch("an event id is missing or appears twice"))
         let all = try pullAll(log, book)
-        #expect(all.map(\.id) == events.map(\.id) + [fresh.id])
+        #expect(all.map(\.id) == events.map(\.id) + [fresh.id, later.id])
         #expect(all[0].payload == events[0].payload)
         // The same id in another notebook is another event.
         #expect(try log.append(notebook: try makeNotebook(c, 70), batch: batch).appended == 3)
@@ -485,7 +503,7 @@ struct PostgresLogTests {
         try connection.execute("SELECT 1")
     }
 
-    @Test("a full batch of 1000 events goes in one call; one more is refused")
+    @Test("a full batch of 5000 events goes in one call; one more is refused")
     func fullBatch() throws {
         let c = try cluster()
         let log = try PostgresEventLog(connecting: c.address())

@@ -95,6 +95,14 @@ extension PostgresLogTests {
         expectRefused(["bob_22", "team-22", "not append"]) {
             _ = try bob.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
         }
+        // Nor give back events, as after a restored backup; nor may a writer where the head is not.
+        let stored = try pullAll(ana, book)
+        expectRefused(["bob_22", "restore", "writers"]) {
+            _ = try bob.restore(notebook: book, after: 0, events: stored)
+        }
+        #expect(
+            remoteError { _ = try ana.restore(notebook: book, after: 0, events: stored) }
+                == .invalidBatch("the remote's head is at position 2, not 0: events were appended since"))
         expectRefused(["bob_22", "team-22", "writers"]) {
             try bob.share(notebook: "team-22", role: "cat_22", canWrite: true)
         }
@@ -220,7 +228,7 @@ extension PostgresLogTests {
         let secondBefore = try pullAll(old, second)
         #expect(
             remoteError { _ = try logAs(c, "postgres", database: database).head(notebook: first) }
-                == .schemaOutdated(found: 1, required: 2))
+                == .schemaOutdated(found: 1, required: PostgresEventLog.schemaVersion))
 
         let log = try PostgresEventLog(connecting: c.address(database))
         #expect(try log.initialize() == .upgraded(from: 1, to: PostgresEventLog.schemaVersion))

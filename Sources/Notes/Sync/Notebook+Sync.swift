@@ -42,6 +42,11 @@ public struct SyncReport: Sendable, Equatable {
     /// This device's events the remote confirmed unchanged, rewritten in place with the remote's
     /// instants (no rebase, no rebuild of the projections).
     public var confirmedInPlace = 0
+    /// Confirmed events given back, unchanged, to a remote restored from an older backup.
+    public var restored = 0
+    /// Confirmed events a remote restored from an older backup had lost, while another device
+    /// pushed to it first: taken back into the outbox, rebased and pushed again.
+    public var reopened = 0
     /// Rounds of pull, rebase and push.
     public var rounds = 0
     /// The remote's last position once done.
@@ -165,7 +170,10 @@ extension Notebook {
             throw SyncError.otherNotebook(local: joined, remote: notebook)
         }
         if start.notebook == nil, start.head > 0, !join { throw SyncError.ownHistory(events: start.head) }
-        if start.confirmed > 0 { try checkConfirmedPrefix(remote: remote, notebook: notebook, at: start.confirmed) }
+        if start.confirmed > 0 {
+            (report.restored, report.reopened) = try checkConfirmedPrefix(
+                remote: remote, notebook: notebook, at: start.confirmed)
+        }
         var wrote = false
         if start.head == 0 {
             let remoteHead = try remote.head(notebook: notebook).position
@@ -267,16 +275,132 @@ extension Notebook {
     }
 
     /// Refuses to go on when the remote's event at `position` is not the one this store
-    /// confirmed there: same id, same chain digest.
-    private func checkConfirmedPrefix(remote: any RemoteEventLog, notebook: Identifier, at position: UInt64) throws {
-        let theirs = try remote.pull(notebook: notebook, after: position - 1, limit: 1).first
-        let ours = try store.read { txn in try store.event(at: position, in: txn) }
-        guard let theirs, theirs.position == position else {
-            throw SyncError.diverged(
-                position: position, detail: "the remote holds fewer events than this store confirmed")
+    /// confirmed there: same id, same chain digest. A remote holding fewer events whose last one
+    /// is this store's at its position (a server restored from an older backup) is given back
+    /// this store's confirmed events past it, unchanged. A restored remote that took other
+    /// events first (another device pushed before any gave them back) shares a prefix with this
+    /// store and holds none of this store's later ids: those events go back to the outbox, to be
+    /// rebased on top of the remote's and pushed again. Returns how many were given back, and how
+    /// many went back to the outbox.
+    private func checkConfirmedPrefix(remote: any RemoteEventLog, notebook: Identifier, at position: UInt64) throws
+        -> (restored: Int, reopened: Int)
+    {
+        for _ in 0..<2 {
+            if let theirs = try remote.pull(notebook: notebook, after: position - 1, limit: 1).first,
+                theirs.position == position
+            {
+                let ours = try store.read { txn in try store.event(at: position, in: txn) }
+                guard let ours, ours.id == theirs.id, ours.digest == theirs.digest else {
+                    return (0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: position))
+                }
+                return (0, 0)
+            }
+            let head = try remote.head(notebook: notebook)
+            // Another device gave the events back meanwhile: check them.
+            if head.position >= position { continue }
+            // The chain digest at the remote's head covers every event before it.
+            if head.position > 0 {
+                let ours = try store.read { txn in try store.event(at: head.position, in: txn) }
+                guard let ours, ours.digest == head.digest else {
+                    return (
+                        0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: head.position)
+                    )
+                }
+            }
+            do {
+                try restore(remote: remote, notebook: notebook, from: head.position, through: position)
+            } catch SyncError.diverged {
+                // Another device pushed at the restored head first.
+                return (0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: position))
+            }
+            return (Int(position - head.position), 0)
         }
-        guard let ours, ours.id == theirs.id, ours.digest == theirs.digest else {
-            throw SyncError.diverged(position: position, detail: "the events there differ")
+        throw SyncError.diverged(position: position, detail: "the remote's head keeps moving back")
+    }
+
+    /// Moves the confirmed position back to the last one whose chain digest the remote shares
+    /// (at most `limit`), so that this store's later confirmed events become outbox again, when
+    /// the remote holds none of their ids after it: a remote restored from an older backup to
+    /// which another device pushed first. Anything else (no shared event, or an id of this store
+    /// with other bytes: a rewritten or foreign log) is refused, naming the position where the
+    /// logs part. Returns how many events went back to the outbox.
+    private func reopen(remote: any RemoteEventLog, notebook: Identifier, confirmed: UInt64, limit: UInt64) throws
+        -> Int
+    {
+        func agrees(_ p: UInt64) throws -> Bool {
+            guard let theirs = try remote.pull(notebook: notebook, after: p - 1, limit: 1).first,
+                theirs.position == p
+            else { return false }
+            let ours = try store.read { txn in try store.event(at: p, in: txn) }
+            return ours?.id == theirs.id && ours?.digest == theirs.digest
+        }
+        // The chain makes agreement hold up to a position and fail after it: search for it.
+        var low: UInt64 = 0
+        var high = min(limit, confirmed)
+        while low < high {
+            let mid = low + (high - low + 1) / 2
+            if try agrees(mid) { low = mid } else { high = mid - 1 }
+        }
+        let shared = low
+        guard shared > 0 else {
+            throw SyncError.diverged(position: 1, detail: "the events there differ")
+        }
+        let ours: Set<Identifier> = try store.read { txn in
+            var ids: Set<Identifier> = []
+            try store.forEachEvent(from: shared + 1, in: txn) { view in
+                guard view.recorded.position <= confirmed else { return false }
+                ids.insert(view.recorded.id)
+                return true
+            }
+            return ids
+        }
+        var after = shared
+        while true {
+            let page = try remote.pull(notebook: notebook, after: after, limit: 5000)
+            guard let last = page.last else { break }
+            if let clash = page.first(where: { ours.contains($0.id) }) {
+                throw SyncError.diverged(position: clash.position, detail: "the events there differ")
+            }
+            after = last.position
+        }
+        try write { session, _ in
+            try store.setMetadata(SyncKeys.confirmed, uint64: shared, in: session.transaction)
+        }
+        return Int(confirmed - shared)
+    }
+
+    /// Gives a remote restored from an older backup this store's confirmed events after `start`
+    /// through `end`, unchanged, in batches (each checked by the remote to continue its log).
+    private func restore(remote: any RemoteEventLog, notebook: Identifier, from start: UInt64, through end: UInt64)
+        throws
+    {
+        var at = start
+        while at < end {
+            let events: [RecordedEvent] = try store.read { txn in
+                var events: [RecordedEvent] = []
+                var bytes = 0
+                try store.forEachEvent(from: at + 1, in: txn) { view in
+                    let e = view.recorded
+                    guard e.position <= end, events.count < RemoteBatch.maxEvents,
+                        events.isEmpty || bytes + e.payload.count <= RemoteBatch.maxPayloadBytes
+                    else { return false }
+                    events.append(e)
+                    bytes += e.payload.count
+                    return true
+                }
+                return events
+            }
+            guard let last = events.last, last.position > at else {
+                throw SyncError.diverged(position: at + 1, detail: "this store lacks the confirmed event there")
+            }
+            do {
+                at = try remote.restore(notebook: notebook, after: at, events: events).position
+            } catch .invalidBatch(let message) {
+                throw SyncError.diverged(
+                    position: at + 1,
+                    detail: "the remote, restored from an older backup, holds \(at) of the \(end) events this store "
+                        + "confirmed and refused them back: \(message)")
+            }
         }
     }
 

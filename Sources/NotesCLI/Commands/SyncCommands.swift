@@ -164,12 +164,17 @@ let syncCommand = Command(
                 ("pushed", .int(report.pushed)), ("pulled", .int(report.pulled)), ("merged", .int(report.merged)),
                 ("conflicts", .int(report.conflicts)), ("namesMerged", .int(report.namesMerged)),
                 ("unresolvedConflicts", .int(report.unresolvedConflicts)), ("rounds", .int(report.rounds)),
-                ("remotePosition", .uint(report.remoteHead)),
+                ("remotePosition", .uint(report.remoteHead)), ("restored", .int(report.restored)),
+                ("reopened", .int(report.reopened)),
             ]))
     } else {
         var line =
             "pushed \(report.pushed), pulled \(report.pulled), merged \(report.merged), conflicts \(report.conflicts)"
         if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
+        if report.restored > 0 { line += ", \(report.restored) confirmed events given back to the restored remote" }
+        if report.reopened > 0 {
+            line += ", \(report.reopened) confirmed events the restored remote had lost pushed again"
+        }
         ctx.terminal.print(line + "; at position \(report.remoteHead)")
     }
     if report.unresolvedConflicts > 0 {
