@@ -68,6 +68,9 @@ struct Replayer {
     /// The store's upcaster plans that lift legacy note events to current ones, compiled to run
     /// on the stored bytes.
     private var legacy = LegacyLifts()
+    /// The current note event types, held here: the catalogue's global costs a call on each
+    /// access.
+    private let kinds = NoteEventKind.matcher
 
     init(releasingPages: Bool = false) {
         self.releasingPages = releasingPages
@@ -219,7 +222,7 @@ struct Replayer {
         lastRead = view.position
         let stream = StreamRef(view.streamBytes)
         guard case .note(let id) = stream,
-            let kind = NoteEventKind.matcher.kind(view.typeBytes, version: view.schemaVersion),
+            let kind = kinds.kind(view.typeBytes, version: view.schemaVersion),
             let ring
         else {
             try drain()
