@@ -86,7 +86,7 @@ extension SearchIndex {
         guard notes.count < Int(UInt32.max - 1) else { throw SearchIndexError.full }
 
         let partCount = max(1, min(parts ?? defaultParts(for: notes.count), max(1, notes.count)))
-        let built = (0..<partCount).map { _ in BuilderPart(stemmer: language.makeStemmer()) }
+        let built = (0..<partCount).map { _ in BuilderPart(stemmer: language.makeStemmer(remembering: true)) }
         let chunkBytes = DocRecord.size * DocRecord.perChunk
         var records = [UInt8](
             repeating: 0, count: (notes.count + DocRecord.perChunk - 1) / DocRecord.perChunk * chunkBytes)
