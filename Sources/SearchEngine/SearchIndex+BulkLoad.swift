@@ -403,16 +403,23 @@ struct IndexBuilder: ~Copyable {
         occurrences.removeAll(keepingCapacity: true)
         var position: UInt32 = 0
         var failure: (any Error)?
-        func collect(_ t: UnsafeBufferPointer<UInt8>) {
+        // Written out in each closure rather than as a local function: the variables a local
+        // function captures are checked for exclusive access at run time on every call (a
+        // twentieth of a rebuild's instructions).
+        Tokenizer.forEachTerm(in: note.title, stemmer: stemmer) { t, _, _ in
             do {
                 occurrences.append(UInt64(try intern(t)) << 32 | UInt64(position))
             } catch { failure = error }
             position = position == .max ? .max : position + 1
         }
-        Tokenizer.forEachTerm(in: note.title, stemmer: stemmer) { t, _, _ in collect(t) }
         let titleEnd = position
         position = position == .max ? .max : position + 1
-        Tokenizer.forEachTerm(in: note.body, stemmer: stemmer) { t, _, _ in collect(t) }
+        Tokenizer.forEachTerm(in: note.body, stemmer: stemmer) { t, _, _ in
+            do {
+                occurrences.append(UInt64(try intern(t)) << 32 | UInt64(position))
+            } catch { failure = error }
+            position = position == .max ? .max : position + 1
+        }
         if let failure { throw failure }
         let length = UInt32(clamping: occurrences.count)
         occurrences.sort()
