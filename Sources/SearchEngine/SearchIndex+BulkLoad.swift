@@ -362,8 +362,9 @@ struct IndexBuilder: ~Copyable {
             if s < 0 { break }
             if hashes[Int(s)] == h && Int(lengths[Int(s)]) == term.count {
                 let start = Int(starts[Int(s)])
+                // memcmp: the generic elementsEqual took a tenth of the interning.
                 let same = arena.withUnsafeBufferPointer { a in
-                    UnsafeBufferPointer(rebasing: a[start..<(start + term.count)]).elementsEqual(term)
+                    term.count == 0 || memcmp(a.baseAddress! + start, term.baseAddress!, term.count) == 0
                 }
                 if same { return UInt32(s) }
             }
