@@ -243,7 +243,7 @@ public struct ByteReader {
     }
 
     /// Throws if bytes remain.
-    public func expectEnd() throws(DecodingError) {
+    @inline(__always) public func expectEnd() throws(DecodingError) {
         if remaining != 0 { throw DecodingError(.trailingBytes(remaining), at: offset) }
     }
 }
