@@ -31,9 +31,9 @@ struct SearchTextTests {
             "", "a", "y", "yes", "dying", "happily", "internationalization", "abcdefghijklmnopqrstuvwx",
             "abcdefghijklmnopqrstuvwxy", "résumés", "straße", "naïvely", "1,000", "3.14", "東",
         ]
-        // Many distinct words, so that slots are shared and overwritten.
-        for i in 0..<20_000 { words.append("w\(i % 9_973)ing") }
-        for _ in 0..<3 {
+        // Distinct words enough that some share a slot and overwrite it.
+        for i in 0..<4_000 { words.append("w\(i % 2_003)ing") }
+        for _ in 0..<2 {
             for w in words {
                 let bytes = Array(w.utf8)
                 #expect(remembering.stem(bytes) == plain.stem(bytes), "\(w)")
