@@ -65,6 +65,23 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         }
     }
 
+    // A child that folds the log once on SCANS scans (the `fold` figure's work, no sampler
+    // thread), then prints "seconds events notes": run it under `valgrind --tool=callgrind` to
+    // count the fold's instructions.
+    if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--child-fold",
+        let shards = Int(CommandLine.arguments[3])
+    {
+        do {
+            let book = try openBook(CommandLine.arguments[2])
+            let start = monotonicSeconds()
+            let state = try NotebookState.replay(store: book.store, upTo: .max, shards: shards)
+            print("\(monotonicSeconds() - start) \(state.events) \(state.notes.count)")
+            exit(0)
+        } catch {
+            fail("fold child: \(error)", code: 1)
+        }
+    }
+
     // The stages of a rebuild's memory, for the 10 M scale: the replay, the sorted copy of the
     // notes the writer takes, the search index prepared in memory; print each stage's heap.
     if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child-rebuild-stages" {

@@ -108,6 +108,27 @@ enum Envelope {
     }
 }
 
+/// A stored event's bytes as the log holds them, not yet verified: valid while the read that
+/// produced them is open (in any thread).
+package struct StoredEvent: @unchecked Sendable {
+    package let position: UInt64
+    package let bytes: UnsafeRawBufferPointer
+
+    package init(position: UInt64, bytes: UnsafeRawBufferPointer) {
+        self.position = position
+        self.bytes = bytes
+    }
+
+    /// The stream name's bytes, read from the header without checking the CRC (nil when the
+    /// header cannot be read): enough to route the event to the scan that will verify it.
+    @inline(__always)
+    package var stream: UnsafeRawBufferPointer? { Envelope.peekStream(bytes) }
+
+    /// The event, its checksum verified.
+    @inline(__always)
+    package func view() throws(StoreError) -> EventView { try Envelope.storedView(bytes, position: position) }
+}
+
 /// A zero-copy view of a stored event, valid only inside the read that produced it.
 ///
 /// Strings are decoded on demand, so a replay that only needs the type and payload pays for

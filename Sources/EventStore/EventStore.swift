@@ -259,16 +259,15 @@ public final class EventStore: Sendable {
         }
     }
 
-    /// Calls `body` with each event from `position` through `last` whose stream name `accept`
-    /// takes, in log order, until it returns false.
+    /// Calls `body` with each stored event from `position` through `last`, in log order, its
+    /// checksum not yet verified, until it returns false.
     ///
-    /// `accept` sees the stream's bytes as stored, or nil when the envelope's header cannot be
-    /// read. Events it rejects are skipped without their checksum being verified: scans that
-    /// split the log between them (a replay on several cores) must together accept every
-    /// event, nil included, so each is verified by exactly one of them.
-    public func forEachEvent(
+    /// The bytes are valid while `txn` is open. A replay on several cores walks the log once
+    /// and hands each event to the scan that folds its stream, which verifies it
+    /// (``StoredEvent/view()``): every event must be verified by exactly one of them.
+    package func forEachStoredEvent(
         from position: UInt64, through last: UInt64, in txn: borrowing Transaction,
-        acceptingStreams accept: (UnsafeRawBufferPointer?) -> Bool, _ body: (EventView) throws -> Bool
+        _ body: (StoredEvent) throws -> Bool
     ) throws {
         guard position <= last else { return }
         let start = keyBytes(position)
@@ -277,9 +276,7 @@ public final class EventStore: Sendable {
             while let e = entry {
                 let pos = try decodeKey(e.key)
                 if pos > last { return }
-                if accept(Envelope.peekStream(e.value)) {
-                    guard try body(try Envelope.storedView(e.value, position: pos)) else { return }
-                }
+                guard try body(StoredEvent(position: pos, bytes: e.value)) else { return }
                 entry = try c.next()
             }
         }

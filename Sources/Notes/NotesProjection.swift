@@ -770,7 +770,17 @@ enum ListIndex {
 
     /// Lowercased title bytes, cut at 64 bytes, then a 0 terminator so "a" sorts before "ab".
     static func titleKey(_ title: String) -> [UInt8] {
-        var bytes = Array(title.lowercased().utf8.prefix(64))
+        // A title whose first 64 bytes are ASCII: those bytes lowercased, without lowercasing
+        // the whole title as a `String` (ASCII letters lowercase alone, whatever follows them).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(65)
+        for b in title.utf8.prefix(64) {
+            guard b < 0x80 else {
+                bytes = Array(title.lowercased().utf8.prefix(64))
+                break
+            }
+            bytes.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+        }
         bytes.append(0)
         return bytes
     }

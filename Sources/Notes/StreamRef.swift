@@ -9,15 +9,24 @@ public enum StreamRef: Sendable, Equatable {
     case other
 
     package init(_ bytes: UnsafeRawBufferPointer) {
-        if bytes.count == 41, bytes.starts(with: StreamRef.notePrefix),
+        // Every event read comes here: the prefixes are compared as words, not as arrays (a
+        // generic `starts(with:)` and a lazy global each, for each event, before).
+        guard bytes.count >= 40, let base = bytes.baseAddress else {
+            self = .other
+            return
+        }
+        let head = UInt32(littleEndian: base.loadUnaligned(as: UInt32.self))
+        if bytes.count == 41, head == StreamRef.note, base.load(fromByteOffset: 4, as: UInt8.self) == 0x2F,
             let id = StreamRef.parseID(UnsafeRawBufferPointer(rebasing: bytes[5...]))
         {
             self = .note(id)
-        } else if bytes.count == 45, bytes.starts(with: StreamRef.categoryPrefix),
+        } else if bytes.count == 45, head == StreamRef.cate,
+            UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == StreamRef.gory,
+            base.load(fromByteOffset: 8, as: UInt8.self) == 0x2F,
             let id = StreamRef.parseID(UnsafeRawBufferPointer(rebasing: bytes[9...]))
         {
             self = .category(id)
-        } else if bytes.count == 40, bytes.starts(with: StreamRef.tagPrefix),
+        } else if bytes.count == 40, head == StreamRef.tag,
             let id = StreamRef.parseID(UnsafeRawBufferPointer(rebasing: bytes[4...]))
         {
             self = .tag(id)
@@ -25,6 +34,12 @@ public enum StreamRef: Sendable, Equatable {
             self = .other
         }
     }
+
+    /// "note", "cate", "gory" and "tag/" as little-endian words.
+    private static var note: UInt32 { 0x6574_6F6E }
+    private static var cate: UInt32 { 0x6574_6163 }
+    private static var gory: UInt32 { 0x7972_6F67 }
+    private static var tag: UInt32 { 0x2F67_6174 }
 
     /// The family of the stream, or nil for a stream the notes model does not have.
     public var family: StreamFamily? {
@@ -40,10 +55,6 @@ public enum StreamRef: Sendable, Equatable {
         var s = stream
         self = s.withUTF8 { StreamRef(UnsafeRawBufferPointer($0)) }
     }
-
-    static let notePrefix = Array("note/".utf8)
-    static let categoryPrefix = Array("category/".utf8)
-    static let tagPrefix = Array("tag/".utf8)
 
     /// The id of the canonical lowercase UUID form (as streams are named), or nil.
     @inline(__always)

@@ -40,18 +40,24 @@ public struct SearchLanguage: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// A stemmer for this language, or nil for `none`.
-    func makeStemmer() -> Stemmer? { self == .none ? nil : Stemmer(name) }
+    /// A stemmer for this language, or nil for `none`; `remembering` the stems of the words it
+    /// met (for a bulk build, which stems the same words over and over).
+    func makeStemmer(remembering: Bool = false) -> Stemmer? {
+        self == .none ? nil : Stemmer(name, remembering: remembering)
+    }
 }
 
 /// One Snowball stemmer. It keeps state between calls, so it belongs to one operation on one
 /// thread; each index update, build and search makes its own.
 final class Stemmer {
     private let handle: OpaquePointer
+    /// The stems of words met before, or nil (see ``StemCache``).
+    private let cache: StemCache?
 
-    init?(_ algorithm: String) {
+    init?(_ algorithm: String, remembering: Bool = false) {
         guard let h = sb_stemmer_new(algorithm, "UTF_8") else { return nil }
         handle = h
+        cache = remembering ? StemCache() : nil
     }
 
     deinit { sb_stemmer_delete(handle) }
@@ -60,6 +66,16 @@ final class Stemmer {
     /// the stemmer cannot take (it runs out of memory) is passed on as it is.
     @inline(__always)
     func stem(_ term: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if let cache, term.count <= StemCache.longest {
+            cache.stem(term, by: self, body)
+            return
+        }
+        stemmed(term, body)
+    }
+
+    /// The Snowball stemmer's answer, uncached.
+    @inline(__always)
+    fileprivate func stemmed(_ term: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         guard let base = term.baseAddress, let out = sb_stemmer_stem(handle, base, Int32(term.count)) else {
             body(term)
             return
@@ -74,6 +90,64 @@ final class Stemmer {
         term.withUnsafeBufferPointer { t in stem(t) { out = Array($0) } }
         // An empty stem would be no term at all: keep the word.
         return out.isEmpty ? term : out
+    }
+}
+
+/// The stems of the words a stemmer met, for words of up to 24 bytes: 16,384 slots, each the
+/// last word whose hash falls there and its stem. Text repeats its words (a bulk build of the
+/// search index stemmed every occurrence of every word: a fifth of a rebuild's instructions),
+/// and a slot holds the Snowball stemmer's own answer, so the stems are the same.
+private final class StemCache {
+    static let longest = 24
+    private static let slots = 16_384
+
+    /// A word and its stem, each zero-padded to 24 bytes.
+    private struct Slot {
+        var word: (UInt64, UInt64, UInt64)
+        var stem: (UInt64, UInt64, UInt64)
+        var wordCount: UInt8
+        /// The stem's length; `empty` when the slot holds nothing.
+        var stemCount: UInt8
+    }
+    private static let empty: UInt8 = 0xFF
+
+    private let table: UnsafeMutablePointer<Slot>
+
+    init() {
+        table = .allocate(capacity: Self.slots)
+        table.initialize(
+            repeating: Slot(word: (0, 0, 0), stem: (0, 0, 0), wordCount: 0, stemCount: Self.empty), count: Self.slots)
+    }
+
+    deinit { table.deallocate() }
+
+    @inline(__always)
+    func stem(_ term: UnsafeBufferPointer<UInt8>, by stemmer: Stemmer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var word: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &word) { w in
+            if let base = term.baseAddress { w.baseAddress!.copyMemory(from: base, byteCount: term.count) }
+        }
+        var h = word.0 &* 0x9E37_79B9_7F4A_7C15
+        h = (h ^ word.1 ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        h = (h ^ word.2 ^ UInt64(term.count) ^ (h >> 32)) &* 0x94D0_49BB_1331_11EB
+        let slot = table + Int(truncatingIfNeeded: h >> 50) & (Self.slots - 1)
+        if slot.pointee.stemCount != Self.empty, slot.pointee.wordCount == UInt8(term.count),
+            slot.pointee.word == word
+        {
+            let n = Int(slot.pointee.stemCount)
+            withUnsafeBytes(of: &slot.pointee.stem) { s in
+                s.withMemoryRebound(to: UInt8.self) { b in body(UnsafeBufferPointer(start: b.baseAddress, count: n)) }
+            }
+            return
+        }
+        stemmer.stemmed(term) { stem in
+            if stem.count <= Self.longest, let base = stem.baseAddress {
+                var out: (UInt64, UInt64, UInt64) = (0, 0, 0)
+                withUnsafeMutableBytes(of: &out) { o in o.baseAddress!.copyMemory(from: base, byteCount: stem.count) }
+                slot.pointee = Slot(word: word, stem: out, wordCount: UInt8(term.count), stemCount: UInt8(stem.count))
+            }
+            body(stem)
+        }
     }
 }
 

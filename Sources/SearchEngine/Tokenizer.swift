@@ -204,6 +204,27 @@ enum Tokenizer {
                 appendFolded(v)
                 lastKind = k
                 end = i + len
+                // The rest of a run of ASCII letters and digits (most of any text) in a tight
+                // loop: in a word with no joiner pending, each is appended folded, as above.
+                if len == 1 {
+                    var j = i + 1
+                    while j < n {
+                        let c = utf8[j]
+                        let lower = c | 0x20
+                        if lower >= 0x61 && lower <= 0x7A {
+                            append(lower)
+                            lastKind = .letter
+                        } else if c >= 0x30 && c <= 0x39 {
+                            append(c)
+                            lastKind = .digit
+                        } else {
+                            break
+                        }
+                        j += 1
+                    }
+                    end = j
+                    len = j - i
+                }
             case .droppedMark, .keptMark:
                 if inWord && joiner == nil {
                     if k == .keptMark { appendScalar(v) }

@@ -22,6 +22,25 @@ struct SearchTextTests {
         #expect(terms("e\u{301}cole") == terms("école"))
     }
 
+    @Test("a stemmer that remembers stems gives the Snowball stemmer's stems, repeated words and all")
+    func rememberedStems() throws {
+        let plain = try #require(SearchLanguage.english.makeStemmer())
+        let remembering = try #require(SearchLanguage.english.makeStemmer(remembering: true))
+        var words = [
+            "running", "runs", "run", "ran", "generously", "generalization", "caresses", "ponies", "ties", "sky",
+            "", "a", "y", "yes", "dying", "happily", "internationalization", "abcdefghijklmnopqrstuvwx",
+            "abcdefghijklmnopqrstuvwxy", "résumés", "straße", "naïvely", "1,000", "3.14", "東",
+        ]
+        // Distinct words enough that some share a slot and overwrite it.
+        for i in 0..<4_000 { words.append("w\(i % 2_003)ing") }
+        for _ in 0..<2 {
+            for w in words {
+                let bytes = Array(w.utf8)
+                #expect(remembering.stem(bytes) == plain.stem(bytes), "\(w)")
+            }
+        }
+    }
+
     @Test("numbers, apostrophes and separators")
     func wordBoundaries() {
         #expect(terms("don't stop 3.14 1,000 end. x,y") == ["dont", "stop", "3.14", "1,000", "end", "x", "y"])

@@ -174,11 +174,13 @@ public struct NotebookState: Sendable {
         return max(1, min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
-    /// The replay split between `shards` scans of the same log, each on its own core and read
-    /// transaction, each folding the notes whose stream falls in its share (categories and
-    /// unreadable headers go to the first). A note's events stay in log order within one scan,
-    /// so the fold is the same; every event is verified by exactly one scan. The scans stop at
-    /// the head seen before they start, so a concurrent append changes nothing.
+    /// The replay split between `shards` scans, each on its own core, each folding the notes
+    /// whose stream falls in its share (categories, tags and unreadable headers go to the
+    /// first). The first scan walks the log once, in one read transaction, and hands every
+    /// event of another share to that share's scan, which verifies and folds it (see
+    /// ``EventChannel``). A note's events stay in log order within one scan, so the fold is the
+    /// same; every event is verified by exactly one scan. The walk stops at the head seen
+    /// before it starts, so a concurrent append changes nothing.
     public static func replay(
         store: EventStore, upTo position: UInt64, shards: Int, releasingPages: Bool = false,
         progress: ((UInt64) -> Void)? = nil
@@ -202,20 +204,28 @@ public struct NotebookState: Sendable {
             var failure: (any Error)?
         }
         let slots = (0..<shards).map { _ in Slot() }
+        let channels = (1..<shards).map { _ in EventChannel() }
         let group = DispatchGroup()
-        @Sendable func run(_ shard: Int, progress: ((UInt64) -> Void)?) {
-            var replayer = Replayer(releasingPages: releasingPages)
-            do {
-                try replayer.scan(store: store, through: last, shard: shard, of: shards, progress: progress)
-            } catch {
-                slots[shard].failure = error
-            }
-            slots[shard].replayer = replayer
-        }
         for shard in 1..<shards {
-            DispatchQueue.global(qos: .userInitiated).async(group: group) { run(shard, progress: nil) }
+            DispatchQueue.global(qos: .userInitiated).async(group: group) {
+                let channel = channels[shard - 1]
+                var replayer = Replayer(releasingPages: releasingPages)
+                do {
+                    try replayer.consume(channel, store: store)
+                } catch {
+                    slots[shard].failure = error
+                }
+                slots[shard].replayer = replayer
+                channel.finished.signal()
+            }
         }
-        run(0, progress: progress)
+        var replayer = Replayer(releasingPages: releasingPages)
+        do {
+            try replayer.scan(store: store, through: last, routing: channels, progress: progress)
+        } catch {
+            slots[0].failure = error
+        }
+        slots[0].replayer = replayer
         group.wait()
         // The failure a single scan would meet first: the lowest position any scan failed at.
         var first: (position: UInt64, error: any Error)?
