@@ -42,6 +42,32 @@ final class Device {
     }
 }
 
+extension Device {
+    /// Appends the generated workload of `total` events to the remote as devices would have
+    /// pushed it: runs of one stream as one append, batches of the most the remote takes.
+    func pushWorkload(events total: Int) throws {
+        var workload = EventWorkload(EventWorkload.Spec(notes: max(total / 10, 1), events: total))
+        var batch: [RemoteAppend] = []
+        var count = 0
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            _ = try remote.append(notebook: notebookID, batch: RemoteBatch(batch))
+            batch = []
+            count = 0
+        }
+        while let e = workload.next() {
+            if count == RemoteBatch.maxEvents { try flush() }
+            if batch.last?.stream == e.stream {
+                batch[batch.count - 1].events.append(e.event)
+            } else {
+                batch.append(RemoteAppend(stream: e.stream, events: [e.event]))
+            }
+            count += 1
+        }
+        try flush()
+    }
+}
+
 /// Syncs every device until a quiet round, then checks that they converged: the same events, the
 /// same notes, nothing pending, `verify` clean.
 func converge(_ devices: [Device], sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -369,25 +395,7 @@ struct NotebookSyncTests {
     func largeClone() throws {
         let total = Notebook.syncChunk + 5_000
         let a = try Device(stem: 1, notebook: 116)
-        var workload = EventWorkload(EventWorkload.Spec(notes: total / 10, events: total))
-        var batch: [RemoteAppend] = []
-        var count = 0
-        func flush() throws {
-            guard !batch.isEmpty else { return }
-            _ = try a.remote.append(notebook: a.notebookID, batch: RemoteBatch(batch))
-            batch = []
-            count = 0
-        }
-        while let e = workload.next() {
-            if count == RemoteBatch.maxEvents { try flush() }
-            if batch.last?.stream == e.stream {
-                batch[batch.count - 1].events.append(e.event)
-            } else {
-                batch.append(RemoteAppend(stream: e.stream, events: [e.event]))
-            }
-            count += 1
-        }
-        try flush()
+        try a.pushWorkload(events: total)
         let report = try a.sync()
         #expect(report.pulled == total)
         #expect(try a.book.syncState().confirmed == UInt64(total))

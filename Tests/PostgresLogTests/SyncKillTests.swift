@@ -2,7 +2,6 @@ import Basics
 import EventStore
 import Glibc
 import Notes
-import NotesWorkload
 import PostgresFixture
 import PostgresLog
 import TestSupport
@@ -163,20 +162,7 @@ struct SyncKillTests {
     func killLargeClone() throws {
         let total = Notebook.syncChunk + 2_000
         let source = try Device(stem: 3, notebook: 302)
-        var workload = EventWorkload(EventWorkload.Spec(notes: total / 10, events: total))
-        var batch: [RemoteAppend] = []
-        while let e = workload.next() {
-            if batch.reduce(0, { $0 + $1.events.count }) == RemoteBatch.maxEvents {
-                _ = try source.remote.append(notebook: source.notebookID, batch: RemoteBatch(batch))
-                batch = []
-            }
-            if batch.last?.stream == e.stream {
-                batch[batch.count - 1].events.append(e.event)
-            } else {
-                batch.append(RemoteAppend(stream: e.stream, events: [e.event]))
-            }
-        }
-        _ = try source.remote.append(notebook: source.notebookID, batch: RemoteBatch(batch))
+        try source.pushWorkload(events: total)
         let address = try cluster().address()
         var rng = SeededGenerator(seed: 0x5EED_0302)
         // The first clone runs to its end: how long it takes is the window the kills land in.
