@@ -29,41 +29,84 @@ struct PostgresValue {
     static func bool(_ b: Bool) -> PostgresValue { PostgresValue(type: OID.bool, bytes: [b ? 1 : 0]) }
 
     static func uuidArray(_ ids: [Identifier?]) -> PostgresValue {
-        array(OID.uuidArray, element: OID.uuid, ids.map { $0.map(uuidBytes) })
+        array(OID.uuidArray, element: OID.uuid, count: ids.count, hasNull: ids.contains(nil), bytes: 16 * ids.count) {
+            out, i in
+            guard let id = ids[i] else { return false }
+            out.appendBigEndian(id.high)
+            out.appendBigEndian(id.low)
+            return true
+        }
     }
     static func textArray(_ strings: [String?]) -> PostgresValue {
-        array(OID.textArray, element: OID.text, strings.map { $0.map { Array($0.utf8) } })
+        array(
+            OID.textArray, element: OID.text, count: strings.count, hasNull: strings.contains(nil),
+            bytes: strings.reduce(0) { $0 + ($1?.utf8.count ?? 0) }
+        ) { out, i in
+            guard let s = strings[i] else { return false }
+            out.append(contentsOf: s.utf8)
+            return true
+        }
     }
-    static func byteaArray(_ blobs: [[UInt8]]) -> PostgresValue { array(OID.byteaArray, element: OID.bytea, blobs) }
+    static func byteaArray(_ blobs: [[UInt8]]) -> PostgresValue {
+        array(
+            OID.byteaArray, element: OID.bytea, count: blobs.count, hasNull: false,
+            bytes: blobs.reduce(0) { $0 + $1.count }
+        ) { out, i in
+            out.append(contentsOf: blobs[i])
+            return true
+        }
+    }
     static func int8Array(_ values: [Int64]) -> PostgresValue {
-        array(OID.int8Array, element: OID.int8, values.map { bigEndian($0) })
+        array(OID.int8Array, element: OID.int8, count: values.count, hasNull: false, bytes: 8 * values.count) {
+            out, i in
+            out.appendBigEndian(values[i])
+            return true
+        }
     }
     static func int4Array(_ values: [Int32]) -> PostgresValue {
-        array(OID.int4Array, element: OID.int4, values.map { bigEndian($0) })
+        array(OID.int4Array, element: OID.int4, count: values.count, hasNull: false, bytes: 4 * values.count) {
+            out, i in
+            out.appendBigEndian(values[i])
+            return true
+        }
     }
     static func int2Array(_ values: [Int16]) -> PostgresValue {
-        array(OID.int2Array, element: OID.int2, values.map { bigEndian($0) })
+        array(OID.int2Array, element: OID.int2, count: values.count, hasNull: false, bytes: 2 * values.count) {
+            out, i in
+            out.appendBigEndian(values[i])
+            return true
+        }
     }
 
     /// A one-dimensional array in the binary format of `array_recv`: dimensions, a has-nulls
     /// flag, the element type, then each element as a length (-1 for NULL) and its bytes.
-    static func array(_ type: UInt32, element: UInt32, _ elements: [[UInt8]?]) -> PostgresValue {
+    /// `write` appends element `i`'s bytes and says whether it is there (false: NULL); `bytes`,
+    /// the elements' total size, sizes the buffer once.
+    static func array(
+        _ type: UInt32, element: UInt32, count: Int, hasNull: Bool, bytes: Int,
+        _ write: (inout [UInt8], Int) -> Bool
+    ) -> PostgresValue {
         var out: [UInt8] = []
-        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
-        let hasNull = elements.contains { $0 == nil }
-        out += bigEndian(Int32(elements.isEmpty ? 0 : 1))
-        out += bigEndian(Int32(hasNull ? 1 : 0))
-        out += bigEndian(element)
-        if !elements.isEmpty {
-            out += bigEndian(Int32(elements.count))
-            out += bigEndian(Int32(1))
+        out.reserveCapacity(20 + 4 * count + bytes)
+        out.appendBigEndian(Int32(count == 0 ? 0 : 1))
+        out.appendBigEndian(Int32(hasNull ? 1 : 0))
+        out.appendBigEndian(element)
+        if count > 0 {
+            out.appendBigEndian(Int32(count))
+            out.appendBigEndian(Int32(1))
         }
-        for e in elements {
-            if let e {
-                out += bigEndian(Int32(e.count))
-                out += e
+        for i in 0..<count {
+            // The element's length goes before it, once its bytes are written.
+            let at = out.count
+            out.appendBigEndian(Int32(0))
+            if write(&out, i) {
+                let length = Int32(out.count - at - 4).bigEndian
+                withUnsafeBytes(of: length) { b in
+                    for k in 0..<4 { out[at + k] = b[k] }
+                }
             } else {
-                out += bigEndian(Int32(-1))
+                out.removeLast(4)
+                out.appendBigEndian(Int32(-1))
             }
         }
         return PostgresValue(type: type, bytes: out)
@@ -74,6 +117,13 @@ struct PostgresValue {
 
 func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
     withUnsafeBytes(of: value.bigEndian) { Array($0) }
+}
+
+extension [UInt8] {
+    /// Appends `value` in network byte order.
+    mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
 }
 
 /// Reads the binary fields of a reply, naming the column when one has an unexpected shape.

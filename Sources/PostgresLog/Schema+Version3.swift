@@ -23,6 +23,18 @@ extension Schema {
         -- another (an id probe scanned a stream index, a stream lookup scanned the id index: each a
         -- scan of the whole notebook).
         ALTER TABLE notes_log.events ALTER COLUMN notebook SET STATISTICS 0;
+        -- ANALYZE no longer gathers them, but keeps those it gathered before: a superuser removes them
+        -- (anyone else leaves them; they go stale as notebooks are added).
+        DO $stats$
+        BEGIN
+            IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+                DELETE FROM pg_catalog.pg_statistic s
+                    WHERE s.starelid = 'notes_log.events'::regclass
+                        AND s.staattnum = (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                            WHERE a.attrelid = 'notes_log.events'::regclass AND a.attname = 'notebook');
+            END IF;
+        END
+        $stats$;
 
         -- A payload past 2 kB was compressed with pglz as it was inserted, a large part of a push's
         -- time when bodies are long; lz4 compresses several times faster. Rows stored before keep

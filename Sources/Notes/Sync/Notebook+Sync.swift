@@ -364,6 +364,10 @@ extension Notebook {
             after = last.position
         }
         try write { session, _ in
+            // Another sync of this store moved on meanwhile: leave it to the next one.
+            guard try syncState(in: session.transaction).confirmed == confirmed else {
+                throw SyncError.diverged(position: confirmed, detail: "the confirmed position moved during the sync")
+            }
             try store.setMetadata(SyncKeys.confirmed, uint64: shared, in: session.transaction)
         }
         return Int(confirmed - shared)
