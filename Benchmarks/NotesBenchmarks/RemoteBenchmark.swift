@@ -18,30 +18,20 @@ private let pulledColumns =
     + "payload, recorded_at, digest"
 
 func runRemoteBenchmark(arguments: [String]) throws {
-    let options = try optionValues(
-        arguments, usage: "remote: use --events, --push, --page, --runs, --samples, --json")
-    func number(_ name: String, _ fallback: Int) throws -> Int {
-        guard let text = options[name] else { return fallback }
-        guard let n = Int(text), n > 0 else { throw BenchmarkFailure("remote: --\(name) takes a positive number") }
-        return n
-    }
-    let total = try number("events", 1_000_000)
-    let pushCount = min(try number("push", 10_000), total)
-    let page = try number("page", 5_000)
-    let runs = try number("runs", 5)
-    let samples = try number("samples", 300)
-    guard PostgresCluster.binDirectory != nil else { throw BenchmarkFailure("remote: \(PostgresCluster.skipReason)") }
+    let options = try ClusterBenchOptions(
+        "remote", arguments, usage: "remote: use --events, --push, --page, --runs, --samples, --json")
+    let total = try options.number("events", 1_000_000)
+    let pushCount = min(try options.number("push", 10_000), total)
+    let page = try options.number("page", 5_000)
+    let runs = try options.number("runs", 5)
+    let samples = try options.number("samples", 300)
 
     let machine = Machine.current()
     print("notes-bench remote: \(formatCount(total)) events, pushes of \(formatCount(pushCount)), pages of \(page)")
     print("machine: \(machine.summary)\n")
     let started = monotonicSeconds()
 
-    log("generating the workload")
-    var workload = EventWorkload(EventWorkload.Spec(notes: max(total / 10, 1), events: total))
-    var events: [EventWorkload.Event] = []
-    events.reserveCapacity(total)
-    while let e = workload.next() { events.append(e) }
+    let events = generatedEvents(total)
     let payloadBytes = events.reduce(0) { $0 + $1.event.payload.count }
 
     log("starting a PostgreSQL cluster")
@@ -227,7 +217,7 @@ func runRemoteBenchmark(arguments: [String]) throws {
 
     let elapsed = monotonicSeconds() - started
     print("done in \(fixed(elapsed, 0)) s (checksum \(blackHole & 0xFFFF))")
-    if let path = options["json"] {
+    if let path = options.values["json"] {
         let json = resultsJSON(
             figures: figures, machine: machine, scale: "remote", source: "generated", events: total,
             notes: max(total / 10, 1), seconds: elapsed, failures: [])

@@ -16,26 +16,16 @@ import PostgresLog
 /// rebase rebuilding every projection, as every rebase did before the re-fold. B and C alternate
 /// which goes first, and both pull what the other pushed.
 func runSyncBenchmark(arguments: [String]) throws {
-    let options = try optionValues(arguments, usage: "sync: use --events, --samples, --json")
-    func number(_ name: String, _ fallback: Int) throws -> Int {
-        guard let text = options[name] else { return fallback }
-        guard let n = Int(text), n > 0 else { throw BenchmarkFailure("sync: --\(name) takes a positive number") }
-        return n
-    }
-    let total = try number("events", 200_000)
-    let samples = try number("samples", 20)
-    guard PostgresCluster.binDirectory != nil else { throw BenchmarkFailure("sync: \(PostgresCluster.skipReason)") }
+    let options = try ClusterBenchOptions("sync", arguments, usage: "sync: use --events, --samples, --json")
+    let total = try options.number("events", 200_000)
+    let samples = try options.number("samples", 20)
 
     let machine = Machine.current()
     print("notes-bench sync: \(formatCount(total)) events, \(samples) samples")
     print("machine: \(machine.summary)\n")
     let started = monotonicSeconds()
 
-    log("generating the workload")
-    var workload = EventWorkload(EventWorkload.Spec(notes: max(total / 10, 1), events: total))
-    var events: [EventWorkload.Event] = []
-    events.reserveCapacity(total)
-    while let e = workload.next() { events.append(e) }
+    let events = generatedEvents(total)
     var noteIDs: [Identifier] = []
     var seenNotes: Set<Identifier> = []
     for e in events {
@@ -151,11 +141,43 @@ func runSyncBenchmark(arguments: [String]) throws {
 
     let elapsed = monotonicSeconds() - started
     print("done in \(fixed(elapsed, 0)) s")
-    if let path = options["json"] {
+    if let path = options.values["json"] {
         let json = resultsJSON(
             figures: figures, machine: machine, scale: "sync", source: "generated", events: total,
             notes: max(total / 10, 1), seconds: elapsed, failures: [])
         guard writeFile(path, json) else { throw BenchmarkFailure("cannot write \(path)") }
         log("wrote \(path)")
     }
+}
+
+/// The options of a benchmark that starts its own PostgreSQL cluster (`remote`, `sync`): refused
+/// at once when PostgreSQL is not installed.
+struct ClusterBenchOptions {
+    let command: String
+    let values: [String: String]
+
+    init(_ command: String, _ arguments: [String], usage: String) throws {
+        self.command = command
+        values = try optionValues(arguments, usage: usage)
+        guard PostgresCluster.binDirectory != nil else {
+            throw BenchmarkFailure("\(command): \(PostgresCluster.skipReason)")
+        }
+    }
+
+    /// The positive number given as `--name`, or `fallback`.
+    func number(_ name: String, _ fallback: Int) throws -> Int {
+        guard let text = values[name] else { return fallback }
+        guard let n = Int(text), n > 0 else { throw BenchmarkFailure("\(command): --\(name) takes a positive number") }
+        return n
+    }
+}
+
+/// The generated workload of `total` events (one note in ten events), as the suite generates it.
+func generatedEvents(_ total: Int) -> [EventWorkload.Event] {
+    log("generating the workload")
+    var workload = EventWorkload(EventWorkload.Spec(notes: max(total / 10, 1), events: total))
+    var events: [EventWorkload.Event] = []
+    events.reserveCapacity(total)
+    while let e = workload.next() { events.append(e) }
+    return events
 }
