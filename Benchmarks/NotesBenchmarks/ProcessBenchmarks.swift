@@ -20,7 +20,13 @@ extension Suite {
             log("skipping cli: the sqlite3 CLI is not installed (apt-get install sqlite3)")
             return
         }
-        let env = ["NO_COLOR": "1", "NOTES_ACTOR": "bench@notes-bench"]
+        // The user's own settings (a remote, a pager, a default store) must not change what is
+        // timed: an empty config directory, and no remote from the environment.
+        let config = scratchDirectory("config")
+        defer { removeDirectory(config) }
+        let env = [
+            "NO_COLOR": "1", "NOTES_ACTOR": "bench@notes-bench", "XDG_CONFIG_HOME": config, "NOTES_REMOTE": "",
+        ]
         let floor = timeProcess(["/bin/true"], env: env)
         let notesFloor = timeProcess([notes, "--version"], env: env)
         let store = try store()

@@ -249,9 +249,10 @@ extension Context {
 
     /// `*` after a version still in the outbox of a store that syncs, else nothing.
     func pendingMark(_ id: Identifier, version: UInt64, state: SyncState?) throws -> String {
-        guard let state, state.pending > 0, let position = try notebook().position(of: id, version: version) else {
-            return ""
-        }
+        guard let state, state.pending > 0 else { return "" }
+        // Nothing confirmed yet: every version is pending, and none needs looking up.
+        if state.confirmed == 0 { return "*" }
+        guard let position = try notebook().position(of: id, version: version) else { return "" }
         return state.isPending(position: position) ? "*" : ""
     }
 }
