@@ -374,6 +374,44 @@ struct NotebookSyncTests {
         }
     }
 
+    @Test(
+        "a title, category or tag name of another device holding DEL or a C1 control (U+009B is a CSI) is refused",
+        arguments: [0, 1, 2])
+    func untrustedC1Controls(kind: Int) throws {
+        // `list` and `show` print titles, categories and tags as they are: an 8-bit CSI would
+        // reach the terminal.
+        let (a, _) = try pair(122 + kind)
+        let before = try a.log()
+        let id = Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0003)
+        let hostile = kind == 1 ? "red \u{7F}" : "red \u{9B}31m"
+        let (stream, event, detail): (String, NewEvent, String)
+        switch kind {
+        case 0:
+            (stream, event, detail) = (
+                Note.stream(id),
+                NoteEvent.created(title: hostile, body: "", pinned: false, category: nil)
+                    .newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                "a title that is empty, too long or not one line"
+            )
+        case 1:
+            (stream, event, detail) = (
+                Category.stream(id),
+                CategoryEvent.created(name: hostile).newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                "a category name that is empty, too long or holds a control character"
+            )
+        default:
+            (stream, event, detail) = (
+                Tag.stream(id), TagEvent.created(name: hostile).newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                "a tag name that is not valid here"
+            )
+        }
+        _ = try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch([RemoteAppend(stream: stream, expecting: .noStream, events: [event])]))
+        #expect(throws: SyncError.invalidRemoteEvent(position: 2, detail: detail)) { try a.sync() }
+        #expect(try a.log() == before, "nothing was written")
+    }
+
     @Test("a command of more events than a batch takes is split at the remote's cap")
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []

@@ -515,8 +515,11 @@ extension Notebook {
     /// text from other devices is untrusted input.
     private func checkRemote(_ e: RecordedEvent) throws {
         func refuse(_ detail: String) -> SyncError { .invalidRemoteEvent(position: e.position, detail: detail) }
+        // DEL and the C1 controls (U+009B is a CSI) pass the rules for local input, but titles
+        // and names are printed as they are by `list` and `show`: another device's are refused.
+        func c1(_ s: String) -> Bool { s.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) } }
         func title(_ t: String) throws {
-            guard (try? Self.validTitle(t)) == t else {
+            guard (try? Self.validTitle(t)) == t, !c1(t) else {
                 throw refuse("a title that is empty, too long or not one line")
             }
         }
@@ -546,14 +549,14 @@ extension Notebook {
             case .category:
                 if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
                     c.change == .created || c.change == .renamed,
-                    (try? Self.validCategoryName(c.name)) != c.name
+                    (try? Self.validCategoryName(c.name)) != c.name || c1(c.name)
                 {
                     throw refuse("a category name that is empty, too long or holds a control character")
                 }
             case .tag:
                 if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
                     t.change == .created || t.change == .renamed,
-                    (try? Self.validTagName(t.name)) != t.name
+                    (try? Self.validTagName(t.name)) != t.name || c1(t.name)
                 {
                     throw refuse("a tag name that is not valid here")
                 }
