@@ -401,7 +401,8 @@ struct NotebookSyncTests {
             )
         default:
             (stream, event, detail) = (
-                Tag.stream(id), TagEvent.created(name: hostile).newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                Tag.stream(id),
+                TagEvent.created(name: hostile).newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
                 "a tag name that is not valid here"
             )
         }
