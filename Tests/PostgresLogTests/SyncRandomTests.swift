@@ -62,7 +62,7 @@ struct SyncRandomTests {
                 (0..<Int.random(in: 1...4, using: &rng)).map { _ in pick(lines) }.joined(separator: "\n") + "\n"
             }
             do {
-                switch (Int.random(in: 0..<(wide ? 20 : 14), using: &rng), note) {
+                switch (Int.random(in: 0..<(wide ? 24 : 14), using: &rng), note) {
                 case (0, _), (_, nil):
                     try d.book.add(
                         title: pick(titles), body: body(), category: Bool.random(using: &rng) ? pick(names) : nil,
@@ -83,6 +83,10 @@ struct SyncRandomTests {
                 case (16, _): _ = try d.book.deleteTag(pick(tags))
                 case (17, let n?): try d.book.restore(n.id, to: .version(UInt64(Int.random(in: 1...3, using: &rng))))
                 case (18, let n?): try d.book.unarchive(n.id)
+                case (19, let n?): try d.book.setAliases(n.id, Bool.random(using: &rng) ? [pick(titles)] : [])
+                case (20, let n?): _ = try d.book.undo(n.id)
+                case (21, let n?): try d.book.setProperty(n.id, key: "k", value: pick(["", "x", "y"]))
+                case (22, let n?): try d.book.edit(n.id, title: pick(titles), body: body())
                 default: _ = try d.book.addCategory(pick(names))
                 }
             } catch {
