@@ -100,6 +100,8 @@ extension Context {
 
     func printTable(_ rows: [[String]], styles: [(String) -> String]) {
         guard let columns = rows.first?.count else { return }
+        // Cells hold titles, names, link texts and properties: shown, never acted on.
+        let rows = rows.map { $0.map(terminal.shown) }
         var widths = [Int](repeating: 0, count: columns)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], displayWidth(c)) } }
         for r in rows {

@@ -149,6 +149,12 @@ struct TerminalOutputTests {
         // can carry them); list, show and search printed them raw.
         let id = try s.add(
             "Bad\u{9B}2J title", "--body", "findme\n", "--category", "Cat\u{9B}31m\u{7F}", "--tag", "t\u{9B}8m")
+        let linking = try s.add("Linking", "--body", "see [[x\u{9B}1m]] and [[Bad\u{9B}2J title]]\n")
+        for args in [["categories"], ["tags"], ["links", linking], ["links", "--missing"], ["backlinks", id]] {
+            let r = Self.onTerminal(s, args, env: ["NO_COLOR": "1"])
+            #expect(r.code == 0, "\(args): \(r)")
+            #expect(!r.stdout.contains("\u{9B}") && !r.stdout.contains("\u{7F}"), "\(args): \(r.stdout)")
+        }
         for args in [["show", id], ["list"], ["search", "findme"]] {
             let r = Self.onTerminal(s, args, env: ["NO_COLOR": "1"])
             #expect(r.code == 0, "\(args): \(r)")
