@@ -413,6 +413,42 @@ struct NotebookSyncTests {
         #expect(try a.log() == before, "nothing was written")
     }
 
+    @Test(
+        "a tag subtree renamed into names another device took is merged tag by tag; a third device's taggings follow")
+    func tagSubtreeMergeWithThirdDevice() throws {
+        let a = try Device(stem: 1, notebook: 126)
+        let b = try Device(stem: 2, notebook: 126)
+        let c = try Device(stem: 3, notebook: 126)
+        let n1 = try a.book.add(title: "One", tags: ["c"])
+        let n2 = try a.book.add(title: "Two", tags: ["c/d"])
+        try a.sync(join: true)
+        try b.sync()
+        try c.sync()
+        let n4 = try b.book.add(title: "Four", tags: ["b", "b/d"])
+        try b.sync()
+        try a.book.renameTag("c", to: "b")
+        _ = try c.book.tag(n1.id, with: ["c/d"])
+        let n3 = try c.book.add(title: "Three", tags: ["c"])
+        _ = try c.book.untag(n2.id, from: ["c/d"])
+        try a.sync()
+        #expect(try a.book.verify().isEmpty)
+        try c.sync()
+        #expect(try c.book.verify().isEmpty)
+        try converge([a, b, c])
+        for d in [a, b, c] {
+            func names(_ id: Identifier) throws -> [String] {
+                try d.book.note(id).tags.map { try d.book.tagName($0) ?? "?" }.sorted()
+            }
+            #expect(try names(n1.id) == ["b", "b/d"])
+            #expect(try names(n2.id) == [])
+            #expect(try names(n3.id) == ["b"])
+            #expect(try names(n4.id) == ["b", "b/d"])
+            #expect(try d.book.allTags().filter { !$0.deleted }.map(\.name).sorted() == ["b", "b/d"])
+            #expect(try d.book.tag(named: "b").count == 3)
+            #expect(try d.book.tag(named: "b/d").count == 2)
+        }
+    }
+
     @Test("a command of more events than a batch takes is split at the remote's cap")
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []
