@@ -449,6 +449,69 @@ struct NotebookSyncTests {
         }
     }
 
+    @Test("a category merged into one a third device deleted or renamed meanwhile; a rename of the merged one after")
+    func categoryMergeAgainstDeletionAndRename() throws {
+        for (n, deletes, mergerFirst) in [(127, true, false), (128, false, false), (130, true, true)] {
+            let a = try Device(stem: 1, notebook: n)
+            let b = try Device(stem: 2, notebook: n)
+            let c = try Device(stem: 3, notebook: n)
+            let n1 = try a.book.add(title: "One", category: "Work")
+            try a.sync(join: true)
+            try b.sync()
+            try c.sync()
+            let n2 = try b.book.add(title: "Two", category: "Job")
+            try b.sync()
+            try c.sync()
+            // A renames Work to Job (B's): a merge. C, offline, deletes or renames B's Job and
+            // renames Work and files a note under it.
+            try a.book.renameCategory("Work", to: "Job")
+            let n3 = try a.book.add(title: "Three", category: "Job")
+            if deletes { _ = try c.book.deleteCategory("Job") } else { try c.book.renameCategory("Job", to: "Gig") }
+            try c.book.renameCategory("Work", to: "Office")
+            let n4 = try c.book.add(title: "Four", category: "Office")
+            for d in mergerFirst ? [a, c] : [c, a] {
+                try d.sync()
+                #expect(try d.book.verify().isEmpty)
+            }
+            try converge([a, b, c])
+            // C first: no Job is live when A's rename arrives, so Work is renamed to Job (the
+            // later rename wins). A first: Work is merged into Job, which C's deletion ends,
+            // taking every note out of it.
+            let expected: [String?] =
+                mergerFirst ? [nil, nil, nil, nil] : ["Job", deletes ? nil : "Gig", "Job", "Job"]
+            for d in [a, b, c] {
+                let names = try [n1, n2, n3, n4].map { try d.book.categoryName(try d.book.note($0.id).category) }
+                #expect(names == expected, "notebook \(n)")
+            }
+        }
+    }
+
+    @Test(
+        "a category deleted on one device after another filed a note in it and pushed first: the note ends uncategorized"
+    )
+    func deleteAfterAssignPushed() throws {
+        let (a, b) = try pair(129)
+        let n = try a.book.add(title: "To file")
+        try a.book.addCategory("Old")
+        try converge([a, b])
+        try a.book.tag(n.id, with: ["kept"])
+        let other = try a.book.add(title: "Other", tags: ["old"])
+        try converge([a, b])
+        try a.book.deleteCategory("Old")
+        try a.book.deleteTag("old")
+        try b.book.categorize(n.id, as: "Old")
+        try b.book.tag(n.id, with: ["old"])
+        try b.sync()
+        try a.sync()
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.note(n.id).category == nil, "delete wins over assign, whichever pushed first")
+            #expect(try d.book.note(n.id).tags.map { try d.book.tagName($0) } == ["kept"])
+            #expect(try d.book.note(other.id).tags.isEmpty)
+            #expect(try d.book.categories().isEmpty)
+        }
+    }
+
     @Test("a command of more events than a batch takes is split at the remote's cap")
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []
