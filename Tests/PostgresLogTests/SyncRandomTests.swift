@@ -96,5 +96,12 @@ struct SyncRandomTests {
         }
         try converge(devices)
         #expect(syncs > 10)
+        // Delete (and merge) wins over assign: no note is left filed under an entity that ended.
+        let book = devices[0].book
+        let live = Set(try book.categories().map(\.id) + book.allTags().map(\.id))
+        for n in try book.list(everything) {
+            #expect(n.category.map { live.contains($0) } ?? true, "seed \(seed): \(n.title) in an ended category")
+            #expect(n.tags.allSatisfy(live.contains), "seed \(seed): \(n.title) tagged with an ended tag")
+        }
     }
 }
