@@ -413,6 +413,29 @@ struct NotebookSyncTests {
         #expect(try a.log() == before, "nothing was written")
     }
 
+    @Test("another device's aliases holding an escape are refused")
+    func untrustedAliases() throws {
+        let (a, _) = try pair(131)
+        let before = try a.log()
+        let n = try #require(try a.book.list(everything).first)
+        let bad = NoteEvent.propertySet(key: NoteProperty.aliases.rawValue, value: "x\u{1B}[2J")
+        _ = try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: Note.stream(n.id), expecting: .any,
+                    events: [
+                        bad.newEvent(
+                            id: Identifier(high: 0xBAD0, low: 0x8000_0000_0000_0004),
+                            metadata: EventMetadata(actor: "mallory"))
+                    ])
+            ]))
+        #expect(throws: SyncError.invalidRemoteEvent(position: 2, detail: "a property that is not valid here")) {
+            try a.sync()
+        }
+        #expect(try a.log() == before, "nothing was written")
+    }
+
     @Test(
         "a tag subtree renamed into names another device took is merged tag by tag; a third device's taggings follow")
     func tagSubtreeMergeWithThirdDevice() throws {

@@ -544,6 +544,11 @@ extension Notebook {
                 case .retitled(let t): try title(t)
                 case .bodyEdited(let b), .bodyMerged(_, let b), .bodyConflicted(_, let b): try body(b)
                 case .propertySet(let key, _) where key.isEmpty: throw refuse("a property without a name")
+                case .propertySet(let key, let value):
+                    // Aliases are printed by `notes alias` and held as titles are.
+                    guard (try? Self.validProperty(key: key, value: value, limit: options.maxBodyBytes)) == value,
+                        key != NoteProperty.aliases.rawValue || !c1(value)
+                    else { throw refuse("a property that is not valid here") }
                 default: break
                 }
             case .category:
