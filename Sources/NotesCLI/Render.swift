@@ -54,14 +54,14 @@ extension Context {
         if n.pinned { flags.append(t.yellow("pinned")) }
         if n.archived { flags.append("archived") }
         if n.trashed { flags.append(t.red("trashed")) }
-        t.print(t.bold(n.title))
+        t.print(t.bold(t.shown(n.title)))
         var meta = "  v\(n.version)\(mark)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
-        if let c = labels.category { meta += "  [\(c)]" }
+        if let c = labels.category { meta += "  [\(t.shown(c))]" }
         var line = t.cyan(shortID(n.id)) + t.dim(meta)
         if !flags.isEmpty { line += "  " + flags.joined(separator: " ") }
         t.print(line)
         if !labels.tags.isEmpty {
-            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + $0) }.joined(separator: " "))
+            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + t.shown($0)) }.joined(separator: " "))
         }
         if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + t.shown(n.aliases.joined(separator: ", "))) }
         if let path = n.sourcePath { t.print(t.dim("  from: ") + t.shown(path)) }
@@ -88,10 +88,11 @@ extension Context {
         for n in notes {
             let l = try labels(n)
             var row = [
-                shortID(n.id), n.pinned ? "*" : " ", truncate(n.title, 60), l.category ?? "",
+                shortID(n.id), n.pinned ? "*" : " ", terminal.shown(truncate(n.title, 60)),
+                terminal.shown(l.category ?? ""),
                 relative(n.updatedAt) + (try pending(n) ? " (not synced)" : ""),
             ]
-            if withTags { row.append(truncate(l.tags.map { "#" + $0 }.joined(separator: " "), 60)) }
+            if withTags { row.append(terminal.shown(truncate(l.tags.map { "#" + $0 }.joined(separator: " "), 60))) }
             rows.append(row)
         }
         printTable(rows, styles: [terminal.cyan, terminal.yellow, { $0 }, terminal.dim, terminal.dim, terminal.green])
@@ -99,6 +100,8 @@ extension Context {
 
     func printTable(_ rows: [[String]], styles: [(String) -> String]) {
         guard let columns = rows.first?.count else { return }
+        // Cells hold titles, names, link texts and properties: shown, never acted on.
+        let rows = rows.map { $0.map(terminal.shown) }
         var widths = [Int](repeating: 0, count: columns)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], displayWidth(c)) } }
         for r in rows {

@@ -139,4 +139,27 @@ struct TerminalOutputTests {
         let piped = s.run(["show", id, "--at", "1"])
         #expect(piped.code == 0 && piped.stdout.contains(hostile), "a pipe gets the body byte for byte")
     }
+
+    @Test(
+        "on a terminal a title, category or tag holding a C1 control (U+009B is a CSI) or DEL is shown as a symbol",
+        .enabled(if: hasScript, "util-linux `script` (for a pseudo-terminal) is not installed"))
+    func c1ControlsInTitlesAndNamesShown() throws {
+        let s = try Sandbox()
+        // Local rules let U+0080-U+009F through in titles and names (an import of someone's files
+        // can carry them); list, show and search printed them raw.
+        let id = try s.add(
+            "Bad\u{9B}2J title", "--body", "findme\n", "--category", "Cat\u{9B}31m\u{7F}", "--tag", "t\u{9B}8m")
+        let linking = try s.add("Linking", "--body", "see [[x\u{9B}1m]] and [[Bad\u{9B}2J title]]\n")
+        for args in [["categories"], ["tags"], ["links", linking], ["links", "--missing"], ["backlinks", id]] {
+            let r = Self.onTerminal(s, args, env: ["NO_COLOR": "1"])
+            #expect(r.code == 0, "\(args): \(r)")
+            #expect(!r.stdout.contains("\u{9B}") && !r.stdout.contains("\u{7F}"), "\(args): \(r.stdout)")
+        }
+        for args in [["show", id], ["list"], ["search", "findme"]] {
+            let r = Self.onTerminal(s, args, env: ["NO_COLOR": "1"])
+            #expect(r.code == 0, "\(args): \(r)")
+            #expect(!r.stdout.contains("\u{9B}") && !r.stdout.contains("\u{7F}"), "\(args): \(r.stdout)")
+            #expect(r.stdout.contains("Bad\u{FFFD}2J"), "\(args): \(r.stdout)")
+        }
+    }
 }

@@ -374,6 +374,167 @@ struct NotebookSyncTests {
         }
     }
 
+    @Test(
+        "a title, category or tag name of another device holding DEL or a C1 control (U+009B is a CSI) is refused",
+        arguments: [0, 1, 2])
+    func untrustedC1Controls(kind: Int) throws {
+        // `list` and `show` print titles, categories and tags as they are: an 8-bit CSI would
+        // reach the terminal.
+        let (a, _) = try pair(122 + kind)
+        let before = try a.log()
+        let id = Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0003)
+        let hostile = kind == 1 ? "red \u{7F}" : "red \u{9B}31m"
+        let (stream, event, detail): (String, NewEvent, String)
+        switch kind {
+        case 0:
+            (stream, event, detail) = (
+                Note.stream(id),
+                NoteEvent.created(title: hostile, body: "", pinned: false, category: nil)
+                    .newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                "a title that is empty, too long or not one line"
+            )
+        case 1:
+            (stream, event, detail) = (
+                Category.stream(id),
+                CategoryEvent.created(name: hostile).newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                "a category name that is empty, too long or holds a control character"
+            )
+        default:
+            (stream, event, detail) = (
+                Tag.stream(id),
+                TagEvent.created(name: hostile).newEvent(id: id, metadata: EventMetadata(actor: "mallory")),
+                "a tag name that is not valid here"
+            )
+        }
+        _ = try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch([RemoteAppend(stream: stream, expecting: .noStream, events: [event])]))
+        #expect(throws: SyncError.invalidRemoteEvent(position: 2, detail: detail)) { try a.sync() }
+        #expect(try a.log() == before, "nothing was written")
+    }
+
+    @Test("another device's aliases holding an escape are refused")
+    func untrustedAliases() throws {
+        let (a, _) = try pair(131)
+        let before = try a.log()
+        let n = try #require(try a.book.list(everything).first)
+        let bad = NoteEvent.propertySet(key: NoteProperty.aliases.rawValue, value: "x\u{1B}[2J")
+        _ = try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: Note.stream(n.id), expecting: .any,
+                    events: [
+                        bad.newEvent(
+                            id: Identifier(high: 0xBAD0, low: 0x8000_0000_0000_0004),
+                            metadata: EventMetadata(actor: "mallory"))
+                    ])
+            ]))
+        #expect(throws: SyncError.invalidRemoteEvent(position: 2, detail: "a property that is not valid here")) {
+            try a.sync()
+        }
+        #expect(try a.log() == before, "nothing was written")
+    }
+
+    @Test(
+        "a tag subtree renamed into names another device took is merged tag by tag; a third device's taggings follow")
+    func tagSubtreeMergeWithThirdDevice() throws {
+        let a = try Device(stem: 1, notebook: 126)
+        let b = try Device(stem: 2, notebook: 126)
+        let c = try Device(stem: 3, notebook: 126)
+        let n1 = try a.book.add(title: "One", tags: ["c"])
+        let n2 = try a.book.add(title: "Two", tags: ["c/d"])
+        try a.sync(join: true)
+        try b.sync()
+        try c.sync()
+        let n4 = try b.book.add(title: "Four", tags: ["b", "b/d"])
+        try b.sync()
+        try a.book.renameTag("c", to: "b")
+        _ = try c.book.tag(n1.id, with: ["c/d"])
+        let n3 = try c.book.add(title: "Three", tags: ["c"])
+        _ = try c.book.untag(n2.id, from: ["c/d"])
+        try a.sync()
+        #expect(try a.book.verify().isEmpty)
+        try c.sync()
+        #expect(try c.book.verify().isEmpty)
+        try converge([a, b, c])
+        for d in [a, b, c] {
+            func names(_ id: Identifier) throws -> [String] {
+                try d.book.note(id).tags.map { try d.book.tagName($0) ?? "?" }.sorted()
+            }
+            #expect(try names(n1.id) == ["b", "b/d"])
+            #expect(try names(n2.id) == [])
+            #expect(try names(n3.id) == ["b"])
+            #expect(try names(n4.id) == ["b", "b/d"])
+            #expect(try d.book.allTags().filter { !$0.deleted }.map(\.name).sorted() == ["b", "b/d"])
+            #expect(try d.book.tag(named: "b").count == 3)
+            #expect(try d.book.tag(named: "b/d").count == 2)
+        }
+    }
+
+    @Test("a category merged into one a third device deleted or renamed meanwhile; a rename of the merged one after")
+    func categoryMergeAgainstDeletionAndRename() throws {
+        for (n, deletes, mergerFirst) in [(127, true, false), (128, false, false), (130, true, true)] {
+            let a = try Device(stem: 1, notebook: n)
+            let b = try Device(stem: 2, notebook: n)
+            let c = try Device(stem: 3, notebook: n)
+            let n1 = try a.book.add(title: "One", category: "Work")
+            try a.sync(join: true)
+            try b.sync()
+            try c.sync()
+            let n2 = try b.book.add(title: "Two", category: "Job")
+            try b.sync()
+            try c.sync()
+            // A renames Work to Job (B's): a merge. C, offline, deletes or renames B's Job and
+            // renames Work and files a note under it.
+            try a.book.renameCategory("Work", to: "Job")
+            let n3 = try a.book.add(title: "Three", category: "Job")
+            if deletes { _ = try c.book.deleteCategory("Job") } else { try c.book.renameCategory("Job", to: "Gig") }
+            try c.book.renameCategory("Work", to: "Office")
+            let n4 = try c.book.add(title: "Four", category: "Office")
+            for d in mergerFirst ? [a, c] : [c, a] {
+                try d.sync()
+                #expect(try d.book.verify().isEmpty)
+            }
+            try converge([a, b, c])
+            // C first: no Job is live when A's rename arrives, so Work is renamed to Job (the
+            // later rename wins). A first: Work is merged into Job, which C's deletion ends,
+            // taking every note out of it.
+            let expected: [String?] =
+                mergerFirst ? [nil, nil, nil, nil] : ["Job", deletes ? nil : "Gig", "Job", "Job"]
+            for d in [a, b, c] {
+                let names = try [n1, n2, n3, n4].map { try d.book.categoryName(try d.book.note($0.id).category) }
+                #expect(names == expected, "notebook \(n)")
+            }
+        }
+    }
+
+    @Test(
+        "a category deleted on one device after another filed a note in it and pushed first: the note ends uncategorized"
+    )
+    func deleteAfterAssignPushed() throws {
+        let (a, b) = try pair(129)
+        let n = try a.book.add(title: "To file")
+        try a.book.addCategory("Old")
+        try converge([a, b])
+        try a.book.tag(n.id, with: ["kept"])
+        let other = try a.book.add(title: "Other", tags: ["old"])
+        try converge([a, b])
+        try a.book.deleteCategory("Old")
+        try a.book.deleteTag("old")
+        try b.book.categorize(n.id, as: "Old")
+        try b.book.tag(n.id, with: ["old"])
+        try b.sync()
+        try a.sync()
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.note(n.id).category == nil, "delete wins over assign, whichever pushed first")
+            #expect(try d.book.note(n.id).tags.map { try d.book.tagName($0) } == ["kept"])
+            #expect(try d.book.note(other.id).tags.isEmpty)
+            #expect(try d.book.categories().isEmpty)
+        }
+    }
+
     @Test("a command of more events than a batch takes is split at the remote's cap")
     func largeCommandsSplit() throws {
         var events: [RecordedEvent] = []

@@ -1,5 +1,6 @@
 import Basics
 import EventStore
+import Foundation
 import Notes
 import PostgresFixture
 import PostgresLog
@@ -13,6 +14,14 @@ import Testing
     "Random offline commands on three devices",
     .enabled(if: PostgresCluster.binDirectory != nil, clusterSkipReason), .postgresCluster)
 struct SyncRandomTests {
+    var huntSeeds: [UInt64] {
+        let base = UInt64(ProcessInfo.processInfo.environment["HUNT_BASE"] ?? "11") ?? 11
+        let n = UInt64(ProcessInfo.processInfo.environment["HUNT_N"] ?? "6") ?? 6
+        return Array(base..<(base + n))
+    }
+    var huntSync: Int { Int(ProcessInfo.processInfo.environment["HUNT_SYNC"] ?? "5") ?? 5 }
+    var huntSteps: Int { Int(ProcessInfo.processInfo.environment["HUNT_STEPS"] ?? "150") ?? 150 }
+
     @Test("after every sync the projections equal a rebuild; at the end every device holds the same log")
     func randomCommands() throws {
         for seed: UInt64 in [1, 2, 3] {
@@ -20,7 +29,14 @@ struct SyncRandomTests {
         }
     }
 
-    private func run(seed: UInt64, notebook: Int) throws {
+    @Test("a wider mix: tags renamed into taken names and subtrees, tags deleted, restores, unarchives")
+    func widerMix() throws {
+        for seed: UInt64 in huntSeeds {
+            try run(seed: seed, notebook: 1000 + Int(seed), wide: true)
+        }
+    }
+
+    private func run(seed: UInt64, notebook: Int, wide: Bool = false) throws {
         var rng = SplitMix(state: seed)
         let devices = try (1...3).map { try Device(stem: UInt64($0) + seed * 10, notebook: notebook) }
         try devices[0].book.add(title: "Start", body: "one\ntwo\nthree\n", category: "Home", tags: ["a"])
@@ -28,12 +44,12 @@ struct SyncRandomTests {
         for d in devices.dropFirst() { try d.sync() }
         let titles = ["Start", "Plans", "Ideas", "Log", "Later"]
         let names = ["Home", "Work", "home", "Trips"]
-        let tags = ["a", "b", "c/d"]
+        let tags = wide ? ["a", "b", "c/d", "c", "a/x", "B"] : ["a", "b", "c/d"]
         let lines = ["one", "two", "three", "four", "five", "see [[Plans]]", "and [[Ideas]]"]
         var syncs = 0
-        for _ in 0..<120 {
+        for _ in 0..<(wide ? huntSteps : 120) {
             let d = devices[Int.random(in: 0..<devices.count, using: &rng)]
-            if Int.random(in: 0..<5, using: &rng) == 0 {
+            if Int.random(in: 0..<(wide ? huntSync : 5), using: &rng) == 0 {
                 try d.sync()
                 syncs += 1
                 #expect(try d.book.verify().isEmpty, "seed \(seed), after sync \(syncs)")
@@ -46,7 +62,7 @@ struct SyncRandomTests {
                 (0..<Int.random(in: 1...4, using: &rng)).map { _ in pick(lines) }.joined(separator: "\n") + "\n"
             }
             do {
-                switch (Int.random(in: 0..<14, using: &rng), note) {
+                switch (Int.random(in: 0..<(wide ? 24 : 14), using: &rng), note) {
                 case (0, _), (_, nil):
                     try d.book.add(
                         title: pick(titles), body: body(), category: Bool.random(using: &rng) ? pick(names) : nil,
@@ -61,7 +77,17 @@ struct SyncRandomTests {
                 case (10, let n?): try d.book.untag(n.id, from: [pick(tags)])
                 case (11, let n?): try d.book.restore(n.id, to: .version(1))
                 case (12, _): try d.book.renameCategory(pick(names), to: pick(names) + "s")
-                default: _ = try d.book.deleteCategory(pick(names))
+                case (13, _): _ = try d.book.deleteCategory(pick(names))
+                case (14, _): try d.book.renameTag(pick(tags), to: pick(tags))
+                case (15, _): try d.book.renameCategory(pick(names), to: pick(names))
+                case (16, _): _ = try d.book.deleteTag(pick(tags))
+                case (17, let n?): try d.book.restore(n.id, to: .version(UInt64(Int.random(in: 1...3, using: &rng))))
+                case (18, let n?): try d.book.unarchive(n.id)
+                case (19, let n?): try d.book.setAliases(n.id, Bool.random(using: &rng) ? [pick(titles)] : [])
+                case (20, let n?): _ = try d.book.undo(n.id)
+                case (21, let n?): try d.book.setProperty(n.id, key: "k", value: pick(["", "x", "y"]))
+                case (22, let n?): try d.book.edit(n.id, title: pick(titles), body: body())
+                default: _ = try d.book.addCategory(pick(names))
                 }
             } catch {
                 // A command refused here (a name taken, nothing to change) is a user's error,
@@ -70,5 +96,12 @@ struct SyncRandomTests {
         }
         try converge(devices)
         #expect(syncs > 10)
+        // Delete (and merge) wins over assign: no note is left filed under an entity that ended.
+        let book = devices[0].book
+        let live = Set(try book.categories().map(\.id) + book.allTags().map(\.id))
+        for n in try book.list(everything) {
+            #expect(n.category.map { live.contains($0) } ?? true, "seed \(seed): \(n.title) in an ended category")
+            #expect(n.tags.allSatisfy(live.contains), "seed \(seed): \(n.title) tagged with an ended tag")
+        }
     }
 }

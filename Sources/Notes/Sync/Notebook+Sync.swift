@@ -515,8 +515,11 @@ extension Notebook {
     /// text from other devices is untrusted input.
     private func checkRemote(_ e: RecordedEvent) throws {
         func refuse(_ detail: String) -> SyncError { .invalidRemoteEvent(position: e.position, detail: detail) }
+        // DEL and the C1 controls (U+009B is a CSI) pass the rules for local input, but titles
+        // and names are printed as they are by `list` and `show`: another device's are refused.
+        func c1(_ s: String) -> Bool { s.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) } }
         func title(_ t: String) throws {
-            guard (try? Self.validTitle(t)) == t else {
+            guard (try? Self.validTitle(t)) == t, !c1(t) else {
                 throw refuse("a title that is empty, too long or not one line")
             }
         }
@@ -541,19 +544,24 @@ extension Notebook {
                 case .retitled(let t): try title(t)
                 case .bodyEdited(let b), .bodyMerged(_, let b), .bodyConflicted(_, let b): try body(b)
                 case .propertySet(let key, _) where key.isEmpty: throw refuse("a property without a name")
+                case .propertySet(let key, let value):
+                    // Aliases are printed by `notes alias` and held as titles are.
+                    guard (try? Self.validProperty(key: key, value: value, limit: options.maxBodyBytes)) == value,
+                        key != NoteProperty.aliases.rawValue || !c1(value)
+                    else { throw refuse("a property that is not valid here") }
                 default: break
                 }
             case .category:
                 if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
                     c.change == .created || c.change == .renamed,
-                    (try? Self.validCategoryName(c.name)) != c.name
+                    (try? Self.validCategoryName(c.name)) != c.name || c1(c.name)
                 {
                     throw refuse("a category name that is empty, too long or holds a control character")
                 }
             case .tag:
                 if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
                     t.change == .created || t.change == .renamed,
-                    (try? Self.validTagName(t.name)) != t.name
+                    (try? Self.validTagName(t.name)) != t.name || c1(t.name)
                 {
                     throw refuse("a tag name that is not valid here")
                 }
@@ -744,6 +752,8 @@ struct Rebase {
     private var pulledNotes: Set<Identifier> = []
     /// The streams this rebase appended to, in order (with repeats).
     private(set) var appendedStreams: [String] = []
+    /// The categories and tags this rebase deleted (as they are now), with the deleting event.
+    private var deletions: [(kind: EntityKind, id: Identifier, event: RecordedEvent)] = []
     /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
     private var flagged: [Identifier: Identifier?] = [:]
 
@@ -849,6 +859,9 @@ struct Rebase {
                 guard let target = try entityStream(e, id: id, kind: kind, txn: session.transaction, dbs: dbs)
                 else { continue }
                 stream = target
+                if e.type == CategoryEvent.deleted.type || e.type == TagEvent.deleted.type {
+                    deletions.append((kind, entityMap[id] ?? id, e))
+                }
             case .other: break
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
@@ -856,6 +869,51 @@ struct Rebase {
             fates[stream] = nil
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
+        try fileAwayFromDeleted(session: session, dbs: dbs)
+    }
+
+    /// Delete wins over assign, whichever device pushed first: a note another device filed under
+    /// a category or tag this outbox deleted (so the deleting command did not see it) is taken
+    /// out of it, by events whose ids derive from the deletion's.
+    private mutating func fileAwayFromDeleted(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
+        for (kind, id, e) in deletions {
+            var meta = e.metadata
+            meta.causationID = e.id
+            for n in try notesFiled(under: id, kind: kind, session: session, dbs: dbs) {
+                guard let note = try currentNote(n, txn: session.transaction) else { continue }
+                let event: NoteEvent
+                switch kind {
+                case .category where note.category == id: event = .categorized(category: nil)
+                case .tag where note.tags.contains(id): event = .untagged(tag: id)
+                default: continue
+                }
+                let stored = event.newEvent(
+                    id: Self.derivedID(e.id, role: "deleted \(n.uuidString)"), metadata: meta)
+                try session.append([stored], to: Note.stream(n), expecting: .any)
+                appendedStreams.append(Note.stream(n))
+            }
+        }
+    }
+
+    /// The notes that may be filed under the category or tag `id`: those the projections (as they
+    /// were before this sync) list under it, and those this sync's events touched. Each is to be
+    /// checked against the log.
+    private func notesFiled(
+        under id: Identifier, kind: EntityKind, session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws -> [Identifier] {
+        var candidates = pulledNotes
+        for o in outbox { if case .note(let n) = StreamRef(o.stream) { candidates.insert(n) } }
+        let scope: ListQuery.Scope = kind == .category ? .category(id) : .tag(id)
+        for status in [ListQuery.StatusFilter.active, .archived, .trashed] {
+            for group: UInt8 in [0, 1] {
+                let prefix = ListIndex.prefix(status: status, scope: scope, sort: .created, pinnedGroup: group)
+                try book.projection.scan(prefix, reverse: false, in: session.transaction, databases: dbs) { n in
+                    candidates.insert(n)
+                    return true
+                }
+            }
+        }
+        return candidates.sorted()
     }
 
     /// The stream an outbox event of a category or tag goes to now, or nil for the creation of
@@ -1035,23 +1093,10 @@ struct Rebase {
         _ id: Identifier, into: Identifier, kind: EntityKind, intent e: RecordedEvent,
         session: borrowing WriteSession, dbs: ProjectionDatabases
     ) throws {
-        // The notes filed under it now: those the projections (as they were before this sync)
-        // list under it, and those this sync's events touched; each checked against the log.
-        var candidates = pulledNotes
-        for o in outbox { if case .note(let n) = StreamRef(o.stream) { candidates.insert(n) } }
-        let scope: ListQuery.Scope = kind == .category ? .category(id) : .tag(id)
-        for status in [ListQuery.StatusFilter.active, .archived, .trashed] {
-            for group: UInt8 in [0, 1] {
-                let prefix = ListIndex.prefix(status: status, scope: scope, sort: .created, pinnedGroup: group)
-                try book.projection.scan(prefix, reverse: false, in: session.transaction, databases: dbs) { n in
-                    candidates.insert(n)
-                    return true
-                }
-            }
-        }
+        // The notes filed under it now, each checked against the log.
         var meta = e.metadata
         meta.causationID = e.id
-        for n in candidates.sorted() {
+        for n in try notesFiled(under: id, kind: kind, session: session, dbs: dbs) {
             guard let note = try currentNote(n, txn: session.transaction) else { continue }
             var events: [NoteEvent] = []
             switch kind {

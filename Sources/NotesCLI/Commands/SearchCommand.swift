@@ -156,10 +156,14 @@ let searchCommand = Command(
     // Bold on a terminal that takes color (never with NO_COLOR, --no-color or a pipe).
     let highlight: (open: String, close: String)? = ctx.terminal.colorAllowed ? ("\u{1B}[1m", "\u{1B}[22m") : nil
     for (r, match) in found.results {
-        var header = ctx.terminal.bold(truncate(r.note.title, 70)) + "  " + ctx.terminal.cyan(shortID(r.note.id))
+        var header =
+            ctx.terminal.bold(ctx.terminal.shown(truncate(r.note.title, 70))) + "  "
+            + ctx.terminal.cyan(shortID(r.note.id))
         let l = try labels(r.note)
-        if let c = l.category { header += "  " + ctx.terminal.dim("[\(c)]") }
-        if !l.tags.isEmpty { header += "  " + ctx.terminal.green(l.tags.map { "#" + $0 }.joined(separator: " ")) }
+        if let c = l.category { header += "  " + ctx.terminal.dim("[\(ctx.terminal.shown(c))]") }
+        if !l.tags.isEmpty {
+            header += "  " + ctx.terminal.green(ctx.terminal.shown(l.tags.map { "#" + $0 }.joined(separator: " ")))
+        }
         ctx.terminal.print(header)
         let snippet = Snippet.make(
             title: r.note.title, body: ctx.terminal.shown(r.note.body), query: match == .exact ? query : marked,
