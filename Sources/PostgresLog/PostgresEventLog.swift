@@ -180,12 +180,7 @@ public final class PostgresEventLog: RemoteEventLog {
                 ])
         }
         guard result.rowCount == 1 else { throw .malformedReply("restore_batch answered \(result.rowCount) rows") }
-        let f = FieldReader(result: result, row: 0)
-        let digest = try f.blob(2, "head_digest")
-        guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
-        return RemoteHead(
-            position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
-            digest: digest)
+        return try Self.head(FieldReader(result: result, row: 0))
     }
 
     /// The conflict the server reported (detail `group actual`), named by the batch's stream.
@@ -312,12 +307,7 @@ public final class PostgresEventLog: RemoteEventLog {
                 try requireReader(notebook)
                 throw .malformedReply("notebook \(notebook) has no head row")
             }
-            let f = FieldReader(result: result, row: 0)
-            let digest = try f.blob(2, "head_digest")
-            guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
-            return RemoteHead(
-                position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
-                digest: digest)
+            return try Self.head(FieldReader(result: result, row: 0))
         }
     }
 
@@ -335,5 +325,17 @@ public final class PostgresEventLog: RemoteEventLog {
         do { return try body() } catch .permissionDenied(let message) where !message.contains(notebook.uuidString) {
             throw .permissionDenied("notebook \(notebook): \(message)")
         }
+    }
+}
+
+extension PostgresEventLog {
+    /// A notebook's head from a row whose first three columns are its position, instant and
+    /// chain digest (a head row, or `restore_batch`'s answer).
+    fileprivate static func head(_ f: FieldReader) throws(RemoteLogError) -> RemoteHead {
+        let digest = try f.blob(2, "head_digest")
+        guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
+        return RemoteHead(
+            position: try f.position(0, "head_position"), recordedAt: try f.optionalInt64(1, "head_recorded_at"),
+            digest: digest)
     }
 }

@@ -770,15 +770,13 @@ struct Rebase {
         }
         for e in pulled {
             if case .note(let id) = StreamRef(e.stream) { pulledNotes.insert(id) }
-            let name: String?
+            let kind: EntityKind
             switch StreamRef(e.stream) {
-            case .category:
-                name = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)?.name
-            case .tag:
-                name = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)?.name
+            case .category: kind = .category
+            case .tag: kind = .tag
             case .note, .other: continue
             }
-            guard let name else { continue }
+            guard let name = try Self.entityEvent(e, kind)?.name else { continue }
             // A deletion keeps the name it had, no longer live.
             pulledNames[e.stream] = name.isEmpty ? (pulledNames[e.stream]?.name ?? "", false) : (name, true)
         }
@@ -921,21 +919,8 @@ struct Rebase {
     private mutating func entityStream(
         _ e: RecordedEvent, id: Identifier, kind: EntityKind, txn: borrowing Transaction, dbs: ProjectionDatabases
     ) throws -> String? {
-        var created: String?
-        switch kind {
-        case .category:
-            if case .created(let name)? = try CategoryEvent.decode(
-                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-            {
-                created = name
-            }
-        case .tag:
-            if case .created(let name)? = try TagEvent.decode(
-                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-            {
-                created = name
-            }
-        }
+        let event = try Self.entityEvent(e, kind)
+        let created = event?.change == .created ? event?.name : nil
         // An entity this device created and then deleted stays its own: folded, its deletion
         // would delete the other device's.
         let deletedHere = outbox.contains { o in
@@ -1001,21 +986,7 @@ struct Rebase {
                     if view.isType("CategoryDeleted") || view.isType("TagDeleted") {
                         found = .deleted
                     } else if view.isType("CategoryMerged") || view.isType("TagMerged") {
-                        let payload = Array(view.payload)
-                        var into: Identifier?
-                        if kind == .category,
-                            case .merged(let i)? = try CategoryEvent.decode(
-                                type: view.type, schemaVersion: view.schemaVersion, payload: payload)
-                        {
-                            into = i
-                        }
-                        if kind == .tag,
-                            case .merged(let i)? = try TagEvent.decode(
-                                type: view.type, schemaVersion: view.schemaVersion, payload: payload)
-                        {
-                            into = i
-                        }
-                        if let into { found = .merged(into: into) }
+                        if let into = try Self.entityEvent(view.recorded, kind)?.into { found = .merged(into: into) }
                     }
                     return found == .live
                 }
@@ -1063,27 +1034,8 @@ struct Rebase {
         _ e: RecordedEvent, id: Identifier, kind: EntityKind, txn: borrowing Transaction, dbs: ProjectionDatabases
     ) throws -> Identifier? {
         guard entityMap[id] == nil else { return nil }
-        let renamed: String?
-        switch kind {
-        case .category:
-            if case .renamed(let name)? = try CategoryEvent.decode(
-                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-            {
-                renamed = name
-            } else {
-                renamed = nil
-            }
-        case .tag:
-            if case .renamed(let name)? = try TagEvent.decode(
-                type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-            {
-                renamed = name
-            } else {
-                renamed = nil
-            }
-        }
-        guard let renamed else { return nil }
-        return try existingEntity(named: renamed, kind: kind, other: id, txn: txn, dbs: dbs)
+        guard let event = try Self.entityEvent(e, kind), event.change == .renamed else { return nil }
+        return try existingEntity(named: event.name, kind: kind, other: id, txn: txn, dbs: dbs)
     }
 
     /// An outbox rename of `id` to the name the remote's `into` has: `id`'s notes are filed under
@@ -1162,6 +1114,32 @@ struct Rebase {
     }
 
     private enum EntityKind { case category, tag }
+
+    /// An event of a category or a tag, whichever kind: what it does, the name it gives (empty
+    /// for a deletion or a merge), and the entity a merge files its notes under.
+    private struct EntityEvent {
+        var change: EntityChange
+        var name: String
+        var into: Identifier?
+
+        init<K>(_ event: NamedEntityEvent<K>) {
+            change = event.change
+            name = event.name
+            if case .merged(let target) = event { into = target }
+        }
+    }
+
+    /// `e` decoded as an event of a `kind` stream, or nil for a type it does not hold.
+    private static func entityEvent(_ e: RecordedEvent, _ kind: EntityKind) throws -> EntityEvent? {
+        switch kind {
+        case .category:
+            return try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                .map(EntityEvent.init)
+        case .tag:
+            return try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+                .map(EntityEvent.init)
+        }
+    }
 
     /// A live category or tag of the remote named `name` (case aside) other than `other`: one
     /// the pulled events name, or one the store held before this sync that is not in the outbox.
