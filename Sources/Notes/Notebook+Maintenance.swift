@@ -143,6 +143,12 @@ extension NotesProjection {
                 "the notes ever pinned differ from the log (\(everPinned.count) stored, \(state.everPinned.count) expected)"
             )
         }
+        let filed = try filedEverKeys(in: txn, databases: databases)
+        if filed != Filing.sortedKeys(state.everFiled) {
+            report(
+                "the notes ever filed under each category and tag differ from the log (\(filed.count / 2) stored, \(state.everFiled.count) expected)"
+            )
+        }
         let conflicted = try conflictedIDs(in: txn, databases: databases)
         let expectedConflicted = state.notes.values.filter(\.isConflicted).map(\.id).sorted()
         if conflicted != expectedConflicted {

@@ -5,7 +5,7 @@ import LMDB
 extension NotesProjection {
     /// Brings the records of the given notes, categories and tags to what their whole streams
     /// fold to in the log as it is now, in `txn`, and everything that hangs on them: listing
-    /// keys, rows, counts, names, links and title holdings, `pinned_ever` and the search index.
+    /// keys, rows, counts, names, links and title holdings, `pinned_ever`, `filed_ever` and the search index.
     /// A stream left empty takes its records away.
     ///
     /// This is how a sync that took its outbox off and rebased it over other devices' events
@@ -55,6 +55,8 @@ extension NotesProjection {
             } else {
                 _ = try txn.delete(databases[DB.pinnedEver], key: id.bytes)
             }
+            try forgetFilings(of: id, in: txn, databases: databases)
+            try storeFilings(folded.filings, in: txn, databases: databases)
             try storeRecords(old: old, new: new, in: txn, databases: databases)
             if let new {
                 changes.append((old, new))

@@ -19,7 +19,7 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-9+" + SearchBridge.version + "+" + searchLanguage.name }
+    public var version: String { "notes-10+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
@@ -36,12 +36,16 @@ public final class NotesProjection: ProjectionSet {
         /// The ids of the notes whose body holds a sync conflict not resolved yet (keys only):
         /// what `notes conflicts` and the end of a sync read, whatever the size of the store.
         static let conflicts = "conflicts"
+        /// Each note an event ever filed under a category or a tag, by scope and by note (keys
+        /// only, see ``Filing``): where a past listing filtered by one finds the notes it may hold.
+        static let filedEver = "filed_ever"
     }
 
     public var databaseSpecs: [(name: String, flags: DatabaseFlags)] {
         let own: [(name: String, flags: DatabaseFlags)] = [
             (DB.notes, []), (DB.rows, []), (DB.list, []), (DB.categories, []), (DB.categoryNames, []), (DB.tags, []),
-            (DB.tagNames, []), (DB.pinnedEver, []), (DB.conflicts, []), (LinkIndex.titles, []), (LinkIndex.aliases, []),
+            (DB.tagNames, []), (DB.pinnedEver, []), (DB.conflicts, []), (DB.filedEver, []), (LinkIndex.titles, []),
+            (LinkIndex.aliases, []),
             (LinkIndex.noteTitles, []),
             (LinkIndex.links, []),
         ]
@@ -140,6 +144,7 @@ public final class NotesProjection: ProjectionSet {
             databases: linkDatabases(databases))
         // A note pinned before this batch is in the set already: only a pin writes it.
         if folded.pinned && old?.pinned != true { try txn.put(databases[DB.pinnedEver], key: id.bytes, value: []) }
+        try storeFilings(folded.filings, in: txn, databases: databases)
         try storeRecords(old: old, new: new, in: txn, databases: databases)
         return (old, new)
     }
@@ -154,6 +159,8 @@ public final class NotesProjection: ProjectionSet {
         var names: [(position: UInt64, names: [String])] = []
         /// Whether any of the events left it pinned.
         var pinned = false
+        /// The categories and tags the events filed it under (see ``Filing``).
+        var filings: [Filing] = []
     }
 
     /// Folds the events of `all` at `indices` (the note's, in log order) into `start`.
@@ -169,6 +176,7 @@ public final class NotesProjection: ProjectionSet {
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &folded.note, id: id, at: e.recordedAt, version: e.version)
             folded.pinned = folded.pinned || folded.note?.pinned == true
+            if let note = folded.note { Filing.after(kind, note, into: &folded.filings) }
             if kind.setsTitle, let title = folded.note?.title {
                 folded.titles.append((e.position, TextFolding.fold(title)))
             }
@@ -506,8 +514,6 @@ public final class NotesProjection: ProjectionSet {
         return ids
     }
 
-    /// The notes an event ever left pinned, and how many: a superset of the notes pinned at any
-    /// past instant.
     /// The ids of the notes holding a sync conflict not resolved yet, in id order.
     func conflictedIDs(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [Identifier] {
         var ids: [Identifier] = []
@@ -524,8 +530,15 @@ public final class NotesProjection: ProjectionSet {
         return ids
     }
 
+    /// How many notes an event ever left pinned: a superset of the notes pinned at any past
+    /// instant.
     func everPinnedCount(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Int {
         try txn.count(databases[DB.pinnedEver])
+    }
+
+    /// Whether an event ever left the note pinned.
+    func wasEverPinned(_ id: Identifier, in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> Bool {
+        try txn.get(databases[DB.pinnedEver], key: id.bytes) != nil
     }
 
     /// Calls `body` with each note an event ever left pinned, by id, while it returns true.
@@ -663,6 +676,13 @@ public final class NotesProjection: ProjectionSet {
             try txn.withCursor(databases[DB.pinnedEver]) { c in
                 for id in state.everPinned.sorted() {
                     try id.bytes.withUnsafeBytes { k in
+                        try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                    }
+                }
+            }
+            try txn.withCursor(databases[DB.filedEver]) { c in
+                for key in Filing.sortedKeys(state.everFiled) {
+                    try key.withUnsafeBytes { k in
                         try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                     }
                 }

@@ -262,6 +262,71 @@ struct PastListingTests {
         #expect(try book.verify().isEmpty)
     }
 
+    @Test(
+        "a category or tag filter: the walk reads only the notes ever filed there, kept by each append, equal to a rebuild's, checked by verify"
+    )
+    func filedEverProjection() throws {
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        var all = ListQuery()
+        all.status = .all
+        let notes = try book.list(all).sorted { $0.createdAt < $1.createdAt }
+        // Every 20th note goes to Work and is tagged t; notes 20 and 40 leave them again.
+        for i in stride(from: 0, to: 200, by: 20) {
+            fixture.clock.advance()
+            _ = try book.categorize(notes[i].id, as: "Work")
+            _ = try book.tag(notes[i].id, with: ["t"])
+        }
+        let filed = try book.past(asOf: .max)
+        for i in [20, 40] {
+            fixture.clock.advance()
+            _ = try book.categorize(notes[i].id, as: "Home")
+            _ = try book.untag(notes[i].id, from: ["t"])
+        }
+        let past = try book.past(asOf: .max)
+        let work = try #require(past.names.categories.values.first { $0.name == "Work" }).id
+        let t = try #require(past.names.tags.values.first { $0.name == "t" }).id
+        for (scope, tags) in [(ListQuery.Scope.category(work), [[Identifier]]()), (.any, [[t]]), (.tag(t), [])] {
+            var q = ListQuery()
+            q.scope = scope
+            q.tags = tags
+            q.limit = 10
+            for at in [past, filed] {
+                let (page, walk) = try Self.walk(book, q, at: at.position)
+                #expect(page == (try NotebookState.replayNewestFirst(store: book.store, upTo: at.position).list(q)))
+                #expect(walk.notesRead <= 10, "only the 10 notes ever filed there are read: \(walk.notesRead)")
+            }
+            // Notes 20 and 40 were there before they left: the page then holds them, and not now.
+            let (then, _) = try Self.walk(book, q, at: filed.position)
+            let (now, _) = try Self.walk(book, q, at: past.position)
+            #expect(then.count == 10 && now.count == 8)
+            #expect(then.contains { $0.id == notes[20].id } && !now.contains { $0.id == notes[40].id })
+        }
+        func stored() throws -> [[UInt8]] {
+            try book.read { txn, dbs in try book.projection.filedEverKeys(in: txn, databases: dbs) }
+        }
+        let inline = try stored()
+        #expect(inline.count == 2 * (10 + 10 + 2), "10 notes in Work and t each, 2 in Home, each under two keys")
+        for shards in 1...3 {
+            let state = try NotebookState.replay(store: book.store, upTo: .max, shards: shards)
+            #expect(Filing.sortedKeys(state.everFiled) == inline)
+        }
+        #expect(try book.verify().isEmpty)
+        // A lost entry is found by verify and brought back by a rebuild.
+        try book.store.write { session in
+            let dbs = try session.projectionDatabases()
+            let lost = Filing(kind: .tag, scope: t, note: notes[20].id)
+            _ = try session.transaction.delete(dbs[NotesProjection.DB.filedEver], key: lost.scopeKey)
+        }
+        #expect(
+            try book.verify().map(\.detail) == [
+                "the notes ever filed under each category and tag differ from the log (21 stored, 22 expected)"
+            ])
+        try book.rebuild()
+        #expect(try stored() == inline)
+        #expect(try book.verify().isEmpty)
+    }
+
     @Test("a walk that would read more notes than its budget gives up, and the listing is the replay's")
     func walkGivesUp() throws {
         let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)

@@ -73,6 +73,13 @@ public enum NoteEventKind: UInt8, EventKind {
     @inline(__always)
     var setsTitle: Bool { Self.titleSetting[Int(rawValue)] }
 
+    /// Kinds whose payload sets the category or a tag (the `filed_ever` projection is made of them).
+    private static let filing = allCases.map { $0.layout.fields.contains(.category) || $0.layout.fields.contains(.tag) }
+
+    /// Whether an event of this kind may file the note under a category or a tag.
+    @inline(__always)
+    var mayFile: Bool { Self.filing[Int(rawValue)] }
+
     /// The layouts' field lists by raw value, for the decoding loop.
     private static let fieldLists = allCases.map(\.layout.fields)
 

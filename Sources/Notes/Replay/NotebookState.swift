@@ -23,6 +23,9 @@ public struct NotebookState: Sendable {
     /// pinned at any instant is one of them, which bounds the search for the pinned notes of a
     /// past listing. Empty after a newest-first replay, which does not read old events.
     public var everPinned: Set<Identifier> = []
+    /// Each category and tag an event ever filed each note under (the `filed_ever` projection,
+    /// see ``Filing``); empty after a newest-first replay.
+    var everFiled: Set<Filing> = []
 
     public init() {}
 
@@ -68,6 +71,11 @@ public struct NotebookState: Sendable {
                 version: version)
             if let note {
                 if note.pinned { everPinned.insert(id) }
+                if kind.mayFile {
+                    var filings: [Filing] = []
+                    Filing.after(kind, note, into: &filings)
+                    everFiled.formUnion(filings)
+                }
                 notes.update(note)
                 if kind.setsTitle {
                     titleChanges.append(
@@ -245,6 +253,7 @@ public struct NotebookState: Sendable {
         result.titleChanges = []
         result.nameChanges = []
         result.everPinned = []
+        result.everFiled = []
         var notes: [Note] = []
         for slot in slots {
             guard var part = slot.replayer.take() else { continue }
@@ -252,6 +261,7 @@ public struct NotebookState: Sendable {
             result.titleChanges += part.takeTitleChanges()
             result.nameChanges += part.state.nameChanges
             result.everPinned.formUnion(part.state.everPinned)
+            result.everFiled.formUnion(part.state.everFiled)
             if notes.isEmpty {
                 swap(&notes, &part.notes)
             } else {

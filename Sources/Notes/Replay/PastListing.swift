@@ -199,7 +199,13 @@ struct NewestFirstPage {
         store: EventStore, projection: NotesProjection, databases: ProjectionDatabases, from position: UInt64,
         in txn: borrowing Transaction
     ) throws -> [Note]? {
-        let everPinned = try projection.everPinnedCount(in: txn, databases: databases)
+        // With a category or tag filter, only the notes ever filed there can pass it: the others
+        // are skipped unread, and only those of them ever pinned are looked up.
+        let candidates = try Self.candidates(of: query, projection: projection, databases: databases, in: txn)
+        let pinnedCandidates = try candidates.map { c in
+            try Self.everPinned(among: c, projection: projection, databases: databases, in: txn)
+        }
+        let everPinned = try pinnedCandidates?.count ?? projection.everPinnedCount(in: txn, databases: databases)
         let mayLookUp = everPinned <= budget
         let unpinnedWanted = query.pinnedOnly ? 0 : query.limit
         try store.forEachEvent(from: position, reverse: true, in: txn) { view in
@@ -218,7 +224,9 @@ struct NewestFirstPage {
                 return false
             }
             eventsWalked += 1
-            guard case .note(let id) = StreamRef(view.streamBytes), seen.insert(id).inserted else { return true }
+            guard case .note(let id) = StreamRef(view.streamBytes) else { return true }
+            if let candidates, !candidates.contains(id) { return true }
+            guard seen.insert(id).inserted else { return true }
             let note = try Self.note(
                 id, throughVersion: view.version, store: store, projection: projection, databases: databases, in: txn)
             notesRead += 1
@@ -231,7 +239,7 @@ struct NewestFirstPage {
             return true
         }
         if ending == .lookedUpPinned {
-            try projection.forEachEverPinned(in: txn, databases: databases) { id in
+            func lookUp(_ id: Identifier) throws -> Bool {
                 guard !seen.contains(id) else { return true }
                 pinnedLookedUp += 1
                 if let note = try Self.note(
@@ -243,9 +251,50 @@ struct NewestFirstPage {
                 }
                 return true
             }
+            if let pinnedCandidates {
+                for id in pinnedCandidates { _ = try lookUp(id) }
+            } else {
+                try projection.forEachEverPinned(in: txn, databases: databases, lookUp)
+            }
         }
         if ending == .gaveUp { return nil }
         return query.page(of: pinned.notes + unpinned.notes)
+    }
+
+    /// The notes that may pass the query's category and tag filters at any instant: those an
+    /// event ever filed under its category or tag and under one tag of each of its tag
+    /// conditions; nil when it has no such filter.
+    static func candidates(
+        of query: ListQuery, projection: NotesProjection, databases: ProjectionDatabases,
+        in txn: borrowing Transaction
+    ) throws -> Set<Identifier>? {
+        var result = try projection.notesEverFiled(under: query.scope, in: txn, databases: databases)
+        for condition in query.tags {
+            let filed = try projection.notesEverFiled(.tag, condition, in: txn, databases: databases)
+            result = result.map { $0.intersection(filed) } ?? filed
+        }
+        return result
+    }
+
+    /// The notes of `candidates` an event ever left pinned, in id order: each looked up in
+    /// `pinned_ever`, or that set walked, whichever is shorter.
+    static func everPinned(
+        among candidates: Set<Identifier>, projection: NotesProjection, databases: ProjectionDatabases,
+        in txn: borrowing Transaction
+    ) throws -> [Identifier] {
+        var found: [Identifier] = []
+        if candidates.count < (try projection.everPinnedCount(in: txn, databases: databases)) {
+            for id in candidates where try projection.wasEverPinned(id, in: txn, databases: databases) {
+                found.append(id)
+            }
+            found.sort()
+        } else {
+            try projection.forEachEverPinned(in: txn, databases: databases) { id in
+                if candidates.contains(id) { found.append(id) }
+                return true
+            }
+        }
+        return found
     }
 
     /// The note as it was after `version`: its projection record when that is still its newest

@@ -20,6 +20,8 @@ struct Replayer {
         var body: UnsafeRawBufferPointer?
         /// Whether an event left the note pinned (see ``NotebookState/everPinned``).
         var everPinned = false
+        /// The categories and tags an event filed the note under (see ``Filing``).
+        var filings: [Filing] = []
 
         mutating func begin(at instant: Int64) { note.createdAt = instant }
         mutating func set(title: TextSlice) { self.title = title.bytes }
@@ -28,10 +30,17 @@ struct Replayer {
             note.pinned = pinned
             everPinned = everPinned || pinned
         }
-        mutating func set(category: Identifier?) { note.category = category }
+        mutating func set(category: Identifier?) {
+            note.category = category
+            if let category { file(Filing(kind: .category, scope: category, note: note.id)) }
+        }
         mutating func set(archived: Bool) { note.archived = archived }
         mutating func set(trashed: Bool) { note.trashed = trashed }
-        mutating func set(tag: Identifier, tagged: Bool) { note.tags.set(tag, tagged) }
+        mutating func set(tag: Identifier, tagged: Bool) {
+            note.tags.set(tag, tagged)
+            if tagged { file(Filing(kind: .tag, scope: tag, note: note.id)) }
+        }
+        private mutating func file(_ filing: Filing) { if !filings.contains(filing) { filings.append(filing) } }
         mutating func set(property key: TextSlice, value: TextSlice) { note.properties.set(key.string, value.string) }
     }
 
@@ -50,10 +59,10 @@ struct Replayer {
             entry.body = nil
         }
         mutating func set(pinned: Bool) { entry.set(pinned: pinned) }
-        mutating func set(category: Identifier?) { entry.note.category = category }
+        mutating func set(category: Identifier?) { entry.set(category: category) }
         mutating func set(archived: Bool) { entry.note.archived = archived }
         mutating func set(trashed: Bool) { entry.note.trashed = trashed }
-        mutating func set(tag: Identifier, tagged: Bool) { entry.note.tags.set(tag, tagged) }
+        mutating func set(tag: Identifier, tagged: Bool) { entry.set(tag: tag, tagged: tagged) }
         mutating func set(property key: String, value: String) { entry.note.properties.set(key, value) }
     }
 
@@ -452,6 +461,7 @@ struct Replayer {
             if let t = e.title { note.title = String(decoding: t, as: UTF8.self) }
             if let b = e.body { note.body = String(decoding: b, as: UTF8.self) }
             if e.everPinned { state.everPinned.insert(note.id) }
+            state.everFiled.formUnion(e.filings)
             notes.append(note)
         }
         if releasingPages { store.environment.releaseMappedPages() }
