@@ -126,39 +126,42 @@ public struct ByteWriter: Sendable {
 /// The buffer is borrowed: the reader must not outlive it.
 public struct ByteReader {
     public let buffer: UnsafeRawBufferPointer
-    public private(set) var offset: Int
+    /// Where the next read starts. Stored under another name so that the readers can be
+    /// inlined into the decoders of other modules (a listing decodes 50 rows a page).
+    @usableFromInline var position: Int
+    @inlinable public var offset: Int { position }
 
     public init(_ buffer: UnsafeRawBufferPointer, offset: Int = 0) {
         self.buffer = buffer
-        self.offset = offset
+        self.position = offset
     }
 
     @inlinable public var remaining: Int { buffer.count - offset }
     @inlinable public var isAtEnd: Bool { offset >= buffer.count }
 
-    @inline(__always) public mutating func readByte() throws(DecodingError) -> UInt8 {
+    @inlinable @inline(__always) public mutating func readByte() throws(DecodingError) -> UInt8 {
         guard offset < buffer.count else { throw DecodingError(.truncated, at: offset) }
-        defer { offset += 1 }
+        defer { position += 1 }
         return buffer[offset]
     }
 
-    @inline(__always) public mutating func readVarint() throws(DecodingError) -> UInt64 {
+    @inlinable @inline(__always) public mutating func readVarint() throws(DecodingError) -> UInt64 {
         // One byte is the common case (lengths, versions): no loop.
         if offset < buffer.count, buffer[offset] < 0x80 {
-            defer { offset += 1 }
+            defer { position += 1 }
             return UInt64(buffer[offset])
         }
         return try readLongVarint()
     }
 
-    mutating func readLongVarint() throws(DecodingError) -> UInt64 {
+    @usableFromInline mutating func readLongVarint() throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         let start = offset
         while true {
             guard offset < buffer.count else { throw DecodingError(.truncated, at: offset) }
             let b = buffer[offset]
-            offset += 1
+            position += 1
             if shift == 63 && b > 1 { throw DecodingError(.badVarint, at: start) }
             result |= UInt64(b & 0x7F) << shift
             if b & 0x80 == 0 { return result }
@@ -167,32 +170,34 @@ public struct ByteReader {
         }
     }
 
-    public mutating func readSigned() throws(DecodingError) -> Int64 {
+    @inlinable public mutating func readSigned() throws(DecodingError) -> Int64 {
         let z = try readVarint()
         return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
     }
 
     /// A varint that must fit in `Int` and be at most `limit`.
-    @inline(__always) public mutating func readLength(limit: Int = Int(Int32.max)) throws(DecodingError) -> Int {
+    @inlinable @inline(__always) public mutating func readLength(limit: Int = Int(Int32.max)) throws(DecodingError)
+        -> Int
+    {
         let start = offset
         let n = try readVarint()
         guard n <= UInt64(limit), n <= UInt64(remaining) else { throw DecodingError(.badLength(n), at: start) }
         return Int(n)
     }
 
-    @inline(__always) public mutating func readUInt64() throws(DecodingError) -> UInt64 {
+    @inlinable @inline(__always) public mutating func readUInt64() throws(DecodingError) -> UInt64 {
         guard remaining >= 8 else { throw DecodingError(.truncated, at: offset) }
-        defer { offset += 8 }
+        defer { position += 8 }
         return UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
-    @inline(__always) public mutating func readUInt32() throws(DecodingError) -> UInt32 {
+    @inlinable @inline(__always) public mutating func readUInt32() throws(DecodingError) -> UInt32 {
         guard remaining >= 4 else { throw DecodingError(.truncated, at: offset) }
-        defer { offset += 4 }
+        defer { position += 4 }
         return UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
-    @inline(__always) public mutating func readBool() throws(DecodingError) -> Bool {
+    @inlinable @inline(__always) public mutating func readBool() throws(DecodingError) -> Bool {
         let at = offset
         switch try readByte() {
         case 0: return false
@@ -202,18 +207,20 @@ public struct ByteReader {
     }
 
     /// A slice of `count` bytes of the buffer (no copy).
-    @inline(__always) public mutating func readSlice(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always) public mutating func readSlice(_ count: Int) throws(DecodingError)
+        -> UnsafeRawBufferPointer
+    {
         guard count >= 0, count <= remaining else { throw DecodingError(.truncated, at: offset) }
-        defer { offset += count }
+        defer { position += count }
         return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
     }
 
-    @inline(__always) public mutating func readBlob() throws(DecodingError) -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always) public mutating func readBlob() throws(DecodingError) -> UnsafeRawBufferPointer {
         let n = try readLength()
         return try readSlice(n)
     }
 
-    public mutating func readString() throws(DecodingError) -> String {
+    @inlinable public mutating func readString() throws(DecodingError) -> String {
         // Checked here, then decoded (which repairs nothing): `String(validating:)` is generic
         // and looked its metadata up at run time on every call.
         String(decoding: try readUTF8(), as: UTF8.self)
@@ -221,29 +228,29 @@ public struct ByteReader {
 
     /// A string's bytes, checked to be valid UTF-8 like ``readString()`` but without building
     /// the `String` (a replay that will overwrite the text does not pay for it).
-    @inline(__always) public mutating func readUTF8() throws(DecodingError) -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always) public mutating func readUTF8() throws(DecodingError) -> UnsafeRawBufferPointer {
         let at = offset
         let slice = try readBlob()
         guard UTF8Validation.isValid(slice) else { throw DecodingError(.invalidUTF8, at: at) }
         return slice
     }
 
-    public mutating func readOptionalString() throws(DecodingError) -> String? {
+    @inlinable public mutating func readOptionalString() throws(DecodingError) -> String? {
         try readBool() ? try readString() : nil
     }
 
-    @inline(__always) public mutating func readIdentifier() throws(DecodingError) -> Identifier {
+    @inlinable @inline(__always) public mutating func readIdentifier() throws(DecodingError) -> Identifier {
         let h = try readUInt64()
         let l = try readUInt64()
         return Identifier(high: h, low: l)
     }
 
-    @inline(__always) public mutating func readOptionalIdentifier() throws(DecodingError) -> Identifier? {
+    @inlinable @inline(__always) public mutating func readOptionalIdentifier() throws(DecodingError) -> Identifier? {
         try readBool() ? try readIdentifier() : nil
     }
 
     /// Throws if bytes remain.
-    @inline(__always) public func expectEnd() throws(DecodingError) {
+    @inlinable @inline(__always) public func expectEnd() throws(DecodingError) {
         if remaining != 0 { throw DecodingError(.trailingBytes(remaining), at: offset) }
     }
 }

@@ -164,9 +164,13 @@ extension EventStore {
     }
 
     /// The projection slot queries should read in `txn`.
+    private static let activeSlotKeyBytes = Array(Names.activeSlotKey.utf8)
+
     public func activeProjections(in txn: borrowing Transaction) throws -> ProjectionDatabases {
-        let slot = try txn.get(meta, key: Array(Names.activeSlotKey.utf8)).flatMap(decodeUInt32) ?? 0
-        return slots[Int(slot & 1)]
+        // Every command's read asks: the key is kept as bytes and the value read in place.
+        let value = try Self.activeSlotKeyBytes.withUnsafeBytes { k in try txn.get(meta, k) }
+        guard let value, value.count == 4 else { return slots[0] }
+        return slots[Int(value[3] & 1)]
     }
 
     /// The projection version recorded in the store (nil before the first rebuild).

@@ -19,7 +19,7 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-10+" + SearchBridge.version + "+" + searchLanguage.name }
+    public var version: String { "notes-11+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
@@ -361,6 +361,7 @@ public final class NotesProjection: ProjectionSet {
         load: (Identifier) throws -> N?
     ) throws -> [N] {
         var out: [N] = []
+        out.reserveCapacity(min(query.limit, 256))
         let groups: [UInt8] = query.pinnedOnly ? [0] : [0, 1]
         guard !query.tags.isEmpty else {
             for group in groups {
@@ -462,7 +463,12 @@ public final class NotesProjection: ProjectionSet {
         _ body: (Identifier) throws -> Bool
     ) throws {
         try scanKeys(prefix, reverse: reverse, in: txn, databases: databases) { key in
-            guard let id = Identifier(bytes: key.suffix(16)) else { return false }
+            // The id is the key's last 16 bytes, read in place.
+            guard key.count >= prefix.count + 16 else { return false }
+            let end = key.count
+            let id = Identifier(
+                high: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: end - 16, as: UInt64.self)),
+                low: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)))
             return try body(id)
         }
     }

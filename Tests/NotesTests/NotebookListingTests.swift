@@ -1,8 +1,9 @@
 import Basics
 import EventStore
-import Notes
 import TestSupport
 import Testing
+
+@testable import Notes
 
 /// The listing index against an independent in-test ordering, for every filter, sort,
 /// direction and limit, after a seeded random history with timestamp ties, case differences
@@ -241,6 +242,30 @@ struct NotebookListingTests {
         try f.book.rebuild()
         #expect(try f.book.verify().isEmpty)
         #expect(try f.book.listRows(q) == [NoteRow(note)])
+    }
+
+    @Test("a row's stored form round-trips every field, and every cut or flipped flag of it is refused")
+    func rowFormat() throws {
+        let id = Identifier(high: 1, low: 2)
+        let rows = [
+            NoteRow(id: id, title: "", createdAt: -1, updatedAt: 0, version: 1),
+            NoteRow(
+                id: id, title: "Ünïcödé 🗒", pinned: true, category: Identifier(high: 3, low: 4), archived: true,
+                trashed: true, createdAt: .min, updatedAt: .max, version: .max,
+                tags: (0..<20).map { Identifier(high: 9, low: UInt64($0)) }),
+        ]
+        for row in rows {
+            let bytes = row.encoded()
+            #expect(try bytes.withUnsafeBytes { try NoteRow(id: id, decoding: $0) } == row)
+            for cut in 0..<bytes.count {
+                #expect(throws: DecodingError.self) {
+                    try bytes.prefix(cut).withUnsafeBytes { try NoteRow(id: id, decoding: $0) }
+                }
+            }
+            var flagged = bytes
+            flagged[1] |= 0x10
+            #expect(throws: DecodingError.self) { try flagged.withUnsafeBytes { try NoteRow(id: id, decoding: $0) } }
+        }
     }
 
     @Test("pinned notes come first in every sort and direction; --reverse flips only within each group")
