@@ -27,38 +27,29 @@ public enum Snippet {
         let source = body.isEmpty ? title : body
         let width = max(width, 16)
         let matcher = Matcher(query: query, language: language, inTitle: body.isEmpty)
-        let matches = matcher.matches
         var tokens: [(start: Int, end: Int, matched: Bool)] = []
-        Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matches(t))) }
+        Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matcher.matches(t))) }
         let utf8 = Array(source.utf8)
+        let text = Characters(source, utf8)
+        let chars = text.count
 
-        // The UTF-8 offset where each character starts (and the end), to map term offsets to characters.
-        let chars = Array(source)
-        var charStarts: [Int] = []
-        charStarts.reserveCapacity(chars.count + 1)
-        var offset = 0
-        for c in chars {
-            charStarts.append(offset)
-            offset += c.utf8.count
-        }
-        charStarts.append(offset)
         /// The character holding `utf8` (rounding down), or the first starting at or after it.
         func char(_ utf8: Int, roundingUp: Bool) -> Int {
             var lo = 0
-            var hi = charStarts.count
+            var hi = text.starts.count
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if charStarts[mid] < utf8 { lo = mid + 1 } else { hi = mid }
+                if text.starts[mid] < utf8 { lo = mid + 1 } else { hi = mid }
             }
-            if lo < charStarts.count && charStarts[lo] == utf8 { return lo }
-            return roundingUp ? min(lo, chars.count) : max(lo - 1, 0)
+            if lo < text.starts.count && text.starts[lo] == utf8 { return lo }
+            return roundingUp ? min(lo, chars) : max(lo - 1, 0)
         }
         let spans = tokens.map {
             (
                 start: char($0.start, roundingUp: false), end: char($0.end, roundingUp: true), matched: $0.matched,
                 // The word's own scalars: a mark that joins it to the next (an emoji modifier)
                 // is shown with it but not counted in its range.
-                scalars: String(decoding: utf8[$0.start..<$0.end], as: UTF8.self).unicodeScalars.count
+                scalars: scalarCount(utf8[$0.start..<$0.end])
             )
         }
         let hits = spans.filter(\.matched)
@@ -79,14 +70,16 @@ public enum Snippet {
             start = spans.first { $0.start >= start - context }?.start ?? earlier?.start ?? start
             if start < context { start = 0 }
         }
-        var end = min(chars.count, start + width)
-        if end < chars.count, let space = chars[start..<end].lastIndex(where: \.isWhitespace), space > start + width / 2
-        {
+        var end = min(chars, start + width)
+        if end < chars, let space = (start..<end).last(where: { text.isSpace[$0] }), space > start + width / 2 {
             end = space
         }
 
-        var out = start > 0 ? "…" : ""
-        var scalars = out.unicodeScalars.count
+        // The snippet is put together as UTF-8: each character's bytes are the source's.
+        let ellipsis: [UInt8] = [0xE2, 0x80, 0xA6]
+        var out: [UInt8] = start > 0 ? ellipsis : []
+        out.reserveCapacity(4 * width)
+        var scalars = start > 0 ? 1 : 0
         var marks: [Range<Int>] = []
         var k = 0
         var i = start
@@ -94,8 +87,8 @@ public enum Snippet {
         while i < end {
             while k < spans.count && spans[k].start < i { k += 1 }
             if k < spans.count, spans[k].start == i, spans[k].matched, spans[k].end <= end {
-                let word = String(chars[spans[k].start..<spans[k].end])
-                let n = word.unicodeScalars.count
+                let word = utf8[text.starts[spans[k].start]..<text.starts[spans[k].end]]
+                let n = scalarCount(word)
                 marks.append(scalars..<(scalars + min(n, spans[k].scalars)))
                 out += word
                 scalars += n
@@ -103,23 +96,66 @@ public enum Snippet {
                 lastWasSpace = false
                 continue
             }
-            let c = chars[i]
-            if c.isWhitespace {
+            if text.isSpace[i] {
                 if !lastWasSpace {
-                    out += " "
+                    out.append(0x20)
                     scalars += 1
                 }
                 lastWasSpace = true
             } else {
-                out.append(c)
-                scalars += c.unicodeScalars.count
+                let c = utf8[text.starts[i]..<text.starts[i + 1]]
+                out += c
+                scalars += scalarCount(c)
                 lastWasSpace = false
             }
             i += 1
         }
-        while out.last == " " { out.removeLast() }
-        if end < chars.count { out += "…" }
-        return (out, marks)
+        while out.last == 0x20 { out.removeLast() }
+        if end < chars { out += ellipsis }
+        return (String(decoding: out, as: UTF8.self), marks)
+    }
+
+    /// The Unicode scalars of valid UTF-8: its bytes that do not continue a scalar.
+    private static func scalarCount(_ utf8: ArraySlice<UInt8>) -> Int {
+        utf8.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+    }
+
+    /// A text's characters (grapheme clusters, as `String` counts them): where each starts in
+    /// its UTF-8 (and the end), and whether it is white space.
+    struct Characters {
+        var starts: [Int] = []
+        var isSpace: [Bool] = []
+        var count: Int { isSpace.count }
+
+        /// `utf8` is `text`'s. Text of ASCII alone without a CR LF (one character of two bytes)
+        /// is one character a byte, found without breaking the text into grapheme clusters
+        /// (most of the instructions of a search's snippets).
+        init(_ text: String, _ utf8: [UInt8], general: Bool = false) {
+            starts.reserveCapacity(utf8.count + 1)
+            isSpace.reserveCapacity(utf8.count)
+            var previous: UInt8 = 0
+            let ascii =
+                !general
+                && utf8.allSatisfy { b in
+                    defer { previous = b }
+                    return b < 0x80 && !(previous == 0x0D && b == 0x0A)
+                }
+            if ascii {
+                for (i, b) in utf8.enumerated() {
+                    starts.append(i)
+                    // White space among ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
+                    isSpace.append(b == 0x20 || (b >= 0x09 && b <= 0x0D))
+                }
+            } else {
+                var offset = 0
+                for c in text {
+                    starts.append(offset)
+                    isSpace.append(c.isWhitespace)
+                    offset += c.utf8.count
+                }
+            }
+            starts.append(utf8.count)
+        }
     }
 
     /// Where the words of `text` (a title, whole) that match `query` are: offsets in Unicode
@@ -163,7 +199,7 @@ public enum Snippet {
     /// Which words match a query's (not excluded) clauses: by stem for words and phrases, as
     /// written for prefixes.
     private struct Matcher {
-        let stems: Set<[UInt8]>
+        let stems: [[UInt8]]
         let prefixes: [[UInt8]]
         let stemmer: Stemmer?
 
@@ -172,18 +208,26 @@ public enum Snippet {
             let positive = query.clauses.filter {
                 !$0.excluded && (inTitle ? $0.field != .body : $0.field != .title)
             }
-            stems = Set(
-                positive.filter { $0.kind != .prefix }.flatMap { [stemmer] c in c.terms.map { stemmer?.stem($0) ?? $0 }
-                })
+            stems = Array(
+                Set(
+                    positive.filter { $0.kind != .prefix }.flatMap { [stemmer] c in
+                        c.terms.map { stemmer?.stem($0) ?? $0 }
+                    }))
             prefixes = positive.filter { $0.kind == .prefix }.compactMap(\.terms.first)
         }
 
         func matches(_ term: UnsafeBufferPointer<UInt8>) -> Bool {
             if prefixes.contains(where: { term.starts(with: $0) }) { return true }
-            guard let stemmer else { return stems.contains(Array(term)) }
+            guard let stemmer else { return isStem(term) }
             var found = false
-            stemmer.stem(term) { found = stems.contains(Array($0.isEmpty ? term : $0)) }
+            stemmer.stem(term) { found = isStem($0.isEmpty ? term : $0) }
             return found
+        }
+
+        /// Whether `word` is one of the stems, without making an array of it for each word
+        /// of the text (a query has few stems).
+        private func isStem(_ word: UnsafeBufferPointer<UInt8>) -> Bool {
+            stems.contains { $0.count == word.count && $0.elementsEqual(word) }
         }
     }
 }

@@ -250,5 +250,22 @@ struct SearchTextTests {
         #expect(Snippet.make(title: "Budget", body: "", query: q, highlight: ("[", "]")) == "[Budget]")
         let cjk = try SearchQuery.parse("東京")
         #expect(Snippet.make(title: "", body: "私は東京に", query: cjk, highlight: ("[", "]")) == "私は[東][京]に")
+        // A CR LF is one character, in the ASCII path too; every white space run is one space.
+        #expect(
+            Snippet.make(title: "", body: "a\r\nbudget\t\u{0B}\u{0C}x", query: q, highlight: ("[", "]"))
+                == "a [budget] x")
+    }
+
+    @Test("snippets of ASCII text see the same characters and white space as the grapheme breaking they skip")
+    func snippetCharacters() {
+        var rng = SeededGenerator(seed: 7)
+        let pieces = ["a", "b", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{1F}", "~", "\u{7F}", "\n\r"]
+        for _ in 0..<2_000 {
+            let text = (0..<rng.below(40)).map { _ in pieces[rng.below(pieces.count)] }.joined()
+            let utf8 = Array(text.utf8)
+            let fast = Snippet.Characters(text, utf8)
+            let general = Snippet.Characters(text, utf8, general: true)
+            #expect(fast.starts == general.starts && fast.isSpace == general.isSpace, "\(Array(text.utf8))")
+        }
     }
 }
