@@ -37,31 +37,71 @@ struct Filing: Hashable, Sendable {
     /// The start of the keys of the scopes `note` was ever filed under.
     static func prefix(of note: Identifier) -> [UInt8] { [byNote] + note.bytes }
 
-    /// The filings the note's state after an event of `kind` shows: its category and its tags,
-    /// when the kind may have filed it (an event that sets neither leaves the filings as they were).
-    static func after(_ kind: NoteEventKind, _ note: Note, into filings: inout [Filing]) {
+    /// The filing an event of `kind` with payload `p` made, folded into `note`: the category it
+    /// set, the tag it added (as the replay's setters record them); none for other kinds.
+    static func after(
+        _ kind: NoteEventKind, _ p: NotePayload<String>, _ note: Note, into filings: inout [Filing]
+    ) {
         guard kind.mayFile else { return }
-        func add(_ f: Filing) { if !filings.contains(f) { filings.append(f) } }
-        if let c = note.category { add(Filing(kind: .category, scope: c, note: note.id)) }
-        for t in note.tags { add(Filing(kind: .tag, scope: t, note: note.id)) }
+        let filing: Filing
+        if kind == .tagged {
+            filing = Filing(kind: .tag, scope: p.tag, note: note.id)
+        } else if kind.fields.contains(.category), let c = note.category {
+            filing = Filing(kind: .category, scope: c, note: note.id)
+        } else {
+            return
+        }
+        if !filings.contains(filing) { filings.append(filing) }
     }
 
-    /// Both keys of every filing, in the projection's byte order (for a bulk write and `verify`).
-    static func sortedKeys(_ filings: some Sequence<Filing>) -> [[UInt8]] {
-        var keys: [[UInt8]] = []
-        for f in filings {
-            keys.append(f.scopeKey)
-            keys.append(f.noteKey)
+    /// Whether the projection holds this filing already because `old` (the note as stored) is
+    /// filed there.
+    func isImplied(by old: Note?) -> Bool {
+        guard let old else { return false }
+        switch kind {
+        case .category: return old.category == scope
+        case .tag: return old.tags.contains(scope)
         }
-        keys.sort { $0.lexicographicallyPrecedes($1) }
-        return keys
+    }
+
+    /// Calls `body` with both keys of every filing, in the projection's byte order (the keys by
+    /// scope, then those by note), through one buffer: for a bulk write and `verify`, without
+    /// an array for each key.
+    static func forEachKey(
+        _ filings: some Collection<Filing>, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
+        var sorted = Array(filings)
+        var key = [UInt8](repeating: 0, count: 34)
+        func put(_ at: Int, _ id: Identifier) {
+            withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) { b in
+                for i in 0..<16 { key[at + i] = b[i] }
+            }
+        }
+        sorted.sort { ($0.kind.rawValue, $0.scope, $0.note) < ($1.kind.rawValue, $1.scope, $1.note) }
+        key[0] = byScope
+        for f in sorted {
+            key[1] = f.kind.rawValue
+            put(2, f.scope)
+            put(18, f.note)
+            try key.withUnsafeBytes(body)
+        }
+        sorted.sort { ($0.note, $0.kind.rawValue, $0.scope) < ($1.note, $1.kind.rawValue, $1.scope) }
+        key[0] = byNote
+        for f in sorted {
+            put(1, f.note)
+            key[17] = f.kind.rawValue
+            put(18, f.scope)
+            try key.withUnsafeBytes(body)
+        }
     }
 }
 
 extension NotesProjection {
-    /// Writes the note's filings that the projection does not hold yet.
-    func storeFilings(_ filings: [Filing], in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
-        for f in filings {
+    /// Writes the note's filings, but those `old` (the note as stored) shows it holds already.
+    func storeFilings(
+        _ filings: [Filing], old: Note? = nil, in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws {
+        for f in filings where !f.isImplied(by: old) {
             try txn.put(databases[DB.filedEver], key: f.scopeKey, value: [])
             try txn.put(databases[DB.filedEver], key: f.noteKey, value: [])
         }
@@ -90,27 +130,32 @@ extension NotesProjection {
     }
 
     /// The notes an event ever filed under the scope (`nil` for a scope that is not a category
-    /// or a tag): a superset of the notes in it at any past instant.
+    /// or a tag, or that holds more than `limit` filings): a superset of the notes in it at any
+    /// past instant.
     func notesEverFiled(
-        under scope: ListQuery.Scope, in txn: borrowing Transaction, databases: ProjectionDatabases
+        under scope: ListQuery.Scope, limit: Int, in txn: borrowing Transaction, databases: ProjectionDatabases
     ) throws -> Set<Identifier>? {
         switch scope {
-        case .category(let id): return try notesEverFiled(.category, [id], in: txn, databases: databases)
-        case .tag(let id): return try notesEverFiled(.tag, [id], in: txn, databases: databases)
+        case .category(let id): return try notesEverFiled(.category, [id], limit: limit, in: txn, databases: databases)
+        case .tag(let id): return try notesEverFiled(.tag, [id], limit: limit, in: txn, databases: databases)
         case .any, .uncategorized: return nil
         }
     }
 
-    /// The notes an event ever filed under any of `scopes` of `kind`.
+    /// The notes an event ever filed under any of `scopes` of `kind`, or nil when they hold
+    /// more than `limit` filings.
     func notesEverFiled(
-        _ kind: Filing.Kind, _ scopes: [Identifier], in txn: borrowing Transaction, databases: ProjectionDatabases
-    ) throws -> Set<Identifier> {
+        _ kind: Filing.Kind, _ scopes: [Identifier], limit: Int, in txn: borrowing Transaction,
+        databases: ProjectionDatabases
+    ) throws -> Set<Identifier>? {
         var notes: Set<Identifier> = []
+        var read = 0
         try txn.withCursor(databases[DB.filedEver]) { c in
-            for scope in scopes {
+            for scope in scopes where read <= limit {
                 let prefix = Filing.prefix(kind, scope)
                 var entry = try c.seek(prefix)
-                while let e = entry, e.key.starts(with: prefix) {
+                while let e = entry, e.key.starts(with: prefix), read <= limit {
+                    read += 1
                     guard e.key.count == prefix.count + 16,
                         let id = Identifier(bytes: e.key[prefix.count...])
                     else {
@@ -121,19 +166,33 @@ extension NotesProjection {
                 }
             }
         }
-        return notes
+        return read > limit ? nil : notes
     }
 
-    /// Every key of the `filed_ever` projection, in order (for `verify`).
-    func filedEverKeys(in txn: borrowing Transaction, databases: ProjectionDatabases) throws -> [[UInt8]] {
-        var keys: [[UInt8]] = []
+    /// Whether the `filed_ever` projection holds exactly the keys of `filings` (for `verify`),
+    /// and how many keys it holds.
+    func filedEverMatches(
+        _ filings: Set<Filing>, in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws -> (matches: Bool, stored: Int) {
+        var stored = 0
+        var matches = true
         try txn.withCursor(databases[DB.filedEver]) { c in
             var entry = try c.first()
+            try Filing.forEachKey(filings) { key in
+                if let e = entry, e.key.elementsEqual(key) {
+                    stored += 1
+                    entry = try c.next()
+                } else {
+                    matches = false
+                }
+            }
             while let e = entry {
-                keys.append(Array(e.key))
+                _ = e
+                stored += 1
+                matches = false
                 entry = try c.next()
             }
         }
-        return keys
+        return (matches, stored)
     }
 }

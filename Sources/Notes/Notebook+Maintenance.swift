@@ -143,10 +143,10 @@ extension NotesProjection {
                 "the notes ever pinned differ from the log (\(everPinned.count) stored, \(state.everPinned.count) expected)"
             )
         }
-        let filed = try filedEverKeys(in: txn, databases: databases)
-        if filed != Filing.sortedKeys(state.everFiled) {
+        let filed = try filedEverMatches(state.everFiled, in: txn, databases: databases)
+        if !filed.matches {
             report(
-                "the notes ever filed under each category and tag differ from the log (\(filed.count / 2) stored, \(state.everFiled.count) expected)"
+                "the notes ever filed under each category and tag differ from the log (\(filed.stored) keys stored, \(2 * state.everFiled.count) expected)"
             )
         }
         let conflicted = try conflictedIDs(in: txn, databases: databases)

@@ -144,7 +144,7 @@ public final class NotesProjection: ProjectionSet {
             databases: linkDatabases(databases))
         // A note pinned before this batch is in the set already: only a pin writes it.
         if folded.pinned && old?.pinned != true { try txn.put(databases[DB.pinnedEver], key: id.bytes, value: []) }
-        try storeFilings(folded.filings, in: txn, databases: databases)
+        try storeFilings(folded.filings, old: old, in: txn, databases: databases)
         try storeRecords(old: old, new: new, in: txn, databases: databases)
         return (old, new)
     }
@@ -176,7 +176,7 @@ public final class NotesProjection: ProjectionSet {
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &folded.note, id: id, at: e.recordedAt, version: e.version)
             folded.pinned = folded.pinned || folded.note?.pinned == true
-            if let note = folded.note { Filing.after(kind, note, into: &folded.filings) }
+            if let note = folded.note { Filing.after(kind, p, note, into: &folded.filings) }
             if kind.setsTitle, let title = folded.note?.title {
                 folded.titles.append((e.position, TextFolding.fold(title)))
             }
@@ -687,10 +687,8 @@ public final class NotesProjection: ProjectionSet {
                 }
             }
             try txn.withCursor(databases[DB.filedEver]) { c in
-                for key in Filing.sortedKeys(state.everFiled) {
-                    try key.withUnsafeBytes { k in
-                        try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
-                    }
+                try [UInt8]().withUnsafeBytes { v in
+                    try Filing.forEachKey(state.everFiled) { k in try c.put(k, v, flags: .append) }
                 }
             }
             try txn.withCursor(databases[DB.conflicts]) { c in

@@ -36,6 +36,22 @@ struct SyncRandomTests {
         }
     }
 
+    /// A past listing filtered by a category or tag (walked back through `filed_ever`) is the
+    /// replay's, after merges, deletions and rebases moved notes between them.
+    private func expectPastListingsByScope(_ book: Notebook, _ what: String) throws {
+        let past = try book.past(asOf: .max)
+        let replayed = try NotebookState.replayNewestFirst(store: book.store, upTo: past.position)
+        let scopes =
+            past.names.categories.keys.map { ListQuery.Scope.category($0) } + past.names.tags.keys.map { .tag($0) }
+        for scope in scopes {
+            var q = ListQuery()
+            q.status = .all
+            q.scope = scope
+            q.limit = 3
+            #expect(try book.list(q, in: past) == replayed.list(q), "\(what): \(scope)")
+        }
+    }
+
     private func run(seed: UInt64, notebook: Int, wide: Bool = false) throws {
         var rng = SplitMix(state: seed)
         let devices = try (1...3).map { try Device(stem: UInt64($0) + seed * 10, notebook: notebook) }
@@ -53,6 +69,7 @@ struct SyncRandomTests {
                 try d.sync()
                 syncs += 1
                 #expect(try d.book.verify().isEmpty, "seed \(seed), after sync \(syncs)")
+                try expectPastListingsByScope(d.book, "seed \(seed), after sync \(syncs)")
                 continue
             }
             let notes = try d.book.list(everything)

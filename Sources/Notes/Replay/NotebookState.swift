@@ -73,7 +73,7 @@ public struct NotebookState: Sendable {
                 if note.pinned { everPinned.insert(id) }
                 if kind.mayFile {
                     var filings: [Filing] = []
-                    Filing.after(kind, note, into: &filings)
+                    Filing.after(kind, p, note, into: &filings)
                     everFiled.formUnion(filings)
                 }
                 notes.update(note)

@@ -155,6 +155,8 @@ struct NewestFirstPage {
         case lookedUpPinned
         /// The walk reached the log's start.
         case logStart
+        /// Every note ever filed under the query's category or tags was met.
+        case candidatesMet
         /// The page would have cost more than the budget: the caller replays instead.
         case gaveUp
     }
@@ -201,7 +203,8 @@ struct NewestFirstPage {
     ) throws -> [Note]? {
         // With a category or tag filter, only the notes ever filed there can pass it: the others
         // are skipped unread, and only those of them ever pinned are looked up.
-        let candidates = try Self.candidates(of: query, projection: projection, databases: databases, in: txn)
+        let candidates = try Self.candidates(
+            of: query, limit: max(1_000, budget / 2), projection: projection, databases: databases, in: txn)
         let pinnedCandidates = try candidates.map { c in
             try Self.everPinned(among: c, projection: projection, databases: databases, in: txn)
         }
@@ -209,6 +212,11 @@ struct NewestFirstPage {
         let mayLookUp = everPinned <= budget
         let unpinnedWanted = query.pinnedOnly ? 0 : query.limit
         try store.forEachEvent(from: position, reverse: true, in: txn) { view in
+            // Every note that may pass the filters is read: no note further back can join the page.
+            if let candidates, seen.count == candidates.count {
+                ending = .candidatesMet
+                return false
+            }
             pinned.settle(before: view.recordedAt)
             unpinned.settle(before: view.recordedAt)
             if pinned.settled >= query.limit {
@@ -263,14 +271,18 @@ struct NewestFirstPage {
 
     /// The notes that may pass the query's category and tag filters at any instant: those an
     /// event ever filed under its category or tag and under one tag of each of its tag
-    /// conditions; nil when it has no such filter.
+    /// conditions; nil when it has no such filter. A filter with more than `limit` filings is
+    /// left out: its notes are many, so the walk meets enough of them soon, and reading them all
+    /// first would cost more than it saves.
     static func candidates(
-        of query: ListQuery, projection: NotesProjection, databases: ProjectionDatabases,
+        of query: ListQuery, limit: Int, projection: NotesProjection, databases: ProjectionDatabases,
         in txn: borrowing Transaction
     ) throws -> Set<Identifier>? {
-        var result = try projection.notesEverFiled(under: query.scope, in: txn, databases: databases)
+        var result = try projection.notesEverFiled(under: query.scope, limit: limit, in: txn, databases: databases)
         for condition in query.tags {
-            let filed = try projection.notesEverFiled(.tag, condition, in: txn, databases: databases)
+            guard
+                let filed = try projection.notesEverFiled(.tag, condition, limit: limit, in: txn, databases: databases)
+            else { continue }
             result = result.map { $0.intersection(filed) } ?? filed
         }
         return result
