@@ -348,7 +348,8 @@ struct PostgresLogTests {
                 """
                 SELECT * FROM notes_log.append_batch($1, ARRAY['note/2'], ARRAY[1]::smallint[], ARRAY[0]::bigint[],
                     ARRAY[1, 1], $2, ARRAY['T', 'T'], ARRAY[1, 1], ARRAY['a', 'a'], ARRAY[NULL, NULL]::text[],
-                    ARRAY[NULL, NULL]::uuid[], ARRAY[NULL, NULL]::uuid[], ARRAY['\\x00', '\\x00']::bytea[])
+                    ARRAY[NULL, NULL]::uuid[], ARRAY[NULL, NULL]::uuid[], ARRAY['\\x00', '\\x00']::bytea[],
+                    ARRAY[NULL, NULL]::bigint[])
                 """, [.uuid(book), .uuidArray([twice.id, twice.id])])
         }
         #expect(refused == .invalidBatch("an event id is missing or appears twice"))
