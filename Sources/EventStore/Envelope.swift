@@ -8,8 +8,14 @@ public import Basics
 /// | string type | string stream | string actor | opt string command
 /// | opt id causation | opt id correlation | blob payload | digest 32 | crc32c u32 BE
 /// ```
+///
+/// Format 2 is format 1 with the device's own instant (``EventMetadata/writtenAt``, an i64
+/// big-endian) after the correlation id; it is written only for an event that has one, so every
+/// other event keeps format 1's bytes (and its chain digest) exactly.
 enum Envelope {
     static let format: UInt8 = 1
+    /// The format of an event that carries ``EventMetadata/writtenAt``.
+    static let writtenAtFormat: UInt8 = 2
     /// Where recorded-at sits: after the format byte and the 16-byte id.
     static let recordedAtOffset = 1 + 16
     static let digestSize = 32
@@ -21,7 +27,8 @@ enum Envelope {
         _ event: NewEvent, stream: String, version: UInt64, recordedAt: Int64, previousDigest: [UInt8]
     ) -> (bytes: [UInt8], digest: [UInt8]) {
         var w = ByteWriter(capacity: 96 + event.payload.count + stream.utf8.count + event.type.utf8.count)
-        w.write(byte: format)
+        let writtenAt = event.metadata.writtenAt
+        w.write(byte: writtenAt == nil ? format : writtenAtFormat)
         w.write(identifier: event.id)
         w.write(bigEndian: UInt64(bitPattern: recordedAt))
         w.write(varint: version)
@@ -32,6 +39,7 @@ enum Envelope {
         w.write(optionalString: event.metadata.command)
         w.write(optionalIdentifier: event.metadata.causationID)
         w.write(optionalIdentifier: event.metadata.correlationID)
+        if let writtenAt { w.write(bigEndian: UInt64(bitPattern: writtenAt)) }
         w.write(blob: event.payload)
         let digest = chainDigest(previous: previousDigest, body: w.bytes)
         w.write(raw: digest)
@@ -83,7 +91,7 @@ enum Envelope {
         }
         var r = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]))
         let f = try r.readByte()
-        guard f == format else { throw DecodingError(.badTag(f), at: 0) }
+        guard f == format || f == writtenAtFormat else { throw DecodingError(.badTag(f), at: 0) }
         let id = try r.readIdentifier()
         let recordedAt = Int64(bitPattern: try r.readUInt64())
         let version = try r.readVarint()
@@ -96,6 +104,7 @@ enum Envelope {
         let command: UnsafeRawBufferPointer? = try r.readBool() ? try r.readBlob() : nil
         let causation = try r.readOptionalIdentifier()
         let correlation = try r.readOptionalIdentifier()
+        let writtenAt = f == writtenAtFormat ? Int64(bitPattern: try r.readUInt64()) : nil
         let payload = try r.readBlob()
         let bodyCount = r.offset
         let digest = try r.readSlice(digestSize)
@@ -103,7 +112,7 @@ enum Envelope {
         return EventView(
             position: position, id: id, recordedAt: recordedAt, version: version, schemaVersion: UInt32(schema),
             typeBytes: typeBytes, streamBytes: streamBytes, actorBytes: actorBytes, commandBytes: command,
-            causationID: causation, correlationID: correlation, payload: payload,
+            causationID: causation, correlationID: correlation, writtenAt: writtenAt, payload: payload,
             body: UnsafeRawBufferPointer(rebasing: bytes[0..<bodyCount]), digest: digest)
     }
 }
@@ -147,6 +156,8 @@ public struct EventView {
     public var command: String? { commandBytes.map { String(decoding: $0, as: UTF8.self) } }
     public let causationID: Identifier?
     public let correlationID: Identifier?
+    /// The device's own instant, when a shared log recorded the event at its own (format 2).
+    public let writtenAt: Int64?
     package let payload: UnsafeRawBufferPointer
     /// The bytes the chain digest covers.
     let body: UnsafeRawBufferPointer
@@ -160,7 +171,9 @@ public struct EventView {
     public var actor: String { String(decoding: actorBytes, as: UTF8.self) }
 
     public var metadata: EventMetadata {
-        EventMetadata(actor: actor, command: command, causationID: causationID, correlationID: correlationID)
+        EventMetadata(
+            actor: actor, command: command, causationID: causationID, correlationID: correlationID,
+            writtenAt: writtenAt)
     }
 
     /// Whether the type equals `name`, without allocating a string.

@@ -10,13 +10,25 @@ public struct EventMetadata: Sendable, Equatable, Hashable {
     public var causationID: Identifier?
     /// Groups the events of one user action.
     public var correlationID: Identifier?
+    /// The instant (microseconds since the Unix epoch, UTC) the device that wrote the event
+    /// claims for it, when a shared log recorded it at an instant of its own: the device's
+    /// claim, shown beside the recorded-at instant and never used for ordering or time travel.
+    /// Nil for an event recorded where it was written.
+    public var writtenAt: Int64?
 
-    public init(actor: String, command: String? = nil, causationID: Identifier? = nil, correlationID: Identifier? = nil)
-    {
+    /// The instants ``writtenAt`` may hold: those RFC 3339 writes (years 1 to 9999), so every
+    /// claim can be shown; a shared log refuses any other.
+    public static let writtenAtRange: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
+
+    public init(
+        actor: String, command: String? = nil, causationID: Identifier? = nil, correlationID: Identifier? = nil,
+        writtenAt: Int64? = nil
+    ) {
         self.actor = actor
         self.command = command
         self.causationID = causationID
         self.correlationID = correlationID
+        self.writtenAt = writtenAt
     }
 }
 

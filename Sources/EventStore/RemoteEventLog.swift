@@ -134,7 +134,8 @@ public enum RemoteSchemaChange: Sendable, Equatable {
 public struct RemoteAppend: Sendable, Equatable {
     public var stream: String
     public var expected: ExpectedVersion
-    /// Their `recordedAt` is ignored: the remote decides the instant.
+    /// Their `recordedAt` is ignored: the remote decides the instant. The device's own instant
+    /// goes in their metadata's `writtenAt`, which the remote keeps and shows, never orders by.
     public var events: [NewEvent]
 
     public init(stream: String, expecting expected: ExpectedVersion = .any, events: [NewEvent]) {
@@ -185,6 +186,9 @@ public struct RemoteBatch: Sendable, Equatable {
                 }
                 guard e.schemaVersion <= UInt32(Int32.max) else {
                     throw .invalidBatch("schema version \(e.schemaVersion) of event \(e.id) is out of range")
+                }
+                if let at = e.metadata.writtenAt, !EventMetadata.writtenAtRange.contains(at) {
+                    throw .invalidBatch("the written-at instant of event \(e.id) is out of range")
                 }
                 guard ids.insert(e.id).inserted else { throw .invalidBatch("event id \(e.id) appears twice") }
                 bytes += e.payload.count
@@ -319,10 +323,14 @@ extension RecordedEvent {
     /// The chain's starting digest: 32 zero bytes.
     public static let genesisDigest = [UInt8](repeating: 0, count: Envelope.digestSize)
 
-    /// The envelope format ``envelope(after:)`` writes: the one the local log stores.
+    /// The envelope format ``envelope(after:)`` writes for an event without a device instant:
+    /// the one the local log stores.
     public static let envelopeFormat = Envelope.format
+    /// The envelope format of an event whose metadata carries ``EventMetadata/writtenAt``.
+    public static let writtenAtEnvelopeFormat = Envelope.writtenAtFormat
 
-    /// The stored envelope of this event (format ``envelopeFormat``) when the event before it has
+    /// The stored envelope of this event (format ``envelopeFormat``, or
+    /// ``writtenAtEnvelopeFormat`` with a device instant) when the event before it has
     /// digest `previous`: its bytes and its chain digest. A remote log computes the same digest
     /// from the same fields, so a device can check every event it pulls.
     public func envelope(after previous: [UInt8]) -> (bytes: [UInt8], digest: [UInt8]) {
@@ -330,6 +338,15 @@ extension RecordedEvent {
             id: id, type: type, schemaVersion: schemaVersion, payload: payload, metadata: metadata)
         return Envelope.encode(
             event, stream: stream, version: version, recordedAt: recordedAt, previousDigest: previous)
+    }
+
+    /// The metadata this event is proposed to a shared log with: the device's own instant kept as
+    /// ``EventMetadata/writtenAt``: the one it has (an event rebased, or joined, keeps its first),
+    /// or else its recorded-at instant here, which the shared log's own instant replaces.
+    public var proposedMetadata: EventMetadata {
+        var m = metadata
+        if m.writtenAt == nil { m.writtenAt = recordedAt }
+        return m
     }
 
     /// The chain digest of this event after an event with digest `previous`.

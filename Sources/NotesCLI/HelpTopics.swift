@@ -43,7 +43,10 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         """
         `notes export` writes every event as one JSON object per line (JSON Lines), oldest first:
         {"position", "eventId", "stream", "version", "type", "schemaVersion", "recordedAt",
-        "metadata", "data"}. `notes import FILE` appends such events; event ids make it idempotent.
+        "metadata", "data"}; metadata has "actor" and, when present, "command", "causationId",
+        "correlationId" and "writtenAt" (the writing device's own instant of a synced event: shown by
+        `notes history`, never used for order). `notes import FILE` appends such events; event ids make
+        it idempotent.
         `notes export-markdown DIR` / `notes import-markdown DIR` use a folder of .md files with front
         matter; `notes import-history FILE` converts a Git edit history (the swift-evolution corpus
         format) into notes.

@@ -12,9 +12,11 @@ public import Notes
 /// ```
 ///
 /// Keys come in this order; `metadata` holds `actor` and, only when present, `command`,
-/// `causationId` and `correlationId`; `data` holds the payload's fields by name in schema
-/// order (ids as canonical UUID strings, `null` for an absent optional). The writer is
-/// deterministic, so exporting the same events always gives the same bytes.
+/// `causationId`, `correlationId` and `writtenAt` (the device's own instant of an event a shared
+/// log recorded at its own, RFC 3339: shown, never used for ordering); `data` holds the
+/// payload's fields by name in schema order (ids as canonical UUID strings, `null` for an absent
+/// optional). The writer is deterministic, so exporting the same events always gives the same
+/// bytes.
 public enum EventLine {
     /// Appends the line of one event, newline included, to `output`.
     public static func write(
@@ -25,6 +27,7 @@ public enum EventLine {
         if let c = metadata.command { meta.append(("command", .string(c))) }
         if let c = metadata.causationID { meta.append(("causationId", .string(c.uuidString))) }
         if let c = metadata.correlationID { meta.append(("correlationId", .string(c.uuidString))) }
+        if let at = metadata.writtenAt { meta.append(("writtenAt", .string(RFC3339.format(micros: at)))) }
         let line = JSONValue.object([
             ("position", .uint(position)),
             ("eventId", .string(id.uuidString)),
@@ -259,6 +262,14 @@ public struct EventBatch: Sendable {
                     throw Problem(message: "metadata.\(m.key) must be a UUID or null")
                 }
                 if m.key == "causationId" { meta.causationID = id } else { meta.correlationID = id }
+            case "writtenAt":
+                if m.value.isNull { continue }
+                guard let s = m.value.stringValue, let at = RFC3339.parse(s),
+                    EventMetadata.writtenAtRange.contains(at)
+                else {
+                    throw Problem(message: "metadata.writtenAt must be an RFC 3339 instant (years 1 to 9999) or null")
+                }
+                meta.writtenAt = at
             default:
                 throw Problem(message: "unknown key \"metadata.\(m.key)\"")
             }
@@ -522,7 +533,7 @@ struct FastEventLine {
         StreamRef(UnsafeRawBufferPointer(s)).family
     }
 
-    private static let metadataKeys: [[UInt8]] = ["actor", "command", "causationId", "correlationId"].map {
+    private static let metadataKeys: [[UInt8]] = ["actor", "command", "causationId", "correlationId", "writtenAt"].map {
         Array($0.utf8)
     }
 
@@ -543,6 +554,12 @@ struct FastEventLine {
                 if literal("null") { break }
                 guard let s = string() else { return nil }
                 meta.command = s
+            case 4:
+                if literal("null") { break }
+                guard let s = plainString(), let at = RFC3339.parse(utf8: s),
+                    EventMetadata.writtenAtRange.contains(at)
+                else { return nil }
+                meta.writtenAt = at
             default:
                 if literal("null") { break }
                 guard let s = plainString(), let id = Identifier(canonical: UnsafeRawBufferPointer(s)) else {

@@ -104,6 +104,7 @@ public final class PostgresEventLog: RemoteEventLog {
         var causations: [Identifier?] = []
         var correlations: [Identifier?] = []
         var payloads: [[UInt8]] = []
+        var writtenAts: [Int64?] = []
         for (g, group) in batch.appends.enumerated() {
             for e in group.events {
                 groups.append(Int32(g + 1))
@@ -115,6 +116,7 @@ public final class PostgresEventLog: RemoteEventLog {
                 causations.append(e.metadata.causationID)
                 correlations.append(e.metadata.correlationID)
                 payloads.append(e.payload)
+                writtenAts.append(e.metadata.writtenAt)
             }
         }
         let kinds: [Int16] = batch.appends.map {
@@ -135,13 +137,14 @@ public final class PostgresEventLog: RemoteEventLog {
                 try connection.query(
                     """
                     SELECT ordinal, event_position, appended, recorded_at, digest FROM notes_log.append_batch(
-                        $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                        $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                     """,
                     [
                         .uuid(notebook), .textArray(batch.appends.map(\.stream)), .int2Array(kinds),
                         .int8Array(versions),
                         .int4Array(groups), .uuidArray(ids), .textArray(types), .int4Array(schemas), .textArray(actors),
                         .textArray(commands), .uuidArray(causations), .uuidArray(correlations), .byteaArray(payloads),
+                        .int8Array(writtenAts),
                     ])
             }
         } catch .server(let detail, let code) where code == SQLState.conflict {
@@ -167,7 +170,7 @@ public final class PostgresEventLog: RemoteEventLog {
             try connection.query(
                 """
                 SELECT head_position, head_recorded_at, head_digest FROM notes_log.restore_batch(
-                    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
                 """,
                 [
                     .uuid(notebook), .int8(Int64(position)), .uuidArray(events.map(\.id)),
@@ -176,7 +179,7 @@ public final class PostgresEventLog: RemoteEventLog {
                     .textArray(events.map(\.metadata.actor)), .textArray(events.map(\.metadata.command)),
                     .uuidArray(events.map(\.metadata.causationID)), .uuidArray(events.map(\.metadata.correlationID)),
                     .byteaArray(events.map(\.payload)), .int8Array(events.map(\.recordedAt)),
-                    .byteaArray(events.map(\.digest)),
+                    .byteaArray(events.map(\.digest)), .int8Array(events.map(\.metadata.writtenAt)),
                 ])
         }
         guard result.rowCount == 1 else { throw .malformedReply("restore_batch answered \(result.rowCount) rows") }
@@ -239,7 +242,7 @@ public final class PostgresEventLog: RemoteEventLog {
         var events: [RemotePulledEvent] = []
         events.reserveCapacity(result.rowCount)
         for row in 0..<result.rowCount {
-            let pusher = try FieldReader(result: result, row: row).text(13, "pushed_by")
+            let pusher = try FieldReader(result: result, row: row).text(14, "pushed_by")
             events.append(RemotePulledEvent(event: try event(result, row: row, after: position), pushedBy: pusher))
         }
         return events
@@ -261,7 +264,7 @@ public final class PostgresEventLog: RemoteEventLog {
             let result = try connection.query(
                 """
                 SELECT position, event_id, stream, version, type, schema_version, actor, command, causation_id,
-                    correlation_id, payload, recorded_at, digest\(attributed ? ", pushed_by" : "")
+                    correlation_id, payload, recorded_at, digest, written_at\(attributed ? ", pushed_by" : "")
                 FROM notes_log.events WHERE notebook = $1 AND position > $2 AND position <= $3
                 ORDER BY position LIMIT $4
                 """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(last)), .int8(Int64(limit))])
@@ -286,6 +289,11 @@ public final class PostgresEventLog: RemoteEventLog {
         guard digest.count == 32 else {
             throw .malformedReply("the digest at position \(at) has \(digest.count) bytes")
         }
+        // Only shown, but shown as RFC 3339: an instant outside its years is not the remote's.
+        let writtenAt = try f.optionalInt64(13, "written_at")
+        if let writtenAt, !EventMetadata.writtenAtRange.contains(writtenAt) {
+            throw .malformedReply("the written-at instant at position \(at) is out of range (\(writtenAt))")
+        }
         return RecordedEvent(
             position: at, id: try f.uuid(1, "event_id"), stream: try f.text(2, "stream"),
             version: try f.position(3, "version"), type: try f.text(4, "type"), schemaVersion: UInt32(schema),
@@ -293,7 +301,7 @@ public final class PostgresEventLog: RemoteEventLog {
             metadata: EventMetadata(
                 actor: try f.text(6, "actor"), command: try f.optionalText(7, "command"),
                 causationID: try f.optionalUUID(8, "causation_id"),
-                correlationID: try f.optionalUUID(9, "correlation_id")),
+                correlationID: try f.optionalUUID(9, "correlation_id"), writtenAt: writtenAt),
             payload: try f.blob(10, "payload"), digest: digest)
     }
 

@@ -56,10 +56,13 @@ struct PostgresValue {
             return true
         }
     }
-    static func int8Array(_ values: [Int64]) -> PostgresValue {
-        array(OID.int8Array, element: OID.int8, count: values.count, hasNull: false, bytes: 8 * values.count) {
-            out, i in
-            out.appendBigEndian(values[i])
+    static func int8Array(_ values: [Int64?]) -> PostgresValue {
+        array(
+            OID.int8Array, element: OID.int8, count: values.count, hasNull: values.contains(nil),
+            bytes: 8 * values.count
+        ) { out, i in
+            guard let v = values[i] else { return false }
+            out.appendBigEndian(v)
             return true
         }
     }

@@ -46,10 +46,26 @@ extension Schema {
         END
         $lz4$;
 
+        \(appendBatch(writtenAt: false))
+
+        \(restoreBatch(writtenAt: false))
+        REVOKE ALL ON FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[],
+            text[], uuid[], uuid[], bytea[], bigint[], bytea[]) FROM PUBLIC;
+        ALTER FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[], text[],
+            uuid[], uuid[], bytea[], bigint[], bytea[]) OWNER TO notes_log_owner;
+        GRANT EXECUTE ON FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[],
+            text[], uuid[], uuid[], bytea[], bigint[], bytea[]) TO notes_log_user;
+        """
+
+    /// `append_batch` of version 3 (`writtenAt` false: arguments and envelopes of format 1) or of
+    /// version 4 (true: a last argument `p_written_ats`, each event's device instant or NULL, and
+    /// the envelope of format 2 for an event that has one).
+    static func appendBatch(writtenAt w: Bool) -> String {
+        """
         CREATE OR REPLACE FUNCTION notes_log.append_batch(
             p_notebook uuid, p_streams text[], p_kinds smallint[], p_versions bigint[],
             p_groups integer[], p_ids uuid[], p_types text[], p_schema_versions integer[],
-            p_actors text[], p_commands text[], p_causations uuid[], p_correlations uuid[], p_payloads bytea[]
+            p_actors text[], p_commands text[], p_causations uuid[], p_correlations uuid[], p_payloads bytea[]\(w ? ", p_written_ats bigint[]" : "")
         ) RETURNS TABLE (ordinal integer, event_position bigint, appended boolean, recorded_at bigint, digest bytea)
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
         DECLARE
@@ -91,7 +107,7 @@ extension Schema {
                 OR cardinality(p_groups) IS DISTINCT FROM n OR cardinality(p_types) IS DISTINCT FROM n
                 OR cardinality(p_schema_versions) IS DISTINCT FROM n OR cardinality(p_actors) IS DISTINCT FROM n
                 OR cardinality(p_commands) IS DISTINCT FROM n OR cardinality(p_causations) IS DISTINCT FROM n
-                OR cardinality(p_correlations) IS DISTINCT FROM n OR cardinality(p_payloads) IS DISTINCT FROM n
+                OR cardinality(p_correlations) IS DISTINCT FROM n OR cardinality(p_payloads) IS DISTINCT FROM n\(arraysAgree(w))
             THEN
                 RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = 'the batch''s arrays differ in length';
             END IF;
@@ -120,7 +136,7 @@ extension Schema {
             END IF;
             IF bad IS NOT NULL THEN
                 RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format('event %s is not valid', bad);
-            END IF;
+            END IF;\(writtenAtCheck(w))
 
             -- A definer function bypasses row-level security: the membership is checked here.
             SELECT m.can_write INTO may_write FROM notes_log.members m
@@ -201,7 +217,7 @@ extension Schema {
                         INTO f_o, f_stream, f_version, f_position, broken_group, broken_actual
                         FROM v;
                     IF broken_group IS NULL THEN
-                        SELECT array_agg('\\x01'::bytea || uuid_send(v.id) || int8send(at_now)
+                        SELECT array_agg(\(format(w)) || uuid_send(v.id) || int8send(at_now)
                                 || notes_log.leb128(v.version) || notes_log.leb128(v.sv)
                                 || notes_log.leb128(octet_length(v.type)) || convert_to(v.type, 'UTF8')
                                 || notes_log.leb128(octet_length(v.stream)) || convert_to(v.stream, 'UTF8')
@@ -209,12 +225,12 @@ extension Schema {
                                 || CASE WHEN v.cmd IS NULL THEN '\\x00'::bytea
                                     ELSE '\\x01'::bytea || notes_log.leb128(octet_length(v.cmd)) || convert_to(v.cmd, 'UTF8') END
                                 || CASE WHEN v.caus IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.caus) END
-                                || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END
+                                || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END\(writtenAtBytes(w))
                                 || notes_log.leb128(octet_length(v.payload)) || v.payload)
                             INTO f_body
                             FROM unnest(p_ids, f_version, f_stream, p_types, p_schema_versions, p_actors, p_commands,
-                                p_causations, p_correlations, p_payloads)
-                                AS v(id, version, stream, type, sv, actor, cmd, caus, corr, payload);
+                                p_causations, p_correlations, p_payloads\(w ? ", p_written_ats" : ""))
+                                AS v(id, version, stream, type, sv, actor, cmd, caus, corr, payload\(w ? ", wa" : ""));
                     END IF;
                 ELSE
                     -- Version 2's statement: (probing) every event's stored position; every new event's
@@ -231,11 +247,11 @@ extension Schema {
                         FROM unnest(p_streams, p_kinds, p_versions) WITH ORDINALITY AS s(stream, kind, expected, g)
                     ), e AS (
                         SELECT x.i, x.id, x.g, grp.stream, grp.kind, grp.expected, grp.base, x.type, x.sv, x.actor, x.cmd,
-                            x.caus, x.corr, x.payload,
+                            x.caus, x.corr, x.payload,\(w ? " x.wa," : "")
                             CASE WHEN probe THEN (SELECT ev.position FROM notes_log.events ev
                                 WHERE ev.notebook = p_notebook AND ev.event_id = x.id) END AS stored
                         FROM unnest(p_ids, p_groups, p_types, p_schema_versions, p_actors, p_commands, p_causations,
-                            p_correlations, p_payloads) WITH ORDINALITY AS x(id, g, type, sv, actor, cmd, caus, corr, payload, i)
+                            p_correlations, p_payloads\(w ? ", p_written_ats" : "")) WITH ORDINALITY AS x(id, g, type, sv, actor, cmd, caus, corr, payload, \(w ? "wa, " : "")i)
                         JOIN grp ON grp.g = x.g
                     ), fresh AS (
                         SELECT e.*, row_number() OVER w AS k, lag(e.g) OVER w IS DISTINCT FROM e.g AS first_of_group,
@@ -252,7 +268,7 @@ extension Schema {
                     SELECT CASE WHEN probe THEN (SELECT array_agg(e.stored ORDER BY e.i) FROM e) END,
                         array_agg(v.i ORDER BY v.i), array_agg(v.stream ORDER BY v.i), array_agg(v.version ORDER BY v.i),
                         array_agg(v.position ORDER BY v.i),
-                        array_agg('\\x01'::bytea || uuid_send(v.id) || int8send(at_now)
+                        array_agg(\(format(w)) || uuid_send(v.id) || int8send(at_now)
                             || notes_log.leb128(v.version) || notes_log.leb128(v.sv)
                             || notes_log.leb128(octet_length(v.type)) || convert_to(v.type, 'UTF8')
                             || notes_log.leb128(octet_length(v.stream)) || convert_to(v.stream, 'UTF8')
@@ -260,7 +276,7 @@ extension Schema {
                             || CASE WHEN v.cmd IS NULL THEN '\\x00'::bytea
                                 ELSE '\\x01'::bytea || notes_log.leb128(octet_length(v.cmd)) || convert_to(v.cmd, 'UTF8') END
                             || CASE WHEN v.caus IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.caus) END
-                            || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END
+                            || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END\(writtenAtBytes(w))
                             || notes_log.leb128(octet_length(v.payload)) || v.payload ORDER BY v.i),
                         (array_agg(v.g ORDER BY v.i) FILTER (WHERE v.broken))[1],
                         (array_agg(v.version - 1 ORDER BY v.i) FILTER (WHERE v.broken))[1]
@@ -292,22 +308,22 @@ extension Schema {
                     IF probe THEN
                         INSERT INTO notes_log.events (
                             notebook, position, event_id, stream, version, type, schema_version, actor, command,
-                            causation_id, correlation_id, payload, recorded_at, digest, pushed_by)
+                            causation_id, correlation_id, payload, recorded_at, digest, pushed_by\(w ? ", written_at" : ""))
                         SELECT p_notebook, f.position, e.id, f.stream, f.version, e.type, e.sv, e.actor, e.cmd, e.caus,
-                            e.corr, e.payload, at_now, f.digest, session_user
+                            e.corr, e.payload, at_now, f.digest, session_user\(w ? ", e.wa" : "")
                         FROM unnest(f_o, f_stream, f_version, f_position, digests) AS f(i, stream, version, position, digest)
                         JOIN unnest(p_ids, p_types, p_schema_versions, p_actors, p_commands, p_causations, p_correlations,
-                            p_payloads) WITH ORDINALITY AS e(id, type, sv, actor, cmd, caus, corr, payload, i) ON e.i = f.i;
+                            p_payloads\(w ? ", p_written_ats" : "")) WITH ORDINALITY AS e(id, type, sv, actor, cmd, caus, corr, payload, \(w ? "wa, " : "")i) ON e.i = f.i;
                     ELSE
                         -- Every event is new: the arrays line up one for one.
                         INSERT INTO notes_log.events (
                             notebook, position, event_id, stream, version, type, schema_version, actor, command,
-                            causation_id, correlation_id, payload, recorded_at, digest, pushed_by)
+                            causation_id, correlation_id, payload, recorded_at, digest, pushed_by\(w ? ", written_at" : ""))
                         SELECT p_notebook, e.position, e.id, e.stream, e.version, e.type, e.sv, e.actor, e.cmd, e.caus,
-                            e.corr, e.payload, at_now, e.digest, session_user
+                            e.corr, e.payload, at_now, e.digest, session_user\(w ? ", e.wa" : "")
                         FROM unnest(p_ids, f_stream, f_version, f_position, p_types, p_schema_versions, p_actors, p_commands,
-                            p_causations, p_correlations, p_payloads, digests)
-                            AS e(id, stream, version, position, type, sv, actor, cmd, caus, corr, payload, digest);
+                            p_causations, p_correlations, p_payloads, digests\(w ? ", p_written_ats" : ""))
+                            AS e(id, stream, version, position, type, sv, actor, cmd, caus, corr, payload, digest\(w ? ", wa" : ""));
                     END IF;
                 EXCEPTION WHEN unique_violation THEN
                     IF probe THEN
@@ -342,7 +358,13 @@ extension Schema {
             RETURN NEXT;
         END
         $fn$;
+        """
+    }
 
+    /// `restore_batch` of version 3, or of version 4 with the events' device instants (see
+    /// ``appendBatch(writtenAt:)``).
+    static func restoreBatch(writtenAt w: Bool) -> String {
+        """
         -- Restores to a notebook whose server came back from an older backup the events a device
         -- holds as confirmed past the notebook's head: as they were (ids, positions, versions, instants,
         -- digests), checked to continue the log exactly at its head, under the notebook's lock. Refused
@@ -353,7 +375,7 @@ extension Schema {
         CREATE FUNCTION notes_log.restore_batch(
             p_notebook uuid, p_after bigint, p_ids uuid[], p_streams text[], p_versions bigint[], p_types text[],
             p_schema_versions integer[], p_actors text[], p_commands text[], p_causations uuid[], p_correlations uuid[],
-            p_payloads bytea[], p_recorded_at bigint[], p_digests bytea[]
+            p_payloads bytea[], p_recorded_at bigint[], p_digests bytea[]\(w ? ", p_written_ats bigint[]" : "")
         ) RETURNS TABLE (head_position bigint, head_recorded_at bigint, head_digest bytea)
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
         DECLARE
@@ -377,7 +399,7 @@ extension Schema {
                 OR cardinality(p_actors) IS DISTINCT FROM n OR cardinality(p_commands) IS DISTINCT FROM n
                 OR cardinality(p_causations) IS DISTINCT FROM n OR cardinality(p_correlations) IS DISTINCT FROM n
                 OR cardinality(p_payloads) IS DISTINCT FROM n OR cardinality(p_recorded_at) IS DISTINCT FROM n
-                OR cardinality(p_digests) IS DISTINCT FROM n
+                OR cardinality(p_digests) IS DISTINCT FROM n\(arraysAgree(w))
             THEN
                 RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = 'the batch''s arrays differ in length';
             END IF;
@@ -396,7 +418,7 @@ extension Schema {
                     OR octet_length(e.digest) <> 32;
             IF bad IS NOT NULL THEN
                 RAISE EXCEPTION USING ERRCODE = 'NLB01', MESSAGE = format('event %s is not valid', bad);
-            END IF;
+            END IF;\(writtenAtCheck(w))
 
             -- A definer function bypasses row-level security: the membership is checked here.
             SELECT m.can_write INTO may_write FROM notes_log.members m
@@ -438,7 +460,7 @@ extension Schema {
                     'the event for position %s is not its stream''s next version', p_after + bad);
             END IF;
             -- Digests: each the chain's over the envelope of format 1 (see envelope_body).
-            SELECT array_agg('\\x01'::bytea || uuid_send(v.id) || int8send(v.at)
+            SELECT array_agg(\(format(w)) || uuid_send(v.id) || int8send(v.at)
                     || notes_log.leb128(v.version) || notes_log.leb128(v.sv)
                     || notes_log.leb128(octet_length(v.type)) || convert_to(v.type, 'UTF8')
                     || notes_log.leb128(octet_length(v.stream)) || convert_to(v.stream, 'UTF8')
@@ -446,12 +468,12 @@ extension Schema {
                     || CASE WHEN v.cmd IS NULL THEN '\\x00'::bytea
                         ELSE '\\x01'::bytea || notes_log.leb128(octet_length(v.cmd)) || convert_to(v.cmd, 'UTF8') END
                     || CASE WHEN v.caus IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.caus) END
-                    || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END
+                    || CASE WHEN v.corr IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || uuid_send(v.corr) END\(writtenAtBytes(w))
                     || notes_log.leb128(octet_length(v.payload)) || v.payload ORDER BY v.i)
                 INTO bodies
                 FROM unnest(p_ids, p_recorded_at, p_versions, p_schema_versions, p_types, p_streams, p_actors, p_commands,
-                    p_causations, p_correlations, p_payloads)
-                    WITH ORDINALITY AS v(id, at, version, sv, type, stream, actor, cmd, caus, corr, payload, i);
+                    p_causations, p_correlations, p_payloads\(w ? ", p_written_ats" : ""))
+                    WITH ORDINALITY AS v(id, at, version, sv, type, stream, actor, cmd, caus, corr, payload, \(w ? "wa, " : "")i);
             chain := head.head_digest;
             FOREACH body IN ARRAY bodies LOOP
                 k := k + 1;
@@ -465,12 +487,12 @@ extension Schema {
             BEGIN
                 INSERT INTO notes_log.events (
                     notebook, position, event_id, stream, version, type, schema_version, actor, command,
-                    causation_id, correlation_id, payload, recorded_at, digest, pushed_by)
+                    causation_id, correlation_id, payload, recorded_at, digest, pushed_by\(w ? ", written_at" : ""))
                 SELECT p_notebook, p_after + e.i, e.id, e.stream, e.version, e.type, e.sv, e.actor, e.cmd, e.caus, e.corr,
-                    e.payload, e.at, e.digest, session_user
+                    e.payload, e.at, e.digest, session_user\(w ? ", e.wa" : "")
                 FROM unnest(p_ids, p_streams, p_versions, p_types, p_schema_versions, p_actors, p_commands, p_causations,
-                    p_correlations, p_payloads, p_recorded_at, p_digests)
-                    WITH ORDINALITY AS e(id, stream, version, type, sv, actor, cmd, caus, corr, payload, at, digest, i);
+                    p_correlations, p_payloads, p_recorded_at, p_digests\(w ? ", p_written_ats" : ""))
+                    WITH ORDINALITY AS e(id, stream, version, type, sv, actor, cmd, caus, corr, payload, at, digest, \(w ? "wa, " : "")i);
             EXCEPTION WHEN unique_violation THEN
                 RAISE EXCEPTION USING ERRCODE = 'NLB01',
                     MESSAGE = 'an event id of the batch is stored at another position of the notebook';
@@ -484,11 +506,6 @@ extension Schema {
             RETURN NEXT;
         END
         $fn$;
-        REVOKE ALL ON FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[],
-            text[], uuid[], uuid[], bytea[], bigint[], bytea[]) FROM PUBLIC;
-        ALTER FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[], text[],
-            uuid[], uuid[], bytea[], bigint[], bytea[]) OWNER TO notes_log_owner;
-        GRANT EXECUTE ON FUNCTION notes_log.restore_batch(uuid, bigint, uuid[], text[], bigint[], text[], integer[], text[],
-            text[], uuid[], uuid[], bytea[], bigint[], bytea[]) TO notes_log_user;
         """
+    }
 }

@@ -31,13 +31,15 @@ struct EnvelopeFuzzTests {
         let payload = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         var type = randomText(&rng, max: 16)
         if type.isEmpty { type = "T" }
-        let event = NewEvent(
+        var event = NewEvent(
             id: Identifier.random(using: &rng), type: type, schemaVersion: UInt32.random(in: 0...300, using: &rng),
             payload: payload, metadata: metadata)
         let stream = "s/" + randomText(&rng, max: 20)
         let version = rng.next() >> UInt64.random(in: 0...63, using: &rng)
         let at = Int64(bitPattern: rng.next())
         let previous = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        // Half of them with the device's own instant: envelope format 2.
+        if Bool.random(using: &rng) { event.metadata.writtenAt = Int64(bitPattern: rng.next()) }
         let (bytes, digest) = Envelope.encode(
             event, stream: stream, version: version, recordedAt: at, previousDigest: previous)
         return Sample(event: event, stream: stream, version: version, recordedAt: at, bytes: bytes, digest: digest)

@@ -40,6 +40,36 @@ struct HistoryCLITests {
         return id
     }
 
+    @Test("history shows the device's own instant (writtenAt) when it differs from the recorded one")
+    func historyShowsWrittenAt() throws {
+        let s = try Sandbox()
+        let id = try Self.ok(s, "add", "Groceries", "--body", "milk\n", now: Self.hour(0)).line
+        try Self.ok(s, "edit", id, "--body", "milk\neggs\n", now: Self.hour(1))
+        // As a shared log would hand them over: v1 written on the device two hours before the
+        // shared log recorded it, v2 at the very instant it was recorded.
+        var lines = try Self.ok(s, "export").stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 2)
+        lines[0] = lines[0].replacingOccurrences(
+            of: #"},"data":"#, with: #","writtenAt":"2026-11-01T08:00:00.000000Z"},"data":"#)
+        lines[1] = lines[1].replacingOccurrences(
+            of: #"},"data":"#, with: #","writtenAt":"2026-11-01T11:00:00.000000Z"},"data":"#)
+        let other = s.path("other")
+        let exported = lines.joined(separator: "\n") + "\n"
+        #expect(s.run(["import", "--store", other, "-"], stdin: Array(exported.utf8)).code == 0)
+        #expect(try Self.ok(s, "export", "--store", other).stdout == exported, "writtenAt round-trips")
+        #expect(try Self.ok(s, "verify", "--store", other).line.hasPrefix("ok:"))
+        let text = try Self.ok(s, "history", "--store", other, id).lines
+        #expect(text.count == 2)
+        #expect(text.first?.hasSuffix("(written 2026-11-01T08:00:00Z on the device)") == true, "\(text)")
+        #expect(text.last?.contains("written") == false, "the same instant is not repeated")
+        let json = try Self.ok(s, "history", "--store", other, id, "--json").stdout
+        #expect(json.contains(#""writtenAt": "2026-11-01T08:00:00.000000Z""#), "\(json)")
+        #expect(json.components(separatedBy: "writtenAt").count == 2, "only where it differs")
+        // Time travel orders by the recorded instant: at 09:00 the note was not in the log yet.
+        let early = Self.run(s, ["show", "--store", other, id, "--at", "2026-11-01T09:00:00Z"])
+        #expect(early.code != 0, "\(early)")
+    }
+
     @Test("history prints one aligned line per event; --json has version, position, type, recordedAt, actor, changes")
     func history() throws {
         let s = try Sandbox()

@@ -145,6 +145,28 @@ struct InterchangeTests {
         #expect(text(all[1]) == expected)
     }
 
+    @Test("a line with the device's own instant (writtenAt) imports it as metadata and exports it again")
+    func writtenAtRoundTrip() throws {
+        let line = goodLine.replacing(
+            #"{"actor":"a"}"#, with: #"{"actor":"a","writtenAt":"2020-12-31T23:00:00.000001Z"}"#)
+        let s = try InterchangeScratch()
+        try s.book.importEvents(lines: [Array(line.utf8)])
+        let exported = text(try s.export())
+        #expect(exported.contains(#""metadata":{"actor":"a","writtenAt":"2020-12-31T23:00:00.000001Z"}"#))
+        let note = Identifier(canonical: "22222222-2222-4222-8222-222222222222")!
+        let revision = try #require(try s.book.history(of: note).first).revision
+        #expect(revision.metadata.writtenAt == RFC3339.parse("2020-12-31T23:00:00.000001Z"))
+        #expect(revision.recordedAt == RFC3339.parse("2021-01-01T00:00:00Z"), "ordered by its recorded instant")
+        // Into another store: the same bytes, and a line without it keeps none.
+        let again = try InterchangeScratch()
+        try again.book.importEvents(lines: lines(try s.export()))
+        #expect(try again.export() == s.export())
+        let plain = try InterchangeScratch()
+        try plain.book.importEvents(lines: [Array(goodLine.utf8)])
+        #expect(!text(try plain.export()).contains("writtenAt"))
+        #expect(try plain.book.history(of: note).first?.revision.metadata.writtenAt == nil)
+    }
+
     @Test("importing twice changes nothing; a partial import resumes")
     func idempotent() throws {
         let source = try populated()
@@ -176,6 +198,14 @@ struct InterchangeTests {
     /// Each bad line with the exact message; `prefix` lines come first (they are valid).
     static let badLines: [(String, String)] = [
         (#"{"a":"#, "line 2: malformed JSON: expected a value at byte 5 (found end of input)"),
+        (
+            goodLine.replacing(#"{"actor":"a"}"#, with: #"{"actor":"a","writtenAt":"0001-01-01T00:00:00+01:00"}"#),
+            "line 2: metadata.writtenAt must be an RFC 3339 instant (years 1 to 9999) or null"
+        ),
+        (
+            goodLine.replacing(#"{"actor":"a"}"#, with: #"{"actor":"a","writtenAt":17}"#),
+            "line 2: metadata.writtenAt must be an RFC 3339 instant (years 1 to 9999) or null"
+        ),
         ("[1,2]", "line 2: expected a JSON object"),
         (
             goodLine.replacing(#""pinned":false"#, with: #""pinned":"no""#),

@@ -708,6 +708,69 @@ struct NotebookSyncTests {
             """)
     }
 
+    @Test("the device's own instant travels as writtenAt: shown beside the remote's instant, never ordering")
+    func writtenAtTravels() throws {
+        let (a, b) = try pair(140)
+        // The device's clock runs a year ahead of the server's (whose instants the pair's first
+        // sync brought), so its own instants are its clock's, not the log's last one raised.
+        a.fixture.clock.advance(seconds: 366 * 86_400)
+        let t1 = a.fixture.clock.micros
+        let n = try a.book.add(title: "Written offline", body: "x\n")
+        let pending = try #require(try a.book.history(of: n.id).last).revision
+        #expect(pending.recordedAt == t1 && pending.metadata.writtenAt == nil, "recorded where it was written")
+        let report = try a.sync()
+        #expect(report.pushed > 0 && report.confirmedInPlace == report.pushed, "\(report)")
+        try b.sync()
+        let remote = try #require(try pullAll(a.remote, a.notebookID).last)
+        #expect(remote.metadata.writtenAt == t1 && remote.recordedAt != t1)
+        for d in [a, b] {
+            let r = try #require(try d.book.history(of: n.id).last).revision
+            #expect(r.recordedAt == remote.recordedAt, "the remote's instant is the recorded one")
+            #expect(r.metadata.writtenAt == t1, "the device's instant is kept as its claim")
+            #expect(try d.book.verify().isEmpty)
+        }
+        // Time travel reads the shared log's instants alone: the note is there from the remote's
+        // instant on (long before the one its device claims), and not a microsecond before.
+        #expect(!(try b.book.state(asOf: remote.recordedAt - 1).list(everything)).contains { $0.id == n.id })
+        #expect(try b.book.state(asOf: remote.recordedAt).list(everything).contains { $0.id == n.id })
+        // Rebased over another device's change, an edit keeps the instant it was written at, not
+        // the rebase's.
+        a.fixture.clock.advance(seconds: 60)
+        let t2 = a.fixture.clock.micros
+        try a.book.edit(n.id, body: "x\nfrom a\n")
+        try b.book.edit(n.id, title: "Retitled on b")
+        try b.sync()
+        a.fixture.clock.advance(seconds: 3600)
+        let rebased = try a.sync()
+        #expect(rebased.pulled == 1 && rebased.pushed == 1, "\(rebased)")
+        try converge([a, b])
+        let edit = try #require(try b.book.history(of: n.id).last).revision
+        #expect(edit.metadata.writtenAt == t2 && edit.note.body == "x\nfrom a\n" && edit.note.title == "Retitled on b")
+    }
+
+    @Test("joining proposes the store's own events with their old instants as writtenAt")
+    func joinKeepsOldInstants() throws {
+        let a = try Device(stem: 1, notebook: 141)
+        let n = try a.book.add(title: "Old", body: "from before\n", category: "Home")
+        a.fixture.clock.advance(seconds: 90)
+        try a.book.edit(n.id, body: "edited before\n")
+        let before = try a.log()
+        // Another store joined first: the join rebases on top of its events.
+        let b = try Device(stem: 2, notebook: 141)
+        try b.book.add(title: "Already there")
+        try b.sync(join: true)
+        try a.sync(join: true)
+        let joined = Dictionary(uniqueKeysWithValues: try a.log().map { ($0.id, $0) })
+        for e in before {
+            let now = try #require(joined[e.id])
+            #expect(now.metadata.writtenAt == e.recordedAt, "position \(e.position)")
+            #expect(now.recordedAt != e.recordedAt)
+        }
+        try converge([a, b])
+        let claims = try b.book.history(of: n.id).map(\.revision.metadata.writtenAt)
+        #expect(claims == before.filter { $0.stream == Note.stream(n.id) }.map(\.recordedAt))
+    }
+
     private func pair(_ n: Int) throws -> (Device, Device) {
         let a = try Device(stem: 1, notebook: n)
         let b = try Device(stem: 2, notebook: n)

@@ -348,7 +348,8 @@ struct PostgresLogTests {
                 """
                 SELECT * FROM notes_log.append_batch($1, ARRAY['note/2'], ARRAY[1]::smallint[], ARRAY[0]::bigint[],
                     ARRAY[1, 1], $2, ARRAY['T', 'T'], ARRAY[1, 1], ARRAY['a', 'a'], ARRAY[NULL, NULL]::text[],
-                    ARRAY[NULL, NULL]::uuid[], ARRAY[NULL, NULL]::uuid[], ARRAY['\\x00', '\\x00']::bytea[])
+                    ARRAY[NULL, NULL]::uuid[], ARRAY[NULL, NULL]::uuid[], ARRAY['\\x00', '\\x00']::bytea[],
+                    ARRAY[NULL, NULL]::bigint[])
                 """, [.uuid(book), .uuidArray([twice.id, twice.id])])
         }
         #expect(refused == .invalidBatch("an event id is missing or appears twice"))
@@ -614,4 +615,20 @@ struct PostgresLogTests {
 /// The current time in microseconds, as EventStore reads it.
 enum EventStoreClock {
     static func now() -> Int64 { EventStore.systemClock() }
+}
+
+@Suite("The remote log's migrations, as text")
+struct SchemaTextTests {
+    /// The SHA-256 of `text`'s UTF-8, in hex.
+    static func digest(_ text: String) -> String {
+        var h = SHA256()
+        h.update(Array(text.utf8))
+        return h.finalize().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    @Test("a migration's text never changes once remotes ran it (versions 3 and 4 share their functions' text)")
+    func migrationsUnchanged() {
+        #expect(Self.digest(Schema.version3) == "0b100a39734b11be6f07fa76e4da8b856459f2ed989d67b18ac8b1c6bb43e00e")
+        #expect(Self.digest(Schema.version4) == "c3cdb42912e25d63d1572b05a92ffbca99a1f3a128e7a03a4e302dd698200c93")
+    }
 }

@@ -219,13 +219,11 @@ extension PostgresLogTests {
         let second = notebook(26)
         var f = Events(seed: 25)
         let old = try PostgresEventLog(connecting: c.address(database))
-        old.schemaChecked = true
-        _ = try old.append(notebook: first, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(3))]))
+        try legacyAppend(old.connection, notebook: first, stream: "s", events: f.events(3))
         let device = try logAs(c, "dev_25", database: database)
-        device.schemaChecked = true
-        _ = try device.append(notebook: second, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(2))]))
-        let firstBefore = try pullAll(old, first)
-        let secondBefore = try pullAll(old, second)
+        try legacyAppend(device.connection, notebook: second, stream: "s", events: f.events(2))
+        let firstBefore = try storedEvents(admin, first)
+        let secondBefore = try storedEvents(admin, second)
         #expect(
             remoteError { _ = try logAs(c, "postgres", database: database).head(notebook: first) }
                 == .schemaOutdated(found: 1, required: PostgresEventLog.schemaVersion))
@@ -233,8 +231,8 @@ extension PostgresLogTests {
         let log = try PostgresEventLog(connecting: c.address(database))
         #expect(try log.initialize() == .upgraded(from: 1, to: PostgresEventLog.schemaVersion))
         #expect(try log.initialize() == .current(version: PostgresEventLog.schemaVersion))
-        #expect(try pullAll(log, first) == firstBefore)
-        #expect(try pullAll(log, second) == secondBefore)
+        #expect(try storedEvents(admin, first) == firstBefore && pullAll(log, first).count == 3)
+        #expect(try storedEvents(admin, second) == secondBefore && pullAll(log, second).count == 2)
         #expect(try log.notebook(named: first.uuidString, create: false) == first)
         #expect(try log.members(notebook: first.uuidString).map(\.role) == ["postgres"])
         #expect(try log.members(notebook: second.uuidString).map(\.role) == ["dev_25", "postgres"])
@@ -253,6 +251,96 @@ extension PostgresLogTests {
             """, [])
         #expect(try FieldReader(result: owners, row: 0).int64(0, "count") == 0)
     }
+}
+
+/// Appends `events` to `stream` through the `append_batch` of schema versions 1 to 3 (no device
+/// instants), as a program of those versions did.
+func legacyAppend(_ connection: PostgresConnection, notebook: Identifier, stream: String, events: [NewEvent]) throws {
+    _ = try connection.query(
+        "SELECT * FROM notes_log.append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        [
+            .uuid(notebook), .textArray([stream]), .int2Array([0]), .int8Array([0]),
+            .int4Array(events.map { _ in 1 }), .uuidArray(events.map(\.id)), .textArray(events.map(\.type)),
+            .int4Array(events.map { Int32($0.schemaVersion) }), .textArray(events.map(\.metadata.actor)),
+            .textArray(events.map(\.metadata.command)), .uuidArray(events.map(\.metadata.causationID)),
+            .uuidArray(events.map(\.metadata.correlationID)), .byteaArray(events.map(\.payload)),
+        ])
+}
+
+extension PostgresLogTests {
+    @Test("init upgrades a version 3 schema to 4: events and digests unchanged, device instants kept from then on")
+    func upgradeFromVersion3() throws {
+        let c = try cluster()
+        let database = try c.makeDatabase()
+        let admin = try PostgresConnection(c.address(database))
+        let old = try PostgresEventLog(connecting: c.address(database))
+        // A remote of version 3, as `notes sync --init` of the program before left it.
+        try admin.transaction { () throws(RemoteLogError) in
+            try admin.execute(Schema.bootstrap)
+            for v in 0..<3 {
+                try admin.execute(Schema.migrations[v])
+                _ = try admin.query("INSERT INTO notes_log.schema_version (version) VALUES ($1)", [.int8(Int64(v + 1))])
+            }
+        }
+        let book = try notebookOnVersion3(admin)
+        var f = Events(seed: 27)
+        try legacyAppend(admin, notebook: book, stream: "s", events: f.events(3))
+        let before = try storedEvents(admin, book)
+        #expect(remoteError { _ = try old.head(notebook: book) } == .schemaOutdated(found: 3, required: 4))
+
+        let log = try PostgresEventLog(connecting: c.address(database))
+        #expect(try log.initialize() == .upgraded(from: 3, to: 4))
+        #expect(try log.initialize() == .current(version: 4))
+        #expect(try storedEvents(admin, book) == before, "the same events, instants and digests")
+        let after = try pullAll(log, book)
+        #expect(after.count == 3 && after.allSatisfy { $0.metadata.writtenAt == nil })
+        for i in 1..<after.count { #expect(after[i].chainDigest(after: after[i - 1].digest) == after[i].digest) }
+        // New events: with a device instant (format 2) or without (format 1), chained to the old.
+        var claimed = f.event()
+        claimed.metadata.writtenAt = 1_795_953_600_000_000
+        let plain = f.event()
+        _ = try log.append(
+            notebook: book,
+            batch: RemoteBatch([RemoteAppend(stream: "s", expecting: .exact(3), events: [claimed, plain])]))
+        let all = try pullAll(log, book)
+        try #require(all.count == 5)
+        #expect(all[3].metadata.writtenAt == 1_795_953_600_000_000 && all[4].metadata.writtenAt == nil)
+        #expect(all[3].recordedAt != 1_795_953_600_000_000, "the remote's own instant orders")
+        #expect(all[3].envelope(after: all[2].digest).bytes.first == RecordedEvent.writtenAtEnvelopeFormat)
+        #expect(all[4].envelope(after: all[3].digest).bytes.first == RecordedEvent.envelopeFormat)
+        for i in 1..<all.count { #expect(all[i].chainDigest(after: all[i - 1].digest) == all[i].digest) }
+        // An absurd device instant, sent around the client's checks: refused, nothing written.
+        let refused = remoteError {
+            _ = try log.connection.query(
+                """
+                SELECT * FROM notes_log.append_batch($1, ARRAY['s'], ARRAY[0]::smallint[], ARRAY[0]::bigint[],
+                    ARRAY[1], $2, ARRAY['T'], ARRAY[1], ARRAY['a'], ARRAY[NULL]::text[], ARRAY[NULL]::uuid[],
+                    ARRAY[NULL]::uuid[], ARRAY['\\x00']::bytea[], ARRAY[9223372036854775807]::bigint[])
+                """, [.uuid(book), .uuidArray([f.id()])])
+        }
+        #expect(refused == .invalidBatch("event 1 has a written-at instant out of range"))
+        #expect(try log.head(notebook: book).position == 5)
+        // A program that knows only version 3 refuses the upgraded remote, as it refuses any newer one.
+        #expect(PostgresEventLog.schemaVersion == 4)
+    }
+
+    /// A notebook created on a remote of version 3 by its administrator.
+    private func notebookOnVersion3(_ admin: PostgresConnection) throws -> Identifier {
+        let result = try admin.query("SELECT notes_log.notebook_id('book-27', true)", [])
+        return try FieldReader(result: result, row: 0).uuid(0, "notebook_id")
+    }
+
+}
+
+/// The ids, instants and digests `book` holds, in order, read with the columns of every schema
+/// version: what an upgrade must leave as it was.
+func storedEvents(_ connection: PostgresConnection, _ book: Identifier) throws -> String {
+    let result = try connection.query(
+        """
+        SELECT coalesce(string_agg(event_id::text || ' ' || recorded_at || ' ' || encode(digest, 'hex'), ','
+            ORDER BY position), '') FROM notes_log.events WHERE notebook = $1
+        """, [.uuid(book)])
+    return try FieldReader(result: result, row: 0).text(0, "events")
 }
 
 extension PostgresLogTests {

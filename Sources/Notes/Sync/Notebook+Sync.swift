@@ -528,6 +528,10 @@ extension Notebook {
                 throw refuse(error.description)
             }
         }
+        // The device's own instant is only shown, as RFC 3339: within its years.
+        if let at = e.metadata.writtenAt, !EventMetadata.writtenAtRange.contains(at) {
+            throw refuse("a written-at instant out of range")
+        }
         // Who and what wrote it are printed by `history` and `blame`: one line of text each.
         if Self.hasControl(e.metadata.actor) || Self.hasControl(e.metadata.command ?? "") {
             throw refuse("an actor or command name holding a control character")
@@ -592,7 +596,7 @@ extension Notebook {
         for (i, (mine, theirs)) in zip(outbox, fresh).enumerated() {
             guard mine.id == theirs.id, mine.position == theirs.position, mine.stream == theirs.stream,
                 mine.version == theirs.version, mine.type == theirs.type, mine.schemaVersion == theirs.schemaVersion,
-                mine.payload == theirs.payload, mine.metadata == theirs.metadata,
+                mine.payload == theirs.payload, mine.proposedMetadata == theirs.metadata,
                 case .note(let id) = StreamRef(mine.stream)
             else { return false }
             notes[id, default: []].append(i)
@@ -681,7 +685,8 @@ extension Notebook {
                 bytes = 0
             }
             let event = NewEvent(
-                id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, metadata: e.metadata)
+                id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload,
+                metadata: e.proposedMetadata)
             if let last = current.last, last.stream == e.stream {
                 current[current.count - 1].events.append(event)
             } else {
@@ -790,8 +795,10 @@ struct Rebase {
 
     mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
         for e in outbox where confirmedVersions[e.id] == nil {
+            // Rebased here, the event keeps the instant it was written at as the device's own.
+            let metadata = e.proposedMetadata
             var event = NewEvent(
-                id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, metadata: e.metadata)
+                id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, metadata: metadata)
             var stream = e.stream
             var extra: [NewEvent] = []
             switch StreamRef(e.stream) {
@@ -829,7 +836,7 @@ struct Rebase {
                             rewritten = .bodyConflicted(base: baseVersion, body: result.text)
                             conflicts += 1
                             flagged[id] = e.metadata.correlationID
-                            var meta = e.metadata
+                            var meta = metadata
                             meta.causationID = e.id
                             let flag = NoteEvent.propertySet(
                                 key: NoteProperty.conflict.rawValue,
@@ -847,7 +854,7 @@ struct Rebase {
                 {
                     continue
                 }
-                if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: e.metadata) }
+                if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: metadata) }
             case .category(let id), .tag(let id):
                 let kind: EntityKind = StreamRef(e.stream) == .category(id) ? .category : .tag
                 if let into = try mergeTarget(e, id: id, kind: kind, txn: session.transaction, dbs: dbs) {

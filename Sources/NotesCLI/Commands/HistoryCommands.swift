@@ -6,7 +6,12 @@ import TextDiff
 let historyCommand = Command(
     "history", abstract: "Every change to a note, oldest first: version, time, who, what.",
     usage: ["history ID"],
-    discussion: "One line per stored event. A legacy NoteUpdated event is one line with both of its changes.",
+    discussion: """
+        One line per stored event. A legacy NoteUpdated event is one line with both of its changes.
+        An event of a synced notebook whose device claims another instant than the one the shared
+        log recorded ends with "(written INSTANT on the device)" ("writtenAt" in --json): the
+        device's claim, never used for order or time travel.
+        """,
     readsOnly: true
 ) { ctx in
     try ctx.expectPositionals(1...1)
@@ -32,7 +37,9 @@ let historyCommand = Command(
             let r = e.revision
             return [
                 "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), r.metadata.actor, r.storedType,
-                e.summary,
+                e.summary
+                    + (claimedInstant(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
+                        ?? ""),
             ]
         }, styles: [t.cyan, t.dim, t.dim, { $0 }, { $0 }])
 }
@@ -298,9 +305,22 @@ func historyJSON(_ e: HistoryEntry) -> JSONValue {
         ("recordedAt", .string(RFC3339.format(micros: r.recordedAt))), ("actor", .string(r.metadata.actor)),
         ("changes", .array(e.changes.map(changeJSON))),
     ]
+    if let at = claimedInstant(r.metadata, r.recordedAt) { fields.append(("writtenAt", .string(at))) }
     if let from = e.restoredFrom { fields.append(("restoredFrom", .uint(from))) }
     fields.append(("summary", .string(e.summary)))
     return .object(fields)
+}
+
+/// The instant the writing device claims for an event (RFC 3339), when it differs from the one
+/// recorded: a shared log records every event at its own instant. Only shown, never ordered by.
+func claimedInstant(_ metadata: EventMetadata, _ recordedAt: Int64) -> String? {
+    guard let at = metadata.writtenAt, at != recordedAt else { return nil }
+    return RFC3339.format(micros: at)
+}
+
+/// An RFC 3339 instant without a fraction of zeros, for reading.
+func wholeSeconds(_ instant: String) -> String {
+    instant.hasSuffix(".000000Z") ? instant.dropLast(8) + "Z" : instant
 }
 
 func hunkJSON(_ h: DiffHunk) -> JSONValue {
@@ -325,6 +345,7 @@ func logJSON(_ e: LogEntry) -> JSONValue {
         ("actor", .string(e.metadata.actor)), ("type", .string(e.storedType)), ("stream", .string(e.stream)),
         ("version", .uint(e.version)),
     ]
+    if let at = claimedInstant(e.metadata, e.recordedAt) { fields.append(("writtenAt", .string(at))) }
     switch e.subject {
     case .note(let h):
         fields.append(("note", .string(h.revision.note.id.uuidString)))
