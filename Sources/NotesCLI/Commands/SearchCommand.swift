@@ -115,6 +115,10 @@ let searchCommand = Command(
         found = try book.search(query, filter: filter, limit: limit, exact: ctx.flag("exact"))
     }
     let results = found.results.map(\.result)
+    // Every category and tag name the results show, read at once (not one read each).
+    if past == nil {
+        try ctx.preloadLabels(categories: results.map(\.note.category), tags: results.map(\.note.tags))
+    }
     func labels(_ n: Note) throws -> NoteLabels {
         if let past { return past.labels(of: n) }
         return try ctx.labels(n)
