@@ -202,6 +202,10 @@ final class Context: @unchecked Sendable {
     }
 
     private func labels(category: Identifier?, tags ids: [Identifier]) throws -> NoteLabels {
+        // The names not read yet, in one read transaction rather than one each.
+        if ids.contains(where: { tagNames[$0] == nil }) || category.map({ categoryNames[$0] == nil }) == true {
+            try preloadLabels(categories: [category], tags: [ids])
+        }
         var tags: [String] = []
         for t in ids {
             if let known = tagNames[t] {
