@@ -27,7 +27,8 @@ extension SearchDatabases {
     init(_ p: ProjectionDatabases, language: SearchLanguage) {
         self.init(
             terms: p[SearchIndex.Names.terms], postings: p[SearchIndex.Names.postings], docs: p[SearchIndex.Names.docs],
-            ids: p[SearchIndex.Names.ids], stats: p[SearchIndex.Names.stats])
+            ids: p[SearchIndex.Names.ids], stats: p[SearchIndex.Names.stats], lengths: p[SearchIndex.Names.lengths],
+            positions: p[SearchIndex.Names.positions])
         self.language = language
     }
 }

@@ -23,6 +23,7 @@ extension SearchIndex {
         let stats = try SearchStats.read(txn, db)
         guard stats.documents > 0 else { return [] }
         let collection = stats.collection
+        let notes = NoteReader(txn, db)
         // A query of clauses side by side runs as one conjunction (its rarest clause leads);
         // any other shape as the iterator of its tree.
         var positive: [any ClauseIterator] = []
@@ -35,7 +36,10 @@ extension SearchIndex {
                 } else {
                     (parts, out) = ([query.root], [])
                 }
-                guard let c = try conjunction(parts, out, collection: collection, terms: tc, postings: pc) else {
+                guard
+                    let c = try conjunction(
+                        parts, out, collection: collection, terms: tc, postings: pc, notes: notes)
+                else {
                     return false
                 }
                 (positive, excluded) = c
@@ -47,35 +51,37 @@ extension SearchIndex {
         // the protocol retain and release the iterator around every call.
         let terms = positive.compactMap { $0 as? TermIterator }
         if terms.count == 1 && positive.count == 1 && excluded.isEmpty {
-            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, in: txn, db)
+            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, notes: notes, in: txn, db)
         }
         if terms.count == positive.count {
             return try run(
-                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, notes: notes,
+                in: txn, db)
         }
         return try run(
             positive: positive.map(ErasedClause.init), excluded: excluded, filter: CompiledFilter(filter),
-            limit: limit, in: txn, db)
+            limit: limit, notes: notes, in: txn, db)
     }
 
     /// The iterator of a query node, or nil when no note can match it.
     static func makeIterator(
         _ node: SearchQuery.Node, collection: BM25.Collection, terms tc: borrowing Cursor,
-        postings pc: borrowing Cursor
+        postings pc: borrowing Cursor, notes: NoteReader
     ) throws -> (any ClauseIterator)? {
         switch node {
         case .clause(let c):
-            return try makeIterator(c, collection: collection, terms: tc, postings: pc)
+            return try makeIterator(c, collection: collection, terms: tc, postings: pc, notes: notes)
         case .all(let parts, let out):
             guard
-                let (iterators, excluded) = try conjunction(parts, out, collection: collection, terms: tc, postings: pc)
+                let (iterators, excluded) = try conjunction(
+                    parts, out, collection: collection, terms: tc, postings: pc, notes: notes)
             else { return nil }
             if iterators.count == 1 && excluded.isEmpty { return iterators[0] }
             return AndIterator(iterators, excluded: excluded)
         case .any(let parts):
             var iterators: [any ClauseIterator] = []
             for p in parts {
-                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) {
+                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc, notes: notes) {
                     iterators.append(it)
                 }
             }
@@ -91,16 +97,20 @@ extension SearchIndex {
     /// dropped), or nil when a part matches nothing.
     static func conjunction(
         _ parts: [SearchQuery.Node], _ out: [SearchQuery.Node], collection: BM25.Collection,
-        terms tc: borrowing Cursor, postings pc: borrowing Cursor
+        terms tc: borrowing Cursor, postings pc: borrowing Cursor, notes: NoteReader
     ) throws -> (positive: [any ClauseIterator], excluded: [any ClauseIterator])? {
         var positive: [any ClauseIterator] = []
         for p in parts {
-            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
+            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc, notes: notes) else {
+                return nil
+            }
             positive.append(it)
         }
         var excluded: [any ClauseIterator] = []
         for e in out {
-            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) { excluded.append(it) }
+            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc, notes: notes) {
+                excluded.append(it)
+            }
         }
         return (positive, excluded)
     }
@@ -108,14 +118,14 @@ extension SearchIndex {
     /// The iterator of a clause, or nil when no note can match it.
     static func makeIterator(
         _ clause: SearchQuery.Clause, collection: BM25.Collection, terms tc: borrowing Cursor,
-        postings pc: borrowing Cursor
+        postings pc: borrowing Cursor, notes: NoteReader
     ) throws -> (any ClauseIterator)? {
         func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
             guard let df = try dfOf(term, tc) else { return nil }
             let blocks = try blockList(term, pc)
             guard !blocks.isEmpty else { return nil }
             return TermIterator(
-                blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
+                term: term, blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
                 cost: Int(df))
         }
         switch clause.kind {
@@ -128,7 +138,7 @@ extension SearchIndex {
                 guard let it = try termIterator(term, positions: true) else { return nil }
                 parts.append(it)
             }
-            return PhraseIterator(parts, field: clause.field)
+            return PhraseIterator(parts, field: clause.field, notes: notes)
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
             var union: [UInt32: Double] = [:]
@@ -138,11 +148,11 @@ extension SearchIndex {
                 var r = VarintReader(e.value, at: 0)
                 let df = UInt64(try r.next())
                 let it = TermIterator(
-                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), field: clause.field,
-                    cost: Int(df))
+                    term: term, blocks: try blockList(term, pc), scorer: collection.scorer(df: df),
+                    field: clause.field, cost: Int(df))
                 var d = try it.advance(to: 0)
                 while d != TermIterator.end {
-                    union[d, default: 0] += it.score()
+                    union[d, default: 0] += it.score(length: try notes.length(of: d))
                     d = try it.advance(to: d + 1)
                 }
                 entry = try tc.next()
@@ -176,7 +186,8 @@ extension SearchIndex {
     /// every block whose bound is below the k-th best is never decoded. The order of the blocks
     /// does not change the result: ties are ranked by the records, not by the order met.
     static func runOne(
-        _ term: TermIterator, filter: CompiledFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, notes: NoteReader, in txn: borrowing Transaction,
+        _ db: SearchDatabases
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         var order: [(bound: Double, block: Int)] = []
@@ -188,7 +199,8 @@ extension SearchIndex {
             for (bound, b) in order {
                 // A little slack keeps floating-point summation order from ever pruning a tie.
                 if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
-                try term.forEachEntry(ofBlock: b) { d, score in
+                try term.forEachEntry(ofBlock: b) { d in
+                    let score = term.score(length: try notes.length(of: d))
                     try records.offer(d, score: score, to: &top, filter: filter, through: dc)
                 }
             }
@@ -200,7 +212,7 @@ extension SearchIndex {
     @_specialize(where Iterator == TermIterator)
     @_specialize(where Iterator == ErasedClause)
     static func run<Iterator: ClauseIterator>(
-        positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
+        positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int, notes: NoteReader,
         in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
@@ -269,8 +281,9 @@ extension SearchIndex {
                     break
                 }
                 if !skip {
+                    let length = try notes.length(of: d)
                     var score = 0.0
-                    for it in positive { score += it.score() }
+                    for it in positive { score += it.score(length: length) }
                     try records.offer(d, score: score, to: &top, filter: filter, through: dc)
                 }
                 target = d + 1
@@ -328,7 +341,7 @@ final class ErasedClause: ClauseIterator {
     init(_ base: any ClauseIterator) { self.base = base }
     var cost: Int { base.cost }
     func advance(to target: UInt32) throws -> UInt32 { try base.advance(to: target) }
-    func score() -> Double { base.score() }
+    func score(length: UInt32) -> Double { base.score(length: length) }
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? { try base.bound(at: target) }
 }
 
@@ -338,8 +351,8 @@ protocol ClauseIterator: AnyObject {
     var cost: Int { get }
     /// Moves to the first matching doc `>= target` and returns it (``TermIterator/end`` when none).
     func advance(to target: UInt32) throws -> UInt32
-    /// The clause's score at the current doc.
-    func score() -> Double
+    /// The clause's score at the current doc, a note of `length` terms.
+    func score(length: UInt32) -> Double
     /// An upper bound of the score of every doc from `target` through `lastDoc`, or nil when no
     /// doc at or after `target` matches.
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)?
@@ -347,14 +360,16 @@ protocol ClauseIterator: AnyObject {
 
 /// The postings of one term, decoded a block at a time.
 ///
-/// Loading a block unpacks its doc numbers only, into one manually managed buffer; the tf and
-/// length of a document are read from the block's columns when it is scored or filtered by
-/// field, which in a conjunction is a few of the documents loaded. The hot loops work on
+/// Loading a block unpacks its doc numbers only, into one manually managed buffer; the tfs of a
+/// document are read from the block's columns when it is scored or filtered by field, which in a
+/// conjunction is a few of the documents loaded (its length comes from the caller, which reads it
+/// once for all the terms). The hot loops work on
 /// locals: class properties and arrays would cost an exclusivity check or a uniqueness check per
 /// entry.
 final class TermIterator: ClauseIterator {
     static let end = UInt32.max
 
+    let term: [UInt8]
     let blocks: [BlockRef]
     let scorer: BM25.TermScorer
     /// The field whose tf must be above zero, or `.any` when the match may be anywhere.
@@ -365,20 +380,15 @@ final class TermIterator: ClauseIterator {
     private var docs: UnsafeMutablePointer<UInt32>
     private var capacity: Int
     private var count = 0
-    private var columns = PostingBlock.Columns(
-        docs: 0, body: 0, title: 0, length: 0, docBits: 0, bodyBits: 0, titleBits: 0, lengthBits: 0)
-    private var positionsStart = 0
+    private var columns = PostingBlock.Columns(docs: 0, body: 0, title: 0, docBits: 0, bodyBits: 0, titleBits: 0)
     private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
     private var i = 0
-    /// Positions of the current block, decoded on demand (phrases only).
-    private var positionsBlock = -1
-    private var positionsFlat: [UInt32] = []
-    private var positionsOffsets: [Int] = []
     /// Block bounds, computed on first use.
     private var bounds: [Double]
     private var shallowIndex = 0
 
-    init(blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
+    init(term: [UInt8], blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
+        self.term = term
         self.blocks = blocks
         self.scorer = scorer
         self.field = field
@@ -407,7 +417,6 @@ final class TermIterator: ClauseIterator {
             throw SearchIndexError.damaged("a posting block does not match its key")
         }
         columns = h.columns
-        positionsStart = h.docsEnd
         self.bytes = bytes
         count = h.count
     }
@@ -480,10 +489,13 @@ final class TermIterator: ClauseIterator {
         return TermIterator.end
     }
 
-    func score() -> Double {
-        let (body, title, length) = columns.entry(i, bytes)
+    func score(length: UInt32) -> Double {
+        let (body, title) = columns.entry(i, bytes)
         return scorer.score(tf: BM25.weightedTF(title: title, body: body), length: length)
     }
+
+    /// How many times the term is in the current doc's title.
+    var titleTF: UInt32 { PostingBlock.unpack(bytes, columns.title, i, columns.titleBits) }
 
     /// The best score any entry of block `b` can have.
     func bound(ofBlock b: Int) throws -> Double {
@@ -491,12 +503,13 @@ final class TermIterator: ClauseIterator {
         return bounds[b]
     }
 
-    /// Calls `body` with each doc of block `b` in the iterator's field and its score, in order.
-    func forEachEntry(ofBlock b: Int, _ body: (UInt32, Double) throws -> Void) throws {
+    /// Calls `body` with each doc of block `b` in the iterator's field, in order, the iterator
+    /// at that doc.
+    func forEachEntry(ofBlock b: Int, _ body: (UInt32) throws -> Void) throws {
         try load(b)
         for k in 0..<count where field == .any || inField(k) {
             i = k
-            try body(docs[k], score())
+            try body(docs[k])
         }
     }
 
@@ -507,31 +520,6 @@ final class TermIterator: ClauseIterator {
         guard s < blocks.count else { return nil }
         return (try bound(ofBlock: s), blocks[s].lastDoc)
     }
-
-    /// The current doc's positions, and how many of the first are in the title.
-    func positions() throws -> (all: ArraySlice<UInt32>, inTitle: Int) {
-        let c = columns
-        if positionsBlock != blockIndex {
-            positionsBlock = blockIndex
-            positionsFlat.removeAll(keepingCapacity: true)
-            positionsOffsets.removeAll(keepingCapacity: true)
-            var r = VarintReader(bytes, at: positionsStart)
-            for k in 0..<count {
-                positionsOffsets.append(positionsFlat.count)
-                var p: UInt32 = 0
-                let (body, title, _) = c.entry(k, bytes)
-                let n = UInt64(title) + UInt64(body)
-                for m in 0..<n {
-                    let v = try r.next()
-                    p = m == 0 ? v : p &+ v
-                    positionsFlat.append(p)
-                }
-            }
-            positionsOffsets.append(positionsFlat.count)
-        }
-        let title = PostingBlock.unpack(bytes, c.title, i, c.titleBits)
-        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(title))
-    }
 }
 
 /// Notes where the terms occur next to each other, in order (in the title or in the body).
@@ -539,12 +527,15 @@ final class PhraseIterator: ClauseIterator {
     let parts: [TermIterator]
     let field: SearchQuery.Field
     let cost: Int
+    /// Where the words' positions are read (only for notes holding every word).
+    let notes: NoteReader
     private var doc: UInt32 = 0
 
-    init(_ parts: [TermIterator], field: SearchQuery.Field) {
+    init(_ parts: [TermIterator], field: SearchQuery.Field, notes: NoteReader) {
         self.parts = parts
         self.field = field
         self.cost = parts.map(\.cost).min() ?? 0
+        self.notes = notes
     }
 
     func advance(to target: UInt32) throws -> UInt32 {
@@ -567,7 +558,7 @@ final class PhraseIterator: ClauseIterator {
                 doc = d
                 return d
             }
-            if try matches() {
+            if try matches(d) {
                 doc = d
                 return d
             }
@@ -575,14 +566,15 @@ final class PhraseIterator: ClauseIterator {
         }
     }
 
-    /// Whether the aligned parts form the phrase at the current doc.
-    private func matches() throws -> Bool {
-        let first = try parts[0].positions()
+    /// Whether the aligned parts form the phrase at doc `d`, the current doc of each.
+    private func matches(_ d: UInt32) throws -> Bool {
+        let first = try notes.positions(of: parts[0].term, in: d)
+        let inTitle = Int(parts[0].titleTF)
         var lists: [ArraySlice<UInt32>] = []
-        for p in parts.dropFirst() { lists.append(try p.positions().all) }
-        for (n, start) in first.all.enumerated() {
-            if field == .title && n >= first.inTitle { break }
-            if field == .body && n < first.inTitle { continue }
+        for p in parts.dropFirst() { lists.append(try notes.positions(of: p.term, in: d)[...]) }
+        for (n, start) in first.enumerated() {
+            if field == .title && n >= inTitle { break }
+            if field == .body && n < inTitle { continue }
             var ok = true
             for (k, list) in lists.enumerated() {
                 let (want, overflow) = start.addingReportingOverflow(UInt32(k + 1))
@@ -606,7 +598,7 @@ final class PhraseIterator: ClauseIterator {
         return lo < list.endIndex && list[lo] == v
     }
 
-    func score() -> Double { parts.reduce(0) { $0 + $1.score() } }
+    func score(length: UInt32) -> Double { parts.reduce(0) { $0 + $1.score(length: length) } }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
         try conjunctionBound(parts, at: target) { try $0.bound(at: $1) }
@@ -642,7 +634,7 @@ final class UnionIterator: ClauseIterator {
         return i < docs.count ? docs[i] : TermIterator.end
     }
 
-    func score() -> Double { scores[i] }
+    func score(length: UInt32) -> Double { scores[i] }
 
     func bound(at target: UInt32) -> (score: Double, lastDoc: UInt32)? {
         guard let last = docs.last, last >= target else { return nil }
@@ -686,7 +678,7 @@ final class AndIterator: ClauseIterator {
         }
     }
 
-    func score() -> Double { parts.reduce(0) { $0 + $1.score() } }
+    func score(length: UInt32) -> Double { parts.reduce(0) { $0 + $1.score(length: length) } }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
         try conjunctionBound(parts, at: target) { try $0.bound(at: $1) }
@@ -722,9 +714,9 @@ final class OrIterator: ClauseIterator {
         return best
     }
 
-    func score() -> Double {
+    func score(length: UInt32) -> Double {
         var s = 0.0
-        for k in parts.indices where current[k] == doc { s += parts[k].score() }
+        for k in parts.indices where current[k] == doc { s += parts[k].score(length: length) }
         return s
     }
 

@@ -381,6 +381,79 @@ struct SearchIndexTests {
         #expect(try f.search("zeta", limit: 1_000).count == 601)
     }
 
+    @Test("an edit writes the postings of the terms whose tfs it changed, and no other")
+    func editTouchesChangedTerms() throws {
+        let f = try Fixture()
+        let words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+        var notes = (0..<300).map { n in
+            Self.note(n, words[n % 7], (0..<12).map { words[($0 * 3 + n) % words.count] }.joined(separator: " "))
+        }
+        try f.update(changes: notes.map { (nil, $0) }, passText: SearchIndex.passText, f.a)
+        /// Posting blocks by key.
+        func blocks() throws -> [[UInt8]: [UInt8]] {
+            Dictionary(uniqueKeysWithValues: try f.rows(f.a.postings))
+        }
+        func term(_ key: [UInt8]) -> String { String(decoding: key.prefix { $0 != 0 }, as: UTF8.self) }
+        // Each edit and the terms whose blocks it may change: a word replaced in the middle
+        // (every later position moves), a word inserted at the start (the note grows), a new word.
+        let edits: [(body: (String) -> String, changed: Set<String>)] = [
+            ({ $0.replacingOccurrences(of: "beta", with: "mu") }, ["beta", "mu"]),
+            ({ "iota " + $0 }, ["iota"]),
+            ({ $0 + " nu" }, ["nu"]),
+        ]
+        for (k, edit) in edits.enumerated() {
+            let n = 150 + k
+            let before = try blocks()
+            var new = notes[n]
+            new.body = edit.body(new.body)
+            new.version += 1
+            try f.update(old: notes[n], new: new)
+            notes[n] = new
+            let after = try blocks()
+            for (key, value) in before where !edit.changed.contains(term(key)) {
+                #expect(after[key] == value, "edit \(k) rewrote a block of \(term(key))")
+            }
+            for (key, _) in after where !edit.changed.contains(term(key)) { #expect(before[key] != nil) }
+            #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes, language: .none).contents)
+        }
+        // A phrase spanning the moved positions still matches where it should.
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        for q in ["\"iota alpha\"", "\"mu gamma\"", "\"epsilon nu\"", "title:\"alpha\""] {
+            let query = try SearchQuery.parse(q)
+            #expect(try f.search(q, limit: 1_000) == oracle.search(query, filter: SearchFilter(), limit: 1_000), "\(q)")
+        }
+    }
+
+    @Test("a note grown shorter rewrites only the blocks whose bounds no longer cover it")
+    func shorterNoteBounds() throws {
+        let f = try Fixture()
+        // Long notes, a short one holding "keep", and a long one holding "keep" and "rare": the
+        // block of "keep" has the short note under its bounds, that of "rare" only the long one.
+        let long = (0..<64).map { "w\($0 % 16)" }.joined(separator: " ")
+        var notes = (0..<10).map { Self.note($0, "", long) }
+        notes.append(Self.note(10, "", "keep rare " + long))
+        notes.append(Self.note(11, "", "keep w1"))
+        try f.update(changes: notes.map { (nil, $0) }, passText: SearchIndex.passText, f.a)
+        let before = Dictionary(uniqueKeysWithValues: try f.rows(f.a.postings))
+        var new = notes[10]
+        new.body = "keep rare"
+        new.version += 1
+        try f.update(old: notes[10], new: new)
+        notes[10] = new
+        let after = Dictionary(uniqueKeysWithValues: try f.rows(f.a.postings))
+        let changed = Set(
+            after.keys.filter { after[$0] != before[$0] }.map { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        )
+        // "rare" had the long note's length as its bound; "keep" has the short note's; the w
+        // words left the note.
+        #expect(changed.contains("rare"))
+        #expect(!changed.contains("keep"))
+        #expect(changed.contains("w3"))
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes, language: .none).contents)
+        var rng = WorkloadRandom(seed: 5)
+        try Self.expectSame(f, f.a, notes, &rng)
+    }
+
     @Test("block bounds are the Pareto frontier of (tf, length), merged to at most four pairs")
     func frontier() {
         var rng = WorkloadRandom(seed: 3)
