@@ -27,8 +27,7 @@ extension SearchDatabases {
     init(_ p: ProjectionDatabases, language: SearchLanguage) {
         self.init(
             terms: p[SearchIndex.Names.terms], postings: p[SearchIndex.Names.postings], docs: p[SearchIndex.Names.docs],
-            ids: p[SearchIndex.Names.ids], stats: p[SearchIndex.Names.stats], lengths: p[SearchIndex.Names.lengths],
-            positions: p[SearchIndex.Names.positions])
+            ids: p[SearchIndex.Names.ids], stats: p[SearchIndex.Names.stats])
         self.language = language
     }
 }

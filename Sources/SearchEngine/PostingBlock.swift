@@ -3,30 +3,22 @@
 ///
 /// ```
 /// header     varint count, varint firstDoc, varint docsBytes, u8 boundCount, boundCount x (varint tf, varint length)
-/// documents  u8 docBits, u8 bodyBits, u8 titleBits, then three bit-packed columns, each starting
-///            on a byte: count - 1 doc deltas less one, count body tfs, count title tfs (each value
-///            `bits` wide, least significant bit first)
+/// documents  u8 docBits, u8 bodyBits, u8 titleBits, u8 lengthBits, then four bit-packed columns,
+///            each starting on a byte: count - 1 doc deltas less one, count body tfs,
+///            count title tfs, count lengths (each value `bits` wide, least significant bit first)
+/// positions  count x (titleTF + bodyTF) x varint (first absolute, then deltas)
 /// ```
 ///
-/// A posting holds only what changes when the note's use of this term does: its doc number and
-/// its tfs. The note's length is in `search_lengths` and its word positions in
-/// `search_positions`, so an edit rewrites the blocks of the terms whose tf it changed and no
-/// other.
-///
 /// The columns have a fixed width per block, so a reader unpacks the doc numbers without a
-/// branch per byte and reads the tfs of just the documents it scores (a conjunction scores few
-/// of the documents it decodes). A column whose values are all zero (titles, mostly) takes no
-/// byte.
+/// branch per byte and reads the tf and length of just the documents it scores (a conjunction
+/// scores few of the documents it decodes). A column whose values are all zero (titles, mostly)
+/// takes no byte.
 ///
-/// The bounds are the block's impact frontier: (weighted tf, length) pairs such that every
-/// posting has a smaller or equal tf and a note at least as long as one of them. Since BM25 grows
-/// with tf and falls with length, the best score of a pair is an upper bound of every score in
-/// the block whatever the collection statistics are, which is what block-max pruning needs. The
-/// lengths of the pairs are rounded down to three significant bits (``boundLength(_:)``), so a
-/// note whose length changes keeps its bound unless it falls below the rounded value: an edit
-/// only then checks the blocks of the terms it kept, and rewrites those whose bounds no longer
-/// cover it. Inline updates only ever add pairs to a block's frontier (a removed posting leaves
-/// it as it was), so its bound may be looser than a bulk load's, never lower than a score.
+/// The bounds are the block's impact frontier: (weighted tf, document length) pairs such that
+/// every posting has a smaller or equal tf and a larger or equal length than one of them. Since
+/// BM25 grows with tf and falls with length, the best score of a pair is an upper bound of every
+/// score in the block whatever the collection statistics are, which is what block-max pruning
+/// needs. Positions come last so scoring never reads them.
 enum PostingBlock {
     /// Documents per block written by a bulk load and by appends.
     static let targetSize = 128
@@ -40,30 +32,7 @@ enum PostingBlock {
         var doc: UInt32
         var titleTF: UInt32
         var bodyTF: UInt32
-    }
-
-    /// A pair of a block's frontier: a weighted tf and a note length (rounded down).
-    typealias Bound = (tf: UInt32, length: UInt32)
-
-    /// The pair a posting of weighted tf `tf` in a note of `length` terms adds to its block's
-    /// frontier: the length rounded down to three significant bits (25, 31 and 32 stay; 47
-    /// becomes 40), so that most changes of a note's length leave its pairs valid.
-    @inline(__always)
-    static func bound(tf: UInt32, length: UInt32) -> Bound { (tf, boundLength(length)) }
-
-    /// `length` rounded down to its three most significant bits.
-    @inline(__always)
-    static func boundLength(_ length: UInt32) -> UInt32 {
-        let width = UInt32.bitWidth - length.leadingZeroBitCount
-        guard width > 3 else { return length }
-        let drop = UInt32(width - 3)
-        return (length >> drop) << drop
-    }
-
-    /// Whether some pair of `bounds` has a tf as high and a length as short as `pair`'s: a
-    /// posting with that pair is under the block's bound.
-    static func covers(_ bounds: [Bound], _ pair: Bound) -> Bool {
-        bounds.contains { $0.tf >= pair.tf && $0.length <= pair.length }
+        var length: UInt32
     }
 
     /// The parsed header of a block.
@@ -105,24 +74,26 @@ enum PostingBlock {
                 b.6 = try r.next()
                 b.7 = try r.next()
             }
-            guard docsBytes <= bytes.count - r.offset, docsBytes >= 3 else {
+            guard docsBytes <= bytes.count - r.offset, docsBytes >= 4 else {
                 throw .damaged("a posting block is cut short")
             }
             let start = r.offset
-            let docBits = Int(bytes.load(fromByteOffset: start, as: UInt8.self))
-            let bodyBits = Int(bytes.load(fromByteOffset: start + 1, as: UInt8.self))
-            let titleBits = Int(bytes.load(fromByteOffset: start + 2, as: UInt8.self))
+            let widths = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self))
+            let docBits = Int(widths & 0xFF)
+            let bodyBits = Int(widths >> 8 & 0xFF)
+            let titleBits = Int(widths >> 16 & 0xFF)
+            let lengthBits = Int(widths >> 24)
             // Every posting has the term at least once, so the tf columns are not both empty.
-            guard docBits <= 32, bodyBits <= 32, titleBits <= 32, bodyBits + titleBits > 0 else {
+            guard docBits <= 32, bodyBits <= 32, titleBits <= 32, lengthBits <= 32, bodyBits + titleBits > 0 else {
                 throw .damaged("a posting block has a bad column width")
             }
-            let docsColumn = start + 3
+            let docsColumn = start + 4
             let bodyColumn = docsColumn + PostingBlock.columnBytes(count - 1, docBits)
             let titleColumn = bodyColumn + PostingBlock.columnBytes(count, bodyBits)
-            guard titleColumn + PostingBlock.columnBytes(count, titleBits) == start + docsBytes else {
+            let lengthColumn = titleColumn + PostingBlock.columnBytes(count, titleBits)
+            guard lengthColumn + PostingBlock.columnBytes(count, lengthBits) == start + docsBytes else {
                 throw .damaged("a posting block's documents do not add up")
             }
-            guard start + docsBytes == bytes.count else { throw .damaged("a posting block has trailing bytes") }
             self.count = count
             self.firstDoc = firstDoc
             self.docsStart = start
@@ -130,14 +101,8 @@ enum PostingBlock {
             self.bounds = b
             self.boundCount = boundCount
             self.columns = Columns(
-                docs: docsColumn, body: bodyColumn, title: titleColumn, docBits: docBits, bodyBits: bodyBits,
-                titleBits: titleBits)
-        }
-
-        /// The frontier's pairs.
-        var boundPairs: [Bound] {
-            let flat = [bounds.0, bounds.1, bounds.2, bounds.3, bounds.4, bounds.5, bounds.6, bounds.7]
-            return (0..<boundCount).map { (flat[2 * $0], flat[2 * $0 + 1]) }
+                docs: docsColumn, body: bodyColumn, title: titleColumn, length: lengthColumn, docBits: docBits,
+                bodyBits: bodyBits, titleBits: titleBits, lengthBits: lengthBits)
         }
 
         /// The highest score any posting of the block can have.
@@ -152,10 +117,10 @@ enum PostingBlock {
     }
 
     /// The frontier of `(tf, length)` pairs, at most `maxBounds` long, flattened.
-    static func frontier(_ pairs: [Bound]) -> [UInt32] {
+    static func frontier(_ pairs: [(tf: UInt32, length: UInt32)]) -> [UInt32] {
         // The Pareto points (no other pair has a tf as high and a length as short), found in one
         // pass: the frontier is short, so this beats sorting every pair of the block.
-        var points: [Bound] = []
+        var points: [(tf: UInt32, length: UInt32)] = []
         for p in pairs {
             if points.contains(where: { $0.tf >= p.tf && $0.length <= p.length }) { continue }
             points.removeAll { p.tf >= $0.tf && p.length <= $0.length }
@@ -181,14 +146,19 @@ enum PostingBlock {
         var docs: Int
         var body: Int
         var title: Int
+        var length: Int
         var docBits: Int
         var bodyBits: Int
         var titleBits: Int
+        var lengthBits: Int
 
-        /// The body tf and title tf of entry `k`.
+        /// The body tf, title tf and length of entry `k`.
         @inline(__always)
-        func entry(_ k: Int, _ bytes: UnsafeRawBufferPointer) -> (body: UInt32, title: UInt32) {
-            (PostingBlock.unpack(bytes, body, k, bodyBits), PostingBlock.unpack(bytes, title, k, titleBits))
+        func entry(_ k: Int, _ bytes: UnsafeRawBufferPointer) -> (body: UInt32, title: UInt32, length: UInt32) {
+            (
+                PostingBlock.unpack(bytes, body, k, bodyBits), PostingBlock.unpack(bytes, title, k, titleBits),
+                PostingBlock.unpack(bytes, length, k, lengthBits)
+            )
         }
     }
 
@@ -244,13 +214,17 @@ enum PostingBlock {
         if filled > 0 { out.append(UInt8(truncatingIfNeeded: acc)) }
     }
 
-    /// Encodes a block whose frontier is that of `bounds` (each entry's pair, or pairs that
-    /// cover them).
-    static func encode(_ entries: [Entry], bounds: [Bound]) -> [UInt8] {
+    /// Encodes a block. `positions` gives each entry's encoded positions section.
+    static func encode(_ entries: [Entry], positions: [UInt8]) -> [UInt8] {
         var docs: [UInt8] = []
         encodeDocuments(entries, into: &docs)
-        var out = header(count: entries.count, firstDoc: entries.first?.doc ?? 0, docsBytes: docs.count, pairs: bounds)
+        var pairs: [(tf: UInt32, length: UInt32)] = []
+        pairs.reserveCapacity(entries.count)
+        for e in entries { pairs.append((BM25.weightedTF(title: e.titleTF, body: e.bodyTF), e.length)) }
+        var out = header(count: entries.count, firstDoc: entries.first?.doc ?? 0, docsBytes: docs.count, pairs: pairs)
+        out.reserveCapacity(out.count + docs.count + positions.count)
         out.append(contentsOf: docs)
+        out.append(contentsOf: positions)
         return out
     }
 
@@ -259,22 +233,25 @@ enum PostingBlock {
         var docMax: UInt32 = 0
         var bodyMax: UInt32 = 0
         var titleMax: UInt32 = 0
+        var lengthMax: UInt32 = 0
         for (k, e) in entries.enumerated() {
             if k > 0 { docMax = max(docMax, e.doc &- entries[k - 1].doc &- 1) }
             bodyMax = max(bodyMax, e.bodyTF)
             titleMax = max(titleMax, e.titleTF)
+            lengthMax = max(lengthMax, e.length)
         }
-        let widths = [bitWidth(docMax), bitWidth(bodyMax), bitWidth(titleMax)]
-        out.reserveCapacity(out.count + 3 + widths.reduce(0) { $0 + columnBytes(entries.count, $1) })
+        let widths = [bitWidth(docMax), bitWidth(bodyMax), bitWidth(titleMax), bitWidth(lengthMax)]
+        out.reserveCapacity(out.count + 4 + widths.reduce(0) { $0 + columnBytes(entries.count, $1) })
         for w in widths { out.append(UInt8(w)) }
         pack(
             entries.indices.dropFirst().lazy.map { entries[$0].doc &- entries[$0 - 1].doc &- 1 }, bits: widths[0],
             to: &out)
         pack(entries.lazy.map(\.bodyTF), bits: widths[1], to: &out)
         pack(entries.lazy.map(\.titleTF), bits: widths[2], to: &out)
+        pack(entries.lazy.map(\.length), bits: widths[3], to: &out)
     }
 
-    static func header(count: Int, firstDoc: UInt32, docsBytes: Int, pairs: [Bound])
+    static func header(count: Int, firstDoc: UInt32, docsBytes: Int, pairs: [(tf: UInt32, length: UInt32)])
         -> [UInt8]
     {
         var out: [UInt8] = []
@@ -330,8 +307,10 @@ enum PostingBlock {
         return UInt32(truncatingIfNeeded: doc)
     }
 
-    /// Decodes every entry.
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) -> [Entry] {
+    /// Decodes every entry and the byte range of each entry's positions.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) -> (
+        entries: [Entry], positions: [Range<Int>]
+    ) {
         let h = try Header(bytes)
         let docs = UnsafeMutablePointer<UInt32>.allocate(capacity: h.count)
         defer { docs.deallocate() }
@@ -339,10 +318,43 @@ enum PostingBlock {
         var entries: [Entry] = []
         entries.reserveCapacity(h.count)
         for k in 0..<h.count {
-            let (body, title) = h.columns.entry(k, bytes)
-            entries.append(Entry(doc: docs[k], titleTF: title, bodyTF: body))
+            let (body, title, length) = h.columns.entry(k, bytes)
+            entries.append(Entry(doc: docs[k], titleTF: title, bodyTF: body, length: length))
         }
-        return entries
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(h.count)
+        // Only the extent of each entry's positions is needed (they are copied, not read): count
+        // the bytes that end a varint. Readers of positions check the varints themselves.
+        var o = h.docsEnd
+        let end = bytes.count
+        for e in entries {
+            let start = o
+            var left = UInt64(e.titleTF) + UInt64(e.bodyTF)
+            guard left <= UInt64(end - start) else { throw .damaged("a posting block's positions are cut short") }
+            while left > 0 {
+                guard o < end else { throw .damaged("a posting block's positions are cut short") }
+                if bytes.load(fromByteOffset: o, as: UInt8.self) < 0x80 { left -= 1 }
+                o += 1
+            }
+            ranges.append(start..<o)
+        }
+        guard o == end else { throw .damaged("a posting block has trailing bytes") }
+        return (entries, ranges)
+    }
+
+    /// Decodes positions from `range` of `bytes` (first absolute, then deltas).
+    static func positions(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws(SearchIndexError) -> [UInt32] {
+        var out: [UInt32] = []
+        var r = VarintReader(bytes, at: range.lowerBound)
+        var p: UInt32 = 0
+        var first = true
+        while r.offset < range.upperBound {
+            let d = try r.next()
+            p = first ? d : p &+ d
+            first = false
+            out.append(p)
+        }
+        return out
     }
 }
 

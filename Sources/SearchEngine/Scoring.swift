@@ -238,11 +238,6 @@ struct TermTable {
 
     func term(_ t: Int) -> [UInt8] { Array(arena[starts[t]..<starts[t + 1]]) }
 
-    /// Calls `body` with the bytes of term `t`, in place.
-    func withTerm<R>(_ t: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        arena.withUnsafeBufferPointer { a in body(UnsafeBufferPointer(rebasing: a[starts[t]..<starts[t + 1]])) }
-    }
-
     /// Term numbers in the byte order of their terms.
     func sortedTerms() -> [Int] {
         var order = Array(0..<count)

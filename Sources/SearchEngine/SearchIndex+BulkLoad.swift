@@ -14,8 +14,6 @@ public final class PreparedSearchIndex: @unchecked Sendable {
     let notes: [SearchDocument]
     let order: [Int]
     let records: [UInt8]
-    /// The notes' lengths by doc number, as `search_lengths` holds them (whole chunks).
-    let lengths: [UInt8]
     let stats: SearchStats
     let parts: [BuilderPart]
     /// Every distinct term once, in byte order: `(part, term number)` of each part holding it,
@@ -24,13 +22,12 @@ public final class PreparedSearchIndex: @unchecked Sendable {
     let starts: [Int]
 
     init(
-        notes: [SearchDocument], order: [Int], records: [UInt8], lengths: [UInt8], stats: SearchStats,
-        parts: [BuilderPart], holders: [(part: Int32, term: Int32)], starts: [Int]
+        notes: [SearchDocument], order: [Int], records: [UInt8], stats: SearchStats, parts: [BuilderPart],
+        holders: [(part: Int32, term: Int32)], starts: [Int]
     ) {
         self.notes = notes
         self.order = order
         self.records = records
-        self.lengths = lengths
         self.stats = stats
         self.parts = parts
         self.holders = holders
@@ -53,10 +50,6 @@ final class BuilderPart: @unchecked Sendable {
     var builder: IndexBuilder
     var totalLength: UInt64 = 0
     var failure: (any Error)?
-    /// The ``NotePositions`` values of the part's docs, one after the other; `positionEnds[i]`
-    /// is where the i-th doc's ends.
-    var positions: [UInt8] = []
-    var positionEnds: [Int] = []
 
     init(stemmer: Stemmer?) { builder = IndexBuilder(stemmer: stemmer) }
 }
@@ -97,35 +90,23 @@ extension SearchIndex {
         let chunkBytes = DocRecord.size * DocRecord.perChunk
         var records = [UInt8](
             repeating: 0, count: (notes.count + DocRecord.perChunk - 1) / DocRecord.perChunk * chunkBytes)
-        var lengths = [UInt8](
-            repeating: 0, count: (notes.count + LengthChunk.perChunk - 1) / LengthChunk.perChunk * LengthChunk.size)
         let docOrder = order
-        records.withUnsafeMutableBytes { r in
-            lengths.withUnsafeMutableBytes { l in
-                let out = DisjointBytes(base: r)
-                let lengthsOut = DisjointBytes(base: l)
-                let work = { @Sendable (k: Int) in
-                    let part = built[k]
-                    let lo = k * docOrder.count / partCount
-                    let hi = (k + 1) * docOrder.count / partCount
-                    part.positionEnds.reserveCapacity(hi - lo)
-                    do {
-                        for doc in lo..<hi {
-                            let note = notes[docOrder[doc]]
-                            let length = try part.builder.add(note, doc: UInt32(doc), positions: &part.positions)
-                            part.positionEnds.append(part.positions.count)
-                            DocRecord(note, length: length).store(into: out.base, at: doc * DocRecord.size)
-                            LengthChunk.store(length, into: lengthsOut.base, at: doc * 4)
-                            part.totalLength &+= UInt64(length)
-                        }
-                    } catch { part.failure = error }
-                }
-                if partCount == 1 {
-                    work(0)
-                } else {
-                    DispatchQueue.concurrentPerform(iterations: partCount, execute: work)
-                }
+        records.withUnsafeMutableBytes { p in
+            let out = DisjointBytes(base: p)
+            let work = { @Sendable (k: Int) in
+                let part = built[k]
+                let lo = k * docOrder.count / partCount
+                let hi = (k + 1) * docOrder.count / partCount
+                do {
+                    for doc in lo..<hi {
+                        let note = notes[docOrder[doc]]
+                        let length = try part.builder.add(note, doc: UInt32(doc))
+                        DocRecord(note, length: length).store(into: out.base, at: doc * DocRecord.size)
+                        part.totalLength &+= UInt64(length)
+                    }
+                } catch { part.failure = error }
             }
+            if partCount == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: partCount, execute: work) }
         }
         var stats = SearchStats()
         for part in built {
@@ -136,8 +117,8 @@ extension SearchIndex {
         stats.nextDoc = UInt32(notes.count)
         let (holders, starts) = mergeTerms(built)
         return PreparedSearchIndex(
-            notes: notes, order: order, records: records, lengths: lengths, stats: stats, parts: built,
-            holders: holders, starts: starts)
+            notes: notes, order: order, records: records, stats: stats, parts: built, holders: holders,
+            starts: starts)
     }
 
     /// The parts' terms merged into one byte-ordered list (see ``PreparedSearchIndex/holders``).
@@ -172,22 +153,6 @@ extension SearchIndex {
         return (holders, starts)
     }
 
-    /// Writes `all`, whole chunks of `size` bytes, under their numbers (u32 BE) with `.append`.
-    private static func writeChunks(
-        _ all: [UInt8], of size: Int, into db: Database, in txn: borrowing Transaction
-    ) throws {
-        try txn.withCursor(db) { c in
-            try all.withUnsafeBytes { all in
-                var chunk = 0
-                while chunk * size < all.count {
-                    let value = UnsafeRawBufferPointer(rebasing: all[(chunk * size)..<((chunk + 1) * size)])
-                    try bigEndian(UInt32(chunk)).withUnsafeBytes { k in try c.put(k, value, flags: .append) }
-                    chunk += 1
-                }
-            }
-        }
-    }
-
     /// Writes a prepared index into empty databases, in key order with `.append`.
     public static func write(
         _ prepared: PreparedSearchIndex, into db: SearchDatabases,
@@ -205,22 +170,14 @@ extension SearchIndex {
                     }
                 }
             }
-            try writeChunks(prepared.records, of: chunkBytes, into: db.docs, in: txn)
-            try writeChunks(prepared.lengths, of: LengthChunk.size, into: db.lengths, in: txn)
-            try txn.withCursor(db.positions) { c in
-                var doc: UInt32 = 0
-                for part in prepared.parts {
-                    try part.positions.withUnsafeBytes { all in
-                        var start = 0
-                        for end in part.positionEnds {
-                            if end > start {
-                                try bigEndian(doc).withUnsafeBytes { k in
-                                    try c.put(k, UnsafeRawBufferPointer(rebasing: all[start..<end]), flags: .append)
-                                }
-                            }
-                            start = end
-                            doc += 1
-                        }
+            try txn.withCursor(db.docs) { c in
+                try prepared.records.withUnsafeBytes { all in
+                    var chunk = 0
+                    while chunk * chunkBytes < all.count {
+                        let value = UnsafeRawBufferPointer(
+                            rebasing: all[(chunk * chunkBytes)..<((chunk + 1) * chunkBytes)])
+                        try bigEndian(UInt32(chunk)).withUnsafeBytes { k in try c.put(k, value, flags: .append) }
+                        chunk += 1
                     }
                 }
             }
@@ -247,8 +204,8 @@ extension PreparedSearchIndex {
     /// Writes the terms `range` (of the byte-ordered list) and their blocks with `.append`,
     /// reading each term's postings from its parts in document order.
     func writeTerms(_ range: Range<Int>, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
+        var pos: [UInt8] = []
         var entries: [PostingBlock.Entry] = []
-        var bounds: [PostingBlock.Bound] = []
         var dfBytes: [UInt8] = []
         try txn.withCursor(db.terms) { tc in
             try txn.withCursor(db.postings) { pc in
@@ -271,8 +228,8 @@ extension PreparedSearchIndex {
                     var left = Int(total)
                     while left > 0 {
                         let n = min(left, PostingBlock.targetSize)
+                        pos.removeAll(keepingCapacity: true)
                         entries.removeAll(keepingCapacity: true)
-                        bounds.removeAll(keepingCapacity: true)
                         for _ in 0..<n {
                             if leftInPart == 0 {
                                 h += 1
@@ -285,12 +242,12 @@ extension PreparedSearchIndex {
                             doc &+= reader.varint()
                             let titleTF = reader.varint()
                             let bodyTF = reader.varint()
-                            entries.append(PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF))
-                            let length = lengths.withUnsafeBytes { LengthChunk.load($0, at: Int(doc) * 4) }
-                            bounds.append(
-                                PostingBlock.bound(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length))
+                            let length = reader.varint()
+                            entries.append(
+                                PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length))
+                            for _ in 0..<(UInt64(titleTF) + UInt64(bodyTF)) { putVarint(reader.varint(), &pos) }
                         }
-                        let value = PostingBlock.encode(entries, bounds: bounds)
+                        let value = PostingBlock.encode(entries, positions: pos)
                         key.withUnsafeMutableBytes { k in
                             k.storeBytes(of: doc.bigEndian, toByteOffset: tail, as: UInt32.self)
                         }
@@ -310,8 +267,8 @@ extension PreparedSearchIndex {
 ///
 /// Terms are interned in an open-addressing table over one byte arena (no token allocates). The
 /// streams live in one pool of chained slices that grow from 16 to 2048 bytes (the idea of
-/// Lucene's byte block pool): a posting is `varint docDelta, titleTF, bodyTF`. The positions of
-/// a note go to its ``NotePositions`` value as it is added. Pool and term table are raw memory because array
+/// Lucene's byte block pool): a posting is `varint docDelta, titleTF, bodyTF, length`, then its
+/// positions (first absolute, then deltas). Pool and term table are raw memory because array
 /// uniqueness checks in this loop cost as much as the work; a noncopyable struct rather than a
 /// class so that its fields need no dynamic exclusivity checks.
 struct IndexBuilder: ~Copyable {
@@ -339,10 +296,6 @@ struct IndexBuilder: ~Copyable {
     private var poolUsed: UInt32 = 0
     /// (term number << 32 | position) of the current note, sorted to group by term.
     private var occurrences: [UInt64] = []
-    /// (first position << 32 | index in `occurrences`) of each term of the current note.
-    private var groups: [UInt64] = []
-    /// Working space for a term's encoded positions.
-    private var scratch: [UInt8] = []
     /// Reduces each word to its stem (nil: words as folded).
     let stemmer: Stemmer?
 
@@ -446,9 +399,8 @@ struct IndexBuilder: ~Copyable {
         return UInt32(id)
     }
 
-    /// Adds a note as `doc` (docs must come in increasing order) and appends its
-    /// ``NotePositions`` value to `positions`; returns its length in terms.
-    mutating func add(_ note: SearchDocument, doc: UInt32, positions: inout [UInt8]) throws -> UInt32 {
+    /// Adds a note as `doc` (docs must come in increasing order); returns its length in terms.
+    mutating func add(_ note: SearchDocument, doc: UInt32) throws -> UInt32 {
         occurrences.removeAll(keepingCapacity: true)
         var position: UInt32 = 0
         var failure: (any Error)?
@@ -472,7 +424,6 @@ struct IndexBuilder: ~Copyable {
         if let failure { throw failure }
         let length = UInt32(clamping: occurrences.count)
         occurrences.sort()
-        groups.removeAll(keepingCapacity: true)
         var i = 0
         while i < occurrences.count {
             let term = Int(occurrences[i] >> 32)
@@ -486,27 +437,17 @@ struct IndexBuilder: ~Copyable {
             try put(varint: doc &- s.lastDoc, &s)
             try put(varint: titleTF, &s)
             try put(varint: UInt32(truncatingIfNeeded: j - i) - titleTF, &s)
+            try put(varint: length, &s)
+            var previous: UInt32 = 0
+            for k in i..<j {
+                let p = UInt32(truncatingIfNeeded: occurrences[k])
+                try put(varint: k == i ? p : p &- previous, &s)
+                previous = p
+            }
             s.lastDoc = doc
             s.df += 1
             states[term] = s
-            groups.append((occurrences[i] & 0xFFFF_FFFF) << 32 | UInt64(i))
             i = j
-        }
-        // The positions value: terms by first occurrence (the group's first position), as the
-        // inline update writes it.
-        groups.sort()
-        for g in groups {
-            let first = Int(truncatingIfNeeded: g & 0xFFFF_FFFF)
-            let term = Int(occurrences[first] >> 32)
-            var end = first + 1
-            while end < occurrences.count && Int(occurrences[end] >> 32) == term { end += 1 }
-            let start = Int(starts[term])
-            arena.withUnsafeBufferPointer { a in
-                NotePositions.append(
-                    term: UnsafeBufferPointer(rebasing: a[start..<(start + Int(lengths[term]))]),
-                    positions: occurrences[first..<end].lazy.map { UInt32(truncatingIfNeeded: $0) }, to: &positions,
-                    scratch: &scratch)
-            }
         }
         return length
     }

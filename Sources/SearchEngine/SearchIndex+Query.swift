@@ -23,7 +23,6 @@ extension SearchIndex {
         let stats = try SearchStats.read(txn, db)
         guard stats.documents > 0 else { return [] }
         let collection = stats.collection
-        let notes = NoteReader(txn, db)
         // A query of clauses side by side runs as one conjunction (its rarest clause leads);
         // any other shape as the iterator of its tree.
         var positive: [any ClauseIterator] = []
@@ -36,10 +35,7 @@ extension SearchIndex {
                 } else {
                     (parts, out) = ([query.root], [])
                 }
-                guard
-                    let c = try conjunction(
-                        parts, out, collection: collection, terms: tc, postings: pc, notes: notes)
-                else {
+                guard let c = try conjunction(parts, out, collection: collection, terms: tc, postings: pc) else {
                     return false
                 }
                 (positive, excluded) = c
@@ -51,37 +47,35 @@ extension SearchIndex {
         // the protocol retain and release the iterator around every call.
         let terms = positive.compactMap { $0 as? TermIterator }
         if terms.count == 1 && positive.count == 1 && excluded.isEmpty {
-            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, notes: notes, in: txn, db)
+            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, in: txn, db)
         }
         if terms.count == positive.count {
             return try run(
-                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, notes: notes,
-                in: txn, db)
+                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
         }
         return try run(
             positive: positive.map(ErasedClause.init), excluded: excluded, filter: CompiledFilter(filter),
-            limit: limit, notes: notes, in: txn, db)
+            limit: limit, in: txn, db)
     }
 
     /// The iterator of a query node, or nil when no note can match it.
     static func makeIterator(
         _ node: SearchQuery.Node, collection: BM25.Collection, terms tc: borrowing Cursor,
-        postings pc: borrowing Cursor, notes: NoteReader
+        postings pc: borrowing Cursor
     ) throws -> (any ClauseIterator)? {
         switch node {
         case .clause(let c):
-            return try makeIterator(c, collection: collection, terms: tc, postings: pc, notes: notes)
+            return try makeIterator(c, collection: collection, terms: tc, postings: pc)
         case .all(let parts, let out):
             guard
-                let (iterators, excluded) = try conjunction(
-                    parts, out, collection: collection, terms: tc, postings: pc, notes: notes)
+                let (iterators, excluded) = try conjunction(parts, out, collection: collection, terms: tc, postings: pc)
             else { return nil }
             if iterators.count == 1 && excluded.isEmpty { return iterators[0] }
             return AndIterator(iterators, excluded: excluded)
         case .any(let parts):
             var iterators: [any ClauseIterator] = []
             for p in parts {
-                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc, notes: notes) {
+                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) {
                     iterators.append(it)
                 }
             }
@@ -97,20 +91,16 @@ extension SearchIndex {
     /// dropped), or nil when a part matches nothing.
     static func conjunction(
         _ parts: [SearchQuery.Node], _ out: [SearchQuery.Node], collection: BM25.Collection,
-        terms tc: borrowing Cursor, postings pc: borrowing Cursor, notes: NoteReader
+        terms tc: borrowing Cursor, postings pc: borrowing Cursor
     ) throws -> (positive: [any ClauseIterator], excluded: [any ClauseIterator])? {
         var positive: [any ClauseIterator] = []
         for p in parts {
-            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc, notes: notes) else {
-                return nil
-            }
+            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
             positive.append(it)
         }
         var excluded: [any ClauseIterator] = []
         for e in out {
-            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc, notes: notes) {
-                excluded.append(it)
-            }
+            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) { excluded.append(it) }
         }
         return (positive, excluded)
     }
@@ -118,14 +108,14 @@ extension SearchIndex {
     /// The iterator of a clause, or nil when no note can match it.
     static func makeIterator(
         _ clause: SearchQuery.Clause, collection: BM25.Collection, terms tc: borrowing Cursor,
-        postings pc: borrowing Cursor, notes: NoteReader
+        postings pc: borrowing Cursor
     ) throws -> (any ClauseIterator)? {
         func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
             guard let df = try dfOf(term, tc) else { return nil }
             let blocks = try blockList(term, pc)
             guard !blocks.isEmpty else { return nil }
             return TermIterator(
-                term: term, blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
+                blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
                 cost: Int(df))
         }
         switch clause.kind {
@@ -138,7 +128,7 @@ extension SearchIndex {
                 guard let it = try termIterator(term, positions: true) else { return nil }
                 parts.append(it)
             }
-            return PhraseIterator(parts, field: clause.field, notes: notes)
+            return PhraseIterator(parts, field: clause.field)
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
             var union: [UInt32: Double] = [:]
@@ -148,11 +138,11 @@ extension SearchIndex {
                 var r = VarintReader(e.value, at: 0)
                 let df = UInt64(try r.next())
                 let it = TermIterator(
-                    term: term, blocks: try blockList(term, pc), scorer: collection.scorer(df: df),
-                    field: clause.field, cost: Int(df))
+                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), field: clause.field,
+                    cost: Int(df))
                 var d = try it.advance(to: 0)
                 while d != TermIterator.end {
-                    union[d, default: 0] += it.score(length: try notes.length(of: d))
+                    union[d, default: 0] += it.score()
                     d = try it.advance(to: d + 1)
                 }
                 entry = try tc.next()
@@ -186,8 +176,7 @@ extension SearchIndex {
     /// every block whose bound is below the k-th best is never decoded. The order of the blocks
     /// does not change the result: ties are ranked by the records, not by the order met.
     static func runOne(
-        _ term: TermIterator, filter: CompiledFilter, limit: Int, notes: NoteReader, in txn: borrowing Transaction,
-        _ db: SearchDatabases
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         var order: [(bound: Double, block: Int)] = []
@@ -199,8 +188,7 @@ extension SearchIndex {
             for (bound, b) in order {
                 // A little slack keeps floating-point summation order from ever pruning a tie.
                 if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
-                try term.forEachEntry(ofBlock: b) { d in
-                    let score = term.score(length: try notes.length(of: d))
+                try term.forEachEntry(ofBlock: b) { d, score in
                     try records.offer(d, score: score, to: &top, filter: filter, through: dc)
                 }
             }
@@ -212,7 +200,7 @@ extension SearchIndex {
     @_specialize(where Iterator == TermIterator)
     @_specialize(where Iterator == ErasedClause)
     static func run<Iterator: ClauseIterator>(
-        positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int, notes: NoteReader,
+        positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
         in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
@@ -281,9 +269,8 @@ extension SearchIndex {
                     break
                 }
                 if !skip {
-                    let length = try notes.length(of: d)
                     var score = 0.0
-                    for it in positive { score += it.score(length: length) }
+                    for it in positive { score += it.score() }
                     try records.offer(d, score: score, to: &top, filter: filter, through: dc)
                 }
                 target = d + 1
@@ -341,7 +328,7 @@ final class ErasedClause: ClauseIterator {
     init(_ base: any ClauseIterator) { self.base = base }
     var cost: Int { base.cost }
     func advance(to target: UInt32) throws -> UInt32 { try base.advance(to: target) }
-    func score(length: UInt32) -> Double { base.score(length: length) }
+    func score() -> Double { base.score() }
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? { try base.bound(at: target) }
 }
 
@@ -351,8 +338,8 @@ protocol ClauseIterator: AnyObject {
     var cost: Int { get }
     /// Moves to the first matching doc `>= target` and returns it (``TermIterator/end`` when none).
     func advance(to target: UInt32) throws -> UInt32
-    /// The clause's score at the current doc, a note of `length` terms.
-    func score(length: UInt32) -> Double
+    /// The clause's score at the current doc.
+    func score() -> Double
     /// An upper bound of the score of every doc from `target` through `lastDoc`, or nil when no
     /// doc at or after `target` matches.
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)?
@@ -360,16 +347,14 @@ protocol ClauseIterator: AnyObject {
 
 /// The postings of one term, decoded a block at a time.
 ///
-/// Loading a block unpacks its doc numbers only, into one manually managed buffer; the tfs of a
-/// document are read from the block's columns when it is scored or filtered by field, which in a
-/// conjunction is a few of the documents loaded (its length comes from the caller, which reads it
-/// once for all the terms). The hot loops work on
+/// Loading a block unpacks its doc numbers only, into one manually managed buffer; the tf and
+/// length of a document are read from the block's columns when it is scored or filtered by
+/// field, which in a conjunction is a few of the documents loaded. The hot loops work on
 /// locals: class properties and arrays would cost an exclusivity check or a uniqueness check per
 /// entry.
 final class TermIterator: ClauseIterator {
     static let end = UInt32.max
 
-    let term: [UInt8]
     let blocks: [BlockRef]
     let scorer: BM25.TermScorer
     /// The field whose tf must be above zero, or `.any` when the match may be anywhere.
@@ -380,15 +365,20 @@ final class TermIterator: ClauseIterator {
     private var docs: UnsafeMutablePointer<UInt32>
     private var capacity: Int
     private var count = 0
-    private var columns = PostingBlock.Columns(docs: 0, body: 0, title: 0, docBits: 0, bodyBits: 0, titleBits: 0)
+    private var columns = PostingBlock.Columns(
+        docs: 0, body: 0, title: 0, length: 0, docBits: 0, bodyBits: 0, titleBits: 0, lengthBits: 0)
+    private var positionsStart = 0
     private var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
     private var i = 0
+    /// Positions of the current block, decoded on demand (phrases only).
+    private var positionsBlock = -1
+    private var positionsFlat: [UInt32] = []
+    private var positionsOffsets: [Int] = []
     /// Block bounds, computed on first use.
     private var bounds: [Double]
     private var shallowIndex = 0
 
-    init(term: [UInt8], blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
-        self.term = term
+    init(blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
         self.blocks = blocks
         self.scorer = scorer
         self.field = field
@@ -417,6 +407,7 @@ final class TermIterator: ClauseIterator {
             throw SearchIndexError.damaged("a posting block does not match its key")
         }
         columns = h.columns
+        positionsStart = h.docsEnd
         self.bytes = bytes
         count = h.count
     }
@@ -489,13 +480,10 @@ final class TermIterator: ClauseIterator {
         return TermIterator.end
     }
 
-    func score(length: UInt32) -> Double {
-        let (body, title) = columns.entry(i, bytes)
+    func score() -> Double {
+        let (body, title, length) = columns.entry(i, bytes)
         return scorer.score(tf: BM25.weightedTF(title: title, body: body), length: length)
     }
-
-    /// How many times the term is in the current doc's title.
-    var titleTF: UInt32 { PostingBlock.unpack(bytes, columns.title, i, columns.titleBits) }
 
     /// The best score any entry of block `b` can have.
     func bound(ofBlock b: Int) throws -> Double {
@@ -503,13 +491,12 @@ final class TermIterator: ClauseIterator {
         return bounds[b]
     }
 
-    /// Calls `body` with each doc of block `b` in the iterator's field, in order, the iterator
-    /// at that doc.
-    func forEachEntry(ofBlock b: Int, _ body: (UInt32) throws -> Void) throws {
+    /// Calls `body` with each doc of block `b` in the iterator's field and its score, in order.
+    func forEachEntry(ofBlock b: Int, _ body: (UInt32, Double) throws -> Void) throws {
         try load(b)
         for k in 0..<count where field == .any || inField(k) {
             i = k
-            try body(docs[k])
+            try body(docs[k], score())
         }
     }
 
@@ -520,6 +507,31 @@ final class TermIterator: ClauseIterator {
         guard s < blocks.count else { return nil }
         return (try bound(ofBlock: s), blocks[s].lastDoc)
     }
+
+    /// The current doc's positions, and how many of the first are in the title.
+    func positions() throws -> (all: ArraySlice<UInt32>, inTitle: Int) {
+        let c = columns
+        if positionsBlock != blockIndex {
+            positionsBlock = blockIndex
+            positionsFlat.removeAll(keepingCapacity: true)
+            positionsOffsets.removeAll(keepingCapacity: true)
+            var r = VarintReader(bytes, at: positionsStart)
+            for k in 0..<count {
+                positionsOffsets.append(positionsFlat.count)
+                var p: UInt32 = 0
+                let (body, title, _) = c.entry(k, bytes)
+                let n = UInt64(title) + UInt64(body)
+                for m in 0..<n {
+                    let v = try r.next()
+                    p = m == 0 ? v : p &+ v
+                    positionsFlat.append(p)
+                }
+            }
+            positionsOffsets.append(positionsFlat.count)
+        }
+        let title = PostingBlock.unpack(bytes, c.title, i, c.titleBits)
+        return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(title))
+    }
 }
 
 /// Notes where the terms occur next to each other, in order (in the title or in the body).
@@ -527,15 +539,12 @@ final class PhraseIterator: ClauseIterator {
     let parts: [TermIterator]
     let field: SearchQuery.Field
     let cost: Int
-    /// Where the words' positions are read (only for notes holding every word).
-    let notes: NoteReader
     private var doc: UInt32 = 0
 
-    init(_ parts: [TermIterator], field: SearchQuery.Field, notes: NoteReader) {
+    init(_ parts: [TermIterator], field: SearchQuery.Field) {
         self.parts = parts
         self.field = field
         self.cost = parts.map(\.cost).min() ?? 0
-        self.notes = notes
     }
 
     func advance(to target: UInt32) throws -> UInt32 {
@@ -558,7 +567,7 @@ final class PhraseIterator: ClauseIterator {
                 doc = d
                 return d
             }
-            if try matches(d) {
+            if try matches() {
                 doc = d
                 return d
             }
@@ -566,15 +575,14 @@ final class PhraseIterator: ClauseIterator {
         }
     }
 
-    /// Whether the aligned parts form the phrase at doc `d`, the current doc of each.
-    private func matches(_ d: UInt32) throws -> Bool {
-        let first = try notes.positions(of: parts[0].term, in: d)
-        let inTitle = Int(parts[0].titleTF)
+    /// Whether the aligned parts form the phrase at the current doc.
+    private func matches() throws -> Bool {
+        let first = try parts[0].positions()
         var lists: [ArraySlice<UInt32>] = []
-        for p in parts.dropFirst() { lists.append(try notes.positions(of: p.term, in: d)[...]) }
-        for (n, start) in first.enumerated() {
-            if field == .title && n >= inTitle { break }
-            if field == .body && n < inTitle { continue }
+        for p in parts.dropFirst() { lists.append(try p.positions().all) }
+        for (n, start) in first.all.enumerated() {
+            if field == .title && n >= first.inTitle { break }
+            if field == .body && n < first.inTitle { continue }
             var ok = true
             for (k, list) in lists.enumerated() {
                 let (want, overflow) = start.addingReportingOverflow(UInt32(k + 1))
@@ -598,7 +606,7 @@ final class PhraseIterator: ClauseIterator {
         return lo < list.endIndex && list[lo] == v
     }
 
-    func score(length: UInt32) -> Double { parts.reduce(0) { $0 + $1.score(length: length) } }
+    func score() -> Double { parts.reduce(0) { $0 + $1.score() } }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
         try conjunctionBound(parts, at: target) { try $0.bound(at: $1) }
@@ -634,7 +642,7 @@ final class UnionIterator: ClauseIterator {
         return i < docs.count ? docs[i] : TermIterator.end
     }
 
-    func score(length: UInt32) -> Double { scores[i] }
+    func score() -> Double { scores[i] }
 
     func bound(at target: UInt32) -> (score: Double, lastDoc: UInt32)? {
         guard let last = docs.last, last >= target else { return nil }
@@ -678,7 +686,7 @@ final class AndIterator: ClauseIterator {
         }
     }
 
-    func score(length: UInt32) -> Double { parts.reduce(0) { $0 + $1.score(length: length) } }
+    func score() -> Double { parts.reduce(0) { $0 + $1.score() } }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
         try conjunctionBound(parts, at: target) { try $0.bound(at: $1) }
@@ -714,9 +722,9 @@ final class OrIterator: ClauseIterator {
         return best
     }
 
-    func score(length: UInt32) -> Double {
+    func score() -> Double {
         var s = 0.0
-        for k in parts.indices where current[k] == doc { s += parts[k].score(length: length) }
+        for k in parts.indices where current[k] == doc { s += parts[k].score() }
         return s
     }
 

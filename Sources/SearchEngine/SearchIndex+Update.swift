@@ -8,24 +8,14 @@ extension SearchIndex {
         try update(changes: [(old, new)], in: txn, db)
     }
 
-    /// One doc's change of a term's postings.
+    /// One doc's new posting of a term, its positions in the pass's flat store (or a removal).
     struct PostingChange {
-        enum Kind {
-            /// A new posting, or new tfs.
-            case set
-            /// The posting goes.
-            case removed
-            /// The posting stays as it is, but its note got shorter: its block's bounds must
-            /// still cover `bound`.
-            case bound
-        }
-
         var doc: UInt32
         var titleTF: UInt32
         var bodyTF: UInt32
-        /// The pair the posting adds to its block's frontier (unused for a removal).
-        var bound: PostingBlock.Bound
-        var kind: Kind
+        var length: UInt32
+        var positions: Range<Int>
+        var removed: Bool
     }
 
     static func update(
@@ -53,11 +43,6 @@ extension SearchIndex {
     static let passText = 4 << 20
 
     /// Changes of distinct notes: each touched block, record chunk and df is written once.
-    ///
-    /// A posting is written only where the note's tfs of its term changed: lengths and positions
-    /// are kept per note. A note whose length falls below its rounded value (see
-    /// ``PostingBlock/boundLength(_:)``) also has the bounds of its other terms' blocks checked,
-    /// and those that no longer cover it rewritten.
     private static func updateDistinct(
         _ changes: ArraySlice<(old: SearchDocument?, new: SearchDocument)>, in txn: borrowing Transaction,
         _ db: SearchDatabases
@@ -67,20 +52,17 @@ extension SearchIndex {
         let stemmer = db.language.makeStemmer()
         var analyzer = BatchAnalyzer(stemmer: stemmer)
         var byTerm: [[PostingChange]] = []
-        var records: [(doc: UInt32, value: DocRecord)] = []
+        var records: [(doc: UInt32, record: DocRecord)] = []
         records.reserveCapacity(changes.count)
-        var lengths: [(doc: UInt32, value: UInt32)] = []
         var before: [BatchAnalyzer.Posting] = []
         var after: [BatchAnalyzer.Posting] = []
-        var positions: [UInt8] = []
-        func add(_ p: BatchAnalyzer.Posting, doc: UInt32, length: UInt32, _ kind: PostingChange.Kind) {
+        func add(_ p: BatchAnalyzer.Posting, doc: UInt32, length: UInt32, removed: Bool) {
             let t = Int(p.term)
             while t >= byTerm.count { byTerm.append([]) }
             byTerm[t].append(
                 PostingChange(
-                    doc: doc, titleTF: p.titleTF, bodyTF: p.bodyTF,
-                    bound: PostingBlock.bound(tf: BM25.weightedTF(title: p.titleTF, body: p.bodyTF), length: length),
-                    kind: kind))
+                    doc: doc, titleTF: p.titleTF, bodyTF: p.bodyTF, length: length, positions: p.positions,
+                    removed: removed))
         }
         for (old, new) in changes {
             let known = try ordinal(of: new.id, in: txn, db)
@@ -106,8 +88,7 @@ extension SearchIndex {
             }
             after.removeAll(keepingCapacity: true)
             let length = analyzer.analyze(title: new.title, body: new.body, into: &after)
-            // The postings it kept are under their blocks' bounds while the rounded length is.
-            let shorter = oldLength.map { PostingBlock.boundLength(length) < PostingBlock.boundLength($0) } ?? false
+            let sameLength = oldLength == length
             // Both lists are in term-number order.
             var i = 0
             var j = 0
@@ -117,29 +98,22 @@ extension SearchIndex {
                     let n = after[j]
                     i += 1
                     j += 1
-                    if o.titleTF != n.titleTF || o.bodyTF != n.bodyTF {
-                        add(n, doc: doc, length: length, .set)
-                    } else if shorter {
-                        add(n, doc: doc, length: length, .bound)
+                    if sameLength && o.titleTF == n.titleTF && o.bodyTF == n.bodyTF
+                        && analyzer.positions[o.positions] == analyzer.positions[n.positions]
+                    {
+                        continue
                     }
+                    add(n, doc: doc, length: length, removed: false)
                 } else if i < before.count && (j == after.count || before[i].term < after[j].term) {
-                    add(before[i], doc: doc, length: 0, .removed)
+                    add(before[i], doc: doc, length: 0, removed: true)
                     i += 1
                 } else {
-                    add(after[j], doc: doc, length: length, .set)
+                    add(after[j], doc: doc, length: length, removed: false)
                     j += 1
                 }
             }
-            positions.removeAll(keepingCapacity: true)
-            analyzer.encodePositions(after, into: &positions)
-            if positions.isEmpty {
-                _ = try txn.delete(db.positions, key: bigEndian(doc))
-            } else {
-                try txn.put(db.positions, key: bigEndian(doc), value: positions)
-            }
             stats.totalLength = stats.totalLength &- UInt64(oldLength ?? 0) &+ UInt64(length)
             records.append((doc, DocRecord(new, length: length)))
-            if oldLength != length { lengths.append((doc, length)) }
         }
         // Key order: LMDB inserts in order touch each page once.
         for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
@@ -147,26 +121,24 @@ extension SearchIndex {
             var list = byTerm[t]
             byTerm[t] = []
             if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
-            let delta = try applyPostings(term, list, in: txn, db)
+            let delta = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
             try adjustDF(term, by: delta, in: txn, db)
         }
         try writeRecords(records, in: txn, db)
-        try writeLengths(lengths, in: txn, db)
         try stats.write(txn, db)
     }
 
     /// Takes `docs` out of the index (a sync taking back notes its outbox had created): their
-    /// postings, doc numbers, records, lengths and positions, and their share of the
-    /// collection's statistics. Each must be the document as the index holds it; one it does not
-    /// hold is skipped. Doc numbers are not reused: the index holds what it would after adding
-    /// the others alone.
+    /// postings, doc numbers and records, and their share of the collection's statistics. Each
+    /// must be the document as the index holds it; one it does not hold is skipped. Doc numbers
+    /// are not reused: the index holds what it would after adding the others alone.
     static func remove(_ docs: [SearchDocument], in txn: borrowing Transaction, _ db: SearchDatabases) throws {
         guard !docs.isEmpty else { return }
         var stats = try SearchStats.read(txn, db)
         var analyzer = BatchAnalyzer(stemmer: db.language.makeStemmer())
         var byTerm: [[PostingChange]] = []
         var postings: [BatchAnalyzer.Posting] = []
-        var cleared: [(doc: UInt32, value: Void)] = []
+        var cleared: [UInt32] = []
         for d in docs {
             guard let doc = try ordinal(of: d.id, in: txn, db) else { continue }
             postings.removeAll(keepingCapacity: true)
@@ -175,27 +147,29 @@ extension SearchIndex {
                 let t = Int(p.term)
                 while t >= byTerm.count { byTerm.append([]) }
                 byTerm[t].append(
-                    PostingChange(doc: doc, titleTF: p.titleTF, bodyTF: p.bodyTF, bound: (0, 0), kind: .removed))
+                    PostingChange(
+                        doc: doc, titleTF: p.titleTF, bodyTF: p.bodyTF, length: 0, positions: p.positions, removed: true
+                    ))
             }
             _ = try txn.delete(db.ids, key: d.id.bytes)
-            _ = try txn.delete(db.positions, key: bigEndian(doc))
             stats.documents -= 1
             stats.totalLength = stats.totalLength &- UInt64(length)
-            cleared.append((doc, ()))
+            cleared.append(doc)
         }
         for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
             let term = analyzer.terms.term(t)
             let list = byTerm[t].sorted { $0.doc < $1.doc }
-            let delta = try applyPostings(term, list, in: txn, db)
+            let delta = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
             try adjustDF(term, by: delta, in: txn, db)
         }
-        try writeSlots(
-            cleared, perChunk: DocRecord.perChunk, slotSize: DocRecord.size, into: db.docs, in: txn
-        ) { _, p, o in
-            UnsafeMutableRawBufferPointer(rebasing: p[o..<(o + DocRecord.size)]).initializeMemory(
-                as: UInt8.self, repeating: 0)
+        for doc in cleared {
+            let key = DocRecord.chunkKey(doc)
+            guard var chunk = try txn.get(db.docs, key: key), chunk.count == DocRecord.size * DocRecord.perChunk
+            else { continue }
+            let at = DocRecord.offset(doc)
+            chunk.replaceSubrange(at..<(at + DocRecord.size), with: repeatElement(0, count: DocRecord.size))
+            try txn.put(db.docs, key: key, value: chunk)
         }
-        try writeLengths(cleared.map { (doc: $0.doc, value: UInt32(0)) }, in: txn, db)
         try stats.write(txn, db)
     }
 
@@ -214,10 +188,24 @@ extension SearchIndex {
 
     /// Writes the records, reading and writing each 128-record chunk once.
     static func writeRecords(
-        _ records: [(doc: UInt32, value: DocRecord)], in txn: borrowing Transaction, _ db: SearchDatabases
+        _ records: [(doc: UInt32, record: DocRecord)], in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws {
-        try writeSlots(records, perChunk: DocRecord.perChunk, slotSize: DocRecord.size, into: db.docs, in: txn) {
-            r, p, o in r.store(into: p, at: o)
+        let sorted = records.sorted { $0.doc < $1.doc }
+        var k = 0
+        while k < sorted.count {
+            let key = DocRecord.chunkKey(sorted[k].doc)
+            let chunkNumber = sorted[k].doc / UInt32(DocRecord.perChunk)
+            var chunk = try txn.get(db.docs, key: key) ?? []
+            if chunk.count != DocRecord.size * DocRecord.perChunk {
+                chunk = [UInt8](repeating: 0, count: DocRecord.size * DocRecord.perChunk)
+            }
+            chunk.withUnsafeMutableBytes { p in
+                while k < sorted.count && sorted[k].doc / UInt32(DocRecord.perChunk) == chunkNumber {
+                    sorted[k].record.store(into: p, at: DocRecord.offset(sorted[k].doc))
+                    k += 1
+                }
+            }
+            try txn.put(db.docs, key: key, value: chunk)
         }
     }
 
@@ -227,10 +215,9 @@ extension SearchIndex {
     /// Changes up to a block's last doc go into that block (split when it grows past
     /// ``PostingBlock/maxSize``); changes past the last block fill it up to
     /// ``PostingBlock/targetSize`` and then make new blocks of that size, as a bulk load would.
-    /// A block rewritten keeps its frontier's pairs and gains those of the postings written; a
-    /// block whose only changes are bound checks it covers is left as it is.
     static func applyPostings(
-        _ term: [UInt8], _ changes: [PostingChange], in txn: borrowing Transaction, _ db: SearchDatabases
+        _ term: [UInt8], _ changes: [PostingChange], positions store: [UInt32], in txn: borrowing Transaction,
+        _ db: SearchDatabases
     ) throws -> Int {
         var delta = 0
         var k = 0
@@ -257,58 +244,51 @@ extension SearchIndex {
                 while end < changes.count && changes[end].doc <= last { end += 1 }
             }
             var old: [PostingBlock.Entry] = []
-            var oldBounds: [PostingBlock.Bound] = []
+            var oldRaw: [Range<Int>] = []
+            var source = UnsafeRawBufferPointer(start: nil, count: 0)
             if let f = found {
-                let header = try PostingBlock.Header(f.value)
-                oldBounds = header.boundPairs
-                if changes[k..<end].allSatisfy({ $0.kind == .bound && PostingBlock.covers(oldBounds, $0.bound) }) {
-                    // Notes grown shorter that the block's bounds still cover: nothing to write.
-                    k = end
-                    continue
-                }
-                if tail && header.count >= PostingBlock.targetSize {
+                let decoded = try PostingBlock.decode(f.value)
+                if tail && decoded.entries.count >= PostingBlock.targetSize {
                     // Appending past a full last block: start a new block and leave this one alone.
                     found = nil
-                    oldBounds = []
                 } else {
-                    old = try PostingBlock.decode(f.value)
+                    old = decoded.entries
+                    oldRaw = decoded.positions
+                    source = f.value
                 }
             }
-            // Merge the block's entries with the changes, both in doc order; note the pairs the
-            // changes add to the frontier, by doc.
+            // Merge the block's entries with the changes, both in doc order.
             var entries: [PostingBlock.Entry] = []
-            var added: [(doc: UInt32, bound: PostingBlock.Bound)] = []
-            entries.reserveCapacity(old.count + (end - k))
+            // Positions: a range of `store` for a new posting, else of the block's bytes.
+            var fresh: [Range<Int>?] = []
+            var raw: [Range<Int>] = []
+            let capacity = old.count + (end - k)
+            entries.reserveCapacity(capacity)
+            fresh.reserveCapacity(capacity)
+            raw.reserveCapacity(capacity)
             var a = 0
             var g = k
             var touched = false
             while a < old.count || g < end {
                 if g == end || (a < old.count && old[a].doc < changes[g].doc) {
                     entries.append(old[a])
+                    fresh.append(nil)
+                    raw.append(oldRaw[a])
                     a += 1
                     continue
                 }
                 let present = a < old.count && old[a].doc == changes[g].doc
                 let n = changes[g]
-                switch n.kind {
-                case .set:
-                    entries.append(PostingBlock.Entry(doc: n.doc, titleTF: n.titleTF, bodyTF: n.bodyTF))
-                    added.append((n.doc, n.bound))
+                if !n.removed {
+                    entries.append(
+                        PostingBlock.Entry(doc: n.doc, titleTF: n.titleTF, bodyTF: n.bodyTF, length: n.length))
+                    fresh.append(n.positions)
+                    raw.append(0..<0)
                     if !present { delta += 1 }
                     touched = true
-                case .removed:
-                    if present {
-                        delta -= 1
-                        touched = true
-                    }
-                case .bound:
-                    if present {
-                        entries.append(old[a])
-                        if !PostingBlock.covers(oldBounds, n.bound) {
-                            added.append((n.doc, n.bound))
-                            touched = true
-                        }
-                    }
+                } else if present {
+                    delta -= 1
+                    touched = true
                 }
                 if present { a += 1 }
                 g += 1
@@ -331,19 +311,27 @@ extension SearchIndex {
                     ? (entries.count + PostingBlock.targetSize - 1) / PostingBlock.targetSize : 1
                 for p in 1...parts { cuts.append(p * entries.count / parts) }
             }
-            // Encode everything before touching the database: the old block points into it. A
-            // part keeps the old block's pairs when it holds any of its postings.
+            // Encode everything before touching the database: `source` points into it.
             var blocks: [(key: [UInt8], value: [UInt8])] = []
-            var nextAdded = 0
             for (lo, hi) in zip(cuts, cuts.dropFirst()) where lo < hi {
-                let slice = Array(entries[lo..<hi])
-                let lastDoc = entries[hi - 1].doc
-                var bounds = old.isEmpty || slice[0].doc > old[old.count - 1].doc ? [] : oldBounds
-                while nextAdded < added.count && added[nextAdded].doc <= lastDoc {
-                    bounds.append(added[nextAdded].bound)
-                    nextAdded += 1
+                var pos: [UInt8] = []
+                // Runs of kept postings have adjacent positions in the old block: one copy each.
+                var run = 0..<0
+                for i in lo..<hi {
+                    if let p = fresh[i] {
+                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                        run = 0..<0
+                        PostingBlock.appendPositions(store[p], to: &pos)
+                    } else if run.isEmpty || run.upperBound == raw[i].lowerBound {
+                        run = (run.isEmpty ? raw[i].lowerBound : run.lowerBound)..<raw[i].upperBound
+                    } else {
+                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                        run = raw[i]
+                    }
                 }
-                blocks.append((blockKey(term, lastDoc), PostingBlock.encode(slice, bounds: bounds)))
+                pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                let slice = Array(entries[lo..<hi])
+                blocks.append((blockKey(term, entries[hi - 1].doc), PostingBlock.encode(slice, positions: pos)))
             }
             if let found, !blocks.contains(where: { $0.key == found.key }) {
                 try txn.delete(db.postings, key: found.key)
@@ -393,9 +381,6 @@ struct BatchAnalyzer {
     /// The positions of every posting analyzed so far.
     private(set) var positions: [UInt32] = []
     private var occurrences: [UInt64] = []
-    /// Working space of ``encodePositions(_:into:)``.
-    private var order: [UInt64] = []
-    private var scratch: [UInt8] = []
 
     /// Appends the note's postings to `out` in term-number order; returns its length in terms.
     mutating func analyze(title: String, body: String, into out: inout [Posting]) -> UInt32 {
@@ -420,22 +405,5 @@ struct BatchAnalyzer {
                     positions: start..<positions.count))
         }
         return UInt32(clamping: occurrences.count)
-    }
-
-    /// Appends the ``NotePositions`` value of a note whose postings are `postings` (as
-    /// ``analyze(title:body:into:)`` gave them) to `out`: its terms in the order of their first
-    /// occurrence, so the bytes depend on the note alone.
-    mutating func encodePositions(_ postings: [Posting], into out: inout [UInt8]) {
-        order.removeAll(keepingCapacity: true)
-        for (i, p) in postings.enumerated() {
-            order.append(UInt64(positions[p.positions.lowerBound]) << 32 | UInt64(truncatingIfNeeded: i))
-        }
-        order.sort()
-        for o in order {
-            let p = postings[Int(truncatingIfNeeded: o & 0xFFFF_FFFF)]
-            terms.withTerm(Int(p.term)) { t in
-                NotePositions.append(term: t, positions: positions[p.positions], to: &out, scratch: &scratch)
-            }
-        }
     }
 }

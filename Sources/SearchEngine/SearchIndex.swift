@@ -4,21 +4,15 @@ public import LMDB
 /// The full-text index of the notes, kept in LMDB next to the other projections and updated
 /// inside the append's write transaction.
 ///
-/// Layout (seven databases per projection slot):
+/// Layout (five databases per projection slot):
 ///
 /// | database | key | value |
 /// |---|---|---|
 /// | `search_terms` | term (folded UTF-8) | varint: notes containing it (df) |
-/// | `search_postings` | term, 0x00, last doc number (u32 BE) | a ``PostingBlock`` of up to 128 notes: doc numbers and tfs |
+/// | `search_postings` | term, 0x00, last doc number (u32 BE) | a ``PostingBlock`` of up to 128 notes |
 /// | `search_docs` | doc number / 128 (u32 BE) | 128 fixed 48-byte records: id, category, updatedAt, length, flags |
-/// | `search_lengths` | doc number / 1,000 (u32 BE) | 1,000 lengths (u32 LE), what scoring reads (``LengthChunk``) |
-/// | `search_positions` | doc number (u32 BE) | the note's terms and their word positions (``NotePositions``) |
 /// | `search_ids` | note id (16 bytes) | doc number (u32 BE) |
 /// | `search_stats` | `stats` | notes, total length, next doc number |
-///
-/// A posting holds nothing that changes when the note's other words do (its length and word
-/// positions are kept per note), so an edit writes the blocks of the terms whose tf changed, the
-/// note's positions, and one chunk each of records and lengths.
 ///
 /// Notes get dense doc numbers (in id order after a rebuild, in creation order inline), so a
 /// posting list is a delta-varint list of small integers. A term's blocks are keyed by their
@@ -35,18 +29,15 @@ public enum SearchIndex {
         public static let docs = "search_docs"
         public static let ids = "search_ids"
         public static let stats = "search_stats"
-        public static let lengths = "search_lengths"
-        public static let positions = "search_positions"
     }
 
-    /// Databases the index keeps, by name: terms, postings, docs, ids, stats, lengths, positions.
+    /// Databases the index keeps, by name: terms, postings, docs, ids, stats.
     public static let databaseSpecs: [(name: String, flags: DatabaseFlags)] = [
         (Names.terms, []), (Names.postings, []), (Names.docs, []), (Names.ids, []), (Names.stats, []),
-        (Names.lengths, []), (Names.positions, []),
     ]
 
     /// Changes with the index format, the tokenizer or the scoring; a change triggers a rebuild.
-    public static let version = "search-4"
+    public static let version = "search-3"
 
     /// Inline, inside the append's write transaction: the document changed from `old` (nil when
     /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a
@@ -106,25 +97,18 @@ public struct SearchDatabases: Sendable {
     let docs: Database
     let ids: Database
     let stats: Database
-    let lengths: Database
-    let positions: Database
     /// The language of the words indexed (its stems are what the postings hold); every reader
     /// and writer of the index must give the same.
     public var language: SearchLanguage = .none
 
     /// The index over these databases (each created with the name ``SearchIndex/databaseSpecs``
     /// lists, in that order).
-    public init(
-        terms: Database, postings: Database, docs: Database, ids: Database, stats: Database, lengths: Database,
-        positions: Database
-    ) {
+    public init(terms: Database, postings: Database, docs: Database, ids: Database, stats: Database) {
         self.terms = terms
         self.postings = postings
         self.docs = docs
         self.ids = ids
         self.stats = stats
-        self.lengths = lengths
-        self.positions = positions
     }
 
     /// Opens (creating) the databases named `prefix` + the base names in `env`; for tests and tools.
@@ -133,11 +117,10 @@ public struct SearchDatabases: Sendable {
         self.init(
             terms: try open(SearchIndex.Names.terms), postings: try open(SearchIndex.Names.postings),
             docs: try open(SearchIndex.Names.docs), ids: try open(SearchIndex.Names.ids),
-            stats: try open(SearchIndex.Names.stats), lengths: try open(SearchIndex.Names.lengths),
-            positions: try open(SearchIndex.Names.positions))
+            stats: try open(SearchIndex.Names.stats))
     }
 
-    var all: [Database] { [terms, postings, docs, ids, stats, lengths, positions] }
+    var all: [Database] { [terms, postings, docs, ids, stats] }
 }
 
 /// The index-wide counters.

@@ -32,10 +32,7 @@ public struct SearchIndexContents: Sendable, Equatable {
 
 extension SearchIndex {
     /// The logical contents of the index, after checking its structure: blocks in order and
-    /// matching their keys, dfs matching the postings, every posting's note recorded with the
-    /// same length in its record and in the lengths, and its positions of the term as many as
-    /// its tfs (and no positions of a term without a posting), every posting under its block's
-    /// bounds.
+    /// matching their keys, dfs matching the postings, every posting's note recorded.
     public static func contents(in txn: borrowing Transaction, databases db: SearchDatabases) throws
         -> SearchIndexContents
     {
@@ -54,13 +51,6 @@ extension SearchIndex {
                 guard let r = try record(doc, in: txn, db), r.id == id else {
                     throw SearchIndexError.damaged("note \(id) has no record")
                 }
-                let length = try txn.get(db.lengths, key: LengthChunk.key(doc)).map { chunk in
-                    chunk.withUnsafeBytes { LengthChunk.load($0, at: LengthChunk.offset(doc)) }
-                }
-                guard length == r.length else {
-                    throw SearchIndexError.damaged(
-                        "note \(id) has length \(r.length) in its record, not in the lengths")
-                }
                 byDoc[doc] = id
                 records[id] = .init(
                     category: r.category, updatedAt: r.updatedAt, length: r.length, pinned: r.pinned, status: r.status)
@@ -74,23 +64,6 @@ extension SearchIndex {
         guard records.values.reduce(UInt64(0), { $0 + UInt64($1.length) }) == stats.totalLength else {
             throw SearchIndexError.damaged("the total length does not match the notes")
         }
-        // Every note's positions, by doc and term.
-        var positions: [UInt32: [[UInt8]: [UInt32]]] = [:]
-        try txn.withCursor(db.positions) { c in
-            var e = try c.first()
-            while let entry = e {
-                guard let doc = readBigEndianUInt32(entry.key, at: 0), entry.key.count == 4, byDoc[doc] != nil else {
-                    throw SearchIndexError.damaged("positions are kept for a note the index does not number")
-                }
-                var byTerm: [[UInt8]: [UInt32]] = [:]
-                try NotePositions.forEachTerm(entry.value) { term, range in
-                    byTerm[Array(term)] = try NotePositions.decode(entry.value, range)
-                    return true
-                }
-                positions[doc] = byTerm
-                e = try c.next()
-            }
-        }
         var terms: [String: [SearchIndexContents.Posting]] = [:]
         try txn.withCursor(db.terms) { tc in
             try txn.withCursor(db.postings) { pc in
@@ -102,35 +75,21 @@ extension SearchIndex {
                     var list: [SearchIndexContents.Posting] = []
                     var previous: UInt32? = nil
                     for block in try blockList(term, pc) {
-                        let entries = try PostingBlock.decode(block.bytes)
-                        let bounds = try PostingBlock.Header(block.bytes).boundPairs
+                        let (entries, ranges) = try PostingBlock.decode(block.bytes)
                         guard entries.last?.doc == block.lastDoc else {
                             throw SearchIndexError.damaged(
                                 "a block of \(String(decoding: term, as: UTF8.self)) does not match its key")
                         }
-                        for p in entries {
-                            guard previous.map({ p.doc > $0 }) ?? true, let id = byDoc[p.doc],
-                                let length = records[id]?.length
-                            else {
+                        for (p, range) in zip(entries, ranges) {
+                            guard previous.map({ p.doc > $0 }) ?? true, let id = byDoc[p.doc] else {
                                 throw SearchIndexError.damaged(
                                     "a posting of \(String(decoding: term, as: UTF8.self)) is out of order or unknown")
                             }
                             previous = p.doc
-                            let pair = PostingBlock.bound(
-                                tf: BM25.weightedTF(title: p.titleTF, body: p.bodyTF), length: length)
-                            guard PostingBlock.covers(bounds, pair) else {
-                                throw SearchIndexError.damaged(
-                                    "a posting of \(String(decoding: term, as: UTF8.self)) is above its block's bounds")
-                            }
-                            guard let at = positions[p.doc]?.removeValue(forKey: term),
-                                UInt64(at.count) == UInt64(p.titleTF) + UInt64(p.bodyTF)
-                            else {
-                                throw SearchIndexError.damaged(
-                                    "the positions of \(String(decoding: term, as: UTF8.self)) in note \(id) do not match its posting"
-                                )
-                            }
                             list.append(
-                                .init(id: id, titleTF: p.titleTF, bodyTF: p.bodyTF, length: length, positions: at))
+                                .init(
+                                    id: id, titleTF: p.titleTF, bodyTF: p.bodyTF, length: p.length,
+                                    positions: try PostingBlock.positions(block.bytes, range)))
                         }
                     }
                     guard list.count == Int(df), df > 0 else {
@@ -141,9 +100,6 @@ extension SearchIndex {
                     e = try tc.next()
                 }
             }
-        }
-        guard positions.values.allSatisfy(\.isEmpty) else {
-            throw SearchIndexError.damaged("a note has positions of a term it has no posting of")
         }
         // Every block belongs to a term of the terms database.
         var blocks = 0
