@@ -213,22 +213,39 @@ public final class NotesProjection: ProjectionSet {
         } else if new == nil, old?.isConflicted == true {
             _ = try txn.delete(databases[DB.conflicts], key: id.bytes)
         }
-        let oldKeys = old.map(ListIndex.keys(for:)) ?? []
-        let newKeys = new.map(ListIndex.keys(for:)) ?? []
+        // A note whose listing fields other than its update time are unchanged (an edit of its
+        // text) moves only in the listings by update time: only those keys are made and compared.
+        let sorts = ListIndex.sortsMoved(from: old, to: new)
+        let oldKeys = old.map { ListIndex.keys(for: $0, sorts: sorts) } ?? []
+        let newKeys = new.map { ListIndex.keys(for: $0, sorts: sorts) } ?? []
         let list = databases[DB.list]
         for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
         for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
-        // Counts are of notes not in the trash.
-        let categories = categoryTable(databases)
-        let tags = tagTable(databases)
-        if let old, !old.trashed {
-            if let c = old.category { try categories.adjustCount(c, by: -1, in: txn) }
-            for t in old.tags { try tags.adjustCount(t, by: -1, in: txn) }
+        // Counts are of notes not in the trash. Only a net change is written: an edit that keeps
+        // the note's category and tags rewrites none of their records.
+        let was = old.flatMap { $0.trashed ? nil : $0 }
+        let now = new.flatMap { $0.trashed ? nil : $0 }
+        let categories = Self.netCounts(was?.category.map { [$0] } ?? [], now?.category.map { [$0] } ?? [])
+        for (c, delta) in categories { try categoryTable(databases).adjustCount(c, by: delta, in: txn) }
+        for (t, delta) in Self.netCounts(was?.tags ?? [], now?.tags ?? []) {
+            try tagTable(databases).adjustCount(t, by: delta, in: txn)
         }
-        if let new, !new.trashed {
-            if let c = new.category { try categories.adjustCount(c, by: 1, in: txn) }
-            for t in new.tags { try tags.adjustCount(t, by: 1, in: txn) }
+    }
+
+    /// How the count of each id changes when a note goes from being counted under `old` to
+    /// under `new` (an id listed twice counts twice), in id order, changes of zero left out.
+    static func netCounts(_ old: [Identifier], _ new: [Identifier]) -> [(Identifier, Int)] {
+        var deltas: [(Identifier, Int)] = []
+        for (ids, sign) in [(old, -1), (new, 1)] {
+            for id in ids {
+                if let i = deltas.firstIndex(where: { $0.0 == id }) {
+                    deltas[i].1 += sign
+                } else {
+                    deltas.append((id, sign))
+                }
+            }
         }
+        return deltas.filter { $0.1 != 0 }.sorted { $0.0 < $1.0 }
     }
 
     /// Writes notes whose instants changed and nothing else (a sync that confirmed this device's
@@ -763,16 +780,25 @@ enum ListIndex {
         return k
     }
 
-    static func keys(for note: Note) -> [[UInt8]] {
+    /// The sorts whose keys of a note may differ between `old` and `new`: none when no field a
+    /// key holds changed, only by update time when that is all that changed, else all of them.
+    static func sortsMoved(from old: Note?, to new: Note?) -> [ListQuery.Sort] {
+        guard let old, let new, old.id == new.id, old.status == new.status, old.category == new.category,
+            old.tags == new.tags, old.pinned == new.pinned, old.createdAt == new.createdAt, old.title == new.title
+        else { return ListQuery.Sort.allCases }
+        return old.updatedAt == new.updatedAt ? [] : [.updated]
+    }
+
+    static func keys(for note: Note, sorts: [ListQuery.Sort] = ListQuery.Sort.allCases) -> [[UInt8]] {
         let statuses: [ListQuery.StatusFilter] = [ListQuery.StatusFilter(rawValue: note.status.rawValue)!, .all]
         let scopes: [ListQuery.Scope] =
             [.any, note.category.map { .category($0) } ?? .uncategorized] + note.tags.map { .tag($0) }
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(2 * scopes.count * ListQuery.Sort.allCases.count)
+        keys.reserveCapacity(2 * scopes.count * sorts.count)
         let idBytes = note.id.bytes
         for s in statuses {
             for scope in scopes {
-                for sort in ListQuery.Sort.allCases {
+                for sort in sorts {
                     var k = prefix(status: s, scope: scope, sort: sort, pinnedGroup: note.pinned ? 0 : 1)
                     switch sort {
                     case .updated: k.append(contentsOf: descending(note.updatedAt))
