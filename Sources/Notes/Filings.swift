@@ -64,12 +64,13 @@ struct Filing: Hashable, Sendable {
         }
     }
 
-    /// Calls `body` with both keys of every filing, in the projection's byte order (the keys by
-    /// scope, then those by note), through one buffer: for a bulk write and `verify`, without
-    /// an array for each key.
+    /// Calls `body` with both keys of every filing (each once, however often it is given), in
+    /// the projection's byte order (the keys by scope, then those by note), through one buffer:
+    /// for a bulk write and `verify`, without an array for each key. Returns the filings' count.
+    @discardableResult
     static func forEachKey(
         _ filings: some Collection<Filing>, _ body: (UnsafeRawBufferPointer) throws -> Void
-    ) rethrows {
+    ) rethrows -> Int {
         var sorted = Array(filings)
         var key = [UInt8](repeating: 0, count: 34)
         func put(_ at: Int, _ id: Identifier) {
@@ -78,6 +79,12 @@ struct Filing: Hashable, Sendable {
             }
         }
         sorted.sort { ($0.kind.rawValue, $0.scope, $0.note) < ($1.kind.rawValue, $1.scope, $1.note) }
+        var unique = 0
+        for f in sorted where unique == 0 || sorted[unique - 1] != f {
+            sorted[unique] = f
+            unique += 1
+        }
+        sorted.removeLast(sorted.count - unique)
         key[0] = byScope
         for f in sorted {
             key[1] = f.kind.rawValue
@@ -93,6 +100,7 @@ struct Filing: Hashable, Sendable {
             put(18, f.scope)
             try key.withUnsafeBytes(body)
         }
+        return unique
     }
 }
 
@@ -170,22 +178,25 @@ extension NotesProjection {
     }
 
     /// Whether the `filed_ever` projection holds exactly the keys of `filings` (for `verify`),
-    /// and how many keys it holds.
+    /// how many keys it holds and how many it should.
     func filedEverMatches(
-        _ filings: Set<Filing>, in txn: borrowing Transaction, databases: ProjectionDatabases
-    ) throws -> (matches: Bool, stored: Int) {
+        _ filings: [Filing], in txn: borrowing Transaction, databases: ProjectionDatabases
+    ) throws -> (matches: Bool, stored: Int, expected: Int) {
         var stored = 0
+        var expected = 0
         var matches = true
         try txn.withCursor(databases[DB.filedEver]) { c in
             var entry = try c.first()
-            try Filing.forEachKey(filings) { key in
-                if let e = entry, e.key.elementsEqual(key) {
-                    stored += 1
-                    entry = try c.next()
-                } else {
-                    matches = false
-                }
-            }
+            expected =
+                2
+                * (try Filing.forEachKey(filings) { key in
+                    if let e = entry, e.key.elementsEqual(key) {
+                        stored += 1
+                        entry = try c.next()
+                    } else {
+                        matches = false
+                    }
+                })
             while let e = entry {
                 _ = e
                 stored += 1
@@ -193,6 +204,6 @@ extension NotesProjection {
                 entry = try c.next()
             }
         }
-        return (matches, stored)
+        return (matches, stored, expected)
     }
 }

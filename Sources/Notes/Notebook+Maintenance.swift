@@ -146,7 +146,7 @@ extension NotesProjection {
         let filed = try filedEverMatches(state.everFiled, in: txn, databases: databases)
         if !filed.matches {
             report(
-                "the notes ever filed under each category and tag differ from the log (\(filed.stored) keys stored, \(2 * state.everFiled.count) expected)"
+                "the notes ever filed under each category and tag differ from the log (\(filed.stored) keys stored, \(filed.expected) expected)"
             )
         }
         let conflicted = try conflictedIDs(in: txn, databases: databases)

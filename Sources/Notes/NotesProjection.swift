@@ -705,7 +705,7 @@ public final class NotesProjection: ProjectionSet {
             }
             try txn.withCursor(databases[DB.filedEver]) { c in
                 try [UInt8]().withUnsafeBytes { v in
-                    try Filing.forEachKey(state.everFiled) { k in try c.put(k, v, flags: .append) }
+                    _ = try Filing.forEachKey(state.everFiled) { k in try c.put(k, v, flags: .append) }
                 }
             }
             try txn.withCursor(databases[DB.conflicts]) { c in

@@ -461,7 +461,7 @@ struct Replayer {
             if let t = e.title { note.title = String(decoding: t, as: UTF8.self) }
             if let b = e.body { note.body = String(decoding: b, as: UTF8.self) }
             if e.everPinned { state.everPinned.insert(note.id) }
-            state.everFiled.formUnion(e.filings)
+            state.everFiled += e.filings
             notes.append(note)
         }
         if releasingPages { store.environment.releaseMappedPages() }
