@@ -629,6 +629,14 @@ public final class NotesProjection: ProjectionSet {
 
     /// Writes a folded state into empty projection databases, in sorted bulk order.
     func write(_ state: NotebookState, context: any ProjectionBulkWriter, databases: ProjectionDatabases) throws {
+        // First, while the rest is not built yet: the filings are sorted in a copy of their own.
+        try context.write { txn in
+            try txn.withCursor(databases[DB.filedEver]) { c in
+                try [UInt8]().withUnsafeBytes { v in
+                    _ = try Filing.forEachKey(state.everFiled) { k in try c.put(k, v, flags: .append) }
+                }
+            }
+        }
         let notes = state.notes.values.sorted { $0.id < $1.id }
         // The links' entries are made on a thread of their own and the search index is tokenized
         // on another while the other projections are written: the cores take whichever is ready.
@@ -701,11 +709,6 @@ public final class NotesProjection: ProjectionSet {
                     try id.bytes.withUnsafeBytes { k in
                         try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                     }
-                }
-            }
-            try txn.withCursor(databases[DB.filedEver]) { c in
-                try [UInt8]().withUnsafeBytes { v in
-                    _ = try Filing.forEachKey(state.everFiled) { k in try c.put(k, v, flags: .append) }
                 }
             }
             try txn.withCursor(databases[DB.conflicts]) { c in
