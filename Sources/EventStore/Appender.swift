@@ -63,6 +63,7 @@ final class Appender {
         }
         if store.configuration.projections != nil {
             projectionSlot = try store.activeProjections(in: txn)
+            try store.checkProjectionVersion(in: txn)
         }
     }
 

@@ -54,6 +54,8 @@ public final class EventStore: Sendable {
     let meta: Database
     /// Projection databases by slot (0 and 1); the active slot is recorded in `meta`.
     let slots: [ProjectionDatabases]
+    /// The projection version this program writes, as stored (see ``currentProjectionVersion``).
+    let currentProjectionVersionBytes: [UInt8]
 
     /// Opens the store in directory `path`, creating it when absent.
     ///
@@ -61,6 +63,7 @@ public final class EventStore: Sendable {
     /// (type, version) has no upcaster chain to the current schema.
     public init(path: String, configuration: Configuration = Configuration()) throws(StoreError) {
         self.configuration = configuration
+        currentProjectionVersionBytes = EventStore.projectionVersion(of: configuration)
         let env: Environment
         do { env = try Environment(path: path, options: configuration.environment) } catch {
             if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is a file") }

@@ -158,9 +158,12 @@ public final class RebuildContext: ProjectionBulkWriter, Sendable {
 
 extension EventStore {
     /// The stored projection version this code would write.
-    public var currentProjectionVersion: String {
-        let digest = SHA256.hex(SHA256.hash(Array(registry.signature.utf8)).prefix(6))
-        return (configuration.projections?.version ?? "none") + "/schemas-" + digest
+    public var currentProjectionVersion: String { String(decoding: currentProjectionVersionBytes, as: UTF8.self) }
+
+    /// ``currentProjectionVersion`` as stored.
+    static func projectionVersion(of configuration: Configuration) -> [UInt8] {
+        let digest = SHA256.hex(SHA256.hash(Array(configuration.registry.signature.utf8)).prefix(6))
+        return Array(((configuration.projections?.version ?? "none") + "/schemas-" + digest).utf8)
     }
 
     /// The projection slot queries should read in `txn`.
@@ -177,6 +180,19 @@ extension EventStore {
     public func storedProjectionVersion(in txn: borrowing Transaction) throws -> String? {
         try txn.get(meta, key: Array(Names.projectionVersionKey.utf8)).map { String(decoding: $0, as: UTF8.self) }
     }
+
+    /// Refuses a write into projections that another version of the program built: a process
+    /// left running across an upgrade (or a downgrade) would fold its appends with rules the
+    /// stored records do not follow, and the store would not know it must rebuild them. A store
+    /// whose version is not recorded yet (new, or never built) is rebuilt by any opener anyway.
+    func checkProjectionVersion(in txn: borrowing Transaction) throws {
+        let stored = try Self.projectionVersionKeyBytes.withUnsafeBytes { k in try txn.get(meta, k) }
+        guard let stored, !stored.elementsEqual(currentProjectionVersionBytes) else { return }
+        throw StoreError.projectionsChanged(
+            stored: String(decoding: stored, as: UTF8.self), expected: currentProjectionVersion)
+    }
+
+    private static let projectionVersionKeyBytes = Array(Names.projectionVersionKey.utf8)
 
     func projectionsNeedRebuild() throws(StoreError) -> Bool {
         let (stored, head): (String?, UInt64)

@@ -26,6 +26,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case notAStore(path: String, detail: String)
     /// A rebuild of the projections was taken over by another process.
     case rebuildSuperseded
+    /// The projections were rebuilt by another version of the program (`stored`) since this one
+    /// (`expected`) opened the store; nothing was written.
+    case projectionsChanged(stored: String, expected: String)
     /// The local log and a shared log it synchronizes with disagree at this position.
     case diverged(position: UInt64, detail: String)
     /// An error no layer of the store knows (a bug, if it ever shows).
@@ -57,6 +60,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(path) is not a notes store (\(detail))"
         case .rebuildSuperseded:
             return "another process took over the rebuild of the projections; run the command again"
+        case .projectionsChanged(let stored, let expected):
+            return
+                "another version of the program rebuilt the store's projections (\(stored), this one writes \(expected)) while this process had it open; nothing was written: run the command again with the program that rebuilt them"
         case .diverged(let position, let detail):
             return
                 "the store's log differs from the remote log at position \(position) (\(detail)); nothing was merged"

@@ -80,7 +80,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             switch e {
             case .conflict: return CLIError(e.description, code: .conflict)
             case .invalidStreamName, .invalidEventType, .duplicateEventID: return CLIError(e.description, code: .usage)
-            case .rebuildSuperseded, .unexpected: return CLIError(e.description, code: .failure)
+            case .rebuildSuperseded, .projectionsChanged, .unexpected: return CLIError(e.description, code: .failure)
             case .storage(let l) where l.isOutOfSpace: return CLIError(e.description, code: .failure)
             case .storage(let l) where l.code == .readOnlyFileSystem:
                 return CLIError(e.description + "; choose a writable store with --store", code: .storeUnusable)

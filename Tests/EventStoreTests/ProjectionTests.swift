@@ -40,6 +40,38 @@ struct ProjectionTests {
         #expect(upgrades == [report])
     }
 
+    @Test("a process left open across an upgrade refuses to write into the projections the new version built")
+    func writeAfterUpgradeRefused() throws {
+        let tmp = TemporaryDirectory()
+        var f = EventFactory()
+        let old = try EventStore(
+            path: tmp.path, configuration: configuration(registry: stressRegistry(), projections: CountingProjections()))
+        #expect(try old.rebuildIfNeeded() == nil)
+        try fill(old, &f, count: 4)
+        let head = try old.read { txn throws in try old.headPosition(in: txn) }
+        let before = try projectionContents(old)
+        // The newer program rebuilds and records its version (LMDB cannot open one store twice in
+        // a process: the record is what its swap writes).
+        try old.environment.write { txn throws in
+            try old.setMetadata("projections.version", Array("counting-2/schemas-000000000000".utf8), in: txn)
+        }
+        let error = #expect(throws: StoreError.self) { try fill(old, &f, count: 1) }
+        guard case .projectionsChanged(let stored, let expected) = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
+        #expect(stored == "counting-2/schemas-000000000000")
+        #expect(expected == old.currentProjectionVersion)
+        #expect(try old.read { txn throws in try old.headPosition(in: txn) } == head)
+        #expect(try projectionContents(old) == before)
+        // The version this program writes lets it write again.
+        try old.environment.write { txn throws in
+            try old.setMetadata("projections.version", Array(old.currentProjectionVersion.utf8), in: txn)
+        }
+        try fill(old, &f, count: 1)
+        #expect(try old.read { txn throws in try old.headPosition(in: txn) } == head + 1)
+    }
+
     @Test("a changed projection version triggers a rebuild at open, once")
     func versionChange() throws {
         let tmp = TemporaryDirectory()
