@@ -45,7 +45,8 @@ struct ProjectionTests {
         let tmp = TemporaryDirectory()
         var f = EventFactory()
         let old = try EventStore(
-            path: tmp.path, configuration: configuration(registry: stressRegistry(), projections: CountingProjections()))
+            path: tmp.path, configuration: configuration(registry: stressRegistry(), projections: CountingProjections())
+        )
         #expect(try old.rebuildIfNeeded() == nil)
         try fill(old, &f, count: 4)
         let head = try old.read { txn throws in try old.headPosition(in: txn) }
