@@ -13,6 +13,8 @@ import LMDB
 /// is a prefix of another (they differ within their fixed layout), so this is exactly the byte
 /// order of the keys, and every put can use `MDB_APPEND`.
 struct ListIndexBulkWriter {
+    /// The notes, for the rows the default listing's keys hold (see ``ListIndex/covers(_:)``).
+    private let notes: [Note]
     private let ids: [Identifier]
     /// Per note: the date sort values as the integers whose big-endian bytes the keys hold.
     private let updated: [UInt64]
@@ -31,6 +33,7 @@ struct ListIndexBulkWriter {
     private static let maxKey = 20 + 65 + 16
 
     init(_ notes: [Note]) {
+        self.notes = notes
         ids = notes.map(\.id)
         updated = notes.map { Self.descending($0.updatedAt) }
         created = notes.map { Self.descending($0.createdAt) }
@@ -127,6 +130,8 @@ struct ListIndexBulkWriter {
         let bucket: Int
         let sort: ListQuery.Sort
         let bytes: [UInt8]
+        /// Whether its keys hold the notes' rows.
+        var covers: Bool { ListIndex.covers(bytes) }
     }
 
     /// The prefix of each bucket that holds notes, in key order.
@@ -205,7 +210,14 @@ struct ListIndexBulkWriter {
                                     .copyMemory(from: suffix)
                                 length += suffix.count
                             }
-                            try c.put(UnsafeRawBufferPointer(rebasing: k[0..<length]), none, flags: .append)
+                            let key = UnsafeRawBufferPointer(rebasing: k[0..<length])
+                            if prefix.covers {
+                                try NoteRow(notes[i]).encoded().withUnsafeBytes { row in
+                                    try c.put(key, row, flags: .append)
+                                }
+                            } else {
+                                try c.put(key, none, flags: .append)
+                            }
                             item += 1
                             written += 1
                         }

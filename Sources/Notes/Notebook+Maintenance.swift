@@ -121,10 +121,19 @@ extension NotesProjection {
         for n in state.notes.values { expectedKeys += ListIndex.keys(for: n) }
         expectedKeys.sort { $0.lexicographicallyPrecedes($1) }
         var storedKeys: [[UInt8]] = []
+        var rowsDiffer = 0
         try txn.withCursor(databases[DB.list]) { c in
             var entry = try c.first()
             while let e = entry {
-                storedKeys.append(Array(e.key))
+                let key = Array(e.key)
+                // The default listing's keys hold the note's row, every other key nothing.
+                let expected =
+                    ListIndex.covers(key) && key.count >= 16
+                    ? Identifier(bytes: e.key[(e.key.count - 16)...]).flatMap { state.notes[$0] }.map {
+                        NoteRow($0).encoded()
+                    } : []
+                if let expected, !e.value.elementsEqual(expected) { rowsDiffer += 1 }
+                storedKeys.append(key)
                 entry = try c.next()
             }
         }
@@ -133,6 +142,7 @@ extension NotesProjection {
                 "the listing index differs from the log (\(storedKeys.count) entries stored, \(expectedKeys.count) expected)"
             )
         }
+        if rowsDiffer > 0 { report("\(rowsDiffer) rows in the listing index differ from the log") }
         var everPinned: [Identifier] = []
         try forEachEverPinned(in: txn, databases: databases) { id in
             everPinned.append(id)

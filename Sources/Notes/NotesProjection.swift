@@ -19,7 +19,7 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-11+" + SearchBridge.version + "+" + searchLanguage.name }
+    public var version: String { "notes-12+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"
@@ -197,9 +197,10 @@ public final class NotesProjection: ProjectionSet {
     /// is gone), and moves its share of the category and tag counts.
     func storeRecords(old: Note?, new: Note?, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
         guard let id = new?.id ?? old?.id else { return }
-        if let new {
+        let row = new.map { NoteRow($0).encoded() }
+        if let new, let row {
             try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
-            try txn.put(databases[DB.rows], key: id.bytes, value: NoteRow(new).encoded())
+            try txn.put(databases[DB.rows], key: id.bytes, value: row)
         } else {
             _ = try txn.delete(databases[DB.notes], key: id.bytes)
             _ = try txn.delete(databases[DB.rows], key: id.bytes)
@@ -216,11 +217,9 @@ public final class NotesProjection: ProjectionSet {
         // A note whose listing fields other than its update time are unchanged (an edit of its
         // text) moves only in the listings by update time: only those keys are made and compared.
         let sorts = ListIndex.sortsMoved(from: old, to: new)
-        let oldKeys = old.map { ListIndex.keys(for: $0, sorts: sorts) } ?? []
-        let newKeys = new.map { ListIndex.keys(for: $0, sorts: sorts) } ?? []
-        let list = databases[DB.list]
-        for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
-        for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
+        try storeListKeys(
+            old: old, new: new, row: row, oldKeys: old.map { ListIndex.keys(for: $0, sorts: sorts) } ?? [],
+            newKeys: new.map { ListIndex.keys(for: $0, sorts: sorts) } ?? [], in: txn, list: databases[DB.list])
         // Counts are of notes not in the trash. Only a net change is written: an edit that keeps
         // the note's category and tags rewrites none of their records.
         let was = old.flatMap { $0.trashed ? nil : $0 }
@@ -229,6 +228,24 @@ public final class NotesProjection: ProjectionSet {
         for (c, delta) in categories { try categoryTable(databases).adjustCount(c, by: delta, in: txn) }
         for (t, delta) in Self.netCounts(was?.tags ?? [], now?.tags ?? []) {
             try tagTable(databases).adjustCount(t, by: delta, in: txn)
+        }
+    }
+
+    /// Moves the note's listing keys from `oldKeys` to `newKeys` (those that may differ), the
+    /// row kept in the default listing's keys (see ``ListIndex/covers(_:)``) brought up to date
+    /// too: written with each new key, and in place under a key that did not move when the row
+    /// changed all the same (two events at one instant move only its version).
+    private func storeListKeys(
+        old: Note?, new: Note?, row: [UInt8]?, oldKeys: [[UInt8]], newKeys: [[UInt8]], in txn: borrowing Transaction,
+        list: Database
+    ) throws {
+        for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
+        for k in newKeys where !oldKeys.contains(k) {
+            try txn.put(list, key: k, value: ListIndex.covers(k) ? row ?? [] : [])
+        }
+        guard let new, let row, let old, NoteRow(old) != NoteRow(new) else { return }
+        for k in ListIndex.keys(for: new, sorts: [.updated]) where ListIndex.covers(k) {
+            if oldKeys.contains(k) || !newKeys.contains(k) { try txn.put(list, key: k, value: row) }
         }
     }
 
@@ -255,13 +272,12 @@ public final class NotesProjection: ProjectionSet {
         _ changes: [(old: Note, new: Note)], in txn: borrowing Transaction, databases: ProjectionDatabases
     ) throws {
         for (old, new) in changes {
+            let row = NoteRow(new).encoded()
             try txn.put(databases[DB.notes], key: new.id.bytes, value: new.encoded())
-            try txn.put(databases[DB.rows], key: new.id.bytes, value: NoteRow(new).encoded())
-            let oldKeys = ListIndex.keys(for: old)
-            let newKeys = ListIndex.keys(for: new)
-            let list = databases[DB.list]
-            for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
-            for k in newKeys where !oldKeys.contains(k) { try txn.put(list, key: k, value: []) }
+            try txn.put(databases[DB.rows], key: new.id.bytes, value: row)
+            try storeListKeys(
+                old: old, new: new, row: row, oldKeys: ListIndex.keys(for: old), newKeys: ListIndex.keys(for: new),
+                in: txn, list: databases[DB.list])
         }
         try SearchBridge.update(
             changes: changes.map { (old: Optional($0.old), new: $0.new) }, in: txn, databases: databases,
@@ -369,7 +385,38 @@ public final class NotesProjection: ProjectionSet {
         -> [NoteRow]
     {
         let db = databases[DB.rows]
-        return try page(query, in: txn, databases: databases) { id in try row(id, in: txn, rows: db) }
+        guard query.scope == .any, query.sort == .updated, query.tags.isEmpty else {
+            return try page(query, in: txn, databases: databases) { id in try row(id, in: txn, rows: db) }
+        }
+        // The default listing's keys hold the rows: a page is one cursor walk, no lookup a note.
+        var out: [NoteRow] = []
+        out.reserveCapacity(min(query.limit, 256))
+        for group: UInt8 in query.pinnedOnly ? [0] : [0, 1] {
+            let prefix = ListIndex.prefix(status: query.status, scope: .any, sort: .updated, pinnedGroup: group)
+            try scanEntries(prefix, reverse: query.reverse, in: txn, databases: databases) { key, value in
+                guard key.count >= prefix.count + 16 else { return false }
+                let id = Self.identifier(endingAt: key.count, of: key)
+                guard !query.excluding.contains(id) else { return true }
+                if value.isEmpty {
+                    if let r = try row(id, in: txn, rows: db) { out.append(r) }
+                } else {
+                    do { out.append(try NoteRow(id: id, decoding: value)) } catch {
+                        throw StoreError.damagedProjection("listing row of \(id): \(error)")
+                    }
+                }
+                return out.count < query.limit
+            }
+            if out.count >= query.limit { break }
+        }
+        return out
+    }
+
+    /// The id held in the 16 bytes of `key` that end at `end`, read in place.
+    @inline(__always)
+    private static func identifier(endingAt end: Int, of key: UnsafeRawBufferPointer) -> Identifier {
+        Identifier(
+            high: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: end - 16, as: UInt64.self)),
+            low: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)))
     }
 
     /// One page of a listing, each entry read by `load`.
@@ -482,11 +529,7 @@ public final class NotesProjection: ProjectionSet {
         try scanKeys(prefix, reverse: reverse, in: txn, databases: databases) { key in
             // The id is the key's last 16 bytes, read in place.
             guard key.count >= prefix.count + 16 else { return false }
-            let end = key.count
-            let id = Identifier(
-                high: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: end - 16, as: UInt64.self)),
-                low: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)))
-            return try body(id)
+            return try body(Self.identifier(endingAt: key.count, of: key))
         }
     }
 
@@ -501,6 +544,15 @@ public final class NotesProjection: ProjectionSet {
         _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
         _ body: (UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        try scanEntries(prefix, reverse: reverse, in: txn, databases: databases) { key, _ in try body(key) }
+    }
+
+    /// Calls `body` with the key and value of each listing entry under `prefix`, in order, while
+    /// it returns true.
+    private func scanEntries(
+        _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try txn.withCursor(databases[DB.list]) { c in
             var entry: Entry?
             if reverse {
@@ -511,7 +563,7 @@ public final class NotesProjection: ProjectionSet {
                 entry = try c.seek(prefix)
             }
             while let e = entry, e.key.starts(with: prefix) {
-                guard try body(e.key) else { break }
+                guard try body(e.key, e.value) else { break }
                 entry = reverse ? try c.previous() : try c.next()
             }
         }
@@ -814,6 +866,13 @@ enum ListIndex {
             }
         }
         return keys
+    }
+
+    /// Whether `key` is one of the default listing's (every note, by update time), whose value
+    /// is the note's row (``NoteRow/encoded()``): the page `notes list` prints without options
+    /// is read in one cursor walk. Every other key's value is empty.
+    static func covers(_ key: [UInt8]) -> Bool {
+        key.count > 3 && key[1] == 0 && key[2] == ListQuery.Sort.updated.rawValue
     }
 
     static func descending(_ t: Int64) -> [UInt8] {

@@ -238,10 +238,45 @@ struct NotebookListingTests {
             problems.contains("the listing row of note \(shortID(stray)) is in the projection but not in the log"),
             "\(problems)")
         #expect(problems.contains("the projection holds 2 listing rows, the log 1 notes"), "\(problems)")
+        // Listings in another order read the rows projection; the default one reads the rows
+        // its keys hold, checked by verify and refused when damaged too.
+        var byCreation = q
+        byCreation.sort = .created
+        #expect(throws: NotesError.self) { try f.book.listRows(byCreation) }
+        #expect(try f.book.listRows(q) == [NoteRow(note)])
+        let list = try f.book.read { _, dbs in dbs["list"] }
+        try f.book.store.environment.write { txn throws in
+            let key = try txn.withCursor(list) { c in
+                try #require(try c.seek([ListQuery.StatusFilter.archived.rawValue, 0, 0, 0]).map { Array($0.key) })
+            }
+            #expect(key.suffix(16) == a.id.bytes[...])
+            let valid = try #require(try txn.get(list, key: key))
+            try txn.put(list, key: key, value: Array(valid.dropLast()))
+        }
+        #expect(try f.book.verify().map(\.detail).contains("1 rows in the listing index differ from the log"))
         #expect(throws: NotesError.self) { try f.book.listRows(q) }
         try f.book.rebuild()
         #expect(try f.book.verify().isEmpty)
         #expect(try f.book.listRows(q) == [NoteRow(note)])
+    }
+
+    @Test("the default listing's rows follow events at one instant, which move only the version")
+    func rowsAtOneInstant() throws {
+        let f = try NotebookFixture()
+        let a = try f.book.add(title: "Same", body: "one")
+        let b = try f.book.add(title: "Other", body: "two", pinned: true)
+        // The clock stands still: each edit changes the note's row (its version), not its keys.
+        _ = try f.book.edit(a.id, body: "one, again")
+        _ = try f.book.edit(a.id, body: "one, a third time")
+        _ = try f.book.pin(a.id)
+        _ = try f.book.edit(b.id, title: "Other, renamed")
+        let expected = try [a.id, b.id].map { NoteRow(try f.book.note($0)) }.sorted { $0.id < $1.id }
+        #expect(try f.book.listRows(ListQuery()).sorted { $0.id < $1.id } == expected)
+        #expect(try f.book.listRows(ListQuery()).first { $0.id == a.id }?.version == 4)
+        var all = ListQuery()
+        all.status = .all
+        #expect(try f.book.listRows(all).sorted { $0.id < $1.id } == expected)
+        #expect(try f.book.verify().isEmpty)
     }
 
     @Test("a row's stored form round-trips every field, and every cut or flipped flag of it is refused")
