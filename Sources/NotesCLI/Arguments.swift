@@ -48,7 +48,6 @@ struct ParsedArguments: Sendable {
 /// repeating an option is an error unless it is repeatable.
 struct ArgumentParser {
     let commandOptions: (String) -> [OptionSpec]?
-    let commandNames: [String]
 
     func parse(_ args: [String]) throws(CLIError) -> ParsedArguments {
         var result = ParsedArguments()

@@ -43,8 +43,7 @@ public enum NotesCommandLine {
         signal(SIGPIPE, SIG_IGN)
         // Past `ulimit -f` a write must fail with EFBIG (reported as a full disk), not kill us silently.
         signal(SIGXFSZ, SIG_IGN)
-        let parser = ArgumentParser(
-            commandOptions: { findCommand($0)?.options }, commandNames: allCommands.map(\.name))
+        let parser = ArgumentParser(commandOptions: { findCommand($0)?.options })
         do {
             let parsed = try parser.parse(arguments)
             if parsed.flags.contains("version") {

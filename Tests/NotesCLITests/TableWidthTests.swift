@@ -26,4 +26,11 @@ struct TableWidthTests {
         #expect(truncate("crlf\r\nend", 60) == "crlf end")
         #expect(truncate("ééé", 2) == "é…")
     }
+
+    @Test("every command is found by its name, and no other name is")
+    func commandsByName() {
+        for c in allCommands { #expect(findCommand(c.name)?.name == c.name, "\(c.name)") }
+        #expect(findCommand("help")?.name == "help")
+        #expect(findCommand("lists") == nil && findCommand("") == nil)
+    }
 }
