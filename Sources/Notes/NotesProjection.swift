@@ -396,7 +396,7 @@ public final class NotesProjection: ProjectionSet {
             try scanEntries(prefix, reverse: query.reverse, in: txn, databases: databases) { key, value in
                 guard key.count >= prefix.count + 16 else { return false }
                 let id = Self.identifier(endingAt: key.count, of: key)
-                guard !query.excluding.contains(id) else { return true }
+                guard !query.excluding.contains(id) else { return out.count < query.limit }
                 if value.isEmpty {
                     if let r = try row(id, in: txn, rows: db) { out.append(r) }
                 } else {

@@ -5,7 +5,8 @@ import Notes
 
 extension Context {
     /// Opens the note in the user's editor and saves the result, unless the note changed
-    /// meanwhile: then the edited text goes to a recovery file and the error is a conflict.
+    /// meanwhile: then the edited text goes to a recovery file and the error is a conflict. Any
+    /// other refused write keeps the text in a recovery file too.
     func editInEditor(_ id: Identifier, expectedVersion: UInt64?) throws -> Note {
         let book = try notebook()
         let note = try book.note(id)
@@ -39,10 +40,15 @@ extension Context {
         do { return try book.edit(id, title: title, body: body, expectedVersion: note.version) } catch {
             failure = error
         }
-        guard let failure, case .conflict(_, let expected, let actual) = failure else {
-            throw failure ?? CLIError("the edit failed", code: .failure)
-        }
+        guard let failure else { throw CLIError("the edit failed", code: .failure) }
+        // Whatever refused the write (the note changed meanwhile, an invalid title, projections
+        // another version of the program rebuilt while the editor was open, a full disk), the
+        // text the user typed is kept.
         let saved = try saveRecovery(id: id, text: edited)
+        guard case .conflict(_, let expected, let actual) = failure else {
+            let refused = CLIError.from(failure)
+            throw CLIError(refused.message + "; your text is saved in \(saved)", code: refused.code)
+        }
         throw CLIError(
             "note \(shortID(id)) changed while you edited it (v\(expected) -> v\(actual)); nothing was overwritten; your text is saved in \(saved)",
             code: .conflict)

@@ -92,4 +92,21 @@ struct CLIPersistenceAndEditorTests {
         #expect(note["body"] as? String == "changed elsewhere")
         #expect(note["version"] as? Int == 2)
     }
+
+    @Test(
+        "a write refused after the editor closed keeps the typed text in a recovery file, with the refusal's exit code")
+    func editorRefusedWrite() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept", "--body", "original\n")
+        // An empty first line is an empty title: the edit is refused after the editor ran.
+        let editor = s.script("blank-title-editor", "printf '\\n\\nall my typing\\n' > \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": editor, "VISUAL": nil])
+        CLIErrorTests.expectFailure(r, 2, mentioning: "your text is saved in")
+        let marker = "saved in "
+        let range = try #require(r.stderr.range(of: marker), "the recovery path is printed: \(r.stderr)")
+        let path = String(r.stderr[range.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(String(decoding: read(file: path), as: UTF8.self) == "\n\nall my typing\n")
+        let note = try s.object("show", id)
+        #expect(note["title"] as? String == "Kept" && note["version"] as? Int == 1)
+    }
 }
