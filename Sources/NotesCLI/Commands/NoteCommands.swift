@@ -55,7 +55,8 @@ let editCommand = Command(
     discussion: """
         With no --title or body, the note opens in $VISUAL (else $EDITOR, else vi): the first line is the
         title, then a blank line, then the body. If the note changed while the editor was open, nothing is
-        overwritten: the edited text is saved to a recovery file and the exit code is 4.
+        overwritten: the edited text is saved to a recovery file and the exit code is 4. Any other refused
+        save (an empty title, a full disk) keeps the text in a recovery file too, with that error's code.
         """,
     options: [OptionSpec("title", short: "t", value: "TITLE", "the new title")] + bodyOptions + [
         OptionSpec("expect-version", value: "N", "fail with exit code 4 unless the note is at version N")
