@@ -19,43 +19,83 @@ extension SearchIndex {
         stemmed query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction,
         _ db: SearchDatabases
     ) throws -> [SearchHit] {
-        guard limit > 0 else { return [] }
-        let stats = try SearchStats.read(txn, db)
-        guard stats.documents > 0 else { return [] }
-        let collection = stats.collection
-        // A query of clauses side by side runs as one conjunction (its rarest clause leads);
-        // any other shape as the iterator of its tree.
-        var positive: [any ClauseIterator] = []
-        var excluded: [any ClauseIterator] = []
-        let matchable = try txn.withCursor(db.terms) { tc in
-            try txn.withCursor(db.postings) { pc in
-                let (parts, out): ([SearchQuery.Node], [SearchQuery.Node])
-                if case .all(let a, let e) = query.root {
-                    (parts, out) = (a, e)
-                } else {
-                    (parts, out) = ([query.root], [])
-                }
-                guard let c = try conjunction(parts, out, collection: collection, terms: tc, postings: pc) else {
-                    return false
-                }
-                (positive, excluded) = c
-                return true
+        try withSearcher(in: txn, db) { s in try s.search(stemmed: query, filter: filter, limit: limit) }
+    }
+
+    /// Runs `body` with a ``Searcher`` over the snapshot `txn`, for a caller that asks several
+    /// queries of one snapshot: the statistics are read and the cursors opened once, and the note
+    /// records each query reads are found once for all of them.
+    public static func withSearcher<R>(
+        in txn: borrowing Transaction, _ db: SearchDatabases, _ body: (borrowing Searcher) throws -> R
+    ) throws -> R {
+        let searcher = try Searcher(txn, db)
+        return try body(searcher)
+    }
+
+    /// Queries of one read snapshot (lent to the body of ``withSearcher(in:_:_:)``; it must not
+    /// outlive it): the index's statistics, a cursor on each database a query reads, and a table
+    /// of the note record chunks already found, so that a record is one load, not a B-tree
+    /// search, once its chunk has been met.
+    public struct Searcher: ~Copyable {
+        let db: SearchDatabases
+        let stats: SearchStats
+        let terms: Cursor
+        let postings: Cursor
+        let docs: Cursor
+        let records: RecordReader
+
+        init(_ txn: borrowing Transaction, _ db: SearchDatabases) throws {
+            // Every throwing step first: a noncopyable value is initialized all at once.
+            let stats = try SearchStats.read(txn, db)
+            let terms = try txn.openCursor(db.terms)
+            let postings = try txn.openCursor(db.postings)
+            let docs = try txn.openCursor(db.docs)
+            self.db = db
+            self.stats = stats
+            self.terms = terms
+            self.postings = postings
+            self.docs = docs
+            records = RecordReader(chunks: Int(stats.nextDoc / UInt32(DocRecord.perChunk)) + 1)
+        }
+
+        deinit { records.deallocate() }
+
+        /// ``SearchIndex/search(_:filter:limit:in:_:)`` in this searcher's snapshot.
+        public func search(_ query: SearchQuery, filter: SearchFilter, limit: Int) throws -> [SearchHit] {
+            try search(stemmed: query.stemmed(db.language), filter: filter, limit: limit)
+        }
+
+        func search(stemmed query: SearchQuery, filter: SearchFilter, limit: Int) throws -> [SearchHit] {
+            guard limit > 0, stats.documents > 0 else { return [] }
+            let collection = stats.collection
+            // A query of clauses side by side runs as one conjunction (its rarest clause leads);
+            // any other shape as the iterator of its tree.
+            let (parts, out): ([SearchQuery.Node], [SearchQuery.Node])
+            if case .all(let a, let e) = query.root {
+                (parts, out) = (a, e)
+            } else {
+                (parts, out) = ([query.root], [])
             }
-        }
-        guard matchable, !positive.isEmpty else { return [] }
-        // A query of words only (the usual one) runs on the concrete iterators: calls through
-        // the protocol retain and release the iterator around every call.
-        let terms = positive.compactMap { $0 as? TermIterator }
-        if terms.count == 1 && positive.count == 1 && excluded.isEmpty {
-            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, in: txn, db)
-        }
-        if terms.count == positive.count {
+            guard
+                let (positive, excluded) = try conjunction(
+                    parts, out, collection: collection, terms: terms, postings: postings),
+                !positive.isEmpty
+            else { return [] }
+            // A query of words only (the usual one) runs on the concrete iterators: calls through
+            // the protocol retain and release the iterator around every call.
+            let words = positive.compactMap { $0 as? TermIterator }
+            let compiled = CompiledFilter(filter)
+            if words.count == 1 && positive.count == 1 && excluded.isEmpty {
+                return try runOne(words[0], filter: compiled, limit: limit, docs: docs, records)
+            }
+            if words.count == positive.count {
+                return try run(
+                    positive: words, excluded: excluded, filter: compiled, limit: limit, docs: docs, records)
+            }
             return try run(
-                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+                positive: positive.map(ErasedClause.init), excluded: excluded, filter: compiled, limit: limit,
+                docs: docs, records)
         }
-        return try run(
-            positive: positive.map(ErasedClause.init), excluded: excluded, filter: CompiledFilter(filter),
-            limit: limit, in: txn, db)
     }
 
     /// The iterator of a query node, or nil when no note can match it.
@@ -176,21 +216,18 @@ extension SearchIndex {
     /// every block whose bound is below the k-th best is never decoded. The order of the blocks
     /// does not change the result: ties are ranked by the records, not by the order met.
     static func runOne(
-        _ term: TermIterator, filter: CompiledFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, docs dc: borrowing Cursor, _ records: RecordReader
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         var order: [(bound: Double, block: Int)] = []
         order.reserveCapacity(term.blocks.count)
         for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
         order.sort { $0.bound > $1.bound || ($0.bound == $1.bound && $0.block < $1.block) }
-        try txn.withCursor(db.docs) { dc in
-            var records = RecordReader()
-            for (bound, b) in order {
-                // A little slack keeps floating-point summation order from ever pruning a tie.
-                if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
-                try term.forEachEntry(ofBlock: b) { d, score in
-                    try records.offer(d, score: score, to: &top, filter: filter, through: dc)
-                }
+        for (bound, b) in order {
+            // A little slack keeps floating-point summation order from ever pruning a tie.
+            if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
+            try term.forEachEntry(ofBlock: b) { d, score in
+                try records.offer(d, score: score, to: &top, filter: filter, through: dc)
             }
         }
         return top.results()
@@ -201,18 +238,17 @@ extension SearchIndex {
     @_specialize(where Iterator == ErasedClause)
     static func run<Iterator: ClauseIterator>(
         positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
-        in txn: borrowing Transaction, _ db: SearchDatabases
+        docs dc: borrowing Cursor, _ records: RecordReader
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         let byCost = positive.sorted { $0.cost < $1.cost }
         let lead = byCost[0]
         let others = Array(byCost.dropFirst())
-        var records = RecordReader()
         // Docs up to `clearedUpTo` are known to have a bound at or above the threshold.
         var clearedUpTo: UInt32 = 0
         var haveCleared = false
         var target: UInt32 = 0
-        try txn.withCursor(db.docs) { dc in
+        do {
             while true {
                 if top.isFull && !(haveCleared && target <= clearedUpTo) {
                     // Skip whole runs of blocks whose summed best scores cannot beat the k-th best.
@@ -286,31 +322,42 @@ struct BlockRef {
     let bytes: UnsafeRawBufferPointer
 }
 
-/// Reads note records, keeping the last 128-record chunk at hand (docs arrive in order), through
-/// one cursor: LMDB finds a key on the cursor's current page without walking down from the root.
+/// Reads note records through one cursor, remembering where each 128-record chunk met lies in
+/// the map (valid for the snapshot): a record of a chunk met before is one load.
 struct RecordReader {
-    private var chunkNumber = UInt32.max
-    private var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// The chunk of each chunk number below `count` that was met, or nil.
+    private let table: UnsafeMutablePointer<UnsafeRawPointer?>
+    private let count: Int
 
-    mutating func locate(_ doc: UInt32, through cursor: borrowing Cursor) throws -> (UnsafeRawBufferPointer, Int)? {
-        let n = doc / UInt32(DocRecord.perChunk)
-        if n != chunkNumber {
-            guard let c = try bigEndian(n).withUnsafeBytes({ k in try cursor.seekExact(k) })?.value else {
-                return nil
-            }
-            guard c.count == DocRecord.size * DocRecord.perChunk else {
-                throw SearchIndexError.damaged("a note record chunk has \(c.count) bytes")
-            }
-            chunk = c
-            chunkNumber = n
+    init(chunks: Int) {
+        count = max(1, chunks)
+        table = .allocate(capacity: count)
+        table.initialize(repeating: nil, count: count)
+    }
+
+    func deallocate() { table.deallocate() }
+
+    @inline(__always)
+    func locate(_ doc: UInt32, through cursor: borrowing Cursor) throws -> (UnsafeRawBufferPointer, Int)? {
+        let n = Int(doc / UInt32(DocRecord.perChunk))
+        let bytes = DocRecord.size * DocRecord.perChunk
+        if n < count, let p = table[n] {
+            return (UnsafeRawBufferPointer(start: p, count: bytes), DocRecord.offset(doc))
         }
-        return (chunk, DocRecord.offset(doc))
+        guard let c = try bigEndian(UInt32(n)).withUnsafeBytes({ k in try cursor.seekExact(k) })?.value else {
+            return nil
+        }
+        guard c.count == bytes, let base = c.baseAddress else {
+            throw SearchIndexError.damaged("a note record chunk has \(c.count) bytes")
+        }
+        if n < count { table[n] = base }
+        return (c, DocRecord.offset(doc))
     }
 
     /// Offers doc `d` with `score` to `top` when the score could enter and its record passes
     /// `filter` (the record gives the tie-breaking update time and the id).
     @inline(__always)
-    mutating func offer(
+    func offer(
         _ d: UInt32, score: Double, to top: inout TopK, filter: CompiledFilter, through cursor: borrowing Cursor
     ) throws {
         guard top.admits(score), let (chunk, o) = try locate(d, through: cursor),
@@ -492,11 +539,14 @@ final class TermIterator: ClauseIterator {
     }
 
     /// Calls `body` with each doc of block `b` in the iterator's field and its score, in order.
+    @inline(__always)
     func forEachEntry(ofBlock b: Int, _ body: (UInt32, Double) throws -> Void) throws {
         try load(b)
-        for k in 0..<count where field == .any || inField(k) {
-            i = k
-            try body(docs[k], score())
+        // Locals: the class's properties would be checked for exclusive access at every entry.
+        let (n, p, c, bytes, scorer, anyField) = (count, docs, columns, self.bytes, self.scorer, field == .any)
+        for k in 0..<n where anyField || inField(k) {
+            let (bodyTF, titleTF, length) = c.entry(k, bytes)
+            try body(p[k], scorer.score(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length))
         }
     }
 
