@@ -134,6 +134,7 @@ extension SearchIndex {
         terms tc: borrowing Cursor, postings pc: borrowing Cursor
     ) throws -> (positive: [any ClauseIterator], excluded: [any ClauseIterator])? {
         var positive: [any ClauseIterator] = []
+        positive.reserveCapacity(parts.count)
         for p in parts {
             guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
             positive.append(it)
@@ -152,7 +153,7 @@ extension SearchIndex {
     ) throws -> (any ClauseIterator)? {
         func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
             guard let df = try dfOf(term, tc) else { return nil }
-            let blocks = try blockList(term, pc)
+            let blocks = try blockList(term, pc, df: df)
             guard !blocks.isEmpty else { return nil }
             return TermIterator(
                 blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
@@ -178,7 +179,7 @@ extension SearchIndex {
                 var r = VarintReader(e.value, at: 0)
                 let df = UInt64(try r.next())
                 let it = TermIterator(
-                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), field: clause.field,
+                    blocks: try blockList(term, pc, df: df), scorer: collection.scorer(df: df), field: clause.field,
                     cost: Int(df))
                 var d = try it.advance(to: 0)
                 while d != TermIterator.end {
@@ -199,9 +200,16 @@ extension SearchIndex {
     }
 
     /// Every block of `term`: its last doc and its bytes in the map.
-    static func blockList(_ term: [UInt8], _ pc: borrowing Cursor) throws -> [BlockRef] {
+    static func blockList(_ term: [UInt8], _ pc: borrowing Cursor, df: UInt64 = 0) throws -> [BlockRef] {
         var out: [BlockRef] = []
-        var entry = try blockKey(term, 0).withUnsafeBytes { k in try pc.seek(k) }
+        // Blocks written in bulk hold 128 notes; inline ones may hold fewer, and then it grows.
+        out.reserveCapacity(Int(min(df, 1 << 24)) / PostingBlock.targetSize + 1)
+        // The key of the term's first block (its last doc 0 or above), built without an array.
+        var entry = try withUnsafeTemporaryAllocation(byteCount: term.count + 5, alignment: 1) { k in
+            term.withUnsafeBytes { t in k.copyMemory(from: t) }
+            for i in term.count..<(term.count + 5) { k[i] = 0 }
+            return try pc.seek(UnsafeRawBufferPointer(k))
+        }
         while let e = entry, isBlockKey(e.key, of: term) {
             guard let last = readBigEndianUInt32(e.key, at: term.count + 1), last < TermIterator.end else {
                 throw SearchIndexError.damaged("a posting block key is malformed")
@@ -223,11 +231,26 @@ extension SearchIndex {
         order.reserveCapacity(term.blocks.count)
         for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
         order.sort { $0.bound > $1.bound || ($0.bound == $1.bound && $0.block < $1.block) }
+        let scorer = term.scorer
+        let field = term.field
+        // The k-th best score, kept in a local: a closure or a call per entry would cost more
+        // than the entry's scoring (a note scoring below it cannot enter the top).
+        var threshold = top.threshold
         for (bound, b) in order {
             // A little slack keeps floating-point summation order from ever pruning a tie.
-            if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
-            try term.forEachEntry(ofBlock: b) { d, score in
-                try records.offer(d, score: score, to: &top, filter: filter, through: dc)
+            if top.isFull && bound * (1 + 1e-9) < threshold { break }
+            let (docs, count, columns, bytes) = try term.entries(ofBlock: b)
+            for k in 0..<count {
+                let (bodyTF, titleTF, length) = columns.entry(k, bytes)
+                switch field {
+                case .any: break
+                case .title: if titleTF == 0 { continue }
+                case .body: if bodyTF == 0 { continue }
+                }
+                let score = scorer.score(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length)
+                if score < threshold { continue }
+                try records.offer(docs[k], score: score, to: &top, filter: filter, through: dc)
+                threshold = top.threshold
             }
         }
         return top.results()
@@ -344,7 +367,7 @@ struct RecordReader {
         if n < count, let p = table[n] {
             return (UnsafeRawBufferPointer(start: p, count: bytes), DocRecord.offset(doc))
         }
-        guard let c = try bigEndian(UInt32(n)).withUnsafeBytes({ k in try cursor.seekExact(k) })?.value else {
+        guard let c = try withUnsafeBytes(of: UInt32(n).bigEndian, { k in try cursor.seekExact(k) })?.value else {
             return nil
         }
         guard c.count == bytes, let base = c.baseAddress else {
@@ -405,7 +428,7 @@ final class TermIterator: ClauseIterator {
     let blocks: [BlockRef]
     let scorer: BM25.TermScorer
     /// The field whose tf must be above zero, or `.any` when the match may be anywhere.
-    private let field: SearchQuery.Field
+    let field: SearchQuery.Field
     let cost: Int
     private var blockIndex = -1
     /// The doc numbers of the loaded block.
@@ -473,8 +496,14 @@ final class TermIterator: ClauseIterator {
     func advance(to target: UInt32) throws -> UInt32 {
         let anyField = field == .any
         var k = i
-        if blockIndex >= 0 && k < count && docs[k] >= target && (anyField || inField(k)) {
-            return docs[k]
+        if blockIndex >= 0 && k < count {
+            if docs[k] >= target && (anyField || inField(k)) { return docs[k] }
+            // The next entry: a conjunction's lead moves one doc at a time.
+            let next = k &+ 1
+            if anyField && next < count && docs[next] >= target {
+                i = next
+                return docs[next]
+            }
         }
         var b = max(blockIndex, 0)
         if b < blocks.count && blocks[b].lastDoc < target {
@@ -538,16 +567,13 @@ final class TermIterator: ClauseIterator {
         return bounds[b]
     }
 
-    /// Calls `body` with each doc of block `b` in the iterator's field and its score, in order.
-    @inline(__always)
-    func forEachEntry(ofBlock b: Int, _ body: (UInt32, Double) throws -> Void) throws {
+    /// Loads block `b` and gives its entries: doc numbers, how many, and the columns of their
+    /// tf and length in the block's bytes (valid until the next load).
+    func entries(ofBlock b: Int) throws -> (
+        docs: UnsafeMutablePointer<UInt32>, count: Int, columns: PostingBlock.Columns, bytes: UnsafeRawBufferPointer
+    ) {
         try load(b)
-        // Locals: the class's properties would be checked for exclusive access at every entry.
-        let (n, p, c, bytes, scorer, anyField) = (count, docs, columns, self.bytes, self.scorer, field == .any)
-        for k in 0..<n where anyField || inField(k) {
-            let (bodyTF, titleTF, length) = c.entry(k, bytes)
-            try body(p[k], scorer.score(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length))
-        }
+        return (docs, count, columns, bytes)
     }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
