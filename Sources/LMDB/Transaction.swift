@@ -153,6 +153,17 @@ public struct Transaction: ~Copyable {
 
     // MARK: Cursors
 
+    /// A cursor over `db` for a type of this package that holds cursors across calls (the
+    /// search index's searcher, which asks many queries of one snapshot); the cursor closes
+    /// when it is dropped, which must happen before the closure the transaction was lent to
+    /// returns.
+    package func openCursor(_ db: Database) throws(LMDBError) -> Cursor {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, db.dbi, &cursor), "open cursor on \(db.name)")
+        guard let cursor else { throw LMDBError(code: .invalid, operation: "mdb_cursor_open") }
+        return Cursor(handle: cursor, database: db, faults: faults, mapFull: mapFull)
+    }
+
     /// Runs `body` with a cursor over `db`; the cursor is closed when `body` returns.
     public func withCursor<R>(_ db: Database, _ body: (borrowing Cursor) throws -> R) throws -> R {
         var cursor: OpaquePointer?

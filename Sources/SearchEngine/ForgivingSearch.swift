@@ -290,21 +290,23 @@ extension SearchIndex {
         _ db: SearchDatabases
     ) throws -> ForgivingSearch.Outcome {
         let stemmed = query.stemmed(db.language)
-        return try ForgivingSearch.run(
-            stemmed, limit: limit, exact: exact,
-            search: { q, n in try search(stemmed: q, filter: filter, limit: n, in: txn, db) },
-            vocabulary: { visit in
-                try txn.withCursor(db.terms) { c in
-                    var entry = try c.first()
-                    while let e = entry {
-                        var r = VarintReader(e.value, at: 0)
-                        let df = UInt64(try r.next())
-                        if df > 0 { visit(e.key.assumingMemoryBound(to: UInt8.self), df) }
-                        entry = try c.next()
+        return try withSearcher(in: txn, db) { searcher in
+            try ForgivingSearch.run(
+                stemmed, limit: limit, exact: exact,
+                search: { q, n in try searcher.search(stemmed: q, filter: filter, limit: n) },
+                vocabulary: { visit in
+                    try txn.withCursor(db.terms) { c in
+                        var entry = try c.first()
+                        while let e = entry {
+                            var r = VarintReader(e.value, at: 0)
+                            let df = UInt64(try r.next())
+                            if df > 0 { visit(e.key.assumingMemoryBound(to: UInt8.self), df) }
+                            entry = try c.next()
+                        }
                     }
                 }
-            }
-        ).naming(query, stemmed: stemmed)
+            )
+        }.naming(query, stemmed: stemmed)
     }
 }
 

@@ -19,43 +19,83 @@ extension SearchIndex {
         stemmed query: SearchQuery, filter: SearchFilter, limit: Int, in txn: borrowing Transaction,
         _ db: SearchDatabases
     ) throws -> [SearchHit] {
-        guard limit > 0 else { return [] }
-        let stats = try SearchStats.read(txn, db)
-        guard stats.documents > 0 else { return [] }
-        let collection = stats.collection
-        // A query of clauses side by side runs as one conjunction (its rarest clause leads);
-        // any other shape as the iterator of its tree.
-        var positive: [any ClauseIterator] = []
-        var excluded: [any ClauseIterator] = []
-        let matchable = try txn.withCursor(db.terms) { tc in
-            try txn.withCursor(db.postings) { pc in
-                let (parts, out): ([SearchQuery.Node], [SearchQuery.Node])
-                if case .all(let a, let e) = query.root {
-                    (parts, out) = (a, e)
-                } else {
-                    (parts, out) = ([query.root], [])
-                }
-                guard let c = try conjunction(parts, out, collection: collection, terms: tc, postings: pc) else {
-                    return false
-                }
-                (positive, excluded) = c
-                return true
+        try withSearcher(in: txn, db) { s in try s.search(stemmed: query, filter: filter, limit: limit) }
+    }
+
+    /// Runs `body` with a ``Searcher`` over the snapshot `txn`, for a caller that asks several
+    /// queries of one snapshot: the statistics are read and the cursors opened once, and the note
+    /// records each query reads are found once for all of them.
+    public static func withSearcher<R>(
+        in txn: borrowing Transaction, _ db: SearchDatabases, _ body: (borrowing Searcher) throws -> R
+    ) throws -> R {
+        let searcher = try Searcher(txn, db)
+        return try body(searcher)
+    }
+
+    /// Queries of one read snapshot (lent to the body of ``withSearcher(in:_:_:)``; it must not
+    /// outlive it): the index's statistics, a cursor on each database a query reads, and a table
+    /// of the note record chunks already found, so that a record is one load, not a B-tree
+    /// search, once its chunk has been met.
+    public struct Searcher: ~Copyable {
+        let db: SearchDatabases
+        let stats: SearchStats
+        let terms: Cursor
+        let postings: Cursor
+        let docs: Cursor
+        let records: RecordReader
+
+        init(_ txn: borrowing Transaction, _ db: SearchDatabases) throws {
+            // Every throwing step first: a noncopyable value is initialized all at once.
+            let stats = try SearchStats.read(txn, db)
+            let terms = try txn.openCursor(db.terms)
+            let postings = try txn.openCursor(db.postings)
+            let docs = try txn.openCursor(db.docs)
+            self.db = db
+            self.stats = stats
+            self.terms = terms
+            self.postings = postings
+            self.docs = docs
+            records = RecordReader(chunks: Int(stats.nextDoc / UInt32(DocRecord.perChunk)) + 1)
+        }
+
+        deinit { records.deallocate() }
+
+        /// ``SearchIndex/search(_:filter:limit:in:_:)`` in this searcher's snapshot.
+        public func search(_ query: SearchQuery, filter: SearchFilter, limit: Int) throws -> [SearchHit] {
+            try search(stemmed: query.stemmed(db.language), filter: filter, limit: limit)
+        }
+
+        func search(stemmed query: SearchQuery, filter: SearchFilter, limit: Int) throws -> [SearchHit] {
+            guard limit > 0, stats.documents > 0 else { return [] }
+            let collection = stats.collection
+            // A query of clauses side by side runs as one conjunction (its rarest clause leads);
+            // any other shape as the iterator of its tree.
+            let (parts, out): ([SearchQuery.Node], [SearchQuery.Node])
+            if case .all(let a, let e) = query.root {
+                (parts, out) = (a, e)
+            } else {
+                (parts, out) = ([query.root], [])
             }
-        }
-        guard matchable, !positive.isEmpty else { return [] }
-        // A query of words only (the usual one) runs on the concrete iterators: calls through
-        // the protocol retain and release the iterator around every call.
-        let terms = positive.compactMap { $0 as? TermIterator }
-        if terms.count == 1 && positive.count == 1 && excluded.isEmpty {
-            return try runOne(terms[0], filter: CompiledFilter(filter), limit: limit, in: txn, db)
-        }
-        if terms.count == positive.count {
+            guard
+                let (positive, excluded) = try conjunction(
+                    parts, out, collection: collection, terms: terms, postings: postings),
+                !positive.isEmpty
+            else { return [] }
+            // A query of words only (the usual one) runs on the concrete iterators: calls through
+            // the protocol retain and release the iterator around every call.
+            let words = positive.compactMap { $0 as? TermIterator }
+            let compiled = CompiledFilter(filter)
+            if words.count == 1 && positive.count == 1 && excluded.isEmpty {
+                return try runOne(words[0], filter: compiled, limit: limit, docs: docs, records)
+            }
+            if words.count == positive.count {
+                return try run(
+                    positive: words, excluded: excluded, filter: compiled, limit: limit, docs: docs, records)
+            }
             return try run(
-                positive: terms, excluded: excluded, filter: CompiledFilter(filter), limit: limit, in: txn, db)
+                positive: positive.map(ErasedClause.init), excluded: excluded, filter: compiled, limit: limit,
+                docs: docs, records)
         }
-        return try run(
-            positive: positive.map(ErasedClause.init), excluded: excluded, filter: CompiledFilter(filter),
-            limit: limit, in: txn, db)
     }
 
     /// The iterator of a query node, or nil when no note can match it.
@@ -94,6 +134,7 @@ extension SearchIndex {
         terms tc: borrowing Cursor, postings pc: borrowing Cursor
     ) throws -> (positive: [any ClauseIterator], excluded: [any ClauseIterator])? {
         var positive: [any ClauseIterator] = []
+        positive.reserveCapacity(parts.count)
         for p in parts {
             guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
             positive.append(it)
@@ -112,7 +153,7 @@ extension SearchIndex {
     ) throws -> (any ClauseIterator)? {
         func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
             guard let df = try dfOf(term, tc) else { return nil }
-            let blocks = try blockList(term, pc)
+            let blocks = try blockList(term, pc, df: df)
             guard !blocks.isEmpty else { return nil }
             return TermIterator(
                 blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
@@ -138,7 +179,7 @@ extension SearchIndex {
                 var r = VarintReader(e.value, at: 0)
                 let df = UInt64(try r.next())
                 let it = TermIterator(
-                    blocks: try blockList(term, pc), scorer: collection.scorer(df: df), field: clause.field,
+                    blocks: try blockList(term, pc, df: df), scorer: collection.scorer(df: df), field: clause.field,
                     cost: Int(df))
                 var d = try it.advance(to: 0)
                 while d != TermIterator.end {
@@ -159,9 +200,16 @@ extension SearchIndex {
     }
 
     /// Every block of `term`: its last doc and its bytes in the map.
-    static func blockList(_ term: [UInt8], _ pc: borrowing Cursor) throws -> [BlockRef] {
+    static func blockList(_ term: [UInt8], _ pc: borrowing Cursor, df: UInt64 = 0) throws -> [BlockRef] {
         var out: [BlockRef] = []
-        var entry = try blockKey(term, 0).withUnsafeBytes { k in try pc.seek(k) }
+        // Blocks written in bulk hold 128 notes; inline ones may hold fewer, and then it grows.
+        out.reserveCapacity(Int(min(df, 1 << 24)) / PostingBlock.targetSize + 1)
+        // The key of the term's first block (its last doc 0 or above), built without an array.
+        var entry = try withUnsafeTemporaryAllocation(byteCount: term.count + 5, alignment: 1) { k in
+            term.withUnsafeBytes { t in k.copyMemory(from: t) }
+            for i in term.count..<(term.count + 5) { k[i] = 0 }
+            return try pc.seek(UnsafeRawBufferPointer(k))
+        }
         while let e = entry, isBlockKey(e.key, of: term) {
             guard let last = readBigEndianUInt32(e.key, at: term.count + 1), last < TermIterator.end else {
                 throw SearchIndexError.damaged("a posting block key is malformed")
@@ -176,21 +224,33 @@ extension SearchIndex {
     /// every block whose bound is below the k-th best is never decoded. The order of the blocks
     /// does not change the result: ties are ranked by the records, not by the order met.
     static func runOne(
-        _ term: TermIterator, filter: CompiledFilter, limit: Int, in txn: borrowing Transaction, _ db: SearchDatabases
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, docs dc: borrowing Cursor, _ records: RecordReader
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         var order: [(bound: Double, block: Int)] = []
         order.reserveCapacity(term.blocks.count)
         for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
         order.sort { $0.bound > $1.bound || ($0.bound == $1.bound && $0.block < $1.block) }
-        try txn.withCursor(db.docs) { dc in
-            var records = RecordReader()
-            for (bound, b) in order {
-                // A little slack keeps floating-point summation order from ever pruning a tie.
-                if top.isFull && bound * (1 + 1e-9) < top.threshold { break }
-                try term.forEachEntry(ofBlock: b) { d, score in
-                    try records.offer(d, score: score, to: &top, filter: filter, through: dc)
+        let scorer = term.scorer
+        let field = term.field
+        // The k-th best score, kept in a local: a closure or a call per entry would cost more
+        // than the entry's scoring (a note scoring below it cannot enter the top).
+        var threshold = top.threshold
+        for (bound, b) in order {
+            // A little slack keeps floating-point summation order from ever pruning a tie.
+            if top.isFull && bound * (1 + 1e-9) < threshold { break }
+            let (docs, count, columns, bytes) = try term.entries(ofBlock: b)
+            for k in 0..<count {
+                let (bodyTF, titleTF, length) = columns.entry(k, bytes)
+                switch field {
+                case .any: break
+                case .title: if titleTF == 0 { continue }
+                case .body: if bodyTF == 0 { continue }
                 }
+                let score = scorer.score(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length)
+                if score < threshold { continue }
+                try records.offer(docs[k], score: score, to: &top, filter: filter, through: dc)
+                threshold = top.threshold
             }
         }
         return top.results()
@@ -201,18 +261,17 @@ extension SearchIndex {
     @_specialize(where Iterator == ErasedClause)
     static func run<Iterator: ClauseIterator>(
         positive: [Iterator], excluded: [any ClauseIterator], filter: CompiledFilter, limit: Int,
-        in txn: borrowing Transaction, _ db: SearchDatabases
+        docs dc: borrowing Cursor, _ records: RecordReader
     ) throws -> [SearchHit] {
         var top = TopK(limit: limit)
         let byCost = positive.sorted { $0.cost < $1.cost }
         let lead = byCost[0]
         let others = Array(byCost.dropFirst())
-        var records = RecordReader()
         // Docs up to `clearedUpTo` are known to have a bound at or above the threshold.
         var clearedUpTo: UInt32 = 0
         var haveCleared = false
         var target: UInt32 = 0
-        try txn.withCursor(db.docs) { dc in
+        do {
             while true {
                 if top.isFull && !(haveCleared && target <= clearedUpTo) {
                     // Skip whole runs of blocks whose summed best scores cannot beat the k-th best.
@@ -286,31 +345,42 @@ struct BlockRef {
     let bytes: UnsafeRawBufferPointer
 }
 
-/// Reads note records, keeping the last 128-record chunk at hand (docs arrive in order), through
-/// one cursor: LMDB finds a key on the cursor's current page without walking down from the root.
+/// Reads note records through one cursor, remembering where each 128-record chunk met lies in
+/// the map (valid for the snapshot): a record of a chunk met before is one load.
 struct RecordReader {
-    private var chunkNumber = UInt32.max
-    private var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// The chunk of each chunk number below `count` that was met, or nil.
+    private let table: UnsafeMutablePointer<UnsafeRawPointer?>
+    private let count: Int
 
-    mutating func locate(_ doc: UInt32, through cursor: borrowing Cursor) throws -> (UnsafeRawBufferPointer, Int)? {
-        let n = doc / UInt32(DocRecord.perChunk)
-        if n != chunkNumber {
-            guard let c = try bigEndian(n).withUnsafeBytes({ k in try cursor.seekExact(k) })?.value else {
-                return nil
-            }
-            guard c.count == DocRecord.size * DocRecord.perChunk else {
-                throw SearchIndexError.damaged("a note record chunk has \(c.count) bytes")
-            }
-            chunk = c
-            chunkNumber = n
+    init(chunks: Int) {
+        count = max(1, chunks)
+        table = .allocate(capacity: count)
+        table.initialize(repeating: nil, count: count)
+    }
+
+    func deallocate() { table.deallocate() }
+
+    @inline(__always)
+    func locate(_ doc: UInt32, through cursor: borrowing Cursor) throws -> (UnsafeRawBufferPointer, Int)? {
+        let n = Int(doc / UInt32(DocRecord.perChunk))
+        let bytes = DocRecord.size * DocRecord.perChunk
+        if n < count, let p = table[n] {
+            return (UnsafeRawBufferPointer(start: p, count: bytes), DocRecord.offset(doc))
         }
-        return (chunk, DocRecord.offset(doc))
+        guard let c = try withUnsafeBytes(of: UInt32(n).bigEndian, { k in try cursor.seekExact(k) })?.value else {
+            return nil
+        }
+        guard c.count == bytes, let base = c.baseAddress else {
+            throw SearchIndexError.damaged("a note record chunk has \(c.count) bytes")
+        }
+        if n < count { table[n] = base }
+        return (c, DocRecord.offset(doc))
     }
 
     /// Offers doc `d` with `score` to `top` when the score could enter and its record passes
     /// `filter` (the record gives the tie-breaking update time and the id).
     @inline(__always)
-    mutating func offer(
+    func offer(
         _ d: UInt32, score: Double, to top: inout TopK, filter: CompiledFilter, through cursor: borrowing Cursor
     ) throws {
         guard top.admits(score), let (chunk, o) = try locate(d, through: cursor),
@@ -358,7 +428,7 @@ final class TermIterator: ClauseIterator {
     let blocks: [BlockRef]
     let scorer: BM25.TermScorer
     /// The field whose tf must be above zero, or `.any` when the match may be anywhere.
-    private let field: SearchQuery.Field
+    let field: SearchQuery.Field
     let cost: Int
     private var blockIndex = -1
     /// The doc numbers of the loaded block.
@@ -426,8 +496,14 @@ final class TermIterator: ClauseIterator {
     func advance(to target: UInt32) throws -> UInt32 {
         let anyField = field == .any
         var k = i
-        if blockIndex >= 0 && k < count && docs[k] >= target && (anyField || inField(k)) {
-            return docs[k]
+        if blockIndex >= 0 && k < count {
+            if docs[k] >= target && (anyField || inField(k)) { return docs[k] }
+            // The next entry: a conjunction's lead moves one doc at a time.
+            let next = k &+ 1
+            if anyField && next < count && docs[next] >= target {
+                i = next
+                return docs[next]
+            }
         }
         var b = max(blockIndex, 0)
         if b < blocks.count && blocks[b].lastDoc < target {
@@ -491,13 +567,13 @@ final class TermIterator: ClauseIterator {
         return bounds[b]
     }
 
-    /// Calls `body` with each doc of block `b` in the iterator's field and its score, in order.
-    func forEachEntry(ofBlock b: Int, _ body: (UInt32, Double) throws -> Void) throws {
+    /// Loads block `b` and gives its entries: doc numbers, how many, and the columns of their
+    /// tf and length in the block's bytes (valid until the next load).
+    func entries(ofBlock b: Int) throws -> (
+        docs: UnsafeMutablePointer<UInt32>, count: Int, columns: PostingBlock.Columns, bytes: UnsafeRawBufferPointer
+    ) {
         try load(b)
-        for k in 0..<count where field == .any || inField(k) {
-            i = k
-            try body(docs[k], score())
-        }
+        return (docs, count, columns, bytes)
     }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
