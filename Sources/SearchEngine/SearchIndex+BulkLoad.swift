@@ -223,12 +223,12 @@ extension SearchIndex {
 final class EncodedTerms: @unchecked Sendable {
     var bytes: [UInt8] = []
     /// Per entry: whether it goes to the postings (else the terms), and its key's and value's sizes.
-    var entries: [(posting: Bool, keyCount: Int32, valueCount: Int32)] = []
+    var entries: [(posting: Bool, keyCount: Int, valueCount: Int)] = []
 
     func append(posting: Bool, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: key)
         bytes.append(contentsOf: value)
-        entries.append((posting, Int32(truncatingIfNeeded: key.count), Int32(truncatingIfNeeded: value.count)))
+        entries.append((posting, key.count, value.count))
     }
 
     /// Puts every entry with `.append` (the entries are in key order in each database).
@@ -236,10 +236,10 @@ final class EncodedTerms: @unchecked Sendable {
         try bytes.withUnsafeBytes { all in
             var at = 0
             for e in entries {
-                let k = UnsafeRawBufferPointer(rebasing: all[at..<(at + Int(e.keyCount))])
-                at += Int(e.keyCount)
-                let v = UnsafeRawBufferPointer(rebasing: all[at..<(at + Int(e.valueCount))])
-                at += Int(e.valueCount)
+                let k = UnsafeRawBufferPointer(rebasing: all[at..<(at + e.keyCount)])
+                at += e.keyCount
+                let v = UnsafeRawBufferPointer(rebasing: all[at..<(at + e.valueCount)])
+                at += e.valueCount
                 if e.posting { try pc.put(k, v, flags: .append) } else { try tc.put(k, v, flags: .append) }
             }
         }

@@ -55,7 +55,11 @@ extension SearchIndex {
             self.terms = terms
             self.postings = postings
             self.docs = docs
-            records = RecordReader(chunks: Int(stats.nextDoc / UInt32(DocRecord.perChunk)) + 1)
+            // In a write transaction a write may move or free the pages a chunk met lies on:
+            // nothing is remembered there. The table is bounded (damaged statistics cannot make
+            // it huge); chunks past it are found by the cursor each time.
+            records = RecordReader(
+                chunks: txn.readOnly ? min(Int(stats.nextDoc / UInt32(DocRecord.perChunk)) + 1, 8192) : 0)
         }
 
         deinit { records.deallocate() }
@@ -353,9 +357,9 @@ struct RecordReader {
     private let count: Int
 
     init(chunks: Int) {
-        count = max(1, chunks)
-        table = .allocate(capacity: count)
-        table.initialize(repeating: nil, count: count)
+        count = max(0, chunks)
+        table = .allocate(capacity: max(1, count))
+        table.initialize(repeating: nil, count: max(1, count))
     }
 
     func deallocate() { table.deallocate() }

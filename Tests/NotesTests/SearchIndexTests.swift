@@ -474,6 +474,24 @@ struct SearchIndexTests {
                 #expect(try f.search(q, limit: limit) == want, "query \(q)")
             }
         }
+        // The same queries of one snapshot through one searcher, twice over: the chunks of note
+        // records it remembers from one query serve the next ones exactly.
+        let queries = ["the", "of", "the of", "and the", "\"of the\"", text.vocabulary[300], "the -of"]
+        try f.env.read { txn in
+            try SearchIndex.withSearcher(in: txn, f.a) { searcher in
+                for round in 0..<2 {
+                    for q in queries {
+                        let query = try SearchQuery.parse(q)
+                        for limit in [1, 10, 50] {
+                            let want = oracle.search(query, filter: SearchFilter(), limit: limit)
+                            #expect(
+                                try searcher.search(query, filter: SearchFilter(), limit: limit) == want,
+                                "query \(q), round \(round)")
+                        }
+                    }
+                }
+            }
+        }
     }
 
     @Test(
