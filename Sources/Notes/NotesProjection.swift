@@ -398,6 +398,8 @@ public final class NotesProjection: ProjectionSet {
                 let id = Self.identifier(endingAt: key.count, of: key)
                 guard !query.excluding.contains(id) else { return out.count < query.limit }
                 if value.isEmpty {
+                    // Projections from before `notes-12`, read where they cannot be rebuilt (a
+                    // store opened read-only): their keys hold no row.
                     if let r = try row(id, in: txn, rows: db) { out.append(r) }
                 } else {
                     do { out.append(try NoteRow(id: id, decoding: value)) } catch {
