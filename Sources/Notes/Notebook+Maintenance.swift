@@ -20,7 +20,22 @@ extension Notebook {
             problems.append(.init(.undecodable, position: nil, "the log cannot be replayed: \(NotesError.wrap(error))"))
             return problems
         }
-        problems += try read { txn, dbs in try projection.compare(with: state, in: txn, databases: dbs) }
+        problems += try read { txn, dbs in
+            // Projections another version of the program built (a store this one may only read,
+            // so it could not rebuild them at open) follow other rules: comparing them with this
+            // program's replay would report differences that are not damage.
+            let stored = try store.storedProjectionVersion(in: txn)
+            let current = store.currentProjectionVersion
+            if stored != current, try stored != nil || store.headPosition(in: txn) > 0 {
+                return [
+                    VerificationProblem(
+                        .projection, position: nil,
+                        "the projections were built by another version of notes (\(stored ?? "none recorded"), this one builds \(current)), so they were not compared; open the store with write access to rebuild them"
+                    )
+                ]
+            }
+            return try projection.compare(with: state, in: txn, databases: dbs)
+        }
         return problems
     }
 

@@ -187,7 +187,7 @@ struct ReliabilityInputTests {
         }()
 
     @Test(
-        "a read-only store: reads and verify work, writes exit 5 naming the read-only file system",
+        "a read-only store: reads and verify work, writes exit 5 naming the read-only file system; projections of another version are named, not compared",
         .enabled(if: canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a read-only bind mount"))
     func readOnlyStore() throws {
         let s = try Sandbox()
@@ -203,6 +203,17 @@ struct ReliabilityInputTests {
             Self.expectRefused(s.run(args, env: env), 5, "\(args)", mentioning: "read-only")
         }
         #expect(read(file: s.store + "/data.mdb") == before)
+        // Projections another version built cannot be rebuilt here: verify says so, and does not
+        // report the differences of their rules as damage.
+        try makeProjectionsStale(s.store)
+        let stale = read(file: s.store + "/data.mdb")
+        #expect(s.run(["list"], env: env).stdout.contains("Note"))
+        let verify = s.run(["verify"], env: env)
+        #expect(verify.code == 5, "\(verify)")
+        #expect(verify.stdout.contains("built by another version of notes (notes-0/stale"), "\(verify)")
+        #expect(!verify.stdout.contains("differ"), "\(verify)")
+        #expect(read(file: s.store + "/data.mdb") == stale)
+        #expect(s.run(["verify"]).code == 0, "with write access the open rebuilds them")
     }
 
     @Test("random argument vectors from the CLI's own vocabulary never trap")
