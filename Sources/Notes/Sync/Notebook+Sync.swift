@@ -186,7 +186,8 @@ extension Notebook {
         for round in 1...maxRounds {
             report.rounds = round
             var moved = false
-            // Pull and rebase, a chunk at a time.
+            // Pull and rebase, a chunk at a time, until a page comes back empty: what was pulled
+            // is integrated and its rebase is pushed below, so a pull alone needs no other round.
             while true {
                 let confirmed = try syncState().confirmed
                 var pulled: [RecordedEvent] = []
@@ -198,7 +199,6 @@ extension Notebook {
                     if page.isEmpty { break }
                 }
                 if pulled.isEmpty { break }
-                moved = true
                 let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
                 wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
@@ -207,7 +207,9 @@ extension Notebook {
                 report.conflicts += outcome.conflicts
                 report.namesMerged += outcome.namesMerged
             }
-            // Push the outbox.
+            // Push the outbox. What it sent is pulled back (and confirmed in place) by the next
+            // round, and a refused batch is rebased there; otherwise nothing moved since the
+            // empty page, and the sync ends without another round of pulls.
             let (pushed, refused) = try push(to: remote, notebook: notebook)
             report.pushed += pushed
             if pushed > 0 || refused { moved = true }
