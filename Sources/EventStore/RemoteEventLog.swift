@@ -80,7 +80,8 @@ public protocol RemoteEventLog: AnyObject {
     func restore(notebook: Identifier, after position: UInt64, events: [RecordedEvent]) throws(RemoteLogError)
         -> RemoteHead
 
-    /// Up to `limit` events of the notebook after `position`, in order (fewer at the end).
+    /// Up to `limit` events of the notebook after `position`, in order; fewer only when the
+    /// notebook ends before (a sync takes a short page for the remote's end).
     func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError) -> [RecordedEvent]
 
     /// ``pull(notebook:after:limit:)`` with the role that pushed each event (which the remote

@@ -780,3 +780,95 @@ struct NotebookSyncTests {
         return (a, b)
     }
 }
+
+/// The real remote, recording which of its calls a sync makes (a pull's round trip to the server
+/// is most of a small sync's time).
+final class CountingRemote: RemoteEventLog {
+    let base: any RemoteEventLog
+    private(set) var calls: [String] = []
+
+    init(_ base: any RemoteEventLog) { self.base = base }
+
+    func initialize() throws(RemoteLogError) -> RemoteSchemaChange { try base.initialize() }
+    func notebook(named name: String, create: Bool) throws(RemoteLogError) -> Identifier {
+        try base.notebook(named: name, create: create)
+    }
+    func share(notebook name: String, role: String, canWrite: Bool) throws(RemoteLogError) {
+        try base.share(notebook: name, role: role, canWrite: canWrite)
+    }
+    func unshare(notebook name: String, role: String) throws(RemoteLogError) -> Bool {
+        try base.unshare(notebook: name, role: role)
+    }
+    func members(notebook name: String) throws(RemoteLogError) -> [RemoteMember] { try base.members(notebook: name) }
+    func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
+        calls.append("append")
+        return try base.append(notebook: notebook, batch: batch)
+    }
+    func restore(notebook: Identifier, after position: UInt64, events: [RecordedEvent]) throws(RemoteLogError)
+        -> RemoteHead
+    {
+        calls.append("restore")
+        return try base.restore(notebook: notebook, after: position, events: events)
+    }
+    func pull(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError) -> [RecordedEvent] {
+        let page = try base.pull(notebook: notebook, after: position, limit: limit)
+        calls.append("pull \(page.count)")
+        return page
+    }
+    func pullAttributed(notebook: Identifier, after position: UInt64, limit: Int) throws(RemoteLogError)
+        -> [RemotePulledEvent]
+    {
+        calls.append("pullAttributed")
+        return try base.pullAttributed(notebook: notebook, after: position, limit: limit)
+    }
+    func head(notebook: Identifier) throws(RemoteLogError) -> RemoteHead {
+        calls.append("head")
+        return try base.head(notebook: notebook)
+    }
+}
+
+/// Sync's round trips (in the suite, for its cluster).
+extension NotebookSyncTests {
+    @Test("an edit syncs in one pull, its push and the pull that confirms it; the other device takes it in one pull")
+    func fewestCalls() throws {
+        let a = try Device(stem: 1, notebook: 150)
+        let b = try Device(stem: 2, notebook: 150)
+        let note = try a.book.add(title: "Welcome")
+        try a.sync(join: true)
+        try b.sync()
+        try a.book.edit(note.id, body: "edited on a\n")
+        let ra = CountingRemote(a.remote)
+        let pushed = try a.book.sync(with: ra, notebook: a.notebookID)
+        // The page read with the check of the confirmed event is the first pull: only that event.
+        #expect(ra.calls == ["pull 1", "append", "pull 1"], "\(ra.calls)")
+        #expect(pushed.pushed == 1 && pushed.confirmedInPlace == 1 && pushed.rounds == 2)
+        let rb = CountingRemote(b.remote)
+        let pulled = try b.book.sync(with: rb, notebook: b.notebookID)
+        #expect(rb.calls == ["pull 2"], "\(rb.calls)")
+        #expect(pulled.pulled == 1 && pulled.rounds == 1)
+        let quiet = CountingRemote(b.remote)
+        try b.book.sync(with: quiet, notebook: b.notebookID)
+        #expect(quiet.calls == ["pull 1"], "nothing new: one pull, \(quiet.calls)")
+        try converge([a, b])
+    }
+
+    @Test("a device behind by more than a page takes the rest after the page read with its prefix check")
+    func behindByMoreThanAPage() throws {
+        let a = try Device(stem: 1, notebook: 151)
+        let b = try Device(stem: 2, notebook: 151)
+        let note = try a.book.add(title: "Welcome")
+        try a.sync(join: true)
+        try b.sync()
+        let others = Notebook.pullPage + 1_500
+        try a.pushWorkload(events: others)
+        try b.book.edit(note.id, body: "offline on b\n")
+        let rb = CountingRemote(b.remote)
+        let report = try b.book.sync(with: rb, notebook: b.notebookID)
+        #expect(
+            rb.calls == ["pull \(Notebook.pullPage)", "pull 1501", "append", "pull 1"],
+            "a full first page, the rest, the push of the rebased edit, its confirmation: \(rb.calls)")
+        #expect(report.pulled == others && report.pushed == 1)
+        try converge([a, b])
+        #expect(try a.book.note(note.id).body == "offline on b\n")
+    }
+}

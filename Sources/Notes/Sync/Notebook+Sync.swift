@@ -121,6 +121,17 @@ extension Notebook {
     /// committed, so memory stays bounded and a killed clone resumes where it stopped.
     public static let syncChunk = 20_000
 
+    /// The most events one pull of a sync asks for.
+    public static let pullPage = 5000
+
+    /// Events pulled after `after`, in order; `short` when the page ended before its limit, at
+    /// the remote's end when it was read.
+    struct PulledPage {
+        var after: UInt64
+        var events: [RecordedEvent]
+        var short: Bool
+    }
+
     /// Where the store stands with its remote.
     public func syncState() throws(NotesError) -> SyncState {
         do { return try store.read { txn in try syncState(in: txn) } } catch { throw NotesError.wrap(error) }
@@ -170,8 +181,10 @@ extension Notebook {
             throw SyncError.otherNotebook(local: joined, remote: notebook)
         }
         if start.notebook == nil, start.head > 0, !join { throw SyncError.ownHistory(events: start.head) }
+        // The events after the confirmed position that the check of the prefix read with it.
+        var prefetched: PulledPage?
         if start.confirmed > 0 {
-            (report.restored, report.reopened) = try checkConfirmedPrefix(
+            (report.restored, report.reopened, prefetched) = try checkConfirmedPrefix(
                 remote: remote, notebook: notebook, at: start.confirmed)
         }
         var wrote = false
@@ -186,17 +199,30 @@ extension Notebook {
         for round in 1...maxRounds {
             report.rounds = round
             var moved = false
-            // Pull and rebase, a chunk at a time, until a page comes back empty: what was pulled
-            // is integrated and its rebase is pushed below, so a pull alone needs no other round.
-            while true {
+            // Pull and rebase, a chunk at a time, until a page comes back short (the remote's end
+            // when it was read: a page is short only there): what was pulled is integrated and its
+            // rebase is pushed below, so a pull alone needs no other round.
+            var atEnd = false
+            while !atEnd {
                 let confirmed = try syncState().confirmed
                 var pulled: [RecordedEvent] = []
                 while pulled.count < Self.syncChunk {
-                    let page = try remote.pull(
-                        notebook: notebook, after: confirmed + UInt64(pulled.count),
-                        limit: min(5000, Self.syncChunk - pulled.count))
+                    let after = confirmed + UInt64(pulled.count)
+                    if let page = prefetched.take(), page.after == after {
+                        pulled += page.events
+                        if page.short {
+                            atEnd = true
+                            break
+                        }
+                        continue
+                    }
+                    let limit = min(Self.pullPage, Self.syncChunk - pulled.count)
+                    let page = try remote.pull(notebook: notebook, after: after, limit: limit)
                     pulled += page
-                    if page.isEmpty { break }
+                    if page.count < limit {
+                        atEnd = true
+                        break
+                    }
                 }
                 if pulled.isEmpty { break }
                 let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
@@ -209,7 +235,7 @@ extension Notebook {
             }
             // Push the outbox. What it sent is pulled back (and confirmed in place) by the next
             // round, and a refused batch is rebased there; otherwise nothing moved since the
-            // empty page, and the sync ends without another round of pulls.
+            // short page, and the sync ends without another round of pulls.
             let (pushed, refused) = try push(to: remote, notebook: notebook)
             report.pushed += pushed
             if pushed > 0 || refused { moved = true }
@@ -284,18 +310,25 @@ extension Notebook {
     /// store and holds none of this store's later ids: those events go back to the outbox, to be
     /// rebased on top of the remote's and pushed again. Returns how many were given back, and how
     /// many went back to the outbox.
+    ///
+    /// The event at `position` is read with a page of the events after it, which comes back
+    /// with the answer when the prefix holds: the sync's first pull, in the same round trip.
     private func checkConfirmedPrefix(remote: any RemoteEventLog, notebook: Identifier, at position: UInt64) throws
-        -> (restored: Int, reopened: Int)
+        -> (restored: Int, reopened: Int, next: PulledPage?)
     {
         for _ in 0..<2 {
-            if let theirs = try remote.pull(notebook: notebook, after: position - 1, limit: 1).first,
-                theirs.position == position
-            {
+            let page = try remote.pull(notebook: notebook, after: position - 1, limit: Self.pullPage)
+            if let theirs = page.first, theirs.position == position {
                 let ours = try store.read { txn in try store.event(at: position, in: txn) }
                 guard let ours, ours.id == theirs.id, ours.digest == theirs.digest else {
-                    return (0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: position))
+                    return (
+                        0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: position), nil
+                    )
                 }
-                return (0, 0)
+                return (
+                    0, 0,
+                    PulledPage(after: position, events: Array(page.dropFirst()), short: page.count < Self.pullPage)
+                )
             }
             let head = try remote.head(notebook: notebook)
             // Another device gave the events back meanwhile: check them.
@@ -305,7 +338,8 @@ extension Notebook {
                 let ours = try store.read { txn in try store.event(at: head.position, in: txn) }
                 guard let ours, ours.digest == head.digest else {
                     return (
-                        0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: head.position)
+                        0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: head.position),
+                        nil
                     )
                 }
             }
@@ -313,9 +347,9 @@ extension Notebook {
                 try restore(remote: remote, notebook: notebook, from: head.position, through: position)
             } catch SyncError.diverged {
                 // Another device pushed at the restored head first.
-                return (0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: position))
+                return (0, try reopen(remote: remote, notebook: notebook, confirmed: position, limit: position), nil)
             }
-            return (Int(position - head.position), 0)
+            return (Int(position - head.position), 0, nil)
         }
         throw SyncError.diverged(position: position, detail: "the remote's head keeps moving back")
     }
