@@ -872,3 +872,33 @@ extension NotebookSyncTests {
         #expect(try a.book.note(note.id).body == "offline on b\n")
     }
 }
+
+extension NotebookSyncTests {
+    @Test(
+        "notes sync finds the notebook by name once: the next syncs at the same address and name take the joined one; another name is looked up and checked"
+    )
+    func lookupKept() throws {
+        let c = try cluster()
+        let address = c.address()
+        _ = try makeNotebook(c, 152)
+        _ = try makeNotebook(c, 153)
+        let a = try NotebookFixture(stem: 1)
+        try a.book.add(title: "Kept")
+        #expect(try runSync(store: a.path, address: address, notebook: "book-152", join: true, killAfter: nil) == 0)
+        #expect(try runSync(store: a.path, address: address, notebook: "book-152", join: false, killAfter: nil) == 0)
+        // Renamed on the server: a lookup by the old name would find nothing.
+        try PostgresConnection(address).execute(
+            "UPDATE notes_log.notebooks SET name = 'book-152-renamed' WHERE name = 'book-152'")
+        #expect(try runSync(store: a.path, address: address, notebook: "book-152", join: false, killAfter: nil) == 0)
+        // Another name is looked up: the same notebook under its new name syncs, another is refused.
+        #expect(
+            try runSync(store: a.path, address: address, notebook: "book-152-renamed", join: false, killAfter: nil) == 0
+        )
+        #expect(try runSync(store: a.path, address: address, notebook: "book-153", join: false, killAfter: nil) == 5)
+        #expect(
+            try runSync(store: a.path, address: address, notebook: "book-152", join: false, killAfter: nil) == 5,
+            "the old name was looked up again after another name, and no notebook has it now")
+        try a.reopen()
+        #expect(try a.book.syncState().pending == 0)
+    }
+}

@@ -27,9 +27,9 @@ private func seconds() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// Runs `notes-sync --store STORE sync ...` and kills it with SIGKILL after `killAfter` seconds
+/// Runs `notes-sync --store STORE sync ...` (`--notebook NAME`, `--join`) and kills it with SIGKILL after `killAfter` seconds
 /// unless it has exited; returns its exit status, or nil when the kill landed.
-private func runSync(store: String, address: String, notebook: String, join: Bool, killAfter: Double?) throws
+func runSync(store: String, address: String, notebook: String, join: Bool, killAfter: Double?) throws
     -> Int32?
 {
     let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")

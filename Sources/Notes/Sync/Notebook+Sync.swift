@@ -115,6 +115,17 @@ extension Notebook {
         static let notebook = "sync.notebook"
         static let confirmed = "sync.confirmed"
         static let lastSync = "sync.last"
+        static let lookedUpAs = "sync.looked-up-as"
+    }
+
+    /// What the caller of the last sync said it looked this store's notebook up as (see
+    /// ``sync(with:notebook:join:maxRounds:lookedUpAs:)``), or nil.
+    public func notebookLookedUpAs() throws(NotesError) -> String? {
+        do {
+            return try store.read { txn in
+                try store.metadata(SyncKeys.lookedUpAs, in: txn).map { String(decoding: $0, as: UTF8.self) }
+            }
+        } catch { throw NotesError.wrap(error) }
     }
 
     /// The most events one write of a sync appends: a clone goes in steps of this size, each
@@ -153,12 +164,18 @@ extension Notebook {
     /// No write transaction is held across network I/O, so every command (and every reader) of
     /// the store goes on meanwhile; what they append joins the outbox. A failed sync keeps the
     /// outbox as it was: a store that never synced and holds events needs `join`.
+    ///
+    /// `lookedUpAs` is kept with the sync's time: what the caller found `notebook` by (the
+    /// remote's address and the notebook's name), so that the next sync by the same may skip
+    /// the lookup (``notebookLookedUpAs()``).
     @discardableResult
-    public func sync(with remote: any RemoteEventLog, notebook: Identifier, join: Bool = false, maxRounds: Int = 16)
-        throws(SyncError) -> SyncReport
-    {
+    public func sync(
+        with remote: any RemoteEventLog, notebook: Identifier, join: Bool = false, maxRounds: Int = 16,
+        lookedUpAs: String? = nil
+    ) throws(SyncError) -> SyncReport {
         do {
-            return try runSync(remote: remote, notebook: notebook, join: join, maxRounds: maxRounds)
+            let synced = Synced(notebook: notebook, lookedUpAs: lookedUpAs)
+            return try runSync(remote: remote, synced: synced, join: join, maxRounds: maxRounds)
         } catch let e as SyncError {
             throw e
         } catch let e as RemoteLogError {
@@ -172,9 +189,16 @@ extension Notebook {
         }
     }
 
-    private func runSync(remote: any RemoteEventLog, notebook: Identifier, join: Bool, maxRounds: Int) throws
+    /// What each write of a sync records beside its time: the notebook, and what it was found as.
+    struct Synced {
+        var notebook: Identifier
+        var lookedUpAs: String?
+    }
+
+    private func runSync(remote: any RemoteEventLog, synced: Synced, join: Bool, maxRounds: Int) throws
         -> SyncReport
     {
+        let notebook = synced.notebook
         var report = SyncReport()
         let start = try syncState()
         if let joined = start.notebook, joined != notebook {
@@ -191,7 +215,7 @@ extension Notebook {
         if start.head == 0 {
             let remoteHead = try remote.head(notebook: notebook).position
             if remoteHead > UInt64(Self.syncChunk) {
-                let cloned = try clone(from: remote, notebook: notebook, upTo: remoteHead)
+                let cloned = try clone(from: remote, synced: synced, upTo: remoteHead)
                 report.pulled += cloned
                 wrote = cloned > 0
             }
@@ -225,7 +249,7 @@ extension Notebook {
                     }
                 }
                 if pulled.isEmpty { break }
-                let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
+                let outcome = try integrate(pulled, synced: synced, confirmed: confirmed)
                 wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
                 report.confirmedInPlace += outcome.inPlace
@@ -243,10 +267,7 @@ extension Notebook {
                 let state = try syncState()
                 // A sync that wrote has recorded its time in that write already.
                 if !wrote || state.notebook == nil {
-                    try write { session, _ in
-                        try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-                        try markSynced(in: session.transaction)
-                    }
+                    try write { session, _ in try markSynced(synced, in: session.transaction) }
                 }
                 report.remoteHead = state.confirmed
                 report.unresolvedConflicts = try conflictedNotes().count
@@ -256,9 +277,12 @@ extension Notebook {
         throw SyncError.tooManyRounds(maxRounds)
     }
 
-    /// Records the sync's time (what `stats` shows as the last sync) in a write of the sync.
-    private func markSynced(in txn: borrowing Transaction) throws {
+    /// Records the sync's time (what `stats` shows as the last sync), its notebook and what that
+    /// was found as, in a write of the sync.
+    private func markSynced(_ synced: Synced, in txn: borrowing Transaction) throws {
+        try store.setMetadata(SyncKeys.notebook, synced.notebook.bytes, in: txn)
         try store.setMetadata(SyncKeys.lastSync, uint64: UInt64(bitPattern: options.clock()), in: txn)
+        if let tag = synced.lookedUpAs { try store.setMetadata(SyncKeys.lookedUpAs, Array(tag.utf8), in: txn) }
     }
 
     /// A store that holds no event takes the remote's log up to `head` in one write: its
@@ -268,7 +292,8 @@ extension Notebook {
     /// write lock is held while the pages arrive, which in an empty store holds up no one's
     /// work; a clone killed midway leaves the store empty, and the next sync starts it again.
     /// Returns how many events it appended (0 when the store is no longer empty).
-    private func clone(from remote: any RemoteEventLog, notebook: Identifier, upTo head: UInt64) throws -> Int {
+    private func clone(from remote: any RemoteEventLog, synced: Synced, upTo head: UInt64) throws -> Int {
+        let notebook = synced.notebook
         // Errors of the remote and of its events pass through the store's write unchanged.
         var failure: (any Error)?
         do {
@@ -291,9 +316,8 @@ extension Notebook {
                     after = last.position
                     try session.applyDeferredProjections()
                 }
-                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                 try store.setMetadata(SyncKeys.confirmed, uint64: after, in: session.transaction)
-                try markSynced(in: session.transaction)
+                try markSynced(synced, in: session.transaction)
                 return Int(after)
             }
         } catch {
@@ -444,7 +468,7 @@ extension Notebook {
         }
     }
 
-    /// What ``integrate(_:notebook:confirmed:)`` did.
+    /// What ``integrate(_:synced:confirmed:)`` did.
     struct Integration {
         /// Whether it wrote (and so recorded the sync's time).
         var wrote = false
@@ -458,7 +482,7 @@ extension Notebook {
     /// Appends the remote's events after the confirmed position in one write: the outbox (the
     /// events after it) is taken off first, the pulled events go in at their positions with their
     /// digests checked, and what of the outbox the remote did not return is rebased on top.
-    private func integrate(_ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64) throws -> Integration {
+    private func integrate(_ pulled: [RecordedEvent], synced: Synced, confirmed: UInt64) throws -> Integration {
         for e in pulled { try checkRemote(e) }
         let bytes = pulled.reduce(0) { $0 + $1.payload.count + 256 }
         return try write(reserving: bytes * 4) { session, dbs in
@@ -472,9 +496,8 @@ extension Notebook {
             }
             let (head, _) = try session.logHead()
             if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
-                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                 try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
-                try markSynced(in: session.transaction)
+                try markSynced(synced, in: session.transaction)
                 var done = Integration()
                 done.wrote = true
                 done.inPlace = fresh.count
@@ -498,9 +521,8 @@ extension Notebook {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
             }
-            try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
             try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
-            try markSynced(in: session.transaction)
+            try markSynced(synced, in: session.transaction)
             if !outbox.isEmpty {
                 var rebase = try Rebase(
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
@@ -768,7 +790,7 @@ extension Notebook {
 }
 
 /// Rewrites the outbox on top of the remote's events, inside the write of
-/// ``Notebook/integrate(_:notebook:confirmed:)``; see the README's "Sync" for the rules.
+/// ``Notebook/integrate(_:synced:confirmed:)``; see the README's "Sync" for the rules.
 struct Rebase {
     let book: Notebook
     let outbox: [RecordedEvent]
