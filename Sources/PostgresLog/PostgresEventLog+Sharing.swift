@@ -6,6 +6,16 @@ public import EventStore
 extension PostgresEventLog {
     public func notebook(named name: String, create: Bool) throws(RemoteLogError) -> Identifier {
         try checkSchema()
+        // A notebook the role may read is found by a plain query (row-level security shows a role
+        // its own notebooks only). Anything else (no such name, another role's notebook, one to
+        // create, a name the server refuses) goes through notebook_id, which creates or words
+        // the refusal; its first call in a new session took 2.2-6.3 ms of the server's time
+        // (the function compiled), the query's about 0.3 ms.
+        if !create {
+            let found = try connection.query(
+                "SELECT notebook FROM notes_log.notebooks WHERE name = $1", [.text(name)])
+            if found.rowCount == 1 { return try FieldReader(result: found, row: 0).uuid(0, "notebook") }
+        }
         let result = try connection.query("SELECT notes_log.notebook_id($1, $2)", [.text(name), .bool(create)])
         guard result.rowCount == 1 else { throw .malformedReply("notebook_id answered \(result.rowCount) rows") }
         return try FieldReader(result: result, row: 0).uuid(0, "notebook_id")

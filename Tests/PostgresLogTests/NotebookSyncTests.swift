@@ -786,6 +786,9 @@ struct NotebookSyncTests {
 final class CountingRemote: RemoteEventLog {
     let base: any RemoteEventLog
     private(set) var calls: [String] = []
+    /// Sends each batch to the remote once more before the call itself, as another sync of the
+    /// same store would have pushed it first: the call's answer is then "already stored".
+    var pushedFirstElsewhere = false
 
     init(_ base: any RemoteEventLog) { self.base = base }
 
@@ -802,6 +805,7 @@ final class CountingRemote: RemoteEventLog {
     func members(notebook name: String) throws(RemoteLogError) -> [RemoteMember] { try base.members(notebook: name) }
     func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
         calls.append("append")
+        if pushedFirstElsewhere { _ = try base.append(notebook: notebook, batch: batch) }
         return try base.append(notebook: notebook, batch: batch)
     }
     func restore(notebook: Identifier, after position: UInt64, events: [RecordedEvent]) throws(RemoteLogError)
@@ -874,31 +878,43 @@ extension NotebookSyncTests {
 }
 
 extension NotebookSyncTests {
-    @Test(
-        "notes sync finds the notebook by name once: the next syncs at the same address and name take the joined one; another name is looked up and checked"
-    )
-    func lookupKept() throws {
+    @Test("a notebook is found by its current name only: renamed on the server, the old name is refused")
+    func lookupByCurrentName() throws {
         let c = try cluster()
-        let address = c.address()
-        _ = try makeNotebook(c, 152)
-        _ = try makeNotebook(c, 153)
-        let a = try NotebookFixture(stem: 1)
-        try a.book.add(title: "Kept")
-        #expect(try runSync(store: a.path, address: address, notebook: "book-152", join: true, killAfter: nil) == 0)
-        #expect(try runSync(store: a.path, address: address, notebook: "book-152", join: false, killAfter: nil) == 0)
-        // Renamed on the server: a lookup by the old name would find nothing.
-        try PostgresConnection(address).execute(
+        let a = try Device(stem: 1, notebook: 152)
+        try a.book.add(title: "Named")
+        try a.sync(join: true)
+        #expect(try a.remote.notebook(named: "book-152", create: false) == a.notebookID)
+        try PostgresConnection(c.address()).execute(
             "UPDATE notes_log.notebooks SET name = 'book-152-renamed' WHERE name = 'book-152'")
-        #expect(try runSync(store: a.path, address: address, notebook: "book-152", join: false, killAfter: nil) == 0)
-        // Another name is looked up: the same notebook under its new name syncs, another is refused.
+        #expect(try a.remote.notebook(named: "book-152-renamed", create: false) == a.notebookID)
+        let refusal = remoteError { _ = try a.remote.notebook(named: "book-152", create: false) }
         #expect(
-            try runSync(store: a.path, address: address, notebook: "book-152-renamed", join: false, killAfter: nil) == 0
-        )
-        #expect(try runSync(store: a.path, address: address, notebook: "book-153", join: false, killAfter: nil) == 5)
+            "\(refusal.map { "\($0)" } ?? "")".contains("no notebook named 'book-152'"),
+            "\(String(describing: refusal))")
+        // Through the program: the old name is refused (exit 5), the new one syncs.
         #expect(
-            try runSync(store: a.path, address: address, notebook: "book-152", join: false, killAfter: nil) == 5,
-            "the old name was looked up again after another name, and no notebook has it now")
-        try a.reopen()
-        #expect(try a.book.syncState().pending == 0)
+            try runSync(store: a.fixture.path, address: c.address(), notebook: "book-152", join: false, killAfter: nil)
+                == 5)
+        #expect(
+            try runSync(
+                store: a.fixture.path, address: c.address(), notebook: "book-152-renamed", join: false, killAfter: nil)
+                == 0)
+    }
+}
+
+extension NotebookSyncTests {
+    @Test("a push the remote already held (another sync of this store went first) is confirmed by the next round")
+    func alreadyStoredPush() throws {
+        let (a, _) = try pair(153)
+        let note = try #require(try a.book.list(everything).first)
+        try a.book.edit(note.id, body: "pushed twice\n")
+        let remote = CountingRemote(a.remote)
+        remote.pushedFirstElsewhere = true
+        let report = try a.book.sync(with: remote, notebook: a.notebookID)
+        #expect(report.pushed == 0, "the remote took nothing new")
+        #expect(remote.calls == ["pull 1", "append", "pull 1"], "\(remote.calls)")
+        #expect(try a.book.syncState().pending == 0, "the next round pulled the event back and confirmed it")
+        #expect(report.remoteHead == (try a.book.syncState().confirmed))
     }
 }

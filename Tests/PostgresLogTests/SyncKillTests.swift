@@ -27,7 +27,7 @@ private func seconds() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// Runs `notes-sync --store STORE sync ...` (`--notebook NAME`, `--join`) and kills it with SIGKILL after `killAfter` seconds
+/// Runs `notes-sync --store STORE sync --notebook NAME [--join]` and kills it with SIGKILL after `killAfter` seconds
 /// unless it has exited; returns its exit status, or nil when the kill landed.
 func runSync(store: String, address: String, notebook: String, join: Bool, killAfter: Double?) throws
     -> Int32?

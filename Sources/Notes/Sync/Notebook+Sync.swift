@@ -115,17 +115,6 @@ extension Notebook {
         static let notebook = "sync.notebook"
         static let confirmed = "sync.confirmed"
         static let lastSync = "sync.last"
-        static let lookedUpAs = "sync.looked-up-as"
-    }
-
-    /// What the caller of the last sync said it looked this store's notebook up as (see
-    /// ``sync(with:notebook:join:maxRounds:lookedUpAs:)``), or nil.
-    public func notebookLookedUpAs() throws(NotesError) -> String? {
-        do {
-            return try store.read { txn in
-                try store.metadata(SyncKeys.lookedUpAs, in: txn).map { String(decoding: $0, as: UTF8.self) }
-            }
-        } catch { throw NotesError.wrap(error) }
     }
 
     /// The most events one write of a sync appends: a clone goes in steps of this size, each
@@ -164,18 +153,12 @@ extension Notebook {
     /// No write transaction is held across network I/O, so every command (and every reader) of
     /// the store goes on meanwhile; what they append joins the outbox. A failed sync keeps the
     /// outbox as it was: a store that never synced and holds events needs `join`.
-    ///
-    /// `lookedUpAs` is kept with the sync's time: what the caller found `notebook` by (the
-    /// remote's address and the notebook's name), so that the next sync by the same may skip
-    /// the lookup (``notebookLookedUpAs()``).
     @discardableResult
-    public func sync(
-        with remote: any RemoteEventLog, notebook: Identifier, join: Bool = false, maxRounds: Int = 16,
-        lookedUpAs: String? = nil
-    ) throws(SyncError) -> SyncReport {
+    public func sync(with remote: any RemoteEventLog, notebook: Identifier, join: Bool = false, maxRounds: Int = 16)
+        throws(SyncError) -> SyncReport
+    {
         do {
-            let synced = Synced(notebook: notebook, lookedUpAs: lookedUpAs)
-            return try runSync(remote: remote, synced: synced, join: join, maxRounds: maxRounds)
+            return try runSync(remote: remote, notebook: notebook, join: join, maxRounds: maxRounds)
         } catch let e as SyncError {
             throw e
         } catch let e as RemoteLogError {
@@ -189,16 +172,9 @@ extension Notebook {
         }
     }
 
-    /// What each write of a sync records beside its time: the notebook, and what it was found as.
-    struct Synced {
-        var notebook: Identifier
-        var lookedUpAs: String?
-    }
-
-    private func runSync(remote: any RemoteEventLog, synced: Synced, join: Bool, maxRounds: Int) throws
+    private func runSync(remote: any RemoteEventLog, notebook: Identifier, join: Bool, maxRounds: Int) throws
         -> SyncReport
     {
-        let notebook = synced.notebook
         var report = SyncReport()
         let start = try syncState()
         if let joined = start.notebook, joined != notebook {
@@ -215,7 +191,7 @@ extension Notebook {
         if start.head == 0 {
             let remoteHead = try remote.head(notebook: notebook).position
             if remoteHead > UInt64(Self.syncChunk) {
-                let cloned = try clone(from: remote, synced: synced, upTo: remoteHead)
+                let cloned = try clone(from: remote, notebook: notebook, upTo: remoteHead)
                 report.pulled += cloned
                 wrote = cloned > 0
             }
@@ -249,7 +225,7 @@ extension Notebook {
                     }
                 }
                 if pulled.isEmpty { break }
-                let outcome = try integrate(pulled, synced: synced, confirmed: confirmed)
+                let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
                 wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
                 report.confirmedInPlace += outcome.inPlace
@@ -258,16 +234,20 @@ extension Notebook {
                 report.namesMerged += outcome.namesMerged
             }
             // Push the outbox. What it sent is pulled back (and confirmed in place) by the next
-            // round, and a refused batch is rebased there; otherwise nothing moved since the
-            // short page, and the sync ends without another round of pulls.
-            let (pushed, refused) = try push(to: remote, notebook: notebook)
+            // round, whether the remote took it now or had it already (another sync of this
+            // store pushed it first), and a refused batch is rebased there; otherwise nothing
+            // moved since the short page, and the sync ends without another round of pulls.
+            let (pushed, sent, refused) = try push(to: remote, notebook: notebook)
             report.pushed += pushed
-            if pushed > 0 || refused { moved = true }
+            if sent || refused { moved = true }
             if !moved {
                 let state = try syncState()
                 // A sync that wrote has recorded its time in that write already.
                 if !wrote || state.notebook == nil {
-                    try write { session, _ in try markSynced(synced, in: session.transaction) }
+                    try write { session, _ in
+                        try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+                        try markSynced(in: session.transaction)
+                    }
                 }
                 report.remoteHead = state.confirmed
                 report.unresolvedConflicts = try conflictedNotes().count
@@ -277,12 +257,9 @@ extension Notebook {
         throw SyncError.tooManyRounds(maxRounds)
     }
 
-    /// Records the sync's time (what `stats` shows as the last sync), its notebook and what that
-    /// was found as, in a write of the sync.
-    private func markSynced(_ synced: Synced, in txn: borrowing Transaction) throws {
-        try store.setMetadata(SyncKeys.notebook, synced.notebook.bytes, in: txn)
+    /// Records the sync's time (what `stats` shows as the last sync) in a write of the sync.
+    private func markSynced(in txn: borrowing Transaction) throws {
         try store.setMetadata(SyncKeys.lastSync, uint64: UInt64(bitPattern: options.clock()), in: txn)
-        if let tag = synced.lookedUpAs { try store.setMetadata(SyncKeys.lookedUpAs, Array(tag.utf8), in: txn) }
     }
 
     /// A store that holds no event takes the remote's log up to `head` in one write: its
@@ -292,8 +269,7 @@ extension Notebook {
     /// write lock is held while the pages arrive, which in an empty store holds up no one's
     /// work; a clone killed midway leaves the store empty, and the next sync starts it again.
     /// Returns how many events it appended (0 when the store is no longer empty).
-    private func clone(from remote: any RemoteEventLog, synced: Synced, upTo head: UInt64) throws -> Int {
-        let notebook = synced.notebook
+    private func clone(from remote: any RemoteEventLog, notebook: Identifier, upTo head: UInt64) throws -> Int {
         // Errors of the remote and of its events pass through the store's write unchanged.
         var failure: (any Error)?
         do {
@@ -316,8 +292,9 @@ extension Notebook {
                     after = last.position
                     try session.applyDeferredProjections()
                 }
+                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                 try store.setMetadata(SyncKeys.confirmed, uint64: after, in: session.transaction)
-                try markSynced(synced, in: session.transaction)
+                try markSynced(in: session.transaction)
                 return Int(after)
             }
         } catch {
@@ -468,7 +445,7 @@ extension Notebook {
         }
     }
 
-    /// What ``integrate(_:synced:confirmed:)`` did.
+    /// What ``integrate(_:notebook:confirmed:)`` did.
     struct Integration {
         /// Whether it wrote (and so recorded the sync's time).
         var wrote = false
@@ -482,7 +459,7 @@ extension Notebook {
     /// Appends the remote's events after the confirmed position in one write: the outbox (the
     /// events after it) is taken off first, the pulled events go in at their positions with their
     /// digests checked, and what of the outbox the remote did not return is rebased on top.
-    private func integrate(_ pulled: [RecordedEvent], synced: Synced, confirmed: UInt64) throws -> Integration {
+    private func integrate(_ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64) throws -> Integration {
         for e in pulled { try checkRemote(e) }
         let bytes = pulled.reduce(0) { $0 + $1.payload.count + 256 }
         return try write(reserving: bytes * 4) { session, dbs in
@@ -496,8 +473,9 @@ extension Notebook {
             }
             let (head, _) = try session.logHead()
             if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
+                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                 try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
-                try markSynced(synced, in: session.transaction)
+                try markSynced(in: session.transaction)
                 var done = Integration()
                 done.wrote = true
                 done.inPlace = fresh.count
@@ -521,8 +499,9 @@ extension Notebook {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
             }
+            try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
             try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
-            try markSynced(synced, in: session.transaction)
+            try markSynced(in: session.transaction)
             if !outbox.isEmpty {
                 var rebase = try Rebase(
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
@@ -695,9 +674,12 @@ extension Notebook {
     }
 
     /// Sends the outbox in batches (one command's events never split), oldest first. Returns how
-    /// many events the remote took, and whether it refused a batch because another device moved
-    /// a stream first (the next round rebases and tries again).
-    private func push(to remote: any RemoteEventLog, notebook: Identifier) throws -> (Int, Bool) {
+    /// many events the remote took, whether there was anything to send, and whether it refused a
+    /// batch because another device moved a stream first (the next round rebases and tries
+    /// again).
+    private func push(to remote: any RemoteEventLog, notebook: Identifier) throws -> (
+        pushed: Int, sent: Bool, refused: Bool
+    ) {
         let outbox: [RecordedEvent] = try store.read { txn in
             let confirmed = try syncState(in: txn).confirmed
             var events: [RecordedEvent] = []
@@ -713,10 +695,10 @@ extension Notebook {
                 let result = try remote.append(notebook: notebook, batch: batch)
                 pushed += result.appended
             } catch .conflict {
-                return (pushed, true)
+                return (pushed, true, true)
             }
         }
-        return (pushed, false)
+        return (pushed, !outbox.isEmpty, false)
     }
 
     /// The outbox as batches: runs of one stream as one append each, a batch closed between
@@ -790,7 +772,7 @@ extension Notebook {
 }
 
 /// Rewrites the outbox on top of the remote's events, inside the write of
-/// ``Notebook/integrate(_:synced:confirmed:)``; see the README's "Sync" for the rules.
+/// ``Notebook/integrate(_:notebook:confirmed:)``; see the README's "Sync" for the rules.
 struct Rebase {
     let book: Notebook
     let outbox: [RecordedEvent]

@@ -158,18 +158,9 @@ let syncCommand = Command(
     }
     let book = try ctx.notebook()
     let state = try book.syncState()
-    // The notebook is looked up by name (and checked against the one the store joined), unless
-    // the store's last sync found it at this address by this name: its pulls still refuse a role
-    // that may no longer read it. Only --join (the first device) creates the notebook: a
-    // mistyped name is refused, not made.
-    let lookedUpAs = address + "\n" + name
-    let id: Identifier
-    if let joined = state.notebook, !ctx.flag("join"), try book.notebookLookedUpAs() == lookedUpAs {
-        id = joined
-    } else {
-        id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
-    }
-    let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"), lookedUpAs: lookedUpAs)
+    // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
+    let id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+    let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
     if ctx.json {
         ctx.printJSON(
             .object([
