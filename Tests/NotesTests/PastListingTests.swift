@@ -373,3 +373,34 @@ struct PastListingTests {
         #expect(large.work.gaveUp && large.work.pinnedLookedUp == 0)
     }
 }
+
+@Suite("The walk's table of candidate ids")
+struct IdentifierTableTests {
+    @Test("holds exactly the ids of its set: random, sequential and zero ids, members and others")
+    func sameAsSet() {
+        var rng = SeededGenerator(seed: 0x1D_7AB1E)
+        for size in [0, 1, 2, 7, 100, 5_000] {
+            var ids = Set<Identifier>()
+            while ids.count < size {
+                switch rng.next() % 3 {
+                case 0: ids.insert(Identifier(high: rng.next(), low: rng.next()))
+                case 1: ids.insert(Identifier(high: 7, low: UInt64(ids.count)))
+                default: ids.insert(Identifier(high: 0, low: rng.next() % 64))
+                }
+            }
+            let table = IdentifierTable(ids)
+            for id in ids { #expect(table.contains(id), "size \(size): \(id) is a member") }
+            var others = 0
+            while others < 2_000 {
+                let id =
+                    others % 2 == 0
+                    ? Identifier(high: rng.next(), low: rng.next())
+                    : Identifier(high: 7, low: 100_000 + rng.next() % 64)
+                guard !ids.contains(id) else { continue }
+                #expect(!table.contains(id), "size \(size): \(id) is not a member")
+                others += 1
+            }
+            #expect(table.contains(Identifier(high: 0, low: 0)) == ids.contains(Identifier(high: 0, low: 0)))
+        }
+    }
+}
