@@ -21,10 +21,14 @@ import SwiftEvolutionHistory
 /// (each 100 times). A queries file has one query a line and forms one set. Tantivy runs beside
 /// FTS5 on the same notes and queries (see ``TantivyPeer``), skipped with the reason printed when
 /// it cannot be installed. `--collection DIR` measures relevance instead (see
-/// ``runRelevanceBenchmark(collectionPath:options:)``).
+/// ``runRelevanceBenchmark(collectionPath:options:)``). `--times FILE` writes each of our timed
+/// queries to FILE (set, seconds, hits, query, the hits' note numbers; tab-separated), to find the slow ones.
 func runSearchBenchmark(arguments: [String]) throws {
     let options = try optionValues(
-        arguments, usage: "search: use --notes, --queries, --count, --seed, --limit, --dir, --collection, --peer no")
+        arguments,
+        usage:
+            "search: use --notes, --queries, --count, --seed, --limit, --dir, --collection, --peer no, --times FILE, --repeat R"
+    )
     if let collection = options["collection"] {
         try runRelevanceBenchmark(collectionPath: collection, options: options)
         return
@@ -101,14 +105,19 @@ func runSearchBenchmark(arguments: [String]) throws {
         "| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap "
             + "| Tantivy q/s | Tantivy p50 | Tantivy p99 | speed-up | top-\(limit) overlap |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    var timesOut = ""
     for set in sets {
         let parsed = set.queries.map { try? SearchQuery.parse($0) }
         // One warm-up pass of each side, then the timed pass.
         var ours: [[Int64]] = []
         var ourTimes: [Double] = []
-        for pass in 0..<2 {
+        // `--repeat R` times R passes after the warm-up and keeps each query's fastest time: a
+        // figure a shared machine moves less, for comparing two builds (not the suite's).
+        let repeats = max(1, Int(options["repeat"] ?? "") ?? 1)
+        for pass in 0...repeats {
             ours.removeAll(keepingCapacity: true)
-            ourTimes.removeAll(keepingCapacity: true)
+            var passTimes: [Double] = []
+            passTimes.reserveCapacity(parsed.count)
             // One snapshot for the pass, as Tantivy's searcher is one: each query is timed alone.
             try env.read { txn in
                 try SearchIndex.withSearcher(in: txn, storage) { searcher in
@@ -116,10 +125,18 @@ func runSearchBenchmark(arguments: [String]) throws {
                         let start = monotonicSeconds()
                         var hits: [SearchHit] = []
                         if let q { hits = try searcher.search(q, filter: .everything, limit: limit) }
-                        ourTimes.append(monotonicSeconds() - start)
-                        if pass == 1 { ours.append(hits.compactMap { ordinalOf[$0.id] }) }
+                        passTimes.append(monotonicSeconds() - start)
+                        if pass == repeats { ours.append(hits.compactMap { ordinalOf[$0.id] }) }
                     }
                 }
+            }
+            if pass == 0 { continue }
+            ourTimes = pass == 1 ? passTimes : zip(ourTimes, passTimes).map { min($0, $1) }
+        }
+        if options["times"] != nil {
+            for (n, query) in set.queries.enumerated() {
+                let ids = ours[n].map(String.init).joined(separator: " ")
+                timesOut += "\(set.name)\t\(ourTimes[n])\t\(ours[n].count)\t\(query)\t\(ids)\n"
             }
         }
         var theirs: [[Int64]] = []
@@ -160,6 +177,11 @@ func runSearchBenchmark(arguments: [String]) throws {
             line += " - | - | - | - | - |"
         }
         print(line)
+    }
+    if let path = options["times"] {
+        guard let f = fopen(path, "w") else { throw BenchmarkFailure("cannot write \(path)") }
+        fputs(timesOut, f)
+        fclose(f)
     }
     switch tantivy {
     case .ran(let run):

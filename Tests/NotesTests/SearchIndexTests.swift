@@ -494,6 +494,40 @@ struct SearchIndexTests {
         }
     }
 
+    @Test("two words of every pair of frequencies give the oracle's exact top k, filtered or not")
+    func twoWordsTopK() throws {
+        let f = try Fixture()
+        var rng = WorkloadRandom(seed: 11)
+        let text = ZipfText(vocabularySize: 2_000)
+        var notes: [Note] = []
+        for n in 0..<3_000 {
+            let words = (0..<rng.next(in: 5...60)).map { _ in text.word(using: &rng) }.joined(separator: " ")
+            notes.append(Self.note(n, n % 9 == 0 ? text.word(using: &rng) : "", words, updatedAt: Int64(n % 11)))
+        }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        // From words in most notes to words in a few: both lists dense, one sparse, both sparse.
+        let ranks: [Int] = [0, 3, 30, 300, 1_500]
+        var words: [String] = []
+        for r in ranks { words.append(text.vocabulary[r]) }
+        var chosen = Set<Identifier>()
+        for n in 0..<notes.count where n % 3 != 0 { chosen.insert(Self.id(n)) }
+        let filters: [SearchFilter] = [SearchFilter(), SearchFilter(only: chosen)]
+        for k in 0..<words.count {
+            for l in k..<words.count {
+                let q: String = words[k] + " " + words[l]
+                let query = try SearchQuery.parse(q)
+                for filter in filters {
+                    for limit in [1, 10, 50] {
+                        let want: [SearchHit] = oracle.search(query, filter: filter, limit: limit)
+                        let got: [SearchHit] = try f.search(q, filter, limit: limit)
+                        #expect(got == want, "\(q), limit \(limit)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test(
         "a bulk build split over 1, 2, 3 or 7 cores writes the same bytes", arguments: [SearchLanguage.none, .english])
     func parallelBuildIsExact(language: SearchLanguage) throws {
