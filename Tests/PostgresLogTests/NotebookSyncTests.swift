@@ -835,11 +835,8 @@ final class CountingRemote: RemoteEventLog {
 extension NotebookSyncTests {
     @Test("an edit syncs in one pull, its push and the pull that confirms it; the other device takes it in one pull")
     func fewestCalls() throws {
-        let a = try Device(stem: 1, notebook: 150)
-        let b = try Device(stem: 2, notebook: 150)
-        let note = try a.book.add(title: "Welcome")
-        try a.sync(join: true)
-        try b.sync()
+        let (a, b) = try pair(150)
+        let note = try #require(try a.book.list(everything).first)
         try a.book.edit(note.id, body: "edited on a\n")
         let ra = CountingRemote(a.remote)
         let pushed = try a.book.sync(with: ra, notebook: a.notebookID)
@@ -858,11 +855,8 @@ extension NotebookSyncTests {
 
     @Test("a device behind by more than a page takes the rest after the page read with its prefix check")
     func behindByMoreThanAPage() throws {
-        let a = try Device(stem: 1, notebook: 151)
-        let b = try Device(stem: 2, notebook: 151)
-        let note = try a.book.add(title: "Welcome")
-        try a.sync(join: true)
-        try b.sync()
+        let (a, b) = try pair(151)
+        let note = try #require(try a.book.list(everything).first)
         let others = Notebook.pullPage + 1_500
         try a.pushWorkload(events: others)
         try b.book.edit(note.id, body: "offline on b\n")
