@@ -339,25 +339,9 @@ extension SearchIndex {
             var m = 0
             if (eb &- ib) > 8 &* (ea &- ia) {
                 // A few lead docs against many: each sought in the other's block.
-                var j = ib
-                for i in ia..<ea {
-                    let d = pa[i]
-                    j = lowerBound(pb, from: j, to: eb, of: d)
-                    if j == eb { break }
-                    matchLead[m] = Int32(truncatingIfNeeded: i)
-                    matchOther[m] = Int32(truncatingIfNeeded: j)
-                    m &+= pb[j] == d ? 1 : 0
-                }
+                m = seekEach(pa, ia, ea, in: pb, ib, eb, sparseOut: matchLead, denseOut: matchOther)
             } else if (ea &- ia) > 8 &* (eb &- ib) {
-                var i = ia
-                for j in ib..<eb {
-                    let d = pb[j]
-                    i = lowerBound(pa, from: i, to: ea, of: d)
-                    if i == ea { break }
-                    matchLead[m] = Int32(truncatingIfNeeded: i)
-                    matchOther[m] = Int32(truncatingIfNeeded: j)
-                    m &+= pa[i] == d ? 1 : 0
-                }
+                m = seekEach(pb, ib, eb, in: pa, ia, ea, sparseOut: matchOther, denseOut: matchLead)
             } else {
                 var i = ia
                 var j = ib
@@ -390,6 +374,27 @@ extension SearchIndex {
             target = end + 1
         }
         return top.results()
+    }
+
+    /// The docs of `sparse` in `sFrom..<sTo` that `dense` holds in `dFrom..<dTo` (both rising),
+    /// each sought by binary search from the last one found: their entry numbers go to
+    /// `sparseOut` and `denseOut` from 0 on. Returns how many.
+    @inline(__always)
+    static func seekEach(
+        _ sparse: UnsafeMutablePointer<UInt32>, _ sFrom: Int, _ sTo: Int, in dense: UnsafeMutablePointer<UInt32>,
+        _ dFrom: Int, _ dTo: Int, sparseOut: UnsafeMutablePointer<Int32>, denseOut: UnsafeMutablePointer<Int32>
+    ) -> Int {
+        var m = 0
+        var j = dFrom
+        for i in sFrom..<sTo {
+            let d = sparse[i]
+            j = lowerBound(dense, from: j, to: dTo, of: d)
+            if j == dTo { break }
+            sparseOut[m] = Int32(truncatingIfNeeded: i)
+            denseOut[m] = Int32(truncatingIfNeeded: j)
+            m &+= dense[j] == d ? 1 : 0
+        }
+        return m
     }
 
     /// The first index in `from..<to` of `p` (rising) whose doc is `d` or above (`to` when
