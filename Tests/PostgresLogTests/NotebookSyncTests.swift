@@ -789,6 +789,9 @@ final class CountingRemote: RemoteEventLog {
     /// Sends each batch to the remote once more before the call itself, as another sync of the
     /// same store would have pushed it first: the call's answer is then "already stored".
     var pushedFirstElsewhere = false
+    /// Answers each append with a head digest that is not the remote's (a server that chains
+    /// differently): the device must not confirm its events from that answer.
+    var wrongHeadDigest = false
 
     init(_ base: any RemoteEventLog) { self.base = base }
 
@@ -806,7 +809,9 @@ final class CountingRemote: RemoteEventLog {
     func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
         calls.append("append")
         if pushedFirstElsewhere { _ = try base.append(notebook: notebook, batch: batch) }
-        return try base.append(notebook: notebook, batch: batch)
+        var result = try base.append(notebook: notebook, batch: batch)
+        if wrongHeadDigest { result.head.digest[0] ^= 1 }
+        return result
     }
     func restore(notebook: Identifier, after position: UInt64, events: [RecordedEvent]) throws(RemoteLogError)
         -> RemoteHead
@@ -833,7 +838,8 @@ final class CountingRemote: RemoteEventLog {
 
 /// Sync's round trips (in the suite, for its cluster).
 extension NotebookSyncTests {
-    @Test("an edit syncs in one pull, its push and the pull that confirms it; the other device takes it in one pull")
+    @Test(
+        "an edit syncs in one pull and its push, confirmed by the push's answer; the other device takes it in one pull")
     func fewestCalls() throws {
         let (a, b) = try pair(150)
         let note = try #require(try a.book.list(everything).first)
@@ -841,8 +847,9 @@ extension NotebookSyncTests {
         let ra = CountingRemote(a.remote)
         let pushed = try a.book.sync(with: ra, notebook: a.notebookID)
         // The page read with the check of the confirmed event is the first pull: only that event.
-        #expect(ra.calls == ["pull 1", "append", "pull 1"], "\(ra.calls)")
-        #expect(pushed.pushed == 1 && pushed.confirmedInPlace == 1 && pushed.rounds == 2)
+        #expect(ra.calls == ["pull 1", "append"], "\(ra.calls)")
+        #expect(pushed.pushed == 1 && pushed.confirmedInPlace == 1 && pushed.rounds == 1)
+        #expect(try a.book.syncState().pending == 0 && pushed.remoteHead == (try a.book.syncState().confirmed))
         let rb = CountingRemote(b.remote)
         let pulled = try b.book.sync(with: rb, notebook: b.notebookID)
         #expect(rb.calls == ["pull 2"], "\(rb.calls)")
@@ -863,8 +870,8 @@ extension NotebookSyncTests {
         let rb = CountingRemote(b.remote)
         let report = try b.book.sync(with: rb, notebook: b.notebookID)
         #expect(
-            rb.calls == ["pull \(Notebook.pullPage)", "pull 1501", "append", "pull 1"],
-            "a full first page, the rest, the push of the rebased edit, its confirmation: \(rb.calls)")
+            rb.calls == ["pull \(Notebook.pullPage)", "pull 1501", "append"],
+            "a full first page, the rest, the push of the rebased edit: \(rb.calls)")
         #expect(report.pulled == others && report.pushed == 1)
         try converge([a, b])
         #expect(try a.book.note(note.id).body == "offline on b\n")
@@ -910,5 +917,52 @@ extension NotebookSyncTests {
         #expect(remote.calls == ["pull 1", "append", "pull 1"], "\(remote.calls)")
         #expect(try a.book.syncState().pending == 0, "the next round pulled the event back and confirmed it")
         #expect(report.remoteHead == (try a.book.syncState().confirmed))
+    }
+}
+
+extension NotebookSyncTests {
+    @Test("a push whose answer does not chain to the device's events is confirmed by pulling them back")
+    func pushAnswerNotTrusted() throws {
+        let (a, b) = try pair(154)
+        let note = try #require(try a.book.list(everything).first)
+        try a.book.edit(note.id, body: "edited on a\n")
+        try a.book.pin(note.id)
+        let remote = CountingRemote(a.remote)
+        remote.wrongHeadDigest = true
+        let report = try a.book.sync(with: remote, notebook: a.notebookID)
+        #expect(remote.calls == ["pull 1", "append", "pull 2"], "\(remote.calls)")
+        #expect(report.pushed == 2 && report.confirmedInPlace == 2 && report.rounds == 2)
+        #expect(try a.book.syncState().pending == 0)
+        try converge([a, b])
+    }
+
+    @Test("the events confirmed by a push's answer are the remote's, byte for byte, and what a pull would confirm")
+    func pushAnswerConfirmsExactly() throws {
+        let (a, b) = try pair(155)
+        var notes = [try #require(try a.book.list(everything).first)]
+        for i in 0..<2 { notes.append(try a.book.add(title: "Note \(i)", body: "first\n")) }
+        try a.sync()
+        // Commands of several events and several streams, each confirmed from the answers.
+        for (i, note) in notes.enumerated() {
+            try a.book.edit(note.id, title: "Retitled \(i)", body: "edit \(i)\n")
+            try a.book.pin(note.id)
+        }
+        try a.book.add(title: "New on a", body: "body\n")
+        let remote = CountingRemote(a.remote)
+        let report = try a.book.sync(with: remote, notebook: a.notebookID)
+        #expect(!remote.calls.contains { $0.hasPrefix("pull") && $0 != "pull 1" }, "\(remote.calls)")
+        #expect(report.confirmedInPlace == report.pushed && report.pushed >= 7)
+        let state = try a.book.syncState()
+        #expect(state.pending == 0)
+        let theirs = try a.remote.pull(notebook: a.notebookID, after: 0, limit: Int(state.confirmed) + 1)
+        let ours = try a.book.store.read { txn in
+            try (1...state.confirmed).map { p in try #require(try a.book.store.event(at: p, in: txn)) }
+        }
+        #expect(ours.count == theirs.count)
+        for (mine, remote) in zip(ours, theirs) {
+            #expect(mine.id == remote.id && mine.recordedAt == remote.recordedAt && mine.digest == remote.digest)
+            #expect(mine.metadata == remote.metadata && mine.payload == remote.payload)
+        }
+        try converge([a, b])
     }
 }

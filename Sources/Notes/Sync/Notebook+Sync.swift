@@ -233,13 +233,20 @@ extension Notebook {
                 report.conflicts += outcome.conflicts
                 report.namesMerged += outcome.namesMerged
             }
-            // Push the outbox. What it sent is pulled back (and confirmed in place) by the next
-            // round, whether the remote took it now or had it already (another sync of this
-            // store pushed it first), and a refused batch is rebased there; otherwise nothing
-            // moved since the short page, and the sync ends without another round of pulls.
-            let (pushed, sent, refused) = try push(to: remote, notebook: notebook)
+            // Push the outbox. When the remote took all of it as sent, right after the confirmed
+            // position, its answer confirms it in place. Otherwise what it sent is pulled back
+            // (and confirmed in place) by the next round, whether the remote took it now or had
+            // it already (another sync of this store pushed it first), and a refused batch is
+            // rebased there. When nothing moved since the short page, the sync ends without
+            // another round of pulls.
+            let (pushed, sent, refused, taken) = try push(to: remote, notebook: notebook)
             report.pushed += pushed
-            if sent || refused { moved = true }
+            if let taken, try confirmPushed(taken, notebook: notebook) {
+                wrote = true
+                report.confirmedInPlace += taken.count
+            } else if sent || refused {
+                moved = true
+            }
             if !moved {
                 let state = try syncState()
                 // A sync that wrote has recorded its time in that write already.
@@ -473,9 +480,7 @@ extension Notebook {
             }
             let (head, _) = try session.logHead()
             if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
-                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-                try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
-                try markSynced(in: session.transaction)
+                try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
                 var done = Integration()
                 done.wrote = true
                 done.inPlace = fresh.count
@@ -499,9 +504,7 @@ extension Notebook {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
             }
-            try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-            try store.setMetadata(SyncKeys.confirmed, uint64: fresh.last!.position, in: session.transaction)
-            try markSynced(in: session.transaction)
+            try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
             if !outbox.isEmpty {
                 var rebase = try Rebase(
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
@@ -515,6 +518,31 @@ extension Notebook {
                 }
             }
             return result
+        }
+    }
+
+    /// Records, in a write of the sync, that the remote confirmed the log through `position`.
+    private func recordConfirmed(through position: UInt64, notebook: Identifier, in txn: borrowing Transaction)
+        throws
+    {
+        try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: txn)
+        try store.setMetadata(SyncKeys.confirmed, uint64: position, in: txn)
+        try markSynced(in: txn)
+    }
+
+    /// Confirms in place the outbox the remote took as ``push(to:notebook:)`` sent it (`taken`:
+    /// the remote's copy, positions from the confirmed one on, its instants and chain digests),
+    /// in one write. Returns false, having written nothing, when the store moved meanwhile
+    /// (another sync confirmed something, a command appended to the outbox) or the events are
+    /// not the common case ``confirmInPlace`` handles: the next round's pull then brings them back.
+    private func confirmPushed(_ taken: [RecordedEvent], notebook: Identifier) throws -> Bool {
+        guard let first = taken.first else { return false }
+        return try write { session, dbs in
+            guard try syncState(in: session.transaction).confirmed + 1 == first.position,
+                try confirmInPlace(taken, after: first.position - 1, session: session, dbs: dbs)
+            else { return false }
+            try recordConfirmed(through: taken.last!.position, notebook: notebook, in: session.transaction)
+            return true
         }
     }
 
@@ -674,31 +702,62 @@ extension Notebook {
     }
 
     /// Sends the outbox in batches (one command's events never split), oldest first. Returns how
-    /// many events the remote took, whether there was anything to send, and whether it refused a
+    /// many events the remote took, whether there was anything to send, whether it refused a
     /// batch because another device moved a stream first (the next round rebases and tries
-    /// again).
+    /// again), and `taken`: the remote's copy of the whole outbox when it appended every event
+    /// as sent, at the positions right after the confirmed one, with nothing of another device
+    /// between them (its instant is each batch's head's; the chain digests are computed here and
+    /// must end at each batch's head digest), else nil.
     private func push(to remote: any RemoteEventLog, notebook: Identifier) throws -> (
-        pushed: Int, sent: Bool, refused: Bool
+        pushed: Int, sent: Bool, refused: Bool, taken: [RecordedEvent]?
     ) {
-        let outbox: [RecordedEvent] = try store.read { txn in
+        let read: (events: [RecordedEvent], digest: [UInt8]) = try store.read { txn in
             let confirmed = try syncState(in: txn).confirmed
             var events: [RecordedEvent] = []
             try store.forEachEvent(from: confirmed + 1, in: txn) { view in
                 events.append(view.recorded)
                 return true
             }
-            return events
+            let digest =
+                confirmed == 0 ? RecordedEvent.genesisDigest : try store.event(at: confirmed, in: txn)?.digest ?? []
+            return (events, digest)
         }
+        let outbox = read.events
         var pushed = 0
+        var taken: [RecordedEvent] = []
+        var confirmable = !outbox.isEmpty
+        if confirmable { taken.reserveCapacity(outbox.count) }
+        var digest = read.digest
         for batch in Self.batches(outbox) {
+            let result: RemoteAppendResult
             do {
-                let result = try remote.append(notebook: notebook, batch: batch)
-                pushed += result.appended
-            } catch .conflict {
-                return (pushed, true, true)
+                result = try remote.append(notebook: notebook, batch: batch)
+            } catch {
+                guard case .conflict = error else { throw error }
+                return (pushed, true, true, nil)
             }
+            pushed += result.appended
+            guard confirmable, let at = result.head.recordedAt else {
+                confirmable = false
+                continue
+            }
+            for outcome in result.outcomes {
+                guard case .appended(let position) = outcome, taken.count < outbox.count,
+                    position == outbox[taken.count].position
+                else {
+                    confirmable = false
+                    break
+                }
+                var e = outbox[taken.count]
+                e.metadata = e.proposedMetadata
+                e.recordedAt = at
+                e.digest = e.chainDigest(after: digest)
+                digest = e.digest
+                taken.append(e)
+            }
+            if taken.last?.position != result.head.position || digest != result.head.digest { confirmable = false }
         }
-        return (pushed, !outbox.isEmpty, false)
+        return (pushed, !outbox.isEmpty, false, confirmable && taken.count == outbox.count ? taken : nil)
     }
 
     /// The outbox as batches: runs of one stream as one append each, a batch closed between
