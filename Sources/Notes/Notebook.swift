@@ -43,6 +43,9 @@ public final class Notebook: Sendable {
         /// For the benchmark that compares them: a sync's rebase rebuilds every projection instead
         /// of re-folding the records of the streams it touched.
         package var rebaseRebuildsProjections = false
+        /// For the benchmark that compares them: false confirms a push by pulling it back, as
+        /// every sync did before a push's answer confirmed it.
+        package var pushAnswerConfirms = true
 
         public init(actor: String, command: String? = nil) {
             self.actor = actor

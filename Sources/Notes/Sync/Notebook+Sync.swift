@@ -757,7 +757,8 @@ extension Notebook {
             }
             if taken.last?.position != result.head.position || digest != result.head.digest { confirmable = false }
         }
-        return (pushed, !outbox.isEmpty, false, confirmable && taken.count == outbox.count ? taken : nil)
+        let all = confirmable && taken.count == outbox.count && options.pushAnswerConfirms
+        return (pushed, !outbox.isEmpty, false, all ? taken : nil)
     }
 
     /// The outbox as batches: runs of one stream as one append each, a batch closed between
