@@ -792,6 +792,8 @@ final class CountingRemote: RemoteEventLog {
     /// Answers each append with a head digest that is not the remote's (a server that chains
     /// differently): the device must not confirm its events from that answer.
     var wrongHeadDigest = false
+    /// Runs before the first append reaches the remote (a command of the device meanwhile).
+    var beforeFirstAppend: (() throws -> Void)?
 
     init(_ base: any RemoteEventLog) { self.base = base }
 
@@ -808,6 +810,10 @@ final class CountingRemote: RemoteEventLog {
     func members(notebook name: String) throws(RemoteLogError) -> [RemoteMember] { try base.members(notebook: name) }
     func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
         calls.append("append")
+        if let before = beforeFirstAppend {
+            beforeFirstAppend = nil
+            do { try before() } catch { Issue.record("the command during the push failed: \(error)") }
+        }
         if pushedFirstElsewhere { _ = try base.append(notebook: notebook, batch: batch) }
         var result = try base.append(notebook: notebook, batch: batch)
         if wrongHeadDigest { result.head.digest[0] ^= 1 }
@@ -964,5 +970,35 @@ extension NotebookSyncTests {
             #expect(mine.metadata == remote.metadata && mine.payload == remote.payload)
         }
         try converge([a, b])
+    }
+}
+
+extension NotebookSyncTests {
+    @Test("an outbox pushed in several batches is confirmed by their answers, the chain carried across them")
+    func pushAnswerAcrossBatches() throws {
+        let (a, b) = try pair(156)
+        // Bodies of 0.9 MB: a batch closes between commands past half the remote's 16 MiB.
+        let body = String(repeating: "0123456789abcdef ", count: 900_000 / 17) + "\n"
+        for i in 0..<10 { try a.book.add(title: "Large \(i)", body: body) }
+        let remote = CountingRemote(a.remote)
+        let report = try a.book.sync(with: remote, notebook: a.notebookID)
+        #expect(remote.calls == ["pull 1", "append", "append"], "\(remote.calls)")
+        #expect(report.pushed == 10 && report.confirmedInPlace == 10 && report.rounds == 1)
+        #expect(try a.book.syncState().pending == 0)
+        try converge([a, b])
+    }
+
+    @Test("a command appended while the push is on its way is rebased and pushed by the next round, nothing lost")
+    func commandDuringPush() throws {
+        let (a, b) = try pair(157)
+        let note = try #require(try a.book.list(everything).first)
+        try a.book.edit(note.id, body: "before the push\n")
+        let remote = CountingRemote(a.remote)
+        remote.beforeFirstAppend = { _ = try a.book.edit(note.id, body: "during the push\n") }
+        let report = try a.book.sync(with: remote, notebook: a.notebookID)
+        #expect(report.pushed == 2 && report.rounds == 2, "\(report), \(remote.calls)")
+        #expect(try a.book.syncState().pending == 0)
+        try converge([a, b])
+        #expect(try b.book.note(note.id).body == "during the push\n")
     }
 }

@@ -537,7 +537,8 @@ extension Notebook {
     /// not the common case ``confirmInPlace`` handles: the next round's pull then brings them back.
     private func confirmPushed(_ taken: [RecordedEvent], notebook: Identifier) throws -> Bool {
         guard let first = taken.first else { return false }
-        return try write { session, dbs in
+        let bytes = taken.reduce(0) { $0 + $1.payload.count + 256 }
+        return try write(reserving: bytes * 2) { session, dbs in
             guard try syncState(in: session.transaction).confirmed + 1 == first.position,
                 try confirmInPlace(taken, after: first.position - 1, session: session, dbs: dbs)
             else { return false }
@@ -707,7 +708,8 @@ extension Notebook {
     /// again), and `taken`: the remote's copy of the whole outbox when it appended every event
     /// as sent, at the positions right after the confirmed one, with nothing of another device
     /// between them (its instant is each batch's head's; the chain digests are computed here and
-    /// must end at each batch's head digest), else nil.
+    /// must end at each batch's head digest), else nil (also for an outbox of more than
+    /// ``syncChunk`` events).
     private func push(to remote: any RemoteEventLog, notebook: Identifier) throws -> (
         pushed: Int, sent: Bool, refused: Bool, taken: [RecordedEvent]?
     ) {
@@ -725,7 +727,12 @@ extension Notebook {
         let outbox = read.events
         var pushed = 0
         var taken: [RecordedEvent] = []
-        var confirmable = !outbox.isEmpty
+        // A larger outbox is confirmed by the pulls, a chunk a write, as a pull of as many events
+        // is; so is one with events of categories or tags, which ``confirmInPlace`` leaves to a
+        // rebase.
+        var confirmable =
+            !outbox.isEmpty && outbox.count <= Self.syncChunk
+            && outbox.allSatisfy { if case .note = StreamRef($0.stream) { true } else { false } }
         if confirmable { taken.reserveCapacity(outbox.count) }
         var digest = read.digest
         for batch in Self.batches(outbox) {
