@@ -842,6 +842,16 @@ final class CountingRemote: RemoteEventLog {
     }
 }
 
+extension Device {
+    /// Syncs through a ``CountingRemote`` that `configure` sets up: the report and the calls made.
+    func countedSync(_ configure: (CountingRemote) -> Void = { _ in }) throws -> (report: SyncReport, calls: [String]) {
+        let counting = CountingRemote(remote)
+        configure(counting)
+        let report = try book.sync(with: counting, notebook: notebookID)
+        return (report, counting.calls)
+    }
+}
+
 /// Sync's round trips (in the suite, for its cluster).
 extension NotebookSyncTests {
     @Test(
@@ -850,19 +860,16 @@ extension NotebookSyncTests {
         let (a, b) = try pair(150)
         let note = try #require(try a.book.list(everything).first)
         try a.book.edit(note.id, body: "edited on a\n")
-        let ra = CountingRemote(a.remote)
-        let pushed = try a.book.sync(with: ra, notebook: a.notebookID)
+        let (pushed, ra) = try a.countedSync()
         // The page read with the check of the confirmed event is the first pull: only that event.
-        #expect(ra.calls == ["pull 1", "append"], "\(ra.calls)")
+        #expect(ra == ["pull 1", "append"], "\(ra)")
         #expect(pushed.pushed == 1 && pushed.confirmedInPlace == 1 && pushed.rounds == 1)
         #expect(try a.book.syncState().pending == 0 && pushed.remoteHead == (try a.book.syncState().confirmed))
-        let rb = CountingRemote(b.remote)
-        let pulled = try b.book.sync(with: rb, notebook: b.notebookID)
-        #expect(rb.calls == ["pull 2"], "\(rb.calls)")
+        let (pulled, rb) = try b.countedSync()
+        #expect(rb == ["pull 2"], "\(rb)")
         #expect(pulled.pulled == 1 && pulled.rounds == 1)
-        let quiet = CountingRemote(b.remote)
-        try b.book.sync(with: quiet, notebook: b.notebookID)
-        #expect(quiet.calls == ["pull 1"], "nothing new: one pull, \(quiet.calls)")
+        let quiet = try b.countedSync().calls
+        #expect(quiet == ["pull 1"], "nothing new: one pull, \(quiet)")
         try converge([a, b])
     }
 
@@ -873,11 +880,10 @@ extension NotebookSyncTests {
         let others = Notebook.pullPage + 1_500
         try a.pushWorkload(events: others)
         try b.book.edit(note.id, body: "offline on b\n")
-        let rb = CountingRemote(b.remote)
-        let report = try b.book.sync(with: rb, notebook: b.notebookID)
+        let (report, rb) = try b.countedSync()
         #expect(
-            rb.calls == ["pull \(Notebook.pullPage)", "pull 1501", "append"],
-            "a full first page, the rest, the push of the rebased edit: \(rb.calls)")
+            rb == ["pull \(Notebook.pullPage)", "pull 1501", "append"],
+            "a full first page, the rest, the push of the rebased edit: \(rb)")
         #expect(report.pulled == others && report.pushed == 1)
         try converge([a, b])
         #expect(try a.book.note(note.id).body == "offline on b\n")
@@ -916,11 +922,9 @@ extension NotebookSyncTests {
         let (a, _) = try pair(153)
         let note = try #require(try a.book.list(everything).first)
         try a.book.edit(note.id, body: "pushed twice\n")
-        let remote = CountingRemote(a.remote)
-        remote.pushedFirstElsewhere = true
-        let report = try a.book.sync(with: remote, notebook: a.notebookID)
+        let (report, calls) = try a.countedSync { $0.pushedFirstElsewhere = true }
         #expect(report.pushed == 0, "the remote took nothing new")
-        #expect(remote.calls == ["pull 1", "append", "pull 1"], "\(remote.calls)")
+        #expect(calls == ["pull 1", "append", "pull 1"], "\(calls)")
         #expect(try a.book.syncState().pending == 0, "the next round pulled the event back and confirmed it")
         #expect(report.remoteHead == (try a.book.syncState().confirmed))
     }
@@ -933,10 +937,8 @@ extension NotebookSyncTests {
         let note = try #require(try a.book.list(everything).first)
         try a.book.edit(note.id, body: "edited on a\n")
         try a.book.pin(note.id)
-        let remote = CountingRemote(a.remote)
-        remote.wrongHeadDigest = true
-        let report = try a.book.sync(with: remote, notebook: a.notebookID)
-        #expect(remote.calls == ["pull 1", "append", "pull 2"], "\(remote.calls)")
+        let (report, calls) = try a.countedSync { $0.wrongHeadDigest = true }
+        #expect(calls == ["pull 1", "append", "pull 2"], "\(calls)")
         #expect(report.pushed == 2 && report.confirmedInPlace == 2 && report.rounds == 2)
         #expect(try a.book.syncState().pending == 0)
         try converge([a, b])
@@ -954,9 +956,8 @@ extension NotebookSyncTests {
             try a.book.pin(note.id)
         }
         try a.book.add(title: "New on a", body: "body\n")
-        let remote = CountingRemote(a.remote)
-        let report = try a.book.sync(with: remote, notebook: a.notebookID)
-        #expect(!remote.calls.contains { $0.hasPrefix("pull") && $0 != "pull 1" }, "\(remote.calls)")
+        let (report, calls) = try a.countedSync()
+        #expect(!calls.contains { $0.hasPrefix("pull") && $0 != "pull 1" }, "\(calls)")
         #expect(report.confirmedInPlace == report.pushed && report.pushed >= 7)
         let state = try a.book.syncState()
         #expect(state.pending == 0)
@@ -980,9 +981,8 @@ extension NotebookSyncTests {
         // Bodies of 0.9 MB: a batch closes between commands past half the remote's 16 MiB.
         let body = String(repeating: "0123456789abcdef ", count: 900_000 / 17) + "\n"
         for i in 0..<10 { try a.book.add(title: "Large \(i)", body: body) }
-        let remote = CountingRemote(a.remote)
-        let report = try a.book.sync(with: remote, notebook: a.notebookID)
-        #expect(remote.calls == ["pull 1", "append", "append"], "\(remote.calls)")
+        let (report, calls) = try a.countedSync()
+        #expect(calls == ["pull 1", "append", "append"], "\(calls)")
         #expect(report.pushed == 10 && report.confirmedInPlace == 10 && report.rounds == 1)
         #expect(try a.book.syncState().pending == 0)
         try converge([a, b])
@@ -993,10 +993,10 @@ extension NotebookSyncTests {
         let (a, b) = try pair(157)
         let note = try #require(try a.book.list(everything).first)
         try a.book.edit(note.id, body: "before the push\n")
-        let remote = CountingRemote(a.remote)
-        remote.beforeFirstAppend = { _ = try a.book.edit(note.id, body: "during the push\n") }
-        let report = try a.book.sync(with: remote, notebook: a.notebookID)
-        #expect(report.pushed == 2 && report.rounds == 2, "\(report), \(remote.calls)")
+        let (report, calls) = try a.countedSync { remote in
+            remote.beforeFirstAppend = { _ = try a.book.edit(note.id, body: "during the push\n") }
+        }
+        #expect(report.pushed == 2 && report.rounds == 2, "\(report), \(calls)")
         #expect(try a.book.syncState().pending == 0)
         try converge([a, b])
         #expect(try b.book.note(note.id).body == "during the push\n")
