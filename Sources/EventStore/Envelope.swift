@@ -81,15 +81,45 @@ enum Envelope {
         }
     }
 
-    /// Checks the CRC and returns a zero-copy view of the envelope.
-    static func view(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> EventView {
+    /// ``header(_:position:)`` for an event read from the log: a decoding failure is the stored
+    /// event's damage, reported with its position.
+    static func storedHeader(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(StoreError) -> EventHeader {
+        do { return try header(bytes, position: position) } catch {
+            throw StoreError.damaged(position: position, detail: "\(error)")
+        }
+    }
+
+    /// Checks the CRC and reads the envelope's instant, version and stream, parsing nothing after
+    /// the stream.
+    @inline(__always)
+    static func header(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> EventHeader {
+        var r = try checkedBody(bytes)
+        let f = try r.readByte()
+        guard f == format || f == writtenAtFormat else { throw DecodingError(.badTag(f), at: 0) }
+        _ = try r.readSlice(16)
+        let recordedAt = Int64(bitPattern: try r.readUInt64())
+        let version = try r.readVarint()
+        _ = try r.readVarint()
+        _ = try r.readBlob()
+        let stream = try r.readBlob()
+        return EventHeader(position: position, recordedAt: recordedAt, version: version, streamBytes: stream)
+    }
+
+    /// A reader of the envelope's bytes before its CRC, once the CRC is checked.
+    @inline(__always)
+    private static func checkedBody(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> ByteReader {
         guard bytes.count >= 1 + 16 + 8 + digestSize + 4 else { throw DecodingError(.truncated, at: bytes.count) }
         let bodyEnd = bytes.count - 4
         let stored = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: bodyEnd, as: UInt32.self))
         guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd])) == stored else {
             throw DecodingError(.checksumMismatch, at: bodyEnd)
         }
-        var r = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]))
+        return ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]))
+    }
+
+    /// Checks the CRC and returns a zero-copy view of the envelope.
+    static func view(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> EventView {
+        var r = try checkedBody(bytes)
         let f = try r.readByte()
         guard f == format || f == writtenAtFormat else { throw DecodingError(.badTag(f), at: 0) }
         let id = try r.readIdentifier()
@@ -136,6 +166,16 @@ package struct StoredEvent: @unchecked Sendable {
     /// The event, its checksum verified.
     @inline(__always)
     package func view() throws(StoreError) -> EventView { try Envelope.storedView(bytes, position: position) }
+}
+
+/// What a walk over the log reads of a stored event (see
+/// ``EventStore/forEachEventHeader(from:reverse:in:_:)``): valid only inside the read that
+/// produced it.
+package struct EventHeader {
+    package let position: UInt64
+    package let recordedAt: Int64
+    package let version: UInt64
+    package let streamBytes: UnsafeRawBufferPointer
 }
 
 /// A zero-copy view of a stored event, valid only inside the read that produced it.

@@ -246,6 +246,29 @@ public final class EventStore: Sendable {
         from position: UInt64, reverse: Bool = false, in txn: borrowing Transaction,
         _ body: (EventView) throws -> Bool
     ) throws {
+        try forEachEnvelope(from: position, reverse: reverse, in: txn) { pos, bytes in
+            try body(try Envelope.storedView(bytes, position: pos))
+        }
+    }
+
+    /// ``forEachEvent(from:reverse:in:_:)`` for a walk that needs only each event's instant,
+    /// version and stream: each checksum is verified, the rest of the envelope is not parsed.
+    package func forEachEventHeader(
+        from position: UInt64, reverse: Bool = false, in txn: borrowing Transaction,
+        _ body: (EventHeader) throws -> Bool
+    ) throws {
+        try forEachEnvelope(from: position, reverse: reverse, in: txn) { pos, bytes in
+            try body(try Envelope.storedHeader(bytes, position: pos))
+        }
+    }
+
+    /// Calls `body` with each stored envelope's position and bytes from `position` onwards
+    /// (backwards when `reverse`), until it returns false.
+    @inline(__always)
+    private func forEachEnvelope(
+        from position: UInt64, reverse: Bool, in txn: borrowing Transaction,
+        _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         let start = keyBytes(position)
         try txn.withCursor(events) { c in
             var entry: Entry?
@@ -255,8 +278,7 @@ public final class EventStore: Sendable {
                 entry = try c.seek(start)
             }
             while let e = entry {
-                let pos = try decodeKey(e.key)
-                guard try body(try Envelope.storedView(e.value, position: pos)) else { return }
+                guard try body(try decodeKey(e.key), e.value) else { return }
                 entry = reverse ? try c.previous() : try c.next()
             }
         }

@@ -123,6 +123,39 @@ struct EnvelopeFuzzTests {
         #expect(cases > 100_000)
     }
 
+    @Test("the header a walk reads is the envelope's, and every truncation or bit flip of it throws")
+    func header() throws {
+        var rng = SeededGenerator(seed: 15)
+        func header(_ bytes: [UInt8]) -> EventHeaderFields? {
+            bytes.withUnsafeBytes { p in
+                (try? Envelope.header(p, position: 42)).map {
+                    EventHeaderFields(
+                        position: $0.position, recordedAt: $0.recordedAt, version: $0.version,
+                        stream: String(decoding: $0.streamBytes, as: UTF8.self))
+                }
+            }
+        }
+        for _ in 0..<200 {
+            let s = Self.sample(&rng)
+            let h = try #require(header(s.bytes))
+            #expect(
+                h == EventHeaderFields(position: 42, recordedAt: s.recordedAt, version: s.version, stream: s.stream))
+            for length in 0..<s.bytes.count { #expect(header(Array(s.bytes[0..<length])) == nil) }
+            for bit in 0..<(s.bytes.count * 8) {
+                var damaged = s.bytes
+                damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+                #expect(header(damaged) == nil, "flip of bit \(bit) read")
+            }
+        }
+    }
+
+    struct EventHeaderFields: Equatable {
+        var position: UInt64
+        var recordedAt: Int64
+        var version: UInt64
+        var stream: String
+    }
+
     /// Re-seals a damaged body with a valid CRC, so the structural checks behind the
     /// checksum are exercised.
     static func reseal(_ body: [UInt8]) -> [UInt8] {

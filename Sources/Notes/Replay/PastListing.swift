@@ -213,7 +213,7 @@ struct NewestFirstPage {
         let candidateTable = candidates.map(IdentifierTable.init)
         let mayLookUp = everPinned <= budget
         let unpinnedWanted = query.pinnedOnly ? 0 : query.limit
-        try store.forEachEvent(from: position, reverse: true, in: txn) { view in
+        try store.forEachEventHeader(from: position, reverse: true, in: txn) { view in
             // Every note that may pass the filters is read: no note further back can join the page.
             if let candidates, seen.count == candidates.count {
                 ending = .candidatesMet
