@@ -175,7 +175,10 @@ struct NewestFirstPage {
         }
 
         /// Settles the notes updated after `instant`, the latest a note not met can have.
+        @inline(__always)
         mutating func settle(before instant: Int64) {
+            // Asked at every event walked, and mostly with nothing pending.
+            guard !pending.isEmpty else { return }
             pending.removeAll { updated in
                 guard updated > instant else { return false }
                 settled += 1
