@@ -376,7 +376,9 @@ struct PastListingTests {
 
 @Suite("The walk's table of candidate ids")
 struct IdentifierTableTests {
-    @Test("holds exactly the ids of its set: random, sequential and zero ids, members and others")
+    @Test(
+        "holds exactly the ids of its set, by id and by stream name: random, sequential and zero ids, members and others"
+    )
     func sameAsSet() {
         var rng = SeededGenerator(seed: 0x1D_7AB1E)
         for size in [0, 1, 2, 7, 100, 5_000] {
@@ -389,7 +391,18 @@ struct IdentifierTableTests {
                 }
             }
             let table = IdentifierTable(ids)
-            for id in ids { #expect(table.contains(id), "size \(size): \(id) is a member") }
+            func streamed(_ name: String) -> Identifier? {
+                var name = name
+                return name.withUTF8 { table.note(streamed: UnsafeRawBufferPointer($0)) }
+            }
+            for id in ids {
+                #expect(table.contains(id), "size \(size): \(id) is a member")
+                #expect(streamed(Note.stream(id)) == id, "size \(size): its stream's name finds it")
+                #expect(streamed(Category.stream(id)) == nil && streamed(Note.stream(id).uppercased()) == nil)
+                // Another note whose name ends with the same eight bytes.
+                let twin = Identifier(high: id.high &+ 1, low: id.low)
+                if !ids.contains(twin) { #expect(streamed(Note.stream(twin)) == nil) }
+            }
             var others = 0
             while others < 2_000 {
                 let id =
@@ -398,6 +411,7 @@ struct IdentifierTableTests {
                     : Identifier(high: 7, low: 100_000 + rng.next() % 64)
                 guard !ids.contains(id) else { continue }
                 #expect(!table.contains(id), "size \(size): \(id) is not a member")
+                #expect(streamed(Note.stream(id)) == nil, "size \(size): \(id)'s stream is not a member's")
                 others += 1
             }
             #expect(table.contains(Identifier(high: 0, low: 0)) == ids.contains(Identifier(high: 0, low: 0)))
