@@ -90,9 +90,9 @@ func runSyncBenchmark(arguments: [String]) throws {
     var refold: [Double] = []
     var rebuild: [Double] = []
     enum Expected { case pushOnly, rebase, pullOne }
-    func timedSync(_ d: Device, _ expected: Expected) throws -> Double {
+    func timedSync(_ device: Device, _ expected: Expected) throws -> Double {
         let start = monotonicSeconds()
-        let report = try d.book.sync(with: d.remote, notebook: notebook)
+        let report = try device.book.sync(with: device.remote, notebook: notebook)
         let ms = (monotonicSeconds() - start) * 1000
         let asExpected: Bool
         switch expected {

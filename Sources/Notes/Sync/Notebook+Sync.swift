@@ -299,9 +299,7 @@ extension Notebook {
                     after = last.position
                     try session.applyDeferredProjections()
                 }
-                try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
-                try store.setMetadata(SyncKeys.confirmed, uint64: after, in: session.transaction)
-                try markSynced(in: session.transaction)
+                try recordConfirmed(through: after, notebook: notebook, in: session.transaction)
                 return Int(after)
             }
         } catch {
@@ -468,8 +466,7 @@ extension Notebook {
     /// digests checked, and what of the outbox the remote did not return is rebased on top.
     private func integrate(_ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64) throws -> Integration {
         for e in pulled { try checkRemote(e) }
-        let bytes = pulled.reduce(0) { $0 + $1.payload.count + 256 }
-        return try write(reserving: bytes * 4) { session, dbs in
+        return try write(reserving: Self.envelopeBytes(pulled) * 4) { session, dbs in
             // Another sync may have gone first: take only what is still new.
             let now = try syncState(in: session.transaction).confirmed
             guard now >= confirmed else { throw StoreError.diverged(position: now, detail: "confirmed position fell") }
@@ -521,6 +518,12 @@ extension Notebook {
         }
     }
 
+    /// About how many bytes `events` take as envelopes: what a write of them reserves room for
+    /// (a multiple of it).
+    private static func envelopeBytes(_ events: [RecordedEvent]) -> Int {
+        events.reduce(0) { $0 + $1.payload.count + 256 }
+    }
+
     /// Records, in a write of the sync, that the remote confirmed the log through `position`.
     private func recordConfirmed(through position: UInt64, notebook: Identifier, in txn: borrowing Transaction)
         throws
@@ -537,8 +540,7 @@ extension Notebook {
     /// not the common case ``confirmInPlace`` handles: the next round's pull then brings them back.
     private func confirmPushed(_ taken: [RecordedEvent], notebook: Identifier) throws -> Bool {
         guard let first = taken.first else { return false }
-        let bytes = taken.reduce(0) { $0 + $1.payload.count + 256 }
-        return try write(reserving: bytes * 2) { session, dbs in
+        return try write(reserving: Self.envelopeBytes(taken) * 2) { session, dbs in
             guard try syncState(in: session.transaction).confirmed + 1 == first.position,
                 try confirmInPlace(taken, after: first.position - 1, session: session, dbs: dbs)
             else { return false }
