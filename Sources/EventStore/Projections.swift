@@ -258,7 +258,12 @@ extension EventStore {
                 try txn.put(
                     meta, key: Array(Names.projectionVersionKey.utf8), value: Array(currentProjectionVersion.utf8))
                 _ = try txn.delete(meta, key: Array(Names.rebuildTokenKey.utf8))
-                for db in old.all { try txn.clear(db) }
+                // Emptying a database reads its pages; those of a large store's old slot are
+                // given back as it goes, not held as resident memory until the process ends.
+                for db in old.all {
+                    try txn.clear(db)
+                    _ = environment.releaseMappedPages()
+                }
                 let report = RebuildReport(
                     fromVersion: previous, toVersion: currentProjectionVersion, events: try headPosition(in: txn),
                     microseconds: EventStore.monotonicMicros() - startClock, startedAt: started, reason: reason)

@@ -72,35 +72,56 @@ struct Filing: Hashable, Sendable {
         _ filings: some Collection<Filing>, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) rethrows -> Int {
         var sorted = Array(filings)
-        var key = [UInt8](repeating: 0, count: 34)
-        func put(_ at: Int, _ id: Identifier) {
-            withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) { b in
-                for i in 0..<16 { key[at + i] = b[i] }
-            }
-        }
-        sorted.sort { ($0.kind.rawValue, $0.scope, $0.note) < ($1.kind.rawValue, $1.scope, $1.note) }
+        sortByScope(&sorted)
+        try forEachKey(of: sorted, byNote: false, from: 0, body)
+        sortByNote(&sorted)
+        try forEachKey(of: sorted, byNote: true, from: 0, body)
+        return sorted.count
+    }
+
+    /// Sorts the filings in the order of their keys by scope, each once.
+    static func sortByScope(_ filings: inout [Filing]) {
+        filings.sort { ($0.kind.rawValue, $0.scope, $0.note) < ($1.kind.rawValue, $1.scope, $1.note) }
         var unique = 0
-        for f in sorted where unique == 0 || sorted[unique - 1] != f {
-            sorted[unique] = f
+        for i in filings.indices where unique == 0 || filings[unique - 1] != filings[i] {
+            filings[unique] = filings[i]
             unique += 1
         }
-        sorted.removeLast(sorted.count - unique)
-        key[0] = byScope
-        for f in sorted {
-            key[1] = f.kind.rawValue
-            put(2, f.scope)
-            put(18, f.note)
+        filings.removeLast(filings.count - unique)
+    }
+
+    /// Sorts the filings in the order of their keys by note.
+    static func sortByNote(_ filings: inout [Filing]) {
+        filings.sort { ($0.note, $0.kind.rawValue, $0.scope) < ($1.note, $1.kind.rawValue, $1.scope) }
+    }
+
+    /// Calls `body` with the key by scope (`byNote` false; the filings sorted by
+    /// ``sortByScope(_:)``) or by note (true; sorted by ``sortByNote(_:)``) of each filing from
+    /// index `start` on, at most `limit` of them; returns the index of the next one.
+    @discardableResult
+    static func forEachKey(
+        of filings: [Filing], byNote: Bool, from start: Int, limit: Int = .max,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows -> Int {
+        var key = [UInt8](repeating: 0, count: 34)
+        key[0] = byNote ? Self.byNote : byScope
+        var i = start
+        while i < filings.count, i - start < limit {
+            let f = filings[i]
+            // `kind | scope | note` by scope, `note | kind | scope` by note.
+            put(byNote ? f.note : f.scope, at: byNote ? 1 : 2, in: &key)
+            key[byNote ? 17 : 1] = f.kind.rawValue
+            put(byNote ? f.scope : f.note, at: 18, in: &key)
             try key.withUnsafeBytes(body)
+            i += 1
         }
-        sorted.sort { ($0.note, $0.kind.rawValue, $0.scope) < ($1.note, $1.kind.rawValue, $1.scope) }
-        key[0] = byNote
-        for f in sorted {
-            put(1, f.note)
-            key[17] = f.kind.rawValue
-            put(18, f.scope)
-            try key.withUnsafeBytes(body)
+        return i
+    }
+
+    private static func put(_ id: Identifier, at offset: Int, in key: inout [UInt8]) {
+        withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) { b in
+            for i in 0..<16 { key[offset + i] = b[i] }
         }
-        return unique
     }
 }
 

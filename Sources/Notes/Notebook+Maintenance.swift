@@ -189,17 +189,15 @@ extension NotesProjection {
         {
             report(problem)
         }
-        let links = LinkIndex.entries(of: state)
-        for (db, expected, what) in [
-            (LinkIndex.titles, links.titles, "title history"),
-            (LinkIndex.aliases, links.aliases, "other names"),
-            (LinkIndex.noteTitles, links.noteTitles, "titles by note"),
-            (LinkIndex.links, links.links, "links"),
+        let links = LinkTables(state)
+        for (table, what) in [
+            (LinkTables.Table.titles, "title history"), (.aliases, "other names"), (.noteTitles, "titles by note"),
+            (.links, "links"),
         ] {
-            let found = try expected.matches(databases[db], in: txn)
+            let found = try links.matches(table, in: txn, databases: databases)
             if !found.equal {
                 report(
-                    "the \(what) index of links differs from the log (\(found.stored) entries stored, \(expected.count) expected)"
+                    "the \(what) index of links differs from the log (\(found.stored) entries stored, \(links.count(table)) expected)"
                 )
             }
         }

@@ -1,4 +1,5 @@
 public import Basics
+import CIntrinsics
 import Dispatch
 public import EventStore
 public import LMDB
@@ -13,9 +14,18 @@ public final class NotesProjection: ProjectionSet {
     /// The language whose stems the search index holds.
     public let searchLanguage: SearchLanguage
 
-    public init(rebuildBatch: Int = 250_000, searchLanguage: SearchLanguage = .english) {
+    /// From how many notes on a rebuild builds its parts one after another, letting go of each
+    /// before the next (see ``write(_:context:databases:)``).
+    package let boundedRebuildNotes: Int
+
+    public convenience init(rebuildBatch: Int = 250_000, searchLanguage: SearchLanguage = .english) {
+        self.init(rebuildBatch: rebuildBatch, searchLanguage: searchLanguage, boundedRebuildNotes: 400_000)
+    }
+
+    package init(rebuildBatch: Int, searchLanguage: SearchLanguage, boundedRebuildNotes: Int) {
         self.rebuildBatch = max(1, rebuildBatch)
         self.searchLanguage = searchLanguage
+        self.boundedRebuildNotes = boundedRebuildNotes
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
@@ -647,7 +657,7 @@ public final class NotesProjection: ProjectionSet {
         let state = try NotebookState.replay(store: context.store, upTo: head, releasingPages: true) { done in
             context.progress(min(done, head &- 1), of: head)
         }
-        try write(state, context: context, databases: databases)
+        try write(consume state, context: context, databases: databases)
         context.progress(head, of: head)
     }
 
@@ -677,55 +687,107 @@ public final class NotesProjection: ProjectionSet {
         }
 
         func write(into databases: ProjectionDatabases, writer: any ProjectionBulkWriter) throws {
-            try projection.write(state, context: writer, databases: databases)
+            // The state handed over, so the write lets go of each part once it is written.
+            let folded = state
+            state = NotebookState()
+            try projection.write(consume folded, context: writer, databases: databases)
         }
     }
 
     /// Writes a folded state into empty projection databases, in sorted bulk order.
-    func write(_ state: NotebookState, context: any ProjectionBulkWriter, databases: ProjectionDatabases) throws {
-        // First, while the rest is not built yet: the filings are sorted in a copy of their own.
-        try context.write { txn in
-            try txn.withCursor(databases[DB.filedEver]) { c in
-                try [UInt8]().withUnsafeBytes { v in
-                    _ = try Filing.forEachKey(state.everFiled) { k in try c.put(k, v, flags: .append) }
-                }
-            }
+    ///
+    /// A notebook of fewer than ``boundedRebuildNotes`` notes is written with its parts built
+    /// side by side: the links' tables on a thread of their own, the search index tokenized on
+    /// another while the other projections are written; the cores take whichever is ready. A
+    /// larger one builds them one after another, each let go of before the next, so the peak is
+    /// the folded notes and one part, not the sum of them (2.3 GB at 10 M events side by side):
+    /// the filings, then the links' tables (and the title history they come from), then the
+    /// notes, rows and listing keys, then the search index.
+    func write(_ folded: consuming NotebookState, context: any ProjectionBulkWriter, databases: ProjectionDatabases)
+        throws
+    {
+        var state = consume folded
+        try writeFilings(state.takeFilings(), context: context, databases: databases)
+        let (categories, tags) = state.entitiesWithCounts()
+        let everPinned = state.everPinned.sorted()
+        state.everPinned = []
+        if state.notes.count >= boundedRebuildNotes {
+            // Each part's memory is given back to the system once it is written: the next
+            // part's large arrays are mapped afresh, not carved from the freed ones.
+            notes_trim_heap()
+            let links = LinkTables(state)
+            state.titleChanges = []
+            state.nameChanges = []
+            try links.write(context: context, databases: databases, batch: rebuildBatch)
+            _ = consume links
+            notes_trim_heap()
+            let notes = state.notes.takeSortedByID()
+            try writeNotesListsAndEntities(
+                notes, categories: categories, tags: tags, everPinned: everPinned, context: context,
+                databases: databases)
+            notes_trim_heap()
+            try SearchBridge.bulkLoad(
+                taking: consume notes, context: context, databases: databases, language: searchLanguage)
+            notes_trim_heap()
+            return
         }
-        let notes = state.notes.values.sorted { $0.id < $1.id }
-        // The links' entries are made on a thread of their own and the search index is tokenized
-        // on another while the other projections are written: the cores take whichever is ready.
         final class Links: @unchecked Sendable {
             // Written by the thread before it signals, read after the wait.
-            var entries: (titles: EntryTable, aliases: EntryTable, noteTitles: EntryTable, links: EntryTable)?
+            var tables: LinkTables?
             let done = DispatchSemaphore(value: 0)
         }
         let links = Links()
+        let whole = state
         DispatchQueue.global(qos: .userInitiated).async {
-            links.entries = LinkIndex.entries(of: state)
+            links.tables = LinkTables(whole)
             links.done.signal()
         }
+        let notes = state.notes.takeSortedByID()
         do {
             try SearchBridge.bulkLoad(notes, context: context, databases: databases, language: searchLanguage) {
-                try writeNotesListsAndEntities(notes, state: state, context: context, databases: databases)
+                try writeNotesListsAndEntities(
+                    notes, categories: categories, tags: tags, everPinned: everPinned, context: context,
+                    databases: databases)
             }
         } catch {
             links.done.wait()
             throw error
         }
         links.done.wait()
-        guard let entries = links.entries else {
+        guard let tables = links.tables else {
             throw StoreError.damaged(position: nil, detail: "the links were not built")
         }
-        try context.write { txn in
-            try LinkIndex.write(entries.titles, into: databases[LinkIndex.titles], in: txn)
-            try LinkIndex.write(entries.aliases, into: databases[LinkIndex.aliases], in: txn)
-            try LinkIndex.write(entries.noteTitles, into: databases[LinkIndex.noteTitles], in: txn)
-            try LinkIndex.write(entries.links, into: databases[LinkIndex.links], in: txn)
+        try tables.write(context: context, databases: databases, batch: rebuildBatch)
+    }
+
+    /// Writes `filed_ever` from the filings of a folded state, sorted where they lie: the keys
+    /// by scope, then those by note, at most a batch of them a transaction.
+    private func writeFilings(
+        _ filings: consuming [Filing], context: any ProjectionBulkWriter, databases: ProjectionDatabases
+    ) throws {
+        Filing.sortByScope(&filings)
+        let batch = max(1, rebuildBatch)
+        for byNote in [false, true] {
+            if byNote { Filing.sortByNote(&filings) }
+            var next = 0
+            while next < filings.count {
+                let start = next
+                next = try context.write { txn in
+                    try txn.withCursor(databases[DB.filedEver]) { c in
+                        try [UInt8]().withUnsafeBytes { v in
+                            try Filing.forEachKey(of: filings, byNote: byNote, from: start, limit: batch) { k in
+                                try c.put(k, v, flags: .append)
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 
     private func writeNotesListsAndEntities(
-        _ notes: [Note], state: NotebookState, context: any ProjectionBulkWriter, databases: ProjectionDatabases
+        _ notes: [Note], categories: [Identifier: Category], tags: [Identifier: Tag], everPinned: [Identifier],
+        context: any ProjectionBulkWriter, databases: ProjectionDatabases
     ) throws {
         let chunk = max(1, rebuildBatch / 12)
         var start = 0
@@ -754,12 +816,11 @@ public final class NotesProjection: ProjectionSet {
             start += chunk
         }
         try ListIndexBulkWriter(notes).write(context: context, into: databases[DB.list], batch: rebuildBatch)
-        let (categories, tags) = state.entitiesWithCounts()
         try context.write { txn in
             try categoryTable(databases).write(categories.values, in: txn)
             try tagTable(databases).write(tags.values, in: txn)
             try txn.withCursor(databases[DB.pinnedEver]) { c in
-                for id in state.everPinned.sorted() {
+                for id in everPinned {
                     try id.bytes.withUnsafeBytes { k in
                         try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                     }

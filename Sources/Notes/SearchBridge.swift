@@ -96,6 +96,21 @@ enum SearchBridge {
         }
     }
 
+    /// Builds the index of `notes` on every core and writes it, the notes let go of once their
+    /// documents are made (the documents share their texts): the path of a rebuild that builds
+    /// its parts one after another, where nothing else runs meanwhile.
+    static func bulkLoad(
+        taking notes: consuming [Note], context: any ProjectionBulkWriter, databases: ProjectionDatabases,
+        language: SearchLanguage
+    ) throws {
+        let documents = notes.map(SearchDocument.init)
+        _ = consume notes
+        let prepared = try SearchIndex.prepare(documents, language: language)
+        try SearchIndex.write(prepared, into: SearchDatabases(databases, language: language)) { body in
+            try context.write(body)
+        }
+    }
+
     /// Differences between the stored index and one built from the replayed notes.
     static func compare(
         with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases,

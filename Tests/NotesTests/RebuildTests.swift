@@ -88,7 +88,9 @@ struct RebuildTests {
         return out
     }
 
-    @Test("a rebuild gives the projections the inline path built, in one or many transactions", arguments: [1, 2])
+    @Test(
+        "a rebuild gives the projections the inline path built, in one or many transactions, its parts side by side or one after another",
+        arguments: [1, 2])
     func rebuildEqualsInline(seed: UInt64) throws {
         let scratch = try SchemaScratch()
         let path = scratch.sub("store")
@@ -111,11 +113,28 @@ struct RebuildTests {
             let store = try EventStore(path: path, configuration: config)
             try store.rebuildProjections(reason: "small batches")
         }
+        do {
+            let book = try Notebook(path: path, options: schemaOptions())
+            #expect(book.rebuildAtOpen == nil)
+            #expect(try book.verify().isEmpty)
+            #expect(try Self.listings(book) == inline)
+            #expect(try book.upgradeLog().last?.reason == "small batches")
+        }
+        // The rebuild of a large notebook (its parts one after another, each let go of before
+        // the next), in batches of 7: the filings and the links' tables resume too.
+        do {
+            var config = EventStore.Configuration(
+                registry: NotesSchema.registry,
+                projections: NotesProjection(rebuildBatch: 7, searchLanguage: .english, boundedRebuildNotes: 0))
+            config.clock = { 0 }
+            let store = try EventStore(path: path, configuration: config)
+            try store.rebuildProjections(reason: "one part at a time")
+        }
         let book = try Notebook(path: path, options: schemaOptions())
         #expect(book.rebuildAtOpen == nil)
         #expect(try book.verify().isEmpty)
         #expect(try Self.listings(book) == inline)
-        #expect(try book.upgradeLog().last?.reason == "small batches")
+        #expect(try book.upgradeLog().last?.reason == "one part at a time")
     }
 
     @Test("an empty store and a store of one note rebuild")

@@ -8,6 +8,7 @@
 // SHA-256 comes from libcrypto (CCrypto).
 #include "prefetch.h"
 #include "random.h"
+#include "memory.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);

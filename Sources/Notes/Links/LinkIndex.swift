@@ -178,18 +178,34 @@ enum LinkIndex {
     /// as they stand after the event at `last`; grouped by note in id order, each note's
     /// holdings in the order it first took each title.
     static func holdings(_ changes: [TitleChange], through last: UInt64 = .max) -> [Holding] {
+        holdings(parts: [changes], through: last)
+    }
+
+    /// The same of title changes in parts, each note's changes all in one part.
+    static func holdings(parts: [[TitleChange]], through last: UInt64 = .max) -> [Holding] {
         // Each note's changes together, in log order: a stable sort of the indices by note.
         // The note and index of each change, sorted: no comparison touches a change's title.
+        // An index counts through the parts one after another.
         var keyed: [(note: Identifier, index: Int)] = []
-        keyed.reserveCapacity(changes.count)
-        for (i, c) in changes.enumerated() where c.position <= last { keyed.append((c.note, i)) }
+        keyed.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        var firsts: [Int] = []
+        var total = 0
+        for part in parts {
+            firsts.append(total)
+            for (i, c) in part.enumerated() where c.position <= last { keyed.append((c.note, total + i)) }
+            total += part.count
+        }
         keyed.sort { $0.note != $1.note ? $0.note < $1.note : $0.index < $1.index }
-        let order = keyed.map(\.index)
+        func change(_ index: Int) -> TitleChange {
+            var p = firsts.count - 1
+            while firsts[p] > index { p -= 1 }
+            return parts[p][index - firsts[p]]
+        }
         var out: [Holding] = []
-        out.reserveCapacity(order.count)
+        out.reserveCapacity(keyed.count)
         var k = 0
-        while k < order.count {
-            let note = changes[order[k]].note
+        while k < keyed.count {
+            let note = keyed[k].note
             let first = out.count
             var current: (folded: String, since: UInt64)?
             func close(until: UInt64?) {
@@ -197,8 +213,8 @@ enum LinkIndex {
                 let h = Holding(folded: now.folded, holder: TitleHolder(note: note, since: now.since, until: until))
                 Self.record(h, in: &out, from: first)
             }
-            while k < order.count, changes[order[k]].note == note {
-                let c = changes[order[k]]
+            while k < keyed.count, keyed[k].note == note {
+                let c = change(keyed[k].index)
                 k += 1
                 if let now = current, now.folded == c.folded { continue }
                 close(until: c.position)
@@ -250,68 +266,6 @@ enum LinkIndex {
     struct Holding: Equatable {
         var folded: String
         var holder: TitleHolder
-    }
-
-    // MARK: Whole databases
-
-    /// The three databases' entries for a folded state, each in key order: what a rebuild
-    /// writes and what `verify` compares with.
-    static func entries(of state: NotebookState) -> (
-        titles: EntryTable, aliases: EntryTable, noteTitles: EntryTable, links: EntryTable
-    ) {
-        let held = holdings(state.titleChanges)
-        let named = holdings(state.nameChanges)
-        var titles = EntryTable(reserving: held.count, keyBytes: 48, valueBytes: 48)
-        var aliases = EntryTable()
-        var noteTitles = EntryTable(reserving: held.count + named.count, keyBytes: 48, valueBytes: 0)
-        for (table, holdings) in [(0, held), (1, named)] {
-            for h in holdings {
-                let cut = keyPart(h.folded)
-                let note = h.holder.note
-                let fill: (inout ByteWriter) -> Void = { key in
-                    key.write(raw: cut)
-                    key.write(byte: 0)
-                    key.write(identifier: note)
-                }
-                let value: (inout ByteWriter) -> Void = { value in
-                    value.write(bigEndian: h.holder.since)
-                    value.write(bigEndian: h.holder.until ?? 0)
-                    value.write(raw: h.folded.utf8)
-                }
-                if table == 0 {
-                    titles.append(key: fill, value: value)
-                } else {
-                    aliases.append(key: fill, value: value)
-                }
-                noteTitles.append { key in
-                    key.write(identifier: note)
-                    key.write(raw: cut)
-                } value: { _ in
-                }
-            }
-        }
-        var links = EntryTable()
-        for note in state.notes.values where WikiLink.hasDoubleBracket(note.body.utf8) {
-            for key in keys(of: note.body) { links.append(key: linkKey(key, source: note.id), value: linkValue(key)) }
-        }
-        // One entry per key (a note holds each title once); should two keys ever meet, the later
-        // holding is kept, as the inline update would.
-        let later: (ArraySlice<UInt8>, ArraySlice<UInt8>) -> Bool = { a, b in
-            UInt64(bigEndianBytes: a.prefix(8)) >= UInt64(bigEndianBytes: b.prefix(8))
-        }
-        titles.sort(keepFirst: later)
-        aliases.sort(keepFirst: later)
-        // A name can be a note's title and one of its aliases: one entry.
-        noteTitles.sort()
-        links.sort()
-        return (titles, aliases, noteTitles, links)
-    }
-
-    /// Writes `table`'s entries in order into an empty database.
-    static func write(_ table: EntryTable, into db: Database, in txn: borrowing Transaction) throws {
-        try txn.withCursor(db) { c in
-            try table.forEach { k, v in try c.put(k, v, flags: .append) }
-        }
     }
 
     // MARK: Inline

@@ -299,7 +299,7 @@ struct StateLinkWorld: LinkWorld {
     init(_ state: NotebookState) {
         self.state = state
         hexIDs = state.notes.values.map { ($0.id.hex, $0.id) }.sorted { $0.hex < $1.hex }
-        for h in LinkIndex.holdings(state.titleChanges) {
+        for h in LinkIndex.holdings(parts: state.titleChangeParts) {
             holdersByTitle[h.folded, default: []].append(h.holder)
             titlesByNote[h.holder.note, default: []].append(h.folded)
         }

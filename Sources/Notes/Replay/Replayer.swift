@@ -81,8 +81,13 @@ struct Replayer {
     /// access.
     private let kinds = NoteEventKind.matcher
 
-    init(releasingPages: Bool = false) {
+    /// How many scans share the notes: the notes array of a scan is reserved for them all (see
+    /// ``finish(store:)``).
+    private let scans: Int
+
+    init(releasingPages: Bool = false, scans: Int = 1) {
         self.releasingPages = releasingPages
+        self.scans = max(1, scans)
         entries.reserveCapacity(1024)
     }
 
@@ -350,6 +355,8 @@ struct Replayer {
     }
 
     /// The title changes of the scan, moved out.
+    mutating func takeFilings() -> [Filing] { state.takeFilings() }
+
     mutating func takeTitleChanges() -> [TitleChange] {
         var out: [TitleChange] = []
         swap(&out, &state.titleChanges)
@@ -452,18 +459,31 @@ struct Replayer {
     /// into strings (they were checked when read); must run inside the scan's read
     /// transaction, whose pages the pending texts point into.
     private mutating func finish(store: EventStore) throws {
+        if releasingPages { store.environment.releaseMappedPages() }
+        // The filings first, each note's small array let go of before the texts become strings,
+        // which then take the freed room rather than pages of their own (the heap of a large
+        // notebook's replay kept hundreds of megabytes of such holes).
+        state.everFiled.reserveCapacity(state.everFiled.count + entries.reduce(0) { $0 + $1.filings.count })
+        for i in entries.indices where !entries[i].filings.isEmpty {
+            state.everFiled += entries[i].filings
+            entries[i].filings = []
+        }
         if releasingPages { materializeInFileOrder(store: store) }
         table = NoteTable()
-        notes.reserveCapacity(entries.count)
+        // Room for every scan's notes (the scans share them about evenly), so that the joined
+        // replay can append the others' notes to this array rather than copy all of them into a
+        // new one: a large array's pages that are never written take no memory.
+        notes.reserveCapacity(scans == 1 ? entries.count : entries.count * scans + entries.count / 4)
         while let e = entries.popLast() {
             prefetchTexts(of: entries.count - Self.lookahead)
             var note = e.note
             if let t = e.title { note.title = String(decoding: t, as: UTF8.self) }
             if let b = e.body { note.body = String(decoding: b, as: UTF8.self) }
             if e.everPinned { state.everPinned.insert(note.id) }
-            state.everFiled += e.filings
             notes.append(note)
         }
+        // Emptied, not yet given back: a large notebook's entries took as much as its notes.
+        entries = []
         if releasingPages { store.environment.releaseMappedPages() }
     }
 
@@ -494,7 +514,8 @@ struct Replayer {
         order.sort { $0.address < $1.address }
         for (k, item) in order.enumerated() {
             if item.title { materializeTitle(item.index) } else { materializeBody(item.index) }
-            if k % 8_192 == 8_191 { store.environment.releaseMappedPages() }
+            if k % 1_024 == 1_023 { store.environment.releaseMappedPages() }
         }
+        store.environment.releaseMappedPages()
     }
 }
