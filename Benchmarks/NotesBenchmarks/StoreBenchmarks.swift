@@ -1,4 +1,5 @@
 import Basics
+import CIntrinsics
 import EventStore
 import Glibc
 import Notes
@@ -513,10 +514,11 @@ func rebuildStages(_ path: String) throws {
         print("\(what): heap \(fixed(mb, 0)) MB, peak RSS \(fixed(Double(peakResidentBytes()) / 1_048_576, 0)) MB")
     }
     stage("opened")
-    let state = try NotebookState.replay(store: book.store, releasingPages: true)
+    var state = try NotebookState.replay(store: book.store, releasingPages: true)
     stage(
         "replayed: \(formatCount(state.notes.count)) notes, \(formatCount(state.titleChanges.count)) title changes, "
-            + "\(formatCount(state.nameChanges.count)) name changes, \(formatCount(state.everPinned.count)) ever pinned"
+            + "\(formatCount(state.nameChanges.count)) name changes, \(formatCount(state.everPinned.count)) ever pinned, "
+            + "\(formatCount(state.filingCount)) filings"
     )
     var textBytes = 0
     for n in state.notes.values { textBytes += n.title.utf8.count + n.body.utf8.count }
@@ -533,4 +535,24 @@ func rebuildStages(_ path: String) throws {
     stage("search index prepared")
     withExtendedLifetime(prepared) {}
     print("peak heap \(fixed(Double(sampler.stop()) / 1_048_576, 0)) MB")
+    withExtendedLifetime(documents) {}
+    withExtendedLifetime(notes) {}
+    // What each part of the replayed state holds: let go of one by one (the search index, its
+    // documents and the sorted copy are gone by now), the heap given back to the system after
+    // each (malloc_trim), the difference printed.
+    var before = trimmedHeap()
+    print("the replayed state, part by part (\(fixed(Double(before) / 1_048_576, 0)) MB of heap with it):")
+    for (what, drop) in NotebookState.parts {
+        drop(&state)
+        let now = trimmedHeap()
+        print("  \(what): \(fixed(Double(before - now) / 1_048_576, 0)) MB")
+        before = now
+    }
+    print("  left: \(fixed(Double(before) / 1_048_576, 0)) MB of heap")
+}
+
+/// The heap now, after giving freed memory back to the system.
+private func trimmedHeap() -> Int {
+    notes_trim_heap()
+    return residentAnonymousBytes()
 }
