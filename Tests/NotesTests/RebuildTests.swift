@@ -1,7 +1,8 @@
 import Basics
 import EventStore
-import Notes
 import Testing
+
+@testable import Notes
 
 /// The bulk rebuild writes exactly what the inline projections hold, whatever the notes look
 /// like: ties on every sort value, titles equal but for case or past the 64 bytes a title key
@@ -135,6 +136,65 @@ struct RebuildTests {
         #expect(try book.verify().isEmpty)
         #expect(try Self.listings(book) == inline)
         #expect(try book.upgradeLog().last?.reason == "one part at a time")
+    }
+
+    @Test("aliases, wiki links and names past the 400 bytes a key holds, rebuilt one part at a time in batches of 2")
+    func linksRebuiltInParts() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        let long = String(repeating: "x", count: 420)
+        var backlinks: [[Identifier]] = []
+        do {
+            let book = try Notebook(path: path, options: schemaOptions())
+            var ids: [Identifier] = []
+            for i in 0..<12 {
+                let title = i % 3 == 0 ? long + "\(i % 2)" : "Note \(i)"
+                let body = "see [[Note \((i + 1) % 12)]], [[\(long)0]] and [[Missing \(i % 5)]]"
+                ids.append(try book.add(title: title, body: body).id)
+            }
+            for (i, id) in ids.enumerated() {
+                _ = try book.setAliases(id, ["alias \(i)", "Shared", "Note \((i + 5) % 12)", long + "alias"])
+                _ = try book.edit(id, title: i % 2 == 0 ? "Renamed \(i % 4)" : long + "\(i % 3)")
+            }
+            #expect(try book.verify().isEmpty, "the inline links equal the tables of the log")
+            backlinks = try ids.map { try book.backlinks(of: $0).map(\.source.id) }
+            #expect(backlinks.contains { $0.count > 1 })
+        }
+        do {
+            var config = EventStore.Configuration(
+                registry: NotesSchema.registry,
+                projections: NotesProjection(rebuildBatch: 2, searchLanguage: .english, boundedRebuildNotes: 0))
+            config.clock = { 0 }
+            let store = try EventStore(path: path, configuration: config)
+            try store.rebuildProjections(reason: "in parts")
+        }
+        let book = try Notebook(path: path, options: schemaOptions())
+        #expect(try book.verify().isEmpty)
+        let ids = try book.list(ListQuery()).map(\.id)
+        #expect(ids.count == 12)
+        let after = try book.list(ListQuery()).map { try book.backlinks(of: $0.id).map(\.source.id) }
+        #expect(after.flatMap { $0 }.sorted() == backlinks.flatMap { $0 }.sorted())
+    }
+
+    @Test("title changes in parts (a replay's scans) have the holdings of the same changes joined")
+    func holdingsInParts() {
+        let a = Identifier(high: 1, low: 1)
+        let b = Identifier(high: 0, low: 2)
+        let first = [
+            TitleChange(note: a, position: 1, folded: "x"), TitleChange(note: a, position: 3, folded: "y"),
+            TitleChange(note: a, position: 5, folded: "x"), TitleChange(note: a, position: 5, folded: "z"),
+        ]
+        let second = [TitleChange(note: b, position: 2, folded: "y"), TitleChange(note: b, position: 4, folded: "z")]
+        #expect(LinkIndex.holdings(parts: [first, second]) == LinkIndex.holdings(first + second))
+        #expect(
+            LinkIndex.holdings(parts: [first, [], second], through: 3) == LinkIndex.holdings(first + second, through: 3)
+        )
+        #expect(LinkIndex.holdings(parts: [second, first]) == LinkIndex.holdings(second + first))
+        #expect(LinkIndex.holdings(parts: [first, second]).count == 5)
+        var state = NotebookState()
+        state.titleChanges = first
+        state.titleChanges.append(contentsOf: second)
+        #expect(state.titleChanges == first + second)
     }
 
     @Test("an empty store and a store of one note rebuild")

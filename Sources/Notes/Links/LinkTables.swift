@@ -12,7 +12,7 @@ import LMDB
 /// copies) held about three times as much: 600 MB of a rebuild's peak at 10 M events, where the
 /// holdings take 160 MB.
 struct LinkTables {
-    /// The title holdings, grouped by note in id order (see ``LinkIndex/holdings(_:through:)``).
+    /// The title holdings, grouped by note in id order (see ``LinkIndex/holdings(parts:through:)``).
     private let titles: [LinkIndex.Holding]
     /// The other names' holdings, the same way.
     private let names: [LinkIndex.Holding]
@@ -159,12 +159,29 @@ struct LinkTables {
     /// The indices of `holdings` in the order of their `link_titles` keys (key part, 0, note id),
     /// one per key: of two with the same key (two long names cut alike), the later holding.
     private static func keyOrder(_ holdings: [LinkIndex.Holding]) -> [Int] {
+        // A name too long to be its own key is cut once, not at each comparison (a SHA-256).
+        var cuts: [Int: [UInt8]] = [:]
+        for (i, h) in holdings.enumerated() where h.folded.utf8.count > LinkIndex.keyLimit {
+            cuts[i] = LinkIndex.keyPart(h.folded)
+        }
+        func withPart<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            if let cut = cuts[i] { return cut.withUnsafeBytes(body) }
+            return withKeyPart(holdings[i], body)
+        }
         var order = Array(holdings.indices)
-        order.sort { a, b in precedes(holdings[a], holdings[b]) }
+        order.sort { a, b in
+            withPart(a) { x in
+                withPart(b) { y in
+                    precedes(x, holdings[a].holder.note, y, holdings[b].holder.note)
+                }
+            }
+        }
         var out: [Int] = []
         out.reserveCapacity(order.count)
         for i in order {
-            if let last = out.last, sameKey(holdings[last], holdings[i]) {
+            if let last = out.last, holdings[last].holder.note == holdings[i].holder.note,
+                withPart(last, { x in withPart(i) { y in x.elementsEqual(y) } })
+            {
                 if holdings[last].holder.since < holdings[i].holder.since { out[out.count - 1] = i }
             } else {
                 out.append(i)
@@ -173,29 +190,21 @@ struct LinkTables {
         return out
     }
 
-    /// Whether `a`'s key comes before `b`'s in byte order.
-    private static func precedes(_ a: LinkIndex.Holding, _ b: LinkIndex.Holding) -> Bool {
-        withKeyPart(a) { x in
-            withKeyPart(b) { y in
-                let common = min(x.count, y.count)
-                let c = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
-                if c != 0 { return c < 0 }
-                if x.count == y.count { return a.holder.note < b.holder.note }
-                // One key part is a prefix of the other: the shorter's 0 meets the longer's next
-                // byte, which only a NUL in a name can equal; then the whole keys decide.
-                let next = x.count < y.count ? y[common] : x[common]
-                if next != 0 { return x.count < y.count }
-                return ListIndexBulkWriter.bytesPrecede(
-                    key(of: a, part: Array(x)), key(of: b, part: Array(y)))
-            }
-        }
+    /// Whether the key of key part `x` and note `a` comes before that of `y` and `b` in byte
+    /// order.
+    private static func precedes(
+        _ x: UnsafeRawBufferPointer, _ a: Identifier, _ y: UnsafeRawBufferPointer, _ b: Identifier
+    ) -> Bool {
+        let common = min(x.count, y.count)
+        let c = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+        if c != 0 { return c < 0 }
+        if x.count == y.count { return a < b }
+        // One key part is a prefix of the other: the shorter's 0 meets the longer's next byte,
+        // which only a NUL in a name can equal; then the whole keys decide.
+        let next = x.count < y.count ? y[common] : x[common]
+        if next != 0 { return x.count < y.count }
+        return ListIndexBulkWriter.bytesPrecede(Array(x) + [0] + a.bytes, Array(y) + [0] + b.bytes)
     }
-
-    private static func sameKey(_ a: LinkIndex.Holding, _ b: LinkIndex.Holding) -> Bool {
-        a.holder.note == b.holder.note && withKeyPart(a) { x in withKeyPart(b) { y in x.elementsEqual(y) } }
-    }
-
-    private static func key(of h: LinkIndex.Holding, part: [UInt8]) -> [UInt8] { part + [0] + h.holder.note.bytes }
 
     /// Each holding of `order` from `start` on, at most `limit`, as its `link_titles` (or
     /// `link_aliases`) entry.

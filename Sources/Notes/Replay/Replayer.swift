@@ -354,9 +354,10 @@ struct Replayer {
         if LinkIndex.mayRename(kind, p) { recordNames(i, at: position) }
     }
 
-    /// The title changes of the scan, moved out.
+    /// The filings of the scan, moved out.
     mutating func takeFilings() -> [Filing] { state.takeFilings() }
 
+    /// The title changes of the scan, moved out.
     mutating func takeTitleChanges() -> [TitleChange] {
         var out: [TitleChange] = []
         swap(&out, &state.titleChanges)
