@@ -165,7 +165,8 @@ struct LinkTables {
             cuts[i] = LinkIndex.keyPart(h.folded)
         }
         func withPart<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-            if let cut = cuts[i] { return cut.withUnsafeBytes(body) }
+            // Most notebooks have no such name: no lookup then.
+            if !cuts.isEmpty, let cut = cuts[i] { return cut.withUnsafeBytes(body) }
             return withKeyPart(holdings[i], body)
         }
         var order = Array(holdings.indices)
