@@ -107,35 +107,27 @@ struct RebuildTests {
         }
         // Batches of 7 keys: the listing index is written across many transactions, each
         // resuming inside a bucket.
-        do {
-            var config = EventStore.Configuration(
-                registry: NotesSchema.registry, projections: NotesProjection(rebuildBatch: 7))
-            config.clock = { 0 }
-            let store = try EventStore(path: path, configuration: config)
-            try store.rebuildProjections(reason: "small batches")
-        }
-        do {
+        // Then the rebuild of a large notebook (its parts one after another, each let go of
+        // before the next), in batches of 7: the filings and the links' tables resume too.
+        for (bounded, reason) in [(Int.max, "small batches"), (0, "one part at a time")] {
+            try Self.rebuild(path, batch: 7, boundedFrom: bounded, reason: reason)
             let book = try Notebook(path: path, options: schemaOptions())
             #expect(book.rebuildAtOpen == nil)
             #expect(try book.verify().isEmpty)
             #expect(try Self.listings(book) == inline)
-            #expect(try book.upgradeLog().last?.reason == "small batches")
+            #expect(try book.upgradeLog().last?.reason == reason)
         }
-        // The rebuild of a large notebook (its parts one after another, each let go of before
-        // the next), in batches of 7: the filings and the links' tables resume too.
-        do {
-            var config = EventStore.Configuration(
-                registry: NotesSchema.registry,
-                projections: NotesProjection(rebuildBatch: 7, searchLanguage: .english, boundedRebuildNotes: 0))
-            config.clock = { 0 }
-            let store = try EventStore(path: path, configuration: config)
-            try store.rebuildProjections(reason: "one part at a time")
-        }
-        let book = try Notebook(path: path, options: schemaOptions())
-        #expect(book.rebuildAtOpen == nil)
-        #expect(try book.verify().isEmpty)
-        #expect(try Self.listings(book) == inline)
-        #expect(try book.upgradeLog().last?.reason == "one part at a time")
+    }
+
+    /// Rebuilds the store at `path` with `batch` entries a transaction, its parts one after
+    /// another from `boundedFrom` notes on.
+    static func rebuild(_ path: String, batch: Int, boundedFrom notes: Int, reason: String) throws {
+        var config = EventStore.Configuration(
+            registry: NotesSchema.registry,
+            projections: NotesProjection(rebuildBatch: batch, searchLanguage: .english, boundedRebuildNotes: notes))
+        config.clock = { 0 }
+        let store = try EventStore(path: path, configuration: config)
+        try store.rebuildProjections(reason: reason)
     }
 
     @Test("aliases, wiki links and names past the 400 bytes a key holds, rebuilt one part at a time in batches of 2")
@@ -160,14 +152,7 @@ struct RebuildTests {
             backlinks = try ids.map { try book.backlinks(of: $0).map(\.source.id) }
             #expect(backlinks.contains { $0.count > 1 })
         }
-        do {
-            var config = EventStore.Configuration(
-                registry: NotesSchema.registry,
-                projections: NotesProjection(rebuildBatch: 2, searchLanguage: .english, boundedRebuildNotes: 0))
-            config.clock = { 0 }
-            let store = try EventStore(path: path, configuration: config)
-            try store.rebuildProjections(reason: "in parts")
-        }
+        try Self.rebuild(path, batch: 2, boundedFrom: 0, reason: "in parts")
         let book = try Notebook(path: path, options: schemaOptions())
         #expect(try book.verify().isEmpty)
         let ids = try book.list(ListQuery()).map(\.id)
