@@ -157,7 +157,7 @@ struct Replayer {
                 }
             }
             var nextReport: UInt64 = 65_536
-            var pages = releasingPages ? MappedPageBudget(store.environment) : nil
+            var pages = releasingPages ? MappedPageBudget(store.environment, every: 512 << 10) : nil
             do {
                 try store.forEachStoredEvent(from: 1, through: last, in: txn) { stored in
                     let share = shards > 1 ? Self.shard(of: stored.stream, among: shards) : 0
