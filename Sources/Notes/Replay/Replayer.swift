@@ -484,8 +484,9 @@ struct Replayer {
             notes.append(note)
         }
         // Emptied, not yet given back: a large notebook's entries took as much as its notes.
+        // (A replay that gives pages back turned every text into a string in file order, and
+        // gave the pages back after it: this loop reads none.)
         entries = []
-        if releasingPages { store.environment.releaseMappedPages() }
     }
 
     /// Brings the start of entry `i`'s pending texts into the cache, if it has any.
