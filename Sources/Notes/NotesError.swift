@@ -79,6 +79,9 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case isDirectory(String)
     /// A file whose bytes cannot be read as what it claims (a damaged `.gz`).
     case damagedFile(String, reason: String)
+    /// An export would write into the store's own directory, where it could replace the
+    /// store's files.
+    case insideStore(String, store: String)
 
     public var description: String {
         switch self {
@@ -116,6 +119,9 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
         case .emptyFileName: return "the file name is empty; give a file, or - for standard input"
         case .isDirectory(let path): return "\(path) is a directory; give a file"
         case .damagedFile(let path, let reason): return "cannot decompress \(path): \(reason); check the file"
+        case .insideStore(let path, let store):
+            return "\(path) is in the store's directory \(store), whose files it could replace; "
+                + "write it somewhere else"
         }
     }
 }
