@@ -33,7 +33,18 @@ extension Context {
             throw CLIError(
                 "the editor (\(editor)) exited with status \(status); the note was not changed", code: .failure)
         }
-        let edited = try readText(path: path, limit: bodyLimit + 4096, what: "edited note")
+        // Read whole, whatever its size or bytes: text the note cannot take is kept in a
+        // recovery file, never dropped with the temporary file.
+        let bytes: [UInt8]
+        do { bytes = try readFile(path, upTo: Int.max - 1) } catch {
+            throw CLIError("\(error); the note was not changed", code: .failure)
+        }
+        guard let edited = String(validating: bytes, as: UTF8.self) else {
+            let saved = try saveRecovery(id: id, bytes: bytes)
+            throw CLIError(
+                "the edited text is not valid UTF-8; the note was not changed; your text is saved in \(saved)"
+                    + " (convert it to UTF-8 and edit again)", code: .usage)
+        }
         guard edited != original else { return note }
         let (title, body) = splitEdited(edited)
         var failure: NotesError?
@@ -44,7 +55,7 @@ extension Context {
         // Whatever refused the write (the note changed meanwhile, an invalid title, projections
         // another version of the program rebuilt while the editor was open, a full disk), the
         // text the user typed is kept.
-        let saved = try saveRecovery(id: id, text: edited)
+        let saved = try saveRecovery(id: id, bytes: Array(edited.utf8))
         guard case .conflict(_, let expected, let actual) = failure else {
             let refused = CLIError.from(failure)
             throw CLIError(refused.message + "; your text is saved in \(saved)", code: refused.code)
@@ -63,7 +74,9 @@ extension Context {
         return (title, String(rest))
     }
 
-    func saveRecovery(id: Identifier, text: String) throws(CLIError) -> String {
+    /// Writes `bytes` (what the user typed) to a new file under `$XDG_STATE_HOME/notes/recovery`
+    /// and gives its path.
+    func saveRecovery(id: Identifier, bytes: [UInt8]) throws(CLIError) -> String {
         let base =
             environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"].map { $0 + "/.local/state" } ?? "/tmp")
@@ -74,7 +87,7 @@ extension Context {
         guard fd >= 0 else {
             throw CLIError("cannot save the recovery file \(path): \(errorText())", code: .failure)
         }
-        writeAll(fd: fd, Array(text.utf8))
+        writeAll(fd: fd, bytes)
         fsync(fd)
         close(fd)
         return path

@@ -109,4 +109,29 @@ struct CLIPersistenceAndEditorTests {
         let note = try s.object("show", id)
         #expect(note["title"] as? String == "Kept" && note["version"] as? Int == 1)
     }
+
+    @Test("text the note cannot take (not UTF-8, over the body limit) is kept in a recovery file, byte for byte")
+    func editorTextKeptWhenRefused() throws {
+        let s = try Sandbox()
+        let id = try s.add("Draft", "--body", "v1\n")
+        func recovered(_ r: CLIRun) throws -> [UInt8] {
+            let range = try #require(r.stderr.range(of: "saved in "), "the recovery path is printed: \(r.stderr)")
+            let path = String(r.stderr[range.upperBound...].prefix { $0 != " " && $0 != "\n" })
+            #expect(path.hasPrefix(s.path("state/notes/recovery/")), "\(path)")
+            return read(file: path)
+        }
+        // Latin-1 bytes: not UTF-8.
+        let latin = s.script("latin1-editor", "printf 'Draft\\n\\ncareful writing, caf\\351\\n' > \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": latin, "VISUAL": nil])
+        CLIErrorTests.expectFailure(r, 2, mentioning: "not valid UTF-8")
+        #expect(try recovered(r) == Array("Draft\n\ncareful writing, caf".utf8) + [0xE9, 0x0A])
+        // A body over the limit: the limit's own message, and the text kept.
+        let long = s.script(
+            "long-editor", "printf 'Draft\\n\\n' > \"$1\"; head -c 3000 /dev/zero | tr '\\0' x >> \"$1\"\n")
+        let big = s.run("edit", id, env: ["EDITOR": long, "VISUAL": nil, "NOTES_BODY_LIMIT": "1000"])
+        CLIErrorTests.expectFailure(big, 2, mentioning: "the body is 3000 bytes; the limit is 1000")
+        #expect(try recovered(big) == Array("Draft\n\n".utf8) + [UInt8](repeating: 0x78, count: 3000))
+        let note = try s.object("show", id)
+        #expect(note["body"] as? String == "v1\n" && note["version"] as? Int == 1)
+    }
 }
