@@ -162,8 +162,9 @@ struct MarkdownNote: Equatable {
                 guard var names = value.strings else {
                     throw Problem(message: "tags is not a list of names; give a list or one name")
                 }
-                // A plain `tags: a, b` or `tags: a b` is a list too, as Obsidian reads it.
-                if case .scalar(let t, plain: true) = value, !value.isNull {
+                // `tags: a, b` or `tags: a b` is a list too, as Obsidian reads it; quoted or not,
+                // since quotes do not change a YAML value.
+                if case .scalar(let t, _) = value, !value.isNull {
                     names = t.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
                 }
                 tags = names.map(Notebook.trim).map { String($0.hasPrefix("#") ? $0.dropFirst() : $0[...]) }

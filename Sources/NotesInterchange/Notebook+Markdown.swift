@@ -78,6 +78,7 @@ extension Notebook {
     /// matter) is removed. Files without a known id are left alone.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        try refuseOutputInStore(directory, isDirectory: true)
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -387,14 +388,24 @@ extension Notebook {
         var item = VaultItem(
             file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "", kept: md.keptText,
             digest: SHA256.hex(SHA256.hash(bytes)))
+        // A title taken from a heading stays whole in the body; one from the front matter would
+        // be lost past the cut, so the body starts with it as a heading.
+        var body = md.body
         if cut {
-            item.warnings.append(
-                "\(file): the title is over \(Self.maxTitleCharacters) characters; cut at a word boundary")
+            if let given = md.title.map(Notebook.trim), !given.isEmpty {
+                body = "# \(given)\n\n" + body
+                item.warnings.append(
+                    "\(file): the title is over \(Self.maxTitleCharacters) characters; cut at a word boundary, "
+                        + "the whole title kept as the body's first heading")
+            } else {
+                item.warnings.append(
+                    "\(file): the title is over \(Self.maxTitleCharacters) characters; cut at a word boundary")
+            }
         }
         let parts = file.split(separator: "/")
         do {
             item.title = try Self.validTitle(rawTitle)
-            item.body = try validBody(md.body)
+            item.body = try validBody(body)
             item.tags = try Self.validTagNames(md.tags)
             for name in MarkdownNote.inlineTags(md.body) {
                 // An inline `#tag` the store cannot hold stays text in the body.

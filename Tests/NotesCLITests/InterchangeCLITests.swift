@@ -37,6 +37,34 @@ struct InterchangeCLITests {
         #expect(try piped.object()["appended"] as? Int == 4)
     }
 
+    @Test(
+        "an export into the store's own directory is refused (it could replace the store), however the path is spelled")
+    func exportIntoStoreRefused() throws {
+        let s = try Sandbox()
+        try s.add("Kept", "--body", "x")
+        let before = try s.ok("export").stdoutBytes
+        symlink(s.store, s.path("link"))
+        mkdir(s.path("elsewhere"), 0o700)
+        for target in [
+            s.store + "/data.mdb", s.store + "/lock.mdb", s.store + "/backup.jsonl", s.path("link/data.mdb"),
+            s.path("elsewhere/../store/data.mdb"),
+        ] {
+            let r = s.run("export", "--output", target)
+            CLIErrorTests.expectFailure(r, 2, mentioning: "is in the store's directory")
+        }
+        for dir in [s.store, s.path("link"), s.path("elsewhere/../store/.")] {
+            let r = s.run("export-markdown", dir)
+            CLIErrorTests.expectFailure(r, 2, mentioning: "is in the store's directory")
+        }
+        #expect(!fileExists(s.store + "/backup.jsonl"))
+        #expect(try s.ok("export").stdoutBytes == before)
+        try s.ok("verify")
+        CLIErrorTests.expectFailure(
+            s.run("export", "--output", s.path("elsewhere")), 2, mentioning: "is a directory; give a file")
+        // Beside the store is fine.
+        #expect(try s.ok("export", "--output", s.path("elsewhere/out.jsonl")).line.hasPrefix("exported 1 event"))
+    }
+
     @Test("a bad line: exit code 2, the line and reason on stderr, nothing imported")
     func badLine() throws {
         let s = try Sandbox()
@@ -152,5 +180,30 @@ struct InterchangeCLITests {
         let shown = try s.ok("show", String(id.prefix(8))).stdoutBytes
         let expected: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("# After the mark\r\nbody\r\n".utf8)
         #expect(shown.suffix(expected.count).elementsEqual(expected), "\(shown)")
+    }
+
+    @Test("a front matter title over the limit is cut, and kept whole as the body's first heading through an export")
+    func markdownLongFrontMatterTitle() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        let whole = (0..<200).map { "w\($0)" }.joined(separator: " ")
+        mkdir(dir, 0o755)
+        write(file: dir + "/long.md", Array("---\ntitle: \(whole)\n---\nbody\n".utf8))
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0 && r.line == "created 1, updated 0, unchanged 0", "\(r)")
+        #expect(
+            r.stderr
+                == "notes: warning: long.md: the title is over 500 characters; cut at a word boundary, the whole title "
+                + "kept as the body's first heading\n")
+        let note = try #require(try s.ok("list", "--json").array().first)
+        let title = try #require(note["title"] as? String)
+        #expect(title.count <= 500 && title.hasSuffix("…") && whole.hasPrefix(title.dropLast()), "\(title)")
+        let id = try #require(note["id"] as? String)
+        #expect(try s.ok("show", String(id.prefix(8)), "--json").object()["body"] as? String == "# \(whole)\n\nbody\n")
+        // Exported and imported again: the whole title is still there, and nothing changes.
+        try s.ok("export-markdown", dir)
+        let again = s.run("import-markdown", dir)
+        #expect(again.code == 0 && again.line == "created 0, updated 0, unchanged 1", "\(again)")
+        #expect(String(decoding: read(file: dir + "/long.md"), as: UTF8.self).contains("# \(whole)\n"))
     }
 }

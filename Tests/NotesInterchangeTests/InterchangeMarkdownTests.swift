@@ -201,4 +201,16 @@ struct InterchangeMarkdownTests {
         #expect(try title("---\ntitle: Dots\n...\nbody\n") == "Dots")
         #expect(try MarkdownNote.parse("---\ntitle: Dots\n...\nbody\n").body == "body\n")
     }
+
+    @Test("a tags string is a list of names, quoted or not (quotes do not change a YAML value)")
+    func tagStrings() throws {
+        for value in [
+            "work, home", "\"work, home\"", "'work, home'", "\"#work, #home\"", "[work, home]",
+            "[\"#work\", home]", "\"work home\"",
+        ] {
+            #expect(try MarkdownNote.parse("---\ntags: \(value)\n---\nbody\n").tags == ["work", "home"], "\(value)")
+        }
+        #expect(try MarkdownNote.parse("---\ntags: \"solo\"\n---\n").tags == ["solo"])
+        #expect(try MarkdownNote.parse("---\ntags: null\n---\n").tags == [])
+    }
 }
