@@ -116,7 +116,16 @@ final class Context: @unchecked Sendable {
     func notebook() throws -> Notebook {
         if let n = openedNotebook { return n }
         let path = try storePath()
-        if !command.readsOnly { try makeParents(of: path) }
+        let actor = self.actor
+        if !command.readsOnly {
+            // The actor is stored in every event for good and shown in history's one-line rows.
+            guard !actor.unicodeScalars.contains(where: breaksLine), actor.count <= 200 else {
+                throw CLIError(
+                    "NOTES_ACTOR must be one line of at most 200 characters, without control characters; "
+                        + "give a name such as ana@laptop")
+            }
+            try makeParents(of: path)
+        }
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
         options.maxBodyBytes = try bodyLimitSetting()

@@ -123,6 +123,31 @@ func errorText() -> String { systemErrorText() }
 /// `text` with every control character a terminal would act on shown as a symbol instead: C0
 /// controls as their Unicode control pictures (escape as `␛`), a carriage return not before a
 /// line feed as `␍`, delete as `␡`, C1 controls as `�`. Line feeds and tabs stay.
+/// Whether a character would break a one-line field or control the terminal: C0 and C1 control
+/// characters, DEL, and the Unicode line and paragraph separators.
+func breaksLine(_ c: Unicode.Scalar) -> Bool {
+    let v = c.value
+    return v < 0x20 || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029
+}
+
+/// A field shown on one line of a listing (an event's actor, which an import may bring with any
+/// character): every character ``breaksLine(_:)`` names becomes a visible symbol, through a pipe
+/// too, so that no value can forge a row.
+func oneLine(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: breaksLine) else { return text }
+    var out = String.UnicodeScalarView()
+    for c in text.unicodeScalars {
+        switch c.value {
+        case 0x00..<0x20: out.append(Unicode.Scalar(0x2400 + c.value)!)
+        case 0x7F: out.append("\u{2421}")
+        case 0x80...0x9F: out.append("\u{FFFD}")
+        case 0x2028, 0x2029: out.append("\u{2424}")
+        default: out.append(c)
+        }
+    }
+    return String(out)
+}
+
 func terminalSafe(_ text: String) -> String {
     func unsafe(_ v: UInt32) -> Bool { v < 0x20 && v != 0x0A && v != 0x09 || (0x7F...0x9F).contains(v) }
     let scalars = text.unicodeScalars

@@ -396,3 +396,37 @@ struct HistoryPatchAgreementTests {
 
     static func run(_ s: Sandbox, _ args: [String]) -> CLIRun { s.run(args, env: ["TZ": "UTC"]) }
 }
+
+@Suite("CLI: an actor is one line")
+struct ActorLineTests {
+    @Test("NOTES_ACTOR with a line break or control character is refused for writes; an imported one cannot forge rows")
+    func actorsCannotForgeRows() throws {
+        let s = try Sandbox()
+        let forged = "mallory\nv2  2026-01-01  alice@laptop  NoteTrashed     trashed"
+        for bad in [forged, "\u{1B}[2Jbob", "tab\there", "line\u{2028}separator", String(repeating: "a", count: 201)] {
+            let r = s.run(["add", "Budget", "--body", "x"], env: ["NOTES_ACTOR": bad])
+            CLIErrorTests.expectFailure(r, 2, mentioning: "NOTES_ACTOR must be one line")
+        }
+        #expect(!fileExists(s.store + "/data.mdb"), "nothing was written, not even a store made")
+
+        // An import carries the actor it was given (an export of an older store may hold one):
+        // history shows it on its one row, and --json gives it exactly.
+        let id = try s.add("Budget", "--body", "x")
+        // A read does not care who the actor would be.
+        #expect(s.run(["list"], env: ["NOTES_ACTOR": forged]).code == 0)
+        let line = try s.ok("export").stdout.split(separator: "\n")[0]
+        let other = s.path("other")
+        let escaped = #"mallory\nv2  2026-01-01  alice@laptop  NoteTrashed  trashed\u001b[2J"#
+        let imported = line.replacingOccurrences(of: #""actor":""#, with: #""actor":""# + escaped)
+        let file = s.path("forged.jsonl")
+        write(file: file, imported + "\n")
+        try s.ok("import", file, "--store", other)
+        let history = try s.ok("history", id, "--store", other)
+        #expect(history.lines.count == 1, "one event, one row: \(history.stdout)")
+        #expect(!history.stdout.contains("\u{1B}") && history.stdout.contains("mallory␊v2"), "\(history.stdout)")
+        let rows = try s.ok("history", id, "--store", other, "--json").array()
+        #expect((rows.first?["actor"] as? String)?.hasPrefix("mallory\nv2  2026-01-01") == true)
+        let blame = try s.ok("blame", id, "--store", other)
+        #expect(!blame.stdout.contains("\u{1B}") && blame.lines.count == 1, "\(blame.stdout)")
+    }
+}

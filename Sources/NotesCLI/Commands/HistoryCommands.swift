@@ -36,7 +36,8 @@ let historyCommand = Command(
         entries.map { e in
             let r = e.revision
             return [
-                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), r.metadata.actor, r.storedType,
+                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), oneLine(r.metadata.actor),
+                r.storedType,
                 e.summary
                     + (claimedInstant(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
                         ?? ""),
@@ -111,13 +112,13 @@ let blameCommand = Command(
     }
     let t = ctx.terminal
     let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
-    let actorWidth = lines.map { displayWidth($0.actor) }.max() ?? 0
+    let actorWidth = lines.map { displayWidth(oneLine($0.actor)) }.max() ?? 0
     for l in lines {
         let version = "v\(l.version)"
         let prefix =
             version + String(repeating: " ", count: versionWidth - version.count) + "  "
-            + localDate(l.recordedAt) + "  " + l.actor
-            + String(repeating: " ", count: actorWidth - displayWidth(l.actor))
+            + localDate(l.recordedAt) + "  " + oneLine(l.actor)
+            + String(repeating: " ", count: actorWidth - displayWidth(oneLine(l.actor)))
         t.print(t.dim(t.shown(prefix) + " |") + " " + t.shown(l.text))
     }
 }
@@ -205,7 +206,7 @@ let logCommand = Command(
             case .entity(let kind, _, let name, _): subject = "\(kind.rawValue) " + truncate(name, 30)
             case .other: subject = truncate(e.stream, 30)
             }
-            return [ctx.relative(e.recordedAt), e.metadata.actor, subject, e.storedType, e.summary]
+            return [ctx.relative(e.recordedAt), oneLine(e.metadata.actor), subject, e.storedType, e.summary]
         }, styles: [t.dim, t.dim, t.cyan, { $0 }, { $0 }])
 }
 
