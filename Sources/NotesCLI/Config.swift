@@ -56,6 +56,16 @@ struct Config: Sendable {
         return nil
     }
 
+    /// The lines of a config file, with a byte-order mark and CRLF (or CR) line endings as
+    /// editors on other systems write them understood.
+    static func lines(of text: String) -> [Substring] {
+        var text = Substring(text)
+        if text.first == "\u{FEFF}" { text = text.dropFirst() }
+        // "\r\n" is one Character: splitting on "\n" alone would not cut it.
+        return text.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+    }
+
     /// Reads the file; a missing file is an empty config, a bad line an error naming it.
     static func load(environment: [String: String]) throws(CLIError) -> Config {
         var config = Config(path: path(environment: environment))
@@ -63,7 +73,7 @@ struct Config: Sendable {
         var st = stat()
         guard stat(path, &st) == 0 else { return config }
         let text = try readText(path: path, limit: 1 << 20, what: "config file")
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (number, rawLine) in lines(of: text).enumerated() {
             let line = rawLine.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let eq = line.firstIndex(of: "=") else {
@@ -99,8 +109,7 @@ struct Config: Sendable {
         var lines: [String] = []
         var st = stat()
         if stat(path, &st) == 0 {
-            lines = try readText(path: path, limit: 1 << 20, what: "config file")
-                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            lines = Self.lines(of: try readText(path: path, limit: 1 << 20, what: "config file")).map(String.init)
             if lines.last == "" { lines.removeLast() }
         }
         lines.removeAll { line in

@@ -135,6 +135,10 @@ struct CLISearchTests {
             ),
             ("category:food", "the search has only a category filter"),
             ("tag:\"open milk", "a phrase is missing its closing quote \" (at character 5)"),
+            // A filter naming nothing is not the word "tag" searched for.
+            ("milk tag:", "`tag:` must be followed by a name, e.g. tag:work or tag:\"two words\" (at character 6)"),
+            ("tag:\"\" milk", "`tag:` must be followed by a name"),
+            ("category: milk", "`category:` must be followed by a name"),
         ] {
             let r = s.run("search", "--exact", "--", query)
             #expect(r.code == 2, "\(query): \(r)")

@@ -59,6 +59,13 @@ struct TerminalConfigTests {
         }
         write(file: s.configFile, "# only comments and blanks\n\n   \n\tsort = title\n")
         #expect(s.run("list").code == 3, "a valid file: the store simply does not exist yet")
+        // Written on another system: a byte-order mark and CRLF line endings.
+        write(file: s.configFile, "\u{FEFF}# from Windows\r\nsort = title\r\ncolor = never\r\n")
+        #expect(s.run("list").code == 3, "a valid file: the store simply does not exist yet")
+        #expect(try s.ok("config", "get", "sort").line == "title")
+        write(file: s.configFile, "sort = size\r\n")
+        CLIErrorTests.expectFailure(
+            s.run("list"), 2, mentioning: "\(s.configFile):1: sort must be updated, created or title, not \"size\"")
     }
 
     @Test("the store: --store > NOTES_STORE > config store > XDG_DATA_HOME > HOME")

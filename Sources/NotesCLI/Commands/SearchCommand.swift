@@ -255,18 +255,23 @@ func extractFilterFields(_ text: String) throws(CLIError) -> (rest: String, tags
                     j += 1
                 }
             }
-            if !name.isEmpty {
-                if depth > 0 {
-                    throw CLIError(
-                        "\(field)\(name) filters the whole search: put it outside the parentheses (at character \(position(i)))"
-                    )
-                }
-                if field == "tag:" { tags.append(name) } else { categories.append(name) }
-                // Spaces in its place keep the positions the parser reports those of the text.
-                rest += String(repeating: " ", count: chars[i..<j].reduce(0) { $0 + $1.unicodeScalars.count })
-                i = j
-                continue
+            // `tag:` or `tag:""` names nothing: refused, as `title:` alone is, rather than
+            // searched for as the word "tag".
+            guard !Notebook.trim(name).isEmpty else {
+                throw CLIError(
+                    "bad query: `\(field)` must be followed by a name, e.g. \(field)work or \(field)\"two words\" "
+                        + "(at character \(position(i)))")
             }
+            if depth > 0 {
+                throw CLIError(
+                    "\(field)\(name) filters the whole search: put it outside the parentheses (at character \(position(i)))"
+                )
+            }
+            if field == "tag:" { tags.append(name) } else { categories.append(name) }
+            // Spaces in its place keep the positions the parser reports those of the text.
+            rest += String(repeating: " ", count: chars[i..<j].reduce(0) { $0 + $1.unicodeScalars.count })
+            i = j
+            continue
         }
         if c == "\"" { inPhrase.toggle() }
         if !inPhrase && c == "(" { depth += 1 }
