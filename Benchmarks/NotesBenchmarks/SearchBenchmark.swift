@@ -22,7 +22,8 @@ import SwiftEvolutionHistory
 /// FTS5 on the same notes and queries (see ``TantivyPeer``), skipped with the reason printed when
 /// it cannot be installed. `--collection DIR` measures relevance instead (see
 /// ``runRelevanceBenchmark(collectionPath:options:)``). `--times FILE` writes each of our timed
-/// queries to FILE (set, seconds, hits, query, the hits' note numbers; tab-separated), to find the slow ones.
+/// queries to FILE (set, our seconds, Tantivy's seconds or nan, hits, query, the hits' note numbers;
+/// tab-separated), to find the slow ones.
 func runSearchBenchmark(arguments: [String]) throws {
     let options = try optionValues(
         arguments,
@@ -134,9 +135,14 @@ func runSearchBenchmark(arguments: [String]) throws {
             ourTimes = pass == 1 ? passTimes : zip(ourTimes, passTimes).map { min($0, $1) }
         }
         if options["times"] != nil {
+            // Tantivy's time of the same query beside ours (nan when it did not run), to see
+            // which queries each side loses on.
+            var tantivyTimes: [Double] = []
+            if case .ran(let run) = tantivy, let times = run.times[set.name] { tantivyTimes = times }
             for (n, query) in set.queries.enumerated() {
                 let ids = ours[n].map(String.init).joined(separator: " ")
-                timesOut += "\(set.name)\t\(ourTimes[n])\t\(ours[n].count)\t\(query)\t\(ids)\n"
+                let theirs = n < tantivyTimes.count ? tantivyTimes[n] : .nan
+                timesOut += "\(set.name)\t\(ourTimes[n])\t\(theirs)\t\(ours[n].count)\t\(query)\t\(ids)\n"
             }
         }
         var theirs: [[Int64]] = []
