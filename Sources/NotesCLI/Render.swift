@@ -90,7 +90,8 @@ extension Context {
             var row = [
                 shortID(n.id), n.pinned ? "*" : " ", terminal.shown(truncate(n.title, 60)),
                 terminal.shown(l.category ?? ""),
-                relative(n.updatedAt) + (try pending(n) ? " (not synced)" : ""),
+                relative(n.updatedAt) + statusSuffix(trashed: n.trashed, archived: n.archived)
+                    + (try pending(n) ? " (not synced)" : ""),
             ]
             if withTags { row.append(terminal.shown(truncate(l.tags.map { "#" + $0 }.joined(separator: " "), 60))) }
             rows.append(row)
@@ -118,6 +119,12 @@ extension Context {
             terminal.print(String(decoding: line, as: UTF8.self))
         }
     }
+}
+
+/// What a listing says after a note's time when the note is not active (`--all`, `--archived`,
+/// `--trashed` show such notes beside active ones).
+func statusSuffix(trashed: Bool, archived: Bool) -> String {
+    trashed ? " (trashed)" : archived ? " (archived)" : ""
 }
 
 /// Cuts `s` to at most `width` characters, marking the cut with an ellipsis, and shows line

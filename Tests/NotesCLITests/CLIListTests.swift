@@ -92,7 +92,11 @@ struct CLIListTests {
             apple.distance(from: apple.startIndex, to: appleWork)
                 == elder.distance(from: elder.startIndex, to: elderWork))
         #expect(apple.hasSuffix("3 minutes ago"), "relative update time: \(apple)")
-        #expect(elder.hasSuffix("4 minutes ago"), "relative update time: \(elder)")
+        // A note that is not active says so after its time.
+        #expect(elder.hasSuffix("4 minutes ago (trashed)"), "relative update time and status: \(elder)")
+        let date = try #require(out.lines.first { $0.contains("date") })
+        #expect(date.hasSuffix(" (archived)"), "\(date)")
+        #expect(out.lines.filter { $0.hasSuffix("(trashed)") || $0.hasSuffix("(archived)") }.count == 2)
         #expect(!out.lines.contains { $0.hasSuffix(" ") }, "no trailing spaces")
 
         let empty = try s.ok("list", "--pinned", "--archived")

@@ -164,6 +164,8 @@ let searchCommand = Command(
             ctx.terminal.bold(ctx.terminal.shown(truncate(r.note.title, 70))) + "  "
             + ctx.terminal.cyan(shortID(r.note.id))
         let l = try labels(r.note)
+        let mark = statusSuffix(trashed: r.note.trashed, archived: r.note.archived)
+        if !mark.isEmpty { header += ctx.terminal.dim(mark) }
         if let c = l.category { header += "  " + ctx.terminal.dim("[\(ctx.terminal.shown(c))]") }
         if !l.tags.isEmpty {
             header += "  " + ctx.terminal.green(ctx.terminal.shown(l.tags.map { "#" + $0 }.joined(separator: " ")))
