@@ -160,6 +160,73 @@ struct NotebookSyncTests {
         #expect(try b.book.conflictedNotes().isEmpty)
     }
 
+    @Test(
+        "a body edit behind another unsynced event of its note still merges: after a pin, a retitle, a body edit",
+        arguments: [(160, "pin"), (161, "retitle"), (162, "edit"), (163, "title and body")])
+    func mergeBehindOwnEvent(notebook: Int, before: String) throws {
+        let (a, b) = try pair(notebook)
+        // Changes three lines apart: a line merge takes adjacent ones for one change.
+        let lines = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+        func text(_ l: [String]) -> String { l.map { $0 + "\n" }.joined() }
+        let n = try a.book.add(title: "Plan", body: text(lines))
+        try converge([a, b])
+        var onA = lines
+        onA[0] = "ZEBRA"
+        try a.book.edit(n.id, body: text(onA))
+        try a.sync()
+        var onB = lines
+        switch before {
+        case "pin": try b.book.pin(n.id)
+        case "retitle": try b.book.edit(n.id, title: "Plan (b)")
+        default:
+            onB[3] = "DELTA"
+            try b.book.edit(n.id, title: before == "edit" ? nil : "Plan (b)", body: text(onB))
+        }
+        onB[7] = "WOMBAT"
+        try b.book.edit(n.id, body: text(onB))
+        let report = try b.sync()
+        #expect(report.conflicts == 0 && report.merged >= 1, "\(report)")
+        try converge([a, b])
+        let note = try a.book.note(n.id)
+        var expected = onB
+        expected[0] = "ZEBRA"
+        #expect(note.body == text(expected), "\(note.body)")
+        #expect(note.pinned == (before == "pin"))
+        #expect(note.title == (before == "retitle" || before == "title and body" ? "Plan (b)" : "Plan"))
+    }
+
+    @Test("an undo or a restore waiting to sync undoes this device's change only, on top of the other device's")
+    func restoreOnTopOfOthers() throws {
+        let (a, b) = try pair(164)
+        let body = (1...5).map { "line \($0)\n" }.joined()
+        let n = try a.book.add(title: "Plan", body: body, category: "Home")
+        try converge([a, b])
+        // a: line 1, a pin and another category; b: line 5, then undone.
+        try a.book.edit(n.id, body: body.replacing("line 1\n", with: "line one (a)\n"))
+        try a.book.pin(n.id)
+        try a.book.categorize(n.id, as: "Work")
+        try a.sync()
+        try b.book.edit(n.id, body: body.replacing("line 5\n", with: "line five (b)\n"))
+        try b.book.undo(n.id)
+        let report = try b.sync()
+        #expect(report.conflicts == 0, "\(report)")
+        try converge([a, b])
+        let note = try b.book.note(n.id)
+        #expect(note.body == body.replacing("line 1\n", with: "line one (a)\n"), "\(note.body)")
+        #expect(note.pinned && note.title == "Plan")
+        #expect(try b.book.categoryName(note.category) == "Work")
+        // A restore to b's own unsynced version, while a retitles: b's text, a's title.
+        try a.book.edit(n.id, title: "Plan (a)")
+        try a.sync()
+        let v = try b.book.edit(n.id, body: "only b\n").version
+        try b.book.edit(n.id, body: "b again\n")
+        try b.book.restore(n.id, to: .version(v))
+        try b.sync()
+        try converge([a, b])
+        let restored = try a.book.note(n.id)
+        #expect(restored.body == "only b\n" && restored.title == "Plan (a)" && restored.pinned, "\(restored)")
+    }
+
     @Test("edits of the same lines keep both texts, flag the note, and the next edit resolves it")
     func conflict() throws {
         let (a, b) = try pair(104)

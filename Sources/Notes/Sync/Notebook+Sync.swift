@@ -916,7 +916,10 @@ struct Rebase {
                     let decoded = try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
                 else { break }
                 let head = try book.store.streamVersion(stream, in: session.transaction)
-                let untouched = mapped(e.version - 1, in: stream) == head
+                // Untouched: nothing but this outbox's own events follow its base. The stream's
+                // head alone cannot tell: once an earlier outbox event of the note is rebased
+                // after the other device's, the head is that event's new version.
+                let untouched = mapped(e.version - 1, in: stream) == head && !pulledNotes.contains(id)
                 guard var rewritten = try withoutDeletedEntities(remapEntities(decoded), txn: session.transaction)
                 else { continue }
                 if case .restored(let from, let title, let body, let pinned, let category) = rewritten,
@@ -925,34 +928,55 @@ struct Rebase {
                     rewritten = .restored(
                         fromVersion: now, title: title, body: body, pinned: pinned, category: category)
                 }
-                if !untouched, let ours = Self.body(of: rewritten) {
+                if !untouched, let ours = Self.body(of: rewritten) ?? Self.restoredBody(of: rewritten) {
                     let base = try originalNote(id, atVersion: e.version - 1, txn: session.transaction)
                     let theirs = try currentNote(id, txn: session.transaction)
-                    if let base, let theirs, theirs.body != base.body, theirs.body != ours {
+                    if let base, let theirs {
                         let baseVersion = mapped(e.version - 1, in: stream) ?? (e.version - 1)
-                        let theirRange =
-                            theirs.version > baseVersion + 1
-                            ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
-                        let result = ThreeWayMerge.merge(
-                            base: base.body, ours: ours, theirs: theirs.body,
-                            labels: .init(
-                                ours: "edit of v\(baseVersion) by \(e.metadata.actor)",
-                                theirs: "\(theirRange), first in the shared log"))
-                        if result.isClean {
-                            rewritten = .bodyMerged(base: baseVersion, body: result.text)
-                            merged += 1
-                        } else {
-                            rewritten = .bodyConflicted(base: baseVersion, body: result.text)
-                            conflicts += 1
-                            flagged[id] = e.metadata.correlationID
-                            var meta = metadata
-                            meta.causationID = e.id
-                            let flag = NoteEvent.propertySet(
-                                key: NoteProperty.conflict.rawValue,
-                                value:
-                                    "an edit of v\(baseVersion) by \(e.metadata.actor) and \(theirRange) changed the same lines"
-                            )
-                            extra.append(flag.newEvent(id: Self.derivedID(e.id, role: "conflict"), metadata: meta))
+                        var body = ours
+                        var clean = true
+                        if theirs.body != base.body, theirs.body != ours, ours != base.body {
+                            let theirRange =
+                                theirs.version > baseVersion + 1
+                                ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
+                            let result = ThreeWayMerge.merge(
+                                base: base.body, ours: ours, theirs: theirs.body,
+                                labels: .init(
+                                    ours: "edit of v\(baseVersion) by \(e.metadata.actor)",
+                                    theirs: "\(theirRange), first in the shared log"))
+                            body = result.text
+                            clean = result.isClean
+                            if clean {
+                                merged += 1
+                            } else {
+                                conflicts += 1
+                                flagged[id] = e.metadata.correlationID
+                                var meta = metadata
+                                meta.causationID = e.id
+                                let flag = NoteEvent.propertySet(
+                                    key: NoteProperty.conflict.rawValue,
+                                    value:
+                                        "an edit of v\(baseVersion) by \(e.metadata.actor) and \(theirRange) changed the same lines"
+                                )
+                                extra.append(flag.newEvent(id: Self.derivedID(e.id, role: "conflict"), metadata: meta))
+                            }
+                        } else if ours == base.body {
+                            body = theirs.body
+                        }
+                        if case .restored(let from, let title, _, let pinned, let category) = rewritten {
+                            // A restore (or an undo) is a change from the note as this device had
+                            // it, applied on top of the other device's changes field by field:
+                            // what it did not change stays as the other device left it.
+                            let baseCategory = base.category.map { entityMap[$0] ?? $0 }
+                            rewritten = .restored(
+                                fromVersion: from, title: title == base.title ? theirs.title : title, body: body,
+                                pinned: pinned == base.pinned ? theirs.pinned : pinned,
+                                category: category == baseCategory ? theirs.category : category)
+                        } else if body != ours {
+                            rewritten =
+                                clean
+                                ? .bodyMerged(base: baseVersion, body: body)
+                                : .bodyConflicted(base: baseVersion, body: body)
                         }
                     }
                 }
@@ -1054,6 +1078,12 @@ struct Rebase {
     }
 
     /// The body an event sets, or nil.
+    /// The body a restore (or an undo) writes.
+    private static func restoredBody(of event: NoteEvent) -> String? {
+        if case .restored(_, _, let body, _, _) = event { return body }
+        return nil
+    }
+
     private static func body(of event: NoteEvent) -> String? {
         switch event {
         case .bodyEdited(let body), .bodyMerged(_, let body), .bodyConflicted(_, let body): return body
