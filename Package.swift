@@ -91,7 +91,7 @@ let package = Package(
             name: "NotesCLI",
             dependencies: [
                 "Notes", "NotesInterchange", "SwiftEvolutionHistory", "EventStore", "LMDB", "Basics", "TextDiff",
-                "SearchEngine",
+                "SearchEngine", "CIntrinsics",
             ],
             swiftSettings: strict),
         // A static executable: the Swift runtime, Dispatch, libstdc++ and glibc inside, nothing

@@ -80,7 +80,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 return "the store reached its size cap (\(e.operation)); raise the cap or free space"
             case .corrupted, .invalid, .panic, .versionMismatch:
                 return
-                    "the store's database file is damaged or not an LMDB file (\(e.message)); restore it from a backup"
+                    "the store's database file is damaged or not an LMDB file (\(e.operation): \(e.message)); "
+                    + "restore it from a backup"
             default:
                 return "storage error: \(e)"
             }

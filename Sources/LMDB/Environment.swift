@@ -106,6 +106,7 @@ public final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
             try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open \(path)")
+            try Self.checkFileHoldsItsPages(env, path: path)
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
             staleReadersCleared = Int(dead)
@@ -119,6 +120,25 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_init(resizeLock, nil)
         stateLock = .allocate(capacity: 1)
         pthread_mutex_init(stateLock, nil)
+    }
+
+    /// Refuses a data file shorter than the pages its meta page counts (a copy stopped midway, a
+    /// file cut by hand): a read of a page past its end would kill the process with SIGBUS.
+    private static func checkFileHoldsItsPages(_ env: OpaquePointer, path: String) throws(LMDBError) {
+        var info = MDB_envinfo()
+        var pages = MDB_stat()
+        try check(mdb_env_info(env, &info), "mdb_env_info")
+        try check(mdb_env_stat(env, &pages), "mdb_env_stat")
+        // Pages 0 and 1 are the meta pages a new file is given at once.
+        guard info.me_last_pgno > 1 else { return }
+        var st = stat()
+        guard stat(path + "/data.mdb", &st) == 0 else { return }
+        let needed = (Int64(info.me_last_pgno) + 1) * Int64(pages.ms_psize)
+        if Int64(st.st_size) < needed {
+            throw LMDBError(
+                code: .corrupted,
+                operation: "open \(path): data.mdb is \(st.st_size) bytes, cut short of the \(needed) its pages take")
+        }
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import CIntrinsics
 import Glibc
 
 /// The `notes` command-line tool: parses, calls the `Notes` library, renders.
@@ -5,6 +6,15 @@ public enum NotesCommandLine {
     public static let version = "0.1.0"
 
     /// Runs the tool with the process's own arguments and environment; returns the exit code.
+    /// For the `notes` programs (never a test host): a fault inside LMDB, which trusts the pages
+    /// of its file, ends the process with a line saying the store may be damaged and exit code 5,
+    /// not a bare crash.
+    public static func reportFaultsAsDamage() {
+        notes_install_fault_handlers(
+            "notes: error: stopped by a fault reading the store: its data.mdb may be damaged; run `notes verify`, "
+                + "and restore the store from a backup if that stops too", ExitCode.storeUnusable.rawValue)
+    }
+
     public static func main() -> Int32 {
         var args: [String] = []
         for i in 1..<Int(CommandLine.argc) {

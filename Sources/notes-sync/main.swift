@@ -8,4 +8,5 @@ import PostgresLog
 RemoteConnector.connect = { (address: String) throws(RemoteLogError) in
     try PostgresEventLog(connecting: address)
 }
+NotesCommandLine.reportFaultsAsDamage()
 exit(NotesCommandLine.main())

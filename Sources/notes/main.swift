@@ -1,4 +1,5 @@
 import Glibc
 import NotesCLI
 
+NotesCommandLine.reportFaultsAsDamage()
 exit(NotesCommandLine.main())

@@ -196,6 +196,60 @@ struct ReliabilityTamperTests {
     }
 }
 
+extension ReliabilityTamperTests {
+    @Test("a flipped byte in any page's header: verify and list end with an exit code, 0 or 5, never a signal")
+    func damagedPageHeaders() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        for i in 0..<30 {
+            try s.add("note \(i)", "--body", "body \(i) [[note \(i + 1)]] " + String(repeating: "lorem ", count: 40))
+        }
+        let file = s.store + "/data.mdb"
+        let pristine = read(file: file)
+        let pages = pristine.count / 4096
+        var refused = 0
+        // Byte 0x12 of a page: its flags and free-space bounds, which LMDB trusts (the meta pages
+        // are checked by LMDB itself and left alone).
+        for page in 2..<pages {
+            var bytes = pristine
+            bytes[page * 4096 + 0x12] ^= 0xFF
+            write(file: file, bytes)
+            for args in [["verify"], ["list", "--all"]] {
+                let r = s.run(args)
+                #expect(r.code == 0 || r.code == 5, "page \(page), \(args): \(r)")
+                if r.code == 5 {
+                    refused += 1
+                    // Its last line is the error (LMDB's own assertion may print one before it).
+                    let last = r.stderr.split(separator: "\n").last ?? ""
+                    #expect(last.hasPrefix("notes: error: "), "\(r)")
+                }
+            }
+        }
+        #expect(refused > 0, "some damage is found")
+        write(file: file, pristine)
+        #expect(s.run("verify").code == 0)
+    }
+
+    @Test("a data.mdb cut short is refused as damaged by every command, exit 5, never a SIGBUS")
+    func truncatedDataFile() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        // Enough pages that a cut leaves the meta pages but not the rest.
+        for i in 0..<40 { try s.add("note \(i)", "--body", String(repeating: "words \(i) ", count: 200)) }
+        let file = s.store + "/data.mdb"
+        var st = stat()
+        try #require(stat(file, &st) == 0 && st.st_size > 3 * 4096)
+        for size in [Int(st.st_size) - 4096, Int(st.st_size) / 2, 8192] {
+            try #require(truncate(file, off_t(size)) == 0)
+            for args in [["list"], ["verify"], ["export"], ["show", f.victim], ["add", "more"], ["rebuild"]] {
+                let r = s.run(args)
+                #expect(r.code == 5, "\(args) at \(size) bytes: \(r)")
+                #expect(r.stderr.contains("damaged") && r.stderr.contains("cut short"), "\(args): \(r.stderr)")
+            }
+        }
+    }
+}
+
 /// The first index at or after `start` where `needle` occurs in `haystack`.
 func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
     guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
