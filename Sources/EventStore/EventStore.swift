@@ -68,7 +68,12 @@ public final class EventStore: Sendable {
         do { env = try Environment(path: path, options: configuration.environment) } catch {
             if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is a file") }
             if error.code == .invalid || error.code == .versionMismatch {
-                throw .notAStore(path: path, detail: "its data.mdb is not an LMDB file")
+                // LMDB cannot tell a file of another kind from a store whose header pages are
+                // damaged: both are said.
+                throw .notAStore(
+                    path: path,
+                    detail: "its data.mdb is not an LMDB file, or its header is damaged: if it is your store, "
+                        + "restore it from a backup")
             }
             throw .storage(error)
         }

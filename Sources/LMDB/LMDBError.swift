@@ -21,6 +21,9 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         public static let notFound = Code(rawValue: MDB_NOTFOUND)
         /// The file is damaged. The corresponding C error is `MDB_CORRUPTED`.
         public static let corrupted = Code(rawValue: MDB_CORRUPTED)
+        /// A page a tree points to is not there: the file is damaged. The C error is
+        /// `MDB_PAGE_NOTFOUND`.
+        public static let pageNotFound = Code(rawValue: MDB_PAGE_NOTFOUND)
         /// A fatal error; the environment must be closed. The C error is `MDB_PANIC`.
         public static let panic = Code(rawValue: MDB_PANIC)
         /// The library version does not match the file. The C error is `MDB_VERSION_MISMATCH`.

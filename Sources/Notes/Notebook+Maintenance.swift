@@ -34,9 +34,28 @@ extension Notebook {
                     )
                 ]
             }
-            return try projection.compare(with: state, in: txn, databases: dbs)
+            do { return try projection.compare(with: state, in: txn, databases: dbs) } catch {
+                // A projection whose pages are damaged cannot be compared, but it is a
+                // projection: named as one, which `rebuild` repairs, not as the store failing.
+                guard let damage = Self.pageDamage(error) else { throw error }
+                return [
+                    VerificationProblem(
+                        .projection, position: nil,
+                        "a projection cannot be read (\(damage.operation): \(damage.message))")
+                ]
+            }
         }
         return problems
+    }
+
+    /// The LMDB error of damaged pages inside `error`, if it is one.
+    private static func pageDamage(_ error: any Error) -> LMDBError? {
+        var found: LMDBError?
+        if let e = error as? LMDBError { found = e }
+        if case .storage(let e) = error as? StoreError { found = e }
+        if case .store(.storage(let e)) = error as? NotesError { found = e }
+        guard let found, found.code == .corrupted || found.code == .pageNotFound else { return nil }
+        return found
     }
 
     /// Rebuilds every projection from the log (repairs damaged projection records).
