@@ -215,7 +215,7 @@ extension ReliabilityTamperTests {
             bytes[page * 4096 + 0x12] ^= 0xFF
             write(file: file, bytes)
             for args in [["verify"], ["list", "--all"]] {
-                let r = s.run(args)
+                let r = s.run(args, faultsExpected: true)
                 #expect(r.code == 0 || r.code == 5, "page \(page), \(args): \(r)")
                 if r.code == 5 {
                     refused += 1

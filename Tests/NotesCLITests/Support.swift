@@ -105,8 +105,13 @@ final class Sandbox: Sendable {
 
     /// Runs `notes args...`. `env` adds variables, or removes them with a nil value.
     @discardableResult
+    ///
+    /// A run that ends on the fault handler's line ("stopped by a fault reading the store") is
+    /// recorded as an issue unless `faultsExpected`: outside tests of damaged files, such a
+    /// fault is a bug, which the handler must not hide behind exit code 5.
     func run(
-        _ args: [String], stdin: [UInt8]? = nil, env: [String: String?] = [:], executable: String = notesBinary
+        _ args: [String], stdin: [UInt8]? = nil, env: [String: String?] = [:], executable: String = notesBinary,
+        faultsExpected: Bool = false
     ) -> CLIRun {
         let n = counter.withLock { c -> Int in
             c += 1
@@ -140,6 +145,9 @@ final class Sandbox: Sendable {
         unlink(io + ".out")
         unlink(io + ".err")
         if let inPath { unlink(inPath) }
+        if !faultsExpected && result.stderr.contains("stopped by a fault reading the store") {
+            Issue.record("notes \(args.joined(separator: " ")) faulted: \(result)")
+        }
         return result
     }
 
