@@ -2,17 +2,18 @@ import Basics
 import Glibc
 
 extension Notebook {
-    /// Refuses an output that would be written straight into the store's own directory: `path`
-    /// is the folder of a Markdown export (`isDirectory`) or an export file, whose folder is
-    /// judged. A file there could replace `data.mdb` or `lock.mdb`, the store itself. Paths are
-    /// compared resolved (symbolic links, `.`, `..`); a folder below the store's cannot hold
-    /// its files and is left alone, as is one that does not exist.
-    package func refuseOutputInStore(_ path: String, isDirectory: Bool) throws(NotesError) {
+    /// Refuses an export file that would replace the store itself: `data.mdb` or `lock.mdb` in
+    /// the store's own directory, however the path is spelled (symbolic links, `.`, `..`). An
+    /// export is renamed into place, which replaces the directory entry it names: any other
+    /// name, a link to those files included, leaves the store as it is.
+    package func refuseOutputInStore(_ path: String) throws(NotesError) {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard name == "data.mdb" || name == "lock.mdb" else { return }
         let storePath = store.environment.path
-        guard let storeDir = Self.resolved(storePath),
-            let target = Self.resolved(isDirectory ? path : AtomicFile.directory(of: path)), target == storeDir
+        guard let storeDir = Self.resolved(storePath), let target = Self.resolved(AtomicFile.directory(of: path)),
+            target == storeDir
         else { return }
-        throw .validation(.insideStore(path, store: storePath))
+        throw .validation(.overwritesStore(path, store: storePath))
     }
 
     /// `path` with every symbolic link, `.` and `..` resolved, or nil when it does not exist.

@@ -79,9 +79,8 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case isDirectory(String)
     /// A file whose bytes cannot be read as what it claims (a damaged `.gz`).
     case damagedFile(String, reason: String)
-    /// An export would write into the store's own directory, where it could replace the
-    /// store's files.
-    case insideStore(String, store: String)
+    /// An export would replace one of the store's own files.
+    case overwritesStore(String, store: String)
 
     public var description: String {
         switch self {
@@ -119,8 +118,8 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
         case .emptyFileName: return "the file name is empty; give a file, or - for standard input"
         case .isDirectory(let path): return "\(path) is a directory; give a file"
         case .damagedFile(let path, let reason): return "cannot decompress \(path): \(reason); check the file"
-        case .insideStore(let path, let store):
-            return "\(path) is in the store's directory \(store), whose files it could replace; "
+        case .overwritesStore(let path, let store):
+            return "\(path) is a file of the store \(store): an export there would replace the store; "
                 + "write it somewhere else"
         }
     }

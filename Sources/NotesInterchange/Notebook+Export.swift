@@ -113,7 +113,7 @@ extension Notebook {
     public func exportEvents(toFile path: String, after position: UInt64 = 0, upcast: Bool = false) throws
         -> ExportSummary
     {
-        try refuseOutputInStore(path, isDirectory: false)
+        try refuseOutputInStore(path)
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw NotesError.validation(.isDirectory(path)) }
         let file = try io { () throws(IOFailure) in try AtomicFile(path: path) }

@@ -78,7 +78,6 @@ extension Notebook {
     /// matter) is removed. Files without a known id are left alone.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
-        try refuseOutputInStore(directory, isDirectory: true)
         var all = ListQuery()
         all.status = .all
         all.sort = .created
