@@ -1,3 +1,4 @@
+import Notes
 import Testing
 
 @testable import NotesCLI
@@ -32,5 +33,24 @@ struct TableWidthTests {
         for c in allCommands { #expect(findCommand(c.name)?.name == c.name, "\(c.name)") }
         #expect(findCommand("help")?.name == "help")
         #expect(findCommand("lists") == nil && findCommand("") == nil)
+    }
+}
+
+@Suite("The sync summary line")
+struct SyncSummaryTests {
+    @Test("events an earlier, killed sync had sent are said to be confirmed, not left as 'pushed 0, pulled 0'")
+    func earlierPushConfirmed() {
+        var report = SyncReport()
+        report.remoteHead = 15_021
+        #expect(syncSummary(report) == "pushed 0, pulled 0, merged 0, conflicts 0; at position 15021")
+        report.confirmedInPlace = 15_020
+        #expect(
+            syncSummary(report)
+                == "pushed 0, pulled 0, merged 0, conflicts 0, 15020 events an earlier sync had sent confirmed; at position 15021"
+        )
+        // Its own pushes confirmed by the remote's answer are not counted again.
+        report.pushed = 20
+        report.confirmedInPlace = 20
+        #expect(syncSummary(report) == "pushed 20, pulled 0, merged 0, conflicts 0; at position 15021")
     }
 }

@@ -168,23 +168,32 @@ let syncCommand = Command(
                 ("conflicts", .int(report.conflicts)), ("namesMerged", .int(report.namesMerged)),
                 ("unresolvedConflicts", .int(report.unresolvedConflicts)), ("rounds", .int(report.rounds)),
                 ("remotePosition", .uint(report.remoteHead)), ("restored", .int(report.restored)),
-                ("reopened", .int(report.reopened)),
+                ("reopened", .int(report.reopened)), ("confirmed", .int(report.confirmedInPlace)),
             ]))
     } else {
-        var line =
-            "pushed \(report.pushed), pulled \(report.pulled), merged \(report.merged), conflicts \(report.conflicts)"
-        if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
-        if report.restored > 0 { line += ", \(report.restored) confirmed events given back to the restored remote" }
-        if report.reopened > 0 {
-            line += ", \(report.reopened) confirmed events the restored remote had lost pushed again"
-        }
-        ctx.terminal.print(line + "; at position \(report.remoteHead)")
+        ctx.terminal.print(syncSummary(report))
     }
     if report.unresolvedConflicts > 0 {
         throw CLIError(
             "\(report.unresolvedConflicts) note(s) hold a conflict; see `notes conflicts`, edit each to resolve it",
             code: .conflict)
     }
+}
+
+/// The line `notes sync` prints: what moved, and what else the sync did.
+func syncSummary(_ report: SyncReport) -> String {
+    var line =
+        "pushed \(report.pushed), pulled \(report.pulled), merged \(report.merged), conflicts \(report.conflicts)"
+    // Events an earlier sync sent (one killed before the remote's answer came back) are
+    // confirmed by this one: without a word, "pushed 0, pulled 0" read as nothing done.
+    let earlier = report.confirmedInPlace - min(report.confirmedInPlace, report.pushed)
+    if earlier > 0 { line += ", \(earlier) events an earlier sync had sent confirmed" }
+    if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
+    if report.restored > 0 { line += ", \(report.restored) confirmed events given back to the restored remote" }
+    if report.reopened > 0 {
+        line += ", \(report.reopened) confirmed events the restored remote had lost pushed again"
+    }
+    return line + "; at position \(report.remoteHead)"
 }
 
 /// Runs `notes-sync` from the directory of this executable with the same arguments; returns only
