@@ -192,6 +192,9 @@ struct NotebookSyncTests {
         expected[0] = "ZEBRA"
         #expect(note.body == text(expected), "\(note.body)")
         #expect(note.pinned == (before == "pin"))
+        // The merge names the shared version b's changes started from, not b's own rebased event.
+        let merge = try #require(try a.book.history(of: n.id).last { $0.summary.hasPrefix("merged") })
+        #expect(merge.summary.hasPrefix("merged an edit of v1 with v2"), "\(merge.summary)")
         #expect(note.title == (before == "retitle" || before == "title and body" ? "Plan (b)" : "Plan"))
     }
 
@@ -225,6 +228,32 @@ struct NotebookSyncTests {
         try converge([a, b])
         let restored = try a.book.note(n.id)
         #expect(restored.body == "only b\n" && restored.title == "Plan (a)" && restored.pinned, "\(restored)")
+    }
+
+    @Test("an undo waiting to sync leaves the other device's trash, and its category set after deleting the old one")
+    func undoKeepsOthersTrashAndCategory() throws {
+        let (a, b) = try pair(165)
+        let body = (1...5).map { "line \($0)\n" }.joined()
+        let n = try a.book.add(title: "Plan", body: body, category: "Work")
+        let m = try a.book.add(title: "Other", body: body, category: "Work")
+        try converge([a, b])
+        // b: trashes n; deletes Work (m left uncategorized), then files m under Home.
+        try b.book.trash(n.id)
+        _ = try b.book.deleteCategory("Work")
+        try b.book.categorize(m.id, as: "Home")
+        try b.sync()
+        // a, before pulling: edits line 5 of each and undoes it.
+        for id in [n.id, m.id] {
+            try a.book.edit(id, body: body.replacing("line 5\n", with: "line five (a)\n"))
+            try a.book.undo(id)
+        }
+        let report = try a.sync()
+        #expect(report.conflicts == 0, "\(report)")
+        try converge([a, b])
+        let trashed = try a.book.note(n.id)
+        #expect(trashed.trashed && trashed.body == body, "\(trashed)")
+        let filed = try a.book.note(m.id)
+        #expect(try a.book.categoryName(filed.category) == "Home" && filed.body == body, "\(filed)")
     }
 
     @Test("edits of the same lines keep both texts, flag the note, and the next edit resolves it")

@@ -932,7 +932,9 @@ struct Rebase {
                     let base = try originalNote(id, atVersion: e.version - 1, txn: session.transaction)
                     let theirs = try currentNote(id, txn: session.transaction)
                     if let base, let theirs {
-                        let baseVersion = mapped(e.version - 1, in: stream) ?? (e.version - 1)
+                        // The version of the shared log this device's changes of the note started
+                        // from (its earlier outbox events, rebased, come after the other device's).
+                        let baseVersion = baseOf[stream] ?? (e.version - 1)
                         var body = ours
                         var clean = true
                         if theirs.body != base.body, theirs.body != ours, ours != base.body {
@@ -963,15 +965,27 @@ struct Rebase {
                         } else if ours == base.body {
                             body = theirs.body
                         }
-                        if case .restored(let from, let title, _, let pinned, let category) = rewritten {
+                        if case .restored(let from, let title, _, let pinned, let category) = rewritten,
+                            case .restored(_, _, _, _, let asWritten) = decoded
+                        {
                             // A restore (or an undo) is a change from the note as this device had
                             // it, applied on top of the other device's changes field by field:
-                            // what it did not change stays as the other device left it.
-                            let baseCategory = base.category.map { entityMap[$0] ?? $0 }
+                            // what it did not change stays as the other device left it. The
+                            // category is compared as this device wrote it (before categories
+                            // deleted or merged elsewhere were resolved).
                             rewritten = .restored(
                                 fromVersion: from, title: title == base.title ? theirs.title : title, body: body,
                                 pinned: pinned == base.pinned ? theirs.pinned : pinned,
-                                category: category == baseCategory ? theirs.category : category)
+                                category: asWritten == base.category ? theirs.category : category)
+                            // A restore takes a note out of the trash; one this device had not
+                            // trashed and the other device trashed stays trashed.
+                            if !base.trashed && theirs.trashed {
+                                var meta = metadata
+                                meta.causationID = e.id
+                                extra.append(
+                                    NoteEvent.trashed.newEvent(
+                                        id: Self.derivedID(e.id, role: "trashed"), metadata: meta))
+                            }
                         } else if body != ours {
                             rewritten =
                                 clean
