@@ -193,6 +193,43 @@ struct PastListingTests {
         #expect(!old[3].pinned)
     }
 
+    @Test(
+        "a category page whose pinned part fills first never checks which candidates were ever pinned; one that ends by looking them up does"
+    )
+    func candidatesCheckedForPinsOnlyWhenNeeded() throws {
+        // Half the notes pinned, every note in Work, the pinned ones filed last: walking back,
+        // the page's 5 pinned notes are met first.
+        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
+        let book = fixture.book
+        var all = ListQuery()
+        all.status = .all
+        for n in try book.list(all).reversed() {
+            fixture.clock.advance()
+            _ = try book.categorize(n.id, as: "Work")
+        }
+        let past = try book.past(asOf: .max)
+        var q = ListQuery()
+        q.scope = .category(try #require(past.names.categories.values.first { $0.name == "Work" }).id)
+        q.limit = 5
+        let (notes, page) = try Self.walk(book, q, at: past.position)
+        #expect(notes == (try NotebookState.replayNewestFirst(store: book.store, upTo: past.position).list(q)))
+        #expect(page.ending == .pinnedFull && page.candidatesCheckedForPins == 0, "\(page.ending)")
+        // Few pinned: the rest of the page settles first, and the pinned candidates are looked up.
+        let few = try Self.sequentialNotebook(notes: 200, pinEvery: 50)
+        for n in try few.book.list(all) {
+            few.clock.advance()
+            _ = try few.book.categorize(n.id, as: "Work")
+        }
+        let now = try few.book.past(asOf: .max)
+        var r = ListQuery()
+        r.scope = .category(try #require(now.names.categories.values.first { $0.name == "Work" }).id)
+        r.limit = 10
+        let (found, walk) = try Self.walk(few.book, r, at: now.position)
+        #expect(found == (try NotebookState.replayNewestFirst(store: few.book.store, upTo: now.position).list(r)))
+        #expect(walk.ending == .lookedUpPinned && walk.candidatesCheckedForPins == 200, "\(walk.ending)")
+        #expect(found.prefix(4).allSatisfy { $0.pinned })
+    }
+
     @Test("pinned notes fewer than the page and the part not pinned not settled: the walk reads the whole log")
     func walkToStart() throws {
         let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)

@@ -144,6 +144,8 @@ struct NewestFirstPage {
     private(set) var eventsWalked = 0
     /// Notes ever pinned read after the walk.
     private(set) var pinnedLookedUp = 0
+    /// Candidates (notes ever filed under the filter) checked for ever having been pinned.
+    private(set) var candidatesCheckedForPins = 0
     /// How the page became known.
     private(set) var ending = Ending.logStart
 
@@ -208,13 +210,21 @@ struct NewestFirstPage {
         // are skipped unread, and only those of them ever pinned are looked up.
         let candidates = try Self.candidates(
             of: query, limit: max(1_000, budget / 2), projection: projection, databases: databases, in: txn)
-        let pinnedCandidates = try candidates.map { c in
-            try Self.everPinned(among: c, projection: projection, databases: databases, in: txn)
+        let everPinnedAll = try projection.everPinnedCount(in: txn, databases: databases)
+        // Which candidates were ever pinned costs a lookup each (tens of thousands for a large
+        // category), and only matters once the walk could end by looking them up: until then
+        // their number is estimated from the share of notes ever pinned, which decides no more
+        // than when to learn it. A page whose pinned part fills first never pays for it.
+        var pinnedCandidates: [Identifier]? = candidates == nil || everPinnedAll > 0 ? nil : []
+        var everPinned = pinnedCandidates?.count ?? everPinnedAll
+        let everPinnedKnown = { (known: [Identifier]?) in candidates == nil || known != nil }
+        if let candidates, pinnedCandidates == nil {
+            let notes = try max(1, projection.noteCount(in: txn, databases: databases))
+            everPinned = Int(Double(candidates.count) * Double(min(everPinnedAll, notes)) / Double(notes))
         }
-        let everPinned = try pinnedCandidates?.count ?? projection.everPinnedCount(in: txn, databases: databases)
         // Asked of every event walked: a table probed by the id's own bits, not `Set`'s hashing.
         let candidateTable = candidates.map(IdentifierTable.init)
-        let mayLookUp = everPinned <= budget
+        var mayLookUp = everPinned <= budget
         let unpinnedWanted = query.pinnedOnly ? 0 : query.limit
         try store.forEachEventHeader(from: position, reverse: true, in: txn) { view in
             // Every note that may pass the filters is read: no note further back can join the page.
@@ -228,7 +238,20 @@ struct NewestFirstPage {
                 ending = .pinnedFull
                 return false
             }
-            if mayLookUp && unpinned.settled >= unpinnedWanted && notesRead >= everPinned {
+            if unpinned.settled >= unpinnedWanted, let candidates, !everPinnedKnown(pinnedCandidates),
+                notesRead >= everPinned / 2
+            {
+                // The walk could end here: learn which candidates were ever pinned.
+                let known = try Self.everPinned(
+                    among: candidates, projection: projection, databases: databases, in: txn)
+                candidatesCheckedForPins = candidates.count
+                pinnedCandidates = known
+                everPinned = known.count
+                mayLookUp = everPinned <= budget
+            }
+            if mayLookUp && everPinnedKnown(pinnedCandidates) && unpinned.settled >= unpinnedWanted
+                && notesRead >= everPinned
+            {
                 ending = .lookedUpPinned
                 return false
             }
