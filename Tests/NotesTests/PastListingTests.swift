@@ -197,37 +197,34 @@ struct PastListingTests {
         "a category page whose pinned part fills first never checks which candidates were ever pinned; one that ends by looking them up does"
     )
     func candidatesCheckedForPinsOnlyWhenNeeded() throws {
-        // Half the notes pinned, every note in Work, the pinned ones filed last: walking back,
-        // the page's 5 pinned notes are met first.
-        let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: 2)
-        let book = fixture.book
-        var all = ListQuery()
-        all.status = .all
-        for n in try book.list(all).reversed() {
-            fixture.clock.advance()
-            _ = try book.categorize(n.id, as: "Work")
+        /// A notebook of 200 notes, one in `pinEvery` pinned, every note filed in Work (in
+        /// listing order, or the reverse), and the walk of a Work page of `limit` at its end.
+        func workPage(pinEvery: Int, reversed: Bool, limit: Int) throws -> NewestFirstPage {
+            let fixture = try Self.sequentialNotebook(notes: 200, pinEvery: pinEvery)
+            let book = fixture.book
+            var all = ListQuery()
+            all.status = .all
+            let listed = try book.list(all)
+            for n in reversed ? listed.reversed() : listed {
+                fixture.clock.advance()
+                _ = try book.categorize(n.id, as: "Work")
+            }
+            let past = try book.past(asOf: .max)
+            var q = ListQuery()
+            q.scope = .category(try #require(past.names.categories.values.first { $0.name == "Work" }).id)
+            q.limit = limit
+            let (notes, page) = try Self.walk(book, q, at: past.position)
+            #expect(notes == (try NotebookState.replayNewestFirst(store: book.store, upTo: past.position).list(q)))
+            return page
         }
-        let past = try book.past(asOf: .max)
-        var q = ListQuery()
-        q.scope = .category(try #require(past.names.categories.values.first { $0.name == "Work" }).id)
-        q.limit = 5
-        let (notes, page) = try Self.walk(book, q, at: past.position)
-        #expect(notes == (try NotebookState.replayNewestFirst(store: book.store, upTo: past.position).list(q)))
-        #expect(page.ending == .pinnedFull && page.candidatesCheckedForPins == 0, "\(page.ending)")
+        // Half pinned, the pinned ones filed last: walking back, the page's 5 pinned notes are
+        // met first.
+        let full = try workPage(pinEvery: 2, reversed: true, limit: 5)
+        #expect(full.ending == .pinnedFull && full.candidatesCheckedForPins == 0, "\(full.ending)")
         // Few pinned: the rest of the page settles first, and the pinned candidates are looked up.
-        let few = try Self.sequentialNotebook(notes: 200, pinEvery: 50)
-        for n in try few.book.list(all) {
-            few.clock.advance()
-            _ = try few.book.categorize(n.id, as: "Work")
-        }
-        let now = try few.book.past(asOf: .max)
-        var r = ListQuery()
-        r.scope = .category(try #require(now.names.categories.values.first { $0.name == "Work" }).id)
-        r.limit = 10
-        let (found, walk) = try Self.walk(few.book, r, at: now.position)
-        #expect(found == (try NotebookState.replayNewestFirst(store: few.book.store, upTo: now.position).list(r)))
-        #expect(walk.ending == .lookedUpPinned && walk.candidatesCheckedForPins == 200, "\(walk.ending)")
-        #expect(found.prefix(4).allSatisfy { $0.pinned })
+        let few = try workPage(pinEvery: 50, reversed: false, limit: 10)
+        #expect(few.ending == .lookedUpPinned && few.candidatesCheckedForPins == 200, "\(few.ending)")
+        #expect(few.pinnedLookedUp > 0)
     }
 
     @Test("pinned notes fewer than the page and the part not pinned not settled: the walk reads the whole log")
