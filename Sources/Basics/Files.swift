@@ -44,6 +44,14 @@ public struct IOFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// `path` with every symbolic link, `.` and `..` resolved, made absolute (`realpath`), or nil
+/// when it does not exist.
+public func resolvedPath(_ path: String) -> String? {
+    guard let p = realpath(path, nil) else { return nil }
+    defer { free(p) }
+    return String(cString: p)
+}
+
 /// The C library's message for the current `errno`.
 public func systemErrorText() -> String { systemErrorText(errno) }
 

@@ -120,34 +120,36 @@ func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?
 /// The C library's message for the current `errno`.
 func errorText() -> String { systemErrorText() }
 
-/// `text` with every control character a terminal would act on shown as a symbol instead: C0
-/// controls as their Unicode control pictures (escape as `␛`), a carriage return not before a
-/// line feed as `␍`, delete as `␡`, C1 controls as `�`. Line feeds and tabs stay.
-/// Whether a character would break a one-line field or control the terminal: C0 and C1 control
-/// characters, DEL, and the Unicode line and paragraph separators.
-func breaksLine(_ c: Unicode.Scalar) -> Bool {
-    let v = c.value
-    return v < 0x20 || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029
+/// The visible symbol a control character is shown as: C0 controls as their Unicode control
+/// pictures (escape as `␛`), delete as `␡`, C1 controls as `�`, the line and paragraph
+/// separators as `␤`; nil for any other character.
+func controlPicture(_ c: Unicode.Scalar) -> Unicode.Scalar? {
+    switch c.value {
+    case 0x00..<0x20: return Unicode.Scalar(0x2400 + c.value)
+    case 0x7F: return "\u{2421}"
+    case 0x80...0x9F: return "\u{FFFD}"
+    case 0x2028, 0x2029: return "\u{2424}"
+    default: return nil
+    }
 }
 
+/// Whether a character would break a one-line field or control the terminal: C0 and C1 control
+/// characters, DEL, and the Unicode line and paragraph separators.
+func breaksLine(_ c: Unicode.Scalar) -> Bool { controlPicture(c) != nil }
+
 /// A field shown on one line of a listing (an event's actor, which an import may bring with any
-/// character): every character ``breaksLine(_:)`` names becomes a visible symbol, through a pipe
-/// too, so that no value can forge a row.
+/// character): every character ``breaksLine(_:)`` names becomes its ``controlPicture(_:)``,
+/// through a pipe too, so that no value can forge a row.
 func oneLine(_ text: String) -> String {
     guard text.unicodeScalars.contains(where: breaksLine) else { return text }
     var out = String.UnicodeScalarView()
-    for c in text.unicodeScalars {
-        switch c.value {
-        case 0x00..<0x20: out.append(Unicode.Scalar(0x2400 + c.value)!)
-        case 0x7F: out.append("\u{2421}")
-        case 0x80...0x9F: out.append("\u{FFFD}")
-        case 0x2028, 0x2029: out.append("\u{2424}")
-        default: out.append(c)
-        }
-    }
+    for c in text.unicodeScalars { out.append(controlPicture(c) ?? c) }
     return String(out)
 }
 
+/// `text` with every control character a terminal would act on shown as its
+/// ``controlPicture(_:)`` instead (a carriage return not before a line feed as `␍`). Line feeds,
+/// tabs and the line and paragraph separators stay.
 func terminalSafe(_ text: String) -> String {
     func unsafe(_ v: UInt32) -> Bool { v < 0x20 && v != 0x0A && v != 0x09 || (0x7F...0x9F).contains(v) }
     let scalars = text.unicodeScalars
@@ -155,15 +157,10 @@ func terminalSafe(_ text: String) -> String {
     var out = String.UnicodeScalarView()
     var i = scalars.startIndex
     while i != scalars.endIndex {
-        let v = scalars[i].value
         let next = scalars.index(after: i)
-        switch v {
-        case 0x0D where next != scalars.endIndex && scalars[next] == "\n": out.append(scalars[i])
-        case 0x00..<0x20 where v != 0x0A && v != 0x09: out.append(Unicode.Scalar(0x2400 + v)!)
-        case 0x7F: out.append("\u{2421}")
-        case 0x80...0x9F: out.append("\u{FFFD}")
-        default: out.append(scalars[i])
-        }
+        let c = scalars[i]
+        let keep = c == "\r" && next != scalars.endIndex && scalars[next] == "\n"
+        out.append(keep || !unsafe(c.value) ? c : controlPicture(c) ?? c)
         i = next
     }
     return String(out)

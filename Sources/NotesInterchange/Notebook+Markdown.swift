@@ -448,11 +448,5 @@ extension Notebook {
 
     /// `path` made absolute against the working directory, without `.` parts or a trailing `/`
     /// (symbolic links resolved when it exists).
-    static func absolutePath(_ path: String) -> String {
-        if let resolved = realpath(path, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
-        return path
-    }
+    static func absolutePath(_ path: String) -> String { resolvedPath(path) ?? path }
 }

@@ -217,8 +217,9 @@ struct NewestFirstPage {
         // than when to learn it. A page whose pinned part fills first never pays for it.
         var pinnedCandidates: [Identifier]? = candidates == nil || everPinnedAll > 0 ? nil : []
         var everPinned = pinnedCandidates?.count ?? everPinnedAll
-        let everPinnedKnown = { (known: [Identifier]?) in candidates == nil || known != nil }
-        if let candidates, pinnedCandidates == nil {
+        // Exact without a filter (every note ever pinned) or once the candidates are checked.
+        var everPinnedExact = candidates == nil || pinnedCandidates != nil
+        if let candidates, !everPinnedExact {
             let notes = try max(1, projection.noteCount(in: txn, databases: databases))
             everPinned = Int(Double(candidates.count) * Double(min(everPinnedAll, notes)) / Double(notes))
         }
@@ -238,18 +239,17 @@ struct NewestFirstPage {
                 ending = .pinnedFull
                 return false
             }
-            if unpinned.settled >= unpinnedWanted, let candidates, !everPinnedKnown(pinnedCandidates),
-                notesRead >= everPinned / 2
-            {
+            if unpinned.settled >= unpinnedWanted, let candidates, !everPinnedExact, notesRead >= everPinned / 2 {
                 // The walk could end here: learn which candidates were ever pinned.
                 let known = try Self.everPinned(
                     among: candidates, projection: projection, databases: databases, in: txn)
                 candidatesCheckedForPins = candidates.count
                 pinnedCandidates = known
                 everPinned = known.count
+                everPinnedExact = true
                 mayLookUp = everPinned <= budget
             }
-            if mayLookUp && everPinnedKnown(pinnedCandidates) && unpinned.settled >= unpinnedWanted
+            if mayLookUp && everPinnedExact && unpinned.settled >= unpinnedWanted
                 && notesRead >= everPinned
             {
                 ending = .lookedUpPinned

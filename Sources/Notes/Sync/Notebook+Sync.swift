@@ -928,7 +928,7 @@ struct Rebase {
                     rewritten = .restored(
                         fromVersion: now, title: title, body: body, pinned: pinned, category: category)
                 }
-                if !untouched, let ours = Self.body(of: rewritten) ?? Self.restoredBody(of: rewritten) {
+                if !untouched, let ours = Self.body(of: rewritten) {
                     let base = try originalNote(id, atVersion: e.version - 1, txn: session.transaction)
                     let theirs = try currentNote(id, txn: session.transaction)
                     if let base, let theirs {
@@ -1091,16 +1091,12 @@ struct Rebase {
         return kind == .category ? Category.stream(target) : Tag.stream(target)
     }
 
-    /// The body an event sets, or nil.
-    /// The body a restore (or an undo) writes.
-    private static func restoredBody(of event: NoteEvent) -> String? {
-        if case .restored(_, _, let body, _, _) = event { return body }
-        return nil
-    }
-
+    /// The body an event sets (a restore or an undo too), or nil.
     private static func body(of event: NoteEvent) -> String? {
         switch event {
-        case .bodyEdited(let body), .bodyMerged(_, let body), .bodyConflicted(_, let body): return body
+        case .bodyEdited(let body), .bodyMerged(_, let body), .bodyConflicted(_, let body),
+            .restored(_, _, let body, _, _):
+            return body
         default: return nil
         }
     }

@@ -112,13 +112,13 @@ let blameCommand = Command(
     }
     let t = ctx.terminal
     let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
-    let actorWidth = lines.map { displayWidth(oneLine($0.actor)) }.max() ?? 0
-    for l in lines {
+    let actors = lines.map { oneLine($0.actor) }
+    let actorWidth = actors.map(displayWidth).max() ?? 0
+    for (l, actor) in zip(lines, actors) {
         let version = "v\(l.version)"
         let prefix =
             version + String(repeating: " ", count: versionWidth - version.count) + "  "
-            + localDate(l.recordedAt) + "  " + oneLine(l.actor)
-            + String(repeating: " ", count: actorWidth - displayWidth(oneLine(l.actor)))
+            + localDate(l.recordedAt) + "  " + actor + String(repeating: " ", count: actorWidth - displayWidth(actor))
         t.print(t.dim(t.shown(prefix) + " |") + " " + t.shown(l.text))
     }
 }
