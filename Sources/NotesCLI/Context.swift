@@ -51,6 +51,17 @@ final class Context: @unchecked Sendable {
     /// Every value of a repeatable option, in the order given.
     func values(_ name: String) -> [String] { arguments.allValues(name) }
     func flag(_ name: String) -> Bool { arguments.flags.contains(name) }
+
+    /// A tag named on the command line, as the listing shows it (`#work`) or bare (`work`): one
+    /// leading `#` is dropped, so that a tag's shown name names it (a tag whose own name starts
+    /// with `#` is named with two).
+    static func tagName(_ given: String) -> String {
+        let trimmed = Notebook.trim(given)
+        return trimmed.hasPrefix("#") ? String(trimmed.dropFirst()) : given
+    }
+
+    /// Every `--tag` value, as ``tagName(_:)`` reads it.
+    var tagValues: [String] { values("tag").map(Self.tagName) }
     var positionals: [String] { arguments.positionals }
 
     func positional(_ index: Int, _ label: String) throws(CLIError) -> String {

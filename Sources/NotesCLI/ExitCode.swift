@@ -106,7 +106,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .unreachable, .connectionLost, .timedOut:
                 return CLIError(e.description + " (the outbox is kept)", code: .remoteUnreachable)
             case .invalidAddress: return CLIError(e.description + "; see `notes remote show`", code: .usage)
-            case .authenticationFailed, .permissionDenied, .schemaMissing, .schemaOutdated, .schemaTooNew:
+            case .authenticationFailed, .noDatabase, .permissionDenied, .schemaMissing, .schemaOutdated, .schemaTooNew:
                 return CLIError(e.description, code: .storeUnusable)
             case .conflict, .invalidBatch, .server, .malformedReply: return CLIError(e.description, code: .failure)
             }

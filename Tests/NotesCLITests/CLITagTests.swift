@@ -37,6 +37,26 @@ struct CLITagTests {
         #expect(try s.ok("history", b).lines.last?.hasSuffix("tags -Home") == true)
     }
 
+    @Test("a tag named as it is shown, #work, names the tag work in every command; ## names a tag that starts with #")
+    func hashNamesTheShownTag() throws {
+        let s = try Sandbox()
+        let a = try s.add("Acme plan", "--tag", "#work")
+        #expect(try tags(s, a) == ["work"], "the shown form adds the tag, not a tag named #work")
+        let b = try s.add("Budget plan")
+        #expect(try s.object("tag", b, "#work", " #home ")["tags"] as? [String] == ["home", "work"])
+        #expect(try s.ok("list", "--tag", "#work", "--json").array().count == 2)
+        #expect(try s.ok("search", "plan", "tag:#home", "--json").array().count == 1)
+        #expect(try s.ok("search", "plan", "--tag", "#home", "--json").array().count == 1)
+        #expect(try s.object("untag", b, "#home")["tags"] as? [String] == ["work"])
+        let hashed = try s.object("tag", b, "##hash")
+        #expect(hashed["tags"] as? [String] == ["#hash", "work"], "two hashes: a tag whose name starts with one")
+        #expect(try s.ok("tags", "rename", "##hash", "#plain").stdout.contains("plain"))
+        #expect(try tags(s, b) == ["plain", "work"])
+        #expect(try s.ok("tags", "delete", "#plain").stdout.contains("1 note untagged"))
+        let bare = s.run("tag", a, "#")
+        #expect(bare.code == 2 && bare.stderr.hasPrefix("notes: error: the tag name"), "\(bare)")
+    }
+
     @Test("bad tag names and missing tags: one-line errors, documented exit codes, nothing changed")
     func errors() throws {
         let s = try Sandbox()

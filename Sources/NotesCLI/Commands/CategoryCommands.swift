@@ -72,7 +72,7 @@ extension Context {
             }
             q.scope = .category(c.id)
         }
-        q.tags = try values("tag").map { name in
+        q.tags = try tagValues.map { name in
             let found = state.tags(within: name)
             guard !found.isEmpty else { throw CLIError("no tag was named \"\(name)\" at that time", code: .notFound) }
             return found.map(\.id)

@@ -27,7 +27,7 @@ let addCommand = Command(
         body = try readText(path: "-", limit: ctx.bodyLimit, what: "body")
     }
     let note = try ctx.notebook().add(
-        title: title, body: body ?? "", category: ctx.value("category"), tags: ctx.values("tag"),
+        title: title, body: body ?? "", category: ctx.value("category"), tags: ctx.tagValues,
         pinned: ctx.flag("pin"))
     if ctx.json { try ctx.printJSON(ctx.noteJSON(note)) } else { ctx.terminal.print(shortID(note.id)) }
 }
@@ -238,7 +238,7 @@ extension Context {
         }
         if value("as-of") == nil {
             let book = try notebook()
-            q.tags = try values("tag").map { try book.tags(within: $0).map(\.id) }
+            q.tags = try tagValues.map { try book.tags(within: $0).map(\.id) }
         }
         q.pinnedOnly = flag("pinned")
         return q

@@ -27,7 +27,7 @@ let searchCommand = Command(
 ) { ctx in
     guard !ctx.positionals.isEmpty else { throw CLIError("missing QUERY; usage: notes \(ctx.command.usage[0])") }
     let (text, queryTags, queryCategories) = try extractFilterFields(ctx.positionals.joined(separator: " "))
-    let tagNames = ctx.values("tag") + queryTags
+    let tagNames = ctx.tagValues + queryTags.map(Context.tagName)
     var categoryName = ctx.value("category")
     if let named = queryCategories.last {
         let given = Set(queryCategories + (categoryName.map { [$0] } ?? []))

@@ -8,7 +8,7 @@ let tagCommand = Command(
 ) { ctx in
     guard ctx.positionals.count >= 2 else { throw CLIError("missing TAG; usage: notes \(ctx.command.usage[0])") }
     let id = try ctx.noteID(ctx.positionals[0])
-    let note = try ctx.notebook().tag(id, with: Array(ctx.positionals.dropFirst()))
+    let note = try ctx.notebook().tag(id, with: ctx.positionals.dropFirst().map(Context.tagName))
     try ctx.printChangedNote(note)
 }
 
@@ -18,7 +18,7 @@ let untagCommand = Command(
 ) { ctx in
     guard ctx.positionals.count >= 2 else { throw CLIError("missing TAG; usage: notes \(ctx.command.usage[0])") }
     let id = try ctx.noteID(ctx.positionals[0])
-    let note = try ctx.notebook().untag(id, from: Array(ctx.positionals.dropFirst()))
+    let note = try ctx.notebook().untag(id, from: ctx.positionals.dropFirst().map(Context.tagName))
     try ctx.printChangedNote(note)
 }
 
@@ -54,7 +54,7 @@ let tagsCommand = Command(
         }
     case "rename":
         try ctx.expectPositionals(3...3)
-        let renamed = try ctx.notebook().renameTag(args[1], to: args[2])
+        let renamed = try ctx.notebook().renameTag(Context.tagName(args[1]), to: Context.tagName(args[2]))
         if ctx.json {
             ctx.printJSON(.array(renamed.map { .object([("name", .string($0.name)), ("count", .int($0.count))]) }))
         } else if renamed.isEmpty {
@@ -65,7 +65,7 @@ let tagsCommand = Command(
         }
     case "delete":
         try ctx.expectPositionals(2...2)
-        let d = try ctx.notebook().deleteTag(args[1])
+        let d = try ctx.notebook().deleteTag(Context.tagName(args[1]))
         if ctx.json {
             ctx.printJSON(
                 .object([("deleted", .array(d.tags.map(JSONValue.string))), ("untagged", .int(d.notes))]))
