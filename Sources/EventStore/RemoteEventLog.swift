@@ -262,6 +262,9 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
     case unreachable(server: String, detail: String)
     /// The server refused who we are (password, certificate, role or database not allowed).
     case authenticationFailed(server: String, detail: String)
+    /// The server has no database of the name the address gives: a mistyped name, not a
+    /// network failure, so trying again does not help.
+    case noDatabase(server: String, detail: String)
     /// The connection broke during a call; what the call did is unknown until the next pull.
     case connectionLost(detail: String)
     /// The remote holds no schema: an administrator runs `notes sync --init` first.
@@ -294,6 +297,9 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
         case .authenticationFailed(let server, let detail):
             return
                 "the remote log at \(server) refused the login (\(detail)); check the role, the password file (~/.pgpass) or the service file"
+        case .noDatabase(let server, let detail):
+            return
+                "the remote log's server at \(server) has no such database (\(detail)); check the database name in the address (`notes remote show`)"
         case .connectionLost(let detail):
             return "the connection to the remote log broke (\(detail)); run the command again"
         case .schemaMissing:

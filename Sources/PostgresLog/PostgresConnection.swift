@@ -60,6 +60,11 @@ public final class PostgresConnection {
             if needsPassword || PostgresConnection.isAuthenticationFailure(detail) {
                 throw .authenticationFailed(server: server, detail: detail)
             }
+            // A database that is not there will not be there on the next try either.
+            let m = detail.lowercased()
+            if m.contains("database \"") && m.contains("does not exist") {
+                throw .noDatabase(server: server, detail: detail)
+            }
             throw .unreachable(server: server, detail: detail)
         }
         // The server's notices (a WARNING that it shuts down, say) would go to stderr beside our

@@ -593,6 +593,18 @@ struct PostgresLogTests {
         try connection.execute("SELECT 1")
     }
 
+    @Test("a database the server does not have is named as such, not as an unreachable server (exit 5, not 6)")
+    func missingDatabase() throws {
+        let c = try cluster()
+        let error = remoteError { _ = try PostgresConnection(c.address("no_such_notes")) }
+        guard case .noDatabase(_, let detail) = error else {
+            Issue.record("expected noDatabase, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("no_such_notes"), "\(detail)")
+        #expect("\(String(describing: error))".contains("check the database name"))
+    }
+
     @Test("scrubbing removes passwords from addresses in every spelling")
     func scrubbing() {
         let cases: [(String, String)] = [
