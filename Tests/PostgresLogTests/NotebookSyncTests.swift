@@ -769,8 +769,9 @@ struct NotebookSyncTests {
         }
         #expect(try pullAll(a.remote, a.notebookID) == a.log())
 
-        // The remote restored again, and an event of a's with the same id but other bytes (an
-        // instant of its own) appended there: a rewritten log, refused, naming the position.
+        // The remote restored again, and an event of a's appended there again, same id and
+        // stream, at another position and instant (what a device that had confirmed it too
+        // pushes once it reopened it): taken as the confirmation of a's copy, not a second event.
         let lost = try #require(try a.log().first { $0.position == backup + 2 })
         try restoreBackup(a.notebookID, at: backup)
         _ = try b.remote.append(
@@ -784,10 +785,77 @@ struct NotebookSyncTests {
                             metadata: lost.metadata)
                     ])
             ]))
+        #expect(try a.sync().reopened > 0)
+        try converge([a, b])
+        for d in [a, b] {
+            let log = try d.log()
+            #expect(Set(log.map(\.id)).count == log.count, "no event twice")
+            #expect(log.filter { $0.id == lost.id }.map(\.position) == [backup + 1], "the remote's copy")
+            #expect(
+                try d.book.list(everything).map(\.title).sorted() == [
+                    "Kept", "Lost on the server", "Lost too", "Pushed to the restored server", "Welcome",
+                ])
+            #expect(try d.book.verify().isEmpty)
+        }
+        #expect(try pullAll(a.remote, a.notebookID) == a.log())
+
+        // Restored once more, and an id of a's appended in another stream: a rewritten log,
+        // refused, naming the position; a's log untouched.
+        let moved = try #require(try a.log().first { $0.position == backup + 2 })
+        try restoreBackup(a.notebookID, at: backup)
+        _ = try b.remote.append(
+            notebook: b.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: Note.stream(Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0003)),
+                    expecting: .noStream,
+                    events: [
+                        NewEvent(
+                            id: moved.id, type: moved.type, schemaVersion: moved.schemaVersion,
+                            payload: moved.payload, metadata: moved.metadata)
+                    ])
+            ]))
         let before = try a.log()
         #expect(throws: SyncError.diverged(position: backup + 1, detail: "the events there differ")) { try a.sync() }
         #expect(try a.log() == before, "nothing merged, nothing lost")
         #expect(try a.book.syncState().confirmed == UInt64(before.count))
+    }
+
+    @Test(
+        "a restored remote, three devices: the one that confirmed another's lost event pushes it again first; the author then syncs, not locked out"
+    )
+    func restoredRemoteThreeDevices() throws {
+        let (a, b) = try pair(166)
+        let c = try Device(stem: 3, notebook: 166)
+        try c.sync()
+        let shared = try a.book.add(title: "Shared", body: "one\n")
+        try converge([a, b, c])
+        let backup = try a.book.syncState().confirmed
+        // a writes, b takes it; c stays behind; then the server loses both.
+        let mine = try a.book.add(title: "A's note lost on the server", body: "kept by a and b\n")
+        try a.book.edit(shared.id, body: "one\nand a's line\n")
+        try a.sync()
+        try b.sync()
+        try restoreBackup(a.notebookID, at: backup)
+        // c pushes first to the restored server; b, which confirmed a's events too, reopens them
+        // and pushes them again, rebased after c's; then a, their author, syncs.
+        try c.book.add(title: "C's note after the restore")
+        try c.sync()
+        #expect(try b.sync().reopened == 2)
+        let report = try a.sync()
+        #expect(report.reopened == 2, "\(report)")
+        try converge([a, b, c])
+        let expected = ["A's note lost on the server", "C's note after the restore", "Shared", "Welcome"]
+        for d in [a, b, c] {
+            let log = try d.log()
+            #expect(Set(log.map(\.id)).count == log.count, "no event twice")
+            #expect(try d.book.list(everything).map(\.title).sorted() == expected)
+            #expect(try d.book.note(shared.id).body == "one\nand a's line\n")
+            #expect(try d.book.note(mine.id).body == "kept by a and b\n")
+            #expect(try d.book.verify().isEmpty)
+        }
+        #expect(try pullAll(a.remote, a.notebookID) == a.log())
+        #expect(try b.log() == a.log() && c.log() == a.log())
     }
 
     /// The notebook's server as if restored from a backup taken at `position`: the later events

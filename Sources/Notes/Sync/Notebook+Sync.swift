@@ -361,11 +361,14 @@ extension Notebook {
     }
 
     /// Moves the confirmed position back to the last one whose chain digest the remote shares
-    /// (at most `limit`), so that this store's later confirmed events become outbox again, when
-    /// the remote holds none of their ids after it: a remote restored from an older backup to
-    /// which another device pushed first. Anything else (no shared event, or an id of this store
-    /// with other bytes: a rewritten or foreign log) is refused, naming the position where the
-    /// logs part. Returns how many events went back to the outbox.
+    /// (at most `limit`), so that this store's later confirmed events become outbox again: a
+    /// remote restored from an older backup to which another device pushed first. The remote may
+    /// hold some of those events again, at other positions: a device that had confirmed them
+    /// too reopened them first and pushed them again, rebased. Such a copy must be in the same
+    /// stream; the integration that follows takes it as the confirmation of this store's event,
+    /// as it takes any outbox event the remote returns. Anything else (no shared event, or an id
+    /// of this store in another stream: a rewritten or foreign log) is refused, naming the
+    /// position where the logs part. Returns how many events went back to the outbox.
     private func reopen(remote: any RemoteEventLog, notebook: Identifier, confirmed: UInt64, limit: UInt64) throws
         -> Int
     {
@@ -387,20 +390,20 @@ extension Notebook {
         guard shared > 0 else {
             throw SyncError.diverged(position: 1, detail: "the events there differ")
         }
-        let ours: Set<Identifier> = try store.read { txn in
-            var ids: Set<Identifier> = []
+        let ours: [Identifier: String] = try store.read { txn in
+            var streams: [Identifier: String] = [:]
             try store.forEachEvent(from: shared + 1, in: txn) { view in
                 guard view.recorded.position <= confirmed else { return false }
-                ids.insert(view.recorded.id)
+                streams[view.recorded.id] = view.recorded.stream
                 return true
             }
-            return ids
+            return streams
         }
         var after = shared
         while true {
             let page = try remote.pull(notebook: notebook, after: after, limit: 5000)
             guard let last = page.last else { break }
-            if let clash = page.first(where: { ours.contains($0.id) }) {
+            if let clash = page.first(where: { e in ours[e.id].map { $0 != e.stream } ?? false }) {
                 throw SyncError.diverged(position: clash.position, detail: "the events there differ")
             }
             after = last.position
