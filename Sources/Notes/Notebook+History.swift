@@ -232,25 +232,50 @@ extension Notebook {
     public func restore(_ id: Identifier, to selector: RevisionSelector, expectedVersion: UInt64? = nil)
         throws(NotesError) -> RestoreOutcome
     {
-        try restore(id, expectedVersion: expectedVersion, exact: false) { _ in selector }
+        try restore(id, expectedVersion: expectedVersion, exact: false) { _, _ in selector }
     }
 
-    /// Brings the note back to the version before its last event: a restore of that version
-    /// that also puts back its archived and trashed state, so any single change can be undone.
-    /// Undoing twice undoes the undo. A note with only its creation has nothing to undo.
+    /// Brings the note back to the version before its last command (the events of one command
+    /// share a correlation id: an undo that wrote a restore and a trash, a retitle and a body edit
+    /// given together): a restore of that version that also puts back its archived and trashed
+    /// state, so any single change can be undone. Undoing twice undoes the undo. A note with only
+    /// its creation has nothing to undo; a command that created the note with more (tags) is
+    /// undone back to the creation.
     @discardableResult
     public func undo(_ id: Identifier, expectedVersion: UInt64? = nil) throws(NotesError) -> RestoreOutcome {
-        try restore(id, expectedVersion: expectedVersion, exact: true) { current throws(NotesError) in
+        try restore(id, expectedVersion: expectedVersion, exact: true) { current, txn throws(NotesError) in
             guard current.version > 1 else {
                 throw .validation(.nothingToUndo(id))
             }
-            return .version(current.version - 1)
+            do {
+                return .version(try lastCommandStart(of: id, version: current.version, in: txn) - 1)
+            } catch {
+                throw NotesError.wrap(error)
+            }
         }
+    }
+
+    /// The first version (at least 2) of the events that end at `version` and share its
+    /// correlation id: the last command's, or that one event's when it has none.
+    private func lastCommandStart(of id: Identifier, version: UInt64, in txn: borrowing Transaction) throws -> UInt64 {
+        let stream = Note.stream(id)
+        func correlation(_ v: UInt64) throws -> Identifier? {
+            var found: Identifier?
+            try store.forEachEvent(inStream: stream, versions: v...v, in: txn) { view in
+                found = view.metadata.correlationID
+                return false
+            }
+            return found
+        }
+        guard let command = try correlation(version) else { return version }
+        var start = version
+        while start > 2, try correlation(start - 1) == command { start -= 1 }
+        return start
     }
 
     private func restore(
         _ id: Identifier, expectedVersion: UInt64?, exact: Bool,
-        target choose: (Note) throws(NotesError) -> RevisionSelector
+        target choose: (Note, borrowing Transaction) throws(NotesError) -> RevisionSelector
     ) throws(NotesError) -> RestoreOutcome {
         try write { session, dbs in
             guard let current = try projection.note(id, in: session.transaction, databases: dbs) else {
@@ -259,7 +284,8 @@ extension Notebook {
             if let expectedVersion, expectedVersion != current.version {
                 throw NotesError.conflict(id: id, expected: expectedVersion, actual: current.version)
             }
-            let target = try revision(of: id, at: try choose(current), in: session.transaction).note
+            let target = try revision(of: id, at: try choose(current, session.transaction), in: session.transaction)
+                .note
             var category = target.category
             var deletedCategory: CategoryRef?
             if let c = category {

@@ -355,6 +355,35 @@ struct RestoreTests {
         #expect(redone.fromVersion == 3 && redone.note.body == "1\n")
     }
 
+    @Test(
+        "undo takes back the last command's events together: an undo that wrote a restore and a trash, an edit of title and body"
+    )
+    func undoWholeCommand() throws {
+        let f = try HistoryFixture()
+        let id = try f.book.add(title: "T", body: "A\n").id
+        try f.book.edit(id, body: "B\n")  // v2
+        try f.book.trash(id)  // v3
+        try f.book.restore(id, to: .version(1))  // v4: body A, out of the trash
+        let undone = try f.book.undo(id)  // v5 restore (body B) and v6 trash: the state of v3
+        #expect(undone.note.version == 6 && undone.note.body == "B\n" && undone.note.trashed)
+        let redone = try f.book.undo(id)  // both taken back: the state of v4
+        #expect(redone.fromVersion == 4, "the version before the undo's two events, not the one between them")
+        #expect(redone.note.body == "A\n" && !redone.note.trashed)
+
+        // One command, two events: a retitle and a body edit given together.
+        let other = try f.book.add(title: "Old", body: "old\n").id
+        try f.book.edit(other, title: "New", body: "new\n")
+        #expect(try f.book.note(other).version == 3)
+        let back = try f.book.undo(other)
+        #expect(back.fromVersion == 1 && back.note.title == "Old" && back.note.body == "old\n")
+
+        // A creation with tags is one command: undone back to the bare creation, never before it.
+        let tagged = try f.book.add(title: "Tagged", tags: ["x", "y"]).id
+        #expect(try f.book.note(tagged).version == 3)
+        let untagged = try f.book.undo(tagged)
+        #expect(untagged.fromVersion == 1 && untagged.note.tags.isEmpty)
+    }
+
     @Test("undo puts back archived and trashed state too")
     func undoFlags() throws {
         let f = try HistoryFixture()

@@ -578,34 +578,32 @@ extension Notebook {
             in: session.transaction, databases: dbs)
     }
 
-    private static func hasControl(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
-    }
-
-    /// Refuses an event of another device that a command or an import here would not write:
-    /// text from other devices is untrusted input.
+    /// Refuses an event of another device that this program would not write: text from other
+    /// devices is untrusted input. The rules are those of local input (a command's or an
+    /// import's), never stricter: an event this program wrote and the remote took must be one
+    /// every device running it can pull, or the notebook would stop syncing for good (events are
+    /// never removed from the remote). So control characters that local input lets through (DEL
+    /// and the C1 controls in titles, names and aliases; any character in an actor, as imports
+    /// bring them) are taken, and shown escaped on a terminal; and a body is limited by what the
+    /// remote holds (``RemoteBatch/maxPayloadBytes``), not by this device's `body-limit`, which is
+    /// the most it takes from its own user.
     private func checkRemote(_ e: RecordedEvent) throws {
         func refuse(_ detail: String) -> SyncError { .invalidRemoteEvent(position: e.position, detail: detail) }
-        // DEL and the C1 controls (U+009B is a CSI) pass the rules for local input, but titles
-        // and names are printed as they are by `list` and `show`: another device's are refused.
-        func c1(_ s: String) -> Bool { s.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) } }
         func title(_ t: String) throws {
-            guard (try? Self.validTitle(t)) == t, !c1(t) else {
+            guard (try? Self.validTitle(t)) == t else {
                 throw refuse("a title that is empty, too long or not one line")
             }
         }
         func body(_ b: String) throws {
-            if case .failure(let error) = Result(catching: { () throws(NotesError) in try validBody(b) }) {
-                throw refuse(error.description)
+            let size = b.utf8.count
+            if size > RemoteBatch.maxPayloadBytes {
+                throw refuse("the body is \(size) bytes; the remote log holds at most \(RemoteBatch.maxPayloadBytes)")
             }
+            if b.unicodeScalars.contains("\u{0}") { throw refuse(NotesError.validation(.bodyHasNUL).description) }
         }
         // The device's own instant is only shown, as RFC 3339: within its years.
         if let at = e.metadata.writtenAt, !EventMetadata.writtenAtRange.contains(at) {
             throw refuse("a written-at instant out of range")
-        }
-        // Who and what wrote it are printed by `history` and `blame`: one line of text each.
-        if Self.hasControl(e.metadata.actor) || Self.hasControl(e.metadata.command ?? "") {
-            throw refuse("an actor or command name holding a control character")
         }
         do {
             switch StreamRef(e.stream) {
@@ -621,22 +619,21 @@ extension Notebook {
                 case .propertySet(let key, _) where key.isEmpty: throw refuse("a property without a name")
                 case .propertySet(let key, let value):
                     // Aliases are printed by `notes alias` and held as titles are.
-                    guard (try? Self.validProperty(key: key, value: value, limit: options.maxBodyBytes)) == value,
-                        key != NoteProperty.aliases.rawValue || !c1(value)
+                    guard (try? Self.validProperty(key: key, value: value, limit: RemoteBatch.maxPayloadBytes)) == value
                     else { throw refuse("a property that is not valid here") }
                 default: break
                 }
             case .category:
                 if let c = try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
                     c.change == .created || c.change == .renamed,
-                    (try? Self.validCategoryName(c.name)) != c.name || c1(c.name)
+                    (try? Self.validCategoryName(c.name)) != c.name
                 {
                     throw refuse("a category name that is empty, too long or holds a control character")
                 }
             case .tag:
                 if let t = try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload),
                     t.change == .created || t.change == .renamed,
-                    (try? Self.validTagName(t.name)) != t.name || c1(t.name)
+                    (try? Self.validTagName(t.name)) != t.name
                 {
                     throw refuse("a tag name that is not valid here")
                 }

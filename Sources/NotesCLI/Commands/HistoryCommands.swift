@@ -151,7 +151,10 @@ let restoreCommand = Command(
 let undoCommand = Command(
     "undo", abstract: "Undo a note's last change by restoring the version before it.",
     usage: ["undo ID [--expect-version N]"],
-    discussion: "Undo appends an event too, so undoing twice brings the change back.",
+    discussion: """
+        The last change is the last command's events together (an edit of title and body, an undo's \
+        restore and trash). Undo appends events too, so undoing twice brings the change back.
+        """,
     options: [OptionSpec("expect-version", value: "N", "fail with exit code 4 unless the note is at version N")]
 ) { ctx in
     try ctx.expectPositionals(1...1)
