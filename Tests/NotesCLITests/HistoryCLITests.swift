@@ -132,6 +132,7 @@ struct HistoryCLITests {
         #expect(try version("now", now: "2026-11-01T11:30:00Z") == 2)
         let old = try Self.ok(s, "show", id, "--at", "v1")
         #expect(old.lines.first == "Groceries" && old.stdout.hasSuffix("milk\neggs\n"))
+        #expect(try Self.ok(s, "show", id, "--at", " 1 ").stdout == old.stdout, "a version with spaces around it")
 
         for at in ["v0", "0", "v7", "99999999999999999999", "2026-10-31", "2026-11-01T09:59:59Z"] {
             let r = Self.run(s, ["show", id, "--at", at])
@@ -236,6 +237,9 @@ struct HistoryCLITests {
         #expect(dropped.line.hasSuffix("(restored from v2)"))
         #expect(dropped.stderr.contains("\"Home\", deleted since"))
         #expect(try s.object("show", id)["category"] is NSNull)
+        // Again: nothing left to change, but the note is not as v2 was (its category is gone).
+        let same = try Self.ok(s, "restore", id, "--to", "v2")
+        #expect(same.line.hasSuffix("is already as v2 was, but for what was deleted since; nothing changed"), "\(same)")
     }
 
     @Test("undo restores the version before the last event; undo of a restore; a new note has nothing to undo")

@@ -216,7 +216,7 @@ let logCommand = Command(
 extension Context {
     /// `3` or `v3` is a version; anything else an instant.
     func revisionSelector(_ text: String) throws(CLIError) -> RevisionSelector {
-        if let v = parseVersion(text) { return .version(v) }
+        if let v = parseVersion(Notebook.trim(text)) { return .version(v) }
         return .instant(try instant(text))
     }
 
@@ -244,6 +244,11 @@ extension Context {
             printJSON(.object(fields))
         } else if outcome.appended {
             terminal.print("\(shortID(n.id)) v\(n.version) (\(verb) v\(outcome.fromVersion))")
+        } else if outcome.deletedCategory != nil || !outcome.deletedTags.isEmpty {
+            // What differs from that version cannot come back (see the warnings above).
+            terminal.print(
+                "\(shortID(n.id)) v\(n.version) is already as v\(outcome.fromVersion) was, but for what was deleted since; nothing changed"
+            )
         } else {
             terminal.print(
                 "\(shortID(n.id)) v\(n.version) is already as it was at v\(outcome.fromVersion); nothing changed")
