@@ -763,17 +763,7 @@ struct NotebookSyncTests {
         // pushes once it reopened it): taken as the confirmation of a's copy, not a second event.
         let lost = try #require(try a.log().first { $0.position == backup + 2 })
         try restoreBackup(a.notebookID, at: backup)
-        _ = try b.remote.append(
-            notebook: b.notebookID,
-            batch: RemoteBatch([
-                RemoteAppend(
-                    stream: lost.stream, expecting: .noStream,
-                    events: [
-                        NewEvent(
-                            id: lost.id, type: lost.type, schemaVersion: lost.schemaVersion, payload: lost.payload,
-                            metadata: lost.metadata)
-                    ])
-            ]))
+        try appendAgain(lost, in: lost.stream, by: b)
         #expect(try a.sync().reopened > 0)
         try converge([a, b])
         for d in [a, b] {
@@ -792,18 +782,8 @@ struct NotebookSyncTests {
         // refused, naming the position; a's log untouched.
         let moved = try #require(try a.log().first { $0.position == backup + 2 })
         try restoreBackup(a.notebookID, at: backup)
-        _ = try b.remote.append(
-            notebook: b.notebookID,
-            batch: RemoteBatch([
-                RemoteAppend(
-                    stream: Note.stream(Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0003)),
-                    expecting: .noStream,
-                    events: [
-                        NewEvent(
-                            id: moved.id, type: moved.type, schemaVersion: moved.schemaVersion,
-                            payload: moved.payload, metadata: moved.metadata)
-                    ])
-            ]))
+        try appendAgain(
+            moved, in: Note.stream(Identifier(high: 0xBAD0_0000_0000_4000, low: 0x8000_0000_0000_0003)), by: b)
         let before = try a.log()
         #expect(throws: SyncError.diverged(position: backup + 1, detail: "the events there differ")) { try a.sync() }
         #expect(try a.log() == before, "nothing merged, nothing lost")
@@ -845,6 +825,22 @@ struct NotebookSyncTests {
         }
         #expect(try pullAll(a.remote, a.notebookID) == a.log())
         #expect(try b.log() == a.log() && c.log() == a.log())
+    }
+
+    /// Appends `event` (its id, type, payload and metadata) to `device`'s remote again, as the
+    /// first event of `stream`.
+    private func appendAgain(_ event: RecordedEvent, in stream: String, by device: Device) throws {
+        _ = try device.remote.append(
+            notebook: device.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: stream, expecting: .noStream,
+                    events: [
+                        NewEvent(
+                            id: event.id, type: event.type, schemaVersion: event.schemaVersion,
+                            payload: event.payload, metadata: event.metadata)
+                    ])
+            ]))
     }
 
     /// The notebook's server as if restored from a backup taken at `position`: the later events
