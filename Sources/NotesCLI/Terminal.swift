@@ -91,14 +91,15 @@ final class Terminal {
         return true
     }
 
-    /// One line on stderr.
+    /// One line on stderr, whatever the message quotes (a name given with a line break in it).
     func error(_ message: String) {
         let prefix = stderrIsTTY && colorAllowed ? "\u{1B}[31mnotes: error:\u{1B}[0m " : "notes: error: "
-        writeAll(fd: 2, Array((prefix + message + "\n").utf8))
+        writeAll(fd: 2, Array((prefix + oneLine(message) + "\n").utf8))
     }
 
+    /// One line on stderr, as ``error(_:)``.
     func warn(_ message: String) {
-        writeAll(fd: 2, Array(("notes: warning: " + message + "\n").utf8))
+        writeAll(fd: 2, Array(("notes: warning: " + oneLine(message) + "\n").utf8))
     }
 
     /// Writes to stderr directly (progress, prompts).

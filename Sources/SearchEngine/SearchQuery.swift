@@ -115,8 +115,9 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     /// unclosed quote or parenthesis, an operator with nothing on one side, a stray `*` or `:`),
     /// the words it asks for side by side, and the error that the text as written gives. A word it
     /// excludes (`-word`) stays excluded; an excluded phrase or group (`-"a phrase`, `-(a group`)
-    /// is left out rather than sought; `OR`, `AND`, `title:` and `body:` are dropped. A query that only excludes, a misplaced `-`,
-    /// limits (too long, too many words) and a text with no word to search for stay errors.
+    /// is left out rather than sought; `OR`, `AND`, `title:` and `body:` are dropped. A query that only excludes (a group
+    /// that only excludes is read as its words), a misplaced `-`, limits (too long, too many
+    /// words) and a text with no word to search for stay errors.
     ///
     /// ```swift
     /// let (q, why) = try SearchQuery.parseLeniently("wing (flutter -draft")  // q: wing flutter -draft
@@ -128,11 +129,18 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             return (try parse(text), nil)
         } catch {
             switch error.reason {
-            case .empty, .noSearchableWords, .tooManyTerms, .tooLong, .onlyExclusions, .misplacedExclusion:
+            case .empty, .noSearchableWords, .tooManyTerms, .tooLong, .misplacedExclusion:
                 throw error
             case .unterminatedQuote, .emptyPrefix, .emptyField, .unbalancedParenthesis, .danglingOperator,
                 .conflictingFields, .tooDeep:
                 break
+            case .onlyExclusions:
+                // A group that only excludes (`plan (-draft)`, pasted "(-O)"): its words' query
+                // (`plan -draft`), when that has a word to find; a query that only excludes (the
+                // guard below) or an alternative that does (`a OR -b`: "a, or anything but b")
+                // stays an error, its words would mean something else.
+                let words = text.unicodeScalars.split { $0.properties.isWhitespace }
+                if text.contains("|") || words.contains(where: { String($0) == "OR" }) { throw error }
             }
             guard let words = try? parse(wordsOnly(text)) else { throw error }
             return (words, error)
@@ -400,6 +408,25 @@ private struct QueryParser {
         guard terms.count <= SearchQuery.maxClauses else { throw SearchQueryError(.tooManyTerms, at: start) }
         clauseCount += 1
         guard clauseCount <= SearchQuery.maxClauses else { throw SearchQueryError(.tooManyTerms, at: start) }
+        if terms.count > 1 && prefix && !quoted {
+            // A word the tokenizer splits, with a `*` (`type-chec*`, `Foundation.Bund*`): its
+            // leading words as written and its last as a prefix, each required (a phrase cannot
+            // end in a prefix). Before, the `*` was dropped and the phrase found nothing.
+            clauseCount += 1
+            guard clauseCount <= SearchQuery.maxClauses else { throw SearchQueryError(.tooManyTerms, at: start) }
+            let leading = Array(terms.dropLast())
+            return .all(
+                [
+                    .clause(
+                        SearchQuery.Clause(
+                            kind: leading.count > 1 ? .phrase : .term, terms: leading, field: field,
+                            excluded: excluded, compound: leading.count > 1)),
+                    .clause(
+                        SearchQuery.Clause(
+                            kind: .prefix, terms: [terms[terms.count - 1]], field: field, excluded: excluded,
+                            compound: false)),
+                ], excluded: [])
+        }
         let kind: SearchQuery.Kind = terms.count > 1 ? .phrase : (prefix && !quoted ? .prefix : .term)
         return .clause(
             SearchQuery.Clause(

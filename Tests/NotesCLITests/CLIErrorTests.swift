@@ -116,6 +116,11 @@ struct CLIErrorTests {
         Self.expectFailure(s.run("categorize", other, "Work"), 3, mentioning: other)
         Self.expectFailure(s.run("show", String(id.prefix(3))), 2, mentioning: "at least 4 hex digits")
         Self.expectFailure(s.run("show", "not-an-id"), 2, mentioning: "not a note id")
+        // An error that quotes what was given stays one line, a line break in it shown as ␊.
+        Self.expectFailure(s.run("show", "ab\ncd"), 2, mentioning: "ab\u{240A}cd")
+        Self.expectFailure(s.run("list", "--category", "x\ny"), 3, mentioning: "x\u{240A}y")
+        Self.expectFailure(s.run("alias", id, "a\nb"), 2, mentioning: "line break")
+        Self.expectFailure(s.run("search", "x", "--bogus\nopt"), 2, mentioning: "--bogus\u{240A}opt")
         // Reading commands on a store that does not exist yet explain how to start.
         let fresh = try Sandbox()
         Self.expectFailure(fresh.run("list"), 3, mentioning: "notes add")

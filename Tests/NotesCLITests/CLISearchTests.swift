@@ -115,6 +115,18 @@ struct CLISearchTests {
         // The words are what is searched: the note with ham is found.
         let r = try s.ok("search", "--json", "--", "ham (")
         #expect(!(try r.array()).isEmpty)
+        // A group that only excludes is read as its words: ham, without eggs.
+        #expect(try titles(s, "ham (-eggs)", forgiving: true) == ["Both"])
+        #expect(s.run("search", "--", "(-eggs)").code == 2, "a query that only excludes stays an error")
+        // A word the tokenizer splits, with a `*`: its last part is a prefix.
+        try s.add("Checker", "--body", "the type-checker runs")
+        #expect(try titles(s, "type-chec*") == ["Checker"])
+        #expect(try s.run("search", "--exact", "--json", "--", "-type-chec* runs").array().isEmpty)
+        #expect(try titles(s, "ham -type-chec*").count == 2)
+        // A filter naming nothing, in pasted text, is a word: searched without --exact.
+        let pasted = s.run("search", "--json", "--", "each delivery category: noon")
+        #expect(pasted.code == 0, "\(pasted)")
+        #expect(try pasted.array().compactMap { $0["title"] as? String }.contains("Groceries"))
     }
 
     @Test("a malformed query is refused with --exact, with the character at fault, exit 2, and nothing changes")

@@ -26,7 +26,8 @@ let searchCommand = Command(
     readsOnly: true
 ) { ctx in
     guard !ctx.positionals.isEmpty else { throw CLIError("missing QUERY; usage: notes \(ctx.command.usage[0])") }
-    let (text, queryTags, queryCategories) = try extractFilterFields(ctx.positionals.joined(separator: " "))
+    let (text, queryTags, queryCategories) = try extractFilterFields(
+        ctx.positionals.joined(separator: " "), exact: ctx.flag("exact"))
     let tagNames = ctx.tagValues + queryTags.map(Context.tagName)
     var categoryName = ctx.value("category")
     if let named = queryCategories.last {
@@ -210,7 +211,9 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
 /// Takes the `tag:NAME`, `category:NAME` (and `tag:"NAME WITH SPACES"`) words out of a search
 /// text (outside phrases, in any case), returning the rest and the names, in order. They filter
 /// the whole query, so one inside parentheses is refused.
-func extractFilterFields(_ text: String) throws(CLIError) -> (rest: String, tags: [String], categories: [String]) {
+func extractFilterFields(_ text: String, exact: Bool = true) throws(CLIError) -> (
+    rest: String, tags: [String], categories: [String]
+) {
     let chars = Array(text)
     var rest = ""
     var tags: [String] = []
@@ -257,8 +260,13 @@ func extractFilterFields(_ text: String) throws(CLIError) -> (rest: String, tags
                     j += 1
                 }
             }
-            // `tag:` or `tag:""` names nothing: refused, as `title:` alone is, rather than
-            // searched for as the word "tag".
+            // `tag:` or `tag:""` names nothing: refused with --exact, as `title:` alone is;
+            // otherwise (a pasted sentence, "traversal category: ...") it is words to search.
+            if Notebook.trim(name).isEmpty && !exact {
+                rest += String(chars[i..<j])
+                i = j
+                continue
+            }
             guard !Notebook.trim(name).isEmpty else {
                 throw CLIError(
                     "bad query: `\(field)` must be followed by a name, e.g. \(field)work or \(field)\"two words\" "
