@@ -132,7 +132,7 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             case .empty, .noSearchableWords, .tooManyTerms, .tooLong, .misplacedExclusion:
                 throw error
             case .unterminatedQuote, .emptyPrefix, .emptyField, .unbalancedParenthesis, .danglingOperator,
-                .conflictingFields, .tooDeep:
+                .conflictingFields, .tooDeep, .misplacedStar:
                 break
             case .onlyExclusions:
                 // A group that only excludes (`plan (-draft)`, pasted "(-O)"): its words' query
@@ -362,6 +362,11 @@ private struct QueryParser {
             }
             if inherited != .any && inherited != f { throw SearchQueryError(.conflictingFields, at: start) }
             if s[i] == "-" { throw SearchQueryError(.misplacedExclusion, at: i) }
+            // `title:body:word` asks for both at once.
+            let other = Array((f == .title ? "body:" : "title:").unicodeScalars)
+            if i + other.count <= s.count, (0..<other.count).allSatisfy({ Self.lower(s[i + $0]) == other[$0] }) {
+                throw SearchQueryError(.conflictingFields, at: i)
+            }
             field = f
             break
         }
@@ -390,6 +395,7 @@ private struct QueryParser {
             guard i < s.count else { throw SearchQueryError(.unterminatedQuote, at: open) }
             i += 1
         } else {
+            let wordStart = i
             while i < s.count, !Self.isBreak(s[i]) {
                 body.unicodeScalars.append(s[i])
                 i += 1
@@ -397,6 +403,12 @@ private struct QueryParser {
             while body.unicodeScalars.last == "*" {
                 body.unicodeScalars.removeLast()
                 prefix = true
+            }
+            // `*` ends a prefix; at a word's start or inside it, it means nothing the index can do.
+            if let star = body.unicodeScalars.firstIndex(of: "*") {
+                throw SearchQueryError(
+                    .misplacedStar,
+                    at: wordStart + body.unicodeScalars.distance(from: body.unicodeScalars.startIndex, to: star))
             }
         }
         let terms = Tokenizer.terms(body)
@@ -464,6 +476,7 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
         case danglingOperator
         case conflictingFields
         case misplacedExclusion
+        case misplacedStar
         case tooDeep
     }
 
@@ -497,6 +510,8 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
         case .tooDeep: return "the search query nests parentheses too deeply: at most 64 levels" + at
         case .misplacedExclusion:
             return "put the - before the field to exclude: -title:word, not title:-word" + at
+        case .misplacedStar:
+            return "`*` ends a prefix (e.g. `plan*`); it cannot start a word or stand inside one" + at
         case .tooManyTerms:
             return "the search query has too many words: at most \(SearchQuery.maxClauses) are allowed" + at
         case .tooLong: return "the search query is too long: at most \(SearchQuery.maxLength) bytes are allowed"

@@ -102,6 +102,7 @@ struct CLISearchTests {
             ("ham (milk", "a parenthesis is not closed, or closes nothing: pair each ( with a ) (at character 5)"),
             ("ham OR", "OR, | and AND must stand between two words or groups"),
             ("\"ham and milk", "a phrase is missing its closing quote"),
+            ("*ham", "`*` ends a prefix"),
         ] {
             let r = s.run("search", "--", query)
             #expect(r.code == 0, "\(query): \(r)")
@@ -151,6 +152,10 @@ struct CLISearchTests {
             ("milk tag:", "`tag:` must be followed by a name, e.g. tag:work or tag:\"two words\" (at character 6)"),
             ("tag:\"\" milk", "`tag:` must be followed by a name"),
             ("category: milk", "`category:` must be followed by a name"),
+            // A `*` that ends no prefix; two fields at once.
+            ("*ham", "`*` ends a prefix (e.g. `plan*`); it cannot start a word or stand inside one (at character 1)"),
+            ("milk ha*m", "(at character 8)"),
+            ("title:body:ham", "a `title:` group cannot hold `body:` words, nor the other way round (at character 7)"),
         ] {
             let r = s.run("search", "--exact", "--", query)
             #expect(r.code == 2, "\(query): \(r)")

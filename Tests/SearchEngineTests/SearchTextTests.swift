@@ -183,7 +183,7 @@ struct SearchTextTests {
         #expect(try words("the title of (a") == ("the title of a", .unbalancedParenthesis), "the word title stays")
         // What the text excludes stays out, rather than being sought.
         #expect(try words("budget -draft (2024") == ("budget 2024 -draft", .unbalancedParenthesis))
-        #expect(try words("budget -dr*ft (2024") == ("budget 2024", .unbalancedParenthesis))
+        #expect(try words("budget -dr*ft (2024") == ("budget 2024", .misplacedStar), "the first fault is named")
         #expect(try words("plan -\"old draft\" (x") == ("plan x", .unbalancedParenthesis))
         #expect(try words("plan -(a OR b) \"x") == ("plan x", .unterminatedQuote))
         #expect(try words("plan -\"old draft") == ("plan", .unterminatedQuote))
