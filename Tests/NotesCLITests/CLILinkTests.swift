@@ -215,6 +215,12 @@ struct CLILinkTests {
         let bad = H.run(s, ["alias", cv, "two\nlines"])
         #expect(bad.code == 2)
         #expect(bad.stderr.contains("alias \"two"))
+        // A name a link cannot spell is kept, with a warning for each.
+        let odd = H.run(s, ["alias", cv, "a|b", "C#", "fine"])
+        #expect(odd.code == 0, "\(odd)")
+        #expect(odd.stderr.contains("alias \"a|b\" holds |, which a [[link]] reads as its syntax"), "\(odd.stderr)")
+        #expect(odd.stderr.contains("alias \"C#\" holds #"))
+        #expect(!odd.stderr.contains("\"fine\""))
         try s.ok("verify")
     }
 }

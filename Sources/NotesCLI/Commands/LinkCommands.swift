@@ -155,6 +155,14 @@ let aliasCommand = Command(
     let note: Note
     if none || ctx.positionals.count > 1 {
         note = try book.setAliases(id, none ? [] : Array(ctx.positionals.dropFirst()))
+        // Kept (an import or another device may hold such names), but said: no link reaches them.
+        for a in note.aliases {
+            if let syntax = ["|", "#", "[[", "]]"].first(where: { a.contains($0) }) {
+                ctx.terminal.warn(
+                    "alias \"\(a)\" holds \(syntax), which a [[link]] reads as its syntax: no link leads to the note by it"
+                )
+            }
+        }
     } else {
         note = try book.note(id)
     }
