@@ -139,7 +139,7 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
                 // (`plan -draft`), when that has a word to find; a query that only excludes (the
                 // guard below) or an alternative that does (`a OR -b`: "a, or anything but b")
                 // stays an error, its words would mean something else.
-                let words = text.unicodeScalars.split { $0.properties.isWhitespace }
+                let words = text.unicodeScalars.split { $0.properties.isWhitespace || $0 == "(" || $0 == ")" }
                 if text.contains("|") || words.contains(where: { String($0) == "OR" }) { throw error }
             }
             guard let words = try? parse(wordsOnly(text)) else { throw error }

@@ -119,6 +119,9 @@ struct CLISearchTests {
         // A group that only excludes is read as its words: ham, without eggs.
         #expect(try titles(s, "ham (-eggs)", forgiving: true) == ["Both"])
         #expect(s.run("search", "--", "(-eggs)").code == 2, "a query that only excludes stays an error")
+        for alternative in ["ham OR -eggs", "ham OR(-eggs)", "(ham)OR(-eggs)", "ham | (-eggs)"] {
+            #expect(s.run("search", "--", alternative).code == 2, "\(alternative): its words would mean AND NOT")
+        }
         // A word the tokenizer splits, with a `*`: its last part is a prefix.
         try s.add("Checker", "--body", "the type-checker runs")
         #expect(try titles(s, "type-chec*") == ["Checker"])

@@ -788,6 +788,17 @@ struct NotebookSyncTests {
         #expect(throws: SyncError.diverged(position: backup + 1, detail: "the events there differ")) { try a.sync() }
         #expect(try a.log() == before, "nothing merged, nothing lost")
         #expect(try a.book.syncState().confirmed == UInt64(before.count))
+
+        // And in its own stream with other content (a rewritten log): refused too, a's text kept.
+        try restoreBackup(a.notebookID, at: backup)
+        var forged = moved
+        forged.payload =
+            NoteEvent.created(title: "Forged", body: "", pinned: false, category: nil)
+            .newEvent(id: moved.id, metadata: moved.metadata).payload
+        try appendAgain(forged, in: moved.stream, by: b)
+        #expect(throws: SyncError.diverged(position: backup + 1, detail: "the events there differ")) { try a.sync() }
+        #expect(try a.log() == before)
+        #expect(!(try a.book.list(everything)).contains { $0.title == "Forged" })
     }
 
     @Test(

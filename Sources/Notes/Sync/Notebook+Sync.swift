@@ -364,11 +364,12 @@ extension Notebook {
     /// (at most `limit`), so that this store's later confirmed events become outbox again: a
     /// remote restored from an older backup to which another device pushed first. The remote may
     /// hold some of those events again, at other positions: a device that had confirmed them
-    /// too reopened them first and pushed them again, rebased. Such a copy must be in the same
-    /// stream; the integration that follows takes it as the confirmation of this store's event,
-    /// as it takes any outbox event the remote returns. Anything else (no shared event, or an id
-    /// of this store in another stream: a rewritten or foreign log) is refused, naming the
-    /// position where the logs part. Returns how many events went back to the outbox.
+    /// too reopened them first and pushed them again. Such a copy must be the same event (stream,
+    /// type, schema, actor and payload); the integration that follows takes it as the
+    /// confirmation of this store's event, as it takes any outbox event the remote returns.
+    /// Anything else (no shared event, or an id of this store with other content: a rewritten
+    /// log, or a copy another device's rebase changed) is refused, naming the position where the
+    /// logs part. Returns how many events went back to the outbox.
     private func reopen(remote: any RemoteEventLog, notebook: Identifier, confirmed: UInt64, limit: UInt64) throws
         -> Int
     {
@@ -390,20 +391,23 @@ extension Notebook {
         guard shared > 0 else {
             throw SyncError.diverged(position: 1, detail: "the events there differ")
         }
-        let ours: [Identifier: String] = try store.read { txn in
-            var streams: [Identifier: String] = [:]
+        let ours: [Identifier: RecordedEvent] = try store.read { txn in
+            var events: [Identifier: RecordedEvent] = [:]
             try store.forEachEvent(from: shared + 1, in: txn) { view in
                 guard view.recorded.position <= confirmed else { return false }
-                streams[view.recorded.id] = view.recorded.stream
+                events[view.recorded.id] = view.recorded
                 return true
             }
-            return streams
+            return events
         }
+        // A copy of one of them must be the same event pushed again (``isCopy(_:of:)``): anything
+        // else under one of its ids (a rebase that changed it, or a rewritten log) would replace
+        // what this store holds.
         var after = shared
         while true {
             let page = try remote.pull(notebook: notebook, after: after, limit: 5000)
             guard let last = page.last else { break }
-            if let clash = page.first(where: { e in ours[e.id].map { $0 != e.stream } ?? false }) {
+            if let clash = page.first(where: { e in ours[e.id].map { !Self.isCopy(e, of: $0) } ?? false }) {
                 throw SyncError.diverged(position: clash.position, detail: "the events there differ")
             }
             after = last.position
@@ -416,6 +420,13 @@ extension Notebook {
             try store.setMetadata(SyncKeys.confirmed, uint64: shared, in: session.transaction)
         }
         return Int(confirmed - shared)
+    }
+
+    /// Whether `theirs` is `mine` pushed again: the same stream, type, schema, actor and payload
+    /// (its position, version, instants and digest may differ).
+    private static func isCopy(_ theirs: RecordedEvent, of mine: RecordedEvent) -> Bool {
+        mine.stream == theirs.stream && mine.type == theirs.type && mine.schemaVersion == theirs.schemaVersion
+            && mine.metadata.actor == theirs.metadata.actor && mine.payload == theirs.payload
     }
 
     /// Gives a remote restored from an older backup this store's confirmed events after `start`
@@ -944,7 +955,7 @@ struct Rebase {
                             let result = ThreeWayMerge.merge(
                                 base: base.body, ours: ours, theirs: theirs.body,
                                 labels: .init(
-                                    ours: "edit of v\(baseVersion) by \(e.metadata.actor)",
+                                    ours: "edit of v\(baseVersion) by \(Self.oneLine(e.metadata.actor))",
                                     theirs: "\(theirRange), first in the shared log"))
                             body = result.text
                             clean = result.isClean
@@ -958,7 +969,7 @@ struct Rebase {
                                 let flag = NoteEvent.propertySet(
                                     key: NoteProperty.conflict.rawValue,
                                     value:
-                                        "an edit of v\(baseVersion) by \(e.metadata.actor) and \(theirRange) changed the same lines"
+                                        "an edit of v\(baseVersion) by \(Self.oneLine(e.metadata.actor)) and \(theirRange) changed the same lines"
                                 )
                                 extra.append(flag.newEvent(id: Self.derivedID(e.id, role: "conflict"), metadata: meta))
                             }
@@ -1092,6 +1103,17 @@ struct Rebase {
     }
 
     /// The body an event sets (a restore or an undo too), or nil.
+    /// An actor as a conflict's marker line and flag name it: any character that would break
+    /// the line (an import or another device may bring an actor with any) as a space.
+    static func oneLine(_ actor: String) -> String {
+        var out = String.UnicodeScalarView()
+        for c in actor.unicodeScalars {
+            let breaks = c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029
+            out.append(breaks ? " " : c)
+        }
+        return String(out)
+    }
+
     private static func body(of event: NoteEvent) -> String? {
         switch event {
         case .bodyEdited(let body), .bodyMerged(_, let body), .bodyConflicted(_, let body),
