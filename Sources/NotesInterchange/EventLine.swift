@@ -327,7 +327,8 @@ public struct EventBatch: Sendable {
             case "body", "content":
                 let size = s.utf8.count
                 if size > maxBodyBytes {
-                    throw Problem(message: "the body is \(size) bytes; the limit is \(maxBodyBytes)")
+                    throw Problem(
+                        message: NotesError.validation(.bodyTooLarge(bytes: size, limit: maxBodyBytes)).description)
                 }
                 if containsNUL(s) { throw Problem(message: "the body contains a NUL character") }
             case "title":

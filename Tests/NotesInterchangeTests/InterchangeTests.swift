@@ -315,7 +315,8 @@ struct InterchangeTests {
         try refuse([invalid], "line 1: invalid UTF-8 at byte \(at)")
         try refuse(
             [Array(goodLine.replacing(#""body":"b""#, with: #""body":"bbbbb""#).utf8)],
-            "line 1: the body is 5 bytes; the limit is 4")
+            "line 1: the body is 5 bytes; the limit is 4 (raise it with NOTES_BODY_LIMIT=BYTES or `notes config set body-limit BYTES`)"
+        )
         try refuse(
             [Array(goodLine.replacing(#""body":"b""#, with: #""body":"\u0000""#).utf8)],
             "line 1: the body contains a NUL character")
