@@ -1274,9 +1274,16 @@ struct Rebase {
             }
         }
         for e in outbox where e.stream == stream && e.version <= version {
-            guard let event = try NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-            else { continue }
-            try NoteFold.apply(event, to: &note, id: id, at: e.recordedAt, version: e.version)
+            // An outbox may hold events of old schemas (a store that joins with the history it
+            // kept): lifted as every fold lifts them, or a note created by one was not created.
+            let lifted = try e.payload.withUnsafeBytes { bytes in
+                try book.store.registry.upcast(SchemaKey(e.type, e.schemaVersion), payload: bytes)
+            }
+            for (key, payload) in lifted {
+                guard let event = try NoteEvent.decode(type: key.type, schemaVersion: key.version, payload: payload)
+                else { continue }
+                try NoteFold.apply(event, to: &note, id: id, at: e.recordedAt, version: e.version)
+            }
         }
         return note
     }
