@@ -121,23 +121,6 @@ func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?
 /// The C library's message for the current `errno`.
 func errorText() -> String { systemErrorText() }
 
-/// The visible symbol a control character is shown as: C0 controls as their Unicode control
-/// pictures (escape as `␛`), delete as `␡`, C1 controls as `�`, the line and paragraph
-/// separators as `␤`; nil for any other character.
-func controlPicture(_ c: Unicode.Scalar) -> Unicode.Scalar? {
-    switch c.value {
-    case 0x00..<0x20: return Unicode.Scalar(0x2400 + c.value)
-    case 0x7F: return "\u{2421}"
-    case 0x80...0x9F: return "\u{FFFD}"
-    case 0x2028, 0x2029: return "\u{2424}"
-    default: return nil
-    }
-}
-
-/// Whether a character would break a one-line field or control the terminal: C0 and C1 control
-/// characters, DEL, and the Unicode line and paragraph separators.
-func breaksLine(_ c: Unicode.Scalar) -> Bool { controlPicture(c) != nil }
-
 /// A field shown on one line of a listing (an event's actor, which an import may bring with any
 /// character): every character ``breaksLine(_:)`` names becomes its ``controlPicture(_:)``,
 /// through a pipe too, so that no value can forge a row.

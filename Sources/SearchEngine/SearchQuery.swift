@@ -346,27 +346,27 @@ private struct QueryParser {
         return .all(parts, excluded: excluded)
     }
 
+    /// Whether the query holds `word` (ASCII, lower case) at `k`, in any case.
+    func startsWith(_ word: String, at k: Int) -> Bool {
+        let w = Array(word.unicodeScalars)
+        return k + w.count <= s.count && (0..<w.count).allSatisfy { Self.lower(s[k + $0]) == w[$0] }
+    }
+
     /// A word, phrase, prefix or group, with its field; nil for a word of punctuation only.
     mutating func parseItem(field inherited: SearchQuery.Field, excluded: Bool, depth: Int, start: Int)
         throws(SearchQueryError) -> SearchQuery.Node?
     {
         var field = inherited
         for (name, f) in [("title:", SearchQuery.Field.title), ("body:", .body)] {
-            let w = Array(name.unicodeScalars)
-            guard i + w.count <= s.count,
-                (0..<w.count).allSatisfy({ Self.lower(s[i + $0]) == w[$0] })
-            else { continue }
-            i += w.count
+            guard startsWith(name, at: i) else { continue }
+            i += name.unicodeScalars.count
             if i >= s.count || Self.isSpace(s[i]) || s[i] == ")" || s[i] == "|" {
                 throw SearchQueryError(.emptyField, at: start)
             }
             if inherited != .any && inherited != f { throw SearchQueryError(.conflictingFields, at: start) }
             if s[i] == "-" { throw SearchQueryError(.misplacedExclusion, at: i) }
             // `title:body:word` asks for both at once.
-            let other = Array((f == .title ? "body:" : "title:").unicodeScalars)
-            if i + other.count <= s.count, (0..<other.count).allSatisfy({ Self.lower(s[i + $0]) == other[$0] }) {
-                throw SearchQueryError(.conflictingFields, at: i)
-            }
+            if startsWith(f == .title ? "body:" : "title:", at: i) { throw SearchQueryError(.conflictingFields, at: i) }
             field = f
             break
         }

@@ -398,10 +398,8 @@ struct NotebookSyncTests {
 
     @Test("a category created and deleted offline under a name the remote has is not folded into it")
     func deletedSameNamedCategory() throws {
-        let (a, b) = try pair(112)
         // Device c clones before "Work" exists, then works offline.
-        let c = try Device(stem: 3, notebook: 112)
-        try c.sync()
+        let (a, b, c) = try trio(112)
         try a.book.add(title: "Filed on a", category: "Work")
         try a.sync()
         let onC = try c.book.add(title: "Filed on c", category: "Work")
@@ -660,9 +658,7 @@ struct NotebookSyncTests {
         "a category renamed here to the name another device gave its own is merged into it; filings of the old one follow"
     )
     func renameIntoTakenName() throws {
-        let (a, b) = try pair(117)
-        let c = try Device(stem: 3, notebook: 117)
-        try c.sync()
+        let (a, b, c) = try trio(117)
         let job = try a.book.add(title: "Job note", category: "Job")
         try a.book.tag(job.id, with: ["urgent"])
         try converge([a, b, c])
@@ -806,9 +802,7 @@ struct NotebookSyncTests {
         "a restored remote, three devices: the one that confirmed another's lost event pushes it again first; the author then syncs, not locked out"
     )
     func restoredRemoteThreeDevices() throws {
-        let (a, b) = try pair(166)
-        let c = try Device(stem: 3, notebook: 166)
-        try c.sync()
+        let (a, b, c) = try trio(166)
         let shared = try a.book.add(title: "Shared", body: "one\n")
         try converge([a, b, c])
         let backup = try a.book.syncState().confirmed
@@ -973,6 +967,14 @@ struct NotebookSyncTests {
         try a.sync(join: true)
         try b.sync()
         return (a, b)
+    }
+
+    /// ``pair(_:)`` and a third device that has cloned the notebook.
+    private func trio(_ n: Int) throws -> (Device, Device, Device) {
+        let (a, b) = try pair(n)
+        let c = try Device(stem: 3, notebook: n)
+        try c.sync()
+        return (a, b, c)
     }
 }
 

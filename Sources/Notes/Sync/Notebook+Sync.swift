@@ -1102,18 +1102,13 @@ struct Rebase {
         return kind == .category ? Category.stream(target) : Tag.stream(target)
     }
 
-    /// The body an event sets (a restore or an undo too), or nil.
     /// An actor as a conflict's marker line and flag name it: any character that would break
     /// the line (an import or another device may bring an actor with any) as a space.
     static func oneLine(_ actor: String) -> String {
-        var out = String.UnicodeScalarView()
-        for c in actor.unicodeScalars {
-            let breaks = c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029
-            out.append(breaks ? " " : c)
-        }
-        return String(out)
+        String(String.UnicodeScalarView(actor.unicodeScalars.map { breaksLine($0) ? " " : $0 }))
     }
 
+    /// The body an event sets (a restore or an undo too), or nil.
     private static func body(of event: NoteEvent) -> String? {
         switch event {
         case .bodyEdited(let body), .bodyMerged(_, let body), .bodyConflicted(_, let body),

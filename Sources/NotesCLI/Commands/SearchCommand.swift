@@ -262,15 +262,15 @@ func extractFilterFields(_ text: String, exact: Bool = true) throws(CLIError) ->
             }
             // `tag:` or `tag:""` names nothing: refused with --exact, as `title:` alone is;
             // otherwise (a pasted sentence, "traversal category: ...") it is words to search.
-            if Notebook.trim(name).isEmpty && !exact {
+            if Notebook.trim(name).isEmpty {
+                guard !exact else {
+                    throw CLIError(
+                        "bad query: `\(field)` must be followed by a name, e.g. \(field)work or \(field)\"two words\" "
+                            + "(at character \(position(i)))")
+                }
                 rest += String(chars[i..<j])
                 i = j
                 continue
-            }
-            guard !Notebook.trim(name).isEmpty else {
-                throw CLIError(
-                    "bad query: `\(field)` must be followed by a name, e.g. \(field)work or \(field)\"two words\" "
-                        + "(at character \(position(i)))")
             }
             if depth > 0 {
                 throw CLIError(
