@@ -37,7 +37,7 @@ public enum SearchIndex {
     ]
 
     /// Changes with the index format, the tokenizer or the scoring; a change triggers a rebuild.
-    public static let version = "search-3"
+    public static let version = "search-4"
 
     /// Inline, inside the append's write transaction: the document changed from `old` (nil when
     /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a

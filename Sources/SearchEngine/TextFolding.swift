@@ -15,8 +15,14 @@ public enum TextFolding {
                 pendingSpace = !out.isEmpty
                 continue
             }
-            // Combining marks of decomposed text fold away, as their composed forms do.
-            if (0x0300...0x036F).contains(scalar.value) { continue }
+            // What the search index's words drop folds away: combining marks of decomposed text
+            // (as their composed forms do), Hebrew points, Arabic harakat, soft hyphens, joiners.
+            if scalar.value >= 0x80 {
+                switch Tokenizer.nonASCIIKind(scalar.value) {
+                case .droppedMark, .ignorable: continue
+                default: break
+                }
+            }
             if pendingSpace {
                 out.append(" ")
                 pendingSpace = false

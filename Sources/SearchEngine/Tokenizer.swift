@@ -18,7 +18,7 @@ enum Tokenizer {
     enum Kind {
         case letter
         case digit
-        /// A diacritic to drop (combining marks of the Latin, Greek and Cyrillic kind).
+        /// A diacritic to drop (see ``isDroppedMark(_:)``).
         case droppedMark
         /// A mark that belongs to its word (Indic vowel signs, viramas, ...).
         case keptMark
@@ -48,11 +48,28 @@ enum Tokenizer {
         return nonASCIIKind(v)
     }
 
-    static func nonASCIIKind(_ v: UInt32) -> Kind {
+    /// Whether `v` is a mark that words drop: the combining diacritics of the Latin, Greek and
+    /// Cyrillic kind, Hebrew's vowel points and cantillation marks, and Arabic's harakat and
+    /// Quranic annotation marks (most text in those scripts is written without them, so a
+    /// pointed word finds the unpointed one and the other way round).
+    @inline(__always)
+    static func isDroppedMark(_ v: UInt32) -> Bool {
         switch v {
-        case 0x0300...0x036F, 0x1AB0...0x1AFF, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F:
-            return .droppedMark
-        case 0x00AD, 0x200C, 0x200D, 0x2060, 0xFEFF, 0xFE00...0xFE0F, 0xE0100...0xE01EF, 0x1F3FB...0x1F3FF:
+        case 0x0300...0x036F, 0x1AB0...0x1AFF, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F,
+            0x0591...0x05BD, 0x05BF, 0x05C1...0x05C2, 0x05C4...0x05C5, 0x05C7,
+            0x0610...0x061A, 0x064B...0x065F, 0x0670, 0x06D6...0x06DC, 0x06DF...0x06E4, 0x06E7...0x06E8,
+            0x06EA...0x06ED:
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func nonASCIIKind(_ v: UInt32) -> Kind {
+        if isDroppedMark(v) { return .droppedMark }
+        switch v {
+        // Arabic's tatweel (kashida) only stretches a word in print.
+        case 0x00AD, 0x0640, 0x200C, 0x200D, 0x2060, 0xFEFF, 0xFE00...0xFE0F, 0xE0100...0xE01EF, 0x1F3FB...0x1F3FF:
             return .ignorable
         case 0x2019: return .apostrophe
         case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return .single

@@ -52,6 +52,8 @@ struct WikiLinkParseTests {
         #expect(TextFolding.fold("  Résumé   Draft\t") == "resume draft")
         #expect(TextFolding.fold("ÆON Straße") == TextFolding.fold("aeon strasse"))
         #expect(TextFolding.fold("Cafe\u{301}") == "cafe", "a combining accent folds away")
+        #expect(TextFolding.fold("שָׁלוֹם") == "שלום" && TextFolding.fold("كَتَبَ") == "كتب", "points and harakat fold away")
+        #expect(TextFolding.fold("co\u{00AD}op") == "coop", "a soft hyphen folds away, as in search")
         #expect(TextFolding.fold("PLAN B") == "plan b" && TextFolding.fold("") == "")
         #expect(WikiLink.parse("[[RÉSUMÉ  draft]]").first?.key == .title("resume draft"))
         #expect(WikiLink.parse("[[ABCDEF01]]").first?.key == .id("abcdef01"))

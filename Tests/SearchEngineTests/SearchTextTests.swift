@@ -22,6 +22,19 @@ struct SearchTextTests {
         #expect(terms("e\u{301}cole") == terms("école"))
     }
 
+    @Test("Hebrew points and Arabic harakat fold away, as accents do; the letters stay whole")
+    func pointsAndHarakat() {
+        // שָׁלוֹם (pointed) is שלום; cantillation marks go too; maqaf (U+05BE) still separates.
+        #expect(terms("שָׁלוֹם שלום") == ["שלום", "שלום"])
+        #expect(terms("בְּרֵאשִׁ֖ית") == ["בראשית"])
+        #expect(terms("בית־ספר") == ["בית", "ספר"])
+        // كَتَبَ is كتب; tatweel (كـتـب) only stretches the word; shadda and sukun fold too.
+        #expect(terms("كَتَبَ كـتـب كتب") == ["كتب", "كتب", "كتب"])
+        #expect(terms("مُحَمَّد") == ["محمد"])
+        // Marks that belong to their word are kept (Devanagari's vowel signs and virama).
+        #expect(terms("हिन्दी") == ["हिन्दी"])
+    }
+
     @Test("a stemmer that remembers stems gives the Snowball stemmer's stems, repeated words and all")
     func rememberedStems() throws {
         let plain = try #require(SearchLanguage.english.makeStemmer())
