@@ -186,12 +186,8 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
                 atWordStart = true
                 continue
             }
-            if atWordStart,
-                let field = ["title:", "body:"].first(where: { f in
-                    let f = Array(f.unicodeScalars)
-                    return i + f.count <= s.count && Array(s[i..<(i + f.count)]) == f
-                })
-            {
+            // A field name in any case, as the parser reads it (`Title:Body:ham` is `ham`).
+            if atWordStart, let field = ["title:", "body:"].first(where: { QueryParser.holds($0, in: s, at: i) }) {
                 i += field.unicodeScalars.count
                 out.append(" ")
                 continue
@@ -347,9 +343,12 @@ private struct QueryParser {
     }
 
     /// Whether the query holds `word` (ASCII, lower case) at `k`, in any case.
-    func startsWith(_ word: String, at k: Int) -> Bool {
+    func startsWith(_ word: String, at k: Int) -> Bool { Self.holds(word, in: s, at: k) }
+
+    /// Whether `s` holds `word` (ASCII, lower case) at `k`, in any case.
+    static func holds(_ word: String, in s: [Unicode.Scalar], at k: Int) -> Bool {
         let w = Array(word.unicodeScalars)
-        return k + w.count <= s.count && (0..<w.count).allSatisfy { Self.lower(s[k + $0]) == w[$0] }
+        return k + w.count <= s.count && (0..<w.count).allSatisfy { lower(s[k + $0]) == w[$0] }
     }
 
     /// A word, phrase, prefix or group, with its field; nil for a word of punctuation only.

@@ -194,6 +194,8 @@ struct SearchTextTests {
         #expect(try words("lift OR") == ("lift", .danglingOperator), "an operator left alone is dropped")
         #expect(try words("milk title:(eggs") == ("milk eggs", .unbalancedParenthesis), "field names are dropped")
         #expect(try words("the title of (a") == ("the title of a", .unbalancedParenthesis), "the word title stays")
+        #expect(try words("Title:Body:ham") == ("ham", .conflictingFields), "field names in any case are dropped")
+        #expect(try words("BODY:(eggs milk") == ("eggs milk", .unbalancedParenthesis))
         // What the text excludes stays out, rather than being sought.
         #expect(try words("budget -draft (2024") == ("budget 2024 -draft", .unbalancedParenthesis))
         #expect(try words("budget -dr*ft (2024") == ("budget 2024", .misplacedStar), "the first fault is named")
