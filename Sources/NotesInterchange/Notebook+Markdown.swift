@@ -54,6 +54,10 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var otherFiles: Int
     /// Notes imported from this folder before whose files are gone (the notes are kept).
     public var missingFiles = 0
+    /// Folders imported before that are no longer there and whose notes this folder's files
+    /// matched by their paths in it: the folder moved (or another device imported it from
+    /// another place), so its files update those notes rather than make new ones.
+    public var movedFrom: [String] = []
 
     public init(
         created: Int, updated: Int, unchanged: Int, warnings: [String] = [], skipped: [FileProblem] = [],
@@ -198,8 +202,10 @@ extension Notebook {
     ///
     /// A file whose `id` names a note in the store updates that note, and so does a file
     /// imported from this folder before (matched by its path within the folder, recorded with
-    /// the note): one event per changed field, nothing when nothing changed. Any other file
-    /// creates a note, with the file's `id` when it has one.
+    /// the note): one event per changed field, nothing when nothing changed. A folder imported
+    /// before from a place gone from this machine counts as this one when its notes' paths are
+    /// more than half of this folder's files (it moved; ``MarkdownImportSummary/movedFrom``).
+    /// Any other file creates a note, with the file's `id` when it has one.
     ///
     /// Files that cannot be read are refused all at once, each with why, and nothing is
     /// imported; with `skipInvalid` the others are imported and the refused ones listed in the
@@ -260,11 +266,30 @@ extension Notebook {
             var byPath: [[UInt8]: Identifier] = [:]
             var all = ListQuery()
             all.status = .all
-            for note in try projection.list(all, in: session.transaction, databases: dbs)
-            where note.properties[NoteProperty.vault.rawValue] == vault {
-                if let path = note.sourcePath { byPath[Array(path.utf8)] = note.id }
+            // Other folders' notes, by folder then path, for a folder that moved (below).
+            var elsewhere: [String: [[UInt8]: Identifier]] = [:]
+            for note in try projection.list(all, in: session.transaction, databases: dbs) {
+                guard let path = note.sourcePath, let from = note.properties[NoteProperty.vault.rawValue] else {
+                    continue
+                }
+                if from == vault {
+                    byPath[Array(path.utf8)] = note.id
+                } else {
+                    elsewhere[from, default: [:]][Array(path.utf8)] = note.id
+                }
             }
             let present = Set(items.map { Array($0.file.utf8) })
+            // A folder imported before from a place that is gone here, whose notes' paths are
+            // more than half of this folder's files (or of its notes, when fewer), is this folder
+            // moved: its notes are matched by path as this folder's are (those of this folder
+            // first). Such notes keep the place they record until their file changes, so the
+            // rule holds again at the next import, and a folder another device imported from
+            // another place is matched the same way.
+            let moved = Self.movedFolders(elsewhere, present: present)
+            for from in moved {
+                for (path, id) in elsewhere[from]! where byPath[path] == nil { byPath[path] = id }
+            }
+            summary.movedFrom = moved
             summary.missingFiles = byPath.keys.filter { !present.contains($0) }.count
             // Each file's note: updated by one file at most (by its id, else by its path). A file
             // unchanged since its last import leaves the note as the store has it (edits made
@@ -309,7 +334,10 @@ extension Notebook {
                 // The path is recorded for a note made from a file of this folder, and for one
                 // matched in it (by path, or by id when the file moved within it); a note the
                 // store exported elsewhere and reads back keeps its own.
-                if existing == nil || existing?.properties[NoteProperty.vault.rawValue] == vault {
+                if existing == nil
+                    || existing?.properties[NoteProperty.vault.rawValue].map({ $0 == vault || moved.contains($0) })
+                        == true
+                {
                     properties += [(.source, item.file), (.vault, vault)]
                 }
                 if let note = existing {
@@ -444,6 +472,17 @@ extension Notebook {
             }
         }
         return results.map { $0! }
+    }
+
+    /// The folders of `elsewhere` (a folder's notes by their paths in it) that are gone from
+    /// this machine and whose paths are more than half of `present` (this folder's files) or
+    /// of their own notes, whichever is fewer, in order of their name.
+    static func movedFolders(_ elsewhere: [String: [[UInt8]: Identifier]], present: Set<[UInt8]>) -> [String] {
+        elsewhere.filter { from, notes in
+            let matched = notes.keys.reduce(0) { present.contains($1) ? $0 + 1 : $0 }
+            guard matched > 0, matched * 2 > min(present.count, notes.count) else { return false }
+            return access(from, F_OK) != 0 && errno == ENOENT
+        }.keys.sorted()
     }
 
     /// `path` made absolute against the working directory, without `.` parts or a trailing `/`

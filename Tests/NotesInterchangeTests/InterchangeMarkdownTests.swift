@@ -119,6 +119,50 @@ struct InterchangeMarkdownTests {
         #expect(try notes.map { try s.book.categoryName($0.category) } == [nil, "Ideas", nil])
     }
 
+    @Test("a folder moved or renamed since its import updates its notes, rather than making them again")
+    func movedVault() throws {
+        let s = try InterchangeScratch()
+        let dir = s.path + "/vault"
+        for i in 0..<6 { try write(dir + "/sub/n\(i).md", "# Note \(i)\n\nbody \(i)\n") }
+        try write(dir + "/index.md", "# Index\n")
+        #expect(try s.book.importMarkdown(from: dir).created == 7)
+        // Another folder that shares a name with it is a folder of its own.
+        let other = s.path + "/other"
+        try write(other + "/index.md", "# Other index\n")
+        for i in 0..<3 { try write(other + "/o\(i).md", "# Other \(i)\n") }
+        #expect(try s.book.importMarkdown(from: other).created == 4)
+        // The vault renamed, one file edited and one added meanwhile.
+        let renamed = s.path + "/renamed"
+        #expect(rename(dir, renamed) == 0)
+        try write(renamed + "/sub/n2.md", "# Note 2\n\nbody 2, edited\n")
+        try write(renamed + "/sub/n6.md", "# Note 6\n")
+        var expected = MarkdownImportSummary(created: 1, updated: 1, unchanged: 6)
+        expected.movedFrom = [dir]
+        #expect(try s.book.importMarkdown(from: renamed) == expected)
+        #expect(try s.allNotes().count == 12)
+        #expect(try s.allNotes().first { $0.title == "Note 2" }?.body == "# Note 2\n\nbody 2, edited\n")
+        // Again: nothing changes, and the notes still unchanged are still found.
+        expected = MarkdownImportSummary(created: 0, updated: 0, unchanged: 8)
+        expected.movedFrom = [dir]
+        #expect(try s.book.importMarkdown(from: renamed) == expected)
+        // The other folder moved too: its notes are its own, not the vault's `index.md`.
+        #expect(rename(other, s.path + "/other2") == 0)
+        expected = MarkdownImportSummary(created: 0, updated: 0, unchanged: 4)
+        expected.movedFrom = [other]
+        #expect(try s.book.importMarkdown(from: s.path + "/other2") == expected)
+        // A folder that only shares a few names with a gone one is new.
+        let fresh = s.path + "/fresh"
+        try write(fresh + "/index.md", "# Fresh index\n")
+        for i in 0..<4 { try write(fresh + "/f\(i).md", "# Fresh \(i)\n") }
+        #expect(try s.book.importMarkdown(from: fresh) == MarkdownImportSummary(created: 5, updated: 0, unchanged: 0))
+        // A folder still in its place is never taken for a moved one: a copy is a vault of its own.
+        let copy = s.path + "/copy"
+        try write(copy + "/x.md", "# Fresh index\n")
+        for i in 0..<4 { try write(copy + "/f\(i).md", "# Fresh \(i)\n") }
+        #expect(try s.book.importMarkdown(from: copy) == MarkdownImportSummary(created: 5, updated: 0, unchanged: 0))
+        #expect(try s.allNotes().count == 22)
+    }
+
     @Test("a bad file is refused by name and nothing is imported")
     func badFiles() throws {
         let cases: [(String, String, String)] = [

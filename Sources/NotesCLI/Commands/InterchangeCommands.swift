@@ -103,7 +103,9 @@ let importMarkdownCommand = Command(
 
         A file whose `id` names a note updates it, and so does a file imported from DIR before
         (matched by its path in DIR): only what changed. Other files create notes, so importing DIR
-        again changes nothing. Files that are not .md are counted and left alone; hidden folders
+        again changes nothing. A folder imported before from a place that is gone (moved, renamed,
+        or another device's) is matched the same way when its notes' paths are over half of DIR's
+        files. Files that are not .md are counted and left alone; hidden folders
         (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
         with why, and nothing is imported; --skip-invalid imports the others and lists those skipped.
         """,
@@ -124,6 +126,7 @@ let importMarkdownCommand = Command(
                         summary.skipped.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
+                ("movedFrom", .array(summary.movedFrom.map { .string($0) })),
             ]))
     } else {
         var line = "created \(summary.created), updated \(summary.updated), unchanged \(summary.unchanged)"
@@ -134,6 +137,9 @@ let importMarkdownCommand = Command(
         if summary.missingFiles > 0 {
             let n = summary.missingFiles
             line += "; \(n) note\(n == 1 ? "" : "s") from files no longer in the folder kept"
+        }
+        for from in summary.movedFrom {
+            line += "; matched the notes imported from \(from) (no longer there) by their paths"
         }
         ctx.terminal.print(line)
     }
