@@ -157,24 +157,44 @@ public final class Environment: @unchecked Sendable {
     ///
     /// With `.create`, a missing database is created (in its own write transaction).
     public func openDatabase(_ name: String, flags: DatabaseFlags = []) throws(LMDBError) -> Database {
+        try openDatabases([(name, flags)])[0]
+    }
+
+    /// Opens named databases once each, as ``openDatabase(_:flags:)`` does, those not yet open in
+    /// one transaction (a write transaction when one of them may be created): a store opens its
+    /// few dozen databases at every start. On failure none of them is opened.
+    public func openDatabases(_ specs: [(name: String, flags: DatabaseFlags)]) throws(LMDBError) -> [Database] {
         pthread_mutex_lock(stateLock)
         defer { pthread_mutex_unlock(stateLock) }
-        if let db = databases[name] { return db }
-        var dbi: MDB_dbi = 0
-        let readOnlyOpen = options.readOnly || !flags.contains(.create)
-        pthread_rwlock_rdlock(resizeLock)
-        defer { pthread_rwlock_unlock(resizeLock) }
-        var txn: OpaquePointer?
-        try check(beginHoldingSharedLock(readOnlyOpen ? UInt32(MDB_RDONLY) : 0, &txn), "mdb_txn_begin")
-        let rc = mdb_dbi_open(txn, name, flags.rawValue, &dbi)
-        if rc != MDB_SUCCESS {
-            mdb_txn_abort(txn)
-            throw LMDBError(rc, "open database \(name)")
+        var opened = [Database?](repeating: nil, count: specs.count)
+        var readOnlyOpen = true
+        for (i, spec) in specs.enumerated() {
+            if let db = databases[spec.name] {
+                opened[i] = db
+            } else if spec.flags.contains(.create) {
+                readOnlyOpen = options.readOnly
+            }
         }
-        try check(mdb_txn_commit(txn), "mdb_txn_commit")
-        let db = Database(dbi: dbi, name: name, flags: flags)
-        databases[name] = db
-        return db
+        if opened.contains(where: { $0 == nil }) {
+            pthread_rwlock_rdlock(resizeLock)
+            defer { pthread_rwlock_unlock(resizeLock) }
+            var txn: OpaquePointer?
+            try check(beginHoldingSharedLock(readOnlyOpen ? UInt32(MDB_RDONLY) : 0, &txn), "mdb_txn_begin")
+            for (i, spec) in specs.enumerated() where opened[i] == nil {
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn, spec.name, spec.flags.rawValue, &dbi)
+                if rc != MDB_SUCCESS {
+                    // Aborting closes the handles this transaction opened.
+                    mdb_txn_abort(txn)
+                    throw LMDBError(rc, "open database \(spec.name)")
+                }
+                opened[i] = Database(dbi: dbi, name: spec.name, flags: spec.flags)
+            }
+            try check(mdb_txn_commit(txn), "mdb_txn_commit")
+            databases.reserveCapacity(databases.count + opened.count)
+            for db in opened { databases[db!.name] = db }
+        }
+        return opened.map { $0! }
     }
 
     /// LMDB's unnamed main database, which lists the named databases.

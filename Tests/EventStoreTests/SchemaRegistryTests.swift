@@ -141,6 +141,13 @@ struct SchemaRegistryTests {
         #expect(before.contains("Note@3") && before.contains("Note.1->2"))
         r.register(Upcaster(type: "Extra", from: 1, name: "Extra.1->2", produces: []) { _ in [] })
         #expect(r.signature != before)
+        // The text stored projection versions were made from: `type@version` sorted, then the
+        // upcasters' names sorted, joined by commas (a change would rebuild every store).
+        for registry in [r, evolvingRegistry(), SchemaRegistry()] {
+            let names = registry.upcasters.values.map(\.name).sorted()
+            let current = registry.current.map { "\($0.key)@\($0.value)" }.sorted()
+            #expect(registry.signature == (current + names).joined(separator: ","))
+        }
     }
 
     @Test("a store holding events the registry cannot read is refused, naming them, unchanged")

@@ -74,6 +74,15 @@ public struct SchemaRegistry: Sendable {
 
     public init() {}
 
+    /// An empty registry with room for `schemas` schemas (current and legacy) and `upcasters`
+    /// upcasters: a program builds its registry at every start, and growing the tables step by
+    /// step rehashes every key each time.
+    public init(schemas: Int, upcasters: Int) {
+        self.schemas = Dictionary(minimumCapacity: schemas)
+        self.current = Dictionary(minimumCapacity: schemas)
+        self.upcasters = Dictionary(minimumCapacity: upcasters)
+    }
+
     /// Registers the current schema of a type.
     public mutating func registerCurrent(_ schema: PayloadSchema) {
         schemas[SchemaKey(schema.type, schema.version)] = schema
@@ -98,22 +107,38 @@ public struct SchemaRegistry: Sendable {
     /// Whether events stored as `key` can be read: current, or a known schema whose upcaster
     /// chain (following each upcaster's declared outputs) ends in current events only.
     public func canRead(_ key: SchemaKey) -> Bool {
-        var visiting: Set<SchemaKey> = []
+        var visiting: [SchemaKey] = []
         return canRead(key, visiting: &visiting)
     }
 
-    private func canRead(_ key: SchemaKey, visiting: inout Set<SchemaKey>) -> Bool {
-        if current[key.type] == key.version { return schemas[key] != nil }
-        guard schemas[key] != nil, let up = upcasters[key], visiting.insert(key).inserted else { return false }
-        defer { visiting.remove(key) }
+    /// `visiting`: the chain of keys being followed (a few at most), to stop at a cycle. Checked
+    /// for each stored type at every start: no set, and no schema copied out to test it is there.
+    private func canRead(_ key: SchemaKey, visiting: inout [SchemaKey]) -> Bool {
+        if current[key.type] == key.version { return schemas.index(forKey: key) != nil }
+        guard schemas.index(forKey: key) != nil, let up = upcasters[key], !visiting.contains(key) else { return false }
+        visiting.append(key)
+        defer { visiting.removeLast() }
         return up.produces.allSatisfy { canRead($0, visiting: &visiting) }
     }
 
     /// A stable description of the upcaster chain, part of the projection version.
     public var signature: String {
-        let names = upcasters.values.map(\.name).sorted()
-        let cur = current.map { "\($0.key)@\($0.value)" }.sorted()
-        return (cur + names).joined(separator: ",")
+        // `type@version` of each current type, sorted, then the upcasters' names, sorted; all
+        // joined by commas (built by hand: it is computed at every start).
+        var parts: [String] = []
+        parts.reserveCapacity(current.count + upcasters.count)
+        for (type, version) in current { parts.append(type + "@" + String(version)) }
+        parts.sort()
+        let first = parts.count
+        for u in upcasters.values { parts.append(u.name) }
+        parts[first...].sort()
+        var out = ""
+        out.reserveCapacity(parts.reduce(parts.count) { $0 + $1.utf8.count })
+        for (i, part) in parts.enumerated() {
+            if i > 0 { out += "," }
+            out += part
+        }
+        return out
     }
 
     /// Decodes a stored payload of `key` into fields.

@@ -543,7 +543,7 @@ public enum StreamFamily: Sendable, CaseIterable {
 public enum NotesSchema {
     /// The registry the notes store opens with.
     public static let registry: SchemaRegistry = {
-        var r = SchemaRegistry()
+        var r = SchemaRegistry(schemas: current.count + legacy.count, upcasters: upcasters.count)
         for s in current { r.registerCurrent(s) }
         for s in legacy { r.registerLegacy(s) }
         for u in upcasters { r.register(u) }
