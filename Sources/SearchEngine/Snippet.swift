@@ -24,9 +24,17 @@ public enum Snippet {
     public static func extract(
         title: String, body: String, query: SearchQuery, width: Int = 160, language: SearchLanguage = .none
     ) -> (text: String, matches: [Range<Int>]) {
+        let stemmer = language.makeStemmer()
+        return extract(
+            title: title, body: body, width: width,
+            matcher: Matcher(query: query, stemmer: stemmer, inTitle: body.isEmpty))
+    }
+
+    static func extract(title: String, body: String, width: Int, matcher: Matcher) -> (
+        text: String, matches: [Range<Int>]
+    ) {
         let source = body.isEmpty ? title : body
         let width = max(width, 16)
-        let matcher = Matcher(query: query, language: language, inTitle: body.isEmpty)
         var tokens: [(start: Int, end: Int, matched: Bool)] = []
         Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matcher.matches(t))) }
         let utf8 = Array(source.utf8)
@@ -102,6 +110,11 @@ public enum Snippet {
                     scalars += 1
                 }
                 lastWasSpace = true
+            } else if text.starts[i + 1] - text.starts[i] == 1 {
+                // A character of one byte (most of them), without a slice.
+                out.append(utf8[text.starts[i]])
+                scalars += 1
+                lastWasSpace = false
             } else {
                 let c = utf8[text.starts[i]..<text.starts[i + 1]]
                 out += c
@@ -163,7 +176,10 @@ public enum Snippet {
     public static func matches(in text: String, query: SearchQuery, inTitle: Bool, language: SearchLanguage = .none)
         -> [Range<Int>]
     {
-        let matcher = Matcher(query: query, language: language, inTitle: inTitle)
+        matches(in: text, matcher: Matcher(query: query, stemmer: language.makeStemmer(), inTitle: inTitle))
+    }
+
+    static func matches(in text: String, matcher: Matcher) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         // UTF-8 offsets of the tokens, to scalar offsets: walk the scalars once.
         var utf8ToScalar: [Int: Int] = [:]
@@ -198,13 +214,13 @@ public enum Snippet {
 
     /// Which words match a query's (not excluded) clauses: by stem for words and phrases, as
     /// written for prefixes.
-    private struct Matcher {
+    struct Matcher {
         let stems: [[UInt8]]
         let prefixes: [[UInt8]]
         let stemmer: Stemmer?
 
-        init(query: SearchQuery, language: SearchLanguage, inTitle: Bool) {
-            stemmer = language.makeStemmer()
+        init(query: SearchQuery, stemmer: Stemmer?, inTitle: Bool) {
+            self.stemmer = stemmer
             let positive = query.clauses.filter {
                 !$0.excluded && (inTitle ? $0.field != .body : $0.field != .title)
             }
@@ -230,4 +246,40 @@ public enum Snippet {
             stems.contains { $0.count == word.count && $0.elementsEqual(word) }
         }
     }
+}
+
+/// The snippets of one query over many notes (a page of search results): the stemmer is made
+/// and the query's stems found once, not for each note. Gives what ``Snippet`` gives. Belongs to
+/// one thread.
+///
+/// ```swift
+/// let snippets = SnippetMaker(query: q, language: .english)
+/// for n in page { print(snippets.make(title: n.title, body: n.body, highlight: nil)) }
+/// ```
+public struct SnippetMaker {
+    private let inBody: Snippet.Matcher
+    private let inTitle: Snippet.Matcher
+
+    public init(query: SearchQuery, language: SearchLanguage = .none) {
+        let stemmer = language.makeStemmer()
+        inBody = Snippet.Matcher(query: query, stemmer: stemmer, inTitle: false)
+        inTitle = Snippet.Matcher(query: query, stemmer: stemmer, inTitle: true)
+    }
+
+    /// ``Snippet/extract(title:body:query:width:language:)``.
+    public func extract(title: String, body: String, width: Int = 160) -> (text: String, matches: [Range<Int>]) {
+        Snippet.extract(title: title, body: body, width: width, matcher: body.isEmpty ? inTitle : inBody)
+    }
+
+    /// ``Snippet/make(title:body:query:width:highlight:language:)``.
+    public func make(title: String, body: String, width: Int = 160, highlight: (open: String, close: String)?)
+        -> String
+    {
+        let (text, matches) = extract(title: title, body: body, width: width)
+        guard let highlight, !matches.isEmpty else { return text }
+        return Snippet.wrap(text, matches, highlight)
+    }
+
+    /// ``Snippet/matches(in:query:inTitle:language:)`` of a title.
+    public func matches(inTitle text: String) -> [Range<Int>] { Snippet.matches(in: text, matcher: inTitle) }
 }

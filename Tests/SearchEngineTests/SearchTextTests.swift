@@ -236,7 +236,23 @@ struct SearchTextTests {
                 #expect(!q.clauses.isEmpty && q.clauses.contains { !$0.excluded })
                 #expect(q.clauses.allSatisfy { !$0.terms.isEmpty && $0.terms.allSatisfy { !$0.isEmpty } })
                 _ = index.search(q, filter: .everything, limit: 3)
-                _ = Snippet.make(title: "a b", body: s, query: q, width: 20, highlight: ("[", "]"))
+                let made = Snippet.make(title: "a b", body: s, query: q, width: 20, highlight: ("[", "]"))
+                // One maker for many notes gives what each call gives alone.
+                if parsed % 16 == 0 {
+                    let maker = SnippetMaker(query: q, language: .english)
+                    for (title, body) in [("a b", s), (s, ""), ("z", "a b " + s)] {
+                        #expect(
+                            maker.make(title: title, body: body, width: 20, highlight: ("[", "]"))
+                                == Snippet.make(
+                                    title: title, body: body, query: q, width: 20, highlight: ("[", "]"),
+                                    language: .english))
+                        #expect(
+                            maker.matches(inTitle: title)
+                                == Snippet.matches(in: title, query: q, inTitle: true, language: .english))
+                    }
+                    #expect(
+                        SnippetMaker(query: q).make(title: "a b", body: s, width: 20, highlight: ("[", "]")) == made)
+                }
             }
         }
         #expect(parsed > 10_000)

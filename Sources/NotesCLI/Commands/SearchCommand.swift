@@ -130,6 +130,9 @@ let searchCommand = Command(
     }
     let marked = replacements.isEmpty ? query : SearchQuery(root: .any([query.root] + replacements))
     let language = book.options.searchLanguage
+    // One stemmer and one reading of each query for the whole page.
+    let exactSnippets = SnippetMaker(query: query, language: language)
+    let markedSnippets = replacements.isEmpty ? exactSnippets : SnippetMaker(query: marked, language: language)
     func ranges(_ rs: [Range<Int>]) -> JSONValue {
         .array(rs.map { .array([.int(Int64($0.lowerBound)), .int(Int64($0.upperBound))]) })
     }
@@ -137,10 +140,9 @@ let searchCommand = Command(
         ctx.printJSON(
             .array(
                 try found.results.map { r, match in
-                    let marks = match == .exact ? query : marked
-                    let snippet = Snippet.extract(
-                        title: r.note.title, body: r.note.body, query: marks, language: language)
-                    let inTitle = Snippet.matches(in: r.note.title, query: marks, inTitle: true, language: language)
+                    let snippets = match == .exact ? exactSnippets : markedSnippets
+                    let snippet = snippets.extract(title: r.note.title, body: r.note.body)
+                    let inTitle = snippets.matches(inTitle: r.note.title)
                     return .object([
                         ("id", .string(r.note.id.uuidString)), ("title", .string(r.note.title)),
                         ("score", .double(r.score)), ("match", .string(match.rawValue)),
@@ -172,10 +174,8 @@ let searchCommand = Command(
             header += "  " + ctx.terminal.green(ctx.terminal.shown(l.tags.map { "#" + $0 }.joined(separator: " ")))
         }
         ctx.terminal.print(header)
-        let snippet = Snippet.make(
-            title: r.note.title, body: ctx.terminal.shown(r.note.body), query: match == .exact ? query : marked,
-            highlight: highlight,
-            language: language)
+        let snippet = (match == .exact ? exactSnippets : markedSnippets).make(
+            title: r.note.title, body: ctx.terminal.shown(r.note.body), highlight: highlight)
         ctx.terminal.print("  " + snippet)
     }
 }
