@@ -172,7 +172,9 @@ public enum RFC3339 {
     /// Accepts `T`, `t` or a space between date and time; `Z`, `z` or a `±hh:mm` offset; and
     /// 1 to 9 fractional digits (beyond microseconds they are truncated toward the past). Fields
     /// are range-checked, including the days of each month in leap and common years. A leap
-    /// second (`:60`) is read as the first second of the next minute, as POSIX time does.
+    /// second (`:60`) is read as the first second of the next minute, as POSIX time does; it is
+    /// accepted only in the last minute of a day in UTC (`23:59:60Z`, `15:59:60-08:00`), where
+    /// leap seconds are inserted (RFC 3339, section 5.7): `12:34:60` is not a time.
     public static func parse(_ text: String) -> Int64? {
         var text = text
         return text.withUTF8 { parse(utf8: $0) }
@@ -218,6 +220,10 @@ public enum RFC3339 {
             offsetSeconds = sign * (offsetHour * 3600 + offsetMinute * 60)
         }
         guard cursor.atEnd else { return nil }
+        if second == 60 {
+            let utcMinute = ((hour * 60 + minute - offsetSeconds / 60) % 1440 + 1440) % 1440
+            guard utcMinute == 23 * 60 + 59 else { return nil }
+        }
         let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
         let micros = seconds * 1_000_000 + Int64(fraction)
