@@ -464,7 +464,8 @@ public final class EventStore: Sendable {
         var readable = true
         do {
             try read { txn in
-                try forEachCatalogueKey(in: txn) { key, _ in
+                try forEachCatalogueKey(in: txn) { key, count in
+                    _ = try decodeUInt64(count)  // a damaged count refuses the open, as it always did
                     readable = registry.canRead(key)
                     return readable
                 }

@@ -54,9 +54,9 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var otherFiles: Int
     /// Notes imported from this folder before whose files are gone (the notes are kept).
     public var missingFiles = 0
-    /// Folders imported before that are no longer there and whose notes this folder's files
-    /// matched by their paths in it: the folder moved (or another device imported it from
-    /// another place), so its files update those notes rather than make new ones.
+    /// Folders imported before whose files are no longer in their place and whose notes this
+    /// folder holds unchanged at the same paths: the folder moved (or another device imported
+    /// it from another place), so its files update those notes rather than make new ones.
     public var movedFrom: [String] = []
 
     public init(
@@ -203,8 +203,9 @@ extension Notebook {
     /// A file whose `id` names a note in the store updates that note, and so does a file
     /// imported from this folder before (matched by its path within the folder, recorded with
     /// the note): one event per changed field, nothing when nothing changed. A folder imported
-    /// before from a place gone from this machine counts as this one when its notes' paths are
-    /// more than half of this folder's files (it moved; ``MarkdownImportSummary/movedFrom``).
+    /// before whose files are gone from their place counts as this one when this folder holds
+    /// most of its notes' files unchanged at the same paths (it moved; see
+    /// ``movedFolders(_:present:)`` and ``MarkdownImportSummary/movedFrom``).
     /// Any other file creates a note, with the file's `id` when it has one.
     ///
     /// Files that cannot be read are refused all at once, each with why, and nothing is
@@ -267,7 +268,7 @@ extension Notebook {
             var all = ListQuery()
             all.status = .all
             // Other folders' notes, by folder then path, for a folder that moved (below).
-            var elsewhere: [String: [[UInt8]: Identifier]] = [:]
+            var elsewhere: [String: [[UInt8]: RecordedFile]] = [:]
             for note in try projection.list(all, in: session.transaction, databases: dbs) {
                 guard let path = note.sourcePath, let from = note.properties[NoteProperty.vault.rawValue] else {
                     continue
@@ -275,22 +276,24 @@ extension Notebook {
                 if from == vault {
                     byPath[Array(path.utf8)] = note.id
                 } else {
-                    elsewhere[from, default: [:]][Array(path.utf8)] = note.id
+                    elsewhere[from, default: [:]][Array(path.utf8)] = RecordedFile(
+                        id: note.id, digest: note.properties[NoteProperty.sourceDigest.rawValue])
                 }
             }
-            let present = Set(items.map { Array($0.file.utf8) })
-            // A folder imported before from a place that is gone here, whose notes' paths are
-            // more than half of this folder's files (or of its notes, when fewer), is this folder
-            // moved: its notes are matched by path as this folder's are (those of this folder
-            // first). Such notes keep the place they record until their file changes, so the
-            // rule holds again at the next import, and a folder another device imported from
-            // another place is matched the same way.
+            var present: [[UInt8]: String] = Dictionary(minimumCapacity: items.count)
+            for item in items { present[Array(item.file.utf8)] = item.digest }
+            // A folder imported before whose files are gone from their place, and most of whose
+            // notes this folder holds unchanged at the same paths, is this folder moved: its
+            // notes are matched by path as this folder's are (those of this folder first). Such
+            // notes keep the place they record until their file changes, so the rule holds again
+            // at the next import, and a folder another device imported from another place is
+            // matched the same way.
             let moved = Self.movedFolders(elsewhere, present: present)
             for from in moved {
-                for (path, id) in elsewhere[from]! where byPath[path] == nil { byPath[path] = id }
+                for (path, file) in elsewhere[from]! where byPath[path] == nil { byPath[path] = file.id }
             }
             summary.movedFrom = moved
-            summary.missingFiles = byPath.keys.filter { !present.contains($0) }.count
+            summary.missingFiles = byPath.keys.filter { present[$0] == nil }.count
             // Each file's note: updated by one file at most (by its id, else by its path). A file
             // unchanged since its last import leaves the note as the store has it (edits made
             // here since are kept).
@@ -474,14 +477,26 @@ extension Notebook {
         return results.map { $0! }
     }
 
-    /// The folders of `elsewhere` (a folder's notes by their paths in it) that are gone from
-    /// this machine and whose paths are more than half of `present` (this folder's files) or
-    /// of their own notes, whichever is fewer, in order of their name.
-    static func movedFolders(_ elsewhere: [String: [[UInt8]: Identifier]], present: Set<[UInt8]>) -> [String] {
+    /// A note imported from a file: its id and the file's digest then.
+    struct RecordedFile {
+        var id: Identifier
+        var digest: String?
+    }
+
+    /// The folders of `elsewhere` (each folder's notes by their paths in it) that moved to the
+    /// folder whose files are `present` (their digests by path), in order of their name: more
+    /// than half of a folder's notes, and at least three of them (all, when it had fewer), have
+    /// their file here at the same path, unchanged since its import, and none of those files is
+    /// at its place in the old folder any more (a copy of a folder still in place is a folder of
+    /// its own). A file at the same path with other content never counts: two folders that
+    /// share only names (`index.md`, `README.md`) stay apart.
+    static func movedFolders(_ elsewhere: [String: [[UInt8]: RecordedFile]], present: [[UInt8]: String]) -> [String] {
         elsewhere.filter { from, notes in
-            let matched = notes.keys.reduce(0) { present.contains($1) ? $0 + 1 : $0 }
-            guard matched > 0, matched * 2 > min(present.count, notes.count) else { return false }
-            return access(from, F_OK) != 0 && errno == ENOENT
+            let unchanged = notes.filter { path, file in file.digest != nil && present[path] == file.digest }
+            guard unchanged.count * 2 > notes.count, unchanged.count >= min(notes.count, 3) else { return false }
+            return unchanged.keys.allSatisfy { path in
+                access(from + "/" + String(decoding: path, as: UTF8.self), F_OK) != 0 && errno == ENOENT
+            }
         }.keys.sorted()
     }
 

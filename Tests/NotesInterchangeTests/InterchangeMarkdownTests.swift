@@ -141,7 +141,9 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: renamed) == expected)
         #expect(try s.allNotes().count == 12)
         #expect(try s.allNotes().first { $0.title == "Note 2" }?.body == "# Note 2\n\nbody 2, edited\n")
-        // Again: nothing changes, and the notes still unchanged are still found.
+        // Again: nothing changes, and the notes still unchanged are still found, even once a
+        // folder of the old name is made again (empty: the files are not in their place).
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
         expected = MarkdownImportSummary(created: 0, updated: 0, unchanged: 8)
         expected.movedFrom = [dir]
         #expect(try s.book.importMarkdown(from: renamed) == expected)
@@ -150,17 +152,38 @@ struct InterchangeMarkdownTests {
         expected = MarkdownImportSummary(created: 0, updated: 0, unchanged: 4)
         expected.movedFrom = [other]
         #expect(try s.book.importMarkdown(from: s.path + "/other2") == expected)
-        // A folder that only shares a few names with a gone one is new.
-        let fresh = s.path + "/fresh"
-        try write(fresh + "/index.md", "# Fresh index\n")
-        for i in 0..<4 { try write(fresh + "/f\(i).md", "# Fresh \(i)\n") }
-        #expect(try s.book.importMarkdown(from: fresh) == MarkdownImportSummary(created: 5, updated: 0, unchanged: 0))
-        // A folder still in its place is never taken for a moved one: a copy is a vault of its own.
+        #expect(try s.allNotes().count == 12)
+    }
+
+    @Test("folders that only share file names, or a copy of a folder still in place, stay folders of their own")
+    func notMovedVaults() throws {
+        let s = try InterchangeScratch()
+        // A gone folder of one note, and a new folder holding a file of the same name, other text.
+        let one = s.path + "/one"
+        try write(one + "/note.md", "# Shopping\n\neggs\n")
+        #expect(try s.book.importMarkdown(from: one).created == 1)
+        try FileManager.default.removeItem(atPath: one)
+        let two = s.path + "/two"
+        try write(two + "/note.md", "# Meeting\n")
+        #expect(try s.book.importMarkdown(from: two) == MarkdownImportSummary(created: 1, updated: 0, unchanged: 0))
+        #expect(try s.allNotes().map(\.title).sorted() == ["Meeting", "Shopping"])
+        // A gone folder of three common names; a big folder holding two of them unchanged.
+        let small = s.path + "/small"
+        for name in ["README", "index", "todo"] { try write(small + "/\(name).md", "# \(name)\n") }
+        #expect(try s.book.importMarkdown(from: small).created == 3)
+        try FileManager.default.removeItem(atPath: small)
+        let big = s.path + "/big"
+        for name in ["README", "index"] { try write(big + "/\(name).md", "# \(name)\n") }
+        for i in 0..<20 { try write(big + "/b\(i).md", "# B \(i)\n") }
+        #expect(try s.book.importMarkdown(from: big).created == 22)
+        // A copy of a folder still in place makes notes of its own.
+        let kept = s.path + "/kept"
+        for i in 0..<5 { try write(kept + "/k\(i).md", "# K \(i)\n") }
+        #expect(try s.book.importMarkdown(from: kept).created == 5)
         let copy = s.path + "/copy"
-        try write(copy + "/x.md", "# Fresh index\n")
-        for i in 0..<4 { try write(copy + "/f\(i).md", "# Fresh \(i)\n") }
+        for i in 0..<5 { try write(copy + "/k\(i).md", "# K \(i)\n") }
         #expect(try s.book.importMarkdown(from: copy) == MarkdownImportSummary(created: 5, updated: 0, unchanged: 0))
-        #expect(try s.allNotes().count == 22)
+        #expect(try s.allNotes().count == 2 + 3 + 22 + 10)
     }
 
     @Test("a bad file is refused by name and nothing is imported")

@@ -103,9 +103,9 @@ let importMarkdownCommand = Command(
 
         A file whose `id` names a note updates it, and so does a file imported from DIR before
         (matched by its path in DIR): only what changed. Other files create notes, so importing DIR
-        again changes nothing. A folder imported before from a place that is gone (moved, renamed,
-        or another device's) is matched the same way when its notes' paths are over half of DIR's
-        files. Files that are not .md are counted and left alone; hidden folders
+        again changes nothing. A folder imported before that moved (renamed, or imported on another
+        device from another place) is matched the same way when its files are gone from their
+        place and DIR holds most of them unchanged at the same paths. Files that are not .md are counted and left alone; hidden folders
         (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
         with why, and nothing is imported; --skip-invalid imports the others and lists those skipped.
         """,
@@ -139,7 +139,7 @@ let importMarkdownCommand = Command(
             line += "; \(n) note\(n == 1 ? "" : "s") from files no longer in the folder kept"
         }
         for from in summary.movedFrom {
-            line += "; matched the notes imported from \(from) (no longer there) by their paths"
+            line += "; matched the notes imported from \(ctx.terminal.shown(from)) (moved) by their paths"
         }
         ctx.terminal.print(line)
     }
