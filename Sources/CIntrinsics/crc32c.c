@@ -11,13 +11,19 @@
 #include <string.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <nmmintrin.h>
 
 #define POLY 0x82F63B78u
 
+// One CPUID, when first asked (SSE4.2 is bit 20 of ECX in leaf 1). Not __builtin_cpu_supports:
+// that links libgcc's processor probe, a constructor that runs a dozen CPUIDs at every start of
+// every process, each a trap to the hypervisor on a virtual machine (a few percent of the time
+// `notes --version` takes).
 int notes_crc32c_hardware(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    return (ecx & bit_SSE4_2) ? 1 : 0;
 }
 
 // The operator "append n zero bytes" for the two lane lengths (short and long blocks) and
