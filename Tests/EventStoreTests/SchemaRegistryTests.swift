@@ -180,6 +180,34 @@ struct SchemaRegistryTests {
         #expect(fileBytes(tmp.child("data.mdb")) == before)
     }
 
+    @Test("a damaged catalogue entry (its key or its count) refuses the open as damaged")
+    func damagedCatalogueAtOpen() throws {
+        for damage in ["count", "key"] {
+            let tmp = TemporaryDirectory()
+            var f = EventFactory()
+            do {
+                let store = try EventStore(path: tmp.path, configuration: configuration())
+                try store.append([f.event("Note", payload: payload("a"), schemaVersion: 1)], to: "n/1")
+                try store.environment.write { txn in
+                    if damage == "count" {
+                        // A count of 3 bytes where 8 are stored.
+                        try txn.put(store.meta, key: EventStore.catalogueKey(SchemaKey("Note", 1)), value: [0, 0, 1])
+                    } else {
+                        // A key without the byte that ends the type's name.
+                        try txn.put(store.meta, key: Array("catalogue:Note".utf8), value: [0, 0, 0, 0, 0, 0, 0, 1])
+                    }
+                }
+            }
+            let error = #expect(throws: StoreError.self, "\(damage)") {
+                try EventStore(path: tmp.path, configuration: configuration(registry: evolvingRegistry()))
+            }
+            guard case .damaged = error else {
+                Issue.record("\(damage): expected damaged, got \(String(describing: error))")
+                continue
+            }
+        }
+    }
+
     @Test("appending a type the registry cannot read is refused")
     func unreadableAppend() throws {
         let tmp = TemporaryDirectory()
