@@ -40,10 +40,14 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
 public struct CLIError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let code: ExitCode
+    /// Lines printed after the message, each an error line of its own (each refused file of an
+    /// import): every one is kept on one line whatever it quotes, as the message is.
+    public let details: [String]
 
-    public init(_ message: String, code: ExitCode = .usage) {
+    public init(_ message: String, code: ExitCode = .usage, details: [String] = []) {
         self.message = message
         self.code = code
+        self.details = details
     }
 
     public var description: String { message }
@@ -60,6 +64,11 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
                 case .bodyTooLarge: return CLIError(e.description + " (raise it with the body-limit setting)")
                 case .notAnID: return CLIError(e.description + " (see `notes list`)")
                 case .streamWithoutNote: return CLIError(e.description + " (run `notes verify`)")
+                case .files(let problems):
+                    // One line per refused file, then the verdict.
+                    return CLIError(
+                        "\(problems.count) files are refused; nothing was imported (fix them, or give --skip-invalid)",
+                        details: problems.map { "\($0.file): \($0.reason)" })
                 default: return CLIError(e.description, code: .usage)
                 }
             case .notFound(let missing):

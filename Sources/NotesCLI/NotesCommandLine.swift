@@ -87,6 +87,7 @@ public enum NotesCommandLine {
         } catch {
             let e = CLIError.from(error)
             terminal.flushDirect()
+            for line in e.details { terminal.error(line) }
             terminal.error(e.message)
             return e.code.rawValue
         }

@@ -218,7 +218,7 @@ extension Notebook {
         var listing = VaultListing()
         try listVault(directory, into: &listing)
         let (files, others) = (listing.markdown, listing.others)
-        let vault = Self.absolutePath(directory)
+        let vault = try Self.vaultPath(directory)
         // Files are read and parsed on every core (they are independent), then taken in order.
         let parsed = Self.inParallel(files) { readVaultFile($0, in: directory) }
         var items: [VaultItem] = []
@@ -293,11 +293,14 @@ extension Notebook {
                 for (path, file) in elsewhere[from]! where byPath[path] == nil { byPath[path] = file.id }
             }
             summary.movedFrom = moved
-            summary.missingFiles = byPath.keys.filter { present[$0] == nil }.count
+            // A file skipped as invalid is in the folder all the same.
+            let skippedFiles = Set(problems.map { Array($0.file.utf8) })
+            summary.missingFiles = byPath.keys.filter { present[$0] == nil && !skippedFiles.contains($0) }.count
             // Each file's note: updated by one file at most (by its id, else by its path). A file
             // unchanged since its last import leaves the note as the store has it (edits made
             // here since are kept).
             var changing: [(item: VaultItem, existing: Note?)] = []
+            var relocating: [Note] = []
             var matched: Set<Identifier> = []
             for item in items {
                 let existing = try [item.md.id, byPath[Array(item.file.utf8)]].lazy.compactMap { $0 }.first {
@@ -306,6 +309,11 @@ extension Notebook {
                 if let existing { matched.insert(existing.id) }
                 if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
                     summary.unchanged += 1
+                    // A note of a folder that moved here records its new place, its file unchanged
+                    // or not: the match is made once, and holds however the files change next.
+                    if let from = existing.properties[NoteProperty.vault.rawValue], moved.contains(from) {
+                        relocating.append(existing)
+                    }
                 } else {
                     changing.append((item, existing))
                 }
@@ -388,6 +396,10 @@ extension Notebook {
                     plans.append((id, events, .noStream))
                     summary.created += 1
                 }
+            }
+            for note in relocating {
+                plans.append(
+                    (note.id, [.propertySet(key: NoteProperty.vault.rawValue, value: vault)], .exact(note.version)))
             }
             try session.deferProjections(expecting: plans.reduce(0) { $0 + $1.events.count })
             for plan in plans {
@@ -488,11 +500,18 @@ extension Notebook {
     /// than half of a folder's notes, and at least three of them (all, when it had fewer), have
     /// their file here at the same path, unchanged since its import, and none of those files is
     /// at its place in the old folder any more (a copy of a folder still in place is a folder of
-    /// its own). A file at the same path with other content never counts: two folders that
-    /// share only names (`index.md`, `README.md`) stay apart.
+    /// its own). Only a text that one file of the old folder had counts: a file at the same path
+    /// with other text, an empty file, or a text several of its files shared (an `Untitled.md`
+    /// template) says nothing of where the folder went, so two folders that share only names
+    /// (`index.md`, `README.md`) or templates stay apart.
     static func movedFolders(_ elsewhere: [String: [[UInt8]: RecordedFile]], present: [[UInt8]: String]) -> [String] {
         elsewhere.filter { from, notes in
-            let unchanged = notes.filter { path, file in file.digest != nil && present[path] == file.digest }
+            var uses: [String: Int] = [:]
+            for file in notes.values { if let d = file.digest { uses[d, default: 0] += 1 } }
+            let unchanged = notes.filter { path, file in
+                guard let d = file.digest, d != emptyFileDigest, uses[d] == 1 else { return false }
+                return present[path] == d
+            }
             guard unchanged.count * 2 > notes.count, unchanged.count >= min(notes.count, 3) else { return false }
             return unchanged.keys.allSatisfy { path in
                 access(from + "/" + String(decoding: path, as: UTF8.self), F_OK) != 0 && errno == ENOENT
@@ -500,7 +519,17 @@ extension Notebook {
         }.keys.sorted()
     }
 
-    /// `path` made absolute against the working directory, without `.` parts or a trailing `/`
-    /// (symbolic links resolved when it exists).
-    static func absolutePath(_ path: String) -> String { resolvedPath(path) ?? path }
+    /// The digest of a file of no bytes.
+    static let emptyFileDigest = SHA256.hex(SHA256.hash([UInt8]()))
+
+    /// The folder `directory` as an absolute path, refused when its name is not UTF-8 (two such
+    /// folders would record one place, and the second would update the first one's notes).
+    static func vaultPath(_ directory: String) throws(NotesError) -> String {
+        guard let resolved = realpath(directory, nil) else { return directory }
+        defer { free(resolved) }
+        guard let path = String(validatingCString: resolved) else {
+            throw .validation(.file(directory, reason: "the folder's path is not valid UTF-8; rename the folder"))
+        }
+        return path
+    }
 }

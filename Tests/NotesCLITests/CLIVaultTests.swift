@@ -301,6 +301,10 @@ struct CLIVaultTests {
             #expect(refused.stderr.contains(name), "\(name): \(refused.stderr)")
         }
         #expect(refused.stderr.contains("4 files are refused; nothing was imported"))
+        // One line per file, as the README says, then the verdict: five lines, none with `␊`.
+        let lines = refused.stderr.split(separator: "\n")
+        #expect(lines.count == 5 && lines.allSatisfy { $0.hasPrefix("notes: error: ") }, "\(refused.stderr)")
+        #expect(!refused.stderr.contains("\u{240A}"))
         #expect(try s.ok("list", "--all", "--json").array().isEmpty)
         let skipped = try s.ok("import-markdown", dir, "--skip-invalid")
         #expect(skipped.stdout.contains("created 1, updated 0, unchanged 0, skipped 4"))

@@ -141,12 +141,16 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: renamed) == expected)
         #expect(try s.allNotes().count == 12)
         #expect(try s.allNotes().first { $0.title == "Note 2" }?.body == "# Note 2\n\nbody 2, edited\n")
-        // Again: nothing changes, and the notes still unchanged are still found, even once a
-        // folder of the old name is made again (empty: the files are not in their place).
+        // The notes matched now record their new place (unchanged ones too): again, nothing
+        // changes, even once a folder of the old name is made again; and edits made after the
+        // move update their notes, however many.
+        #expect(try s.allNotes().filter { $0.properties["vault"] == dir }.isEmpty)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
-        expected = MarkdownImportSummary(created: 0, updated: 0, unchanged: 8)
-        expected.movedFrom = [dir]
-        #expect(try s.book.importMarkdown(from: renamed) == expected)
+        #expect(
+            try s.book.importMarkdown(from: renamed) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 8))
+        for i in [0, 1, 3, 4, 5] { try write(renamed + "/sub/n\(i).md", "# Note \(i)\n\nedited after the move\n") }
+        #expect(
+            try s.book.importMarkdown(from: renamed) == MarkdownImportSummary(created: 0, updated: 5, unchanged: 3))
         // The other folder moved too: its notes are its own, not the vault's `index.md`.
         #expect(rename(other, s.path + "/other2") == 0)
         expected = MarkdownImportSummary(created: 0, updated: 0, unchanged: 4)
@@ -176,6 +180,24 @@ struct InterchangeMarkdownTests {
         for name in ["README", "index"] { try write(big + "/\(name).md", "# \(name)\n") }
         for i in 0..<20 { try write(big + "/b\(i).md", "# B \(i)\n") }
         #expect(try s.book.importMarkdown(from: big).created == 22)
+        // Empty files and a template several files share say nothing: a vault deleted (not moved)
+        // whose `Untitled` files another vault also has keeps its notes.
+        let work = s.path + "/Work"
+        let home = s.path + "/Home"
+        for name in ["Untitled", "Untitled 1", "Untitled 2"] {
+            try write(work + "/\(name).md", "")
+            try write(home + "/\(name).md", "")
+        }
+        for name in ["T1", "T2"] {
+            try write(work + "/\(name).md", "# Template\n")
+            try write(home + "/\(name).md", "# Template\n")
+        }
+        try write(work + "/journal.md", "# Journal\n\nWork secrets\n")
+        #expect(try s.book.importMarkdown(from: work).created == 6)
+        try FileManager.default.removeItem(atPath: work)
+        try write(home + "/journal.md", "# Journal\n\nHome: bought milk\n")
+        #expect(try s.book.importMarkdown(from: home) == MarkdownImportSummary(created: 6, updated: 0, unchanged: 0))
+        #expect(try s.allNotes().filter { $0.body.contains("Work secrets") }.count == 1)
         // A copy of a folder still in place makes notes of its own.
         let kept = s.path + "/kept"
         for i in 0..<5 { try write(kept + "/k\(i).md", "# K \(i)\n") }
@@ -183,7 +205,55 @@ struct InterchangeMarkdownTests {
         let copy = s.path + "/copy"
         for i in 0..<5 { try write(copy + "/k\(i).md", "# K \(i)\n") }
         #expect(try s.book.importMarkdown(from: copy) == MarkdownImportSummary(created: 5, updated: 0, unchanged: 0))
-        #expect(try s.allNotes().count == 2 + 3 + 22 + 10)
+        #expect(try s.allNotes().count == 2 + 3 + 22 + 12 + 10)
+        // Two copies of a folder that is then deleted: the first imported takes its notes (they
+        // record it), the second is a folder of its own.
+        let gone = s.path + "/gone"
+        for i in 0..<4 { try write(gone + "/g\(i).md", "# G \(i)\n") }
+        #expect(try s.book.importMarkdown(from: gone).created == 4)
+        let (w1, w2) = (s.path + "/w1", s.path + "/w2")
+        for i in 0..<4 {
+            try write(w1 + "/g\(i).md", "# G \(i)\n")
+            try write(w2 + "/g\(i).md", "# G \(i)\n")
+        }
+        try FileManager.default.removeItem(atPath: gone)
+        var first = MarkdownImportSummary(created: 0, updated: 0, unchanged: 4)
+        first.movedFrom = [gone]
+        #expect(try s.book.importMarkdown(from: w1) == first)
+        #expect(try s.book.importMarkdown(from: w2) == MarkdownImportSummary(created: 4, updated: 0, unchanged: 0))
+        try write(w2 + "/g0.md", "# G 0\n\nonly in w2\n")
+        #expect(try s.book.importMarkdown(from: w2) == MarkdownImportSummary(created: 0, updated: 1, unchanged: 3))
+        #expect(
+            try s.allNotes().filter { $0.title == "G 0" }.map(\.body).sorted() == ["# G 0\n", "# G 0\n\nonly in w2\n"])
+    }
+
+    @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")
+    func skippedIsNotMissing() throws {
+        let s = try InterchangeScratch()
+        let dir = s.path + "/v"
+        for name in ["a", "b", "c"] { try write(dir + "/\(name).md", "# \(name)\n") }
+        #expect(try s.book.importMarkdown(from: dir).created == 3)
+        try write(dir + "/a.md", "---\ntags: [x\n---\n")
+        try FileManager.default.removeItem(atPath: dir + "/b.md")
+        let summary = try s.book.importMarkdown(from: dir, skipInvalid: true)
+        #expect(summary.skipped.map(\.file) == ["a.md"] && summary.missingFiles == 1 && summary.unchanged == 1)
+    }
+
+    @Test("a folder whose path is not UTF-8 is refused: two such folders would record one place")
+    func nonUTF8Folder() throws {
+        let s = try InterchangeScratch()
+        // "bad\xFF" made with the raw bytes, reached through a symbolic link with a UTF-8 name.
+        var raw = Array((s.path + "/bad").utf8CString.dropLast())
+        raw.append(CChar(bitPattern: 0xFF))
+        raw.append(0)
+        #expect(mkdir(raw, 0o700) == 0)
+        let inside = raw.dropLast() + Array("/a.md".utf8CString).map { $0 }
+        let fd = open(Array(inside), O_CREAT | O_WRONLY, 0o600)
+        #expect(fd >= 0)
+        close(fd)
+        #expect(symlink(raw, s.path + "/link") == 0)
+        #expect(throws: NotesError.self) { try s.book.importMarkdown(from: s.path + "/link") }
+        #expect(try s.allNotes().isEmpty)
     }
 
     @Test("a bad file is refused by name and nothing is imported")

@@ -139,7 +139,7 @@ let importMarkdownCommand = Command(
             line += "; \(n) note\(n == 1 ? "" : "s") from files no longer in the folder kept"
         }
         for from in summary.movedFrom {
-            line += "; matched the notes imported from \(ctx.terminal.shown(from)) (moved) by their paths"
+            line += "; matched the notes imported from \(oneLine(ctx.terminal.shown(from))) (moved) by their paths"
         }
         ctx.terminal.print(line)
     }
