@@ -284,15 +284,24 @@ extension Notebook {
             for item in items { present[Array(item.file.utf8)] = item.digest }
             // A folder imported before whose files are gone from their place, and most of whose
             // notes this folder holds unchanged at the same paths, is this folder moved: its
-            // notes are matched by path as this folder's are (those of this folder first). Such
-            // notes keep the place they record until their file changes, so the rule holds again
-            // at the next import, and a folder another device imported from another place is
-            // matched the same way.
+            // notes are matched by path as this folder's are (those of this folder first), and
+            // record their new place below. A folder another device imported from another place
+            // is matched the same way.
             let moved = Self.movedFolders(elsewhere, present: present)
             for from in moved {
                 for (path, file) in elsewhere[from]! where byPath[path] == nil { byPath[path] = file.id }
             }
             summary.movedFrom = moved
+            // A folder imported before inside this one, or around it, holds some of the same
+            // files: each is matched by where it is on disk, and its note keeps its own place.
+            var byLocation: [String: Identifier] = [:]
+            let inside = vault == "/" ? "/" : vault + "/"
+            for (from, notes) in elsewhere
+            where !moved.contains(from) && (from.hasPrefix(inside) || inside.hasPrefix(from == "/" ? "/" : from + "/"))
+            {
+                let base = from == "/" ? "/" : from + "/"
+                for (path, file) in notes { byLocation[base + String(decoding: path, as: UTF8.self)] = file.id }
+            }
             // A file skipped as invalid is in the folder all the same.
             let skippedFiles = Set(problems.map { Array($0.file.utf8) })
             summary.missingFiles = byPath.keys.filter { present[$0] == nil && !skippedFiles.contains($0) }.count
@@ -303,9 +312,10 @@ extension Notebook {
             var relocating: [Note] = []
             var matched: Set<Identifier> = []
             for item in items {
-                let existing = try [item.md.id, byPath[Array(item.file.utf8)]].lazy.compactMap { $0 }.first {
-                    !matched.contains($0)
-                }.flatMap { try projection.note($0, in: session.transaction, databases: dbs) }
+                let existing = try [item.md.id, byPath[Array(item.file.utf8)], byLocation[inside + item.file]].lazy
+                    .compactMap { $0 }.first { !matched.contains($0) }.flatMap {
+                        try projection.note($0, in: session.transaction, databases: dbs)
+                    }
                 if let existing { matched.insert(existing.id) }
                 if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
                     summary.unchanged += 1

@@ -227,6 +227,32 @@ struct InterchangeMarkdownTests {
             try s.allNotes().filter { $0.title == "G 0" }.map(\.body).sorted() == ["# G 0\n", "# G 0\n\nonly in w2\n"])
     }
 
+    @Test("a folder around or inside one imported before finds the same files' notes, which keep their place")
+    func nestedFolders() throws {
+        let s = try InterchangeScratch()
+        let parent = s.path + "/docs"
+        let vault = parent + "/vault"
+        for i in 0..<3 { try write(vault + "/sub/n\(i).md", "# N \(i)\n") }
+        try write(vault + "/top.md", "# Top\n")
+        #expect(try s.book.importMarkdown(from: vault).created == 4)
+        // The parent: the vault's four files are the same files; one file of its own is new.
+        try write(parent + "/other.md", "# Other\n")
+        #expect(
+            try s.book.importMarkdown(from: parent) == MarkdownImportSummary(created: 1, updated: 0, unchanged: 4))
+        // A folder inside the vault, after an edit there: the same note is updated.
+        try write(vault + "/sub/n1.md", "# N 1\n\nedited\n")
+        #expect(
+            try s.book.importMarkdown(from: vault + "/sub")
+                == MarkdownImportSummary(created: 0, updated: 1, unchanged: 2))
+        let notes = try s.allNotes()
+        #expect(notes.count == 5)
+        let real = try #require(resolvedPath(vault))
+        #expect(
+            notes.filter { $0.title.hasPrefix("N ") || $0.title == "Top" }.allSatisfy { $0.properties["vault"] == real }
+        )
+        #expect(try s.book.importMarkdown(from: vault) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 4))
+    }
+
     @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")
     func skippedIsNotMissing() throws {
         let s = try InterchangeScratch()
