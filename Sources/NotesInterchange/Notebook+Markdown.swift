@@ -263,44 +263,51 @@ extension Notebook {
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
             // The notes imported from this folder before, by path (its bytes: two normal forms of
-            // one name are two files).
+            // one name are two files, and two folders too: places are compared as bytes).
             var byPath: [[UInt8]: Identifier] = [:]
             var all = ListQuery()
             all.status = .all
+            let here = Array(vault.utf8)
             // Other folders' notes, by folder then path, for a folder that moved (below).
-            var elsewhere: [String: [[UInt8]: RecordedFile]] = [:]
+            var elsewhere: [[UInt8]: [[UInt8]: RecordedFile]] = [:]
             for note in try projection.list(all, in: session.transaction, databases: dbs) {
                 guard let path = note.sourcePath, let from = note.properties[NoteProperty.vault.rawValue] else {
                     continue
                 }
-                if from == vault {
+                if Array(from.utf8) == here {
                     byPath[Array(path.utf8)] = note.id
                 } else {
-                    elsewhere[from, default: [:]][Array(path.utf8)] = RecordedFile(
+                    elsewhere[Array(from.utf8), default: [:]][Array(path.utf8)] = RecordedFile(
                         id: note.id, digest: note.properties[NoteProperty.sourceDigest.rawValue])
                 }
             }
             var present: [[UInt8]: String] = Dictionary(minimumCapacity: items.count)
             for item in items { present[Array(item.file.utf8)] = item.digest }
             // A folder imported before whose files are gone from their place, and most of whose
-            // notes this folder holds unchanged at the same paths, is this folder moved: its
-            // notes are matched by path as this folder's are (those of this folder first), and
-            // record their new place below. A folder another device imported from another place
-            // is matched the same way.
-            let moved = Self.movedFolders(elsewhere, present: present)
-            for from in moved {
-                for (path, file) in elsewhere[from]! where byPath[path] == nil { byPath[path] = file.id }
+            // notes this folder holds unchanged at the same paths, is this folder moved: its notes
+            // whose files are gone from the old place are matched by path as this folder's are
+            // (those of this folder first), and all of them record their new place below, those
+            // whose file is not here too (so that it finds them when it comes). A folder another
+            // device imported from another place is matched the same way.
+            var adopted: Set<Identifier> = []
+            var moved: Set<[UInt8]> = []
+            for from in Self.movedFolders(elsewhere, present: present) {
+                for (path, file) in elsewhere[from]! where byPath[path] == nil && !Self.exists(from, path) {
+                    byPath[path] = file.id
+                    adopted.insert(file.id)
+                    moved.insert(from)
+                }
             }
-            summary.movedFrom = moved
+            summary.movedFrom = moved.map { String(decoding: $0, as: UTF8.self) }.sorted()
             // A folder imported before inside this one, or around it, holds some of the same
-            // files: each is matched by where it is on disk, and its note keeps its own place.
-            var byLocation: [String: Identifier] = [:]
-            let inside = vault == "/" ? "/" : vault + "/"
-            for (from, notes) in elsewhere
-            where !moved.contains(from) && (from.hasPrefix(inside) || inside.hasPrefix(from == "/" ? "/" : from + "/"))
-            {
-                let base = from == "/" ? "/" : from + "/"
-                for (path, file) in notes { byLocation[base + String(decoding: path, as: UTF8.self)] = file.id }
+            // files: each is matched by where it is on disk, and its note keeps its own place
+            // (unless that folder moved here).
+            var byLocation: [[UInt8]: Identifier] = [:]
+            let inside = here == [0x2F] ? here : here + [0x2F]
+            for (from, notes) in elsewhere {
+                let base = from == [0x2F] ? from : from + [0x2F]
+                guard base.starts(with: inside) || inside.starts(with: base) else { continue }
+                for (path, file) in notes { byLocation[base + path] = file.id }
             }
             // A file skipped as invalid is in the folder all the same.
             let skippedFiles = Set(problems.map { Array($0.file.utf8) })
@@ -309,23 +316,28 @@ extension Notebook {
             // unchanged since its last import leaves the note as the store has it (edits made
             // here since are kept).
             var changing: [(item: VaultItem, existing: Note?)] = []
-            var relocating: [Note] = []
+            // Notes of a folder that moved here, unchanged or without their file here, to record
+            // their new place: and the path in it, when their file is here under another name
+            // (found by its id).
+            var relocating: [Identifier: String?] = [:]
+            for id in adopted { relocating[id] = .some(nil) }
             var matched: Set<Identifier> = []
             for item in items {
-                let existing = try [item.md.id, byPath[Array(item.file.utf8)], byLocation[inside + item.file]].lazy
+                let file = Array(item.file.utf8)
+                let existing = try [item.md.id, byPath[file], byLocation[inside + file]].lazy
                     .compactMap { $0 }.first { !matched.contains($0) }.flatMap {
                         try projection.note($0, in: session.transaction, databases: dbs)
                     }
                 if let existing { matched.insert(existing.id) }
+                let fromMoved = existing?.properties[NoteProperty.vault.rawValue].map { moved.contains(Array($0.utf8)) }
                 if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
                     summary.unchanged += 1
-                    // A note of a folder that moved here records its new place, its file unchanged
-                    // or not: the match is made once, and holds however the files change next.
-                    if let from = existing.properties[NoteProperty.vault.rawValue], moved.contains(from) {
-                        relocating.append(existing)
-                    }
+                    // The match is made once, and holds however the files change next.
+                    if fromMoved == true { relocating[existing.id] = .some(item.file) }
                 } else {
                     changing.append((item, existing))
+                    // Its events below record the place.
+                    if let existing { relocating[existing.id] = nil }
                 }
             }
             // Categories and tags next, through the inline projections; then the notes' events,
@@ -353,12 +365,13 @@ extension Notebook {
                     (.aliases, item.aliases), (.frontMatter, item.kept), (.sourceDigest, item.digest),
                 ]
                 // The path is recorded for a note made from a file of this folder, and for one
-                // matched in it (by path, or by id when the file moved within it); a note the
-                // store exported elsewhere and reads back keeps its own.
-                if existing == nil
-                    || existing?.properties[NoteProperty.vault.rawValue].map({ $0 == vault || moved.contains($0) })
-                        == true
-                {
+                // matched in it (by path, or by id when the file moved within it) or in a folder
+                // that moved here; a note the store exported elsewhere and reads back, or of a
+                // folder inside or around this one, keeps its own.
+                let recordedHere = existing?.properties[NoteProperty.vault.rawValue].map {
+                    Array($0.utf8) == here || moved.contains(Array($0.utf8))
+                }
+                if existing == nil || recordedHere == true {
                     properties += [(.source, item.file), (.vault, vault)]
                 }
                 if let note = existing {
@@ -367,7 +380,11 @@ extension Notebook {
                     for t in note.tags where !tagIDs.contains(t) { events.append(.untagged(tag: t)) }
                     if item.title != note.title { events.append(.retitled(title: item.title)) }
                     if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
-                    if categoryID != note.category { events.append(.categorized(category: categoryID)) }
+                    // The category a folder gives depends on the folder imported: a note of a
+                    // folder inside or around this one keeps its own, unless the file names one.
+                    if categoryID != note.category && (recordedHere == true || item.md.category != nil) {
+                        events.append(.categorized(category: categoryID))
+                    }
                     if let p = item.md.pinned, p != note.pinned { events.append(p ? .pinned : .unpinned) }
                     if let a = item.md.archived, a != note.archived { events.append(a ? .archived : .unarchived) }
                     if let t = item.md.trashed, t != note.trashed { events.append(t ? .trashed : .untrashed) }
@@ -407,9 +424,13 @@ extension Notebook {
                     summary.created += 1
                 }
             }
-            for note in relocating {
-                plans.append(
-                    (note.id, [.propertySet(key: NoteProperty.vault.rawValue, value: vault)], .exact(note.version)))
+            for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
+                guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
+                var events: [NoteEvent] = [.propertySet(key: NoteProperty.vault.rawValue, value: vault)]
+                if let source, source != note.sourcePath {
+                    events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
+                }
+                plans.append((id, events, .exact(note.version)))
             }
             try session.deferProjections(expecting: plans.reduce(0) { $0 + $1.events.count })
             for plan in plans {
@@ -514,7 +535,9 @@ extension Notebook {
     /// with other text, an empty file, or a text several of its files shared (an `Untitled.md`
     /// template) says nothing of where the folder went, so two folders that share only names
     /// (`index.md`, `README.md`) or templates stay apart.
-    static func movedFolders(_ elsewhere: [String: [[UInt8]: RecordedFile]], present: [[UInt8]: String]) -> [String] {
+    static func movedFolders(_ elsewhere: [[UInt8]: [[UInt8]: RecordedFile]], present: [[UInt8]: String])
+        -> [[UInt8]]
+    {
         elsewhere.filter { from, notes in
             var uses: [String: Int] = [:]
             for file in notes.values { if let d = file.digest { uses[d, default: 0] += 1 } }
@@ -523,10 +546,19 @@ extension Notebook {
                 return present[path] == d
             }
             guard unchanged.count * 2 > notes.count, unchanged.count >= min(notes.count, 3) else { return false }
-            return unchanged.keys.allSatisfy { path in
-                access(from + "/" + String(decoding: path, as: UTF8.self), F_OK) != 0 && errno == ENOENT
-            }
-        }.keys.sorted()
+            return unchanged.keys.allSatisfy { !exists(from, $0) }
+        }.keys.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// Whether the file `path` of the folder `folder` (both as bytes) is there (anything that is
+    /// not plainly absent counts as there).
+    static func exists(_ folder: [UInt8], _ path: [UInt8]) -> Bool {
+        var full = folder == [0x2F] ? folder : folder + [0x2F]
+        full += path
+        full.append(0)
+        return full.withUnsafeBufferPointer { p in
+            p.withMemoryRebound(to: CChar.self) { access($0.baseAddress!, F_OK) == 0 || errno != ENOENT }
+        }
     }
 
     /// The digest of a file of no bytes.

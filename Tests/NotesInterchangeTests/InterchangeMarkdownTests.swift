@@ -246,11 +246,68 @@ struct InterchangeMarkdownTests {
                 == MarkdownImportSummary(created: 0, updated: 1, unchanged: 2))
         let notes = try s.allNotes()
         #expect(notes.count == 5)
+        // Its category is the one its own folder gives (`sub`), not the one this import's would.
+        let n1 = try #require(notes.first { $0.title == "N 1" })
+        #expect(n1.body == "# N 1\n\nedited\n")
+        #expect(try s.book.categoryName(n1.category) == "sub")
         let real = try #require(resolvedPath(vault))
         #expect(
             notes.filter { $0.title.hasPrefix("N ") || $0.title == "Top" }.allSatisfy { $0.properties["vault"] == real }
         )
         #expect(try s.book.importMarkdown(from: vault) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 4))
+    }
+
+    @Test(
+        "a move of part of a folder takes only the notes whose files left; skipped files and folders nested in a move")
+    func partlyMovedFolders() throws {
+        let s = try InterchangeScratch()
+        // Most files move out of V into W; V keeps README and index, W has a README of its own.
+        let v = s.path + "/V"
+        let w = s.path + "/W"
+        for i in 1...3 { try write(v + "/n\(i).md", "# N \(i)\n") }
+        try write(v + "/README.md", "# V readme\n")
+        try write(v + "/index.md", "# V index\n")
+        #expect(try s.book.importMarkdown(from: v).created == 5)
+        for i in 1...3 { try write(w + "/n\(i).md", "# N \(i)\n") }
+        for i in 1...3 { try FileManager.default.removeItem(atPath: v + "/n\(i).md") }
+        try write(w + "/README.md", "# W readme\n")
+        var summary = try s.book.importMarkdown(from: w)
+        #expect(summary.created == 1 && summary.unchanged == 3 && summary.movedFrom == [v] && summary.missingFiles == 0)
+        #expect(try s.book.importMarkdown(from: v) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
+        #expect(
+            try s.allNotes().filter { $0.title.hasSuffix("readme") }.map(\.title).sorted() == ["V readme", "W readme"])
+        // A moved folder's file skipped as invalid: its note records the new place all the same,
+        // and the file, once fixed, updates it.
+        let x = s.path + "/X"
+        let y = s.path + "/Y"
+        for name in ["a", "b", "c", "d"] { try write(x + "/\(name).md", "# \(name)\n") }
+        #expect(try s.book.importMarkdown(from: x).created == 4)
+        #expect(rename(x, y) == 0)
+        try write(y + "/d.md", "---\ntags: [x\n---\n")
+        summary = try s.book.importMarkdown(from: y, skipInvalid: true)
+        #expect(summary.unchanged == 3 && summary.skipped.count == 1 && summary.missingFiles == 0)
+        try write(y + "/d.md", "# d\n\nfixed\n")
+        #expect(try s.book.importMarkdown(from: y) == MarkdownImportSummary(created: 0, updated: 1, unchanged: 3))
+        // A folder's files moved into a folder it held: the files moved and the file already
+        // there are all found.
+        let p = s.path + "/P"
+        for name in ["a", "b", "c"] { try write(p + "/\(name).md", "# P \(name)\n") }
+        try write(p + "/C/x.md", "# P x\n")
+        #expect(try s.book.importMarkdown(from: p).created == 4)
+        for name in ["a", "b", "c"] {
+            #expect(rename(p + "/\(name).md", p + "/C/\(name).md") == 0)
+        }
+        summary = try s.book.importMarkdown(from: p + "/C")
+        #expect(summary.created == 0 && summary.unchanged == 4 && summary.missingFiles == 0)
+        #expect(try s.allNotes().count == 6 + 4 + 4)
+        // Two folders whose names differ only in their Unicode form are two folders.
+        let composed = s.path + "/caf\u{E9}"
+        let decomposed = s.path + "/cafe\u{301}"
+        try write(composed + "/a.md", "# Composed\n")
+        try write(decomposed + "/a.md", "# Decomposed\n")
+        #expect(try s.book.importMarkdown(from: composed).created == 1)
+        #expect(try s.book.importMarkdown(from: decomposed).created == 1)
+        #expect(try s.allNotes().filter { $0.title.hasSuffix("omposed") }.count == 2)
     }
 
     @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")
