@@ -83,7 +83,8 @@ public final class EventStore: Sendable {
             let existingMeta: Database? = try? env.openDatabase(Names.meta)
             // Creation opens the databases in one transaction and writes the format in the next
             // (stores made before 2026-12-04 opened each in its own), so a creation killed
-            // midway, or running now in another process, leaves store databases without a format. An empty log means nothing can be lost: finish it.
+            // midway, or running now in another process, leaves store databases without a format.
+            // An empty log means nothing can be lost: finish it.
             var formatMissing = existingMeta == nil
             if let existingMeta {
                 // The format and the log are read in one snapshot: a creating process commits

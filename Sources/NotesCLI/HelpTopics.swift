@@ -32,10 +32,10 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         with prefix; -word, -"a phrase" and -(a OR b) exclude; title: and body: before a word,
         phrase or group match only there; tag:NAME and category:NAME filter the whole query. OR
         and AND are operators only in capitals. Case and accents are ignored (resume finds Résumé),
-        and so are Hebrew points and Arabic harakat. Results are ranked by BM25; title matches count more. When fewer notes than --limit
-        match, words of 4+ letters also match near spellings (1 edit, 2 for 8+ letters), then
-        notes with some of the words follow, each ranked below, and a line says so; --exact
-        turns that off.
+        and so are Hebrew points and Arabic harakat. Results are ranked by BM25; title matches
+        count more. When fewer notes than --limit match, words of 4+ letters also match near
+        spellings (1 edit, 2 for 8+ letters), then notes with some of the words follow, each
+        ranked below, and a line says so; --exact turns that off.
         """
     ),
     (

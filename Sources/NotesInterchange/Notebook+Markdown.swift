@@ -303,9 +303,9 @@ extension Notebook {
             // files: each is matched by where it is on disk, and its note keeps its own place
             // (unless that folder moved here).
             var byLocation: [[UInt8]: Identifier] = [:]
-            let inside = here == [0x2F] ? here : here + [0x2F]
+            let inside = Self.folderPrefix(here)
             for (from, notes) in elsewhere {
-                let base = from == [0x2F] ? from : from + [0x2F]
+                let base = Self.folderPrefix(from)
                 guard base.starts(with: inside) || inside.starts(with: base) else { continue }
                 for (path, file) in notes { byLocation[base + path] = file.id }
             }
@@ -322,6 +322,10 @@ extension Notebook {
             var relocating: [Identifier: String?] = [:]
             for id in adopted { relocating[id] = .some(nil) }
             var matched: Set<Identifier> = []
+            /// The folder a note was imported from, as bytes.
+            func place(_ note: Note?) -> [UInt8]? {
+                note?.properties[NoteProperty.vault.rawValue].map { Array($0.utf8) }
+            }
             for item in items {
                 let file = Array(item.file.utf8)
                 let existing = try [item.md.id, byPath[file], byLocation[inside + file]].lazy
@@ -329,11 +333,10 @@ extension Notebook {
                         try projection.note($0, in: session.transaction, databases: dbs)
                     }
                 if let existing { matched.insert(existing.id) }
-                let fromMoved = existing?.properties[NoteProperty.vault.rawValue].map { moved.contains(Array($0.utf8)) }
                 if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
                     summary.unchanged += 1
                     // The match is made once, and holds however the files change next.
-                    if fromMoved == true { relocating[existing.id] = .some(item.file) }
+                    if let from = place(existing), moved.contains(from) { relocating[existing.id] = .some(item.file) }
                 } else {
                     changing.append((item, existing))
                     // Its events below record the place.
@@ -368,9 +371,7 @@ extension Notebook {
                 // matched in it (by path, or by id when the file moved within it) or in a folder
                 // that moved here; a note the store exported elsewhere and reads back, or of a
                 // folder inside or around this one, keeps its own.
-                let recordedHere = existing?.properties[NoteProperty.vault.rawValue].map {
-                    Array($0.utf8) == here || moved.contains(Array($0.utf8))
-                }
+                let recordedHere = place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
                     properties += [(.source, item.file), (.vault, vault)]
                 }
@@ -553,13 +554,12 @@ extension Notebook {
     /// Whether the file `path` of the folder `folder` (both as bytes) is there (anything that is
     /// not plainly absent counts as there).
     static func exists(_ folder: [UInt8], _ path: [UInt8]) -> Bool {
-        var full = folder == [0x2F] ? folder : folder + [0x2F]
-        full += path
-        full.append(0)
-        return full.withUnsafeBufferPointer { p in
-            p.withMemoryRebound(to: CChar.self) { access($0.baseAddress!, F_OK) == 0 || errno != ENOENT }
-        }
+        // Recorded places and paths came from strings: their bytes are UTF-8.
+        access(String(decoding: folderPrefix(folder) + path, as: UTF8.self), F_OK) == 0 || errno != ENOENT
     }
+
+    /// A folder's path as bytes, ending in `/` (the root is `/` alone): what its files' paths start with.
+    static func folderPrefix(_ folder: [UInt8]) -> [UInt8] { folder.last == 0x2F ? folder : folder + [0x2F] }
 
     /// The digest of a file of no bytes.
     static let emptyFileDigest = SHA256.hex(SHA256.hash([UInt8]()))

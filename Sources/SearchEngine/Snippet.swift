@@ -13,9 +13,8 @@ public enum Snippet {
         title: String, body: String, query: SearchQuery, width: Int = 160, highlight: (open: String, close: String)?,
         language: SearchLanguage = .none
     ) -> String {
-        let (text, matches) = extract(title: title, body: body, query: query, width: width, language: language)
-        guard let highlight, !matches.isEmpty else { return text }
-        return wrap(text, matches, highlight)
+        SnippetMaker(query: query, language: language).make(
+            title: title, body: body, width: width, highlight: highlight)
     }
 
     /// The snippet ``make(title:body:query:width:highlight:language:)`` gives without
@@ -24,10 +23,7 @@ public enum Snippet {
     public static func extract(
         title: String, body: String, query: SearchQuery, width: Int = 160, language: SearchLanguage = .none
     ) -> (text: String, matches: [Range<Int>]) {
-        let stemmer = language.makeStemmer()
-        return extract(
-            title: title, body: body, width: width,
-            matcher: Matcher(query: query, stemmer: stemmer, inTitle: body.isEmpty))
+        SnippetMaker(query: query, language: language).extract(title: title, body: body, width: width)
     }
 
     static func extract(title: String, body: String, width: Int, matcher: Matcher) -> (

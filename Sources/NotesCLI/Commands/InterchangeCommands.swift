@@ -106,8 +106,8 @@ let importMarkdownCommand = Command(
         again changes nothing. A folder imported before that moved (renamed, or imported on another
         device from another place) is matched the same way when its files are gone from their
         place and DIR holds most of them unchanged at the same paths; a file imported before through
-        a folder inside DIR or around it is the same file, and updates its note. Files that are not .md are counted and left alone; hidden folders
-        (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
+        a folder inside DIR or around it is the same file, and updates its note. Files that are not
+        .md are counted and left alone; hidden folders (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
         with why, and nothing is imported; --skip-invalid imports the others and lists those skipped.
         """,
     options: [OptionSpec("skip-invalid", "import the readable files; list each file skipped and why")]
