@@ -58,6 +58,9 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     /// folder holds unchanged at the same paths: the folder moved (or another device imported
     /// it from another place), so its files update those notes rather than make new ones.
     public var movedFrom: [String] = []
+    /// Files of this folder found at a new path in it (moved into a subfolder, or renamed), each
+    /// matched to its note by its bytes or its name (``Notebook/filesMoved(gone:newcomers:)``).
+    public var movedFiles = 0
 
     public init(
         created: Int, updated: Int, unchanged: Int, warnings: [String] = [], skipped: [FileProblem] = [],
@@ -343,6 +346,25 @@ extension Notebook {
                     if let existing { relocating[existing.id] = nil }
                 }
             }
+            // A file moved within the folder (into a subfolder, or renamed): a new path whose
+            // file is the one a note's gone path had, by its bytes, else by its name.
+            let moves = try Self.filesMoved(
+                gone: byPath.filter {
+                    present[$0.key] == nil && !skippedFiles.contains($0.key) && !matched.contains($0.value)
+                }
+                .compactMap { try projection.note($0.value, in: session.transaction, databases: dbs) },
+                newcomers: changing.indices.filter { changing[$0].existing == nil && changing[$0].item.md.id == nil }
+                    .map { changing[$0].item })
+            for (k, i) in changing.indices.filter({ changing[$0].existing == nil && changing[$0].item.md.id == nil })
+                .enumerated()
+            {
+                guard let note = moves[k] else { continue }
+                changing[i].existing = note
+                matched.insert(note.id)
+                relocating[note.id] = nil
+                summary.movedFiles += 1
+                summary.missingFiles -= 1
+            }
             // Categories and tags next, through the inline projections; then the notes' events,
             // their projections run in batches as a bulk import's are (so every lookup of the
             // store is made before the first note is appended).
@@ -525,6 +547,35 @@ extension Notebook {
     struct RecordedFile {
         var id: Identifier
         var digest: String?
+    }
+
+    /// For each of `newcomers` (files of the folder that match no note), the note of `gone`
+    /// (notes of the folder whose files are no longer at their paths) it is the file of, moved:
+    /// the one whose file had the same bytes, else the one whose file had the same name. Only a
+    /// match that is the only one on both sides counts (two gone copies of a template, or two
+    /// `index.md` files, say nothing of which went where).
+    static func filesMoved(gone: [Note], newcomers: [VaultItem]) -> [Note?] {
+        var found = [Note?](repeating: nil, count: newcomers.count)
+        var taken = Set<Identifier>()
+        func match(_ goneKey: (Note) -> [UInt8]?, _ newKey: (VaultItem) -> [UInt8]) {
+            var byKey: [[UInt8]: [Int]] = [:]
+            for (g, note) in gone.enumerated() where !taken.contains(note.id) {
+                if let key = goneKey(note) { byKey[key, default: []].append(g) }
+            }
+            var wanted: [[UInt8]: [Int]] = [:]
+            for (n, item) in newcomers.enumerated() where found[n] == nil {
+                wanted[newKey(item), default: []].append(n)
+            }
+            for (key, ns) in wanted where ns.count == 1 {
+                guard let gs = byKey[key], gs.count == 1 else { continue }
+                found[ns[0]] = gone[gs[0]]
+                taken.insert(gone[gs[0]].id)
+            }
+        }
+        func name(_ path: some StringProtocol) -> [UInt8] { Array((path.split(separator: "/").last ?? "").utf8) }
+        match({ $0.properties[NoteProperty.sourceDigest.rawValue].map { Array($0.utf8) } }, { Array($0.digest.utf8) })
+        match({ $0.sourcePath.map(name) }, { name($0.file) })
+        return found
     }
 
     /// The folders of `elsewhere` (each folder's notes by their paths in it) that moved to the

@@ -257,6 +257,56 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: vault) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 4))
     }
 
+    @Test("a file moved within the folder, or renamed, keeps its note: matched by its bytes, else its name, if unique")
+    func filesMovedWithinFolder() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a.md", "# Alpha\n\nalpha\n")
+        try write(v + "/b.md", "# Beta\n\nbeta\n")
+        try write(v + "/c.md", "# Gamma\n\ngamma\n")
+        // Two copies of one template, and two files of one name in two folders.
+        try write(v + "/t1.md", "template\n")
+        try write(v + "/t2.md", "template\n")
+        try write(v + "/x/index.md", "# X\n")
+        try write(v + "/y/index.md", "# Y\n")
+        #expect(try s.book.importMarkdown(from: v).created == 7)
+        let before = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        // a: into a subfolder, unchanged; b: into a subfolder and edited; c: renamed in place.
+        // The templates are renamed, both indexes moved into one folder.
+        for (from, to) in [
+            ("a.md", "sub/a.md"), ("b.md", "sub/b.md"), ("c.md", "gamma.md"), ("t1.md", "u1.md"),
+            ("t2.md", "u2.md"), ("x/index.md", "z/index.md"), ("y/index.md", "z/w/index.md"),
+        ] {
+            try FileManager.default.createDirectory(
+                atPath: ((v + "/" + to) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(rename(v + "/" + from, v + "/" + to) == 0)
+        }
+        try write(v + "/sub/b.md", "# Beta\n\nbeta, edited\n")
+        // The indexes, edited, are told apart by neither bytes nor name.
+        try write(v + "/z/index.md", "# X\n\nedited\n")
+        try write(v + "/z/w/index.md", "# Y\n\nedited\n")
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.movedFiles == 3 && summary.updated == 3 && summary.created == 4 && summary.missingFiles == 4)
+        let notes = try s.allNotes()
+        #expect(notes.count == 11)
+        for (title, path, category) in [
+            ("Alpha", "sub/a.md", "sub"), ("Beta", "sub/b.md", "sub"), ("Gamma", "gamma.md", "-"),
+        ] {
+            let n = try #require(notes.first { $0.id == before[title] })
+            #expect(n.sourcePath == path && n.title == title)
+            #expect(try s.book.categoryName(n.category) ?? "-" == category)
+        }
+        #expect(notes.first { $0.id == before["Beta"] }?.body == "# Beta\n\nbeta, edited\n")
+        // Imported again: nothing moves, nothing changes.
+        #expect(
+            try s.book.importMarkdown(from: v)
+                == {
+                    var same = MarkdownImportSummary(created: 0, updated: 0, unchanged: 7)
+                    same.missingFiles = 4
+                    return same
+                }())
+    }
+
     @Test(
         "a move of part of a folder takes only the notes whose files left; skipped files and folders nested in a move")
     func partlyMovedFolders() throws {

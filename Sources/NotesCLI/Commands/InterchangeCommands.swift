@@ -102,8 +102,9 @@ let importMarkdownCommand = Command(
         the note. Other keys are kept and written back by export-markdown.
 
         A file whose `id` names a note updates it, and so does a file imported from DIR before
-        (matched by its path in DIR): only what changed. Other files create notes, so importing DIR
-        again changes nothing. A folder imported before that moved (renamed, or imported on another
+        (matched by its path in DIR): only what changed. A file moved within DIR (into a subfolder,
+        or renamed) keeps its note when its bytes, else its name, match one gone file only. Other
+        files create notes, so importing DIR again changes nothing. A folder imported before that moved (renamed, or imported on another
         device from another place) is matched the same way when its files are gone from their
         place and DIR holds most of them unchanged at the same paths; a file imported before through
         a folder inside DIR or around it is the same file, and updates its note. Files that are not
@@ -127,6 +128,7 @@ let importMarkdownCommand = Command(
                         summary.skipped.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
+                ("movedFiles", .int(summary.movedFiles)),
                 ("movedFrom", .array(summary.movedFrom.map { .string($0) })),
             ]))
     } else {
@@ -138,6 +140,10 @@ let importMarkdownCommand = Command(
         if summary.missingFiles > 0 {
             let n = summary.missingFiles
             line += "; \(n) note\(n == 1 ? "" : "s") from files no longer in the folder kept"
+        }
+        if summary.movedFiles > 0 {
+            let n = summary.movedFiles
+            line += "; \(n) file\(n == 1 ? "" : "s") found moved within the folder"
         }
         for from in summary.movedFrom {
             line += "; matched the notes imported from \(oneLine(ctx.terminal.shown(from))) (moved) by their paths"
