@@ -17,16 +17,17 @@ public struct ChildProcess: Sendable {
 
     /// Starts `arguments` (the program first: a path, or a name looked up in `PATH`), with
     /// `environment` (`KEY=value` strings; nil keeps this process's), its standard input and
-    /// output moved to the given descriptors, and `closing` closed in the child.
+    /// output (and error) moved to the given descriptors, and `closing` closed in the child.
     public static func spawn(
         _ arguments: [String], environment: [String]? = nil, standardInput: Int32? = nil,
-        standardOutput: Int32? = nil, closing: [Int32] = []
+        standardOutput: Int32? = nil, standardError: Int32? = nil, closing: [Int32] = []
     ) throws(SpawnError) -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let fd = standardInput { posix_spawn_file_actions_adddup2(&actions, fd, 0) }
         if let fd = standardOutput { posix_spawn_file_actions_adddup2(&actions, fd, 1) }
+        if let fd = standardError { posix_spawn_file_actions_adddup2(&actions, fd, 2) }
         for fd in closing { posix_spawn_file_actions_addclose(&actions, fd) }
         var pid: pid_t = 0
         let rc = withCStrings(arguments) { argv in
@@ -54,6 +55,42 @@ public struct ChildProcess: Sendable {
     ) throws(SpawnError) -> Int32 {
         try spawn(arguments, environment: environment, standardInput: standardInput, standardOutput: standardOutput)
             .wait()
+    }
+
+    /// Runs `arguments` to the end with the output into `standardOutput`: its exit status and
+    /// the last line it wrote to its standard error (which does not reach this process's).
+    public static func runCapturingError(_ arguments: [String], standardOutput: Int32) throws(SpawnError) -> (
+        status: Int32, lastError: String
+    ) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw SpawnError(code: errno) }
+        // Neither end may leak into another program this process starts.
+        for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let child: ChildProcess
+        do {
+            child = try spawn(arguments, standardOutput: standardOutput, standardError: ends[1])
+        } catch {
+            close(ends[0])
+            close(ends[1])
+            throw error
+        }
+        close(ends[1])
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
+            if n > 0 {
+                // Its last 4 KB are enough for its last line.
+                text.append(contentsOf: buffer[0..<n])
+                if text.count > 8192 { text.removeFirst(text.count - 4096) }
+            } else if n == 0 || errno != EINTR {
+                break
+            }
+        }
+        close(ends[0])
+        let status = child.wait()
+        let lines = String(decoding: text, as: UTF8.self).split(whereSeparator: \.isNewline)
+        return (status, lines.last.map(String.init) ?? "")
     }
 }
 

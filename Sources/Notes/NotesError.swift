@@ -152,7 +152,7 @@ public enum Missing: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .note(let id): return "no note has id \(shortID(id))"
+        case .note(let id): return "no note has id \(id.uuidString.lowercased())"
         case .noteMatching(let text): return "no note matches \"\(text)\""
         case .category(let name): return "no category is named \"\(name)\""
         case .tag(let name): return "no tag is named \"\(name)\""

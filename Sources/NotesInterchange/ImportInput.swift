@@ -100,14 +100,18 @@ package final class ImportInput {
     /// Runs `gzip -dc -- PATH` with its output into `spool`.
     private static func decompress(_ path: String, into spool: Int32) throws(NotesError) {
         let status: Int32
+        let said: String
         do {
-            status = try ChildProcess.run(["gzip", "-dc", "--", path], standardOutput: spool)
+            (status, said) = try ChildProcess.runCapturingError(["gzip", "-dc", "--", path], standardOutput: spool)
         } catch {
             throw .io(IOFailure(.decompress, path, code: error.code, detail: "gzip could not start; install gzip"))
         }
-        // A damaged file, not a failing system: bad input, like a refused line.
+        // A damaged file, not a failing system: bad input, like a refused line. What gzip
+        // said is part of the one line of the error, not a line of its own.
         guard status == 0 else {
-            throw .validation(.damagedFile(path, reason: "gzip failed (status \(status))"))
+            let what = said.split(separator: ":").last.map { $0.trimmingPrefix(" ") }.map(String.init) ?? ""
+            throw .validation(
+                .damagedFile(path, reason: what.isEmpty ? "gzip failed (status \(status))" : "gzip: \(what)"))
         }
     }
 

@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import LMDB
@@ -349,6 +350,10 @@ private struct ImportAppender {
     private var before: UInt64 = 0
     private var firstVersion: UInt64 = 0
 
+    /// How far ahead of the clock an imported event may be dated (another device's clock may
+    /// run ahead of this one's).
+    static let allowedLead: Int64 = 86_400_000_000
+
     init(book: Notebook, session: borrowing WriteSession) throws {
         self.book = book
         mayBeStored = try book.store.headPosition(in: session.transaction) > 0
@@ -366,6 +371,17 @@ private struct ImportAppender {
         if try mayBeStored && book.isStored(e, in: session.transaction) {
             summary.skipped += 1
             return
+        }
+        // The log's time never goes back: an event dated far ahead of this machine's clock
+        // would date every later change of the store then, and hide them from `--as-of now`.
+        if let at = e.event.recordedAt, at > book.store.configuration.clock() &+ Self.allowedLead {
+            throw NotesError.validation(
+                .line(
+                    e.line,
+                    reason:
+                        "recordedAt \(RFC3339.format(micros: at)) is more than a day after this machine's clock "
+                        + "(\(RFC3339.format(micros: book.store.configuration.clock()))); every later change would be "
+                        + "recorded then: fix the line, or the clock"))
         }
         let current: UInt64
         if let v = versions[e.stream] {

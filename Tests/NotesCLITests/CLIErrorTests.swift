@@ -110,6 +110,11 @@ struct CLIErrorTests {
         let other = id.first == "f" ? "0000" : "ffff"
         Self.expectFailure(s.run("show", other), 3, mentioning: "notes list --all")
         Self.expectFailure(s.run("show", "0123456789abcdef0123456789abcdef"), 3, mentioning: "01234567")
+        // A whole id is quoted whole: its first eight digits may be those of a note that exists.
+        let sameStart = String(id.prefix(8)) + "-0000-4000-8000-000000000000"
+        Self.expectFailure(s.run("show", sameStart), 3, mentioning: "no note has id \(sameStart)")
+        // A version past the largest number is named as given, not as that number.
+        Self.expectFailure(s.run("show", id, "--at", "99999999999999999999"), 2, mentioning: "99999999999999999999")
         for command in ["pin", "unpin", "archive", "unarchive", "trash", "untrash", "edit"] {
             Self.expectFailure(s.run(command, other), 3, mentioning: other)
         }

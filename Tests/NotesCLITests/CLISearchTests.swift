@@ -103,6 +103,9 @@ struct CLISearchTests {
             ("ham OR", "OR, | and AND must stand between two words or groups"),
             ("\"ham and milk", "a phrase is missing its closing quote"),
             ("*ham", "`*` ends a prefix"),
+            // A filter naming nothing says so too (it searched its words without a line).
+            ("ham category: milk", "`category:` must be followed by a name"),
+            ("tag: ham", "`tag:` must be followed by a name"),
         ] {
             let r = s.run("search", "--", query)
             #expect(r.code == 0, "\(query): \(r)")

@@ -51,10 +51,14 @@ let categoriesCommand = Command(
 
 extension Context {
     /// `3` or `v3`; nil when the text is not a version.
-    func parseVersion(_ text: String) -> UInt64? {
+    func parseVersion(_ text: String) throws(CLIError) -> UInt64? {
         let t = text.hasPrefix("v") ? String(text.dropFirst()) : text
         guard !t.isEmpty, t.allSatisfy(\.isASCII), t.allSatisfy(\.isNumber) else { return nil }
-        return UInt64(t) ?? UInt64.max
+        guard let v = UInt64(t) else {
+            throw CLIError(
+                "version \(t) is out of range (at most \(UInt64.max)); `notes history ID` lists the versions")
+        }
+        return v
     }
 
     /// The notebook as it was at `instant`, replayed in memory.

@@ -216,7 +216,7 @@ let logCommand = Command(
 extension Context {
     /// `3` or `v3` is a version; anything else an instant.
     func revisionSelector(_ text: String) throws(CLIError) -> RevisionSelector {
-        if let v = parseVersion(Notebook.trim(text)) { return .version(v) }
+        if let v = try parseVersion(Notebook.trim(text)) { return .version(v) }
         return .instant(try instant(text))
     }
 

@@ -26,7 +26,7 @@ let searchCommand = Command(
     readsOnly: true
 ) { ctx in
     guard !ctx.positionals.isEmpty else { throw CLIError("missing QUERY; usage: notes \(ctx.command.usage[0])") }
-    let (text, queryTags, queryCategories) = try extractFilterFields(
+    let (text, queryTags, queryCategories, emptyField) = try extractFilterFields(
         ctx.positionals.joined(separator: " "), exact: ctx.flag("exact"))
     let tagNames = ctx.tagValues + queryTags.map(Context.tagName)
     var categoryName = ctx.value("category")
@@ -62,8 +62,8 @@ let searchCommand = Command(
             (query, misread) = try SearchQuery.parseLeniently(text)
         }
     } catch { throw CLIError("bad query: \(error)") }
-    if let misread {
-        let line = "searched the words of the query (\(query)): \(misread); --exact refuses it"
+    if let reason = misread.map({ "\($0)" }) ?? emptyField {
+        let line = "searched the words of the query (\(query)): \(reason); --exact refuses it"
         if ctx.json { ctx.terminal.stderr(line + "\n") } else { ctx.terminal.print(ctx.terminal.dim(line)) }
     }
     let list = try ctx.listQuery(category: categoryName)
@@ -210,10 +210,12 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
 
 /// Takes the `tag:NAME`, `category:NAME` (and `tag:"NAME WITH SPACES"`) words out of a search
 /// text (outside phrases, in any case), returning the rest and the names, in order. They filter
-/// the whole query, so one inside parentheses is refused.
+/// the whole query, so one inside parentheses is refused. One that names nothing is refused
+/// with `exact`, else left as words, and `emptyField` says why.
 func extractFilterFields(_ text: String, exact: Bool = true) throws(CLIError) -> (
-    rest: String, tags: [String], categories: [String]
+    rest: String, tags: [String], categories: [String], emptyField: String?
 ) {
+    var emptyField: String?
     let chars = Array(text)
     var rest = ""
     var tags: [String] = []
@@ -263,11 +265,11 @@ func extractFilterFields(_ text: String, exact: Bool = true) throws(CLIError) ->
             // `tag:` or `tag:""` names nothing: refused with --exact, as `title:` alone is;
             // otherwise (a pasted sentence, "traversal category: ...") it is words to search.
             if Notebook.trim(name).isEmpty {
-                guard !exact else {
-                    throw CLIError(
-                        "bad query: `\(field)` must be followed by a name, e.g. \(field)work or \(field)\"two words\" "
-                            + "(at character \(position(i)))")
-                }
+                let reason =
+                    "`\(field)` must be followed by a name, e.g. \(field)work or \(field)\"two words\" "
+                    + "(at character \(position(i)))"
+                guard !exact else { throw CLIError("bad query: " + reason) }
+                if emptyField == nil { emptyField = reason }
                 rest += String(chars[i..<j])
                 i = j
                 continue
@@ -289,5 +291,5 @@ func extractFilterFields(_ text: String, exact: Bool = true) throws(CLIError) ->
         rest.append(c)
         i += 1
     }
-    return (rest, tags, categories)
+    return (rest, tags, categories, emptyField)
 }
