@@ -34,7 +34,7 @@ struct Config: Sendable {
         ),
         (
             "remote-notebook", "the remote notebook `notes sync` uses (default notes)",
-            { $0.isEmpty ? "must be a name" : nil }
+            { notebookNameProblem($0) }
         ),
         (
             "search-language",
@@ -101,8 +101,14 @@ struct Config: Sendable {
             let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""
             throw CLIError("unknown setting \"\(key)\"\(hint); see `notes config list`")
         }
+        // A line break would end the line and start another setting: a value is one line, as
+        // the file reads it (spaces around it trimmed).
+        if let value, value.unicodeScalars.contains(where: breaksLine) {
+            throw CLIError("\(key) must be one line without control characters; nothing was written")
+        }
+        let value = value?.trimmingSpaces
         if let value, let problem = spec.validate(value) { throw CLIError("\(key) \(problem), not \"\(value)\"") }
-        guard let path = path(environment: environment) else {
+        guard var path = path(environment: environment) else {
             throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
         }
         _ = try load(environment: environment)
@@ -117,6 +123,12 @@ struct Config: Sendable {
             return line[..<eq].trimmingSpaces == key
         }
         if let value { lines.append("\(key) = \(value)") }
+        // A config file that is a link (to a dotfiles folder) is written where it leads.
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK, let target = realpath(path, nil) {
+            path = String(cString: target)
+            free(target)
+        }
         do {
             try makeDirectories(AtomicFile.directory(of: path))
             let file = try AtomicFile(path: path)

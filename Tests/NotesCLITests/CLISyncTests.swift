@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 /// The sync commands that need no server: the remote setting, its refusals and the exit codes
@@ -32,6 +33,36 @@ struct CLISyncTests {
         }
         try s.ok("remote", "set", "postgresql://ana@db.example/notes")
         #expect(try s.ok("config", "get", "remote").stdout == "postgresql://ana@db.example/notes\n")
+    }
+
+    @Test(
+        "settings are one line (a line break cannot add a key), notebook names are checked before any connection, a linked config file is written where it leads, and no password is shown"
+    )
+    func settingsRefusals() throws {
+        let s = try Sandbox()
+        for args in [
+            ["remote", "set", "host=/x dbname=notes\nstore = /tmp/hijacked"],
+            ["config", "set", "editor", "vi\nstore = /x"],
+            ["remote", "set", "host=/x", "--notebook", "   "], ["remote", "set", "host=/x", "--notebook", "a\tb"],
+            ["remote", "set", "host=/x", "--notebook", String(repeating: "n", count: 201)],
+        ] {
+            let r = s.run(args)
+            #expect(r.code == 2 && r.stderr.split(separator: "\n").count == 1, "\(args): \(r)")
+        }
+        #expect(!fileExists(s.configFile), "nothing was written")
+        let empty = s.run("sync", "--notebook", " ", env: ["NOTES_REMOTE": "host=/nonexistent-socket-dir"])
+        #expect(empty.code == 2 && empty.stderr.contains("notebook must be a name"), "\(empty)")
+        // A config file that is a link to a dotfiles folder stays one.
+        let dotfile = s.path("dotfiles-config")
+        write(file: dotfile, "sort = title\n")
+        mkdir(s.root + "/config/notes", 0o700)
+        symlink(dotfile, s.configFile)
+        try s.ok("remote", "set", "host=/x")
+        var st = stat()
+        #expect(lstat(s.configFile, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+        #expect(String(decoding: read(file: dotfile), as: UTF8.self) == "sort = title\nremote = host=/x\n")
+        let shown = try s.ok("remote", "show", env: ["NOTES_REMOTE": "postgresql://ana:hunter2@db/notes"]).stdout
+        #expect(!shown.contains("hunter2") && shown.contains("ana:***@db"), "\(shown)")
     }
 
     @Test("sync without a remote is a usage error; an unreachable remote exits 6 and keeps the outbox")

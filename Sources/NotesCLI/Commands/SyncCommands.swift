@@ -23,6 +23,17 @@ func remoteNotebookName(_ ctx: Context) -> String {
     ctx.value("notebook") ?? ctx.config["remote-notebook"] ?? "notes"
 }
 
+/// Why `name` cannot name a remote notebook (the remote takes 1 to 200 characters on one
+/// line), or nil.
+func notebookNameProblem(_ name: String) -> String? {
+    if name.trimmingSpaces.isEmpty { return "must be a name" }
+    if name.count > 200 { return "must be at most 200 characters" }
+    if name.unicodeScalars.contains(where: { breaksLine($0) || $0 == "\t" }) {
+        return "must be one line without control characters"
+    }
+    return nil
+}
+
 /// Why an address may not be written to the config: one holding a password.
 ///
 /// libpq allows spaces around `=`, percent-encodes URI query keys, and expands a `dbname` that is
@@ -77,6 +88,9 @@ let remoteCommand = Command(
             throw CLIError(
                 "the address \(problem); keep passwords in ~/.pgpass or a service file, never in the config")
         }
+        if let name = ctx.value("notebook"), let problem = notebookNameProblem(name) {
+            throw CLIError("the notebook \(problem), not \"\(name)\"")
+        }
         var path = try Config.set("remote", address, environment: ctx.environment)
         if let name = ctx.value("notebook") {
             path = try Config.set("remote-notebook", name, environment: ctx.environment)
@@ -89,7 +103,8 @@ let remoteCommand = Command(
         if !ctx.json { ctx.terminal.print("remote removed from \(path)") }
     case "show":
         try ctx.expectPositionals(1...1)
-        let address = remoteAddress(ctx)
+        // A password in $NOTES_REMOTE is not printed (the config never holds one).
+        let address = remoteAddress(ctx).map(PasswordScrubbing.scrubbed)
         let from = ctx.environment["NOTES_REMOTE"].map { $0.isEmpty ? "config" : "$NOTES_REMOTE" } ?? "config"
         if ctx.json {
             ctx.printJSON(
@@ -138,6 +153,7 @@ let syncCommand = Command(
         throw CLIError("no remote is set; set one with `notes remote set ADDRESS` (or $NOTES_REMOTE)")
     }
     let name = remoteNotebookName(ctx)
+    if let problem = notebookNameProblem(name) { throw CLIError("the notebook \(problem), not \"\(name)\"") }
     let remote = try connect(address)
     if ctx.flag("init") {
         let change = try remote.initialize()
