@@ -284,6 +284,25 @@ struct NotebookSyncTests {
         #expect(try a.book.conflictedNotes().isEmpty)
     }
 
+    @Test("an undo of the edit a rebase turned into a conflict takes back its markers and its flag together")
+    func undoConflict() throws {
+        let (a, b) = try pair(119)
+        let n = try a.book.add(title: "Shopping", body: "milk\neggs\n")
+        try converge([a, b])
+        try a.book.edit(n.id, body: "oat milk\neggs\n")
+        try b.book.edit(n.id, body: "soy milk\neggs\n")
+        try a.sync()
+        #expect(try b.sync().unresolvedConflicts == 1)
+        #expect(try b.book.note(n.id).body.contains("<<<<<<<"))
+        // Before, the undo took back the flag alone: the markers stayed, and nothing listed them.
+        try b.book.undo(n.id)
+        let undone = try b.book.note(n.id)
+        #expect(undone.body == "oat milk\neggs\n" && undone.properties[NoteProperty.conflict.rawValue] == nil)
+        #expect(try b.book.conflictedNotes().isEmpty)
+        try converge([a, b])
+        #expect(try a.book.note(n.id).body == "oat milk\neggs\n")
+    }
+
     @Test("concurrent retitles: the later push wins, both titles stay in history")
     func retitles() throws {
         let (a, b) = try pair(105)

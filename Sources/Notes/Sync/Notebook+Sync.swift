@@ -916,7 +916,7 @@ struct Rebase {
     mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
         for e in outbox where confirmedVersions[e.id] == nil {
             // Rebased here, the event keeps the instant it was written at as the device's own.
-            let metadata = e.proposedMetadata
+            var metadata = e.proposedMetadata
             var event = NewEvent(
                 id: e.id, type: e.type, schemaVersion: e.schemaVersion, payload: e.payload, metadata: metadata)
             var stream = e.stream
@@ -963,7 +963,10 @@ struct Rebase {
                                 merged += 1
                             } else {
                                 conflicts += 1
-                                flagged[id] = e.metadata.correlationID
+                                // The edit and its flag are one command (an undo takes back both,
+                                // markers and flag), whether or not the edit was part of one.
+                                if metadata.correlationID == nil { metadata.correlationID = e.id }
+                                flagged[id] = metadata.correlationID
                                 var meta = metadata
                                 meta.causationID = e.id
                                 let flag = NoteEvent.propertySet(
@@ -1008,7 +1011,7 @@ struct Rebase {
                 // The same command's resolution of an earlier conflict must not clear the flag
                 // its own rebased edit has just set.
                 if case .propertySet(NoteProperty.conflict.rawValue, "") = rewritten,
-                    let command = flagged[id], command == e.metadata.correlationID
+                    let command = flagged[id], command == metadata.correlationID
                 {
                     continue
                 }
