@@ -19,6 +19,8 @@ extension Context {
             ("version", .uint(n.version)),
             ("aliases", .array(n.aliases.map(JSONValue.string))),
             ("source", n.sourcePath.map(JSONValue.string) ?? .null),
+            // The sync conflict the body holds between markers, not resolved yet (`notes conflicts`).
+            ("conflict", n.properties[NoteProperty.conflict.rawValue].map(JSONValue.string) ?? .null),
         ])
     }
 

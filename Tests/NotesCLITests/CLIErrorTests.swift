@@ -114,7 +114,8 @@ struct CLIErrorTests {
         let sameStart = String(id.prefix(8)) + "-0000-4000-8000-000000000000"
         Self.expectFailure(s.run("show", sameStart), 3, mentioning: "no note has id \(sameStart)")
         // A version past the largest number is named as given, not as that number.
-        Self.expectFailure(s.run("show", id, "--at", "99999999999999999999"), 2, mentioning: "99999999999999999999")
+        Self.expectFailure(
+            s.run("show", id, "--at", "99999999999999999999"), 3, mentioning: "version 99999999999999999999")
         for command in ["pin", "unpin", "archive", "unarchive", "trash", "untrash", "edit"] {
             Self.expectFailure(s.run(command, other), 3, mentioning: other)
         }

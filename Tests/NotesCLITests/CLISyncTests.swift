@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 
@@ -63,6 +64,21 @@ struct CLISyncTests {
         #expect(String(decoding: read(file: dotfile), as: UTF8.self) == "sort = title\nremote = host=/x\n")
         let shown = try s.ok("remote", "show", env: ["NOTES_REMOTE": "postgresql://ana:hunter2@db/notes"]).stdout
         #expect(!shown.contains("hunter2") && shown.contains("ana:***@db"), "\(shown)")
+    }
+
+    @Test("show --json and list --json say whether a note holds a conflict (null when it does not)")
+    func conflictInJSON() throws {
+        let s = try Sandbox()
+        let id = try s.add("Plan", "--body", "x")
+        #expect(try s.object("show", id, "--json")["conflict"] is NSNull)
+        let full = try #require(try s.object("show", id, "--json")["id"] as? String)
+        // The flag a sync's rebase sets, brought in as an event line.
+        let line =
+            #"{"eventId":"00000000-0000-4000-8000-0000000000a1","stream":"note/\#(full)","version":2,"type":"NotePropertySet","schemaVersion":1,"recordedAt":"2026-11-29T12:00:00Z","metadata":{"actor":"a"},"data":{"key":"conflict","value":"both changed line 1"}}"#
+        write(file: s.path("flag.jsonl"), line + "\n")
+        try s.ok("import", s.path("flag.jsonl"))
+        #expect(try s.object("show", id, "--json")["conflict"] as? String == "both changed line 1")
+        #expect(try s.ok("list", "--json").array().first?["conflict"] as? String == "both changed line 1")
     }
 
     @Test("sync without a remote is a usage error; an unreachable remote exits 6 and keeps the outbox")

@@ -56,7 +56,8 @@ extension Context {
         guard !t.isEmpty, t.allSatisfy(\.isASCII), t.allSatisfy(\.isNumber) else { return nil }
         guard let v = UInt64(t) else {
             throw CLIError(
-                "version \(t) is out of range (at most \(UInt64.max)); `notes history ID` lists the versions")
+                "no note has a version \(t) (past the largest number, \(UInt64.max)); `notes history ID` lists the versions",
+                code: .notFound)
         }
         return v
     }
