@@ -37,15 +37,12 @@ public enum ForgivingSearch {
         /// The corrections named by the words as the query gave them (folded), not by their
         /// stems: `stemmed` is `query` stemmed, clause for clause.
         func naming(_ query: SearchQuery, stemmed: SearchQuery) -> Outcome {
-            var written: [String: String] = [:]
-            for (a, b) in zip(query.clauses, stemmed.clauses) where a.kind == .term {
-                if let w = a.terms.first, let s = b.terms.first {
-                    written[String(decoding: s, as: UTF8.self)] = String(decoding: w, as: UTF8.self)
-                }
-            }
+            let written = ForgivingSearch.written(query, stemmed: stemmed)
             var out = self
             for i in out.corrections.indices {
-                out.corrections[i].word = written[out.corrections[i].word] ?? out.corrections[i].word
+                let stem = Array(out.corrections[i].word.utf8)
+                out.corrections[i].word =
+                    written[stem].map { String(decoding: $0, as: UTF8.self) } ?? out.corrections[i].word
             }
             return out
         }
@@ -56,16 +53,33 @@ public enum ForgivingSearch {
         }
     }
 
+    /// Each word of `stemmed` (a term clause) as `query` wrote it (folded), by its stem.
+    static func written(_ query: SearchQuery, stemmed: SearchQuery) -> [[UInt8]: [UInt8]] {
+        var out: [[UInt8]: [UInt8]] = [:]
+        for (a, b) in zip(query.clauses, stemmed.clauses) where a.kind == .term {
+            if let w = a.terms.first, let s = b.terms.first { out[s] = w }
+        }
+        return out
+    }
+
     /// The most near spellings one word expands to.
     static let maxReplacements = 8
 
     /// Runs `query` through `search` (top-`n` of a query) and widens it when it finds fewer
     /// than `limit` notes, unless `exact`. `vocabulary` visits every indexed word (folded UTF-8,
     /// valid only during the call) with the number of notes holding it.
+    ///
+    /// With a stemmer, the index holds stems, and a typo in a word's ending leaves a stem far
+    /// from the right one (`appropriatte` stems to `appropriatt`, three edits from `appropri`):
+    /// so each word as `written` (by its stem in `query`) is also changed by every single edit,
+    /// and each change's `stem` that the index holds (`documentFrequency`) is a near spelling
+    /// one edit away.
     public static func run(
         _ query: SearchQuery, limit: Int, exact: Bool,
         search: (SearchQuery, Int) throws -> [SearchHit],
-        vocabulary: (_ visit: (UnsafeBufferPointer<UInt8>, UInt64) -> Void) throws -> Void
+        vocabulary: (_ visit: (UnsafeBufferPointer<UInt8>, UInt64) -> Void) throws -> Void,
+        written: [[UInt8]: [UInt8]] = [:], stem: (([UInt8]) -> [UInt8])? = nil,
+        documentFrequency: ([UInt8]) throws -> UInt64? = { _ in nil }
     ) throws -> Outcome {
         var outcome = Outcome(hits: try search(query, limit).map { ($0, .exact) }, corrections: [])
         guard !exact, outcome.hits.count < limit else { return outcome }
@@ -129,6 +143,20 @@ public enum ForgivingSearch {
                     if let d = Self.distance(targets[k].scalars, candidate, atMost: budgets[k], rows: &rows) {
                         near[targets[k].bytes, default: []].append((Array(term), d, df))
                     }
+                }
+            }
+        }
+        if let stem {
+            for word in words.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard let asWritten = written[word], Self.editBudget(Self.scalars(asWritten).count) > 0 else {
+                    continue
+                }
+                var tried: Set<[UInt8]> = [word]
+                for found in near[word] ?? [] { tried.insert(found.term) }
+                for variant in Self.singleEdits(of: asWritten) {
+                    let s = stem(variant)
+                    guard tried.insert(s).inserted, let df = try documentFrequency(s), df > 0 else { continue }
+                    near[word, default: []].append((s, 1, df))
                 }
             }
         }
@@ -200,6 +228,44 @@ public enum ForgivingSearch {
             if b >= 0x80 { ascii = false }
         }
         return (bits, ascii)
+    }
+
+    /// Every word one edit from `word` (folded UTF-8): a character taken out, two neighbours
+    /// swapped, one replaced or put in by a letter or digit of ASCII or of the word itself.
+    static func singleEdits(of word: [UInt8]) -> [[UInt8]] {
+        let w = scalars(word)
+        var alphabet: [Unicode.Scalar] = (UInt8(ascii: "a")...UInt8(ascii: "z")).map { Unicode.Scalar($0) }
+        alphabet += (UInt8(ascii: "0")...UInt8(ascii: "9")).map { Unicode.Scalar($0) }
+        for c in w where !alphabet.contains(c) { alphabet.append(c) }
+        var out: [[UInt8]] = []
+        func emit(_ s: [Unicode.Scalar]) {
+            var bytes: [UInt8] = []
+            for c in s { bytes.append(contentsOf: String(c).utf8) }
+            out.append(bytes)
+        }
+        for i in w.indices {
+            var v = w
+            v.remove(at: i)
+            emit(v)
+            if i + 1 < w.count, w[i] != w[i + 1] {
+                var t = w
+                t.swapAt(i, i + 1)
+                emit(t)
+            }
+            for c in alphabet where c != w[i] {
+                var r = w
+                r[i] = c
+                emit(r)
+            }
+        }
+        for i in 0...w.count {
+            for c in alphabet {
+                var v = w
+                v.insert(c, at: i)
+                emit(v)
+            }
+        }
+        return out
     }
 
     /// The most edits a word of `n` characters may take: 0 under 4, 1 under 8, else 2.
@@ -290,6 +356,7 @@ extension SearchIndex {
         _ db: SearchDatabases
     ) throws -> ForgivingSearch.Outcome {
         let stemmed = query.stemmed(db.language)
+        let stemmer = db.language.makeStemmer()
         return try withSearcher(in: txn, db) { searcher in
             try ForgivingSearch.run(
                 stemmed, limit: limit, exact: exact,
@@ -304,6 +371,12 @@ extension SearchIndex {
                             entry = try c.next()
                         }
                     }
+                },
+                written: ForgivingSearch.written(query, stemmed: stemmed), stem: stemmer.map { s in { s.stem($0) } },
+                documentFrequency: { term in
+                    guard let v = try term.withUnsafeBytes({ k in try txn.get(db.terms, k) }) else { return nil }
+                    var r = VarintReader(v, at: 0)
+                    return UInt64(try r.next())
                 }
             )
         }.naming(query, stemmed: stemmed)
@@ -317,6 +390,7 @@ extension InMemorySearchIndex {
     {
         // Neither closure throws here.
         let stemmed = query.stemmed(language)
+        let stemmer = language.makeStemmer()
         return
             (try? ForgivingSearch.run(
                 stemmed, limit: limit, exact: exact,
@@ -325,7 +399,9 @@ extension InMemorySearchIndex {
                     for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
                         term.withUnsafeBufferPointer { visit($0, df) }
                     }
-                }
+                },
+                written: ForgivingSearch.written(query, stemmed: stemmed), stem: stemmer.map { s in { s.stem($0) } },
+                documentFrequency: { df[$0] }
             ).naming(query, stemmed: stemmed)) ?? ForgivingSearch.Outcome(hits: [], corrections: [])
     }
 }

@@ -705,6 +705,30 @@ struct SearchIndexTests {
         #expect(try run("тоннелья").corrections.first?.replacements == ["тоннеля"])
     }
 
+    @Test("with stems, a typo in a word's ending is one edit: the stems of the word's single edits are near spellings")
+    func typoInEnding() throws {
+        let f = try Fixture(language: .english)
+        let notes = [
+            Self.note(1, "Style", "an appropriate name for the implementation", updatedAt: 1),
+            Self.note(2, "Cost", "the complexity of sorting", updatedAt: 2),
+            Self.note(3, "Other", "nothing near at all", updatedAt: 3),
+        ]
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        // Each stems three or more edits from the indexed stem (`appropriatt`, `appropri`):
+        // before, none found anything.
+        for (typo, note, shown) in [
+            ("appropriatte", 1, "appropri"), ("implementattion", 1, "implement"), ("complexitty", 2, "complex"),
+        ] {
+            let outcome = try f.forgiving(typo, oracle: oracle)
+            #expect(outcome.hits.map(\.hit.id) == [Self.id(note)], "\(typo)")
+            #expect(outcome.hits.map(\.match) == [.nearSpelling], "\(typo)")
+            #expect(outcome.corrections.first?.word == typo && outcome.corrections.first?.replacements.first == shown)
+        }
+        // --exact keeps to the words as written.
+        #expect(try f.forgiving("appropriatte", oracle: oracle, exact: true).hits.isEmpty)
+    }
+
     @Test("distance counts a swap of neighbours as one edit and stops past its limit")
     func editDistance() {
         func d(_ a: String, _ b: String, _ limit: Int = 3) -> Int? {
