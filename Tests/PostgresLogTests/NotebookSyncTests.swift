@@ -485,6 +485,41 @@ struct NotebookSyncTests {
         try c.sync()
         #expect(try c.book.history(of: other).first?.revision.metadata.actor == actor)
         #expect(try c.book.verify().isEmpty)
+
+        // A note created twice (a writer of the notebook appending through the remote's own
+        // function) and a type no program knows: the same refusal, naming the event (they were
+        // "refused: note ... is created twice", exit 2, and "the store holds events this program
+        // cannot read").
+        let (d, _) = try pair(118)
+        let twice = try d.book.add(title: "Once")
+        try d.sync()
+        let logBefore = try d.log()
+        let again = NoteEvent.created(title: "Twice", body: "", pinned: false, category: nil)
+        _ = try d.remote.append(
+            notebook: d.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(
+                    stream: Note.stream(twice.id), expecting: .any,
+                    events: [again.newEvent(id: Identifier.random(), metadata: EventMetadata(actor: "mallory"))])
+            ]))
+        #expect(throws: SyncError.invalidRemoteEvent(position: 3, detail: "note \(twice.id) is created twice")) {
+            try d.sync()
+        }
+        #expect(try d.log() == logBefore, "nothing was written")
+        let (e, _) = try pair(122)
+        var unknown = fine.newEvent(id: Identifier.random(), metadata: EventMetadata(actor: "mallory"))
+        unknown.schemaVersion = 99
+        _ = try e.remote.append(
+            notebook: e.notebookID,
+            batch: RemoteBatch([
+                RemoteAppend(stream: Note.stream(Identifier.random()), expecting: .noStream, events: [unknown])
+            ]))
+        #expect(
+            throws: SyncError.invalidRemoteEvent(
+                position: 2, detail: "NoteCreated v99 is a type or version this program does not know")
+        ) {
+            try e.sync()
+        }
     }
 
     @Test(

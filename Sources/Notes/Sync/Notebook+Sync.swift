@@ -225,7 +225,12 @@ extension Notebook {
                     }
                 }
                 if pulled.isEmpty { break }
-                let outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
+                let outcome: Integration
+                do {
+                    outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
+                } catch {
+                    throw Self.remoteCulprit(error, in: pulled) ?? error
+                }
                 wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
                 report.confirmedInPlace += outcome.inPlace
@@ -295,9 +300,17 @@ extension Notebook {
                         throw error
                     }
                     guard let last = page.last else { break }
-                    for e in page { try session.appendConfirmed(e) }
+                    do {
+                        for e in page { try session.appendConfirmed(e) }
+                        try session.applyDeferredProjections()
+                    } catch {
+                        if let culprit = Self.remoteCulprit(error, in: page) {
+                            failure = culprit
+                            throw culprit
+                        }
+                        throw error
+                    }
                     after = last.position
-                    try session.applyDeferredProjections()
                 }
                 try recordConfirmed(through: after, notebook: notebook, in: session.transaction)
                 return Int(after)
@@ -589,6 +602,41 @@ extension Notebook {
             in: session.transaction, databases: dbs)
     }
 
+    /// The sync error of an event of `pulled` that the fold refused (a note created twice, a
+    /// category merged before its creation): the remote's event, by its position, as
+    /// ``checkRemote(_:)`` names the events it refuses. Nil for any other error, or a fold error
+    /// of a stream none of `pulled` is of (this device's own events).
+    static func remoteCulprit(_ error: any Error, in pulled: some Collection<RecordedEvent>) -> SyncError? {
+        let fold: FoldError
+        if let f = error as? FoldError {
+            fold = f
+        } else if case .refused(let f)? = error as? NotesError {
+            fold = f
+        } else {
+            return nil
+        }
+        let subject: FoldSubject
+        switch fold {
+        case .notCreated(let s, _), .createdTwice(let s), .foreignType(_, _, let s): subject = s
+        }
+        let stream: String
+        switch subject {
+        case .note(let id): stream = Note.stream(id)
+        case .category(let id): stream = Category.stream(id)
+        case .tag(let id): stream = Tag.stream(id)
+        }
+        let ofStream = pulled.filter { $0.stream == stream }
+        // The creation a second one repeats, else the event of the type the fold names.
+        let culprit: RecordedEvent?
+        switch fold {
+        case .createdTwice: culprit = ofStream.last { $0.type.hasSuffix("Created") } ?? ofStream.first
+        case .notCreated(_, let type), .foreignType(let type, _, _):
+            culprit = ofStream.first { $0.type == type } ?? ofStream.first
+        }
+        guard let culprit else { return nil }
+        return .invalidRemoteEvent(position: culprit.position, detail: fold.description)
+    }
+
     /// Refuses an event of another device that this program would not write: text from other
     /// devices is untrusted input. The rules are those of local input (a command's or an
     /// import's), never stricter: an event this program wrote and the remote took must be one
@@ -611,6 +659,10 @@ extension Notebook {
                 throw refuse("the body is \(size) bytes; the remote log holds at most \(RemoteBatch.maxPayloadBytes)")
             }
             if b.unicodeScalars.contains("\u{0}") { throw refuse(NotesError.validation(.bodyHasNUL).description) }
+        }
+        // A type or schema version this program does not know: a newer program may read it.
+        guard store.registry.canRead(SchemaKey(e.type, e.schemaVersion)) else {
+            throw refuse("\(e.type) v\(e.schemaVersion) is a type or version this program does not know")
         }
         // The device's own instant is only shown, as RFC 3339: within its years.
         if let at = e.metadata.writtenAt, !EventMetadata.writtenAtRange.contains(at) {
