@@ -182,14 +182,22 @@ final class Context: @unchecked Sendable {
 
     /// The body limit: $NOTES_BODY_LIMIT, else the config's body-limit, else 1 MiB.
     func bodyLimitSetting() throws(CLIError) -> Int {
+        var v = config["body-limit"].flatMap(Int.init) ?? (1 << 20)
         if let limit = environment["NOTES_BODY_LIMIT"] {
-            guard let v = Int(limit), v > 0 else {
+            guard let given = Int(limit), given > 0 else {
                 throw CLIError("NOTES_BODY_LIMIT=\"\(limit)\" must be a positive number of bytes")
             }
-            return v
+            v = given
         }
-        return config["body-limit"].flatMap(Int.init) ?? (1 << 20)
+        // With a remote, every body must fit in what the remote holds of one event, and so must
+        // a conflict that keeps two of them: a larger one would wait in the outbox for good.
+        if remoteAddress(self) != nil { v = min(v, Self.remoteBodyLimit) }
+        return v
     }
+
+    /// The largest body while a remote is set: two of them, and conflict markers, fit in one
+    /// event the remote takes (``RemoteBatch/maxPayloadBytes``).
+    static let remoteBodyLimit = RemoteBatch.maxPayloadBytes / 2 - (64 << 10)
 
     /// The name of a category id (deleted ones too), read once per command.
     func categoryName(_ id: Identifier?) throws -> String? {

@@ -66,6 +66,22 @@ struct CLISyncTests {
         #expect(!shown.contains("hunter2") && shown.contains("ana:***@db"), "\(shown)")
     }
 
+    @Test("with a remote, a body is at most half of what the remote holds of one event, whatever body-limit says")
+    func bodyLimitWithRemote() throws {
+        let s = try Sandbox()
+        let file = s.path("big.txt")
+        // 9 MB: under the limit asked for, over what the remote could take as one side of a conflict.
+        write(file: file, String(repeating: "a line of the big note\n", count: 9_000_000 / 23))
+        let remote: [String: String?] = [
+            "NOTES_REMOTE": "host=/nonexistent-socket-dir", "NOTES_BODY_LIMIT": "20000000",
+        ]
+        let refused = s.run(["add", "Big", "--body-file", file], env: remote)
+        #expect(refused.code == 2 && refused.stderr.contains("8323072"), "\(refused)")
+        // Without a remote, the limit is the one asked for (and the refused note was not added).
+        try s.ok("add", "Big", "--body-file", file, env: ["NOTES_BODY_LIMIT": "20000000"])
+        #expect(try s.titles() == ["Big"])
+    }
+
     @Test("show --json and list --json say whether a note holds a conflict (null when it does not)")
     func conflictInJSON() throws {
         let s = try Sandbox()
