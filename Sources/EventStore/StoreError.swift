@@ -78,10 +78,12 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 return "the store is on a read-only file system"
             case .mapFull:
                 return "the store reached its size cap (\(e.operation)); raise the cap or free space"
-            case .corrupted, .invalid, .panic, .versionMismatch:
+            case .corrupted, .invalid, .panic, .versionMismatch, .pageNotFound:
+                // The log's pages may be whole when a projection's are not: export reads the log alone.
                 return
                     "the store's database file is damaged or not an LMDB file (\(e.operation): \(e.message)); "
-                    + "restore it from a backup"
+                    + "restore it from a backup, or save its events with `notes export --output FILE` and "
+                    + "import them into a new store"
             default:
                 return "storage error: \(e)"
             }

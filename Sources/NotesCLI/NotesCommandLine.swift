@@ -12,7 +12,8 @@ public enum NotesCommandLine {
     public static func reportFaultsAsDamage() {
         notes_install_fault_handlers(
             "notes: error: stopped by a fault reading the store: its data.mdb may be damaged; run `notes verify`, "
-                + "and restore the store from a backup if that stops too", ExitCode.storeUnusable.rawValue)
+                + "and if that stops too, restore the store from a backup or save its events with "
+                + "`notes export --output FILE` and import them into a new store", ExitCode.storeUnusable.rawValue)
     }
 
     public static func main() -> Int32 {

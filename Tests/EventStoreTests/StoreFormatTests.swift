@@ -8,6 +8,15 @@ import Testing
 
 @Suite("Store format, foreign stores, interrupted creation, damaged events")
 struct StoreFormatTests {
+    @Test("a page LMDB cannot find, or a damaged page, says how to get the events out, not a bare storage error")
+    func damagedPagesSayWhatToDo() {
+        for code in [LMDBError.Code.pageNotFound, .corrupted] {
+            let text = StoreError.storage(LMDBError(code: code, operation: "clear p0.search_postings")).description
+            #expect(text.contains("damaged") && text.contains("notes export --output FILE"), "\(text)")
+            #expect(!text.hasPrefix("storage error"))
+        }
+    }
+
     @Test("a store of a newer format is refused and its data file is left byte for byte")
     func newerFormat() throws {
         let tmp = TemporaryDirectory()
