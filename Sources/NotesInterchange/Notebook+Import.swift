@@ -364,6 +364,7 @@ private struct ImportAppender {
         if !group.isEmpty, e.stream == stream, e.version == firstVersion &+ UInt64(group.count),
             try !(mayBeStored && book.isStored(e, in: session.transaction))
         {
+            try checkReferences(e, session: session)
             group.append(e.event)
             return
         }
@@ -394,10 +395,48 @@ private struct ImportAppender {
             throw NotesError.validation(
                 .line(e.line, reason: "version \(e.version) does not continue \(e.stream), which \(state)"))
         }
+        try checkReferences(e, session: session)
         group.append(e.event)
         stream = e.stream
         before = current
         firstVersion = e.version
+    }
+
+    /// Categories and tags known to exist: in the store, or created by an earlier line.
+    private var knownEntities: Set<String> = []
+
+    /// Refuses a note event that files the note under a category or tag neither the store nor
+    /// an earlier line created: the note would be in no category and not uncategorized either.
+    private mutating func checkReferences(_ e: ImportedEvent, session: borrowing WriteSession) throws {
+        switch e.event.type {
+        case "CategoryCreated", "TagCreated":
+            knownEntities.insert(e.stream)
+            return
+        case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteRestored": break
+        default: return
+        }
+        guard
+            let event = try NoteEvent.decode(
+                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload)
+        else { return }
+        let named: (kind: String, stream: String)?
+        switch event {
+        case .created(_, _, _, let c?), .categorized(let c?), .restored(_, _, _, _, let c?):
+            named = ("category", Category.stream(c))
+        case .tagged(let t): named = ("tag", Tag.stream(t))
+        default: named = nil
+        }
+        guard let named, !knownEntities.contains(named.stream) else { return }
+        guard try book.store.streamVersion(named.stream, in: session.transaction) > 0 else {
+            let id = named.stream.split(separator: "/").last.map(String.init) ?? named.stream
+            throw NotesError.validation(
+                .line(
+                    e.line,
+                    reason:
+                        "the \(named.kind) \(id) is neither in the store nor created by an earlier line; "
+                        + "import the file its creation is in first"))
+        }
+        knownEntities.insert(named.stream)
     }
 
     /// Appends the group gathered so far.

@@ -88,6 +88,35 @@ struct InterchangeCLITests {
         try s.ok("import", file, "--store", other)
     }
 
+    @Test("a note filed under a category or tag that neither the store nor an earlier line created is refused")
+    func danglingReferences() throws {
+        let s = try Sandbox()
+        try s.add("Filed", "--category", "Work", "--tag", "x")
+        let good = try s.ok("export").stdout
+        let other = s.path("other")
+        try s.ok("add", "Existing", "--store", other)
+        let file = s.path("dangling.jsonl")
+        let note = "note/33333333-3333-4333-8333-333333333333"
+        let stray = "44444444-4444-4444-8444-444444444444"
+        for (k, line) in [
+            #"{"eventId":"00000000-0000-4000-8000-0000000000b1","stream":"\#(note)","version":1,"type":"NoteCreated","schemaVersion":2,"recordedAt":"2026-11-01T00:00:00Z","metadata":{"actor":"a"},"data":{"title":"t","body":"","pinned":false,"category":"\#(stray)"}}"#,
+            #"{"eventId":"00000000-0000-4000-8000-0000000000b2","stream":"\#(note)","version":1,"type":"NoteCreated","schemaVersion":2,"recordedAt":"2026-11-01T00:00:00Z","metadata":{"actor":"a"},"data":{"title":"t","body":"","pinned":false,"category":null}}"#
+                + "\n"
+                + #"{"eventId":"00000000-0000-4000-8000-0000000000b3","stream":"\#(note)","version":2,"type":"NoteTagged","schemaVersion":1,"recordedAt":"2026-11-01T00:00:00Z","metadata":{"actor":"a"},"data":{"tag":"\#(stray)"}}"#,
+        ].enumerated() {
+            write(file: file, line + "\n")
+            let r = s.run("import", file, "--store", other)
+            #expect(
+                r.code == 2
+                    && r.stderr.contains("line \(k + 1): the \(k == 0 ? "category" : "tag") \(stray) is neither"),
+                "\(r)")
+        }
+        // The whole export (creations first) goes in.
+        write(file: file, good)
+        try s.ok("import", file, "--store", other)
+        #expect(try s.titles("--store", other, "--category", "Work") == ["Filed"])
+    }
+
     @Test("a bad line: exit code 2, the line and reason on stderr, nothing imported")
     func badLine() throws {
         let s = try Sandbox()
