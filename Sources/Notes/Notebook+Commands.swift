@@ -8,7 +8,7 @@ extension Notebook {
     public func add(
         title: String, body: String = "", category: String? = nil, tags: [String] = [], pinned: Bool = false
     ) throws(NotesError) -> Note {
-        let title = try Self.validTitle(title)
+        let title = try Self.validTypedTitle(title)
         let body = try validBody(body)
         let categoryName = try category.map { (c) throws(NotesError) in try Self.validCategoryName(c) }
         let tagNames = try Self.validTagNames(tags)
@@ -34,7 +34,7 @@ extension Notebook {
     public func edit(_ id: Identifier, title: String? = nil, body: String? = nil, expectedVersion: UInt64? = nil)
         throws(NotesError) -> Note
     {
-        let title = try title.map { (t) throws(NotesError) in try Self.validTitle(t) }
+        let title = try title.map { (t) throws(NotesError) in try Self.validTypedTitle(t) }
         let body = try body.map { (b) throws(NotesError) in try validBody(b) }
         return try change(id, expectedVersion: expectedVersion) { note in
             var events: [NoteEvent] = []

@@ -207,6 +207,25 @@ public final class Notebook: Sendable {
         return t
     }
 
+    /// A title typed for a new note or a retitle: ``validTitle(_:)``, and something to see. A
+    /// title of only zero-width or direction characters, or of marks with nothing to combine
+    /// with, shows as nothing. (Titles read from the log, an import or another device keep the
+    /// rule they were written under: refusing them would stop a notebook that holds one.)
+    public static func validTypedTitle(_ title: String) throws(NotesError) -> String {
+        let t = try validTitle(title)
+        guard
+            t.unicodeScalars.contains(where: { s in
+                switch s.properties.generalCategory {
+                case .format, .control, .nonspacingMark, .enclosingMark, .spacingMark, .spaceSeparator,
+                    .lineSeparator, .paragraphSeparator, .unassigned:
+                    return false
+                default: return !s.properties.isWhitespace
+                }
+            })
+        else { throw .validation(.emptyTitle) }
+        return t
+    }
+
     package func validBody(_ body: String) throws(NotesError) -> String {
         let size = body.utf8.count
         guard size <= options.maxBodyBytes else {

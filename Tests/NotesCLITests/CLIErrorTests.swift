@@ -39,6 +39,10 @@ struct CLIErrorTests {
         Self.expectFailure(s.run("add", String(repeating: "a", count: 501)), 2, mentioning: "500")
         Self.expectFailure(s.run("add", "two\nlines"), 2, mentioning: "one line")
         Self.expectFailure(s.run("edit", id, "--title", "  "), 2, mentioning: "title is empty")
+        // Nothing to see is empty too: zero-width or direction characters, a mark with no letter.
+        for invisible in ["\u{200B}", "\u{202E}", "\u{0301}", "\u{200B}\u{FEFF}\u{2060}"] {
+            Self.expectFailure(s.run("add", invisible), 2, mentioning: "title is empty")
+        }
         Self.expectFailure(
             s.run("add", "Big", "--body", String(repeating: "x", count: 17), env: limit), 2, mentioning: "16")
         Self.expectFailure(
@@ -59,6 +63,8 @@ struct CLIErrorTests {
         #expect(try Self.events(s) == before, "no failing command appended an event")
         #expect(try s.object("show", id)["body"] as? String == "original")
 
+        // A mark on a letter, and a zero-width character beside it, are a title to see.
+        #expect(try s.object("show", s.add("e\u{0301}\u{200B}"))["title"] as? String == "e\u{0301}\u{200B}")
         // The limits themselves are accepted: 500 characters (not bytes), a body of exactly the limit.
         let long = String(repeating: "é", count: 500)
         #expect(try s.object("show", s.add(long))["title"] as? String == long)
