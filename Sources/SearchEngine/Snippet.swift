@@ -31,8 +31,7 @@ public enum Snippet {
     ) {
         let source = body.isEmpty ? title : body
         let width = max(width, 16)
-        var tokens: [(start: Int, end: Int, matched: Bool)] = []
-        Tokenizer.forEachTerm(in: source) { t, s, e in tokens.append((s, e, matcher.matches(t))) }
+        let tokens = matcher.tokens(of: source)
         let utf8 = Array(source.utf8)
         let text = Characters(source, utf8)
         let chars = text.count
@@ -187,8 +186,8 @@ public enum Snippet {
             n += 1
         }
         utf8ToScalar[u] = n
-        Tokenizer.forEachTerm(in: text) { t, s, e in
-            if matcher.matches(t), let a = utf8ToScalar[s], let b = utf8ToScalar[e] { ranges.append(a..<b) }
+        for t in matcher.tokens(of: text) where t.matched {
+            if let a = utf8ToScalar[t.start], let b = utf8ToScalar[t.end] { ranges.append(a..<b) }
         }
         return ranges
     }
@@ -208,11 +207,16 @@ public enum Snippet {
         return out
     }
 
-    /// Which words match a query's (not excluded) clauses: by stem for words and phrases, as
-    /// written for prefixes.
+    /// Which words match a query's (not excluded) clauses: by stem for words, as written for
+    /// prefixes, and for a phrase only where its words stand in order, next to each other (a
+    /// word of a phrase alone elsewhere is not a match).
     struct Matcher {
+        /// The stems of the words that match alone.
         let stems: [[UInt8]]
         let prefixes: [[UInt8]]
+        /// The stems of the phrases' words, each once, and each phrase as numbers of them.
+        let phraseStems: [[UInt8]]
+        let phrases: [[Int]]
         let stemmer: Stemmer?
 
         init(query: SearchQuery, stemmer: Stemmer?, inTitle: Bool) {
@@ -220,26 +224,58 @@ public enum Snippet {
             let positive = query.clauses.filter {
                 !$0.excluded && (inTitle ? $0.field != .body : $0.field != .title)
             }
-            stems = Array(
-                Set(
-                    positive.filter { $0.kind != .prefix }.flatMap { [stemmer] c in
-                        c.terms.map { stemmer?.stem($0) ?? $0 }
-                    }))
+            func stem(_ t: [UInt8]) -> [UInt8] { stemmer?.stem(t) ?? t }
+            let words = positive.filter { $0.kind == .term || ($0.kind == .phrase && $0.terms.count == 1) }
+            stems = Array(Set(words.flatMap { $0.terms.map(stem) }))
             prefixes = positive.filter { $0.kind == .prefix }.compactMap(\.terms.first)
+            var phraseStems: [[UInt8]] = []
+            var phrases: [[Int]] = []
+            for c in positive where c.kind == .phrase && c.terms.count > 1 {
+                phrases.append(
+                    c.terms.map { t in
+                        let s = stem(t)
+                        if let k = phraseStems.firstIndex(of: s) { return k }
+                        phraseStems.append(s)
+                        return phraseStems.count - 1
+                    })
+            }
+            self.phraseStems = phraseStems
+            self.phrases = phrases
         }
 
-        func matches(_ term: UnsafeBufferPointer<UInt8>) -> Bool {
-            if prefixes.contains(where: { term.starts(with: $0) }) { return true }
-            guard let stemmer else { return isStem(term) }
-            var found = false
-            stemmer.stem(term) { found = isStem($0.isEmpty ? term : $0) }
-            return found
+        /// The words of `text` (UTF-8 offsets) and whether each matches.
+        func tokens(of text: String) -> [(start: Int, end: Int, matched: Bool)] {
+            var tokens: [(start: Int, end: Int, matched: Bool)] = []
+            // Each word's number among the phrases' stems (-1: none), when there are phrases.
+            var codes: [Int] = []
+            Tokenizer.forEachTerm(in: text) { t, s, e in
+                var matched = prefixes.contains { t.starts(with: $0) }
+                var code = -1
+                let look = { (word: UnsafeBufferPointer<UInt8>) in
+                    if !matched { matched = Matcher.index(of: word, in: stems) != nil }
+                    if !phrases.isEmpty { code = Matcher.index(of: word, in: phraseStems) ?? -1 }
+                }
+                if let stemmer {
+                    stemmer.stem(t) { look($0.isEmpty ? t : $0) }
+                } else {
+                    look(t)
+                }
+                tokens.append((s, e, matched))
+                if !phrases.isEmpty { codes.append(code) }
+            }
+            for phrase in phrases where phrase.count <= codes.count {
+                for i in 0...(codes.count - phrase.count) where codes[i] == phrase[0] {
+                    guard (1..<phrase.count).allSatisfy({ codes[i + $0] == phrase[$0] }) else { continue }
+                    for k in i..<(i + phrase.count) { tokens[k].matched = true }
+                }
+            }
+            return tokens
         }
 
-        /// Whether `word` is one of the stems, without making an array of it for each word
-        /// of the text (a query has few stems).
-        private func isStem(_ word: UnsafeBufferPointer<UInt8>) -> Bool {
-            stems.contains { $0.count == word.count && $0.elementsEqual(word) }
+        /// Where `word` is among `list`, without making an array of it for each word of the
+        /// text (a query has few stems).
+        private static func index(of word: UnsafeBufferPointer<UInt8>, in list: [[UInt8]]) -> Int? {
+            list.firstIndex { $0.count == word.count && $0.elementsEqual(word) }
         }
     }
 }

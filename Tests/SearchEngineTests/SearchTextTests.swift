@@ -281,6 +281,18 @@ struct SearchTextTests {
         #expect(Snippet.make(title: "Budget", body: "", query: q, highlight: ("[", "]")) == "[Budget]")
         let cjk = try SearchQuery.parse("東京")
         #expect(Snippet.make(title: "", body: "私は東京に", query: cjk, highlight: ("[", "]")) == "私は[東][京]に")
+        // A phrase marks its words where they stand in order, next to each other, not alone;
+        // the window goes to the phrase (it went to the lone words before 2026-12-04).
+        let phrase = try SearchQuery.parse("\"async let\"")
+        #expect(
+            Snippet.make(
+                title: "", body: "async func; let x = 1; async let y = f()", query: phrase, highlight: ("[", "]"))
+                == "async func; let x = 1; [async] [let] y = f()")
+        let far = String(repeating: "async and let apart. ", count: 20) + "here: async let binding"
+        let cut = Snippet.make(title: "", body: far, query: phrase, width: 40, highlight: ("[", "]"))
+        #expect(cut.contains("[async] [let] binding"), "\(cut)")
+        #expect(
+            Snippet.matches(in: "let async let", query: phrase, inTitle: true) == [4..<9, 10..<13])
         // A CR LF is one character, in the ASCII path too; every white space run is one space.
         #expect(
             Snippet.make(title: "", body: "a\r\nbudget\t\u{0B}\u{0C}x", query: q, highlight: ("[", "]"))
