@@ -170,14 +170,17 @@ struct ImportFileTests {
     @Test("a refused line late in the file wins over a version gap found early, and nothing is imported")
     func refusalWins() throws {
         let (_, lines) = try Self.exported()
-        // An early event whose stream goes on is left out: a gap found while appending; line
-        // 1,400 is not JSON.
+        // An early event of a note whose stream goes on is left out: a gap found while
+        // appending (a category's creation left out would be named by the first note filed
+        // under it instead); line 1,400 is not JSON.
         func stream(_ line: [UInt8]) -> String {
             let text = String(decoding: line, as: UTF8.self)
             return String(text.split(separator: "\"stream\":\"", maxSplits: 1).last?.prefix(41) ?? "")
         }
         let cut = try #require(
-            lines.indices.first { i in lines[(i + 1)...].contains { stream($0) == stream(lines[i]) } })
+            lines.indices.first { i in
+                stream(lines[i]).hasPrefix("note/") && lines[(i + 1)...].contains { stream($0) == stream(lines[i]) }
+            })
         #expect(cut < 100)
         var gap = lines
         gap.remove(at: cut)

@@ -303,6 +303,19 @@ struct NotebookSyncTests {
         #expect(try a.book.note(n.id).body == "oat milk\neggs\n")
     }
 
+    @Test("two edits of one note that both conflict count one conflict: a sync counts notes")
+    func conflictsCountNotes() throws {
+        let (a, b) = try pair(123)
+        let n = try a.book.add(title: "Plan", body: "one\ntwo\nthree\n")
+        try converge([a, b])
+        try a.book.edit(n.id, body: "one on a\ntwo on a\nthree\n")
+        try b.book.edit(n.id, body: "one on b\ntwo\nthree\n")
+        try b.book.edit(n.id, body: "one on b\ntwo on b\nthree\n")
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.conflicts == 1 && report.unresolvedConflicts == 1, "\(report)")
+    }
+
     @Test("concurrent retitles: the later push wins, both titles stay in history")
     func retitles() throws {
         let (a, b) = try pair(105)

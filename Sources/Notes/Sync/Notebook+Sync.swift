@@ -34,7 +34,8 @@ public struct SyncReport: Sendable, Equatable {
     public var pulled = 0
     /// Body edits merged cleanly with changes made elsewhere.
     public var merged = 0
-    /// Body edits that met changes of the same lines elsewhere (both kept, the note flagged).
+    /// Notes whose body edits met changes of the same lines elsewhere (both kept, the note
+    /// flagged), each once however many of its edits did.
     public var conflicts = 0
     /// Categories and tags created here under a name another device had created first, folded
     /// into that one.
@@ -1014,7 +1015,8 @@ struct Rebase {
                             if clean {
                                 merged += 1
                             } else {
-                                conflicts += 1
+                                // Notes, not edits: two edits of one note conflicting are one.
+                                if flagged.index(forKey: id) == nil { conflicts += 1 }
                                 // The edit and its flag are one command (an undo takes back both,
                                 // markers and flag), whether or not the edit was part of one.
                                 if metadata.correlationID == nil { metadata.correlationID = e.id }

@@ -99,8 +99,9 @@ let remoteCommand = Command(
     case "unset":
         try ctx.expectPositionals(1...1)
         _ = try Config.set("remote", nil, environment: ctx.environment)
+        let wasSet = ctx.config["remote"] != nil || ctx.config["remote-notebook"] != nil
         let path = try Config.set("remote-notebook", nil, environment: ctx.environment)
-        if !ctx.json { ctx.terminal.print("remote removed from \(path)") }
+        if !ctx.json { ctx.terminal.print(wasSet ? "remote removed from \(path)" : "no remote was set in \(path)") }
     case "show":
         try ctx.expectPositionals(1...1)
         // A password in $NOTES_REMOTE is not printed (the config never holds one).
