@@ -416,15 +416,17 @@ private struct ImportAppender {
         default: return
         }
         guard
-            let event = try NoteEvent.decode(
-                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload)
+            let filed = try e.event.payload.withUnsafeBytes({ p in
+                try NoteEvent.filing(type: e.event.type, schemaVersion: e.event.schemaVersion, payload: p)
+            })
         else { return }
         let named: (kind: String, stream: String)?
-        switch event {
-        case .created(_, _, _, let c?), .categorized(let c?), .restored(_, _, _, _, let c?):
+        if let c = filed.category {
             named = ("category", Category.stream(c))
-        case .tagged(let t): named = ("tag", Tag.stream(t))
-        default: named = nil
+        } else if let t = filed.tag {
+            named = ("tag", Tag.stream(t))
+        } else {
+            named = nil
         }
         guard let named, !knownEntities.contains(named.stream) else { return }
         guard try book.store.streamVersion(named.stream, in: session.transaction) > 0 else {
