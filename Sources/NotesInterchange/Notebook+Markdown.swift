@@ -347,23 +347,39 @@ extension Notebook {
                 }
             }
             // A file moved within the folder (into a subfolder, or renamed): a new path whose
-            // file is the one a note's gone path had, by its bytes, else by its name.
+            // file is the one a note's gone path had, by its bytes, else by its name and most
+            // of its lines. A note in the trash is not looked for (its file was deleted).
             let moves = try Self.filesMoved(
                 gone: byPath.filter {
                     present[$0.key] == nil && !skippedFiles.contains($0.key) && !matched.contains($0.value)
                 }
-                .compactMap { try projection.note($0.value, in: session.transaction, databases: dbs) },
+                .compactMap { try projection.note($0.value, in: session.transaction, databases: dbs) }
+                .filter { !$0.trashed },
                 newcomers: changing.indices.filter { changing[$0].existing == nil && changing[$0].item.md.id == nil }
                     .map { changing[$0].item })
+            var movedUnchanged: Set<Int> = []
             for (k, i) in changing.indices.filter({ changing[$0].existing == nil && changing[$0].item.md.id == nil })
                 .enumerated()
             {
                 guard let note = moves[k] else { continue }
-                changing[i].existing = note
                 matched.insert(note.id)
-                relocating[note.id] = nil
                 summary.movedFiles += 1
                 summary.missingFiles -= 1
+                if note.properties[NoteProperty.sourceDigest.rawValue] == changing[i].item.digest {
+                    // The same bytes: the note as the store has it (edits made here since its
+                    // import are kept), at its new path; it keeps its category, as the notes of
+                    // a moved folder do.
+                    relocating[note.id] = .some(changing[i].item.file)
+                    summary.unchanged += 1
+                    changing[i].existing = nil
+                    movedUnchanged.insert(i)
+                } else {
+                    changing[i].existing = note
+                    relocating[note.id] = nil
+                }
+            }
+            if !movedUnchanged.isEmpty {
+                changing = changing.enumerated().filter { !movedUnchanged.contains($0.offset) }.map(\.element)
             }
             // Categories and tags next, through the inline projections; then the notes' events,
             // their projections run in batches as a bulk import's are (so every lookup of the
@@ -557,25 +573,43 @@ extension Notebook {
     static func filesMoved(gone: [Note], newcomers: [VaultItem]) -> [Note?] {
         var found = [Note?](repeating: nil, count: newcomers.count)
         var taken = Set<Identifier>()
-        func match(_ goneKey: (Note) -> [UInt8]?, _ newKey: (VaultItem) -> [UInt8]) {
+        func match(
+            _ goneKey: (Note) -> [UInt8]?, _ newKey: (VaultItem) -> [UInt8]?,
+            alike: (Note, VaultItem) -> Bool = { _, _ in true }
+        ) {
             var byKey: [[UInt8]: [Int]] = [:]
             for (g, note) in gone.enumerated() where !taken.contains(note.id) {
                 if let key = goneKey(note) { byKey[key, default: []].append(g) }
             }
             var wanted: [[UInt8]: [Int]] = [:]
             for (n, item) in newcomers.enumerated() where found[n] == nil {
-                wanted[newKey(item), default: []].append(n)
+                if let key = newKey(item) { wanted[key, default: []].append(n) }
             }
             for (key, ns) in wanted where ns.count == 1 {
-                guard let gs = byKey[key], gs.count == 1 else { continue }
+                guard let gs = byKey[key], gs.count == 1, alike(gone[gs[0]], newcomers[ns[0]]) else { continue }
                 found[ns[0]] = gone[gs[0]]
                 taken.insert(gone[gs[0]].id)
             }
         }
         func name(_ path: some StringProtocol) -> [UInt8] { Array((path.split(separator: "/").last ?? "").utf8) }
-        match({ $0.properties[NoteProperty.sourceDigest.rawValue].map { Array($0.utf8) } }, { Array($0.digest.utf8) })
-        match({ $0.sourcePath.map(name) }, { name($0.file) })
+        // An empty file's bytes say nothing of which file it was.
+        func digest(_ d: String?) -> [UInt8]? { d.flatMap { $0 == emptyFileDigest ? nil : Array($0.utf8) } }
+        match({ digest($0.properties[NoteProperty.sourceDigest.rawValue]) }, { digest($0.digest) })
+        // A name alone is common (`todo.md`, `index.md`): the texts must share most of their lines too.
+        match(
+            { $0.sourcePath.map(name) }, { name($0.file) },
+            alike: { note, item in Self.mostlyAlike(note.body, item.body) })
         return found
+    }
+
+    /// Whether two texts share at least half of their distinct non-empty lines (of the larger).
+    static func mostlyAlike(_ a: String, _ b: String) -> Bool {
+        func lines(_ t: String) -> Set<Substring> {
+            Set(t.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) })
+        }
+        let (x, y) = (lines(a), lines(b))
+        guard !x.isEmpty, !y.isEmpty else { return false }
+        return x.intersection(y).count * 2 >= max(x.count, y.count)
     }
 
     /// The folders of `elsewhere` (each folder's notes by their paths in it) that moved to the

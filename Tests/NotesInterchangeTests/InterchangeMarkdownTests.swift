@@ -286,11 +286,15 @@ struct InterchangeMarkdownTests {
         try write(v + "/z/index.md", "# X\n\nedited\n")
         try write(v + "/z/w/index.md", "# Y\n\nedited\n")
         let summary = try s.book.importMarkdown(from: v)
-        #expect(summary.movedFiles == 3 && summary.updated == 3 && summary.created == 4 && summary.missingFiles == 4)
+        #expect(
+            summary.movedFiles == 3 && summary.updated == 1 && summary.unchanged == 2 && summary.created == 4
+                && summary.missingFiles == 4, "\(summary)")
         let notes = try s.allNotes()
         #expect(notes.count == 11)
+        // The same bytes keep the note as the store has it, and its category (as a moved
+        // folder's notes do); an edited file updates its note, category included.
         for (title, path, category) in [
-            ("Alpha", "sub/a.md", "sub"), ("Beta", "sub/b.md", "sub"), ("Gamma", "gamma.md", "-"),
+            ("Alpha", "sub/a.md", "-"), ("Beta", "sub/b.md", "sub"), ("Gamma", "gamma.md", "-"),
         ] {
             let n = try #require(notes.first { $0.id == before[title] })
             #expect(n.sourcePath == path && n.title == title)
@@ -305,6 +309,40 @@ struct InterchangeMarkdownTests {
                     same.missingFiles = 4
                     return same
                 }())
+    }
+
+    @Test(
+        "a moved file keeps the edits made in the store; a trashed note, an empty file or a file of another text is not a move"
+    )
+    func filesMovedWithCare() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/meeting.md", "# Meeting\n\nagenda\n")
+        try write(v + "/old/todo.md", "# Todo\n\nbuy milk\n")
+        try write(v + "/x/Untitled.md", "")
+        #expect(try s.book.importMarkdown(from: v).created == 3)
+        let meeting = try #require(try s.allNotes().first { $0.title == "Meeting" })
+        _ = try s.book.edit(meeting.id, body: "Edited in the store\n")
+        // Moved unchanged: the store's edit stays.
+        try FileManager.default.createDirectory(atPath: v + "/work", withIntermediateDirectories: true)
+        #expect(rename(v + "/meeting.md", v + "/work/meeting.md") == 0)
+        // Deleted, its note trashed; deleted too, an empty file.
+        let todo = try #require(try s.allNotes().first { $0.title == "Todo" })
+        try FileManager.default.removeItem(atPath: v + "/old/todo.md")
+        try FileManager.default.removeItem(atPath: v + "/x/Untitled.md")
+        _ = try s.book.trash(todo.id)
+        var summary = try s.book.importMarkdown(from: v)
+        #expect(summary.movedFiles == 1 && summary.unchanged == 1, "\(summary)")
+        let moved = try #require(try s.allNotes().first { $0.id == meeting.id })
+        #expect(moved.body == "Edited in the store\n" && moved.sourcePath == "work/meeting.md")
+        // A new file of the trashed note's name, an unrelated empty file, a file of another text
+        // under a gone note's name: new notes.
+        try write(v + "/projects/todo.md", "# Project plan\n\nunrelated\n")
+        try write(v + "/Idea.md", "")
+        summary = try s.book.importMarkdown(from: v)
+        #expect(summary.movedFiles == 0 && summary.created == 2, "\(summary)")
+        let trashed = try #require(try s.allNotes().first { $0.id == todo.id })
+        #expect(trashed.trashed && trashed.title == "Todo")
     }
 
     @Test(
