@@ -108,7 +108,8 @@ package final class ImportInput {
         }
         // A damaged file, not a failing system: bad input, like a refused line. What gzip
         // said is part of the one line of the error, not a line of its own.
-        guard status == 0 else {
+        // Status 2 is gzip's warning (trailing garbage ignored): the data came out whole.
+        guard status == 0 || status == 2 else {
             let what = said.split(separator: ":").last.map { $0.trimmingPrefix(" ") }.map(String.init) ?? ""
             throw .validation(
                 .damagedFile(path, reason: what.isEmpty ? "gzip failed (status \(status))" : "gzip: \(what)"))

@@ -364,6 +364,7 @@ private struct ImportAppender {
         if !group.isEmpty, e.stream == stream, e.version == firstVersion &+ UInt64(group.count),
             try !(mayBeStored && book.isStored(e, in: session.transaction))
         {
+            try checkInstant(e)
             try checkReferences(e, session: session)
             group.append(e.event)
             return
@@ -373,17 +374,7 @@ private struct ImportAppender {
             summary.skipped += 1
             return
         }
-        // The log's time never goes back: an event dated far ahead of this machine's clock
-        // would date every later change of the store then, and hide them from `--as-of now`.
-        if let at = e.event.recordedAt, at > book.store.configuration.clock() &+ Self.allowedLead {
-            throw NotesError.validation(
-                .line(
-                    e.line,
-                    reason:
-                        "recordedAt \(RFC3339.format(micros: at)) is more than a day after this machine's clock "
-                        + "(\(RFC3339.format(micros: book.store.configuration.clock()))); every later change would be "
-                        + "recorded then: fix the line, or the clock"))
-        }
+        try checkInstant(e)
         let current: UInt64
         if let v = versions[e.stream] {
             current = v
@@ -400,6 +391,21 @@ private struct ImportAppender {
         stream = e.stream
         before = current
         firstVersion = e.version
+    }
+
+    /// The log's time never goes back: an event dated far ahead of this machine's clock would
+    /// date every later change of the store then, and hide them from `--as-of now`.
+    private func checkInstant(_ e: ImportedEvent) throws {
+        guard let at = e.event.recordedAt else { return }
+        let now = book.store.configuration.clock()
+        guard at > now &+ Self.allowedLead else { return }
+        throw NotesError.validation(
+            .line(
+                e.line,
+                reason:
+                    "recordedAt \(RFC3339.format(micros: at)) is more than a day after this machine's clock "
+                    + "(\(RFC3339.format(micros: now))); every later change would be recorded then: fix the line, "
+                    + "or the clock"))
     }
 
     /// Categories and tags known to exist: in the store, or created by an earlier line.

@@ -69,7 +69,7 @@ struct InterchangeCLITests {
     @Test("an event dated more than a day after the clock is refused: it would date every later change")
     func eventFromTheFuture() throws {
         let s = try Sandbox()
-        try s.add("Now")
+        let nowID = try s.add("Now")
         let line = try s.ok("export").stdout
         let other = s.path("other")
         try s.ok("add", "Existing", "--store", other)
@@ -82,6 +82,17 @@ struct InterchangeCLITests {
             r.code == 2 && r.stderr.contains("line 1: recordedAt 9999-12-31T00:00:00")
                 && r.stderr.contains("more than a day after this machine's clock"), "\(r)")
         #expect(try events(s, store: other) == before)
+        // Every line is checked, not only a stream's first: a later event of the note.
+        try s.ok("edit", nowID, "--body", "edited")
+        let two = try s.ok("export").stdout.split(separator: "\n").map(String.init)
+        let second = try #require(two.last?.range(of: #""recordedAt":"[^"]*""#, options: .regularExpression))
+        let third = s.path("other3")
+        write(
+            file: file,
+            two.dropLast().joined(separator: "\n") + "\n"
+                + two.last!.replacingCharacters(in: second, with: #""recordedAt":"2099-01-01T00:00:00Z""#) + "\n")
+        let late = s.run("import", file, "--store", third)
+        #expect(late.code == 2 && late.stderr.contains("line \(two.count): recordedAt 2099"), "\(late)")
         // A few hours ahead (another device's clock) is taken.
         #expect(fixedNow == "2026-11-29T12:00:00Z")
         write(file: file, line.replacingCharacters(in: recorded, with: #""recordedAt":"2026-11-29T15:00:00Z""#))
@@ -177,6 +188,14 @@ struct InterchangeCLITests {
         #expect(try s.titles("--all", "--category", "implemented").contains("API Design Guidelines"))
         let bad = s.path("bad.jsonl.gz")
         write(file: bad, "not gzip")
+        // gzip's warning (trailing garbage ignored, status 2) is not damage: the data came out whole.
+        if hasProgram("gzip") {
+            let garbage = s.path("garbage.jsonl.gz")
+            let made = s.run(
+                ["-c", "gzip -c '\(Self.sample)' > '\(garbage)'; printf 'xx' >> '\(garbage)'"], executable: "/bin/sh")
+            try #require(made.code == 0, "\(made)")
+            #expect(try s.ok("import-history", garbage, "--json").object()["appended"] as? Int == 0)
+        }
         let r = s.run("import-history", bad)
         // What gzip said is part of the one line of the error (it used to print a line of its own).
         #expect(
