@@ -125,7 +125,12 @@ struct Config: Sendable {
         if let value { lines.append("\(key) = \(value)") }
         // A config file that is a link (to a dotfiles folder) is written where it leads.
         var link = stat()
-        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK, let target = realpath(path, nil) {
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            guard let target = realpath(path, nil) else {
+                throw CLIError(
+                    "the config file \(path) is a link that leads nowhere (\(String(cString: strerror(errno)))); "
+                        + "create the file it names, or remove the link")
+            }
             path = String(cString: target)
             free(target)
         }

@@ -189,9 +189,11 @@ final class Context: @unchecked Sendable {
             }
             v = given
         }
-        // With a remote, every body must fit in what the remote holds of one event, and so must
-        // a conflict that keeps two of them: a larger one would wait in the outbox for good.
-        if remoteAddress(self) != nil { v = min(v, Self.remoteBodyLimit) }
+        // With a remote, every body written here must fit in what the remote holds of one event,
+        // and so must a conflict that keeps two of them: a larger one would wait in the outbox
+        // for good. An import of events brings history back as it was (the remote takes up to
+        // its own limit, which the sync checks).
+        if remoteAddress(self) != nil, command.name != "import" { v = min(v, Self.remoteBodyLimit) }
         return v
     }
 

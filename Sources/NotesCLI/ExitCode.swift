@@ -61,6 +61,11 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             switch e {
             case .validation(let input):
                 switch input {
+                case .bodyTooLarge(let n, let limit) where limit == Context.remoteBodyLimit:
+                    // Raising the setting does nothing while a remote is set.
+                    return CLIError(
+                        "the body is \(n) bytes; while a remote is set the limit is \(limit), half of what the remote "
+                            + "holds of one event (a conflict keeps two bodies): split the note")
                 case .bodyTooLarge: return CLIError(e.description + " (raise it with the body-limit setting)")
                 case .notAnID: return CLIError(e.description + " (see `notes list`)")
                 case .streamWithoutNote: return CLIError(e.description + " (run `notes verify`)")

@@ -48,6 +48,8 @@ struct CLISyncTests {
             ["config", "set", "editor", "vi\nstore = /x"],
             ["remote", "set", "host=/x", "--notebook", "   "], ["remote", "set", "host=/x", "--notebook", "a\tb"],
             ["remote", "set", "host=/x", "--notebook", String(repeating: "n", count: 201)],
+            // 150 characters, 300 code points: the remote counts code points.
+            ["remote", "set", "host=/x", "--notebook", String(repeating: "e\u{0301}", count: 150)],
         ] {
             let r = s.run(args)
             #expect(r.code == 2 && r.stderr.split(separator: "\n").count == 1, "\(args): \(r)")
@@ -64,6 +66,13 @@ struct CLISyncTests {
         var st = stat()
         #expect(lstat(s.configFile, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
         #expect(String(decoding: read(file: dotfile), as: UTF8.self) == "sort = title\nremote = host=/x\n")
+        // A link that leads nowhere is refused, and left as it is.
+        let other = try Sandbox()
+        mkdir(other.root + "/config/notes", 0o700)
+        symlink(other.path("dotfiles/missing"), other.configFile)
+        let dangling = other.run("remote", "set", "host=/x")
+        #expect(dangling.code == 2 && dangling.stderr.contains("leads nowhere"), "\(dangling)")
+        #expect(lstat(other.configFile, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
         let shown = try s.ok("remote", "show", env: ["NOTES_REMOTE": "postgresql://ana:hunter2@db/notes"]).stdout
         #expect(!shown.contains("hunter2") && shown.contains("ana:***@db"), "\(shown)")
     }

@@ -230,7 +230,14 @@ extension Notebook {
                 do {
                     outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
                 } catch {
-                    throw Self.remoteCulprit(error, in: pulled) ?? error
+                    // The remote's fault only when none of this device's own events waiting to
+                    // sync is of that stream (its own creation, rebased, may be what collides).
+                    guard let culprit = Self.remoteCulprit(error, in: pulled),
+                        case .invalidRemoteEvent(let position, _) = culprit,
+                        let blamed = pulled.first(where: { $0.position == position }),
+                        !((try? outboxStreams(after: confirmed))?.contains(blamed.stream) ?? true)
+                    else { throw error }
+                    throw culprit
                 }
                 wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
@@ -601,6 +608,18 @@ extension Notebook {
         try projection.reproject(
             notes: notes.sorted(), categories: categories.sorted(), tags: tags.sorted(), store: store,
             in: session.transaction, databases: dbs)
+    }
+
+    /// The streams of the events after the confirmed position: this device's outbox.
+    private func outboxStreams(after confirmed: UInt64) throws -> Set<String> {
+        var streams: Set<String> = []
+        try store.read { txn in
+            try store.forEachEvent(from: confirmed + 1, in: txn) { v in
+                streams.insert(v.stream)
+                return true
+            }
+        }
+        return streams
     }
 
     /// The sync error of an event of `pulled` that the fold refused (a note created twice, a

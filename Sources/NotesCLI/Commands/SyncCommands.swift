@@ -27,7 +27,8 @@ func remoteNotebookName(_ ctx: Context) -> String {
 /// line), or nil.
 func notebookNameProblem(_ name: String) -> String? {
     if name.trimmingSpaces.isEmpty { return "must be a name" }
-    if name.count > 200 { return "must be at most 200 characters" }
+    // Counted as the remote counts them: in code points.
+    if name.unicodeScalars.count > 200 { return "must be at most 200 characters" }
     if name.unicodeScalars.contains(where: { breaksLine($0) || $0 == "\t" }) {
         return "must be one line without control characters"
     }
