@@ -498,6 +498,11 @@ public final class EventStore: Sendable {
     public func setMetadata(_ name: String, _ value: [UInt8], in txn: borrowing Transaction) throws(StoreError) {
         do { try txn.put(meta, key: Array(name.utf8), value: value) } catch { throw StoreError.wrap(error) }
     }
+
+    /// Removes a metadata value (inside a write transaction); nothing when there is none.
+    public func removeMetadata(_ name: String, in txn: borrowing Transaction) throws(StoreError) {
+        do { _ = try txn.delete(meta, key: Array(name.utf8)) } catch { throw StoreError.wrap(error) }
+    }
 }
 
 extension StoreError {

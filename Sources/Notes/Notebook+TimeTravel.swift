@@ -5,6 +5,8 @@ import LMDB
 /// One stored event of a note with the note as it was after it.
 public struct NoteRevision: Sendable, Equatable {
     public var position: UInt64
+    /// The stored event's id.
+    public var id: Identifier
     public var version: UInt64
     public var recordedAt: Int64
     public var metadata: EventMetadata
@@ -67,7 +69,7 @@ extension Notebook {
             guard let note else { return true }
             return try body(
                 NoteRevision(
-                    position: view.position, version: view.version, recordedAt: view.recordedAt,
+                    position: view.position, id: view.id, version: view.version, recordedAt: view.recordedAt,
                     metadata: view.metadata, storedType: view.type, storedSchemaVersion: view.schemaVersion,
                     events: events, note: note))
         }

@@ -53,4 +53,16 @@ struct SyncSummaryTests {
         report.confirmedInPlace = 20
         #expect(syncSummary(report) == "pushed 20, pulled 0, merged 0, conflicts 0; at position 15021")
     }
+
+    @Test("a repair of crossed pushes says what it joined and moved")
+    func crossedPushRepair() {
+        var report = SyncReport()
+        report.remoteHead = 9
+        report.namesMerged = 1
+        report.refiled = 2
+        #expect(
+            syncSummary(report)
+                == "pushed 0, pulled 0, merged 0, conflicts 0, 1 same-named categories or tags joined, 2 notes moved out of categories or tags deleted or merged elsewhere; at position 9"
+        )
+    }
 }

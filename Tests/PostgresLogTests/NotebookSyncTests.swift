@@ -1027,7 +1027,7 @@ struct NotebookSyncTests {
         #expect(claims == before.filter { $0.stream == Note.stream(n.id) }.map(\.recordedAt))
     }
 
-    private func pair(_ n: Int) throws -> (Device, Device) {
+    func pair(_ n: Int) throws -> (Device, Device) {
         let a = try Device(stem: 1, notebook: n)
         let b = try Device(stem: 2, notebook: n)
         try a.book.add(title: "Welcome")
@@ -1037,7 +1037,7 @@ struct NotebookSyncTests {
     }
 
     /// ``pair(_:)`` and a third device that has cloned the notebook.
-    private func trio(_ n: Int) throws -> (Device, Device, Device) {
+    func trio(_ n: Int) throws -> (Device, Device, Device) {
         let (a, b) = try pair(n)
         let c = try Device(stem: 3, notebook: n)
         try c.sync()

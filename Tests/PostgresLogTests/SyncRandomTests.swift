@@ -7,7 +7,8 @@ import PostgresLog
 import TestSupport
 import Testing
 
-/// Three devices doing random commands offline and syncing in random order: after every sync,
+/// Three devices doing random commands offline and syncing in random order, a third of the syncs
+/// crossing another device's (which syncs between their pull and their push): after every sync,
 /// `verify` finds the projections equal to a rebuild of the log (a rebase re-folds only the
 /// records of the streams it touched), and at the end the devices converge.
 @Suite(
@@ -36,6 +37,13 @@ struct SyncRandomTests {
         }
     }
 
+    @Test("pushes crossing on every sync, over commands that create, rename, delete and file under categories and tags")
+    func crossings() throws {
+        for seed: UInt64 in [1, 2, 3, 4] {
+            try run(seed: seed, notebook: 190 + Int(seed), wide: true, crossings: true)
+        }
+    }
+
     /// A past listing filtered by a category or tag (walked back through `filed_ever`) is the
     /// replay's, after merges, deletions and rebases moved notes between them.
     private func expectPastListingsByScope(_ book: Notebook, _ what: String) throws {
@@ -52,7 +60,9 @@ struct SyncRandomTests {
         }
     }
 
-    private func run(seed: UInt64, notebook: Int, wide: Bool = false) throws {
+    /// `crossings`: every sync crosses another device's, and the commands are those of categories
+    /// and tags (creating, renaming, deleting, filing under).
+    private func run(seed: UInt64, notebook: Int, wide: Bool = false, crossings: Bool = false) throws {
         var rng = SplitMix(state: seed)
         let devices = try (1...3).map { try Device(stem: UInt64($0) + seed * 10, notebook: notebook) }
         try devices[0].book.add(title: "Start", body: "one\ntwo\nthree\n", category: "Home", tags: ["a"])
@@ -66,7 +76,15 @@ struct SyncRandomTests {
         for _ in 0..<(wide ? huntSteps : 120) {
             let d = devices[Int.random(in: 0..<devices.count, using: &rng)]
             if Int.random(in: 0..<(wide ? huntSync : 5), using: &rng) == 0 {
-                try d.sync()
+                if crossings || Int.random(in: 0..<3, using: &rng) == 0 {
+                    // Pushes that cross: another device syncs between d's pull and d's push.
+                    let others = devices.filter { $0 !== d }
+                    let other = others[Int.random(in: 0..<others.count, using: &rng)]
+                    _ = try d.countedSync { remote in remote.beforeFirstAppend = { try other.sync() } }
+                    #expect(try other.book.verify().isEmpty, "seed \(seed), crossing sync \(syncs)")
+                } else {
+                    try d.sync()
+                }
                 syncs += 1
                 #expect(try d.book.verify().isEmpty, "seed \(seed), after sync \(syncs)")
                 try expectPastListingsByScope(d.book, "seed \(seed), after sync \(syncs)")
@@ -79,7 +97,11 @@ struct SyncRandomTests {
                 (0..<Int.random(in: 1...4, using: &rng)).map { _ in pick(lines) }.joined(separator: "\n") + "\n"
             }
             do {
-                switch (Int.random(in: 0..<(wide ? 24 : 14), using: &rng), note) {
+                let command =
+                    crossings
+                    ? pick([0, 8, 8, 9, 9, 10, 12, 13, 14, 15, 16, 23, 23])
+                    : Int.random(in: 0..<(wide ? 24 : 14), using: &rng)
+                switch (command, note) {
                 case (0, _), (_, nil):
                     try d.book.add(
                         title: pick(titles), body: body(), category: Bool.random(using: &rng) ? pick(names) : nil,
@@ -120,5 +142,10 @@ struct SyncRandomTests {
             #expect(n.category.map { live.contains($0) } ?? true, "seed \(seed): \(n.title) in an ended category")
             #expect(n.tags.allSatisfy(live.contains), "seed \(seed): \(n.title) tagged with an ended tag")
         }
+        // One live category (and tag) per name, pushes crossed or not.
+        let categoryNames = try book.categories().map { $0.name.lowercased() }
+        let tagNames = try book.allTags().map { $0.name.lowercased() }
+        #expect(Set(categoryNames).count == categoryNames.count, "seed \(seed): \(categoryNames)")
+        #expect(Set(tagNames).count == tagNames.count, "seed \(seed): \(tagNames)")
     }
 }

@@ -38,8 +38,12 @@ public struct SyncReport: Sendable, Equatable {
     /// flagged), each once however many of its edits did.
     public var conflicts = 0
     /// Categories and tags created here under a name another device had created first, folded
-    /// into that one.
+    /// into that one (also those two devices created at once, each pushing before it pulled the
+    /// other's: merged into the first created).
     public var namesMerged = 0
+    /// Notes filed under a category or tag that another device deleted or merged while their
+    /// pushes crossed, filed away from it (delete wins over assign; a merge takes its notes).
+    public var refiled = 0
     /// This device's events the remote confirmed unchanged, rewritten in place with the remote's
     /// instants (no rebase, no rebuild of the projections).
     public var confirmedInPlace = 0
@@ -116,6 +120,9 @@ extension Notebook {
         static let notebook = "sync.notebook"
         static let confirmed = "sync.confirmed"
         static let lastSync = "sync.last"
+        /// The first confirmed position whose events a rebase pulled in and no repair of crossed
+        /// pushes has checked yet (see ``Notebook/repairCrossedPushes()``); none when all were.
+        static let repairFrom = "sync.repair-from"
     }
 
     /// The most events one write of a sync appends: a clone goes in steps of this size, each
@@ -246,6 +253,11 @@ extension Notebook {
                 report.conflicts += outcome.conflicts
                 report.namesMerged += outcome.namesMerged
             }
+            // What was pulled, checked for crossed pushes (also what a killed sync pulled): the
+            // repair joins the outbox pushed below.
+            let repair = try repairCrossedPushes()
+            report.namesMerged += repair.namesMerged
+            report.refiled += repair.refiled
             // Push the outbox. When the remote took all of it as sent, right after the confirmed
             // position, its answer confirms it in place. Otherwise what it sent is pulled back
             // (and confirmed in place) by the next round, whether the remote took it now or had
@@ -321,6 +333,7 @@ extension Notebook {
                     after = last.position
                 }
                 try recordConfirmed(through: after, notebook: notebook, in: session.transaction)
+                try markForRepair(from: 1, in: session.transaction)
                 return Int(after)
             }
         } catch {
@@ -535,6 +548,10 @@ extension Notebook {
             for e in fresh {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
+            }
+            // Events met in the remote's order here may have crossed a push of this device.
+            if fresh.contains(where: Self.mayCross) {
+                try markForRepair(from: first.position, in: session.transaction)
             }
             try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
             if !outbox.isEmpty {
@@ -943,8 +960,8 @@ struct Rebase {
     private var outboxStreams: Set<String> = []
     /// The names the pulled events give categories and tags, by stream, and whether each is live.
     private var pulledNames: [String: (name: String, live: Bool)] = [:]
-    /// What became of a category or tag, by stream, as read so far.
-    private var fates: [String: EntityFate] = [:]
+    /// What became of the categories and tags read so far.
+    private var fates = EntityFates()
     /// The notes the pulled events touched.
     private var pulledNotes: Set<Identifier> = []
     /// The streams this rebase appended to, in order (with repeats).
@@ -973,7 +990,7 @@ struct Rebase {
             case .tag: kind = .tag
             case .note, .other: continue
             }
-            guard let name = try Self.entityEvent(e, kind)?.name else { continue }
+            guard let name = try EntityEvent.decode(e, kind)?.name else { continue }
             // A deletion keeps the name it had, no longer live.
             pulledNames[e.stream] = name.isEmpty ? (pulledNames[e.stream]?.name ?? "", false) : (name, true)
         }
@@ -1105,7 +1122,8 @@ struct Rebase {
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
             appendedStreams.append(stream)
-            fates[stream] = nil
+            if case .category(let id) = StreamRef(stream) { fates.record(id, nil) }
+            if case .tag(let id) = StreamRef(stream) { fates.record(id, nil) }
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
         try fileAwayFromDeleted(session: session, dbs: dbs)
@@ -1142,16 +1160,7 @@ struct Rebase {
     ) throws -> [Identifier] {
         var candidates = pulledNotes
         for o in outbox { if case .note(let n) = StreamRef(o.stream) { candidates.insert(n) } }
-        let scope: ListQuery.Scope = kind == .category ? .category(id) : .tag(id)
-        for status in [ListQuery.StatusFilter.active, .archived, .trashed] {
-            for group: UInt8 in [0, 1] {
-                let prefix = ListIndex.prefix(status: status, scope: scope, sort: .created, pinnedGroup: group)
-                try book.projection.scan(prefix, reverse: false, in: session.transaction, databases: dbs) { n in
-                    candidates.insert(n)
-                    return true
-                }
-            }
-        }
+        candidates.formUnion(try book.notesListed(under: id, kind: kind, in: session.transaction, databases: dbs))
         return candidates.sorted()
     }
 
@@ -1160,7 +1169,7 @@ struct Rebase {
     private mutating func entityStream(
         _ e: RecordedEvent, id: Identifier, kind: EntityKind, txn: borrowing Transaction, dbs: ProjectionDatabases
     ) throws -> String? {
-        let event = try Self.entityEvent(e, kind)
+        let event = try EntityEvent.decode(e, kind)
         let created = event?.change == .created ? event?.name : nil
         // An entity this device created and then deleted stays its own: folded, its deletion
         // would delete the other device's.
@@ -1211,53 +1220,13 @@ struct Rebase {
         }
     }
 
-    /// What became of a category or tag.
-    private enum EntityFate: Equatable {
-        case live
-        case deleted
-        case merged(into: Identifier)
-    }
-
-    /// Where an assignment of the category or tag `id` goes now: to itself while it lives, to the
-    /// one it was merged into (followed), nowhere (nil) once deleted.
-    private mutating func current(
-        _ id: Identifier, kind: EntityKind, txn: borrowing Transaction
-    ) throws -> Identifier? {
-        var id = id
-        for _ in 0..<16 {
-            let name = kind == .category ? Category.stream(id) : Tag.stream(id)
-            let fate: EntityFate
-            if let known = fates[name] {
-                fate = known
-            } else {
-                var found = EntityFate.live
-                try book.store.forEachEvent(inStream: name, in: txn) { view in
-                    if view.isType("CategoryDeleted") || view.isType("TagDeleted") {
-                        found = .deleted
-                    } else if view.isType("CategoryMerged") || view.isType("TagMerged") {
-                        if let into = try Self.entityEvent(view.recorded, kind)?.into { found = .merged(into: into) }
-                    }
-                    return found == .live
-                }
-                fates[name] = found
-                fate = found
-            }
-            switch fate {
-            case .live: return id
-            case .deleted: return nil
-            case .merged(let into): id = into
-            }
-        }
-        return nil
-    }
-
     /// The event with the categories and tags other devices deleted or merged meanwhile
     /// resolved: a deleted category becomes none, a tagging with a deleted tag is dropped (nil)
     /// (delete wins over assign); a merged one is replaced by the one it was merged into.
     private mutating func withoutDeletedEntities(_ event: NoteEvent, txn: borrowing Transaction) throws -> NoteEvent? {
         func now(_ id: Identifier?, _ kind: EntityKind) throws -> Identifier? {
             guard let id else { return nil }
-            return try current(id, kind: kind, txn: txn)
+            return try fates.heir(of: id, kind: kind, in: book, txn: txn)
         }
         switch event {
         case .created(let title, let body, let pinned, let category):
@@ -1283,7 +1252,7 @@ struct Rebase {
         _ e: RecordedEvent, id: Identifier, kind: EntityKind, txn: borrowing Transaction, dbs: ProjectionDatabases
     ) throws -> Identifier? {
         guard entityMap[id] == nil else { return nil }
-        guard let event = try Self.entityEvent(e, kind), event.change == .renamed else { return nil }
+        guard let event = try EntityEvent.decode(e, kind), event.change == .renamed else { return nil }
         return try existingEntity(named: event.name, kind: kind, other: id, txn: txn, dbs: dbs)
     }
 
@@ -1326,7 +1295,7 @@ struct Rebase {
         }
         let result = try session.append([end], to: stream, expecting: .any)
         appendedStreams.append(stream)
-        fates[stream] = .merged(into: into)
+        fates.record(id, (.merged(into: into), (e.id, e.metadata.actor)))
         versions[e.stream, default: [:]][e.version] = result.streamVersion
         entityMap[id] = into
         namesMerged += 1
@@ -1369,41 +1338,12 @@ struct Rebase {
         return note
     }
 
-    private enum EntityKind { case category, tag }
-
-    /// An event of a category or a tag, whichever kind: what it does, the name it gives (empty
-    /// for a deletion or a merge), and the entity a merge files its notes under.
-    private struct EntityEvent {
-        var change: EntityChange
-        var name: String
-        var into: Identifier?
-
-        init<K>(_ event: NamedEntityEvent<K>) {
-            change = event.change
-            name = event.name
-            if case .merged(let target) = event { into = target }
-        }
-    }
-
-    /// `e` decoded as an event of a `kind` stream, or nil for a type it does not hold.
-    private static func entityEvent(_ e: RecordedEvent, _ kind: EntityKind) throws -> EntityEvent? {
-        switch kind {
-        case .category:
-            return try CategoryEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-                .map(EntityEvent.init)
-        case .tag:
-            return try TagEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
-                .map(EntityEvent.init)
-        }
-    }
-
     /// A live category or tag of the remote named `name` (case aside) other than `other`: one
     /// the pulled events name, or one the store held before this sync that is not in the outbox.
     private func existingEntity(
         named name: String, kind: EntityKind, other: Identifier, txn: borrowing Transaction, dbs: ProjectionDatabases
     ) throws -> Identifier? {
         let key = name.lowercased()
-        func stream(_ id: Identifier) -> String { kind == .category ? Category.stream(id) : Tag.stream(id) }
         for (s, (n, live)) in pulledNames where live && n.lowercased() == key {
             if case .category(let id) = StreamRef(s), kind == .category, id != other { return id }
             if case .tag(let id) = StreamRef(s), kind == .tag, id != other { return id }
@@ -1414,8 +1354,8 @@ struct Rebase {
         } else if let t = try book.projection.tag(named: name, in: txn, databases: dbs) {
             held = (t.id, t.deleted)
         }
-        if let held, held.id != other, !held.deleted, !outboxStreams.contains(stream(held.id)),
-            pulledNames[stream(held.id)] == nil
+        if let held, held.id != other, !held.deleted, !outboxStreams.contains(kind.stream(held.id)),
+            pulledNames[kind.stream(held.id)] == nil
         {
             return held.id
         }

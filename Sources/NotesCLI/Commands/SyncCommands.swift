@@ -184,7 +184,8 @@ let syncCommand = Command(
             .object([
                 ("pushed", .int(report.pushed)), ("pulled", .int(report.pulled)), ("merged", .int(report.merged)),
                 ("conflicts", .int(report.conflicts)), ("namesMerged", .int(report.namesMerged)),
-                ("unresolvedConflicts", .int(report.unresolvedConflicts)), ("rounds", .int(report.rounds)),
+                ("refiled", .int(report.refiled)), ("unresolvedConflicts", .int(report.unresolvedConflicts)),
+                ("rounds", .int(report.rounds)),
                 ("remotePosition", .uint(report.remoteHead)), ("restored", .int(report.restored)),
                 ("reopened", .int(report.reopened)), ("confirmed", .int(report.confirmedInPlace)),
             ]))
@@ -207,6 +208,9 @@ func syncSummary(_ report: SyncReport) -> String {
     let earlier = report.confirmedInPlace - min(report.confirmedInPlace, report.pushed)
     if earlier > 0 { line += ", \(earlier) events an earlier sync had sent confirmed" }
     if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
+    if report.refiled > 0 {
+        line += ", \(report.refiled) notes moved out of categories or tags deleted or merged elsewhere"
+    }
     if report.restored > 0 { line += ", \(report.restored) confirmed events given back to the restored remote" }
     if report.reopened > 0 {
         line += ", \(report.reopened) confirmed events the restored remote had lost pushed again"

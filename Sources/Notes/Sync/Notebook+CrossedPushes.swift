@@ -1,0 +1,248 @@
+import Basics
+import EventStore
+import LMDB
+
+/// What a repair of crossed pushes wrote.
+struct CrossedPushRepair: Equatable {
+    /// Categories and tags merged into the one of the same name created first.
+    var namesMerged = 0
+    /// Notes taken out of (or moved on from) a category or tag that was deleted or merged.
+    var refiled = 0
+}
+
+extension Notebook {
+    /// Restores the rules a rebase keeps where two devices' pushes crossed.
+    ///
+    /// A device that pulled, then pushed what it had rebased on that pull, may have crossed
+    /// another device's push made in between: each push holds to the expected versions of its
+    /// own streams, so the remote takes both. What a rebase would have prevented can then be in
+    /// the shared log: two live categories (or tags) of one name, a note filed under one another
+    /// device deleted (delete wins over assign) or merged into another (the note follows the
+    /// merge). Whichever device pulls both repairs it, here, after the pull and before its push:
+    /// the later-created of the same-named ones is merged into the first (as a rename into a
+    /// taken name is), and each such note is filed away. Every event of a repair has an id
+    /// derived from the events that crossed (and metadata taken from them), so devices that
+    /// repair the same crossing write the same events, which the remote stores once.
+    ///
+    /// A sync marks the confirmed events it pulls in with a rebase that could have crossed a push
+    /// (``markForRepair(from:in:)``: those that ``mayCross(_:)``), in the write that appends them, so a sync killed before
+    /// its repair leaves the mark for the next. A repair of many events (a clone, a join)
+    /// checks every category and tag of the store instead of each stream the events touched.
+    func repairCrossedPushes() throws -> CrossedPushRepair {
+        let marked = try read { txn, _ in try store.metadataUInt64(SyncKeys.repairFrom, in: txn) }
+        guard marked != nil else { return CrossedPushRepair() }
+        return try write { session, dbs in
+            guard let from = try store.metadataUInt64(SyncKeys.repairFrom, in: session.transaction) else {
+                return CrossedPushRepair()
+            }
+            let confirmed = try syncState(in: session.transaction).confirmed
+            let everyEntity = from <= 1 || confirmed &- from >= 4096
+            var entities: [Identifier: EntityKind] = [:]
+            var notes: Set<Identifier> = []
+            if !everyEntity {
+                try store.forEachEvent(from: from, in: session.transaction) { view in
+                    guard view.position <= confirmed else { return false }
+                    let e = view.recorded
+                    guard Self.mayCross(e) else { return true }
+                    switch StreamRef(e.stream) {
+                    case .note(let id): notes.insert(id)
+                    case .category(let id): entities[id] = .category
+                    case .tag(let id): entities[id] = .tag
+                    case .other: break
+                    }
+                    return true
+                }
+            }
+            var repairer = CrossedPushRepairer(book: self, entities: entities, notes: notes, everyEntity: everyEntity)
+            try repairer.run(session: session, dbs: dbs)
+            try store.removeMetadata(SyncKeys.repairFrom, in: session.transaction)
+            return repairer.done
+        }
+    }
+
+    /// Marks the confirmed events from `position` on for ``repairCrossedPushes()`` (an earlier
+    /// mark stays).
+    func markForRepair(from position: UInt64, in txn: borrowing Transaction) throws {
+        if let marked = try store.metadataUInt64(SyncKeys.repairFrom, in: txn), marked <= position { return }
+        try store.setMetadata(SyncKeys.repairFrom, uint64: position, in: txn)
+    }
+
+    /// Whether `e` could break a rule when it crossed another device's push: an event of a
+    /// category or tag, or one filing a note under one (an event that cannot be read as one of
+    /// today's counts as one).
+    static func mayCross(_ e: RecordedEvent) -> Bool {
+        switch StreamRef(e.stream) {
+        case .category, .tag: return true
+        case .other: return false
+        case .note:
+            // Only a creation, a filing or a restore can file a note under one; the events of
+            // other kinds (edits, which carry bodies) are not decoded.
+            switch NoteEventKind.matcher.kind(e.type, version: e.schemaVersion) {
+            case nil, .created?, .categorized?, .restored?: break
+            case .tagged?: return true
+            default: return false
+            }
+            guard let event = try? NoteEvent.decode(type: e.type, schemaVersion: e.schemaVersion, payload: e.payload)
+            else { return true }
+            switch event {
+            case .created(_, _, _, let category), .categorized(let category),
+                .restored(_, _, _, _, let category):
+                return category != nil
+            default: return false
+            }
+        }
+    }
+}
+
+/// One repair of crossed pushes, inside its write; see ``Notebook/repairCrossedPushes()``.
+private struct CrossedPushRepairer {
+    let book: Notebook
+    /// The categories and tags the pulled events touched.
+    let entities: [Identifier: EntityKind]
+    /// The notes to check: those the pulled events touched, then those listed under an entity
+    /// that no longer lives.
+    var notes: Set<Identifier>
+    let everyEntity: Bool
+    var done = CrossedPushRepair()
+    /// What became of the categories and tags read so far.
+    private var fates = EntityFates()
+
+    init(book: Notebook, entities: [Identifier: EntityKind], notes: Set<Identifier>, everyEntity: Bool) {
+        self.book = book
+        self.entities = entities
+        self.notes = notes
+        self.everyEntity = everyEntity
+    }
+
+    mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
+        try mergeSameNames(book.projection.categoryTable(dbs), kind: .category, session: session, dbs: dbs)
+        try mergeSameNames(book.projection.tagTable(dbs), kind: .tag, session: session, dbs: dbs)
+        // The notes still listed under a touched category or tag that no longer lives.
+        var dead: [(Identifier, EntityKind)] = []
+        if everyEntity {
+            dead += try book.projection.categoryTable(dbs).all(in: session.transaction).filter(\.deleted).map {
+                ($0.id, .category)
+            }
+            dead += try book.projection.tagTable(dbs).all(in: session.transaction).filter(\.deleted).map {
+                ($0.id, .tag)
+            }
+        } else {
+            dead = entities.map { ($0.key, $0.value) }
+        }
+        for (id, kind) in dead
+        where try fates.fate(of: id, kind: kind, in: book, txn: session.transaction).fate != .live {
+            notes.formUnion(try book.notesListed(under: id, kind: kind, in: session.transaction, databases: dbs))
+        }
+        for n in notes.sorted() { try fileAway(n, session: session, dbs: dbs) }
+    }
+
+    /// Merges each live entity that shares its name with another into the one the name finds
+    /// (the first created), when the group holds one the pulled events touched.
+    private mutating func mergeSameNames<E: CountedEntity>(
+        _ table: EntityTable<E>, kind: EntityKind, session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws {
+        guard everyEntity || entities.values.contains(kind) else { return }
+        var groups: [[UInt8]: [E]] = [:]
+        for e in try table.all(in: session.transaction) where !e.deleted {
+            groups[E.nameKey(e.name), default: []].append(e)
+        }
+        for (key, group) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) where group.count > 1 {
+            guard everyEntity || group.contains(where: { entities[$0.id] == kind }),
+                let owner = NameIndex.owner(of: key, among: group)
+            else { continue }
+            for loser in group.sorted(by: { $0.id < $1.id }) where loser.id != owner.id {
+                try merge(loser.id, into: owner.id, kind: kind, session: session, dbs: dbs)
+            }
+        }
+    }
+
+    /// Ends `id` with a merge into `into` and files its notes under `into`.
+    private mutating func merge(
+        _ id: Identifier, into: Identifier, kind: EntityKind, session: borrowing WriteSession,
+        dbs: ProjectionDatabases
+    ) throws {
+        // The event that gave the merged one its name: the events of the repair derive from it.
+        var cause: (id: Identifier, actor: String)?
+        try book.store.forEachEvent(inStream: kind.stream(id), in: session.transaction) { view in
+            if let change = try EntityEvent.decode(view.recorded, kind)?.change,
+                change == .created || change == .renamed
+            {
+                cause = (view.id, view.actor)
+            }
+            return true
+        }
+        guard let cause else { return }
+        let mergeID = Rebase.derivedID(cause.id, role: "same name as \(into.uuidString)")
+        let meta = EventMetadata(
+            actor: cause.actor, command: "notes sync", causationID: cause.id, correlationID: mergeID)
+        for n in try book.notesListed(under: id, kind: kind, in: session.transaction, databases: dbs).sorted() {
+            try refile(n, from: id, to: into, kind: kind, metadata: meta, session: session, dbs: dbs) { i in
+                Rebase.derivedID(mergeID, role: "merge \(n.uuidString) \(i)")
+            }
+        }
+        let end: NewEvent =
+            kind == .category
+            ? CategoryEvent.merged(into: into).newEvent(id: mergeID, metadata: meta)
+            : TagEvent.merged(into: into).newEvent(id: mergeID, metadata: meta)
+        try session.append([end], to: kind.stream(id), expecting: .any)
+        fates.record(id, (.merged(into: into), (mergeID, cause.actor)))
+        done.namesMerged += 1
+    }
+
+    /// Files the note `n` away from each category and tag it is under that no longer lives.
+    private mutating func fileAway(_ n: Identifier, session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
+        guard let note = try book.projection.note(n, in: session.transaction, databases: dbs) else { return }
+        var dead: [(Identifier, EntityKind)] = []
+        let filed = (note.category.map { [($0, EntityKind.category)] } ?? []) + note.tags.sorted().map { ($0, .tag) }
+        for (id, kind) in filed
+        where try fates.fate(of: id, kind: kind, in: book, txn: session.transaction).fate != .live {
+            dead.append((id, kind))
+        }
+        guard !dead.isEmpty else { return }
+        // The events that filed the note under each: the repair's ids derive from them.
+        var filedBy: [Identifier: Identifier] = [:]
+        var before: Note?
+        try book.foldRevisions(of: n, in: session.transaction) { rev in
+            for (id, kind) in dead {
+                let had = kind == .category ? before?.category == id : before?.tags.contains(id) ?? false
+                let has = kind == .category ? rev.note.category == id : rev.note.tags.contains(id)
+                if has && !had { filedBy[id] = rev.id }
+            }
+            before = rev.note
+            return true
+        }
+        for (id, kind) in dead {
+            guard let filer = filedBy[id],
+                let ended = try fates.fate(of: id, kind: kind, in: book, txn: session.transaction).ended
+            else { continue }
+            let target = try fates.heir(of: id, kind: kind, in: book, txn: session.transaction)
+            let meta = EventMetadata(actor: ended.actor, command: "notes sync", causationID: ended.id)
+            try refile(n, from: id, to: target, kind: kind, metadata: meta, session: session, dbs: dbs) { i in
+                Rebase.derivedID(filer, role: "after \(ended.id.uuidString) \(i)")
+            }
+        }
+    }
+
+    /// Moves the note `n` from `id` to `target` (none for a deleted one): a category replaced,
+    /// a tag added and the old one taken off. `eventID` gives the id of each event by its index.
+    private mutating func refile(
+        _ n: Identifier, from id: Identifier, to target: Identifier?, kind: EntityKind, metadata: EventMetadata,
+        session: borrowing WriteSession, dbs: ProjectionDatabases, eventID: (Int) -> Identifier
+    ) throws {
+        guard let note = try book.projection.note(n, in: session.transaction, databases: dbs) else { return }
+        let events: [NoteEvent]
+        switch kind {
+        case .category where note.category == id:
+            events = [.categorized(category: target)]
+        case .tag where note.tags.contains(id):
+            events = (target.map { note.tags.contains($0) ? [] : [.tagged(tag: $0)] } ?? []) + [.untagged(tag: id)]
+        default:
+            return
+        }
+        var meta = metadata
+        if events.count > 1, meta.correlationID == nil { meta.correlationID = eventID(0) }
+        let stored = events.enumerated().map { i, e in e.newEvent(id: eventID(i), metadata: meta) }
+        try session.append(stored, to: Note.stream(n), expecting: .any)
+        done.refiled += 1
+    }
+}

@@ -1,0 +1,170 @@
+import Basics
+import EventStore
+@_spi(FaultInjection) import LMDB
+import Notes
+import PostgresFixture
+import PostgresLog
+import TestSupport
+import Testing
+
+/// Pushes that cross: a device pulls, another device pushes, then the first pushes what it had
+/// rebased on the older log. Each push is valid for its own streams, so the remote takes both,
+/// and the rules a rebase keeps (one live category or tag per name, delete wins over assign, a
+/// merged one's notes follow it) must be restored by whichever device pulls both.
+extension NotebookSyncTests {
+    @Test("categories and tags of one name created on two devices whose pushes crossed become one")
+    func crossedSameNames() throws {
+        let (a, b) = try pair(180)
+        let fromA = try a.book.add(title: "From a", category: "Work", tags: ["plan"])
+        let fromB = try b.book.add(title: "From b", category: "work", tags: ["Plan"])
+        // b pulls (nothing new), a pushes its "Work" and "plan", then b pushes its own.
+        let (report, _) = try b.countedSync { remote in remote.beforeFirstAppend = { try a.sync() } }
+        #expect(report.namesMerged == 2, "b found its category and tag named as a's, created first")
+        try converge([a, b])
+        for d in [a, b] {
+            let categories = try d.book.categories()
+            #expect(categories.map(\.name) == ["Work"])
+            #expect(categories.first?.count == 2)
+            let tags = try d.book.allTags()
+            #expect(tags.map(\.name) == ["plan"])
+            #expect(tags.first?.count == 2)
+            #expect(try d.book.note(fromB.id).category == categories.first?.id)
+            #expect(try d.book.note(fromB.id).tags == [try #require(tags.first).id])
+            #expect(try d.book.note(fromA.id).tags == [try #require(tags.first).id])
+        }
+        #expect(try a.sync().namesMerged == 0, "nothing left to repair")
+    }
+
+    @Test(
+        "a category and a tag deleted on one device while the other files a note in them, the pushes crossed",
+        arguments: [false, true])
+    func crossedDeleteAgainstAssign(deletionCrosses: Bool) throws {
+        let (a, b) = try pair(deletionCrosses ? 182 : 181)
+        let n = try a.book.add(title: "To file", tags: ["kept"])
+        try a.book.addCategory("Old")
+        try a.book.add(title: "Tagged old", tags: ["old"])
+        try converge([a, b])
+        try a.book.deleteCategory("Old")
+        try a.book.deleteTag("old")
+        try b.book.categorize(n.id, as: "Old")
+        try b.book.tag(n.id, with: ["old"])
+        if deletionCrosses {
+            // b pushes its filing while a's sync is between its pull and its push.
+            _ = try a.countedSync { remote in remote.beforeFirstAppend = { try b.sync() } }
+        } else {
+            _ = try b.countedSync { remote in remote.beforeFirstAppend = { try a.sync() } }
+        }
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.note(n.id).category == nil, "delete wins over assign")
+            #expect(try d.book.note(n.id).tags.map { try d.book.tagName($0) } == ["kept"])
+            #expect(try d.book.categories().isEmpty)
+            #expect(try d.book.allTags().map(\.name) == ["kept"])
+        }
+    }
+
+    @Test("a note filed in a category while another device's push merged it into another: it follows the merge")
+    func crossedFilingIntoMerged() throws {
+        let (a, b, c) = try trio(183)
+        let n = try a.book.add(title: "Unfiled")
+        let inJob = try a.book.add(title: "In Job", category: "Job")
+        try converge([a, b, c])
+        try b.book.add(title: "In Work", category: "Work")
+        try b.sync()
+        // a renames Job to the name b gave its own category: its sync makes it a merge.
+        try a.book.renameCategory("Job", to: "Work")
+        try c.book.categorize(n.id, as: "Job")
+        _ = try a.countedSync { remote in remote.beforeFirstAppend = { try c.sync() } }
+        try converge([a, b, c])
+        for d in [a, b, c] {
+            let work = try d.book.category(named: "Work")
+            #expect(try d.book.categories().map(\.name) == ["Work"])
+            #expect(try d.book.note(n.id).category == work.id, "the filing follows the merge")
+            #expect(try d.book.note(inJob.id).category == work.id)
+            #expect(work.count == 3)
+        }
+    }
+
+    @Test("the same crossing repaired by both devices is stored once: the repair's events have derived ids")
+    func crossedRepairOnce() throws {
+        let (a, b) = try pair(184)
+        try a.book.add(title: "From a", category: "Work")
+        try b.book.add(title: "From b", category: "Work")
+        // a's push and b's push cross; b pulls both and repairs, and before its repair reaches
+        // the remote, a pulls both and pushes its own repair first.
+        _ = try b.countedSync { remote in
+            remote.beforeFirstAppend = {
+                try a.sync()
+                remote.beforeFirstAppend = {
+                    let merged = try a.sync().namesMerged
+                    #expect(merged == 1, "a repaired it too")
+                }
+            }
+        }
+        try converge([a, b])
+        let merges = try a.log().filter { $0.type == "CategoryMerged" }
+        #expect(merges.count == 1)
+        #expect(Set(try a.log().map(\.id)).count == (try a.log().count), "no event twice")
+    }
+
+    @Test("a sync that stopped after pulling a crossing, before repairing it, leaves it to the next sync")
+    func crossedRepairAfterFailure() throws {
+        let (a, b) = try pair(185)
+        try a.book.add(title: "From a", category: "Work")
+        try b.book.add(title: "From b", category: "Work")
+        // After a's crossing push, b's sync writes twice more before its next push: the pull of
+        // both pushes (committed), then its repair, which fails here as a failing disk would.
+        #expect(throws: (any Error).self) {
+            _ = try b.countedSync { remote in
+                remote.beforeFirstAppend = {
+                    try a.sync()
+                    b.book.store.environment.injectFault(.init(.commit, at: 2, failing: .io))
+                }
+            }
+        }
+        b.book.store.environment.removeFault()
+        #expect(try b.book.categories().map(\.name) == ["Work", "Work"], "pulled, not repaired")
+        #expect(try b.book.syncState().pending == 0)
+        let report = try b.sync()
+        #expect(report.namesMerged == 1, "the pull's mark outlived the failed sync")
+        try converge([a, b])
+        for d in [a, b] { #expect(try d.book.category(named: "Work").count == 2) }
+    }
+
+    @Test("a remote log that already holds two live categories of one name and a note in a deleted one is repaired")
+    func remoteWithBrokenRules() throws {
+        let (a, b) = try pair(186)
+        // Written to the remote directly, as devices of a version without the repair could
+        // leave it: "Work" twice, and a note filed under a category deleted before.
+        let first = Identifier(high: 0xC1, low: 1)
+        let second = Identifier(high: 0xC1, low: 2)
+        let gone = Identifier(high: 0xC1, low: 3)
+        let n = Identifier(high: 0xA0, low: 1)
+        let meta = EventMetadata(actor: "old@device")
+        func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
+            e.newEvent(id: Identifier(high: 0xE0, low: low), metadata: meta)
+        }
+        let streams: [(String, [NewEvent])] = [
+            (Category.stream(first), [event(1, CategoryEvent.created(name: "Work"))]),
+            (Category.stream(gone), [event(2, CategoryEvent.created(name: "Gone")), event(3, CategoryEvent.deleted)]),
+            (Category.stream(second), [event(4, CategoryEvent.created(name: "work"))]),
+            (
+                Note.stream(n),
+                [
+                    event(5, NoteEvent.created(title: "Filed twice", body: "", pinned: false, category: second)),
+                    event(6, NoteEvent.categorized(category: gone)),
+                ]
+            ),
+        ]
+        let batch = RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) })
+        _ = try a.remote.append(notebook: a.notebookID, batch: batch)
+        let report = try b.sync()
+        #expect(report.namesMerged == 1)
+        #expect(report.refiled == 1)
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.categories().map(\.id) == [first])
+            #expect(try d.book.note(n).category == nil, "delete wins")
+        }
+    }
+}
