@@ -91,6 +91,10 @@ public protocol RemoteEventLog: AnyObject {
 
     /// The notebook's last position, instant and digest (position 0 for a notebook never appended to).
     func head(notebook: Identifier) throws(RemoteLogError) -> RemoteHead
+
+    /// Whether the session's role may append to the notebook (one of its writers), as an
+    /// append would find; false for a reader.
+    func mayAppend(notebook: Identifier) throws(RemoteLogError) -> Bool
 }
 
 /// A member of a shared notebook.

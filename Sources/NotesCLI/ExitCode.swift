@@ -29,7 +29,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .conflict: return "conflict: the note changed since the expected version; nothing was overwritten"
         case .storeUnusable:
             return
-                "the store is unusable (damaged, newer format, locked out, permissions), or sync refused: the logs diverged, another notebook, a role without the grants"
+                "the store is unusable (damaged, newer format, locked out, permissions), or sync refused: the logs diverged, another notebook, a role without the grants, an event too large for the remote"
         case .remoteUnreachable:
             return "sync could not reach the remote log or lost it midway; the outbox is kept for the next sync"
         }
@@ -113,7 +113,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .remote(let r): return from(r)
             case .ownHistory: return CLIError(e.description, code: .usage)
             case .tooManyRounds: return CLIError(e.description, code: .failure)
-            case .otherNotebook, .diverged, .invalidRemoteEvent: return CLIError(e.description, code: .storeUnusable)
+            case .otherNotebook, .diverged, .invalidRemoteEvent, .oversizedEvent:
+                return CLIError(e.description, code: .storeUnusable)
             }
         case let e as RemoteLogError:
             switch e {

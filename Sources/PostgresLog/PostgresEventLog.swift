@@ -319,6 +319,18 @@ public final class PostgresEventLog: RemoteEventLog {
         }
     }
 
+    public func mayAppend(notebook: Identifier) throws(RemoteLogError) -> Bool {
+        try namingRefusals(notebook) { () throws(RemoteLogError) -> Bool in
+            try checkSchema()
+            // The membership append_batch checks (a member sees its own row).
+            let result = try connection.query(
+                "SELECT coalesce((SELECT m.can_write FROM notes_log.members m WHERE m.notebook = $1 AND m.role = session_user), false)",
+                [.uuid(notebook)])
+            guard result.rowCount == 1 else { throw .malformedReply("no answer to the membership query") }
+            return try FieldReader(result: result, row: 0).bool(0, "can_write")
+        }
+    }
+
     /// Throws the server's words for why the session's role may not read the notebook (none, or
     /// not a member); returns when it may.
     private func requireReader(_ notebook: Identifier) throws(RemoteLogError) {

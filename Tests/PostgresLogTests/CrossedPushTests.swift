@@ -134,12 +134,127 @@ extension NotebookSyncTests {
     @Test("a remote log that already holds two live categories of one name and a note in a deleted one is repaired")
     func remoteWithBrokenRules() throws {
         let (a, b) = try pair(186)
-        // Written to the remote directly, as devices of a version without the repair could
-        // leave it: "Work" twice, and a note filed under a category deleted before.
-        let first = Identifier(high: 0xC1, low: 1)
-        let second = Identifier(high: 0xC1, low: 2)
-        let gone = Identifier(high: 0xC1, low: 3)
-        let n = Identifier(high: 0xA0, low: 1)
+        let broken = try BrokenRemoteState(on: a.remote, notebook: a.notebookID)
+        let report = try b.sync()
+        #expect(report.namesMerged == 1)
+        #expect(report.refiled == 1)
+        try converge([a, b])
+        for d in [a, b] { try broken.expectRepaired(d.book) }
+    }
+
+    @Test(
+        "a repair refused by another device's edit of the note is done again on top: the merged tag comes off, not its heir",
+        arguments: [false, true])
+    func repairRebased(alsoTaggedWithHeir: Bool) throws {
+        let (a, b) = try pair(alsoTaggedWithHeir ? 189 : 188)
+        let plan = Identifier(high: 0xC2, low: 1)
+        let merged = Identifier(high: 0xC2, low: 2)
+        let n = Identifier(high: 0xA2, low: 1)
+        let meta = EventMetadata(actor: "old@device")
+        var next: UInt64 = 0
+        func event(_ e: some CatalogueEvent) -> NewEvent {
+            next += 1
+            return e.newEvent(id: Identifier(high: 0xE2, low: next), metadata: meta)
+        }
+        // "Plan" merged into "plan" while another device tagged a note with it (as an older
+        // version could leave it): the note is under a tag that ended.
+        let noteEvents =
+            [event(NoteEvent.created(title: "Tagged", body: "", pinned: false, category: nil))]
+            + (alsoTaggedWithHeir ? [event(NoteEvent.tagged(tag: plan))] : []) + [event(NoteEvent.tagged(tag: merged))]
+        let streams: [(String, [NewEvent])] = [
+            (Tag.stream(plan), [event(TagEvent.created(name: "plan"))]),
+            (Tag.stream(merged), [event(TagEvent.created(name: "Plan")), event(TagEvent.merged(into: plan))]),
+            (Note.stream(n), noteEvents),
+        ]
+        _ = try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) }))
+        // b repairs; before its repair reaches the remote, another device edits the note.
+        let edit = event(NoteEvent.bodyEdited(body: "edited elsewhere\n"))
+        _ = try b.countedSync { remote in
+            remote.beforeFirstAppend = {
+                _ = try a.remote.append(
+                    notebook: a.notebookID,
+                    batch: RemoteBatch([
+                        RemoteAppend(
+                            stream: Note.stream(n), expecting: .exact(UInt64(noteEvents.count)), events: [edit])
+                    ]))
+            }
+        }
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.note(n).tags == [plan], "the merged tag off, its heir on")
+            #expect(try d.book.note(n).body == "edited elsewhere\n")
+        }
+    }
+
+    @Test("a repair refused because another device moved the note meanwhile is dropped: the move stands")
+    func repairDroppedAfterMove() throws {
+        let (a, b) = try pair(190)
+        let gone = Identifier(high: 0xC3, low: 1)
+        let kept = Identifier(high: 0xC3, low: 2)
+        let n = Identifier(high: 0xA3, low: 1)
+        let meta = EventMetadata(actor: "old@device")
+        func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
+            e.newEvent(id: Identifier(high: 0xE3, low: low), metadata: meta)
+        }
+        let streams: [(String, [NewEvent])] = [
+            (Category.stream(gone), [event(1, CategoryEvent.created(name: "Gone")), event(2, CategoryEvent.deleted)]),
+            (Category.stream(kept), [event(3, CategoryEvent.created(name: "Kept"))]),
+            (Note.stream(n), [event(4, NoteEvent.created(title: "Filed", body: "", pinned: false, category: gone))]),
+        ]
+        _ = try a.remote.append(
+            notebook: a.notebookID,
+            batch: RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) }))
+        _ = try b.countedSync { remote in
+            remote.beforeFirstAppend = {
+                let move = event(5, NoteEvent.categorized(category: kept))
+                _ = try a.remote.append(
+                    notebook: a.notebookID,
+                    batch: RemoteBatch([RemoteAppend(stream: Note.stream(n), expecting: .exact(1), events: [move])]))
+            }
+        }
+        try converge([a, b])
+        for d in [a, b] { #expect(try d.book.note(n).category == kept) }
+    }
+
+    @Test("a reader that pulls a crossing leaves its repair to a writer: it writes nothing and syncs on")
+    func readerLeavesRepair() throws {
+        let c = try cluster()
+        try makeRole(c, "ana_188", in: "notes_log_creator")
+        try makeRole(c, "bob_188", in: "notes_log_user")
+        let anaLog = try logAs(c, "ana_188")
+        let book = try anaLog.notebook(named: "team-188", create: true)
+        let broken = try BrokenRemoteState(on: anaLog, notebook: book)
+        try anaLog.share(notebook: "team-188", role: "bob_188", canWrite: false)
+        let bobLog = CountingRemote(try logAs(c, "bob_188"))
+        let reader = try NotebookFixture(stem: 2)
+        #expect(try reader.book.sync(with: bobLog, notebook: book).pushed == 0)
+        #expect(bobLog.calls.contains("mayAppend"), "the reader found something to repair and asked")
+        #expect(try reader.book.syncState().pending == 0, "and wrote nothing it cannot push")
+        #expect(try reader.book.categories().count == 2)
+        #expect(try reader.book.sync(with: bobLog, notebook: book).pushed == 0)
+        #expect(bobLog.calls.filter { $0 == "mayAppend" }.count == 1, "the mark was forgotten")
+        // A writer's device repairs it; the reader takes the repair.
+        let writer = try NotebookFixture(stem: 1)
+        #expect(try writer.book.sync(with: anaLog, notebook: book).namesMerged == 1)
+        try reader.book.sync(with: bobLog, notebook: book)
+        for d in [reader.book, writer.book] {
+            try broken.expectRepaired(d)
+            #expect(try d.verify().isEmpty)
+        }
+    }
+}
+
+/// What devices of a version without the repair of crossed pushes could leave in a remote log,
+/// written to it directly: "Work" twice, and a note filed under a category deleted before.
+struct BrokenRemoteState {
+    let first = Identifier(high: 0xC1, low: 1)
+    let second = Identifier(high: 0xC1, low: 2)
+    let gone = Identifier(high: 0xC1, low: 3)
+    let note = Identifier(high: 0xA0, low: 1)
+
+    init(on remote: any RemoteEventLog, notebook: Identifier) throws {
         let meta = EventMetadata(actor: "old@device")
         func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
             e.newEvent(id: Identifier(high: 0xE0, low: low), metadata: meta)
@@ -149,7 +264,7 @@ extension NotebookSyncTests {
             (Category.stream(gone), [event(2, CategoryEvent.created(name: "Gone")), event(3, CategoryEvent.deleted)]),
             (Category.stream(second), [event(4, CategoryEvent.created(name: "work"))]),
             (
-                Note.stream(n),
+                Note.stream(note),
                 [
                     event(5, NoteEvent.created(title: "Filed twice", body: "", pinned: false, category: second)),
                     event(6, NoteEvent.categorized(category: gone)),
@@ -157,14 +272,12 @@ extension NotebookSyncTests {
             ),
         ]
         let batch = RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) })
-        _ = try a.remote.append(notebook: a.notebookID, batch: batch)
-        let report = try b.sync()
-        #expect(report.namesMerged == 1)
-        #expect(report.refiled == 1)
-        try converge([a, b])
-        for d in [a, b] {
-            #expect(try d.book.categories().map(\.id) == [first])
-            #expect(try d.book.note(n).category == nil, "delete wins")
-        }
+        _ = try remote.append(notebook: notebook, batch: batch)
+    }
+
+    func expectRepaired(_ book: Notebook, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try book.categories().map(\.id) == [first], sourceLocation: sourceLocation)
+        #expect(try book.note(note).category == nil, "delete wins", sourceLocation: sourceLocation)
     }
 }
+

@@ -1104,6 +1104,10 @@ final class CountingRemote: RemoteEventLog {
         calls.append("head")
         return try base.head(notebook: notebook)
     }
+    func mayAppend(notebook: Identifier) throws(RemoteLogError) -> Bool {
+        calls.append("mayAppend")
+        return try base.mayAppend(notebook: notebook)
+    }
 }
 
 extension Device {

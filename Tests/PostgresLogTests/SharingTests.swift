@@ -92,6 +92,7 @@ extension PostgresLogTests {
         #expect(try bob.notebook(named: "team-22", create: false) == book)
         #expect(try pullAll(bob, book).count == 2)
         #expect(try bob.head(notebook: book).position == 2)
+        #expect(try !bob.mayAppend(notebook: book) && ana.mayAppend(notebook: book), "as the append finds")
         expectRefused(["bob_22", "team-22", "not append"]) {
             _ = try bob.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "s", events: f.events(1))]))
         }
@@ -115,6 +116,7 @@ extension PostgresLogTests {
 
         // Made a writer: it appends, recorded as itself.
         try ana.share(notebook: "team-22", role: "bob_22", canWrite: true)
+        #expect(try bob.mayAppend(notebook: book))
         let own = f.events(1)
         _ = try bob.append(notebook: book, batch: RemoteBatch([RemoteAppend(stream: "t", events: own)]))
         let attributed = try bob.pullAttributed(notebook: book, after: 0, limit: 10)

@@ -8,9 +8,14 @@ struct CrossedPushRepair: Equatable {
     var namesMerged = 0
     /// Notes taken out of (or moved on from) a category or tag that was deleted or merged.
     var refiled = 0
+    /// Whether anything needed repair (also when nothing was written: a check).
+    var needed = false
 }
 
 extension Notebook {
+    /// The command the events of a repair of crossed pushes carry.
+    static let repairCommand = "notes sync"
+
     /// Restores the rules a rebase keeps where two devices' pushes crossed.
     ///
     /// A device that pulled, then pushed what it had rebased on that pull, may have crossed
@@ -28,39 +33,65 @@ extension Notebook {
     /// (``markForRepair(from:in:)``: those that ``mayCross(_:)``), in the write that appends them, so a sync killed before
     /// its repair leaves the mark for the next. A repair of many events (a clone, a join)
     /// checks every category and tag of the store instead of each stream the events touched.
-    func repairCrossedPushes() throws -> CrossedPushRepair {
+    ///
+    /// A first pass writes no event: most marks find nothing to repair, and that pass forgets
+    /// them. Only when there is something to repair is `mayWrite` asked whether this device may
+    /// push: a reader leaves the repair to the writers (their own pulls meet the crossing) and
+    /// forgets the mark, so that it never holds events it cannot push.
+    func repairCrossedPushes(mayWrite: () throws -> Bool) throws -> CrossedPushRepair {
         let marked = try read { txn, _ in try store.metadataUInt64(SyncKeys.repairFrom, in: txn) }
         guard marked != nil else { return CrossedPushRepair() }
-        return try write { session, dbs in
+        guard try repairPass(.check).needed else { return CrossedPushRepair() }
+        return try repairPass(try mayWrite() ? .repair : .forget)
+    }
+
+    /// What a pass of ``repairCrossedPushes(mayWrite:)`` does with the marked events.
+    private enum RepairPass {
+        /// Finds whether anything needs repair, writing no event; forgets the mark when nothing does.
+        case check
+        /// Repairs, and forgets the mark.
+        case repair
+        /// Forgets the mark.
+        case forget
+    }
+
+    private func repairPass(_ pass: RepairPass) throws -> CrossedPushRepair {
+        try write { session, dbs in
             guard let from = try store.metadataUInt64(SyncKeys.repairFrom, in: session.transaction) else {
                 return CrossedPushRepair()
             }
-            let confirmed = try syncState(in: session.transaction).confirmed
-            let everyEntity = from <= 1 || confirmed &- from >= 4096
-            var entities: [Identifier: EntityKind] = [:]
-            var notes: Set<Identifier> = []
-            if !everyEntity {
-                try store.forEachEvent(from: from, in: session.transaction) { view in
-                    guard view.position <= confirmed else { return false }
-                    let e = view.recorded
-                    guard Self.mayCross(e) else { return true }
-                    switch StreamRef(e.stream) {
-                    case .note(let id): notes.insert(id)
-                    case .category(let id): entities[id] = .category
-                    case .tag(let id): entities[id] = .tag
-                    case .other: break
+            var done = CrossedPushRepair()
+            if pass != .forget {
+                let confirmed = try syncState(in: session.transaction).confirmed
+                let everyEntity = from <= 1 || confirmed &- from >= 4096
+                var entities: [Identifier: EntityKind] = [:]
+                var notes: Set<Identifier> = []
+                if !everyEntity {
+                    try store.forEachEvent(from: from, in: session.transaction) { view in
+                        guard view.position <= confirmed else { return false }
+                        let e = view.recorded
+                        guard Self.mayCross(e) else { return true }
+                        switch StreamRef(e.stream) {
+                        case .note(let id): notes.insert(id)
+                        case .category(let id): entities[id] = .category
+                        case .tag(let id): entities[id] = .tag
+                        case .other: break
+                        }
+                        return true
                     }
-                    return true
                 }
+                var repairer = CrossedPushRepairer(
+                    book: self, entities: entities, notes: notes, everyEntity: everyEntity, writes: pass == .repair)
+                try repairer.run(session: session, dbs: dbs)
+                done = repairer.done
+                if pass == .check, done.needed { return done }
             }
-            var repairer = CrossedPushRepairer(book: self, entities: entities, notes: notes, everyEntity: everyEntity)
-            try repairer.run(session: session, dbs: dbs)
             try store.removeMetadata(SyncKeys.repairFrom, in: session.transaction)
-            return repairer.done
+            return done
         }
     }
 
-    /// Marks the confirmed events from `position` on for ``repairCrossedPushes()`` (an earlier
+    /// Marks the confirmed events from `position` on for ``repairCrossedPushes(mayWrite:)`` (an earlier
     /// mark stays).
     func markForRepair(from position: UInt64, in txn: borrowing Transaction) throws {
         if let marked = try store.metadataUInt64(SyncKeys.repairFrom, in: txn), marked <= position { return }
@@ -94,7 +125,7 @@ extension Notebook {
     }
 }
 
-/// One repair of crossed pushes, inside its write; see ``Notebook/repairCrossedPushes()``.
+/// One repair of crossed pushes, inside its write; see ``Notebook/repairCrossedPushes(mayWrite:)``.
 private struct CrossedPushRepairer {
     let book: Notebook
     /// The categories and tags the pulled events touched.
@@ -103,15 +134,20 @@ private struct CrossedPushRepairer {
     /// that no longer lives.
     var notes: Set<Identifier>
     let everyEntity: Bool
+    /// False: finds what needs repair without writing it.
+    let writes: Bool
     var done = CrossedPushRepair()
     /// What became of the categories and tags read so far.
     private var fates = EntityFates()
 
-    init(book: Notebook, entities: [Identifier: EntityKind], notes: Set<Identifier>, everyEntity: Bool) {
+    init(
+        book: Notebook, entities: [Identifier: EntityKind], notes: Set<Identifier>, everyEntity: Bool, writes: Bool
+    ) {
         self.book = book
         self.entities = entities
         self.notes = notes
         self.everyEntity = everyEntity
+        self.writes = writes
     }
 
     mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
@@ -172,12 +208,14 @@ private struct CrossedPushRepairer {
             return true
         }
         guard let cause else { return }
+        done.needed = true
+        guard writes else { return }
         let mergeID = Rebase.derivedID(cause.id, role: "same name as \(into.uuidString)")
         let meta = EventMetadata(
-            actor: cause.actor, command: "notes sync", causationID: cause.id, correlationID: mergeID)
+            actor: cause.actor, command: Notebook.repairCommand, causationID: cause.id, correlationID: mergeID)
         for n in try book.notesListed(under: id, kind: kind, in: session.transaction, databases: dbs).sorted() {
-            try refile(n, from: id, to: into, kind: kind, metadata: meta, session: session, dbs: dbs) { i in
-                Rebase.derivedID(mergeID, role: "merge \(n.uuidString) \(i)")
+            try refile(n, from: id, to: into, kind: kind, metadata: meta, session: session, dbs: dbs) { role in
+                Rebase.derivedID(mergeID, role: "merge \(n.uuidString) \(role)")
             }
         }
         let end: NewEvent =
@@ -185,7 +223,7 @@ private struct CrossedPushRepairer {
             ? CategoryEvent.merged(into: into).newEvent(id: mergeID, metadata: meta)
             : TagEvent.merged(into: into).newEvent(id: mergeID, metadata: meta)
         try session.append([end], to: kind.stream(id), expecting: .any)
-        fates.record(id, (.merged(into: into), (mergeID, cause.actor)))
+        fates.record(kind.stream(id), (.merged(into: into), (mergeID, cause.actor)))
         done.namesMerged += 1
     }
 
@@ -199,6 +237,8 @@ private struct CrossedPushRepairer {
             dead.append((id, kind))
         }
         guard !dead.isEmpty else { return }
+        done.needed = true
+        guard writes else { return }
         // The events that filed the note under each: the repair's ids derive from them.
         var filedBy: [Identifier: Identifier] = [:]
         var before: Note?
@@ -216,32 +256,37 @@ private struct CrossedPushRepairer {
                 let ended = try fates.fate(of: id, kind: kind, in: book, txn: session.transaction).ended
             else { continue }
             let target = try fates.heir(of: id, kind: kind, in: book, txn: session.transaction)
-            let meta = EventMetadata(actor: ended.actor, command: "notes sync", causationID: ended.id)
-            try refile(n, from: id, to: target, kind: kind, metadata: meta, session: session, dbs: dbs) { i in
-                Rebase.derivedID(filer, role: "after \(ended.id.uuidString) \(i)")
+            let meta = EventMetadata(actor: ended.actor, command: Notebook.repairCommand, causationID: ended.id)
+            try refile(n, from: id, to: target, kind: kind, metadata: meta, session: session, dbs: dbs) { role in
+                Rebase.derivedID(filer, role: "after \(ended.id.uuidString) \(role)")
             }
         }
     }
 
     /// Moves the note `n` from `id` to `target` (none for a deleted one): a category replaced,
-    /// a tag added and the old one taken off. `eventID` gives the id of each event by its index.
+    /// a tag added and the old one taken off. `eventID` gives each event's id from what it does
+    /// (not from its place: two devices seeing the note with and without `target` agree on the
+    /// ids of the events they both write).
     private mutating func refile(
         _ n: Identifier, from id: Identifier, to target: Identifier?, kind: EntityKind, metadata: EventMetadata,
-        session: borrowing WriteSession, dbs: ProjectionDatabases, eventID: (Int) -> Identifier
+        session: borrowing WriteSession, dbs: ProjectionDatabases, eventID: (String) -> Identifier
     ) throws {
         guard let note = try book.projection.note(n, in: session.transaction, databases: dbs) else { return }
-        let events: [NoteEvent]
+        var events: [(role: String, event: NoteEvent)] = []
         switch kind {
         case .category where note.category == id:
-            events = [.categorized(category: target)]
+            events = [("categorize", .categorized(category: target))]
         case .tag where note.tags.contains(id):
-            events = (target.map { note.tags.contains($0) ? [] : [.tagged(tag: $0)] } ?? []) + [.untagged(tag: id)]
+            if let target, !note.tags.contains(target) {
+                events.append(("tag \(target.uuidString)", .tagged(tag: target)))
+            }
+            events.append(("untag \(id.uuidString)", .untagged(tag: id)))
         default:
             return
         }
         var meta = metadata
-        if events.count > 1, meta.correlationID == nil { meta.correlationID = eventID(0) }
-        let stored = events.enumerated().map { i, e in e.newEvent(id: eventID(i), metadata: meta) }
+        if events.count > 1, meta.correlationID == nil { meta.correlationID = eventID(events[0].role) }
+        let stored = events.map { $0.event.newEvent(id: eventID($0.role), metadata: meta) }
         try session.append(stored, to: Note.stream(n), expecting: .any)
         done.refiled += 1
     }

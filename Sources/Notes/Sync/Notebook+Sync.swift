@@ -79,6 +79,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidRemoteEvent(position: UInt64, detail: String)
     /// Other devices kept pushing; the sync stopped after this many rounds.
     case tooManyRounds(Int)
+    /// An event of the outbox is larger than the remote log takes of one event: it and the
+    /// events after it stay in the outbox (those before it were pushed).
+    case oversizedEvent(position: UInt64, stream: String, bytes: Int)
     /// The remote log failed.
     case remote(RemoteLogError)
 
@@ -96,6 +99,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
                 "the remote's event at position \(position) breaks the notes rules (\(detail)); nothing was pulled (a newer program may read it)"
         case .tooManyRounds(let rounds):
             return "other devices kept pushing during \(rounds) rounds; run `notes sync` again (nothing was lost)"
+        case .oversizedEvent(let position, let stream, let bytes):
+            return
+                "the event at position \(position) (\(stream)) holds \(bytes) bytes, more than the remote log takes of one event (\(RemoteBatch.maxPayloadBytes)): it and the events after it stay here, unpushed (those before it were pushed, and pulls go on); it was written under a body limit above the remote's (before a remote was set, or by `notes import`); see \"An event too large for the remote\" in the README"
         case .remote(let e): return e.description
         case .store(let e): return e.description
         }
@@ -108,6 +114,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case (.ownHistory(let x), .ownHistory(let y)): return x == y
         case (.diverged(let x1, let x2), .diverged(let y1, let y2)): return x1 == y1 && x2 == y2
         case (.tooManyRounds(let x), .tooManyRounds(let y)): return x == y
+        case (.oversizedEvent(let x1, let x2, let x3), .oversizedEvent(let y1, let y2, let y3)):
+            return x1 == y1 && x2 == y2 && x3 == y3
         case (.invalidRemoteEvent(let x1, let x2), .invalidRemoteEvent(let y1, let y2)): return x1 == y1 && x2 == y2
         case (.remote(let x), .remote(let y)): return x == y
         default: return false
@@ -121,7 +129,7 @@ extension Notebook {
         static let confirmed = "sync.confirmed"
         static let lastSync = "sync.last"
         /// The first confirmed position whose events a rebase pulled in and no repair of crossed
-        /// pushes has checked yet (see ``Notebook/repairCrossedPushes()``); none when all were.
+        /// pushes has checked yet (see ``Notebook/repairCrossedPushes(mayWrite:)``); none when all were.
         static let repairFrom = "sync.repair-from"
     }
 
@@ -255,7 +263,7 @@ extension Notebook {
             }
             // What was pulled, checked for crossed pushes (also what a killed sync pulled): the
             // repair joins the outbox pushed below.
-            let repair = try repairCrossedPushes()
+            let repair = try repairCrossedPushes { try remote.mayAppend(notebook: notebook) }
             report.namesMerged += repair.namesMerged
             report.refiled += repair.refiled
             // Push the outbox. When the remote took all of it as sent, right after the confirmed
@@ -550,7 +558,7 @@ extension Notebook {
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
             }
             // Events met in the remote's order here may have crossed a push of this device.
-            if fresh.contains(where: Self.mayCross) {
+            if fresh.contains(where: { !ours.contains($0.id) && Self.mayCross($0) }) {
                 try markForRepair(from: first.position, in: session.transaction)
             }
             try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
@@ -826,7 +834,11 @@ extension Notebook {
                 confirmed == 0 ? RecordedEvent.genesisDigest : try store.event(at: confirmed, in: txn)?.digest ?? []
             return (events, digest)
         }
-        let outbox = read.events
+        // An event larger than the remote takes (written before a remote was set, with a body
+        // limit above the remote's) can never be pushed: what comes before it is, then the sync
+        // says which it is.
+        let oversized = read.events.first { $0.payload.count > RemoteBatch.maxPayloadBytes }
+        let outbox = oversized.map { big in read.events.filter { $0.position < big.position } } ?? read.events
         var pushed = 0
         var taken: [RecordedEvent] = []
         // A larger outbox is confirmed by the pulls, a chunk a write, as a pull of as many events
@@ -865,6 +877,10 @@ extension Notebook {
                 taken.append(e)
             }
             if taken.last?.position != result.head.position || digest != result.head.digest { confirmable = false }
+        }
+        if let oversized {
+            throw SyncError.oversizedEvent(
+                position: oversized.position, stream: oversized.stream, bytes: oversized.payload.count)
         }
         let all = confirmable && taken.count == outbox.count && options.pushAnswerConfirms
         return (pushed, !outbox.isEmpty, false, all ? taken : nil)
@@ -1022,6 +1038,19 @@ struct Rebase {
                 let untouched = mapped(e.version - 1, in: stream) == head && !pulledNotes.contains(id)
                 guard var rewritten = try withoutDeletedEntities(remapEntities(decoded), txn: session.transaction)
                 else { continue }
+                if e.metadata.command == Notebook.repairCommand {
+                    // A repair of crossed pushes, refused and rebased: done again on the note as
+                    // it is now, or dropped when nothing is left to repair.
+                    guard let again = try repairAgain(rewritten, decoded, note: id, txn: session.transaction) else {
+                        continue
+                    }
+                    rewritten = again
+                } else if case .untagged(let tag) = decoded, case .untagged(let now) = rewritten, now != tag,
+                    try currentNote(id, txn: session.transaction)?.tags.contains(tag) ?? false
+                {
+                    // The note still carries the tag itself (ended, not yet taken off): that one.
+                    rewritten = .untagged(tag: tag)
+                }
                 if case .restored(let from, let title, let body, let pinned, let category) = rewritten,
                     let now = mapped(from, in: stream), now != from
                 {
@@ -1122,8 +1151,7 @@ struct Rebase {
             }
             let result = try session.append([event] + extra, to: stream, expecting: .any)
             appendedStreams.append(stream)
-            if case .category(let id) = StreamRef(stream) { fates.record(id, nil) }
-            if case .tag(let id) = StreamRef(stream) { fates.record(id, nil) }
+            fates.record(stream, nil)
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
         try fileAwayFromDeleted(session: session, dbs: dbs)
@@ -1246,6 +1274,26 @@ struct Rebase {
         }
     }
 
+    /// A repair of crossed pushes (``Notebook/repairCrossedPushes(mayWrite:)``) from the outbox, on the
+    /// note as it is after the other devices' events: a category moved on from the one the note is
+    /// under now when that one ended (dropped when it lives: another device moved the note), a
+    /// tag taken off only while the note carries it (never its heir), a tag added as resolved.
+    private mutating func repairAgain(
+        _ rewritten: NoteEvent, _ decoded: NoteEvent, note id: Identifier, txn: borrowing Transaction
+    ) throws -> NoteEvent? {
+        let note = try currentNote(id, txn: txn)
+        switch decoded {
+        case .categorized:
+            guard let now = note?.category, try fates.fate(of: now, kind: .category, in: book, txn: txn).fate != .live
+            else { return nil }
+            return .categorized(category: try fates.heir(of: now, kind: .category, in: book, txn: txn))
+        case .untagged(let tag):
+            return note?.tags.contains(tag) ?? false ? decoded : nil
+        default:
+            return rewritten
+        }
+    }
+
     /// The category or tag an outbox rename of `id` must merge into: a live one the remote has
     /// under the new name (given on another device), or nil.
     private func mergeTarget(
@@ -1295,7 +1343,7 @@ struct Rebase {
         }
         let result = try session.append([end], to: stream, expecting: .any)
         appendedStreams.append(stream)
-        fates.record(id, (.merged(into: into), (e.id, e.metadata.actor)))
+        fates.record(stream, (.merged(into: into), (e.id, e.metadata.actor)))
         versions[e.stream, default: [:]][e.version] = result.streamVersion
         entityMap[id] = into
         namesMerged += 1

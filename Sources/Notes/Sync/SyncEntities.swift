@@ -43,15 +43,16 @@ struct EntityEvent {
 /// What became of categories and tags, each read from its stream once.
 struct EntityFates {
     typealias Ending = (id: Identifier, actor: String)
-    private var known: [Identifier: (fate: EntityFate, ended: Ending?)] = [:]
+    /// By stream: an import may give a category and a tag one id.
+    private var known: [String: (fate: EntityFate, ended: Ending?)] = [:]
 
     /// What became of `id`, and the event that ended it when it no longer lives.
     mutating func fate(of id: Identifier, kind: EntityKind, in book: Notebook, txn: borrowing Transaction) throws
         -> (fate: EntityFate, ended: Ending?)
     {
-        if let found = known[id] { return found }
+        if let found = known[kind.stream(id)] { return found }
         let found = try book.fate(of: id, kind: kind, in: txn)
-        known[id] = found
+        known[kind.stream(id)] = found
         return found
     }
 
@@ -71,8 +72,8 @@ struct EntityFates {
         return nil
     }
 
-    /// Records what a write of this sync did to the entity `id` (nil: read it again).
-    mutating func record(_ id: Identifier, _ fate: (fate: EntityFate, ended: Ending?)?) { known[id] = fate }
+    /// Records what a write of this sync did to the entity of `stream` (nil: read it again).
+    mutating func record(_ stream: String, _ fate: (fate: EntityFate, ended: Ending?)?) { known[stream] = fate }
 }
 
 extension Notebook {
