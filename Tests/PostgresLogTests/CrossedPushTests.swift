@@ -280,4 +280,3 @@ struct BrokenRemoteState {
         #expect(try book.note(note).category == nil, "delete wins", sourceLocation: sourceLocation)
     }
 }
-
