@@ -280,3 +280,26 @@ struct BrokenRemoteState {
         #expect(try book.note(note).category == nil, "delete wins", sourceLocation: sourceLocation)
     }
 }
+
+extension NotebookSyncTests {
+    @Test("a note whose edit conflicts again in a second round of one sync counts one conflict")
+    func conflictCountedOncePerSync() throws {
+        let (a, b) = try pair(191)
+        let n = try a.book.add(title: "Shared", body: "one\ntwo\nthree\n")
+        try converge([a, b])
+        try a.book.edit(n.id, body: "one\ntwo on a\nthree\n")
+        try a.sync()
+        try b.book.edit(n.id, body: "one\ntwo on b\nthree\n")
+        // b's rebased edit conflicts; before its push, a changes the same line again, so the
+        // push is refused and the next round rebases (and flags) the note once more.
+        let (report, _) = try b.countedSync { remote in
+            remote.beforeFirstAppend = {
+                try a.book.edit(n.id, body: "one\ntwo on a, again\nthree\n")
+                try a.sync()
+            }
+        }
+        #expect(report.rounds >= 2, "the push was refused once")
+        #expect(report.conflicts == 1)
+        #expect(report.unresolvedConflicts == 1)
+    }
+}

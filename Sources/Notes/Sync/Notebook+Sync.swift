@@ -35,7 +35,7 @@ public struct SyncReport: Sendable, Equatable {
     /// Body edits merged cleanly with changes made elsewhere.
     public var merged = 0
     /// Notes whose body edits met changes of the same lines elsewhere (both kept, the note
-    /// flagged), each once however many of its edits did.
+    /// flagged), each once however many of its edits, rounds and chunks did.
     public var conflicts = 0
     /// Categories and tags created here under a name another device had created first, folded
     /// into that one (also those two devices created at once, each pushing before it pulled the
@@ -204,6 +204,9 @@ extension Notebook {
                 remote: remote, notebook: notebook, at: start.confirmed)
         }
         var wrote = false
+        // The notes this sync's rebases flagged: a note is one conflict however many rounds or
+        // chunks flag it.
+        var conflicted: Set<Identifier> = []
         if start.head == 0 {
             let remoteHead = try remote.head(notebook: notebook).position
             if remoteHead > UInt64(Self.syncChunk) {
@@ -258,7 +261,8 @@ extension Notebook {
                 report.pulled += outcome.foreign
                 report.confirmedInPlace += outcome.inPlace
                 report.merged += outcome.merged
-                report.conflicts += outcome.conflicts
+                conflicted.formUnion(outcome.conflicted)
+                report.conflicts = conflicted.count
                 report.namesMerged += outcome.namesMerged
             }
             // What was pulled, checked for crossed pushes (also what a killed sync pulled): the
@@ -513,7 +517,9 @@ extension Notebook {
         var inPlace = 0
         var foreign = 0
         var merged = 0
-        var conflicts = 0
+        /// The notes whose edits met changes of the same lines (one sync counts each once,
+        /// however many of its rebases flagged it).
+        var conflicted: Set<Identifier> = []
         var namesMerged = 0
     }
 
@@ -567,7 +573,7 @@ extension Notebook {
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
                 try rebase.run(session: session, dbs: dbs)
                 result.merged = rebase.merged
-                result.conflicts = rebase.conflicts
+                result.conflicted = rebase.conflicted
                 result.namesMerged = rebase.namesMerged
                 if reprojecting {
                     try reproject(
@@ -964,7 +970,8 @@ struct Rebase {
     /// The remote's versions of outbox events it returned, by id.
     let confirmedVersions: [Identifier: UInt64]
     var merged = 0
-    var conflicts = 0
+    /// The notes this rebase flagged as conflicting.
+    var conflicted: Set<Identifier> = []
     var namesMerged = 0
     /// Categories and tags created here that the remote already had by name: ours -> theirs.
     private var entityMap: [Identifier: Identifier] = [:]
@@ -1081,7 +1088,7 @@ struct Rebase {
                                 merged += 1
                             } else {
                                 // Notes, not edits: two edits of one note conflicting are one.
-                                if flagged.index(forKey: id) == nil { conflicts += 1 }
+                                conflicted.insert(id)
                                 // The edit and its flag are one command (an undo takes back both,
                                 // markers and flag), whether or not the edit was part of one.
                                 if metadata.correlationID == nil { metadata.correlationID = e.id }
