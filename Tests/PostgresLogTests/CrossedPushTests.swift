@@ -147,44 +147,18 @@ extension NotebookSyncTests {
         arguments: [false, true])
     func repairRebased(alsoTaggedWithHeir: Bool) throws {
         let (a, b) = try pair(alsoTaggedWithHeir ? 189 : 188)
-        let plan = Identifier(high: 0xC2, low: 1)
-        let merged = Identifier(high: 0xC2, low: 2)
-        let n = Identifier(high: 0xA2, low: 1)
-        let meta = EventMetadata(actor: "old@device")
-        var next: UInt64 = 0
-        func event(_ e: some CatalogueEvent) -> NewEvent {
-            next += 1
-            return e.newEvent(id: Identifier(high: 0xE2, low: next), metadata: meta)
-        }
-        // "Plan" merged into "plan" while another device tagged a note with it (as an older
-        // version could leave it): the note is under a tag that ended.
-        let noteEvents =
-            [event(NoteEvent.created(title: "Tagged", body: "", pinned: false, category: nil))]
-            + (alsoTaggedWithHeir ? [event(NoteEvent.tagged(tag: plan))] : []) + [event(NoteEvent.tagged(tag: merged))]
-        let streams: [(String, [NewEvent])] = [
-            (Tag.stream(plan), [event(TagEvent.created(name: "plan"))]),
-            (Tag.stream(merged), [event(TagEvent.created(name: "Plan")), event(TagEvent.merged(into: plan))]),
-            (Note.stream(n), noteEvents),
-        ]
-        _ = try a.remote.append(
-            notebook: a.notebookID,
-            batch: RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) }))
+        let state = try MergedTagState(on: a, alsoTaggedWithHeir: alsoTaggedWithHeir, ids: 0xC2)
         // b repairs; before its repair reaches the remote, another device edits the note.
-        let edit = event(NoteEvent.bodyEdited(body: "edited elsewhere\n"))
+        let edit = BrokenRemoteState.event(0xC2_00, NoteEvent.bodyEdited(body: "edited elsewhere\n"))
         _ = try b.countedSync { remote in
             remote.beforeFirstAppend = {
-                _ = try a.remote.append(
-                    notebook: a.notebookID,
-                    batch: RemoteBatch([
-                        RemoteAppend(
-                            stream: Note.stream(n), expecting: .exact(UInt64(noteEvents.count)), events: [edit])
-                    ]))
+                try a.appendDirectly([(Note.stream(state.note), .exact(state.version), [edit])])
             }
         }
         try converge([a, b])
         for d in [a, b] {
-            #expect(try d.book.note(n).tags == [plan], "the merged tag off, its heir on")
-            #expect(try d.book.note(n).body == "edited elsewhere\n")
+            #expect(try d.book.note(state.note).tags == [state.plan], "the merged tag off, its heir on")
+            #expect(try d.book.note(state.note).body == "edited elsewhere\n")
         }
     }
 
@@ -194,28 +168,71 @@ extension NotebookSyncTests {
         let gone = Identifier(high: 0xC3, low: 1)
         let kept = Identifier(high: 0xC3, low: 2)
         let n = Identifier(high: 0xA3, low: 1)
-        let meta = EventMetadata(actor: "old@device")
-        func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
-            e.newEvent(id: Identifier(high: 0xE3, low: low), metadata: meta)
-        }
-        let streams: [(String, [NewEvent])] = [
-            (Category.stream(gone), [event(1, CategoryEvent.created(name: "Gone")), event(2, CategoryEvent.deleted)]),
-            (Category.stream(kept), [event(3, CategoryEvent.created(name: "Kept"))]),
-            (Note.stream(n), [event(4, NoteEvent.created(title: "Filed", body: "", pinned: false, category: gone))]),
-        ]
-        _ = try a.remote.append(
-            notebook: a.notebookID,
-            batch: RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) }))
+        let event = { (low: UInt64, e: any CatalogueEvent) in BrokenRemoteState.event(0xE300 + low, e) }
+        try a.appendDirectly([
+            (
+                Category.stream(gone), .noStream,
+                [event(1, CategoryEvent.created(name: "Gone")), event(2, CategoryEvent.deleted)]
+            ),
+            (Category.stream(kept), .noStream, [event(3, CategoryEvent.created(name: "Kept"))]),
+            (
+                Note.stream(n), .noStream,
+                [event(4, NoteEvent.created(title: "Filed", body: "", pinned: false, category: gone))]
+            ),
+        ])
+        let move = event(5, NoteEvent.categorized(category: kept))
         _ = try b.countedSync { remote in
-            remote.beforeFirstAppend = {
-                let move = event(5, NoteEvent.categorized(category: kept))
-                _ = try a.remote.append(
-                    notebook: a.notebookID,
-                    batch: RemoteBatch([RemoteAppend(stream: Note.stream(n), expecting: .exact(1), events: [move])]))
-            }
+            remote.beforeFirstAppend = { try a.appendDirectly([(Note.stream(n), .exact(1), [move])]) }
         }
         try converge([a, b])
         for d in [a, b] { #expect(try d.book.note(n).category == kept) }
+    }
+
+    @Test(
+        "a same-name merge repair refused and rebased still moves its notes; dropped when the other one was renamed",
+        arguments: [false, true])
+    func mergeRepairRebased(renamedMeanwhile: Bool) throws {
+        let (a, b) = try pair(renamedMeanwhile ? 193 : 192)
+        let broken = try BrokenRemoteState(on: a.remote, notebook: a.notebookID, filedInSecond: true)
+        // Before b's repair reaches the remote, another device edits the note (or renames the
+        // later "work"): b's push is refused and its repair rebased.
+        let change =
+            renamedMeanwhile
+            ? (Category.stream(broken.second), BrokenRemoteState.event(90, CategoryEvent.renamed(name: "Job")))
+            : (Note.stream(broken.note), BrokenRemoteState.event(90, NoteEvent.bodyEdited(body: "edited elsewhere\n")))
+        let (report, _) = try b.countedSync { remote in
+            remote.beforeFirstAppend = { try a.appendDirectly([(change.0, .exact(1), [change.1])]) }
+        }
+        #expect(report.rounds >= 2)
+        // b's own sync finished the repair (no other device's pull needed).
+        #expect(try b.book.note(broken.note).category == (renamedMeanwhile ? broken.second : broken.first))
+        #expect(try b.book.syncState().pending == 0)
+        try converge([a, b])
+        for d in [a, b] {
+            if renamedMeanwhile {
+                #expect(try d.book.categories().map(\.name) == ["Job", "Work"], "the rename stands")
+                #expect(try d.book.note(broken.note).category == broken.second)
+            } else {
+                #expect(try d.book.categories().map(\.id) == [broken.first])
+                #expect(try d.book.note(broken.note).category == broken.first, "the note followed the merge")
+            }
+        }
+    }
+
+    @Test("a tag repair refused and rebased after another device took the ended tag off adds no heir")
+    func tagRepairAfterUntag() throws {
+        let (a, b) = try pair(194)
+        let state = try MergedTagState(on: a, alsoTaggedWithHeir: false, ids: 0xC4)
+        let untag = BrokenRemoteState.event(0xC4_00, NoteEvent.untagged(tag: state.merged))
+        _ = try b.countedSync { remote in
+            remote.beforeFirstAppend = {
+                try a.appendDirectly([(Note.stream(state.note), .exact(state.version), [untag])])
+            }
+        }
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.note(state.note).tags.isEmpty, "the tag was taken off: nothing replaces it")
+        }
     }
 
     @Test("a reader that pulls a crossing leaves its repair to a writer: it writes nothing and syncs on")
@@ -254,21 +271,22 @@ struct BrokenRemoteState {
     let gone = Identifier(high: 0xC1, low: 3)
     let note = Identifier(high: 0xA0, low: 1)
 
-    init(on remote: any RemoteEventLog, notebook: Identifier) throws {
-        let meta = EventMetadata(actor: "old@device")
-        func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
-            e.newEvent(id: Identifier(high: 0xE0, low: low), metadata: meta)
-        }
+    /// An event of an older device, its id from `low`.
+    static func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
+        e.newEvent(id: Identifier(high: 0xE0, low: low), metadata: EventMetadata(actor: "old@device"))
+    }
+
+    /// `filedInSecond`: the note is filed under the later "work" only (no deleted category).
+    init(on remote: any RemoteEventLog, notebook: Identifier, filedInSecond: Bool = false) throws {
+        func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent { Self.event(low, e) }
         let streams: [(String, [NewEvent])] = [
             (Category.stream(first), [event(1, CategoryEvent.created(name: "Work"))]),
             (Category.stream(gone), [event(2, CategoryEvent.created(name: "Gone")), event(3, CategoryEvent.deleted)]),
             (Category.stream(second), [event(4, CategoryEvent.created(name: "work"))]),
             (
                 Note.stream(note),
-                [
-                    event(5, NoteEvent.created(title: "Filed twice", body: "", pinned: false, category: second)),
-                    event(6, NoteEvent.categorized(category: gone)),
-                ]
+                [event(5, NoteEvent.created(title: "Filed twice", body: "", pinned: false, category: second))]
+                    + (filedInSecond ? [] : [event(6, NoteEvent.categorized(category: gone))])
             ),
         ]
         let batch = RemoteBatch(streams.map { RemoteAppend(stream: $0.0, expecting: .noStream, events: $0.1) })
@@ -301,5 +319,48 @@ extension NotebookSyncTests {
         #expect(report.rounds >= 2, "the push was refused once")
         #expect(report.conflicts == 1)
         #expect(report.unresolvedConflicts == 1)
+    }
+}
+
+/// Two tags, "Plan" merged into "plan", and a note tagged with "Plan" after the merge (as an
+/// older version could leave it): the note is under a tag that ended.
+struct MergedTagState {
+    let plan: Identifier
+    let merged: Identifier
+    let note: Identifier
+    /// The note's version.
+    let version: UInt64
+
+    init(on device: Device, alsoTaggedWithHeir: Bool, ids: UInt64) throws {
+        (plan, merged, note) = (
+            Identifier(high: ids, low: 1), Identifier(high: ids, low: 2), Identifier(high: ids, low: 3)
+        )
+        var next = ids << 8
+        func event(_ e: some CatalogueEvent) -> NewEvent {
+            next += 1
+            return BrokenRemoteState.event(next, e)
+        }
+        let noteEvents =
+            [event(NoteEvent.created(title: "Tagged", body: "", pinned: false, category: nil))]
+            + (alsoTaggedWithHeir ? [event(NoteEvent.tagged(tag: plan))] : []) + [event(NoteEvent.tagged(tag: merged))]
+        version = UInt64(noteEvents.count)
+        try device.appendDirectly([
+            (Tag.stream(plan), .noStream, [event(TagEvent.created(name: "plan"))]),
+            (
+                Tag.stream(merged), .noStream,
+                [event(TagEvent.created(name: "Plan")), event(TagEvent.merged(into: plan))]
+            ),
+            (Note.stream(note), .noStream, noteEvents),
+        ])
+    }
+}
+
+extension Device {
+    /// Appends to the remote directly, as another device (of any version) would have pushed.
+    func appendDirectly(_ groups: [(stream: String, expecting: ExpectedVersion, events: [NewEvent])]) throws {
+        _ = try remote.append(
+            notebook: notebookID,
+            batch: RemoteBatch(
+                groups.map { RemoteAppend(stream: $0.stream, expecting: $0.expecting, events: $0.events) }))
     }
 }

@@ -27,7 +27,8 @@ extension NotebookSyncTests {
         // The other device's edit still reaches this one: the pull comes before the push.
         try b.book.edit(first.id, body: "edited on b\n")
         try b.sync()
-        #expect(performing: { try a.sync(join: true) }, throws: refusal)
+        // What was pushed joined the notebook: no --join again.
+        #expect(performing: { try a.sync() }, throws: refusal)
         #expect(try a.book.note(first.id).body == "edited on b\n")
         #expect(try a.book.syncState().pending == 2, "the large note and the one after it wait")
         #expect(try a.book.note(big.id).body.utf8.count == 17 << 20, "kept whole")

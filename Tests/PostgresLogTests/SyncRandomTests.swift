@@ -40,7 +40,7 @@ struct SyncRandomTests {
     @Test("pushes crossing on every sync, over commands that create, rename, delete and file under categories and tags")
     func crossings() throws {
         for seed: UInt64 in [1, 2, 3, 4] {
-            try run(seed: seed, notebook: 190 + Int(seed), wide: true, crossings: true)
+            try run(seed: seed, notebook: 1200 + Int(seed), wide: true, crossings: true)
         }
     }
 

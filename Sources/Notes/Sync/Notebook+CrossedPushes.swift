@@ -85,9 +85,43 @@ extension Notebook {
                 try repairer.run(session: session, dbs: dbs)
                 done = repairer.done
                 if pass == .check, done.needed { return done }
+                if !repairer.written.isEmpty {
+                    try keepRepairIDs(
+                        try repairIDs(in: session.transaction).union(repairer.written), in: session.transaction)
+                }
             }
             try store.removeMetadata(SyncKeys.repairFrom, in: session.transaction)
             return done
+        }
+    }
+
+    /// The ids of this device's repair events still in its outbox (a rebase treats them as
+    /// repairs, to be done again or dropped, never as a user's intent). Kept in the store, not
+    /// read from the events: an imported history may carry any metadata.
+    func repairIDs(in txn: borrowing Transaction) throws -> Set<Identifier> {
+        guard let bytes = try store.metadata(SyncKeys.repairIDs, in: txn) else { return [] }
+        var ids: Set<Identifier> = []
+        var i = 0
+        while i + 16 <= bytes.count {
+            if let id = Identifier(bytes: bytes[i..<(i + 16)]) { ids.insert(id) }
+            i += 16
+        }
+        return ids
+    }
+
+    /// Records `ids` as repair events, keeping only those still in the outbox (after the
+    /// confirmed position).
+    func keepRepairIDs(_ ids: Set<Identifier>, in txn: borrowing Transaction) throws {
+        let confirmed = try syncState(in: txn).confirmed
+        var bytes: [UInt8] = []
+        for id in ids.sorted() {
+            guard let at = try store.position(ofEvent: id, in: txn), at > confirmed else { continue }
+            bytes += id.bytes
+        }
+        if bytes.isEmpty {
+            try store.removeMetadata(SyncKeys.repairIDs, in: txn)
+        } else {
+            try store.setMetadata(SyncKeys.repairIDs, bytes, in: txn)
         }
     }
 
@@ -137,6 +171,8 @@ private struct CrossedPushRepairer {
     /// False: finds what needs repair without writing it.
     let writes: Bool
     var done = CrossedPushRepair()
+    /// The ids of the events written.
+    var written: Set<Identifier> = []
     /// What became of the categories and tags read so far.
     private var fates = EntityFates()
 
@@ -213,17 +249,20 @@ private struct CrossedPushRepairer {
         let mergeID = Rebase.derivedID(cause.id, role: "same name as \(into.uuidString)")
         let meta = EventMetadata(
             actor: cause.actor, command: Notebook.repairCommand, causationID: cause.id, correlationID: mergeID)
-        for n in try book.notesListed(under: id, kind: kind, in: session.transaction, databases: dbs).sorted() {
-            try refile(n, from: id, to: into, kind: kind, metadata: meta, session: session, dbs: dbs) { role in
-                Rebase.derivedID(mergeID, role: "merge \(n.uuidString) \(role)")
-            }
-        }
+        // The end first: a rebase of these events (their push refused) meets the merge before
+        // the notes it moves, and so moves them on to the one it was merged into.
         let end: NewEvent =
             kind == .category
             ? CategoryEvent.merged(into: into).newEvent(id: mergeID, metadata: meta)
             : TagEvent.merged(into: into).newEvent(id: mergeID, metadata: meta)
         try session.append([end], to: kind.stream(id), expecting: .any)
+        written.insert(mergeID)
         fates.record(kind.stream(id), (.merged(into: into), (mergeID, cause.actor)))
+        for n in try book.notesListed(under: id, kind: kind, in: session.transaction, databases: dbs).sorted() {
+            try refile(n, from: id, to: into, kind: kind, metadata: meta, session: session, dbs: dbs) { role in
+                Rebase.derivedID(mergeID, role: "merge \(n.uuidString) \(role)")
+            }
+        }
         done.namesMerged += 1
     }
 
@@ -288,6 +327,7 @@ private struct CrossedPushRepairer {
         if events.count > 1, meta.correlationID == nil { meta.correlationID = eventID(events[0].role) }
         let stored = events.map { $0.event.newEvent(id: eventID($0.role), metadata: meta) }
         try session.append(stored, to: Note.stream(n), expecting: .any)
+        written.formUnion(stored.map(\.id))
         done.refiled += 1
     }
 }

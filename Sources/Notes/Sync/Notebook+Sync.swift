@@ -131,6 +131,8 @@ extension Notebook {
         /// The first confirmed position whose events a rebase pulled in and no repair of crossed
         /// pushes has checked yet (see ``Notebook/repairCrossedPushes(mayWrite:)``); none when all were.
         static let repairFrom = "sync.repair-from"
+        /// The ids of this device's repair events still in its outbox (16 bytes each).
+        static let repairIDs = "sync.repair-ids"
     }
 
     /// The most events one write of a sync appends: a clone goes in steps of this size, each
@@ -569,9 +571,12 @@ extension Notebook {
             }
             try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
             if !outbox.isEmpty {
+                let repairs = try repairIDs(in: session.transaction)
                 var rebase = try Rebase(
-                    book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions)
+                    book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions,
+                    repairs: repairs)
                 try rebase.run(session: session, dbs: dbs)
+                if !repairs.isEmpty { try keepRepairIDs(repairs, in: session.transaction) }
                 result.merged = rebase.merged
                 result.conflicted = rebase.conflicted
                 result.namesMerged = rebase.namesMerged
@@ -843,8 +848,16 @@ extension Notebook {
         // An event larger than the remote takes (written before a remote was set, with a body
         // limit above the remote's) can never be pushed: what comes before it is, then the sync
         // says which it is.
-        let oversized = read.events.first { $0.payload.count > RemoteBatch.maxPayloadBytes }
-        let outbox = oversized.map { big in read.events.filter { $0.position < big.position } } ?? read.events
+        var outbox = read.events
+        let oversized = outbox.firstIndex { $0.payload.count > RemoteBatch.maxPayloadBytes }.map { i in
+            // Nor is any event of its command (one command's events are never split).
+            var cut = i
+            if let command = outbox[i].metadata.correlationID {
+                while cut > 0, outbox[cut - 1].metadata.correlationID == command { cut -= 1 }
+            }
+            defer { outbox.removeSubrange(cut...) }
+            return outbox[i]
+        }
         var pushed = 0
         var taken: [RecordedEvent] = []
         // A larger outbox is confirmed by the pulls, a chunk a write, as a pull of as many events
@@ -885,6 +898,12 @@ extension Notebook {
             if taken.last?.position != result.head.position || digest != result.head.digest { confirmable = false }
         }
         if let oversized {
+            // What was pushed belongs to this notebook now: the next sync needs no `--join`.
+            if pushed > 0, try syncState().notebook == nil {
+                try write { session, _ in
+                    try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
+                }
+            }
             throw SyncError.oversizedEvent(
                 position: oversized.position, stream: oversized.stream, bytes: oversized.payload.count)
         }
@@ -970,6 +989,8 @@ struct Rebase {
     /// The remote's versions of outbox events it returned, by id.
     let confirmedVersions: [Identifier: UInt64]
     var merged = 0
+    /// The outbox's repairs of crossed pushes (``Notebook/repairIDs(in:)``).
+    let repairs: Set<Identifier>
     /// The notes this rebase flagged as conflicting.
     var conflicted: Set<Identifier> = []
     var namesMerged = 0
@@ -994,10 +1015,12 @@ struct Rebase {
     /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
     private var flagged: [Identifier: Identifier?] = [:]
 
-    init(book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64])
-        throws
-    {
+    init(
+        book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64],
+        repairs: Set<Identifier> = []
+    ) throws {
         self.book = book
+        self.repairs = repairs
         self.outbox = outbox
         self.confirmedVersions = confirmedVersions
         for e in outbox {
@@ -1045,12 +1068,11 @@ struct Rebase {
                 let untouched = mapped(e.version - 1, in: stream) == head && !pulledNotes.contains(id)
                 guard var rewritten = try withoutDeletedEntities(remapEntities(decoded), txn: session.transaction)
                 else { continue }
-                if e.metadata.command == Notebook.repairCommand {
+                if repairs.contains(e.id) {
                     // A repair of crossed pushes, refused and rebased: done again on the note as
                     // it is now, or dropped when nothing is left to repair.
-                    guard let again = try repairAgain(rewritten, decoded, note: id, txn: session.transaction) else {
-                        continue
-                    }
+                    guard let again = try repairAgain(rewritten, decoded, e, note: id, txn: session.transaction)
+                    else { continue }
                     rewritten = again
                 } else if case .untagged(let tag) = decoded, case .untagged(let now) = rewritten, now != tag,
                     try currentNote(id, txn: session.transaction)?.tags.contains(tag) ?? false
@@ -1144,6 +1166,11 @@ struct Rebase {
                 if rewritten != decoded { event = rewritten.newEvent(id: e.id, metadata: metadata) }
             case .category(let id), .tag(let id):
                 let kind: EntityKind = StreamRef(e.stream) == .category(id) ? .category : .tag
+                // A repair's merge of one of two same-named ones, refused and rebased: only while
+                // both still live under one name (another device may have renamed or ended one).
+                if repairs.contains(e.id), let into = try EntityEvent.decode(e, kind)?.into {
+                    guard try stillSameNamed(id, into, kind: kind, txn: session.transaction) else { continue }
+                }
                 if let into = try mergeTarget(e, id: id, kind: kind, txn: session.transaction, dbs: dbs) {
                     try merge(id, into: into, kind: kind, intent: e, session: session, dbs: dbs)
                     continue
@@ -1286,10 +1313,28 @@ struct Rebase {
     /// under now when that one ended (dropped when it lives: another device moved the note), a
     /// tag taken off only while the note carries it (never its heir), a tag added as resolved.
     private mutating func repairAgain(
-        _ rewritten: NoteEvent, _ decoded: NoteEvent, note id: Identifier, txn: borrowing Transaction
+        _ rewritten: NoteEvent, _ decoded: NoteEvent, _ e: RecordedEvent, note id: Identifier,
+        txn: borrowing Transaction
     ) throws -> NoteEvent? {
         let note = try currentNote(id, txn: txn)
         switch decoded {
+        case .tagged:
+            // Added with the untag of the ended tag it replaces (one command): only while the
+            // note still carries that one (another device may have taken it off).
+            let replaced = outbox.lazy.filter {
+                $0.stream == e.stream && $0.metadata.correlationID == e.metadata.correlationID && $0.id != e.id
+            }
+            .compactMap { o -> Identifier? in
+                if case .untagged(let t)? = try? NoteEvent.decode(
+                    type: o.type, schemaVersion: o.schemaVersion, payload: o.payload)
+                {
+                    return t
+                }
+                return nil
+            }
+            .first
+            guard let replaced else { return rewritten }
+            return note?.tags.contains(replaced) ?? false ? rewritten : nil
         case .categorized:
             guard let now = note?.category, try fates.fate(of: now, kind: .category, in: book, txn: txn).fate != .live
             else { return nil }
@@ -1299,6 +1344,28 @@ struct Rebase {
         default:
             return rewritten
         }
+    }
+
+    /// Whether `id` and `into` both live (in the log as it is now, in this write) under names
+    /// that are one name.
+    private mutating func stillSameNamed(
+        _ id: Identifier, _ into: Identifier, kind: EntityKind, txn: borrowing Transaction
+    ) throws -> Bool {
+        guard try fates.fate(of: id, kind: kind, in: book, txn: txn).fate == .live,
+            try fates.fate(of: into, kind: kind, in: book, txn: txn).fate == .live
+        else { return false }
+        func name(_ entity: Identifier) throws -> String? {
+            var found: String?
+            try book.store.forEachEvent(inStream: kind.stream(entity), in: txn) { view in
+                if let event = try EntityEvent.decode(view.recorded, kind), !event.name.isEmpty {
+                    found = event.name
+                }
+                return true
+            }
+            return found
+        }
+        guard let a = try name(id), let b = try name(into) else { return false }
+        return a.lowercased() == b.lowercased()
     }
 
     /// The category or tag an outbox rename of `id` must merge into: a live one the remote has
