@@ -165,10 +165,8 @@ extension NotebookSyncTests {
     @Test("a repair refused because another device moved the note meanwhile is dropped: the move stands")
     func repairDroppedAfterMove() throws {
         let (a, b) = try pair(190)
-        let gone = Identifier(high: 0xC3, low: 1)
-        let kept = Identifier(high: 0xC3, low: 2)
-        let n = Identifier(high: 0xA3, low: 1)
-        let event = { (low: UInt64, e: any CatalogueEvent) in BrokenRemoteState.event(0xE300 + low, e) }
+        let (gone, kept, n) = BrokenRemoteState.ids(0xC3)
+        let event = BrokenRemoteState.events(from: 0xC300)
         try a.appendDirectly([
             (
                 Category.stream(gone), .noStream,
@@ -216,6 +214,34 @@ extension NotebookSyncTests {
                 #expect(try d.book.categories().map(\.id) == [broken.first])
                 #expect(try d.book.note(broken.note).category == broken.first, "the note followed the merge")
             }
+        }
+    }
+
+    @Test("a same-name tag merge repair dropped on rebase (the tag renamed elsewhere) leaves the notes' tags alone")
+    func tagMergeRepairDropped() throws {
+        let (a, b) = try pair(195)
+        let (first, second, n) = BrokenRemoteState.ids(0xC5)
+        let event = BrokenRemoteState.events(from: 0xC500)
+        try a.appendDirectly([
+            (Tag.stream(first), .noStream, [event(1, TagEvent.created(name: "x"))]),
+            (Tag.stream(second), .noStream, [event(2, TagEvent.created(name: "X"))]),
+            (
+                Note.stream(n), .noStream,
+                [
+                    event(3, NoteEvent.created(title: "Tagged", body: "", pinned: false, category: nil)),
+                    event(4, NoteEvent.tagged(tag: second)),
+                ]
+            ),
+        ])
+        let rename = event(5, TagEvent.renamed(name: "y"))
+        _ = try b.countedSync { remote in
+            remote.beforeFirstAppend = { try a.appendDirectly([(Tag.stream(second), .exact(1), [rename])]) }
+        }
+        #expect(try b.book.note(n).tags == [second], "the rename stands: the note keeps its tag")
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.allTags().map(\.name) == ["x", "y"])
+            #expect(try d.book.note(n).tags == [second])
         }
     }
 
@@ -270,6 +296,16 @@ struct BrokenRemoteState {
     let second = Identifier(high: 0xC1, low: 2)
     let gone = Identifier(high: 0xC1, low: 3)
     let note = Identifier(high: 0xA0, low: 1)
+
+    /// Three ids of one test.
+    static func ids(_ high: UInt64) -> (Identifier, Identifier, Identifier) {
+        (Identifier(high: high, low: 1), Identifier(high: high, low: 2), Identifier(high: high, low: 3))
+    }
+
+    /// ``event(_:_:)`` with ids counted from `base`.
+    static func events(from base: UInt64) -> (UInt64, any CatalogueEvent) -> NewEvent {
+        { low, e in event(base + low, e) }
+    }
 
     /// An event of an older device, its id from `low`.
     static func event(_ low: UInt64, _ e: some CatalogueEvent) -> NewEvent {
@@ -362,5 +398,24 @@ extension Device {
             notebook: notebookID,
             batch: RemoteBatch(
                 groups.map { RemoteAppend(stream: $0.stream, expecting: $0.expecting, events: $0.events) }))
+    }
+}
+
+extension NotebookSyncTests {
+    @Test(
+        "a pull of another device's filings with nothing to repair costs one commit: the check is in the pull's write")
+    func checkInThePullsWrite() throws {
+        let (a, b) = try pair(196)
+        // A store larger than the pull (a pull of more events than the store holds projects them
+        // in bulk at the commit, and is checked in a write of its own).
+        for i in 0..<20 { try a.book.add(title: "Note \(i)") }
+        try converge([a, b])
+        try a.book.add(title: "Filed", category: "Work", tags: ["plan"])
+        try a.sync()
+        b.book.store.environment.injectFault(.init(.commit, at: .max, failing: .io))
+        defer { b.book.store.environment.removeFault() }
+        let report = try b.sync()
+        #expect(report.pulled > 0)
+        #expect(FaultInjection.counts(at: b.book.store.environment.path)[.commit] == 1)
     }
 }

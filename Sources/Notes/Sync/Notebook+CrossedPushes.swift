@@ -63,36 +63,51 @@ extension Notebook {
             var done = CrossedPushRepair()
             if pass != .forget {
                 let confirmed = try syncState(in: session.transaction).confirmed
-                let everyEntity = from <= 1 || confirmed &- from >= 4096
-                var entities: [Identifier: EntityKind] = [:]
-                var notes: Set<Identifier> = []
-                if !everyEntity {
+                var marked: [RecordedEvent] = []
+                if confirmed &- from < Self.repairEveryEntityPast, from > 1 {
                     try store.forEachEvent(from: from, in: session.transaction) { view in
                         guard view.position <= confirmed else { return false }
-                        let e = view.recorded
-                        guard Self.mayCross(e) else { return true }
-                        switch StreamRef(e.stream) {
-                        case .note(let id): notes.insert(id)
-                        case .category(let id): entities[id] = .category
-                        case .tag(let id): entities[id] = .tag
-                        case .other: break
-                        }
+                        marked.append(view.recorded)
                         return true
                     }
                 }
-                var repairer = CrossedPushRepairer(
-                    book: self, entities: entities, notes: notes, everyEntity: everyEntity, writes: pass == .repair)
-                try repairer.run(session: session, dbs: dbs)
-                done = repairer.done
+                done = try crossings(
+                    in: from <= 1 || confirmed &- from >= Self.repairEveryEntityPast ? nil : marked,
+                    writing: pass == .repair, session: session, dbs: dbs)
                 if pass == .check, done.needed { return done }
-                if !repairer.written.isEmpty {
-                    try keepRepairIDs(
-                        try repairIDs(in: session.transaction).union(repairer.written), in: session.transaction)
-                }
             }
             try store.removeMetadata(SyncKeys.repairFrom, in: session.transaction)
             return done
         }
+    }
+
+    /// Past this many events, a check of crossed pushes reads every category and tag of the
+    /// store rather than each stream the events touched.
+    static let repairEveryEntityPast: UInt64 = 4096
+
+    /// Finds (and with `writing`, repairs) what crossed pushes broke among the streams `events`
+    /// touched, or among every category and tag of the store when `events` is nil; the
+    /// projections must be current in this write.
+    func crossings(
+        in events: [RecordedEvent]?, writing: Bool, session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws -> CrossedPushRepair {
+        var entities: [Identifier: EntityKind] = [:]
+        var notes: Set<Identifier> = []
+        for e in events ?? [] where Self.mayCross(e) {
+            switch StreamRef(e.stream) {
+            case .note(let id): notes.insert(id)
+            case .category(let id): entities[id] = .category
+            case .tag(let id): entities[id] = .tag
+            case .other: break
+            }
+        }
+        var repairer = CrossedPushRepairer(
+            book: self, entities: entities, notes: notes, everyEntity: events == nil, writes: writing)
+        try repairer.run(session: session, dbs: dbs)
+        if !repairer.written.isEmpty {
+            try keepRepairIDs(try repairIDs(in: session.transaction).union(repairer.written), in: session.transaction)
+        }
+        return repairer.done
     }
 
     /// The ids of this device's repair events still in its outbox (a rebase treats them as
@@ -123,6 +138,12 @@ extension Notebook {
         } else {
             try store.setMetadata(SyncKeys.repairIDs, bytes, in: txn)
         }
+    }
+
+    /// Forgets the repair ids no longer in the outbox (confirmed, or dropped by a rebase).
+    func pruneRepairIDs(in txn: borrowing Transaction) throws {
+        let ids = try repairIDs(in: txn)
+        if !ids.isEmpty { try keepRepairIDs(ids, in: txn) }
     }
 
     /// Marks the confirmed events from `position` on for ``repairCrossedPushes(mayWrite:)`` (an earlier
@@ -314,7 +335,7 @@ private struct CrossedPushRepairer {
         var events: [(role: String, event: NoteEvent)] = []
         switch kind {
         case .category where note.category == id:
-            events = [("categorize", .categorized(category: target))]
+            events = [("categorize \(target?.uuidString ?? "none")", .categorized(category: target))]
         case .tag where note.tags.contains(id):
             if let target, !note.tags.contains(target) {
                 events.append(("tag \(target.uuidString)", .tagged(tag: target)))
@@ -326,8 +347,8 @@ private struct CrossedPushRepairer {
         var meta = metadata
         if events.count > 1, meta.correlationID == nil { meta.correlationID = eventID(events[0].role) }
         let stored = events.map { $0.event.newEvent(id: eventID($0.role), metadata: meta) }
-        try session.append(stored, to: Note.stream(n), expecting: .any)
+        let result = try session.append(stored, to: Note.stream(n), expecting: .any)
         written.formUnion(stored.map(\.id))
-        done.refiled += 1
+        if result.appended > 0 { done.refiled += 1 }
     }
 }

@@ -101,7 +101,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             return "other devices kept pushing during \(rounds) rounds; run `notes sync` again (nothing was lost)"
         case .oversizedEvent(let position, let stream, let bytes):
             return
-                "the event at position \(position) (\(stream)) holds \(bytes) bytes, more than the remote log takes of one event (\(RemoteBatch.maxPayloadBytes)): it and the events after it stay here, unpushed (those before it were pushed, and pulls go on); it was written under a body limit above the remote's (before a remote was set, or by `notes import`); see \"An event too large for the remote\" in the README"
+                "the event at position \(position) (\(stream)) holds \(bytes) bytes, more than the remote log takes of one event (\(RemoteBatch.maxPayloadBytes)): it, its command and the events after them stay here, unpushed (the events before them were pushed, and pulls go on); it was written under a body limit above the remote's (before a remote was set, or by `notes import`); see \"An event too large for the remote\" in the README"
         case .remote(let e): return e.description
         case .store(let e): return e.description
         }
@@ -542,6 +542,7 @@ extension Notebook {
             let (head, _) = try session.logHead()
             if head > now, try confirmInPlace(Array(fresh), after: now, session: session, dbs: dbs) {
                 try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
+                try pruneRepairIDs(in: session.transaction)
                 var done = Integration()
                 done.wrote = true
                 done.inPlace = fresh.count
@@ -565,10 +566,6 @@ extension Notebook {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
             }
-            // Events met in the remote's order here may have crossed a push of this device.
-            if fresh.contains(where: { !ours.contains($0.id) && Self.mayCross($0) }) {
-                try markForRepair(from: first.position, in: session.transaction)
-            }
             try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
             if !outbox.isEmpty {
                 let repairs = try repairIDs(in: session.transaction)
@@ -576,13 +573,27 @@ extension Notebook {
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions,
                     repairs: repairs)
                 try rebase.run(session: session, dbs: dbs)
-                if !repairs.isEmpty { try keepRepairIDs(repairs, in: session.transaction) }
+                try pruneRepairIDs(in: session.transaction)
                 result.merged = rebase.merged
                 result.conflicted = rebase.conflicted
                 result.namesMerged = rebase.namesMerged
                 if reprojecting {
                     try reproject(
                         streams: outbox.map(\.stream) + fresh.map(\.stream) + rebase.appendedStreams, session, dbs)
+                }
+            }
+            // Events met in the remote's order here may have crossed a push of this device: checked
+            // in this write when the projections are current in it (the common case: nothing to
+            // repair, no mark, no other commit), else marked for the check after it.
+            if fresh.contains(where: { !ours.contains($0.id) && Self.mayCross($0) }) {
+                let current = outbox.isEmpty ? !session.projectsInBulk : reprojecting
+                if current, UInt64(fresh.count) < Self.repairEveryEntityPast, first.position > 1 {
+                    if outbox.isEmpty { try session.applyDeferredProjections() }
+                    if try crossings(in: Array(fresh), writing: false, session: session, dbs: dbs).needed {
+                        try markForRepair(from: first.position, in: session.transaction)
+                    }
+                } else {
+                    try markForRepair(from: first.position, in: session.transaction)
                 }
             }
             return result
@@ -616,6 +627,7 @@ extension Notebook {
                 try confirmInPlace(taken, after: first.position - 1, session: session, dbs: dbs)
             else { return false }
             try recordConfirmed(through: taken.last!.position, notebook: notebook, in: session.transaction)
+            try pruneRepairIDs(in: session.transaction)
             return true
         }
     }
@@ -859,6 +871,8 @@ extension Notebook {
             return outbox[i]
         }
         var pushed = 0
+        // Whether the remote took (or already held) a batch.
+        var accepted = false
         var taken: [RecordedEvent] = []
         // A larger outbox is confirmed by the pulls, a chunk a write, as a pull of as many events
         // is; so is one with events of categories or tags, which ``confirmInPlace`` leaves to a
@@ -877,6 +891,7 @@ extension Notebook {
                 return (pushed, true, true, nil)
             }
             pushed += result.appended
+            accepted = true
             guard confirmable, let at = result.head.recordedAt else {
                 confirmable = false
                 continue
@@ -899,7 +914,7 @@ extension Notebook {
         }
         if let oversized {
             // What was pushed belongs to this notebook now: the next sync needs no `--join`.
-            if pushed > 0, try syncState().notebook == nil {
+            if accepted, try syncState().notebook == nil {
                 try write { session, _ in
                     try store.setMetadata(SyncKeys.notebook, notebook.bytes, in: session.transaction)
                 }
@@ -1334,16 +1349,23 @@ struct Rebase {
             }
             .first
             guard let replaced else { return rewritten }
-            return note?.tags.contains(replaced) ?? false ? rewritten : nil
+            return try carriesEnded(note, replaced, txn: txn) ? rewritten : nil
         case .categorized:
             guard let now = note?.category, try fates.fate(of: now, kind: .category, in: book, txn: txn).fate != .live
             else { return nil }
             return .categorized(category: try fates.heir(of: now, kind: .category, in: book, txn: txn))
         case .untagged(let tag):
-            return note?.tags.contains(tag) ?? false ? decoded : nil
+            return try carriesEnded(note, tag, txn: txn) ? decoded : nil
         default:
             return rewritten
         }
+    }
+
+    /// Whether `note` carries `tag` and the tag has ended (a repair never takes off a live tag:
+    /// its merge may have been dropped, another device may have renamed it).
+    private mutating func carriesEnded(_ note: Note?, _ tag: Identifier, txn: borrowing Transaction) throws -> Bool {
+        guard let note, note.tags.contains(tag) else { return false }
+        return try fates.fate(of: tag, kind: .tag, in: book, txn: txn).fate != .live
     }
 
     /// Whether `id` and `into` both live (in the log as it is now, in this write) under names
@@ -1365,7 +1387,7 @@ struct Rebase {
             return found
         }
         guard let a = try name(id), let b = try name(into) else { return false }
-        return a.lowercased() == b.lowercased()
+        return Category.nameKey(a) == Category.nameKey(b)
     }
 
     /// The category or tag an outbox rename of `id` must merge into: a live one the remote has
