@@ -133,15 +133,18 @@ let syncCommand = Command(
         Pulls what other devices pushed, rebases this device's events on top (a body edited on
         both sides is merged three ways; where both changed the same lines, both are kept between
         conflict markers and the note is listed by `notes conflicts`; a category or tag renamed
-        here to a name another device gave its own is merged into it), and pushes them. Commands
-        never wait for the network: events wait in the outbox until a sync sends them.
+        here to a name another device gave its own is merged into it), and pushes them. Where two
+        devices' syncs crossed (each pushed before it pulled the other's), it repairs what they
+        left: same-named categories or tags are joined, and a note under one another device
+        deleted or merged is moved out of it. Commands never wait for the network: events wait
+        in the outbox until a sync sends them.
         A store that never synced and holds notes must say --join; an empty one clones the
         notebook. A remote restored from an older backup is given back the events this store
         confirmed and it lost. --init creates (or upgrades) the remote's schema and the notebook:
         an administrator's step.
         Exit codes: 0 done, 4 conflicts remain to resolve, 5 the logs diverged, the notebook
-        differs or the remote refused this role, 6 the remote is unreachable (nothing is lost:
-        the outbox stays for the next sync).
+        differs, the remote refused this role or an event is larger than the remote takes, 6 the
+        remote is unreachable (nothing is lost: the outbox stays for the next sync).
         """,
     options: [
         OptionSpec("join", "propose this store's own history to the remote (its first sync)"),
