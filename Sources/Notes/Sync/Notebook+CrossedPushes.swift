@@ -29,10 +29,12 @@ extension Notebook {
     /// derived from the events that crossed (and metadata taken from them), so devices that
     /// repair the same crossing write the same events, which the remote stores once.
     ///
-    /// A sync marks the confirmed events it pulls in with a rebase that could have crossed a push
-    /// (``markForRepair(from:in:)``: those that ``mayCross(_:)``), in the write that appends them, so a sync killed before
-    /// its repair leaves the mark for the next. A repair of many events (a clone, a join)
-    /// checks every category and tag of the store instead of each stream the events touched.
+    /// A sync checks the events it pulls in that could have crossed a push (those that
+    /// ``mayCross(_:)``) in the write that appends them (``crossings(in:writing:session:dbs:)``),
+    /// and marks them there (``markForRepair(from:in:)``) when something needs repair or when
+    /// that write cannot check them (its projections written in bulk at the commit), so a sync
+    /// killed before its repair leaves the mark for the next. A check of many events (a clone, a
+    /// join) reads every category and tag of the store instead of each stream they touched.
     ///
     /// A first pass writes no event: most marks find nothing to repair, and that pass forgets
     /// them. Only when there is something to repair is `mayWrite` asked whether this device may
