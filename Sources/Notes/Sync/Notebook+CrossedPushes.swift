@@ -65,8 +65,9 @@ extension Notebook {
             var done = CrossedPushRepair()
             if pass != .forget {
                 let confirmed = try syncState(in: session.transaction).confirmed
+                let everyEntity = from <= 1 || confirmed &- from >= Self.repairEveryEntityPast
                 var marked: [RecordedEvent] = []
-                if confirmed &- from < Self.repairEveryEntityPast, from > 1 {
+                if !everyEntity {
                     try store.forEachEvent(from: from, in: session.transaction) { view in
                         guard view.position <= confirmed else { return false }
                         marked.append(view.recorded)
@@ -74,8 +75,7 @@ extension Notebook {
                     }
                 }
                 done = try crossings(
-                    in: from <= 1 || confirmed &- from >= Self.repairEveryEntityPast ? nil : marked,
-                    writing: pass == .repair, session: session, dbs: dbs)
+                    in: everyEntity ? nil : marked, writing: pass == .repair, session: session, dbs: dbs)
                 if pass == .check, done.needed { return done }
             }
             try store.removeMetadata(SyncKeys.repairFrom, in: session.transaction)
@@ -257,16 +257,7 @@ private struct CrossedPushRepairer {
         dbs: ProjectionDatabases
     ) throws {
         // The event that gave the merged one its name: the events of the repair derive from it.
-        var cause: (id: Identifier, actor: String)?
-        try book.store.forEachEvent(inStream: kind.stream(id), in: session.transaction) { view in
-            if let change = try EntityEvent.decode(view.recorded, kind)?.change,
-                change == .created || change == .renamed
-            {
-                cause = (view.id, view.actor)
-            }
-            return true
-        }
-        guard let cause else { return }
+        guard let cause = try book.naming(of: id, kind: kind, in: session.transaction) else { return }
         done.needed = true
         guard writes else { return }
         let mergeID = Rebase.derivedID(cause.id, role: "same name as \(into.uuidString)")

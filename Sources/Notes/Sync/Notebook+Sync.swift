@@ -861,14 +861,15 @@ extension Notebook {
         // limit above the remote's) can never be pushed: what comes before it is, then the sync
         // says which it is.
         var outbox = read.events
-        let oversized = outbox.firstIndex { $0.payload.count > RemoteBatch.maxPayloadBytes }.map { i in
+        var oversized: RecordedEvent?
+        if let i = outbox.firstIndex(where: { $0.payload.count > RemoteBatch.maxPayloadBytes }) {
+            oversized = outbox[i]
             // Nor is any event of its command (one command's events are never split).
             var cut = i
             if let command = outbox[i].metadata.correlationID {
                 while cut > 0, outbox[cut - 1].metadata.correlationID == command { cut -= 1 }
             }
-            defer { outbox.removeSubrange(cut...) }
-            return outbox[i]
+            outbox.removeSubrange(cut...)
         }
         var pushed = 0
         // Whether the remote took (or already held) a batch.
@@ -1374,20 +1375,10 @@ struct Rebase {
         _ id: Identifier, _ into: Identifier, kind: EntityKind, txn: borrowing Transaction
     ) throws -> Bool {
         guard try fates.fate(of: id, kind: kind, in: book, txn: txn).fate == .live,
-            try fates.fate(of: into, kind: kind, in: book, txn: txn).fate == .live
+            try fates.fate(of: into, kind: kind, in: book, txn: txn).fate == .live,
+            let a = try book.naming(of: id, kind: kind, in: txn), let b = try book.naming(of: into, kind: kind, in: txn)
         else { return false }
-        func name(_ entity: Identifier) throws -> String? {
-            var found: String?
-            try book.store.forEachEvent(inStream: kind.stream(entity), in: txn) { view in
-                if let event = try EntityEvent.decode(view.recorded, kind), !event.name.isEmpty {
-                    found = event.name
-                }
-                return true
-            }
-            return found
-        }
-        guard let a = try name(id), let b = try name(into) else { return false }
-        return Category.nameKey(a) == Category.nameKey(b)
+        return Category.nameKey(a.name) == Category.nameKey(b.name)
     }
 
     /// The category or tag an outbox rename of `id` must merge into: a live one the remote has

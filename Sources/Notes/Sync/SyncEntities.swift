@@ -80,10 +80,10 @@ extension Notebook {
     /// What became of the category or tag `id`, read from its stream, with the event that ended
     /// it (its id and actor) when it no longer lives.
     func fate(of id: Identifier, kind: EntityKind, in txn: borrowing Transaction) throws -> (
-        fate: EntityFate, ended: (id: Identifier, actor: String)?
+        fate: EntityFate, ended: EntityFates.Ending?
     ) {
         var found = EntityFate.live
-        var ended: (id: Identifier, actor: String)?
+        var ended: EntityFates.Ending?
         try store.forEachEvent(inStream: kind.stream(id), in: txn) { view in
             if view.isType("CategoryDeleted") || view.isType("TagDeleted") {
                 found = .deleted
@@ -94,6 +94,23 @@ extension Notebook {
             return found == .live
         }
         return (found, ended)
+    }
+
+    /// The event that gave the category or tag `id` its name (its creation or last rename), with
+    /// that name, or nil.
+    func naming(of id: Identifier, kind: EntityKind, in txn: borrowing Transaction) throws -> (
+        id: Identifier, actor: String, name: String
+    )? {
+        var found: (id: Identifier, actor: String, name: String)?
+        try store.forEachEvent(inStream: kind.stream(id), in: txn) { view in
+            if let event = try EntityEvent.decode(view.recorded, kind),
+                event.change == .created || event.change == .renamed
+            {
+                found = (view.id, view.actor, event.name)
+            }
+            return true
+        }
+        return found
     }
 
     /// The notes the projections list under the category or tag `id`, whatever their status.
