@@ -73,8 +73,13 @@ public final class PostgresConnection {
         PQsetNoticeReceiver(made, { _, _ in }, nil)
         conn = made
         self.server = server
+        // No JIT compilation: `append_batch`'s statements over a batch of 5,000 events are
+        // estimated above `jit_above_cost` (scalar subplans counted for every row, though they
+        // run for few), and compiling them took 20-40 ms per call, more than running them (a
+        // third of a push's server time). Nothing this program runs is long enough to repay it.
         try execute(
             """
+            SET jit = off; \
             SET lock_timeout = \(settings.lockTimeout); \
             SET statement_timeout = \(settings.statementTimeout); \
             SET idle_in_transaction_session_timeout = \(settings.idleInTransactionTimeout); \

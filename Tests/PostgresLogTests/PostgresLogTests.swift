@@ -504,6 +504,14 @@ struct PostgresLogTests {
         try connection.execute("SELECT 1")
     }
 
+    @Test("a session compiles nothing with JIT, whatever the server's default (it cost more than it saved)")
+    func noJIT() throws {
+        let c = try cluster()
+        let connection = try PostgresConnection(c.address())
+        let result = try connection.query("SELECT current_setting('jit')", [])
+        #expect(try FieldReader(result: result, row: 0).text(0, "jit") == "off")
+    }
+
     @Test("a full batch of 5000 events goes in one call; one more is refused")
     func fullBatch() throws {
         let c = try cluster()
