@@ -158,8 +158,8 @@ let package = Package(
         .testTarget(
             name: "PostgresLogTests",
             dependencies: [
-                "PostgresLog", "PostgresFixture", "EventStore", "LMDB", "Basics", "Notes", "NotesWorkload",
-                "TestSupport",
+                "PostgresLog", "PostgresFixture", "EventStore", "LMDB", "Basics", "Notes", "NotesInterchange",
+                "NotesWorkload", "SearchEngine", "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "TestSupport"], swiftSettings: strict),

@@ -44,6 +44,10 @@ public struct SyncReport: Sendable, Equatable {
     /// Notes filed under a category or tag that another device deleted or merged while their
     /// pushes crossed, filed away from it (delete wins over assign; a merge takes its notes).
     public var refiled = 0
+    /// Notes imported here from Markdown files another device had imported too (the same path in
+    /// the folder, the same bytes) before the two synced: this device's copy dropped, the other's
+    /// kept.
+    public var importsJoined = 0
     /// This device's events the remote confirmed unchanged, rewritten in place with the remote's
     /// instants (no rebase, no rebuild of the projections).
     public var confirmedInPlace = 0
@@ -266,6 +270,7 @@ extension Notebook {
                 conflicted.formUnion(outcome.conflicted)
                 report.conflicts = conflicted.count
                 report.namesMerged += outcome.namesMerged
+                report.importsJoined += outcome.importsJoined
             }
             // What was pulled, checked for crossed pushes (also what a killed sync pulled): the
             // repair joins the outbox pushed below.
@@ -523,6 +528,7 @@ extension Notebook {
         /// however many of its rebases flagged it).
         var conflicted: Set<Identifier> = []
         var namesMerged = 0
+        var importsJoined = 0
     }
 
     /// Appends the remote's events after the confirmed position in one write: the outbox (the
@@ -577,6 +583,7 @@ extension Notebook {
                 result.merged = rebase.merged
                 result.conflicted = rebase.conflicted
                 result.namesMerged = rebase.namesMerged
+                result.importsJoined = rebase.importsJoined
                 if reprojecting {
                     try reproject(
                         streams: outbox.map(\.stream) + fresh.map(\.stream) + rebase.appendedStreams, session, dbs)
@@ -1030,6 +1037,11 @@ struct Rebase {
     private var deletions: [(kind: EntityKind, id: Identifier, event: RecordedEvent)] = []
     /// Notes whose edit this rebase turned into a conflict, with that command's correlation id.
     private var flagged: [Identifier: Identifier?] = [:]
+    /// The streams of notes this outbox imported from Markdown files that a pulled note was
+    /// imported from too (``findDuplicateImports(txn:)``): dropped, theirs stands.
+    private var duplicateImports: Set<String> = []
+    /// How many notes of this outbox were dropped as imports of the files a pulled note came from.
+    var importsJoined: Int { duplicateImports.count }
 
     init(
         book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64],
@@ -1065,7 +1077,8 @@ struct Rebase {
     }
 
     mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
-        for e in outbox where confirmedVersions[e.id] == nil {
+        try findDuplicateImports(txn: session.transaction)
+        for e in outbox where confirmedVersions[e.id] == nil && !duplicateImports.contains(e.stream) {
             // Rebased here, the event keeps the instant it was written at as the device's own.
             var metadata = e.proposedMetadata
             var event = NewEvent(
@@ -1205,6 +1218,44 @@ struct Rebase {
             versions[e.stream, default: [:]][e.version] = result.streamVersion - UInt64(extra.count)
         }
         try fileAwayFromDeleted(session: session, dbs: dbs)
+    }
+
+    /// A Markdown folder imported on two devices before either synced: each made a note of every
+    /// file, with ids of its own. A note of this outbox made by one import (all its events one
+    /// command's, none pushed yet) from a file that a pulled note was imported from too (the same
+    /// path in the folder and the same bytes, whatever the folder's place on each device) is the
+    /// same note: ours is dropped, every event of it, and theirs stands (it holds that text as
+    /// its import left it, and what the other device did since). Only a match that is the only
+    /// one on both sides counts; an empty file, or a note trashed on either side, never matches.
+    private mutating func findDuplicateImports(txn: borrowing Transaction) throws {
+        // Per note created in this outbox: the one command of all its events (nil when several,
+        // none, or when the remote confirmed one of them), and where its events are.
+        var created: [String: (id: Identifier, command: Identifier?, events: [Int])] = [:]
+        for (i, e) in outbox.enumerated() {
+            guard case .note(let id) = StreamRef(e.stream), baseOf[e.stream] == 0, !pulledNotes.contains(id)
+            else { continue }
+            let command = confirmedVersions[e.id] == nil ? e.metadata.correlationID : nil
+            created[e.stream, default: (id, command, [])].events.append(i)
+            if created[e.stream]?.command != command { created[e.stream]?.command = nil }
+        }
+        var ours: [ImportedFile: [String]] = [:]
+        let outbox = outbox
+        for (stream, c) in created where c.command != nil {
+            var note: Note?
+            try fold(c.events.lazy.map { outbox[$0] }, into: &note, id: c.id)
+            guard let note, let file = ImportedFile(note) else { continue }
+            ours[file, default: []].append(stream)
+        }
+        guard !ours.isEmpty else { return }
+        var theirs: [ImportedFile: Int] = [:]
+        for id in pulledNotes where !outboxStreams.contains(Note.stream(id)) {
+            guard let note = try currentNote(id, txn: txn), let file = ImportedFile(note), ours[file] != nil
+            else { continue }
+            theirs[file, default: 0] += 1
+        }
+        for (file, streams) in ours where streams.count == 1 && theirs[file] == 1 {
+            duplicateImports.insert(streams[0])
+        }
     }
 
     /// Delete wins over assign, whichever device pushed first: a note another device filed under
@@ -1448,7 +1499,13 @@ struct Rebase {
                 return true
             }
         }
-        for e in outbox where e.stream == stream && e.version <= version {
+        try fold(outbox.lazy.filter { $0.stream == stream && $0.version <= version }, into: &note, id: id)
+        return note
+    }
+
+    /// Folds outbox events of note `id` into `note`.
+    private func fold(_ events: some Sequence<RecordedEvent>, into note: inout Note?, id: Identifier) throws {
+        for e in events {
             // An outbox may hold events of old schemas (a store that joins with the history it
             // kept): lifted as every fold lifts them, or a note created by one was not created.
             let lifted = try e.payload.withUnsafeBytes { bytes in
@@ -1460,7 +1517,6 @@ struct Rebase {
                 try NoteFold.apply(event, to: &note, id: id, at: e.recordedAt, version: e.version)
             }
         }
-        return note
     }
 
     /// The note as the log holds it now, in this write.
@@ -1507,5 +1563,24 @@ struct Rebase {
         bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: a name-based id of our own scheme
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return Identifier(bytes: bytes.prefix(16))!
+    }
+}
+
+/// The file a note was imported from, as two devices' imports of one folder agree on it: its
+/// path in the folder and the SHA-256 of its bytes (``NoteProperty/source``,
+/// ``NoteProperty/sourceDigest``). Nil for a note not imported, trashed, or of an empty file.
+struct ImportedFile: Hashable {
+    let path: String
+    let digest: String
+
+    /// The SHA-256 of no bytes: an empty file tells nothing of where a note came from.
+    static let emptyDigest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    init?(_ note: Note) {
+        guard !note.trashed, let path = note.properties[NoteProperty.source.rawValue],
+            let digest = note.properties[NoteProperty.sourceDigest.rawValue], digest != Self.emptyDigest
+        else { return nil }
+        self.path = path
+        self.digest = digest
     }
 }

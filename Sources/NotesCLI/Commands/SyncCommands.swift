@@ -139,7 +139,9 @@ let syncCommand = Command(
         deleted or merged is moved out of it. Commands never wait for the network: events wait
         in the outbox until a sync sends them.
         A store that never synced and holds notes must say --join; an empty one clones the
-        notebook. A remote restored from an older backup is given back the events this store
+        notebook. A note imported here from a Markdown file that another device imported too (the
+        same path in the folder, the same bytes), unchanged since, is dropped for the other
+        device's: one folder imported on two devices makes each note once. A remote restored from an older backup is given back the events this store
         confirmed and it lost. --init creates (or upgrades) the remote's schema and the notebook:
         an administrator's step.
         Exit codes: 0 done, 4 conflicts remain to resolve, 5 the logs diverged, the notebook
@@ -187,7 +189,8 @@ let syncCommand = Command(
             .object([
                 ("pushed", .int(report.pushed)), ("pulled", .int(report.pulled)), ("merged", .int(report.merged)),
                 ("conflicts", .int(report.conflicts)), ("namesMerged", .int(report.namesMerged)),
-                ("refiled", .int(report.refiled)), ("unresolvedConflicts", .int(report.unresolvedConflicts)),
+                ("refiled", .int(report.refiled)), ("importsJoined", .int(report.importsJoined)),
+                ("unresolvedConflicts", .int(report.unresolvedConflicts)),
                 ("rounds", .int(report.rounds)),
                 ("remotePosition", .uint(report.remoteHead)), ("restored", .int(report.restored)),
                 ("reopened", .int(report.reopened)), ("confirmed", .int(report.confirmedInPlace)),
@@ -213,6 +216,9 @@ func syncSummary(_ report: SyncReport) -> String {
     if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
     if report.refiled > 0 {
         line += ", \(report.refiled) notes moved out of categories or tags deleted or merged elsewhere"
+    }
+    if report.importsJoined > 0 {
+        line += ", \(report.importsJoined) notes imported here from files another device had imported kept once"
     }
     if report.restored > 0 { line += ", \(report.restored) confirmed events given back to the restored remote" }
     if report.reopened > 0 {

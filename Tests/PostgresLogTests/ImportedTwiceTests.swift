@@ -1,0 +1,101 @@
+import Basics
+import FoundationEssentials
+import Notes
+import NotesInterchange
+import SearchEngine
+import TestSupport
+import Testing
+
+/// A Markdown folder imported on two devices before they synced: one note per file, not two.
+extension NotebookSyncTests {
+    /// Writes `files` (path in the folder -> text) under `root`.
+    static func writeVault(_ root: String, _ files: [String: String]) throws {
+        for (path, text) in files {
+            let full = root + "/" + path
+            let folder = String(full[..<full.lastIndex(of: "/")!])
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: full, contents: Data(text.utf8)))
+        }
+    }
+
+    static let vaultFiles = [
+        "plan.md": "# Plan\n\nShip it.\n",
+        "work/meeting.md": "---\ntags: [team]\n---\n# Meeting\n\nAgenda.\n",
+        "work/notes.md": "Loose notes #idea\n",
+        "copy-one.md": "Same text\n",
+        "copy-two.md": "Same text\n",
+        "edited.md": "# Edited\n\nBefore.\n",
+        "empty.md": "",
+    ]
+
+    @Test("a folder imported on two devices before either synced: each file's note once, the other device's kept")
+    func folderImportedOnBoth() throws {
+        let a = try Device(stem: 1, notebook: 197)
+        let b = try Device(stem: 2, notebook: 197)
+        let places = TemporaryDirectory("imported-twice")
+        let (onA, onB) = (places.child("laptop/vault"), places.child("desk/Notes"))
+        try Self.writeVault(onA, Self.vaultFiles)
+        try Self.writeVault(onB, Self.vaultFiles)
+        #expect(try a.book.importMarkdown(from: onA).created == 7)
+        #expect(try b.book.importMarkdown(from: onB).created == 7)
+        let own = try b.book.add(title: "Only on b", body: "mine")
+        // Changed on b after its import: no longer as the import left it, kept beside a's.
+        let edited = try #require(try b.book.list(everything).first { $0.title == "Edited" })
+        try b.book.edit(edited.id, body: "# Edited\n\nAfter, on b.\n")
+        let bImported = try b.book.list(everything).filter { $0.id != own.id && $0.id != edited.id }
+
+        try a.sync(join: true)
+        let report = try b.sync(join: true)
+        #expect(report.importsJoined == 5, "every file but the empty one and the one edited on b")
+        try converge([a, b])
+        for d in [a, b] {
+            // Each file once, but the one b edited after its import (kept beside a's) and the empty one.
+            let titles = try d.book.list(everything).map(\.title).sorted()
+            #expect(
+                titles == [
+                    "Edited", "Edited", "Meeting", "Only on b", "Plan", "copy-one", "copy-two", "empty", "empty",
+                    "notes",
+                ], "\(titles)")
+            #expect(try d.book.allTags().map(\.name).sorted() == ["idea", "team"])
+            #expect(try d.book.categories().map(\.name) == ["work"])
+            #expect(try d.book.category(named: "work").count == 2)
+        }
+        // b's copies are gone from its store and from the log; a's stand, as a imported them.
+        let dropped = bImported.filter { $0.title != "empty" }
+        #expect(dropped.count == 5)
+        for n in dropped {
+            #expect(throws: NotesError.self) { try b.book.note(n.id) }
+            #expect(try b.log().allSatisfy { $0.stream != n.stream })
+        }
+        let kept = Set(dropped.map(\.title))
+        #expect(kept == ["Plan", "Meeting", "notes", "copy-one", "copy-two"], "two files of one text are two notes")
+        for n in try a.book.list(everything) where kept.contains(n.title) {
+            #expect(n.properties["vault"] == onA, "a's notes, as a imported them: \(n.title)")
+        }
+        let ship = try b.book.search(SearchQuery.parse("ship"), filter: SearchFilter(statuses: [.active]))
+        #expect(ship.count == 1, "one note in the search index")
+
+        // b imports its folder again (the laptop's folder is not on the desk): nothing is new.
+        try FileManager.default.removeItem(atPath: onA)
+        let again = try b.book.importMarkdown(from: onB)
+        #expect(again.created == 0, "\(again)")
+        #expect(again.movedFrom == [onA])
+        try converge([a, b])
+        #expect(try a.sync().importsJoined == 0)
+    }
+
+    @Test("an import made on this device only, and one whose file differs from the other device's, are both kept")
+    func importsThatDiffer() throws {
+        let a = try Device(stem: 1, notebook: 198)
+        let b = try Device(stem: 2, notebook: 198)
+        let places = TemporaryDirectory("imported-differently")
+        try Self.writeVault(places.child("a"), ["plan.md": "# Plan\n\nVersion of a.\n", "a-only.md": "A\n"])
+        try Self.writeVault(places.child("b"), ["plan.md": "# Plan\n\nVersion of b.\n", "b-only.md": "B\n"])
+        try a.book.importMarkdown(from: places.child("a"))
+        try b.book.importMarkdown(from: places.child("b"))
+        try a.sync(join: true)
+        #expect(try b.sync(join: true).importsJoined == 0)
+        try converge([a, b])
+        #expect(try a.book.list(everything).map(\.title).sorted() == ["Plan", "Plan", "a-only", "b-only"])
+    }
+}
