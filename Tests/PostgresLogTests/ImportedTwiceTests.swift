@@ -99,3 +99,26 @@ extension NotebookSyncTests {
         #expect(try a.book.list(everything).map(\.title).sorted() == ["Plan", "Plan", "a-only", "b-only"])
     }
 }
+
+extension NotebookSyncTests {
+    @Test("a folder of 600 files imported on two devices: past the size where a pull writes the projections in bulk")
+    func largeFolderImportedOnBoth() throws {
+        let a = try Device(stem: 1, notebook: 199)
+        let b = try Device(stem: 2, notebook: 199)
+        let places = TemporaryDirectory("imported-twice-large")
+        var files: [String: String] = [:]
+        for i in 0..<600 { files["folder-\(i % 7)/note-\(i).md"] = "# Note \(i)\n\nText \(i) #t\(i % 5)\n" }
+        try Self.writeVault(places.child("a"), files)
+        try Self.writeVault(places.child("b"), files)
+        try a.book.importMarkdown(from: places.child("a"))
+        try b.book.importMarkdown(from: places.child("b"))
+        let moved = try b.book.syncState().head * 2
+        #expect(!Notebook.reprojects(moved: Int(moved), of: moved / 2), "the pull's projections are written in bulk")
+        try a.sync(join: true)
+        #expect(try b.sync(join: true).importsJoined == 600)
+        try converge([a, b])
+        #expect(try b.book.list(everything).count == 600)
+        #expect(try b.book.categories().map(\.count) == [86, 86, 86, 86, 86, 85, 85])
+        #expect(try b.book.allTags().map(\.count) == [120, 120, 120, 120, 120])
+    }
+}

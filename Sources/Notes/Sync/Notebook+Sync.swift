@@ -643,7 +643,7 @@ extension Notebook {
     /// records of the streams it touches (else the projections are rebuilt in bulk): a stream's
     /// records are read, folded and written again at about the cost of folding a few dozen events
     /// in bulk.
-    static func reprojects(moved: Int, of head: UInt64) -> Bool {
+    package static func reprojects(moved: Int, of head: UInt64) -> Bool {
         moved <= 4096 || UInt64(moved) * 16 <= head
     }
 
