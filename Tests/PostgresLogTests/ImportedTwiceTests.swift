@@ -122,3 +122,71 @@ extension NotebookSyncTests {
         #expect(try b.book.allTags().map(\.count) == [120, 120, 120, 120, 120])
     }
 }
+
+extension NotebookSyncTests {
+    @Test("a copy of a synced folder imported later is kept, though the other device changed the notes of its files")
+    func laterCopyKept() throws {
+        let a = try Device(stem: 1, notebook: 200)
+        let b = try Device(stem: 2, notebook: 200)
+        let places = TemporaryDirectory("imported-copy")
+        let files = ["plan.md": "# Plan\n\nShip it.\n", "todo.md": "# Todo\n\nMilk.\n", "x.md": "# X\n\nx\n"]
+        try Self.writeVault(places.child("v1"), files)
+        try Self.writeVault(places.child("v2"), files)
+        #expect(try b.book.importMarkdown(from: places.child("v1")).created == 3)
+        try b.sync(join: true)
+        try a.sync()
+        // v1 still in its place: v2 is a folder of its own, imported after the devices synced.
+        #expect(try b.book.importMarkdown(from: places.child("v2")).created == 3)
+        let plan = try #require(try a.book.list(everything).first { $0.title == "Plan" })
+        try a.book.pin(plan.id)
+        try a.sync()
+        #expect(try b.sync().importsJoined == 0, "a's pin created no note: b's copy is not a duplicate of it")
+        try converge([a, b])
+        #expect(try a.book.list(everything).filter { $0.title == "Plan" }.count == 2)
+        #expect(try b.book.importMarkdown(from: places.child("v2")).created == 0)
+    }
+
+    @Test("the category and tag a dropped import made for its notes alone go with them (renamed on the other device)")
+    func droppedImportsNames() throws {
+        let a = try Device(stem: 1, notebook: 201)
+        let b = try Device(stem: 2, notebook: 201)
+        let places = TemporaryDirectory("imported-names")
+        let files = ["work/meeting.md": "# Meeting\n\nAgenda #team\n"]
+        try Self.writeVault(places.child("a"), files)
+        try Self.writeVault(places.child("b"), files)
+        try a.book.importMarkdown(from: places.child("a"))
+        try a.book.renameCategory("work", to: "Office")
+        try a.book.renameTag("team", to: "staff")
+        try b.book.importMarkdown(from: places.child("b"))
+        try a.sync(join: true)
+        #expect(try b.sync(join: true).importsJoined == 1)
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.categories().map(\.name) == ["Office"])
+            #expect(try d.book.allTags().map(\.name) == ["staff"])
+            #expect(try d.book.list(everything).map(\.title) == ["Meeting"])
+        }
+    }
+
+    @Test("a category the dropped import made that a note kept here names stays")
+    func droppedImportsNamesStillNamed() throws {
+        let a = try Device(stem: 1, notebook: 202)
+        let b = try Device(stem: 2, notebook: 202)
+        let places = TemporaryDirectory("imported-names-kept")
+        let files = ["work/meeting.md": "# Meeting\n\nAgenda #team\n", "work/b-only.md": "# B only\n\nMine #team\n"]
+        try Self.writeVault(places.child("a"), ["work/meeting.md": files["work/meeting.md"]!])
+        try Self.writeVault(places.child("b"), files)
+        try a.book.importMarkdown(from: places.child("a"))
+        try a.book.renameCategory("work", to: "Office")
+        try b.book.importMarkdown(from: places.child("b"))
+        try a.sync(join: true)
+        #expect(try b.sync(join: true).importsJoined == 1)
+        try converge([a, b])
+        for d in [a, b] {
+            #expect(try d.book.categories().map(\.name).sorted() == ["Office", "work"])
+            #expect(try d.book.category(named: "work").count == 1)
+            #expect(try d.book.allTags().map(\.name) == ["team"])
+            #expect(try d.book.list(everything).map(\.title).sorted() == ["B only", "Meeting"])
+        }
+    }
+}

@@ -1040,6 +1040,10 @@ struct Rebase {
     /// The streams of notes this outbox imported from Markdown files that a pulled note was
     /// imported from too (``findDuplicateImports(txn:)``): dropped, theirs stands.
     private var duplicateImports: Set<String> = []
+    /// The streams of categories and tags this outbox created for those notes alone: dropped too.
+    private var droppedEntities: Set<String> = []
+    /// The notes the pulled events created.
+    private var pulledCreations: Set<Identifier> = []
     /// How many notes of this outbox were dropped as imports of the files a pulled note came from.
     var importsJoined: Int { duplicateImports.count }
 
@@ -1057,7 +1061,10 @@ struct Rebase {
             if let v = confirmedVersions[e.id] { versions[e.stream, default: [:]][e.version] = v }
         }
         for e in pulled {
-            if case .note(let id) = StreamRef(e.stream) { pulledNotes.insert(id) }
+            if case .note(let id) = StreamRef(e.stream) {
+                pulledNotes.insert(id)
+                if e.version == 1 { pulledCreations.insert(id) }
+            }
             let kind: EntityKind
             switch StreamRef(e.stream) {
             case .category: kind = .category
@@ -1078,7 +1085,10 @@ struct Rebase {
 
     mutating func run(session: borrowing WriteSession, dbs: ProjectionDatabases) throws {
         try findDuplicateImports(txn: session.transaction)
-        for e in outbox where confirmedVersions[e.id] == nil && !duplicateImports.contains(e.stream) {
+        for e in outbox
+        where confirmedVersions[e.id] == nil && !duplicateImports.contains(e.stream)
+            && !droppedEntities.contains(e.stream)
+        {
             // Rebased here, the event keeps the instant it was written at as the device's own.
             var metadata = e.proposedMetadata
             var event = NewEvent(
@@ -1247,14 +1257,55 @@ struct Rebase {
             ours[file, default: []].append(stream)
         }
         guard !ours.isEmpty else { return }
+        // Theirs: notes this pull created (a note the pull only changed was here before, and so
+        // was not imported before the two devices synced).
         var theirs: [ImportedFile: Int] = [:]
-        for id in pulledNotes where !outboxStreams.contains(Note.stream(id)) {
+        for id in pulledCreations where !outboxStreams.contains(Note.stream(id)) {
             guard let note = try currentNote(id, txn: txn), let file = ImportedFile(note), ours[file] != nil
             else { continue }
             theirs[file, default: 0] += 1
         }
         for (file, streams) in ours where streams.count == 1 && theirs[file] == 1 {
             duplicateImports.insert(streams[0])
+        }
+        guard !duplicateImports.isEmpty else { return }
+        // The categories and tags the import created here for the notes dropped alone go too:
+        // created in this outbox (their one event), named by no event of a note kept.
+        var keptNames: Set<Identifier> = []
+        var droppedNames: Set<Identifier> = []
+        var entityEvents: [String: Int] = [:]
+        for e in outbox {
+            switch StreamRef(e.stream) {
+            case .note:
+                for event in try noteEvents(e) {
+                    guard let named = Self.entityNamed(by: event) else { continue }
+                    if duplicateImports.contains(e.stream) {
+                        droppedNames.insert(named)
+                    } else {
+                        keptNames.insert(named)
+                    }
+                }
+            case .category, .tag:
+                entityEvents[e.stream, default: 0] += confirmedVersions[e.id] == nil && e.version == 1 ? 1 : 2
+            case .other: break
+            }
+        }
+        for (stream, count) in entityEvents where count == 1 {
+            switch StreamRef(stream) {
+            case .category(let id), .tag(let id):
+                if droppedNames.contains(id) && !keptNames.contains(id) { droppedEntities.insert(stream) }
+            case .note, .other: break
+            }
+        }
+    }
+
+    /// The category or tag a note event names, if any.
+    private static func entityNamed(by event: NoteEvent) -> Identifier? {
+        switch event {
+        case .created(_, _, _, let category), .categorized(let category), .restored(_, _, _, _, let category):
+            return category
+        case .tagged(let tag), .untagged(let tag): return tag
+        default: return nil
         }
     }
 
@@ -1506,16 +1557,21 @@ struct Rebase {
     /// Folds outbox events of note `id` into `note`.
     private func fold(_ events: some Sequence<RecordedEvent>, into note: inout Note?, id: Identifier) throws {
         for e in events {
-            // An outbox may hold events of old schemas (a store that joins with the history it
-            // kept): lifted as every fold lifts them, or a note created by one was not created.
-            let lifted = try e.payload.withUnsafeBytes { bytes in
-                try book.store.registry.upcast(SchemaKey(e.type, e.schemaVersion), payload: bytes)
-            }
-            for (key, payload) in lifted {
-                guard let event = try NoteEvent.decode(type: key.type, schemaVersion: key.version, payload: payload)
-                else { continue }
+            for event in try noteEvents(e) {
                 try NoteFold.apply(event, to: &note, id: id, at: e.recordedAt, version: e.version)
             }
+        }
+    }
+
+    /// The note events an outbox event of a note stream stands for today. An outbox may hold
+    /// events of old schemas (a store that joins with the history it kept): lifted as every fold
+    /// lifts them, or a note created by one was not created.
+    private func noteEvents(_ e: RecordedEvent) throws -> [NoteEvent] {
+        let lifted = try e.payload.withUnsafeBytes { bytes in
+            try book.store.registry.upcast(SchemaKey(e.type, e.schemaVersion), payload: bytes)
+        }
+        return try lifted.compactMap { key, payload in
+            try NoteEvent.decode(type: key.type, schemaVersion: key.version, payload: payload)
         }
     }
 
