@@ -1,6 +1,6 @@
 public import Basics
 public import EventStore
-import LMDB
+package import LMDB
 
 /// One stored event of a note with the note as it was after it.
 public struct NoteRevision: Sendable, Equatable {
@@ -39,7 +39,7 @@ extension Notebook {
     /// Folds the note's stream in `txn`, calling `body` with each stored event and the note after
     /// it until `body` returns false. Legacy events are lifted first; an event lifted to several
     /// (NoteUpdated) is one revision, an event lifted to none keeps the note and bumps its version.
-    func foldRevisions(
+    package func foldRevisions(
         of id: Identifier, upToVersion last: UInt64 = .max, in txn: borrowing Transaction,
         _ body: (NoteRevision) throws -> Bool
     ) throws {

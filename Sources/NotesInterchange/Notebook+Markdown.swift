@@ -61,6 +61,9 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     /// Files of this folder found at a new path in it (moved into a subfolder, or renamed), each
     /// matched to its note by its bytes or its name (``Notebook/filesMoved(gone:newcomers:)``).
     public var movedFiles = 0
+    /// Files that hold what `export-markdown` wrote for an earlier version of their note (a
+    /// folder exported before the note's later edits): left as the store has the note.
+    public var olderExports = 0
 
     public init(
         created: Int, updated: Int, unchanged: Int, warnings: [String] = [], skipped: [FileProblem] = [],
@@ -145,6 +148,39 @@ extension Notebook {
             }
         }
         return summary
+    }
+
+    /// Whether `item`'s file is, byte for byte, what ``exportMarkdown(to:)`` writes for an
+    /// earlier version of `note` (with today's names of its category and tags): a folder exported
+    /// before the note's later edits, read back. Such a file changes nothing; any other file,
+    /// one edited back to an earlier text too, is an edit.
+    private func exportedEarlier(
+        _ item: VaultItem, _ note: Note, session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws -> Bool {
+        guard note.version > 1 else { return false }
+        var names: [Identifier: String?] = [:]
+        func category(_ id: Identifier) throws -> String? {
+            if let known = names[id] { return known }
+            let name = try projection.category(id, in: session.transaction, databases: dbs).map(\.name)
+            names[id] = name
+            return name
+        }
+        func tag(_ id: Identifier) throws -> String? {
+            if let known = names[id] { return known }
+            let name = try projection.tag(id, in: session.transaction, databases: dbs).map(\.name)
+            names[id] = name
+            return name
+        }
+        var found = false
+        try foldRevisions(of: note.id, upToVersion: note.version - 1, in: session.transaction) { revision in
+            let earlier = revision.note
+            let labels = NoteLabels(
+                category: try earlier.category.flatMap(category), tags: try earlier.tags.compactMap(tag))
+            let text = MarkdownNote.render(earlier, labels: labels)
+            found = SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest
+            return !found
+        }
+        return found
     }
 
     /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
@@ -439,6 +475,11 @@ extension Notebook {
                     }
                     if events.isEmpty {
                         summary.unchanged += 1
+                    } else if try exportedEarlier(item, note, session: session, dbs: dbs) {
+                        // The store's own export of an earlier version, not an edit: the edits
+                        // made here since stand.
+                        summary.unchanged += 1
+                        summary.olderExports += 1
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
                         summary.updated += 1

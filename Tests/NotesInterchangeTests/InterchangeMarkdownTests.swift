@@ -98,6 +98,32 @@ struct InterchangeMarkdownTests {
         #expect(try files(dir) == ["Work/better-plan-\(a.id.hex.prefix(8)).md"])
     }
 
+    @Test("a folder exported before the notes were edited here, read back, undoes none of those edits")
+    func olderExportReadBack() throws {
+        let s = try InterchangeScratch()
+        let dir = s.path + "/md"
+        // A note made here, and one imported from the folder the export rewrites.
+        let made = try s.book.add(title: "Plan", body: "v1\n", category: "Work", tags: ["team"])
+        try write(dir + "/imported.md", "# Imported\n\nv1\n")
+        #expect(try s.book.importMarkdown(from: dir).created == 1)
+        let imported = try #require(try s.allNotes().first { $0.title == "Imported" })
+        #expect(try s.book.exportMarkdown(to: dir).files == 2)
+        try s.book.edit(made.id, body: "v2, edited here\n")
+        try s.book.edit(imported.id, body: "# Imported\n\nv2, edited here\n")
+        try s.book.pin(made.id)
+        let again = try s.book.importMarkdown(from: dir)
+        #expect(again.olderExports == 2 && again.unchanged == 2 && again.updated == 0, "\(again)")
+        #expect(try s.book.note(made.id).body == "v2, edited here\n" && s.book.note(made.id).pinned)
+        #expect(try s.book.note(imported.id).body == "# Imported\n\nv2, edited here\n")
+        // A file edited by hand is an edit.
+        try write(dir + "/imported.md", "# Imported\n\nv3, by hand\n")
+        #expect(try s.book.importMarkdown(from: dir).updated == 1)
+        #expect(try s.book.note(imported.id).body == "# Imported\n\nv3, by hand\n")
+        // The folder exported again, and read back at once: nothing to do.
+        try s.book.exportMarkdown(to: dir)
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
+    }
+
     @Test("hand-written files: title from the first heading or the file name, category from the folder")
     func handWritten() throws {
         let s = try InterchangeScratch()

@@ -128,7 +128,7 @@ let importMarkdownCommand = Command(
                         summary.skipped.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
-                ("movedFiles", .int(summary.movedFiles)),
+                ("movedFiles", .int(summary.movedFiles)), ("olderExports", .int(summary.olderExports)),
                 ("movedFrom", .array(summary.movedFrom.map { .string($0) })),
             ]))
     } else {
@@ -144,6 +144,11 @@ let importMarkdownCommand = Command(
         if summary.movedFiles > 0 {
             let n = summary.movedFiles
             line += "; \(n) file\(n == 1 ? "" : "s") found moved within the folder"
+        }
+        if summary.olderExports > 0 {
+            let n = summary.olderExports
+            line +=
+                "; \(n) file\(n == 1 ? "" : "s") an export wrote before \(n == 1 ? "its note was" : "their notes were") edited here left as the store has \(n == 1 ? "it" : "them")"
         }
         for from in summary.movedFrom {
             line += "; matched the notes imported from \(oneLine(ctx.terminal.shown(from))) (moved) by their paths"
