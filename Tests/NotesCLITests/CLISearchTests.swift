@@ -102,6 +102,9 @@ struct CLISearchTests {
             ("ham (milk", "a parenthesis is not closed, or closes nothing: pair each ( with a ) (at character 5)"),
             ("ham OR", "OR, | and AND must stand between two words or groups"),
             ("\"ham and milk", "a phrase is missing its closing quote"),
+            // Also a filter's name (its words searched, as for title:).
+            ("ham category:\"Home", "a phrase is missing its closing quote \" (at character 14)"),
+            ("ham tag:\"open milk", "a phrase is missing its closing quote \" (at character 9)"),
             ("*ham", "`*` ends a prefix"),
             // A filter naming nothing says so too (it searched its words without a line).
             ("ham category: milk", "`category:` must be followed by a name"),

@@ -252,8 +252,16 @@ func extractFilterFields(_ text: String, exact: Bool = true) throws(CLIError) ->
                     j += 1
                 }
                 guard j < chars.count else {
-                    throw CLIError(
-                        "bad query: a phrase is missing its closing quote \" (at character \(position(open)))")
+                    if exact {
+                        throw CLIError(
+                            "bad query: a phrase is missing its closing quote \" (at character \(position(open)))")
+                    }
+                    // Forgiven as any unclosed quote is: its words are searched (the parser says
+                    // so), the field's name is not.
+                    rest += String(repeating: " ", count: field.unicodeScalars.count)
+                    rest += String(chars[open...])
+                    i = chars.count
+                    continue
                 }
                 j += 1
             } else {
