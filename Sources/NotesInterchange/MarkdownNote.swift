@@ -53,9 +53,80 @@ struct MarkdownNote: Equatable {
     /// The kept entries as YAML text: every entry the store does not read, except a `created`
     /// or `updated` an export of the store wrote (its own instant format, to the microsecond);
     /// another tool's dates are kept.
+    ///
+    /// Byte for byte when those entries' text, alone, reads as the same entries. It does not when
+    /// an entry shares a line with a key the store reads (a flow mapping, `{title: Plan, author:
+    /// Ana}`), or names with an alias (`*t`) an anchor set in one (`title: &t Plan`): such entries
+    /// are written again from their values, one line each, in YAML's flow style (aliases
+    /// resolved).
     var keptText: String {
         let entries = kept.filter { !Self.isOwnDate($0) }
-        return entries.isEmpty ? "" : leading + entries.map(\.source).joined()
+        guard !entries.isEmpty else { return "" }
+        let text = leading + entries.map(\.source).joined()
+        if entries.allSatisfy({ !$0.source.isEmpty }), let read = try? FrontMatterYAML.parse(text),
+            read.entries.map(\.key) == entries.map(\.key), read.entries.map(\.value) == entries.map(\.value)
+        {
+            return text
+        }
+        return entries.map { Self.flowYAML(.scalar($0.key, plain: true)) + ": " + Self.flowYAML($0.value) + "\n" }
+            .joined()
+    }
+
+    /// `node` as YAML in flow style: a plain scalar as it was when it reads back as the same
+    /// plain text, any other scalar double-quoted with escapes.
+    static func flowYAML(_ node: YAMLNode) -> String {
+        switch node {
+        case .scalar(let text, let plain):
+            if plain && text.isEmpty { return "~" }
+            return plain && isSafePlain(text) ? text : doubleQuoted(text)
+        case .sequence(let items):
+            return "[" + items.map(flowYAML).joined(separator: ", ") + "]"
+        case .mapping(let pairs):
+            return "{" + pairs.map { flowYAML($0.key) + ": " + flowYAML($0.value) }.joined(separator: ", ") + "}"
+        }
+    }
+
+    /// Whether `text` reads back as the same plain scalar wherever a flow value stands: letters
+    /// and digits first, then those, spaces and ``plainMarks`` (never `: `, ` #`, or a last space
+    /// or `:`).
+    static func isSafePlain(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars)
+        guard let first = scalars.first, let last = scalars.last,
+            first.properties.isAlphabetic || ("0"..."9").contains(first),
+            last != " ", last != ":", !text.contains(": "), !text.contains(" #")
+        else { return false }
+        return scalars.allSatisfy { c in
+            c.properties.isAlphabetic || ("0"..."9").contains(c) || plainMarks.unicodeScalars.contains(c)
+        }
+    }
+
+    /// Marks a plain scalar may hold after its first character, in a flow list or mapping too
+    /// (not `,`, brackets or braces, which end it there).
+    static let plainMarks = " _.-/+:?=&%~@#()'!*"
+
+    /// `text` as a double-quoted YAML scalar.
+    static func doubleQuoted(_ text: String) -> String {
+        var out = "\""
+        for c in text.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}":
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count)
+                    + String(c.value, radix: 16)
+            default:
+                if c.value < 0x20 || c.value == 0x7F {
+                    out += "\\x" + (c.value < 16 ? "0" : "") + String(c.value, radix: 16)
+                } else {
+                    out.unicodeScalars.append(c)
+                }
+            }
+        }
+        return out + "\""
     }
 
     /// Whether an entry is a `created` or `updated` as ``render(_:labels:)`` writes them.

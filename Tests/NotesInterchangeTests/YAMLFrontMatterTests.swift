@@ -216,6 +216,34 @@ struct YAMLFrontMatterTests {
         expectRoundTrip(yaml, text)
     }
 
+    @Test("kept entries that share a line with the store's keys, or name their anchors, are written from their values")
+    func keptTextStandsAlone() throws {
+        let flow = try MarkdownNote.parse(
+            "---\n{title: Plan, author: Ana, n: 12, l: [x, \"y z\", {k: v}]}\n---\nbody\n")
+        #expect(flow.keptText == "author: Ana\nn: 12\nl: [x, \"y z\", {k: v}]\n")
+        let anchors = try MarkdownNote.parse("---\ntitle: &t Plan\nsubtitle: *t\ntags: &g [x]\nkeywords: *g\n---\nb\n")
+        #expect(anchors.keptText == "subtitle: Plan\nkeywords: [x]\n")
+        // Entries of their own lines, comments and all, stay byte for byte.
+        let own = try MarkdownNote.parse("---\ntitle: Plan\n# by hand\nauthor:   Ana  # me\n---\nb\n")
+        #expect(own.keptText == "author:   Ana  # me\n")
+        // Every value written in flow style reads back as the same value.
+        let values: [YAMLNode] = [
+            plain("12"), plain("true"), plain(""), .scalar("true", plain: false), .scalar("a: b # c", plain: false),
+            plain("https://example.org/a?b=c"), .scalar("-lead", plain: false),
+            .scalar("quote \" and \\", plain: false),
+            .scalar("tab\tline\nbell\u{7}sep\u{2028}end", plain: false), .scalar("  spaced  ", plain: false),
+            .sequence([
+                plain("a"), .scalar("b, c", plain: false), .mapping([YAMLPair(key: plain("k"), value: plain("v"))]),
+            ]),
+            .scalar("café 東京", plain: true),
+        ]
+        for v in values {
+            let text = "key: " + MarkdownNote.flowYAML(v) + "\n"
+            let back = try parse(text).entries.first?.value
+            #expect(back == v || (v == plain("") && back?.isNull == true), "\(text)")
+        }
+    }
+
     @Test func emptyAndCommentOnly() throws {
         for text in ["", "\n", "# only a comment\n\n# another", "   \n\t\n", "{}"] {
             let yaml = try parse(text)
