@@ -159,7 +159,12 @@ struct MarkdownNote: Equatable {
         if let category = labels.category { line("category", category.jsonQuoted) }
         let inline = Set(inlineTags(note.body).map { $0.lowercased() })
         let tags = labels.tags.filter { !inline.contains($0.lowercased()) }
-        if !tags.isEmpty { line("tags", "[" + tags.map(\.jsonQuoted).joined(separator: ", ") + "]") }
+        // A reader takes one leading `#` off a tag (`tags: ["#home"]` is `home`): a name that
+        // begins with one is written with another before it.
+        if !tags.isEmpty {
+            line(
+                "tags", "[" + tags.map { ($0.hasPrefix("#") ? "#" + $0 : $0).jsonQuoted }.joined(separator: ", ") + "]")
+        }
         if !note.aliases.isEmpty { line("aliases", "[" + note.aliases.map(\.jsonQuoted).joined(separator: ", ") + "]") }
         line("pinned", "\(note.pinned)")
         line("archived", "\(note.archived)")

@@ -124,6 +124,19 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
     }
 
+    @Test("a tag whose name begins with # comes back from an export as it was")
+    func hashTagRoundTrip() throws {
+        let s = try InterchangeScratch()
+        let n = try s.book.add(title: "Hashy", tags: ["#hash", "plain"])
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
+        #expect(try s.book.note(n.id).tags.compactMap { try s.book.tagName($0) }.sorted() == ["#hash", "plain"])
+        let fresh = try InterchangeScratch()
+        try fresh.book.importMarkdown(from: dir)
+        #expect(try fresh.book.allTags().map(\.name).sorted() == ["#hash", "plain"])
+    }
+
     @Test("hand-written files: title from the first heading or the file name, category from the folder")
     func handWritten() throws {
         let s = try InterchangeScratch()
