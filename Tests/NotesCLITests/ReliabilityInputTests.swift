@@ -64,6 +64,8 @@ struct ReliabilityInputTests {
         Self.expectRefused(s.run("show", ""), 2, "show \"\"")
         Self.expectRefused(s.run("categorize", id, ""), 2, "categorize \"\"")
         Self.expectRefused(s.run("import", ""), 2, "import \"\"")
+        Self.expectRefused(s.run("import-markdown", ""), 2, "import-markdown \"\"", mentioning: "folder name is empty")
+        Self.expectRefused(s.run("export-markdown", ""), 2, "export-markdown \"\"", mentioning: "folder name is empty")
         let long = String(repeating: "c", count: 600)
         for args in [["list", "--category", ""], ["list", "--category", long], ["search", "x", "--category", long]] {
             Self.expectRefused(s.run(args), 3, "\(args)", mentioning: "no category")

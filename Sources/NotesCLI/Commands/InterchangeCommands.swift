@@ -81,6 +81,7 @@ let exportMarkdownCommand = Command(
 ) { ctx in
     try ctx.expectPositionals(1...1)
     let dir = ctx.positionals[0]
+    guard !dir.isEmpty else { throw CLIError("the folder name is empty; give a folder to write into", code: .usage) }
     let summary = try ctx.notebook().exportMarkdown(to: dir)
     if ctx.json {
         ctx.printJSON(
@@ -114,6 +115,9 @@ let importMarkdownCommand = Command(
     options: [OptionSpec("skip-invalid", "import the readable files; list each file skipped and why")]
 ) { ctx in
     try ctx.expectPositionals(1...1)
+    guard !ctx.positionals[0].isEmpty else {
+        throw CLIError("the folder name is empty; give the folder to import", code: .usage)
+    }
     let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0], skipInvalid: ctx.flag("skip-invalid"))
     for warning in summary.warnings { ctx.terminal.warn(warning) }
     for problem in summary.skipped { ctx.terminal.warn("skipped \(problem.file): \(problem.reason)") }
