@@ -150,14 +150,14 @@ extension Notebook {
         return summary
     }
 
-    /// Whether `item`'s file is, byte for byte, what ``exportMarkdown(to:)`` writes for an
-    /// earlier version of `note` (with today's names of its category and tags): a folder exported
-    /// before the note's later edits, read back. Such a file changes nothing; any other file,
-    /// one edited back to an earlier text too, is an edit.
-    private func exportedEarlier(
+    /// The version of `note` whose export `item`'s file is, byte for byte (what
+    /// ``exportMarkdown(to:)`` writes for it, with today's names of its category and tags), or
+    /// nil: a folder exported, read back (after the note's later edits, or untouched). Such a
+    /// file changes nothing, not even the tags of `#words` in a body that `notes` did not take for
+    /// tags; any other file, one edited back to an earlier text too, is an edit.
+    private func exportedVersion(
         _ item: VaultItem, _ note: Note, session: borrowing WriteSession, dbs: ProjectionDatabases
-    ) throws -> Bool {
-        guard note.version > 1 else { return false }
+    ) throws -> UInt64? {
         var names: [Identifier: String?] = [:]
         func category(_ id: Identifier) throws -> String? {
             if let known = names[id] { return known }
@@ -171,14 +171,14 @@ extension Notebook {
             names[id] = name
             return name
         }
-        var found = false
-        try foldRevisions(of: note.id, upToVersion: note.version - 1, in: session.transaction) { revision in
+        var found: UInt64?
+        try foldRevisions(of: note.id, upToVersion: note.version, in: session.transaction) { revision in
             let earlier = revision.note
             let labels = NoteLabels(
                 category: try earlier.category.flatMap(category), tags: try earlier.tags.compactMap(tag))
             let text = MarkdownNote.render(earlier, labels: labels)
-            found = SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest
-            return !found
+            if SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest { found = revision.version }
+            return found == nil
         }
         return found
     }
@@ -475,11 +475,10 @@ extension Notebook {
                     }
                     if events.isEmpty {
                         summary.unchanged += 1
-                    } else if try exportedEarlier(item, note, session: session, dbs: dbs) {
-                        // The store's own export of an earlier version, not an edit: the edits
-                        // made here since stand.
+                    } else if let version = try exportedVersion(item, note, session: session, dbs: dbs) {
+                        // The store's own export, not an edit: the edits made here since stand.
                         summary.unchanged += 1
-                        summary.olderExports += 1
+                        if version < note.version { summary.olderExports += 1 }
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
                         summary.updated += 1

@@ -124,6 +124,21 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
     }
 
+    @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
+    func freshExportReadBack() throws {
+        let s = try InterchangeScratch()
+        let n = try s.book.add(title: "Meeting", body: "Discussed issue #42b and the #ideas list\n")
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
+        #expect(try s.book.note(n.id).tags.isEmpty && s.book.note(n.id).version == 1)
+        // A file edited by hand is read as Obsidian reads it: its #words are tags.
+        let path = try #require(try files(dir).first)
+        try write(dir + "/" + path, try read(dir + "/" + path) + "more\n")
+        #expect(try s.book.importMarkdown(from: dir).updated == 1)
+        #expect(try s.book.note(n.id).tags.compactMap { try s.book.tagName($0) }.sorted() == ["42b", "ideas"])
+    }
+
     @Test("a tag whose name begins with # comes back from an export as it was")
     func hashTagRoundTrip() throws {
         let s = try InterchangeScratch()
