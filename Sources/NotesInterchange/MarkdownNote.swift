@@ -104,29 +104,19 @@ struct MarkdownNote: Equatable {
     /// (not `,`, brackets or braces, which end it there).
     static let plainMarks = " _.-/+:?=&%~@#()'!*"
 
-    /// `text` as a double-quoted YAML scalar.
+    /// `text` as a double-quoted YAML scalar: its JSON literal (YAML reads JSON's escapes), with
+    /// the characters YAML takes for line breaks or does not print escaped too.
     static func doubleQuoted(_ text: String) -> String {
-        var out = "\""
-        for c in text.unicodeScalars {
+        var out = ""
+        for c in text.jsonQuoted.unicodeScalars {
             switch c {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}":
-                out +=
-                    "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count)
-                    + String(c.value, radix: 16)
-            default:
-                if c.value < 0x20 || c.value == 0x7F {
-                    out += "\\x" + (c.value < 16 ? "0" : "") + String(c.value, radix: 16)
-                } else {
-                    out.unicodeScalars.append(c)
-                }
+            case "\u{7F}", "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}":
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(c)
             }
         }
-        return out + "\""
+        return out
     }
 
     /// Whether an entry is a `created` or `updated` as ``render(_:labels:)`` writes them.
