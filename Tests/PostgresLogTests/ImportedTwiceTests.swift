@@ -121,6 +121,32 @@ extension NotebookSyncTests {
         #expect(try b.book.categories().map(\.count) == [86, 86, 86, 86, 86, 85, 85])
         #expect(try b.book.allTags().map(\.count) == [120, 120, 120, 120, 120])
     }
+
+    @Test("a folder imported on two devices whose pull comes in two chunks that split a note's events: each note once")
+    func importSplitAcrossChunks() throws {
+        let a = try Device(stem: 1, notebook: 203)
+        let b = try Device(stem: 2, notebook: 203)
+        let places = TemporaryDirectory("imported-twice-chunks")
+        var files: [String: String] = [:]
+        // Five events a note (created, aliases, digest, path, folder), and a tag's two before them.
+        for i in 0..<4_400 { files["note-\(i).md"] = "---\naliases: [n\(i)]\n---\n# Note \(i)\n\nText \(i)\n" }
+        files["note-0.md"]! += "#first\n"
+        try Self.writeVault(places.child("a"), files)
+        try Self.writeVault(places.child("b"), files)
+        try a.book.importMarkdown(from: places.child("a"))
+        try b.book.importMarkdown(from: places.child("b"))
+        // a's events are the remote's first: b pulls them in chunks of `syncChunk`, and the
+        // note at the first chunk's end has events in the second (the path of its file among them).
+        let cut = UInt64(Notebook.syncChunk)
+        let (last, next) = try a.book.store.read { txn throws in
+            (try a.book.store.event(at: cut, in: txn)?.stream, try a.book.store.event(at: cut + 1, in: txn)?.stream)
+        }
+        #expect(last != nil && last == next, "the chunks split a note's events")
+        try a.sync(join: true)
+        #expect(try b.sync(join: true).importsJoined == 4_400)
+        try converge([a, b])
+        #expect(try a.book.list(everything).count == 4_400)
+    }
 }
 
 extension NotebookSyncTests {

@@ -213,6 +213,10 @@ extension Notebook {
         // The notes this sync's rebases flagged: a note is one conflict however many rounds or
         // chunks flag it.
         var conflicted: Set<Identifier> = []
+        // The notes this sync's pulls created: a note and the events that say which file it was
+        // imported from may come in two chunks, and the second's rebase must still know the note
+        // as the other device's new one (``Rebase/findDuplicateImports(txn:)``).
+        var created: Set<Identifier> = []
         if start.head == 0 {
             let remoteHead = try remote.head(notebook: notebook).position
             if remoteHead > UInt64(Self.syncChunk) {
@@ -252,7 +256,7 @@ extension Notebook {
                 if pulled.isEmpty { break }
                 let outcome: Integration
                 do {
-                    outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed)
+                    outcome = try integrate(pulled, notebook: notebook, confirmed: confirmed, created: created)
                 } catch {
                     // The remote's fault only when none of this device's own events waiting to
                     // sync is of that stream (its own creation, rebased, may be what collides).
@@ -271,6 +275,7 @@ extension Notebook {
                 report.conflicts = conflicted.count
                 report.namesMerged += outcome.namesMerged
                 report.importsJoined += outcome.importsJoined
+                created.formUnion(outcome.created)
             }
             // What was pulled, checked for crossed pushes (also what a killed sync pulled): the
             // repair joins the outbox pushed below.
@@ -529,12 +534,17 @@ extension Notebook {
         var conflicted: Set<Identifier> = []
         var namesMerged = 0
         var importsJoined = 0
+        /// The notes the pulled events created.
+        var created: Set<Identifier> = []
     }
 
     /// Appends the remote's events after the confirmed position in one write: the outbox (the
     /// events after it) is taken off first, the pulled events go in at their positions with their
     /// digests checked, and what of the outbox the remote did not return is rebased on top.
-    private func integrate(_ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64) throws -> Integration {
+    /// `created`: the notes the earlier chunks of this sync's pulls created.
+    private func integrate(
+        _ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64, created: Set<Identifier> = []
+    ) throws -> Integration {
         for e in pulled { try checkRemote(e) }
         return try write(reserving: Self.envelopeBytes(pulled) * 4) { session, dbs in
             // Another sync may have gone first: take only what is still new.
@@ -571,13 +581,14 @@ extension Notebook {
             for e in fresh {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
+                if e.version == 1, case .note(let id) = StreamRef(e.stream) { result.created.insert(id) }
             }
             try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
             if !outbox.isEmpty {
                 let repairs = try repairIDs(in: session.transaction)
                 var rebase = try Rebase(
                     book: self, outbox: outbox, pulled: Array(fresh), confirmedVersions: confirmedVersions,
-                    repairs: repairs)
+                    repairs: repairs, createdBefore: created)
                 try rebase.run(session: session, dbs: dbs)
                 try pruneRepairIDs(in: session.transaction)
                 result.merged = rebase.merged
@@ -1042,17 +1053,18 @@ struct Rebase {
     private var duplicateImports: Set<String> = []
     /// The streams of categories and tags this outbox created for those notes alone: dropped too.
     private var droppedEntities: Set<String> = []
-    /// The notes the pulled events created.
+    /// The notes the pulled events created, and those the earlier chunks of the sync's pulls did.
     private var pulledCreations: Set<Identifier> = []
     /// How many notes of this outbox were dropped as imports of the files a pulled note came from.
     var importsJoined: Int { duplicateImports.count }
 
     init(
         book: Notebook, outbox: [RecordedEvent], pulled: [RecordedEvent], confirmedVersions: [Identifier: UInt64],
-        repairs: Set<Identifier> = []
+        repairs: Set<Identifier> = [], createdBefore: Set<Identifier> = []
     ) throws {
         self.book = book
         self.repairs = repairs
+        pulledCreations = createdBefore
         self.outbox = outbox
         self.confirmedVersions = confirmedVersions
         for e in outbox {
