@@ -161,40 +161,59 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Opens named databases once each, as ``openDatabase(_:flags:)`` does, those not yet open in
-    /// one transaction (a write transaction when one of them may be created): a store opens its
-    /// few dozen databases at every start. On failure none of them is opened.
+    /// one transaction: a store opens its few dozen databases at every start. They are first
+    /// looked for in a read-only transaction, which never waits for a writer (a write transaction
+    /// would wait for the whole of another process's import); only when one with `.create` is
+    /// missing are they opened again in a write transaction that creates it. On failure none of
+    /// them is opened.
     public func openDatabases(_ specs: [(name: String, flags: DatabaseFlags)]) throws(LMDBError) -> [Database] {
         pthread_mutex_lock(stateLock)
         defer { pthread_mutex_unlock(stateLock) }
         var opened = [Database?](repeating: nil, count: specs.count)
-        var readOnlyOpen = true
+        var mayCreate = false
         for (i, spec) in specs.enumerated() {
             if let db = databases[spec.name] {
                 opened[i] = db
             } else if spec.flags.contains(.create) {
-                readOnlyOpen = options.readOnly
+                mayCreate = !options.readOnly
             }
         }
-        if opened.contains(where: { $0 == nil }) {
-            pthread_rwlock_rdlock(resizeLock)
-            defer { pthread_rwlock_unlock(resizeLock) }
-            var txn: OpaquePointer?
-            try check(beginHoldingSharedLock(readOnlyOpen ? UInt32(MDB_RDONLY) : 0, &txn), "mdb_txn_begin")
-            for (i, spec) in specs.enumerated() where opened[i] == nil {
-                var dbi: MDB_dbi = 0
-                let rc = mdb_dbi_open(txn, spec.name, spec.flags.rawValue, &dbi)
-                if rc != MDB_SUCCESS {
-                    // Aborting closes the handles this transaction opened.
-                    mdb_txn_abort(txn)
-                    throw LMDBError(rc, "open database \(spec.name)")
-                }
-                opened[i] = Database(dbi: dbi, name: spec.name, flags: spec.flags)
-            }
-            try check(mdb_txn_commit(txn), "mdb_txn_commit")
-            databases.reserveCapacity(databases.count + opened.count)
-            for db in opened { databases[db!.name] = db }
+        guard opened.contains(where: { $0 == nil }) else { return opened.map { $0! } }
+        pthread_rwlock_rdlock(resizeLock)
+        defer { pthread_rwlock_unlock(resizeLock) }
+        if try !openInOneTransaction(specs, into: &opened, writing: false, missingIsFine: mayCreate) {
+            _ = try openInOneTransaction(specs, into: &opened, writing: true, missingIsFine: false)
         }
+        databases.reserveCapacity(databases.count + opened.count)
+        for db in opened { databases[db!.name] = db }
         return opened.map { $0! }
+    }
+
+    /// Opens the databases of `specs` not in `opened` yet in one transaction (a write transaction
+    /// when `writing`, which creates those with `.create`), and commits it. Returns false, having
+    /// opened none, when one is missing and `missingIsFine`.
+    private func openInOneTransaction(
+        _ specs: [(name: String, flags: DatabaseFlags)], into opened: inout [Database?], writing: Bool,
+        missingIsFine: Bool
+    ) throws(LMDBError) -> Bool {
+        var txn: OpaquePointer?
+        try check(beginHoldingSharedLock(writing ? 0 : UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        var handles = opened
+        for (i, spec) in specs.enumerated() where handles[i] == nil {
+            var dbi: MDB_dbi = 0
+            let flags = writing ? spec.flags : spec.flags.subtracting(.create)
+            let rc = mdb_dbi_open(txn, spec.name, flags.rawValue, &dbi)
+            if rc != MDB_SUCCESS {
+                // Aborting closes the handles this transaction opened.
+                mdb_txn_abort(txn)
+                if rc == MDB_NOTFOUND && missingIsFine { return false }
+                throw LMDBError(rc, "open database \(spec.name)")
+            }
+            handles[i] = Database(dbi: dbi, name: spec.name, flags: spec.flags)
+        }
+        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        opened = handles
+        return true
     }
 
     /// LMDB's unnamed main database, which lists the named databases.

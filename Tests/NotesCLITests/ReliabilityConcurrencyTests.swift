@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Glibc
 import Notes
+import TestSupport
 import Testing
 
 /// Several `notes` processes and an in-process library writer change one store at once while
@@ -198,5 +199,37 @@ struct ReliabilityConcurrencyTests {
         #expect(stale.code == 4, "\(stale)")
         #expect(try s.object("show", id)["version"] as? Int == rounds + 1)
         #expect(s.run("verify").code == 0)
+    }
+
+    @Test("commands that only read do not wait for another process's write (an import holding the writer)")
+    func readersDoNotWaitForAWriter() throws {
+        let s = try Sandbox()
+        let id = try s.add("seed", "--body", "some words")
+        let book = try Notebook(path: s.store, options: libraryOptions())
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            // The write transaction stays open, as a long import's does, until the readers are done.
+            _ = try? book.store.write { _ in
+                entered.signal()
+                release.wait()
+            }
+            finished.signal()
+        }
+        entered.wait()
+        let commands = [
+            ["list"], ["show", id], ["search", "words"], ["stats"], ["history", id], ["verify"], ["export"],
+        ]
+        for (i, command) in commands.enumerated() {
+            let reader = try KillableNotes(s, command, tag: "reader-\(i)")
+            let exited = reader.wait(until: monotonicSeconds() + 30)
+            #expect(exited, "notes \(command.joined(separator: " ")) waited for the write")
+            if exited { #expect(reader.finish() == 0, "notes \(command.joined(separator: " ")): \(reader.stderr)") }
+            if !exited { _ = reader.killNow() }
+        }
+        #expect(finished.wait(timeout: .now()) == .timedOut, "the write was held while they read")
+        release.signal()
+        finished.wait()
     }
 }
