@@ -89,6 +89,12 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// body (or a restore) removes the property, and so resolves the conflict.
     case conflict
 
+    /// What the store knows of the file the note was imported from (its path, folder and
+    /// digest): a fact about that file, not part of any version of the note, so a restore or an
+    /// undo leaves it as it is (else the next import of the folder would take the note for a
+    /// stranger to its file, or undo the restore).
+    public static let fileRecord: Set<String> = [source.rawValue, vault.rawValue, sourceDigest.rawValue]
+
     /// The lines of a list property, without empty ones.
     public static func lines(_ text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)

@@ -319,7 +319,7 @@ extension Notebook {
             for t in tags where !current.tags.contains(t) { events.append(.tagged(tag: t)) }
             for t in current.tags where !tags.contains(t) { events.append(.untagged(tag: t)) }
             for key in Set(current.properties.keys).union(target.properties.keys).sorted()
-            where current.properties[key] != target.properties[key] {
+            where current.properties[key] != target.properties[key] && !NoteProperty.fileRecord.contains(key) {
                 events.append(.propertySet(key: key, value: target.properties[key] ?? ""))
             }
             if exact {

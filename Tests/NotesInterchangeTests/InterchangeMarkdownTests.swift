@@ -124,6 +124,38 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
     }
 
+    @Test("a restore or undo of an imported note keeps it tied to its file, and a second import leaves it alone")
+    func restoreKeepsTheFile() throws {
+        let s = try InterchangeScratch()
+        let dir = s.path + "/md"
+        try write(dir + "/a.md", "---\naliases: [first]\n---\n# A\n\none\n")
+        #expect(try s.book.importMarkdown(from: dir).created == 1)
+        let id = try #require(try s.allNotes().first).id
+        let imported = try s.book.note(id)
+        // Version 1 is the creation alone: what the import recorded of the file comes after it.
+        #expect(try s.book.restore(id, to: .version(1)).appended)
+        var note = try s.book.note(id)
+        #expect(note.sourcePath == "a.md" && note.properties["source-digest"] == imported.properties["source-digest"])
+        #expect(note.properties["aliases"] == nil, "a property of the note itself is restored")
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
+        #expect(try s.allNotes().count == 1)
+        // An import of the file edited, undone: the next import of the same file keeps the undo.
+        try write(dir + "/a.md", "# A\n\ntwo\n")
+        #expect(try s.book.importMarkdown(from: dir).updated == 1)
+        #expect(try s.book.undo(id).appended)
+        note = try s.book.note(id)
+        #expect(note.body == "# A\n\none\n" && note.sourcePath == "a.md")
+        #expect(try s.book.importMarkdown(from: dir).unchanged == 1)
+        #expect(try s.book.note(id).body == "# A\n\none\n")
+        // Undo right after the import that created the note: still its file's.
+        try write(dir + "/b.md", "# B\n\nbee\n")
+        #expect(try s.book.importMarkdown(from: dir).created == 1)
+        let b = try #require(try s.allNotes().first { $0.title == "B" }).id
+        _ = try s.book.undo(b)
+        #expect(try s.book.note(b).sourcePath == "b.md")
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
+    }
+
     @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
     func freshExportReadBack() throws {
         let s = try InterchangeScratch()
