@@ -82,14 +82,16 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     /// An export would replace one of the store's own files.
     case overwritesStore(String, store: String)
 
+    /// How to raise the body limit, for every message that names it.
+    public static let raiseBodyLimit = "raise it with NOTES_BODY_LIMIT=BYTES or `notes config set body-limit BYTES`"
+
     public var description: String {
         switch self {
         case .emptyTitle: return "the title is empty; give a title with at least one visible character"
         case .titleTooLong(let n, let limit): return "the title has \(n) characters; the limit is \(limit)"
         case .titleNotOneLine: return "the title contains a line break or control character; titles are one line"
         case .bodyTooLarge(let n, let limit):
-            return
-                "the body is \(n) bytes; the limit is \(limit) (raise it with NOTES_BODY_LIMIT=BYTES or `notes config set body-limit BYTES`)"
+            return "the body is \(n) bytes; the limit is \(limit) (\(Self.raiseBodyLimit))"
         case .bodyHasNUL: return "the body contains a NUL character; notes hold text"
         case .emptyCategoryName: return "the category name is empty"
         case .categoryNameTooLong(let n, let limit):

@@ -1,7 +1,9 @@
 import Glibc
+import Notes
 
 /// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8.
-func readText(path: String, limit: Int, what: String) throws(CLIError) -> String {
+/// `raise`: how to raise the limit, said when it is met.
+func readText(path: String, limit: Int, what: String, raise: String? = nil) throws(CLIError) -> String {
     guard !path.isEmpty else { throw CLIError("the \(what) name is empty; give a file, or - for standard input") }
     let fd: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
@@ -25,7 +27,8 @@ func readText(path: String, limit: Int, what: String) throws(CLIError) -> String
         bytes.append(contentsOf: chunk[0..<n])
         if bytes.count > limit {
             throw CLIError(
-                "\(what) \(path == "-" ? "from standard input" : path) is over \(limit) bytes; the limit is \(limit) bytes",
+                "\(what) \(path == "-" ? "from standard input" : path) is over \(limit) bytes, the limit"
+                    + (raise.map { " (\($0))" } ?? ""),
                 code: .usage)
         }
     }
@@ -46,8 +49,8 @@ extension Context {
         let given = [value("body") != nil, value("body-file") != nil, dash].filter { $0 }.count
         if given > 1 { throw CLIError("give the body once: --body TEXT, --body-file PATH or - (standard input)") }
         if let b = value("body") { return b }
-        if let path = value("body-file") { return try readText(path: path, limit: bodyLimit, what: "body file") }
-        if dash { return try readText(path: "-", limit: bodyLimit, what: "body") }
+        if let path = value("body-file") { return try readText(path: path, limit: bodyLimit, what: "body file", raise: InvalidInput.raiseBodyLimit) }
+        if dash { return try readText(path: "-", limit: bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit) }
         return nil
     }
 }

@@ -530,7 +530,10 @@ extension Notebook {
         do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch {
             return refuse("the file cannot be read: \(error); check its permissions")
         }
-        if bytes.count > limit { return refuse("the file is over \(limit) bytes") }
+        if bytes.count > limit {
+            return refuse(
+                "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))")
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote
         do { md = try MarkdownNote.parse(text) } catch { return refuse(error.message) }

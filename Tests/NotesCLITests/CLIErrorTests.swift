@@ -43,16 +43,24 @@ struct CLIErrorTests {
         for invisible in ["\u{200B}", "\u{202E}", "\u{0301}", "\u{200B}\u{FEFF}\u{2060}"] {
             Self.expectFailure(s.run("add", invisible), 2, mentioning: "title is empty")
         }
+        // Each says the limit and how to raise it.
+        let raise = "(raise it with NOTES_BODY_LIMIT=BYTES or `notes config set body-limit BYTES`)"
         Self.expectFailure(
-            s.run("add", "Big", "--body", String(repeating: "x", count: 17), env: limit), 2, mentioning: "16")
+            s.run("add", "Big", "--body", String(repeating: "x", count: 17), env: limit), 2,
+            mentioning: "the limit is 16 \(raise)")
         Self.expectFailure(
-            s.run(["add", "Big", "-"], stdin: Array(repeating: 120, count: 17), env: limit), 2, mentioning: "16")
+            s.run(["add", "Big", "-"], stdin: Array(repeating: 120, count: 17), env: limit), 2,
+            mentioning: "over 16 bytes, the limit \(raise)")
         Self.expectFailure(
-            s.run(["add", "Big"], stdin: Array(repeating: 120, count: 17), env: limit), 2, mentioning: "16")
+            s.run(["add", "Big"], stdin: Array(repeating: 120, count: 17), env: limit), 2,
+            mentioning: "over 16 bytes, the limit \(raise)")
         write(file: s.path("big.txt"), String(repeating: "é", count: 9))
-        Self.expectFailure(s.run("add", "Big", "--body-file", s.path("big.txt"), env: limit), 2, mentioning: "16")
         Self.expectFailure(
-            s.run("edit", id, "--body", String(repeating: "x", count: 17), env: limit), 2, mentioning: "16")
+            s.run("add", "Big", "--body-file", s.path("big.txt"), env: limit), 2,
+            mentioning: "over 16 bytes, the limit \(raise)")
+        Self.expectFailure(
+            s.run("edit", id, "--body", String(repeating: "x", count: 17), env: limit), 2,
+            mentioning: "the limit is 16 \(raise)")
         Self.expectFailure(s.run("add", "X", env: ["NOTES_BODY_LIMIT": "lots"]), 2, mentioning: "NOTES_BODY_LIMIT")
         write(file: s.path("latin1.txt"), [0x63, 0x61, 0x66, 0xE9, 0x0A])
         Self.expectFailure(s.run("add", "Bad", "--body-file", s.path("latin1.txt")), 2, mentioning: "UTF-8")

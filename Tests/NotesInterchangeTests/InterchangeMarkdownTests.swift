@@ -542,6 +542,18 @@ struct InterchangeMarkdownTests {
             }
             #expect(try s.head == 0)
         }
+        // A file over the limit says which limit, and how to raise it.
+        let small = try InterchangeScratch(maxBodyBytes: 16)
+        try write(small.path + "/md/big.md", String(repeating: "x", count: (1 << 16) + 17))
+        do {
+            try small.book.importMarkdown(from: small.path + "/md")
+            Issue.record("accepted a file over the limit")
+        } catch {
+            #expect(
+                error.description
+                    == "big.md: the file is over 65552 bytes (a body may hold 16; raise it with NOTES_BODY_LIMIT=BYTES or `notes config set body-limit BYTES`); nothing was imported"
+            )
+        }
         let s = try InterchangeScratch()
         let dir = s.path + "/md"
         try write(dir + "/x.md", "---\nid: 11111111-1111-4111-8111-111111111111\n---\n")

@@ -24,7 +24,7 @@ let addCommand = Command(
     }
     var body = try ctx.bodyArgument()
     if body == nil && !ctx.terminal.stdinIsTTY {
-        body = try readText(path: "-", limit: ctx.bodyLimit, what: "body")
+        body = try readText(path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit)
     }
     let note = try ctx.notebook().add(
         title: title, body: body ?? "", category: ctx.value("category"), tags: ctx.tagValues,
