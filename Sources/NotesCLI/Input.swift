@@ -49,7 +49,9 @@ extension Context {
         let given = [value("body") != nil, value("body-file") != nil, dash].filter { $0 }.count
         if given > 1 { throw CLIError("give the body once: --body TEXT, --body-file PATH or - (standard input)") }
         if let b = value("body") { return b }
-        if let path = value("body-file") { return try readText(path: path, limit: bodyLimit, what: "body file", raise: InvalidInput.raiseBodyLimit) }
+        if let path = value("body-file") {
+            return try readText(path: path, limit: bodyLimit, what: "body file", raise: InvalidInput.raiseBodyLimit)
+        }
         if dash { return try readText(path: "-", limit: bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit) }
         return nil
     }

@@ -532,7 +532,8 @@ extension Notebook {
         }
         if bytes.count > limit {
             return refuse(
-                "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))")
+                "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))"
+            )
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote
