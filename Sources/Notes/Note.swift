@@ -81,6 +81,11 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// The SHA-256 (hex) of the file's bytes when it was last imported: a file unchanged since
     /// leaves its note as the store has it.
     case sourceDigest = "source-digest"
+    /// For a note imported from a folder (its ``vault``) and read back from another (an export
+    /// of it, edited): the SHA-256 (hex) of the file last read there, a line, then that folder.
+    /// A file there unchanged since leaves the note alone, and ``sourceDigest`` stays its own
+    /// file's, so neither folder's next import takes the other's edits back.
+    case copyDigest = "copy-digest"
     /// The front matter entries of that file the store does not read, as YAML text byte for
     /// byte: what an export writes back.
     case frontMatter = "front-matter"
@@ -89,11 +94,13 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// body (or a restore) removes the property, and so resolves the conflict.
     case conflict
 
-    /// What the store knows of the file the note was imported from (its path, folder and
-    /// digest): a fact about that file, not part of any version of the note, so a restore or an
+    /// What the store knows of the files the note was imported from (path, folder and digests):
+    /// a fact about that file, not part of any version of the note, so a restore or an
     /// undo leaves it as it is (else the next import of the folder would take the note for a
     /// stranger to its file, or undo the restore).
-    public static let fileRecord: Set<String> = [source.rawValue, vault.rawValue, sourceDigest.rawValue]
+    public static let fileRecord: Set<String> = [
+        source.rawValue, vault.rawValue, sourceDigest.rawValue, copyDigest.rawValue,
+    ]
 
     /// The lines of a list property, without empty ones.
     public static func lines(_ text: String) -> [String] {

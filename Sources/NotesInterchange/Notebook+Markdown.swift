@@ -365,6 +365,15 @@ extension Notebook {
             func place(_ note: Note?) -> [UInt8]? {
                 note?.properties[NoteProperty.vault.rawValue].map { Array($0.utf8) }
             }
+            /// The digest of the file this folder gave the note last: its own file's, unless the
+            /// note is another folder's (then the copy's read here, if any).
+            func digestHere(_ note: Note) -> String? {
+                guard let from = place(note), from != here, !moved.contains(from) else {
+                    return note.properties[NoteProperty.sourceDigest.rawValue]
+                }
+                let copy = NoteProperty.lines(note.properties[NoteProperty.copyDigest.rawValue] ?? "")
+                return copy.count == 2 && copy[1] == vault ? copy[0] : nil
+            }
             for item in items {
                 let file = Array(item.file.utf8)
                 let existing = try [item.md.id, byPath[file], byLocation[inside + file]].lazy
@@ -372,7 +381,7 @@ extension Notebook {
                         try projection.note($0, in: session.transaction, databases: dbs)
                     }
                 if let existing { matched.insert(existing.id) }
-                if let existing, existing.properties[NoteProperty.sourceDigest.rawValue] == item.digest {
+                if let existing, digestHere(existing) == item.digest {
                     summary.unchanged += 1
                     // The match is made once, and holds however the files change next.
                     if let from = place(existing), moved.contains(from) { relocating[existing.id] = .some(item.file) }
@@ -438,16 +447,18 @@ extension Notebook {
                 for name in item.tags {
                     if let t = tagIDsByName[name], !tagIDs.contains(t) { tagIDs.append(t) }
                 }
-                var properties: [(NoteProperty, String)] = [
-                    (.aliases, item.aliases), (.frontMatter, item.kept), (.sourceDigest, item.digest),
-                ]
+                var properties: [(NoteProperty, String)] = [(.aliases, item.aliases), (.frontMatter, item.kept)]
                 // The path is recorded for a note made from a file of this folder, and for one
                 // matched in it (by path, or by id when the file moved within it) or in a folder
                 // that moved here; a note the store exported elsewhere and reads back, or of a
-                // folder inside or around this one, keeps its own.
+                // folder inside or around this one, keeps its own, and its own file's digest.
                 let recordedHere = place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
-                    properties += [(.source, item.file), (.vault, vault)]
+                    properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
+                } else if recordedHere == false {
+                    properties.append((.copyDigest, item.digest + "\n" + vault))
+                } else {
+                    properties.append((.sourceDigest, item.digest))
                 }
                 if let note = existing {
                     var events: [NoteEvent] = []
@@ -468,7 +479,9 @@ extension Notebook {
                     }
                     // A file that says what the note says changes nothing, not even the digest.
                     if events.allSatisfy({
-                        if case .propertySet(let key, _) = $0 { return key == NoteProperty.sourceDigest.rawValue }
+                        if case .propertySet(let key, _) = $0 {
+                            return key == NoteProperty.sourceDigest.rawValue || key == NoteProperty.copyDigest.rawValue
+                        }
                         return false
                     }) {
                         events = []

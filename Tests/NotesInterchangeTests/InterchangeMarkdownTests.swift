@@ -156,6 +156,36 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
     }
 
+    @Test("a note's own folder and an edited export of it, imported in turn: neither takes the other's edit back")
+    func exportedCopyAndOwnFolder() throws {
+        let s = try InterchangeScratch()
+        let own = s.path + "/own"
+        let copy = s.path + "/copy"
+        for x in ["a", "b", "c"] { try write(own + "/\(x).md", "# \(x)\n\nhello\n") }
+        #expect(try s.book.importMarkdown(from: own).created == 3)
+        try s.book.exportMarkdown(to: copy)
+        let a = try #require(try s.allNotes().first { $0.title == "a" })
+        let exported = try #require(try files(copy).first { $0.hasPrefix("a") })
+        try write(copy + "/" + exported, try read(copy + "/" + exported) + "edited in the copy #later\n")
+        #expect(try s.book.importMarkdown(from: copy).updated == 1)
+        let edited = try s.book.note(a.id)
+        #expect(edited.body.hasSuffix("edited in the copy #later\n") && edited.tags.count == 1)
+        // The note is still its own folder's file, with that file's digest.
+        #expect(edited.sourcePath == "a.md" && edited.properties["source-digest"] == a.properties["source-digest"])
+        // Its own folder, unchanged since its import, changes nothing; nor does the copy again.
+        #expect(try s.book.importMarkdown(from: own) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 3))
+        #expect(try s.book.importMarkdown(from: copy) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 3))
+        #expect(try s.book.note(a.id) == edited)
+        // An edit here stands against both; a file edited in its own folder is an edit again.
+        try s.book.edit(a.id, body: "# a\n\nedited here\n")
+        #expect(try s.book.importMarkdown(from: copy).unchanged == 3)
+        #expect(try s.book.importMarkdown(from: own).unchanged == 3)
+        #expect(try s.book.note(a.id).body == "# a\n\nedited here\n")
+        try write(own + "/a.md", "# a\n\nedited in its own folder\n")
+        #expect(try s.book.importMarkdown(from: own).updated == 1)
+        #expect(try s.book.note(a.id).body == "# a\n\nedited in its own folder\n")
+    }
+
     @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
     func freshExportReadBack() throws {
         let s = try InterchangeScratch()
