@@ -585,6 +585,9 @@ extension Notebook {
                 if !item.tags.contains(where: { $0.lowercased() == valid.lowercased() }) { item.tags.append(valid) }
             }
             item.aliases = try Self.aliasesValue(md.aliases ?? [])
+            for a in NoteProperty.lines(item.aliases) {
+                if let warning = WikiLink.unreachableAlias(a) { item.warnings.append("\(file): \(warning)") }
+            }
             if let given = md.category {
                 item.category = try given.map { (n) throws(NotesError) in try Self.validCategoryName(n) }
             } else if parts.count > 1 {

@@ -37,6 +37,23 @@ struct InterchangeCLITests {
         #expect(try piped.object()["appended"] as? Int == 4)
     }
 
+    @Test("an alias of a Markdown file that no link can reach (it holds | or [[) is imported with a warning")
+    func unreachableAliasWarned() throws {
+        let s = try Sandbox()
+        let dir = s.path("aliases")
+        mkdir(dir, 0o755)
+        write(file: dir + "/a.md", "---\naliases: [\"a|b\", \"[[c]]\", fine]\n---\ntext\n")
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0, "\(r)")
+        #expect(
+            r.stderr
+                == "notes: warning: a.md: alias \"a|b\" holds |, which a [[link]] reads as its syntax: no link leads to the note by it\n"
+                + "notes: warning: a.md: alias \"[[c]]\" holds [[, which a [[link]] reads as its syntax: no link leads to the note by it\n"
+        )
+        let id = try #require(try s.ok("list", "--json").array().first?["id"] as? String)
+        #expect(try s.ok("alias", id).stdout == "a|b\n[[c]]\nfine\n")
+    }
+
     @Test("an export over the store's own files is refused (it would replace the store), however the path is spelled")
     func exportIntoStoreRefused() throws {
         let s = try Sandbox()

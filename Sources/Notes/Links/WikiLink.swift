@@ -14,6 +14,19 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         case id(String)
     }
 
+    /// The mark of a link's syntax that `name` holds (`|`, `#`, `[[` or `]]`), if any: no link
+    /// can lead to a note by such a name.
+    public static func syntax(in name: String) -> String? {
+        ["|", "#", "[[", "]]"].first { name.contains($0) }
+    }
+
+    /// The warning for an alias no link can lead to a note by, if `alias` is one.
+    public static func unreachableAlias(_ alias: String) -> String? {
+        syntax(in: alias).map {
+            "alias \"\(alias)\" holds \($0), which a [[link]] reads as its syntax: no link leads to the note by it"
+        }
+    }
+
     public var target: Target
     /// What the link shows: the text after `|`, else the target as written.
     public var label: String

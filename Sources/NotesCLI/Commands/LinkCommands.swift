@@ -156,13 +156,7 @@ let aliasCommand = Command(
     if none || ctx.positionals.count > 1 {
         note = try book.setAliases(id, none ? [] : Array(ctx.positionals.dropFirst()))
         // Kept (an import or another device may hold such names), but said: no link reaches them.
-        for a in note.aliases {
-            if let syntax = ["|", "#", "[[", "]]"].first(where: { a.contains($0) }) {
-                ctx.terminal.warn(
-                    "alias \"\(a)\" holds \(syntax), which a [[link]] reads as its syntax: no link leads to the note by it"
-                )
-            }
-        }
+        for warning in note.aliases.compactMap(WikiLink.unreachableAlias) { ctx.terminal.warn(warning) }
     } else {
         note = try book.note(id)
     }
