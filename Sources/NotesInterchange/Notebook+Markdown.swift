@@ -518,11 +518,14 @@ extension Notebook {
             }
             for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
-                var events: [NoteEvent] = [.propertySet(key: NoteProperty.vault.rawValue, value: vault)]
+                var events: [NoteEvent] = []
+                if note.properties[NoteProperty.vault.rawValue] != vault {
+                    events.append(.propertySet(key: NoteProperty.vault.rawValue, value: vault))
+                }
                 if let source, source != note.sourcePath {
                     events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
                 }
-                plans.append((id, events, .exact(note.version)))
+                if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
             }
             try session.deferProjections(expecting: plans.reduce(0) { $0 + $1.events.count })
             for plan in plans {

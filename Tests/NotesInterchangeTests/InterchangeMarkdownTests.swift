@@ -416,6 +416,9 @@ struct InterchangeMarkdownTests {
             #expect(n.sourcePath == path && n.title == title)
             #expect(try s.book.categoryName(n.category) ?? "-" == category)
         }
+        // An unchanged file moved within the folder: one event, its new path (four at its
+        // import: the creation, digest, path and folder; the folder is the same).
+        #expect(notes.first { $0.id == before["Alpha"] }?.version == 5)
         #expect(notes.first { $0.id == before["Beta"] }?.body == "# Beta\n\nbeta, edited\n")
         // Imported again: nothing moves, nothing changes.
         #expect(
