@@ -83,13 +83,13 @@ struct ArgumentParser {
             } else {
                 let letters = Array(arg.dropFirst())
                 guard letters.count == 1 else {
-                    throw unknown(arg, command: result.command)
+                    throw unknown(arg, command: result.command, before: result.positionals, after: args[i...])
                 }
                 name = String(letters[0])
             }
             let available = globalOptions + (result.command.flatMap(commandOptions) ?? [])
             guard let spec = available.first(where: { $0.name == name || ($0.short.map(String.init) == name) }) else {
-                throw unknown(arg, command: result.command)
+                throw unknown(arg, command: result.command, before: result.positionals, after: args[i...])
             }
             if spec.value != nil {
                 let value: String
@@ -117,15 +117,27 @@ struct ArgumentParser {
         return result
     }
 
-    private func unknown(_ arg: String, command: String?) -> CLIError {
+    /// The error for `arg`, no option of `command`; `before` the positionals met before it,
+    /// `after` the arguments after it.
+    private func unknown(_ arg: String, command: String?, before: [String], after: ArraySlice<String>) -> CLIError {
         let available = globalOptions + (command.flatMap(commandOptions) ?? [])
         let names = available.map { "--" + $0.name }
         let stem = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
         let hint = suggestion(for: stem, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
         let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
         if command == "search" && hint.isEmpty && !arg.hasPrefix("--") {
+            // The query's words: those before it, it, and those after it up to the next option.
+            let words = before + [arg] + after.prefix { !$0.hasPrefix("--") }
+            let query = words.joined(separator: " ").split(separator: "'", omittingEmptySubsequences: false)
+                .joined(separator: "'\\''")
             return CLIError(
-                "unknown option \"\(stem)\"; a query that starts with - goes after --: notes search -- '\(arg)'")
+                "unknown option \"\(stem)\"; a query that holds a word starting with - goes after --: "
+                    + "notes search -- '\(query)'")
+        }
+        if let command, arg.dropFirst().allSatisfy({ ("0"..."9").contains($0) }), arg.count > 1 {
+            let given = ([command] + before).joined(separator: " ")
+            return CLIError(
+                "unknown option \"\(arg)\"; a value that starts with - goes after --: notes \(given) -- \(arg)")
         }
         return CLIError("unknown option \"\(stem)\"" + (hint.isEmpty ? help : hint))
     }

@@ -92,6 +92,13 @@ struct CLIErrorTests {
         Self.expectFailure(s.run("list", "--categroy", "x"), 2, mentioning: "did you mean \"--category\"")
         Self.expectFailure(s.run("list", "--zzzzzz"), 2, mentioning: "notes help list")
         Self.expectFailure(s.run("list", "-Z"), 2, mentioning: "unknown option \"-Z\"")
+        // A word of a query, or a value, that starts with -: the command to give instead, whole.
+        Self.expectFailure(
+            s.run("search", "actor", "-isolation", "it's", "--limit", "3"), 2,
+            mentioning: #"goes after --: notes search -- 'actor -isolation it'\''s'"#)
+        Self.expectFailure(
+            s.run("config", "set", "body-limit", "-5"), 2,
+            mentioning: "a value that starts with - goes after --: notes config set body-limit -- -5")
         Self.expectFailure(s.run("lsit"), 2, mentioning: "did you mean \"list\"")
         Self.expectFailure(s.run("ad", "X"), 2, mentioning: "did you mean \"add\"")
         Self.expectFailure(s.run("frobnicate"), 2, mentioning: "notes --help")
