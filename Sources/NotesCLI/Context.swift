@@ -71,14 +71,15 @@ final class Context: @unchecked Sendable {
         return positionals[index]
     }
 
-    func expectPositionals(_ range: ClosedRange<Int>) throws(CLIError) {
+    /// `usage`: the form of the command given (for a command of several forms), else its first.
+    func expectPositionals(_ range: ClosedRange<Int>, usage: String? = nil) throws(CLIError) {
+        let form = usage ?? command.usage[0]
         if positionals.count > range.upperBound {
             let extra = positionals[range.upperBound]
-            throw CLIError(
-                "unexpected argument \"\(extra)\"; usage: notes \(command.usage[0]) (quote text with spaces)")
+            throw CLIError("unexpected argument \"\(extra)\"; usage: notes \(form) (quote text with spaces)")
         }
         if positionals.count < range.lowerBound {
-            throw CLIError("missing argument; usage: notes \(command.usage[0])")
+            throw CLIError("missing argument; usage: notes \(form)")
         }
     }
 
