@@ -73,6 +73,7 @@ struct Config: Sendable {
         var st = stat()
         guard stat(path, &st) == 0 else { return config }
         let text = try readText(path: path, limit: 1 << 20, what: "config file")
+        var lineOf: [String: Int] = [:]
         for (number, rawLine) in lines(of: text).enumerated() {
             let line = rawLine.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -88,6 +89,11 @@ struct Config: Sendable {
             if let problem = spec.validate(value) {
                 throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
             }
+            // Which of two would be meant is not ours to guess.
+            if let first = lineOf[String(key)] {
+                throw CLIError("\(path):\(number + 1): \(key) is set on line \(first) too; keep one of the two lines")
+            }
+            lineOf[String(key)] = number + 1
             config.values[key] = value
         }
         return config

@@ -50,6 +50,10 @@ struct TerminalConfigTests {
             ("color = auto\nsort = size\n", "\(s.configFile):2: sort must be updated, created or title, not \"size\""),
             ("  body-limit = lots  \n", "\(s.configFile):1: body-limit must be a positive number of bytes"),
             ("store\n", "\(s.configFile):1: expected `key = value`"),
+            (
+                "color = never\n# later\ncolor = auto\n",
+                "\(s.configFile):3: color is set on line 1 too; keep one of the two lines"
+            ),
         ]
         for (text, message) in cases {
             write(file: s.configFile, text)
