@@ -147,6 +147,29 @@ extension NotebookSyncTests {
         try converge([a, b])
         #expect(try a.book.list(everything).count == 4_400)
     }
+
+    @Test("this device's own notes pulled back in an earlier chunk are never taken for another device's import")
+    func ownNotesPulledBackAcrossChunks() throws {
+        let a = try Device(stem: 1, notebook: 204, maxBodyBytes: 20 << 20)
+        let places = TemporaryDirectory("imported-own-chunks")
+        var files: [String: String] = [:]
+        for i in 0..<4_400 { files["note-\(i).md"] = "---\naliases: [n\(i)]\n---\n# Note \(i)\n\nText \(i)\n" }
+        try Self.writeVault(places.child("one"), files)
+        // A second folder holding one file of the first, byte for byte, at the same path.
+        try Self.writeVault(
+            places.child("two"), ["note-0.md": files["note-0.md"]!, "other.md": "# Other\n\nonly in two\n"])
+        try a.book.importMarkdown(from: places.child("one"))
+        // Too large for the remote: the sync pushes what is before it and stops, so the next
+        // one confirms those 22,000 events by pulling them back, in two chunks.
+        try a.book.add(title: "Large", body: String(repeating: "x", count: 17 << 20))
+        #expect(try a.book.importMarkdown(from: places.child("two")).created == 2)
+        func inTwo() throws -> Int {
+            try a.book.list(everything).filter { $0.properties["vault"]?.hasSuffix("/two") == true }.count
+        }
+        #expect(throws: (any Error).self) { try a.sync(join: true) }
+        #expect(throws: (any Error).self) { try a.sync() }
+        #expect(try inTwo() == 2, "the second folder's note-0 is this device's own, and stays")
+    }
 }
 
 extension NotebookSyncTests {

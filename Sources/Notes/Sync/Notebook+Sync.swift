@@ -213,9 +213,11 @@ extension Notebook {
         // The notes this sync's rebases flagged: a note is one conflict however many rounds or
         // chunks flag it.
         var conflicted: Set<Identifier> = []
-        // The notes this sync's pulls created: a note and the events that say which file it was
-        // imported from may come in two chunks, and the second's rebase must still know the note
-        // as the other device's new one (``Rebase/findDuplicateImports(txn:)``).
+        // The notes the last chunk pulled created (another device's, not this one's pulled back):
+        // a note and the events that say which file it was imported from may come in two chunks,
+        // and the second's rebase must still know the note as the other device's new one
+        // (``Rebase/findDuplicateImports(txn:)``). A note of an import has a few events, so two
+        // chunks hold them all, and each rebase looks at two chunks' new notes at most.
         var created: Set<Identifier> = []
         if start.head == 0 {
             let remoteHead = try remote.head(notebook: notebook).position
@@ -275,7 +277,7 @@ extension Notebook {
                 report.conflicts = conflicted.count
                 report.namesMerged += outcome.namesMerged
                 report.importsJoined += outcome.importsJoined
-                created.formUnion(outcome.created)
+                created = outcome.created
             }
             // What was pulled, checked for crossed pushes (also what a killed sync pulled): the
             // repair joins the outbox pushed below.
@@ -534,14 +536,14 @@ extension Notebook {
         var conflicted: Set<Identifier> = []
         var namesMerged = 0
         var importsJoined = 0
-        /// The notes the pulled events created.
+        /// The notes the pulled events created, those of this device's outbox pulled back aside.
         var created: Set<Identifier> = []
     }
 
     /// Appends the remote's events after the confirmed position in one write: the outbox (the
     /// events after it) is taken off first, the pulled events go in at their positions with their
     /// digests checked, and what of the outbox the remote did not return is rebased on top.
-    /// `created`: the notes the earlier chunks of this sync's pulls created.
+    /// `created`: the notes the chunk before, in this sync, created (another device's).
     private func integrate(
         _ pulled: [RecordedEvent], notebook: Identifier, confirmed: UInt64, created: Set<Identifier> = []
     ) throws -> Integration {
@@ -581,7 +583,9 @@ extension Notebook {
             for e in fresh {
                 try session.appendConfirmed(e)
                 if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
-                if e.version == 1, case .note(let id) = StreamRef(e.stream) { result.created.insert(id) }
+                if e.version == 1, !ours.contains(e.id), case .note(let id) = StreamRef(e.stream) {
+                    result.created.insert(id)
+                }
             }
             try recordConfirmed(through: fresh.last!.position, notebook: notebook, in: session.transaction)
             if !outbox.isEmpty {
@@ -1053,7 +1057,7 @@ struct Rebase {
     private var duplicateImports: Set<String> = []
     /// The streams of categories and tags this outbox created for those notes alone: dropped too.
     private var droppedEntities: Set<String> = []
-    /// The notes the pulled events created, and those the earlier chunks of the sync's pulls did.
+    /// The notes the pulled events created, and those the chunk before did in the same sync.
     private var pulledCreations: Set<Identifier> = []
     /// How many notes of this outbox were dropped as imports of the files a pulled note came from.
     var importsJoined: Int { duplicateImports.count }
