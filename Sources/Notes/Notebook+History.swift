@@ -248,11 +248,35 @@ extension Notebook {
                 throw .validation(.nothingToUndo(id))
             }
             do {
-                return .version(try lastCommandStart(of: id, version: current.version, in: txn) - 1)
+                // A command that only recorded where the note's file is (an import that found
+                // it moved) changed nothing a restore puts back: the undo goes past it.
+                var start = try lastCommandStart(of: id, version: current.version, in: txn)
+                while start > 2, try onlyFileRecord(of: id, versions: start...current.version, in: txn) {
+                    start = try lastCommandStart(of: id, version: start - 1, in: txn)
+                }
+                return .version(start - 1)
             } catch {
                 throw NotesError.wrap(error)
             }
         }
+    }
+
+    /// Whether every event of `versions` of the note sets a property of ``NoteProperty/fileRecord``.
+    private func onlyFileRecord(of id: Identifier, versions: ClosedRange<UInt64>, in txn: borrowing Transaction)
+        throws -> Bool
+    {
+        var only = true
+        try store.forEachEvent(inStream: Note.stream(id), versions: versions, in: txn) { view in
+            for e in try store.lift(view) {
+                guard case .propertySet(let key, _) = try NoteEvent.decode(e), NoteProperty.fileRecord.contains(key)
+                else {
+                    only = false
+                    return false
+                }
+            }
+            return true
+        }
+        return only
     }
 
     /// The first version (at least 2) of the events that end at `version` and share its

@@ -365,12 +365,18 @@ extension Notebook {
             func place(_ note: Note?) -> [UInt8]? {
                 note?.properties[NoteProperty.vault.rawValue].map { Array($0.utf8) }
             }
+            /// Whether the note is the file of another folder than this one, read here as a copy
+            /// (an export of it): not of this folder, nor of one that moved here, nor of a folder
+            /// inside or around this one (whose files are this folder's own, seen from there).
+            func isCopy(_ note: Note?) -> Bool {
+                guard let from = place(note), from != here, !moved.contains(from) else { return false }
+                let base = Self.folderPrefix(from)
+                return !(base.starts(with: inside) || inside.starts(with: base))
+            }
             /// The digest of the file this folder gave the note last: its own file's, unless the
-            /// note is another folder's (then the copy's read here, if any).
+            /// note is a copy here (then the copy's read here, if any).
             func digestHere(_ note: Note) -> String? {
-                guard let from = place(note), from != here, !moved.contains(from) else {
-                    return note.properties[NoteProperty.sourceDigest.rawValue]
-                }
+                guard isCopy(note) else { return note.properties[NoteProperty.sourceDigest.rawValue] }
                 let copy = NoteProperty.lines(note.properties[NoteProperty.copyDigest.rawValue] ?? "")
                 return copy.count == 2 && copy[1] == vault ? copy[0] : nil
             }
@@ -455,7 +461,7 @@ extension Notebook {
                 let recordedHere = place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
-                } else if recordedHere == false {
+                } else if isCopy(existing) {
                     properties.append((.copyDigest, item.digest + "\n" + vault))
                 } else {
                     properties.append((.sourceDigest, item.digest))
@@ -519,7 +525,8 @@ extension Notebook {
             for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
                 var events: [NoteEvent] = []
-                if note.properties[NoteProperty.vault.rawValue] != vault {
+                // As bytes: two normal forms of one name are two places.
+                if place(note) != here {
                     events.append(.propertySet(key: NoteProperty.vault.rawValue, value: vault))
                 }
                 if let source, source != note.sourcePath {

@@ -154,6 +154,13 @@ struct InterchangeMarkdownTests {
         _ = try s.book.undo(b)
         #expect(try s.book.note(b).sourcePath == "b.md")
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
+        // An import that only found the file renamed is no command an undo stops at.
+        try s.book.edit(b, body: "oops\n")
+        #expect(rename(dir + "/b.md", dir + "/renamed.md") == 0)
+        #expect(try s.book.importMarkdown(from: dir).movedFiles == 1)
+        #expect(try s.book.note(b).sourcePath == "renamed.md")
+        #expect(try s.book.undo(b).appended)
+        #expect(try s.book.note(b).body == "# B\n\nbee\n" && s.book.note(b).sourcePath == "renamed.md")
     }
 
     @Test("a note's own folder and an edited export of it, imported in turn: neither takes the other's edit back")
@@ -184,6 +191,26 @@ struct InterchangeMarkdownTests {
         try write(own + "/a.md", "# a\n\nedited in its own folder\n")
         #expect(try s.book.importMarkdown(from: own).updated == 1)
         #expect(try s.book.note(a.id).body == "# a\n\nedited in its own folder\n")
+    }
+
+    @Test("a note's folder and a folder around it hold the same file: an edit here stands against both")
+    func folderAroundOwnFolder() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/v"
+        try write(v + "/sub/a.md", "# A\n\nfile text\n")
+        #expect(try s.book.importMarkdown(from: v + "/sub").created == 1)
+        let id = try #require(try s.allNotes().first).id
+        try s.book.edit(id, body: "store edit\n")
+        #expect(try s.book.importMarkdown(from: v).unchanged == 1)
+        #expect(try s.book.note(id).body == "store edit\n")
+        // The file edited, read through the folder around it: the next import of its own
+        // folder finds it unchanged since, and an edit made here since stands.
+        try write(v + "/sub/a.md", "# A\n\nedited in the file\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        try s.book.edit(id, body: "store edit again\n")
+        #expect(try s.book.importMarkdown(from: v + "/sub").unchanged == 1)
+        #expect(try s.book.note(id).body == "store edit again\n")
+        #expect(try s.book.note(id).properties["copy-digest"] == nil)
     }
 
     @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
