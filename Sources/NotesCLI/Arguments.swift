@@ -83,13 +83,13 @@ struct ArgumentParser {
             } else {
                 let letters = Array(arg.dropFirst())
                 guard letters.count == 1 else {
-                    throw unknown(arg, command: result.command, before: result.positionals, after: args[i...])
+                    throw unknown(arg, in: result, after: args[i...])
                 }
                 name = String(letters[0])
             }
             let available = globalOptions + (result.command.flatMap(commandOptions) ?? [])
             guard let spec = available.first(where: { $0.name == name || ($0.short.map(String.init) == name) }) else {
-                throw unknown(arg, command: result.command, before: result.positionals, after: args[i...])
+                throw unknown(arg, in: result, after: args[i...])
             }
             if spec.value != nil {
                 let value: String
@@ -117,30 +117,47 @@ struct ArgumentParser {
         return result
     }
 
-    /// The error for `arg`, no option of `command`; `before` the positionals met before it,
-    /// `after` the arguments after it.
-    private func unknown(_ arg: String, command: String?, before: [String], after: ArraySlice<String>) -> CLIError {
+    /// The error for `arg`, no option of the command parsed so far into `parsed`; `after` the
+    /// arguments after it.
+    private func unknown(_ arg: String, in parsed: ParsedArguments, after: ArraySlice<String>) -> CLIError {
+        let command = parsed.command
         let available = globalOptions + (command.flatMap(commandOptions) ?? [])
         let names = available.map { "--" + $0.name }
         let stem = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
         let hint = suggestion(for: stem, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
         let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
+        // Options given before, or after the words: the command to give holds them too.
+        let tail = after.prefix { !$0.hasPrefix("-") }
+        let options =
+            !(parsed.values.isEmpty && parsed.flags.isEmpty && parsed.repeated.isEmpty) || tail.count < after.count
         if command == "search" && hint.isEmpty && !arg.hasPrefix("--") {
             // The query's words: those before it, it, and those after it up to the next option.
-            let words = before + [arg] + after.prefix { !$0.hasPrefix("--") }
-            let query = words.joined(separator: " ").split(separator: "'", omittingEmptySubsequences: false)
-                .joined(separator: "'\\''")
+            let query = (parsed.positionals + [arg] + tail).joined(separator: " ")
             return CLIError(
                 "unknown option \"\(stem)\"; a query that holds a word starting with - goes after --: "
-                    + "notes search -- '\(query)'")
+                    + "notes search \(options ? "[OPTIONS] " : "")-- \(shellQuoted(query))")
         }
         if let command, arg.dropFirst().allSatisfy({ ("0"..."9").contains($0) }), arg.count > 1 {
-            let given = ([command] + before).joined(separator: " ")
+            let given = ([command] + parsed.positionals.map(shellQuoted)).joined(separator: " ")
             return CLIError(
-                "unknown option \"\(arg)\"; a value that starts with - goes after --: notes \(given) -- \(arg)")
+                "unknown option \"\(arg)\"; a value that starts with - goes after --: notes \(given) "
+                    + "\(options ? "[OPTIONS] " : "")-- \(arg)")
         }
         return CLIError("unknown option \"\(stem)\"" + (hint.isEmpty ? help : hint))
     }
+}
+
+/// `text` as one word of a POSIX shell: as it is when it holds only letters, digits and
+/// `_ . / : = @ % + , -` (and does not start with `-`), else in single quotes.
+func shellQuoted(_ text: String) -> String {
+    let plain =
+        !text.isEmpty && !text.hasPrefix("-")
+        && text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "_./:=@%+,-".unicodeScalars.contains($0)
+        }
+    if plain { return text }
+    return "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
 }
 
 /// The closest candidate within a small edit distance, for "did you mean" hints.

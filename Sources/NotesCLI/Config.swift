@@ -67,7 +67,9 @@ struct Config: Sendable {
     }
 
     /// Reads the file; a missing file is an empty config, a bad line an error naming it.
-    static func load(environment: [String: String]) throws(CLIError) -> Config {
+    /// `repairing`: a key set twice is not an error for it (``set(_:_:environment:)`` of that
+    /// key writes it once).
+    static func load(environment: [String: String], repairing: String? = nil) throws(CLIError) -> Config {
         var config = Config(path: path(environment: environment))
         guard let path = config.path else { return config }
         var st = stat()
@@ -90,8 +92,10 @@ struct Config: Sendable {
                 throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
             }
             // Which of two would be meant is not ours to guess.
-            if let first = lineOf[String(key)] {
-                throw CLIError("\(path):\(number + 1): \(key) is set on line \(first) too; keep one of the two lines")
+            if let first = lineOf[String(key)], key != repairing {
+                throw CLIError(
+                    "\(path):\(number + 1): \(key) is set on line \(first) too; keep one of the two lines "
+                        + "(`notes config set \(key) VALUE` writes one)")
             }
             lineOf[String(key)] = number + 1
             config.values[key] = value
@@ -117,7 +121,7 @@ struct Config: Sendable {
         guard var path = path(environment: environment) else {
             throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
         }
-        _ = try load(environment: environment)
+        _ = try load(environment: environment, repairing: key)
         var lines: [String] = []
         var st = stat()
         if stat(path, &st) == 0 {

@@ -27,7 +27,11 @@ final class Context: @unchecked Sendable {
         self.environment = environment
         self.terminal = terminal
         self.command = command
-        config = try Config.load(environment: environment)
+        // `config set KEY` and `config unset KEY` repair a file that sets KEY twice.
+        let args = arguments.positionals
+        let repairing =
+            command.name == "config" && args.count >= 2 && ["set", "unset"].contains(args[0]) ? args[1] : nil
+        config = try Config.load(environment: environment, repairing: repairing)
         if let fixed = environment["NOTES_NOW"] {
             guard let micros = RFC3339.parse(fixed) else {
                 throw CLIError("NOTES_NOW=\"\(fixed)\" is not an RFC 3339 instant (e.g. 2026-11-29T12:00:00Z)")

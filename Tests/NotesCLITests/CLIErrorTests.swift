@@ -95,7 +95,12 @@ struct CLIErrorTests {
         // A word of a query, or a value, that starts with -: the command to give instead, whole.
         Self.expectFailure(
             s.run("search", "actor", "-isolation", "it's", "--limit", "3"), 2,
-            mentioning: #"goes after --: notes search -- 'actor -isolation it'\''s'"#)
+            mentioning: #"goes after --: notes search [OPTIONS] -- 'actor -isolation it'\''s'"#)
+        Self.expectFailure(
+            s.run("search", "actor", "-isolation", "-n", "5"), 2,
+            mentioning: #"goes after --: notes search [OPTIONS] -- 'actor -isolation'"#)
+        Self.expectFailure(
+            s.run("add", "Buy milk", "-5"), 2, mentioning: "goes after --: notes add 'Buy milk' -- -5")
         Self.expectFailure(
             s.run("config", "set", "body-limit", "-5"), 2,
             mentioning: "a value that starts with - goes after --: notes config set body-limit -- -5")

@@ -61,6 +61,13 @@ struct TerminalConfigTests {
                 CLIErrorTests.expectFailure(s.run(args), 2, mentioning: message)
             }
         }
+        // A key set twice: setting or unsetting it writes it once.
+        write(file: s.configFile, "color = never\ncolor = auto\n")
+        try s.ok("config", "set", "color", "never")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "color = never\n")
+        write(file: s.configFile, "color = never\ncolor = auto\n")
+        try s.ok("config", "unset", "color")
+        #expect(try s.ok("config", "list").stdout.contains("# color:"))
         write(file: s.configFile, "# only comments and blanks\n\n   \n\tsort = title\n")
         #expect(s.run("list").code == 3, "a valid file: the store simply does not exist yet")
         // Written on another system: a byte-order mark and CRLF line endings.

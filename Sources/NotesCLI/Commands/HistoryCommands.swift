@@ -185,9 +185,6 @@ let logCommand = Command(
     var q = LogQuery()
     q.since = try ctx.value("since").map { (text) throws(CLIError) in try ctx.instant(text) }
     q.until = try ctx.value("until").map { (text) throws(CLIError) in try ctx.instant(text) }
-    for name in ["type", "actor"] where ctx.value(name)?.isEmpty == true {
-        throw CLIError("--\(name) is empty; give one as `notes log` shows it")
-    }
     q.type = ctx.value("type")
     q.actor = ctx.value("actor")
     q.limit = try ctx.integer("limit", min: 1) ?? Int.max
