@@ -126,32 +126,41 @@ struct ArgumentParser {
         let stem = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
         let hint = suggestion(for: stem, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
         let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
-        // Options given before, or after the words: the command to give holds them too.
-        let tail = after.prefix { !$0.hasPrefix("-") }
-        let options =
-            !(parsed.values.isEmpty && parsed.flags.isEmpty && parsed.repeated.isEmpty) || tail.count < after.count
+        // The words after it up to the next option the command knows (or `--`), and every word
+        // after a `--`; options given before or after them are left to the user ([OPTIONS]).
+        func isOption(_ a: String) -> Bool {
+            if a.hasPrefix("--") { return true }
+            return a.count == 2 && a.hasPrefix("-")
+                && available.contains { $0.short.map(String.init) == String(a.last!) }
+        }
+        let tail = after.prefix { !isOption($0) }
+        let afterEnd = after.firstIndex(of: "--").map { Array(after[($0 + 1)...]) } ?? []
+        let skipped = after.count - tail.count - afterEnd.count - (after.contains("--") ? 1 : 0)
+        let options = !(parsed.values.isEmpty && parsed.flags.isEmpty && parsed.repeated.isEmpty) || skipped > 0
         if command == "search" && hint.isEmpty && !arg.hasPrefix("--") {
-            // The query's words: those before it, it, and those after it up to the next option.
-            let query = (parsed.positionals + [arg] + tail).joined(separator: " ")
+            // The query's words: those before it, it, those after it up to the next option, and
+            // those after a `--`.
+            let query = (parsed.positionals + [arg] + tail + afterEnd).joined(separator: " ")
             return CLIError(
                 "unknown option \"\(stem)\"; a query that holds a word starting with - goes after --: "
                     + "notes search \(options ? "[OPTIONS] " : "")-- \(shellQuoted(query))")
         }
         if let command, arg.dropFirst().allSatisfy({ ("0"..."9").contains($0) }), arg.count > 1 {
-            let given = ([command] + parsed.positionals.map(shellQuoted)).joined(separator: " ")
+            let given = ([command] + parsed.positionals).map(shellQuoted).joined(separator: " ")
+            let rest = ([arg] + tail + afterEnd).map(shellQuoted).joined(separator: " ")
             return CLIError(
                 "unknown option \"\(arg)\"; a value that starts with - goes after --: notes \(given) "
-                    + "\(options ? "[OPTIONS] " : "")-- \(arg)")
+                    + "\(options ? "[OPTIONS] " : "")-- \(rest)")
         }
         return CLIError("unknown option \"\(stem)\"" + (hint.isEmpty ? help : hint))
     }
 }
 
 /// `text` as one word of a POSIX shell: as it is when it holds only letters, digits and
-/// `_ . / : = @ % + , -` (and does not start with `-`), else in single quotes.
+/// `_ . / : = @ % + , -`, else in single quotes.
 func shellQuoted(_ text: String) -> String {
     let plain =
-        !text.isEmpty && !text.hasPrefix("-")
+        !text.isEmpty
         && text.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
                 || "_./:=@%+,-".unicodeScalars.contains($0)

@@ -67,8 +67,8 @@ struct Config: Sendable {
     }
 
     /// Reads the file; a missing file is an empty config, a bad line an error naming it.
-    /// `repairing`: a key set twice is not an error for it (``set(_:_:environment:)`` of that
-    /// key writes it once).
+    /// `repairing`: a key whose lines ``set(_:_:environment:)`` replaces: set twice, or to a bad
+    /// value, it is not an error.
     static func load(environment: [String: String], repairing: String? = nil) throws(CLIError) -> Config {
         var config = Config(path: path(environment: environment))
         guard let path = config.path else { return config }
@@ -88,7 +88,7 @@ struct Config: Sendable {
                 let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""
                 throw CLIError("\(path):\(number + 1): unknown key \"\(key)\"\(hint)")
             }
-            if let problem = spec.validate(value) {
+            if key != repairing, let problem = spec.validate(value) {
                 throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
             }
             // Which of two would be meant is not ours to guess.

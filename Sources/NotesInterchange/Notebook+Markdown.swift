@@ -365,20 +365,20 @@ extension Notebook {
             func place(_ note: Note?) -> [UInt8]? {
                 note?.properties[NoteProperty.vault.rawValue].map { Array($0.utf8) }
             }
-            /// Whether the note is the file of another folder than this one, read here as a copy
-            /// (an export of it): not of this folder, nor of one that moved here, nor of a folder
-            /// inside or around this one (whose files are this folder's own, seen from there).
-            func isCopy(_ note: Note?) -> Bool {
+            /// Whether `file` is a copy of the note's own file (an export of it, matched by its
+            /// id): the note is another folder's, not one that moved here, and `file` is not where
+            /// the note's own file lies (a folder inside or around this one holds it as its own).
+            func isCopy(_ note: Note?, file: String) -> Bool {
                 guard let from = place(note), from != here, !moved.contains(from) else { return false }
-                let base = Self.folderPrefix(from)
-                return !(base.starts(with: inside) || inside.starts(with: base))
+                guard let source = note?.sourcePath else { return true }
+                return Self.folderPrefix(from) + Array(source.utf8) != inside + Array(file.utf8)
             }
-            /// The digest of the file this folder gave the note last: its own file's, unless the
-            /// note is a copy here (then the copy's read here, if any).
-            func digestHere(_ note: Note) -> String? {
-                guard isCopy(note) else { return note.properties[NoteProperty.sourceDigest.rawValue] }
+            /// The digest of the file this folder gave the note last: its own file's, unless
+            /// `file` is a copy (then the copy's read here, if any).
+            func digestHere(_ note: Note, file: String) -> String? {
+                guard isCopy(note, file: file) else { return note.properties[NoteProperty.sourceDigest.rawValue] }
                 let copy = NoteProperty.lines(note.properties[NoteProperty.copyDigest.rawValue] ?? "")
-                return copy.count == 2 && copy[1] == vault ? copy[0] : nil
+                return copy.count == 2 && Array(copy[1].utf8) == here ? copy[0] : nil
             }
             for item in items {
                 let file = Array(item.file.utf8)
@@ -387,7 +387,7 @@ extension Notebook {
                         try projection.note($0, in: session.transaction, databases: dbs)
                     }
                 if let existing { matched.insert(existing.id) }
-                if let existing, digestHere(existing) == item.digest {
+                if let existing, digestHere(existing, file: item.file) == item.digest {
                     summary.unchanged += 1
                     // The match is made once, and holds however the files change next.
                     if let from = place(existing), moved.contains(from) { relocating[existing.id] = .some(item.file) }
@@ -461,7 +461,7 @@ extension Notebook {
                 let recordedHere = place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
-                } else if isCopy(existing) {
+                } else if isCopy(existing, file: item.file) {
                     properties.append((.copyDigest, item.digest + "\n" + vault))
                 } else {
                     properties.append((.sourceDigest, item.digest))

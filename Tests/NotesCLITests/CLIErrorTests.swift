@@ -102,6 +102,12 @@ struct CLIErrorTests {
         Self.expectFailure(
             s.run("add", "Buy milk", "-5"), 2, mentioning: "goes after --: notes add 'Buy milk' -- -5")
         Self.expectFailure(
+            s.run("search", "actor", "-isolation", "-sendable"), 2,
+            mentioning: "goes after --: notes search -- 'actor -isolation -sendable'")
+        Self.expectFailure(
+            s.run("search", "-isolation", "--", "foo"), 2, mentioning: "goes after --: notes search -- '-isolation foo'"
+        )
+        Self.expectFailure(
             s.run("config", "set", "body-limit", "-5"), 2,
             mentioning: "a value that starts with - goes after --: notes config set body-limit -- -5")
         Self.expectFailure(s.run("lsit"), 2, mentioning: "did you mean \"list\"")

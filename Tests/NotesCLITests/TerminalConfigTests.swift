@@ -65,7 +65,7 @@ struct TerminalConfigTests {
         write(file: s.configFile, "color = never\ncolor = auto\n")
         try s.ok("config", "set", "color", "never")
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "color = never\n")
-        write(file: s.configFile, "color = never\ncolor = auto\n")
+        write(file: s.configFile, "color = never\ncolor = bogus\n")
         try s.ok("config", "unset", "color")
         #expect(try s.ok("config", "list").stdout.contains("# color:"))
         write(file: s.configFile, "# only comments and blanks\n\n   \n\tsort = title\n")

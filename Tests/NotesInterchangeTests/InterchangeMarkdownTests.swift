@@ -211,6 +211,15 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: v + "/sub").unchanged == 1)
         #expect(try s.book.note(id).body == "store edit again\n")
         #expect(try s.book.note(id).properties["copy-digest"] == nil)
+        // An edited export inside the note's folder is a copy all the same (matched by its id,
+        // not where the note's file lies): its edit stands when the folder is imported again.
+        try s.book.exportMarkdown(to: v + "/sub/copy")
+        let exported = try #require(try files(v + "/sub/copy").first)
+        try write(v + "/sub/copy/" + exported, try read(v + "/sub/copy/" + exported) + "edited in the copy\n")
+        #expect(try s.book.importMarkdown(from: v + "/sub/copy").updated == 1)
+        try FileManager.default.removeItem(atPath: v + "/sub/copy")
+        #expect(try s.book.importMarkdown(from: v + "/sub").unchanged == 1)
+        #expect(try s.book.note(id).body.hasSuffix("edited in the copy\n"))
     }
 
     @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
