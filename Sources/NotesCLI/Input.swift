@@ -2,6 +2,24 @@ import Glibc
 import Notes
 
 /// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8.
+/// Checks that `path` names a file (or, with `folder`, a folder) that can be read, before a
+/// command opens the store: an import of nothing must not make a store where none was. `-` is
+/// standard input.
+func expectInput(_ path: String, folder: Bool = false) throws(CLIError) {
+    guard !path.isEmpty else {
+        throw CLIError(
+            folder ? "the folder name is empty; give the folder to import" : "the file name is empty; give a file")
+    }
+    guard path != "-" || folder else { return }
+    var st = stat()
+    guard stat(path, &st) == 0 else {
+        throw CLIError("cannot read \(path): \(errorText()); check the path", code: .failure)
+    }
+    let isFolder = (st.st_mode & S_IFMT) == S_IFDIR
+    if folder && !isFolder { throw CLIError("\(path) is not a folder; give the folder to import", code: .usage) }
+    if !folder && isFolder { throw CLIError("\(path) is a directory; give a file", code: .usage) }
+}
+
 /// `raise`: how to raise the limit, said when it is met.
 func readText(path: String, limit: Int, what: String, raise: String? = nil) throws(CLIError) -> String {
     guard !path.isEmpty else { throw CLIError("the \(what) name is empty; give a file, or - for standard input") }

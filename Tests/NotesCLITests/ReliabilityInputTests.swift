@@ -81,6 +81,28 @@ struct ReliabilityInputTests {
         #expect(try Self.events(s) <= before + 2)
     }
 
+    @Test("an import of a file or folder that is not there makes no store where there was none")
+    func importOfNothingMakesNoStore() throws {
+        let s = try Sandbox()
+        let missing = s.path("missing")
+        write(file: s.path("a-file.txt"), "text\n")
+        mkdir(s.path("a-folder"), 0o755)
+        let cases: [([String], Int32, String)] = [
+            (
+                ["import", missing + ".jsonl"], 1,
+                "cannot read \(missing).jsonl: No such file or directory; check the path"
+            ),
+            (["import-history", missing + ".jsonl"], 1, "check the path"),
+            (["import-markdown", missing], 1, "cannot read \(missing): No such file or directory; check the path"),
+            (["import-markdown", s.path("a-file.txt")], 2, "is not a folder; give the folder to import"),
+            (["import", s.path("a-folder")], 2, "is a directory; give a file"),
+        ]
+        for (args, code, message) in cases {
+            Self.expectRefused(s.run(args), code, "\(args)", mentioning: message)
+            #expect(!FileManager.default.fileExists(atPath: s.store), "\(args) made a store")
+        }
+    }
+
     @Test("invalid UTF-8 in arguments (raw bytes through posix_spawn) is a usage error naming the argument")
     func invalidUTF8Arguments() throws {
         let s = try Sandbox()

@@ -52,6 +52,7 @@ let importCommand = Command(
         """
 ) { ctx in
     try ctx.expectPositionals(1...1)
+    try expectInput(ctx.positionals[0])
     let summary = try ctx.notebook().importEvents(fromFile: ctx.positionals[0])
     if ctx.json {
         ctx.printJSON(
@@ -118,6 +119,7 @@ let importMarkdownCommand = Command(
     guard !ctx.positionals[0].isEmpty else {
         throw CLIError("the folder name is empty; give the folder to import", code: .usage)
     }
+    try expectInput(ctx.positionals[0], folder: true)
     let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0], skipInvalid: ctx.flag("skip-invalid"))
     for warning in summary.warnings { ctx.terminal.warn(warning) }
     for problem in summary.skipped { ctx.terminal.warn("skipped \(problem.file): \(problem.reason)") }
@@ -173,6 +175,7 @@ let importHistoryCommand = Command(
         """
 ) { ctx in
     try ctx.expectPositionals(1...1)
+    try expectInput(ctx.positionals[0])
     let summary = try ctx.notebook().importHistory(fromFile: ctx.positionals[0])
     if ctx.json {
         ctx.printJSON(
