@@ -251,8 +251,10 @@ extension Notebook {
                 // A command that only recorded where the note's file is (an import that found
                 // it moved) changed nothing a restore puts back: the undo goes past it.
                 var start = try lastCommandStart(of: id, version: current.version, in: txn)
-                while start > 2, try onlyFileRecord(of: id, versions: start...current.version, in: txn) {
-                    start = try lastCommandStart(of: id, version: start - 1, in: txn)
+                var end = current.version
+                while start > 2, try onlyFileRecord(of: id, versions: start...end, in: txn) {
+                    end = start - 1
+                    start = try lastCommandStart(of: id, version: end, in: txn)
                 }
                 return .version(start - 1)
             } catch {

@@ -92,12 +92,12 @@ struct Config: Sendable {
                 throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
             }
             // Which of two would be meant is not ours to guess.
-            if let first = lineOf[String(key)], key != repairing {
+            if let first = lineOf[key], key != repairing {
                 throw CLIError(
                     "\(path):\(number + 1): \(key) is set on line \(first) too; keep one of the two lines "
                         + "(`notes config set \(key) VALUE` writes one)")
             }
-            lineOf[String(key)] = number + 1
+            lineOf[key] = number + 1
             config.values[key] = value
         }
         return config

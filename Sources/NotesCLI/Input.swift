@@ -1,7 +1,6 @@
 import Glibc
 import Notes
 
-/// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8.
 /// Checks that `path` names a file (or, with `folder`, a folder) that can be read, before a
 /// command opens the store: an import of nothing must not make a store where none was. `-` is
 /// standard input.
@@ -20,6 +19,7 @@ func expectInput(_ path: String, folder: Bool = false) throws(CLIError) {
     if !folder && isFolder { throw CLIError("\(path) is a directory; give a file", code: .usage) }
 }
 
+/// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8;
 /// `raise`: how to raise the limit, said when it is met.
 func readText(path: String, limit: Int, what: String, raise: String? = nil) throws(CLIError) -> String {
     guard !path.isEmpty else { throw CLIError("the \(what) name is empty; give a file, or - for standard input") }

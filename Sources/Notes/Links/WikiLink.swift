@@ -16,7 +16,7 @@ public struct WikiLink: Sendable, Equatable, Hashable {
 
     /// The mark of a link's syntax that `name` holds (`|`, `#`, `[[` or `]]`), if any: no link
     /// can lead to a note by such a name.
-    public static func syntax(in name: String) -> String? {
+    static func syntax(in name: String) -> String? {
         ["|", "#", "[[", "]]"].first { name.contains($0) }
     }
 

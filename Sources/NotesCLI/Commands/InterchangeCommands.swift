@@ -116,9 +116,6 @@ let importMarkdownCommand = Command(
     options: [OptionSpec("skip-invalid", "import the readable files; list each file skipped and why")]
 ) { ctx in
     try ctx.expectPositionals(1...1)
-    guard !ctx.positionals[0].isEmpty else {
-        throw CLIError("the folder name is empty; give the folder to import", code: .usage)
-    }
     try expectInput(ctx.positionals[0], folder: true)
     let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0], skipInvalid: ctx.flag("skip-invalid"))
     for warning in summary.warnings { ctx.terminal.warn(warning) }
