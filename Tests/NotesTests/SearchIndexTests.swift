@@ -494,13 +494,18 @@ struct SearchIndexTests {
         }
     }
 
-    @Test("two words of every pair of frequencies give the oracle's exact top k, filtered or not")
-    func twoWordsTopK() throws {
+    /// Small notebooks intersect most windows through the slot table; in a larger one with a
+    /// larger vocabulary, rarer words' blocks span more doc numbers than the table holds and
+    /// are merged.
+    @Test(
+        "two words of every pair of frequencies give the oracle's exact top k, filtered or not",
+        arguments: [(3_000, 2_000), (12_000, 20_000)])
+    func twoWordsTopK(count: Int, vocabulary: Int) throws {
         let f = try Fixture()
         var rng = WorkloadRandom(seed: 11)
-        let text = ZipfText(vocabularySize: 2_000)
+        let text = ZipfText(vocabularySize: vocabulary)
         var notes: [Note] = []
-        for n in 0..<3_000 {
+        for n in 0..<count {
             let words = (0..<rng.next(in: 5...60)).map { _ in text.word(using: &rng) }.joined(separator: " ")
             notes.append(Self.note(n, n % 9 == 0 ? text.word(using: &rng) : "", words, updatedAt: Int64(n % 11)))
         }
