@@ -296,9 +296,19 @@ enum PostingBlock {
         // Deltas whose eight bytes lie in the block: their first byte at most `room` into the column.
         let room = bytes.count &- 8 &- c.docs
         let direct = room < 0 ? 0 : bits == 0 ? deltas : min(deltas, ((room &<< 3) &+ 7) / bits &+ 1)
+        var done = 0
         if direct > 0, let base = bytes.baseAddress {
             let column = base + c.docs
-            for k in 0..<direct {
+            // Whole groups of eight, through a copy of the loop for each width: eight deltas take
+            // `bits` bytes, so every shift and offset in a group is a constant (a shift by a
+            // register costs three operations on this processor, and was a third of a query's
+            // unpacking).
+            let groups = direct &>> 3
+            if groups > 0 {
+                doc = unpackGroups(column, groups: groups, bits: bits, from: doc, into: out + 1)
+                done = groups &<< 3
+            }
+            for k in done..<direct {
                 let bit = k &* bits
                 let word = UInt64(littleEndian: (column + (bit &>> 3)).loadUnaligned(as: UInt64.self))
                 doc &+= ((word &>> UInt64(bit & 7)) & mask) &+ 1
@@ -314,6 +324,57 @@ enum PostingBlock {
         // Each delta is at least one, so only the sum can overflow, and only past the last.
         guard doc < UInt64(UInt32.max) else { throw .damaged("a posting block's document numbers overflow") }
         return UInt32(truncatingIfNeeded: doc)
+    }
+
+    /// `groups` groups of eight deltas of width `bits` from `column` (each group's `bits` bytes
+    /// and the eight after them readable), each doc the one before plus its delta plus one, from
+    /// `doc`, into `out`; returns the last doc. One copy of ``unpackGroups(_:groups:width:from:into:)``
+    /// per width, so that the compiler makes its shifts constants.
+    @inline(__always)
+    static func unpackGroups(
+        _ column: UnsafeRawPointer, groups: Int, bits: Int, from doc: UInt64, into out: UnsafeMutablePointer<UInt32>
+    ) -> UInt64 {
+        switch bits {
+        case 0: return unpackGroups(column, groups: groups, width: 0, from: doc, into: out)
+        case 1: return unpackGroups(column, groups: groups, width: 1, from: doc, into: out)
+        case 2: return unpackGroups(column, groups: groups, width: 2, from: doc, into: out)
+        case 3: return unpackGroups(column, groups: groups, width: 3, from: doc, into: out)
+        case 4: return unpackGroups(column, groups: groups, width: 4, from: doc, into: out)
+        case 5: return unpackGroups(column, groups: groups, width: 5, from: doc, into: out)
+        case 6: return unpackGroups(column, groups: groups, width: 6, from: doc, into: out)
+        case 7: return unpackGroups(column, groups: groups, width: 7, from: doc, into: out)
+        case 8: return unpackGroups(column, groups: groups, width: 8, from: doc, into: out)
+        case 9: return unpackGroups(column, groups: groups, width: 9, from: doc, into: out)
+        case 10: return unpackGroups(column, groups: groups, width: 10, from: doc, into: out)
+        case 11: return unpackGroups(column, groups: groups, width: 11, from: doc, into: out)
+        case 12: return unpackGroups(column, groups: groups, width: 12, from: doc, into: out)
+        case 13: return unpackGroups(column, groups: groups, width: 13, from: doc, into: out)
+        case 14: return unpackGroups(column, groups: groups, width: 14, from: doc, into: out)
+        case 15: return unpackGroups(column, groups: groups, width: 15, from: doc, into: out)
+        case 16: return unpackGroups(column, groups: groups, width: 16, from: doc, into: out)
+        default: return unpackGroups(column, groups: groups, width: bits, from: doc, into: out)
+        }
+    }
+
+    @inline(__always)
+    private static func unpackGroups(
+        _ column: UnsafeRawPointer, groups: Int, width: Int, from start: UInt64, into out: UnsafeMutablePointer<UInt32>
+    ) -> UInt64 {
+        let mask = (UInt64(1) &<< UInt64(width)) &- 1
+        var doc = start
+        var at = column
+        var o = out
+        for _ in 0..<groups {
+            for u in 0..<8 {
+                let bit = u &* width
+                let word = UInt64(littleEndian: (at + (bit &>> 3)).loadUnaligned(as: UInt64.self))
+                doc &+= ((word &>> UInt64(bit & 7)) & mask) &+ 1
+                o[u] = UInt32(truncatingIfNeeded: doc)
+            }
+            at += width
+            o += 8
+        }
+        return doc
     }
 
     /// Decodes every entry and the byte range of each entry's positions.

@@ -402,6 +402,40 @@ struct SearchIndexTests {
         }
     }
 
+    /// The doc numbers are unpacked in groups of eight by a copy of the loop per width, the rest
+    /// one by one: every width, and counts around each group's end and the block's, decode as
+    /// they were encoded.
+    @Test("posting blocks of every doc width and size decode to the entries encoded")
+    func blocksOfEveryWidth() throws {
+        var rng = WorkloadRandom(seed: 5)
+        for width in 0...31 {
+            for count in [1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256] {
+                // Deltas less one of exactly `width` bits at most (the widest one at least once),
+                // kept under 2^32 in total.
+                let top = width == 0 ? 0 : min((UInt64(1) << UInt64(width)) - 1, UInt64(UInt32.max - 1) / UInt64(count))
+                var doc = UInt32(rng.next(in: 0...1_000))
+                var entries: [PostingBlock.Entry] = []
+                for k in 0..<count {
+                    if k > 0 {
+                        let delta = k == count / 2 ? top : UInt64(rng.next(in: 0...Int(top)))
+                        doc += UInt32(delta) + 1
+                    }
+                    entries.append(
+                        PostingBlock.Entry(
+                            doc: doc, titleTF: UInt32(rng.next(in: 0...2)), bodyTF: UInt32(rng.next(in: 1...9)),
+                            length: UInt32(rng.next(in: 1...5_000))))
+                }
+                var positions: [UInt8] = []
+                for e in entries {
+                    PostingBlock.appendPositions(Array(0..<(e.titleTF + e.bodyTF)), to: &positions)
+                }
+                let block = PostingBlock.encode(entries, positions: positions)
+                let decoded = try block.withUnsafeBytes { try PostingBlock.decode($0).entries }
+                #expect(decoded == entries, "width \(width), \(count) entries")
+            }
+        }
+    }
+
     /// Every test query under random filters and limits gives the oracle's hits, scores included.
     static func expectSame(_ f: Fixture, _ db: SearchDatabases, _ notes: [Note], _ rng: inout WorkloadRandom) throws {
         let oracle = InMemorySearchIndex(notes: notes, language: db.language)
