@@ -182,6 +182,18 @@ public enum RFC3339 {
 
     /// ``parse(_:)`` over UTF-8 bytes.
     public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let micros = parse(utf8: bytes, fractionDigits: 9) else { return nil }
+        return validRange.contains(micros) ? micros : nil
+    }
+
+    /// The instant an RFC 3339 date-time names, in or out of ``validRange``, with any number of
+    /// fractional digits: what a person may type, told apart from what is not a date-time at all
+    /// (for a message that says which). Nil when the text is not one.
+    public static func parseUnbounded(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        parse(utf8: bytes, fractionDigits: .max)
+    }
+
+    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, fractionDigits: Int) -> Int64? {
         var cursor = DigitCursor(bytes)
         guard let year = cursor.number(digits: 4), year >= 1,
             cursor.skip(UInt8(ascii: "-")), let month = cursor.number(digits: 2),
@@ -197,7 +209,7 @@ public enum RFC3339 {
             var digits = 0
             while let digit = cursor.digit() {
                 digits += 1
-                guard digits <= 9 else { return nil }
+                guard digits <= fractionDigits else { return nil }
                 if digits <= 6 { fraction = fraction * 10 + digit }
             }
             guard digits > 0 else { return nil }
@@ -226,8 +238,7 @@ public enum RFC3339 {
         }
         let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
-        let micros = seconds * 1_000_000 + Int64(fraction)
-        return validRange.contains(micros) ? micros : nil
+        return seconds * 1_000_000 + Int64(fraction)
     }
 }
 

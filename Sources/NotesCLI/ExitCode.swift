@@ -66,7 +66,6 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
                     return CLIError(
                         "the body is \(n) bytes; while a remote is set the limit is \(limit), half of what the remote "
                             + "holds of one event (a conflict keeps two bodies): split the note")
-                case .bodyTooLarge: return CLIError(e.description + " (raise it with the body-limit setting)")
                 case .notAnID: return CLIError(e.description + " (see `notes list`)")
                 case .streamWithoutNote: return CLIError(e.description + " (run `notes verify`)")
                 case .files(let problems):

@@ -67,6 +67,8 @@ struct ReliabilityInputTests {
         Self.expectRefused(s.run("import-markdown", ""), 2, "import-markdown \"\"", mentioning: "folder name is empty")
         Self.expectRefused(s.run("export-markdown", ""), 2, "export-markdown \"\"", mentioning: "folder name is empty")
         Self.expectRefused(s.run("config", "get"), 2, "config get", mentioning: "usage: notes config get KEY")
+        Self.expectRefused(s.run("log", "--actor", ""), 2, "log --actor \"\"", mentioning: "--actor needs an actor")
+        Self.expectRefused(s.run("log", "--type", ""), 2, "log --type \"\"", mentioning: "--type needs an event type")
         let long = String(repeating: "c", count: 600)
         for args in [["list", "--category", ""], ["list", "--category", long], ["search", "x", "--category", long]] {
             Self.expectRefused(s.run(args), 3, "\(args)", mentioning: "no category")

@@ -35,6 +35,8 @@ struct InstantParserTests {
             ("2026-11-29T12:00:00Z", "2026-11-29T12:00:00.000000Z"),
             ("2026-11-29t12:00:00.25+02:00", "2026-11-29T10:00:00.250000Z"),
             ("2026-11-29 12:00:00-05:00", "2026-11-29T17:00:00.000000Z"),
+            // Typed, any number of fraction digits: those past the microsecond are dropped.
+            ("2026-12-06T04:00:00.1234567890Z", "2026-12-06T04:00:00.123456Z"),
             ("2026-10-03", "2026-10-02T23:00:00.000000Z"),
             ("2026-10-03T08:15", "2026-10-03T07:15:00.000000Z"),
             ("2026-10-03 08:15", "2026-10-03T07:15:00.000000Z"),
@@ -167,6 +169,9 @@ struct InstantParserTests {
             ("999999 years ago", .outOfRange),
             ("100000000 hours ago", .outOfRange),
             ("0001-01-01", .outOfRange),
+            // RFC 3339 instants past the years the store holds are out of range, not unrecognized.
+            ("9999-12-31T23:59:59-01:00", .outOfRange),
+            ("0001-01-01T00:00:00+14:00", .outOfRange),
         ])
     func rejects(text: String, reason: InstantParseError.Reason) {
         #expect(throws: InstantParseError(reason, input: text.trimmingSpaces())) {

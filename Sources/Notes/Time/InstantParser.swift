@@ -350,8 +350,9 @@ public struct InstantParser: Sendable {
     private func parseDate(
         _ word: [UInt8], _ fail: (InstantParseError.Reason) -> InstantParseError
     ) throws(InstantParseError) -> Int64 {
-        if let instant = word.withUnsafeBufferPointer({ RFC3339.parse(utf8: $0) }) {
-            return instant
+        if let instant = word.withUnsafeBufferPointer({ RFC3339.parseUnbounded(utf8: $0) }) {
+            // Digits past the microsecond are dropped, however many (RFC 3339 sets no limit).
+            return try inRange(instant, fail)
         }
         // Read as many fields as are well-formed, so that a date with a field out of range is
         // reported as such even when something else is wrong too.
