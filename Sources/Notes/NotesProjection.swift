@@ -29,7 +29,8 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    public var version: String { "notes-12+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-13`: links on a body's first line after a byte-order mark are found.
+    public var version: String { "notes-13+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"

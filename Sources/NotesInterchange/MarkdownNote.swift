@@ -465,8 +465,7 @@ struct MarkdownNote: Equatable {
         var inComment = false
         var previous: (line: Substring, index: Int)?
         var found: String?
-        let text = body.hasPrefix("\u{FEFF}") ? String(body.dropFirst()) : body
-        WikiLink.forEachLineOutsideFences(Array(text.utf8)) { bytes, index in
+        WikiLink.forEachLineOutsideFences(Array(body.utf8)) { bytes, index in
             guard found == nil else { return }
             let l = Substring(String(decoding: bytes, as: UTF8.self))
             // A heading in an HTML comment is not one.

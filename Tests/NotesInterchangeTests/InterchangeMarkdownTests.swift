@@ -660,6 +660,12 @@ struct InterchangeMarkdownTests {
                 "after-comment", "end",
             ])
         #expect(MarkdownNote.inlineTags("no tags here") == [])
+        // A file's byte-order mark stays first in the body; it starts no word and no line (a
+        // new-user trial found `#start` missed and a fenced `#incode` taken after one).
+        #expect(MarkdownNote.inlineTags("\u{FEFF}#start of body") == ["start"])
+        #expect(MarkdownNote.inlineTags("\u{FEFF}```\n#incode [[notalink]]\n```\n#after") == ["after"])
+        #expect(WikiLink.parse("\u{FEFF}```\n[[notalink]]\n```\n[[real]]").map(\.target) == [.title("real")])
+        #expect(WikiLink.parse("\u{FEFF}[[first]]").map(\.target) == [.title("first")])
     }
 
     @Test("titles: setext headings, HTML entities and escapes, no heading from a comment, ... ends front matter")

@@ -52,10 +52,11 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     /// out too), without its line feed or a carriage return before it, and the line's number
     /// from 0. A fence is CommonMark's: a run of 3 or more backticks or tildes after at most 3
     /// spaces, closed by a run of the same character at least as long, followed by spaces only;
-    /// a backtick run whose info string holds a backtick opens none.
+    /// a backtick run whose info string holds a backtick opens none. A byte-order mark that
+    /// starts the text is not part of its first line (a file's BOM is kept in the body).
     package static func forEachLineOutsideFences(_ bytes: [UInt8], _ body: (ArraySlice<UInt8>, Int) -> Void) {
         var fence: (marker: UInt8, count: Int)?
-        var lineStart = 0
+        var lineStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         var index = 0
         while lineStart <= bytes.count {
             var lineEnd = lineStart
