@@ -36,6 +36,14 @@ final class Context: @unchecked Sendable {
             guard let micros = RFC3339.parse(fixed) else {
                 throw CLIError("NOTES_NOW=\"\(fixed)\" is not an RFC 3339 instant (e.g. 2026-11-29T12:00:00Z)")
             }
+            // The log's time never goes back: a write at a pretended future would hold every
+            // later write of the store at that instant (and out of `list --as-of now`). The same
+            // day of slack as `import` gives the instants of a file.
+            if !command.readsOnly && micros > EventStore.systemClock() + 86_400_000_000 {
+                throw CLIError(
+                    "NOTES_NOW=\"\(fixed)\" is more than a day ahead of this machine's clock; a write at it would "
+                        + "hold every later write of the store at that instant: unset NOTES_NOW")
+            }
             clock = { micros }
         } else {
             clock = EventStore.systemClock

@@ -1,3 +1,5 @@
+import Basics
+import EventStore
 import Foundation
 import Glibc
 import TestSupport
@@ -81,6 +83,27 @@ struct ReliabilityInputTests {
         let fallback = s.run("list", env: ["NOTES_STORE": ""])
         #expect(fallback.code == 0 || fallback.code == 3, "\(fallback)")
         #expect(try Self.events(s) <= before + 2)
+    }
+
+    /// Found by a new-user trial: one `add` under a NOTES_NOW years ahead held every later
+    /// write of the store at that instant (the log's time never goes back).
+    @Test("NOTES_NOW more than a day ahead of the clock is refused for writes, not for reads")
+    func futureNowRefusedForWrites() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept")
+        let before = try Self.events(s)
+        let ahead = RFC3339.format(micros: EventStore.systemClock() + 3 * 86_400_000_000)
+        Self.expectRefused(
+            s.run("add", "Future", env: ["NOTES_NOW": ahead]), 2, "add under a future NOTES_NOW",
+            mentioning: "more than a day ahead of this machine's clock")
+        Self.expectRefused(
+            s.run("edit", id, "--body", "x", env: ["NOTES_NOW": ahead]), 2, "edit under a future NOTES_NOW",
+            mentioning: "unset NOTES_NOW")
+        #expect(try Self.events(s) == before)
+        #expect(s.run("list", env: ["NOTES_NOW": ahead]).code == 0)
+        // Within the day of slack, as the suite's own fixed instants and a clock a little off are.
+        let soon = RFC3339.format(micros: EventStore.systemClock() + 3_600_000_000)
+        #expect(s.run("add", "Soon", env: ["NOTES_NOW": soon]).code == 0)
     }
 
     @Test("an import of a file or folder that is not there makes no store where there was none")
