@@ -70,7 +70,14 @@ final class Appender {
     /// The instant the next event will be recorded at (never before the log's last event).
     func now(in txn: borrowing Transaction) throws -> Int64 {
         try load(txn)
-        return max(store.configuration.clock(), lastRecordedAt)
+        return max(try checkedClock(), lastRecordedAt)
+    }
+
+    /// The clock's instant, passed by ``EventStore/Configuration/checkClock``.
+    private func checkedClock() throws -> Int64 {
+        let now = store.configuration.clock()
+        try store.configuration.checkClock?(now)
+        return now
     }
 
     /// Appends `events` to `stream`, checking `expected` against the stream's version.
@@ -138,7 +145,7 @@ final class Appender {
             version += 1
             let position = nextPosition
             nextPosition += 1
-            let at = max(events[i].recordedAt ?? store.configuration.clock(), lastRecordedAt)
+            let at = max(try events[i].recordedAt ?? checkedClock(), lastRecordedAt)
             lastRecordedAt = at
             let (bytes, digest) = Envelope.encode(
                 events[i], stream: stream, version: version, recordedAt: at, previousDigest: lastDigest)

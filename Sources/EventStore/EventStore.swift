@@ -22,6 +22,9 @@ public final class EventStore: Sendable {
         public var environment = Environment.Options()
         /// Microseconds since the Unix epoch; injected so tests are deterministic.
         public var clock: @Sendable () -> Int64 = EventStore.systemClock
+        /// Called with each instant ``clock`` gives an event as it is appended; a throw refuses
+        /// the append (with that error). Events that bring their own instant are not checked.
+        public var checkClock: (@Sendable (Int64) throws -> Void)?
         public var registry = SchemaRegistry()
         /// Where ``WriteSession/newID()`` takes ids from; injected so tests are deterministic.
         public var ids: any IdentifierGenerator = RandomIdentifiers()

@@ -19,6 +19,10 @@ public final class Notebook: Sendable {
         /// Recorded on every event: the command that made it.
         public var command: String?
         public var clock: @Sendable () -> Int64 = EventStore.systemClock
+        /// When set, an event the clock would record more than this many microseconds ahead of
+        /// ``EventStore/systemClock`` is refused (``InvalidInput/clockAhead(_:)``): the log's time
+        /// never goes back, so every later event would be held at that instant.
+        public var maximumClockLead: Int64?
         public var ids: any IdentifierGenerator = RandomIdentifiers()
         /// Bodies larger than this many UTF-8 bytes are refused.
         public var maxBodyBytes = 1 << 20
@@ -68,6 +72,11 @@ public final class Notebook: Sendable {
         self.projection = projection
         var config = EventStore.Configuration(registry: options.registry, projections: projection)
         config.clock = options.clock
+        if let lead = options.maximumClockLead {
+            config.checkClock = { at in
+                if at > EventStore.systemClock() &+ lead { throw NotesError.validation(.clockAhead(at)) }
+            }
+        }
         config.ids = options.ids
         config.environment.readOnly = options.readOnly
         config.environment.maxMapSize = options.maxStoreBytes

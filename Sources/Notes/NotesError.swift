@@ -45,6 +45,8 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case titleNotOneLine
     case bodyTooLarge(bytes: Int, limit: Int)
     case bodyHasNUL
+    /// The clock reads this instant, too far ahead of the machine's (``Notebook/Options/maximumClockLead``).
+    case clockAhead(Int64)
     case emptyCategoryName
     case categoryNameTooLong(characters: Int, limit: Int)
     case categoryNameHasControlCharacter
@@ -93,6 +95,9 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
         case .bodyTooLarge(let n, let limit):
             return "the body is \(n) bytes; the limit is \(limit) (\(Self.raiseBodyLimit))"
         case .bodyHasNUL: return "the body contains a NUL character; notes hold text"
+        case .clockAhead(let at):
+            return "the clock reads \(RFC3339.format(micros: at)), more than a day ahead of this machine's; "
+                + "a write at it would hold every later write of the store at that instant"
         case .emptyCategoryName: return "the category name is empty"
         case .categoryNameTooLong(let n, let limit):
             return "the category name has \(n) characters; the limit is \(limit)"

@@ -36,14 +36,6 @@ final class Context: @unchecked Sendable {
             guard let micros = RFC3339.parse(fixed) else {
                 throw CLIError("NOTES_NOW=\"\(fixed)\" is not an RFC 3339 instant (e.g. 2026-11-29T12:00:00Z)")
             }
-            // The log's time never goes back: a write at a pretended future would hold every
-            // later write of the store at that instant (and out of `list --as-of now`). The same
-            // day of slack as `import` gives the instants of a file.
-            if !command.readsOnly && micros > EventStore.systemClock() + 86_400_000_000 {
-                throw CLIError(
-                    "NOTES_NOW=\"\(fixed)\" is more than a day ahead of this machine's clock; a write at it would "
-                        + "hold every later write of the store at that instant: unset NOTES_NOW")
-            }
             clock = { micros }
         } else {
             clock = EventStore.systemClock
@@ -152,6 +144,10 @@ final class Context: @unchecked Sendable {
         }
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
+        // The log's time never goes back: an event at a pretended future would hold every later
+        // one of the store at that instant (and out of `list --as-of now`). The same day of slack
+        // as `import` gives the instants of a file; reads take any instant.
+        if environment["NOTES_NOW"] != nil { options.maximumClockLead = 86_400_000_000 }
         options.maxBodyBytes = try bodyLimitSetting()
         options.searchLanguage = config["search-language"].flatMap { SearchLanguage($0) } ?? .english
         // A rebuild (at open when the projections' code changed, or `notes rebuild`) can take a

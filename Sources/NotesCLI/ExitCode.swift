@@ -67,6 +67,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
                         "the body is \(n) bytes; while a remote is set the limit is \(limit), half of what the remote "
                             + "holds of one event (a conflict keeps two bodies): split the note")
                 case .notAnID: return CLIError(e.description + " (see `notes list`)")
+                case .clockAhead: return CLIError(e.description + " (NOTES_NOW sets it: unset NOTES_NOW)")
                 case .streamWithoutNote: return CLIError(e.description + " (run `notes verify`)")
                 case .files(let problems):
                     // One line per refused file, then the verdict.

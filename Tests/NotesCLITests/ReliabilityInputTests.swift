@@ -69,7 +69,6 @@ struct ReliabilityInputTests {
         Self.expectRefused(s.run("import-markdown", ""), 2, "import-markdown \"\"", mentioning: "folder name is empty")
         Self.expectRefused(s.run("export-markdown", ""), 2, "export-markdown \"\"", mentioning: "folder name is empty")
         Self.expectRefused(s.run("config", "get"), 2, "config get", mentioning: "usage: notes config get KEY")
-        Self.expectRefused(s.run("log", "--actor", ""), 2, "log --actor \"\"", mentioning: "--actor needs an actor")
         Self.expectRefused(s.run("log", "--type", ""), 2, "log --type \"\"", mentioning: "--type needs an event type")
         let long = String(repeating: "c", count: 600)
         for args in [["list", "--category", ""], ["list", "--category", long], ["search", "x", "--category", long]] {
@@ -95,12 +94,16 @@ struct ReliabilityInputTests {
         let ahead = RFC3339.format(micros: EventStore.systemClock() + 3 * 86_400_000_000)
         Self.expectRefused(
             s.run("add", "Future", env: ["NOTES_NOW": ahead]), 2, "add under a future NOTES_NOW",
-            mentioning: "more than a day ahead of this machine's clock")
+            mentioning: "more than a day ahead of this machine")
         Self.expectRefused(
             s.run("edit", id, "--body", "x", env: ["NOTES_NOW": ahead]), 2, "edit under a future NOTES_NOW",
             mentioning: "unset NOTES_NOW")
         #expect(try Self.events(s) == before)
-        #expect(s.run("list", env: ["NOTES_NOW": ahead]).code == 0)
+        // Commands that read, and the reading forms of those that may write, take it.
+        for args in [["list"], ["tags"], ["categories"], ["show", id], ["log"], ["search", "kept"]] {
+            let r = s.run(args, env: ["NOTES_NOW": ahead])
+            #expect(r.code == 0, "\(args): \(r)")
+        }
         // Within the day of slack, as the suite's own fixed instants and a clock a little off are.
         let soon = RFC3339.format(micros: EventStore.systemClock() + 3_600_000_000)
         #expect(s.run("add", "Soon", env: ["NOTES_NOW": soon]).code == 0)

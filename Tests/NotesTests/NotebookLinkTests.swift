@@ -218,6 +218,9 @@ struct NotebookLinkTests {
         let back = try f.book.backlinks(of: target)
         #expect(back.map(\.line) == ["see [[Target]]"] && back.map(\.link.line) == [1])
         #expect(try f.book.backlinks(of: target, asOf: f.clock.micros) == back)
+        // A byte-order mark that starts a body is no part of its first line.
+        _ = try f.book.add(title: "Bom", body: "\u{FEFF}[[Target]] first\nnext")
+        #expect(try f.book.backlinks(of: target).map(\.line).sorted() == ["[[Target]] first", "see [[Target]]"])
         // Twelve notes whose ids start with the same 8 digits, imported.
         let lines = (1...12).map { i -> [UInt8] in
             let n = String(String(1000 + i).suffix(3))

@@ -150,8 +150,11 @@ enum LinkResolution {
         var out: [Backlink] = []
         for (source, keys) in keysBySource {
             guard let note = try world.note(source) else { continue }
-            // Lines as the parser counts them: at each line feed byte (a CRLF line keeps no CR).
-            let lines = note.body.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            // Lines as the parser counts them: at each line feed byte (a CRLF line keeps no CR; a
+            // byte-order mark that starts the body is no part of its first line).
+            let text =
+                note.body.utf8.starts(with: [0xEF, 0xBB, 0xBF]) ? note.body.utf8.dropFirst(3) : note.body.utf8[...]
+            let lines = text.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
                 String(decoding: line.last == 0x0D ? line.dropLast() : line[...], as: UTF8.self)
             }
             // One backlink per line: the first link of the line that leads here.

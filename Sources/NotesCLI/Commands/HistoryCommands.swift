@@ -187,12 +187,10 @@ let logCommand = Command(
     q.until = try ctx.value("until").map { (text) throws(CLIError) in try ctx.instant(text) }
     q.type = ctx.value("type")
     q.actor = ctx.value("actor")
-    // An empty name matches no event: a mistake (an unset shell variable), not a query.
+    // No event has an empty type: a mistake (an unset shell variable), not a query. (An actor
+    // may be empty, in an imported history.)
     if q.type == "" {
         throw CLIError("--type needs an event type, e.g. NoteCreated (see `notes log`), not an empty string")
-    }
-    if q.actor == "" {
-        throw CLIError("--actor needs an actor, e.g. ana@laptop (see `notes log`), not an empty string")
     }
     q.limit = try ctx.integer("limit", min: 1) ?? Int.max
     q.oldestFirst = ctx.flag("reverse")
