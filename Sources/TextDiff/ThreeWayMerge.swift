@@ -76,6 +76,28 @@ public enum ThreeWayMerge {
         return Result(text: String(decoding: out, as: UTF8.self), conflicts: conflicts)
     }
 
+    /// ``merge(base:ours:theirs:labels:)``, but a conflicted result of more than `limit` bytes
+    /// (markers repeat for each conflicting hunk, with their labels) is given as one conflict
+    /// holding both sides whole when that is shorter: its size is both sides' and one set of
+    /// markers, whatever the number of hunks.
+    public static func merge(
+        base: String, ours: String, theirs: String, labels: Labels = Labels(ours: "ours", theirs: "theirs"),
+        limit: Int
+    ) -> Result {
+        let result = merge(base: base, ours: ours, theirs: theirs, labels: labels)
+        guard !result.isClean, result.text.utf8.count > limit else { return result }
+        var out: [UInt8] = []
+        out.reserveCapacity(
+            ours.utf8.count + theirs.utf8.count + labels.ours.utf8.count + labels.theirs.utf8.count + 32)
+        marker("<<<<<<< " + labels.ours, to: &out)
+        out.append(contentsOf: ours.utf8)
+        marker("=======", to: &out)
+        out.append(contentsOf: theirs.utf8)
+        marker(">>>>>>> " + labels.theirs, to: &out)
+        guard out.count < result.text.utf8.count else { return result }
+        return Result(text: String(decoding: out, as: UTF8.self), conflicts: 1)
+    }
+
     /// A run of base lines that one side or both changed, with how many lines each side has
     /// there more than the base.
     struct Region {

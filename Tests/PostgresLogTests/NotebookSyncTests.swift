@@ -284,6 +284,41 @@ struct NotebookSyncTests {
         #expect(try a.book.conflictedNotes().isEmpty)
     }
 
+    /// Found by a new-user trial: a conflict's markers repeat for each hunk, so two bodies under
+    /// the limit that differ on every third line made an event of 21 MB, which the remote
+    /// refused (16 MiB), and the device's pushes stopped for good. Past half of what the remote
+    /// takes, the conflict holds both sides whole under one set of markers. Large bodies: with
+    /// NOTES_LONG_TESTS=1 (about 20 s in a debug build); a small one otherwise.
+    @Test("a conflict of many hunks still fits in one remote event: both sides whole under one set of markers")
+    func conflictOfManyHunksFits() throws {
+        let long = getenv("NOTES_LONG_TESTS").map { String(cString: $0) == "1" } ?? false
+        let lines = long ? 250_000 : 2_000
+        let a = try Device(stem: 1, notebook: 173, maxBodyBytes: 2_000_000)
+        let b = try Device(stem: 2, notebook: 173, maxBodyBytes: 2_000_000)
+        try a.book.add(title: "Welcome")
+        try a.sync(join: true)
+        try b.sync()
+        let n = try a.book.add(title: "Big", body: String(repeating: "b\nb\nb\n", count: lines))
+        try converge([a, b])
+        let ours = String(repeating: "a\nb\nb\n", count: lines)
+        let theirs = String(repeating: "c\nb\nb\n", count: lines)
+        try a.book.edit(n.id, body: ours)
+        try b.book.edit(n.id, body: theirs)
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.conflicts == 1)
+        try converge([a, b])
+        let body = try a.book.note(n.id).body
+        if long {
+            #expect(
+                body == "<<<<<<< edit of v1 by ana@laptop\n" + theirs + "=======\n" + ours
+                    + ">>>>>>> v2, first in the shared log\n")
+        } else {
+            // Small bodies keep a conflict per hunk.
+            #expect(body.components(separatedBy: "<<<<<<< ").count == lines + 1)
+        }
+    }
+
     @Test("an undo of the edit a rebase turned into a conflict takes back its markers and its flag together")
     func undoConflict() throws {
         let (a, b) = try pair(119)

@@ -9,6 +9,35 @@ import TextDiff
 struct ThreeWayMergeTests {
     private let labels = ThreeWayMerge.Labels(ours: "this device (v3)", theirs: "remote (v4)")
 
+    /// A conflict's markers repeat for each hunk; past `limit` bytes the conflict is one hunk of
+    /// both sides whole, when that is shorter (a sync's conflict must fit in one remote event).
+    @Test func manyHunksPastTheLimitBecomeOne() {
+        let base = String(repeating: "b\nb\nb\n", count: 50)
+        let ours = String(repeating: "o\nb\nb\n", count: 50)
+        let theirs = String(repeating: "t\nb\nb\n", count: 50)
+        let hunked = ThreeWayMerge.merge(base: base, ours: ours, theirs: theirs, labels: labels)
+        #expect(hunked.conflicts == 50)
+        #expect(ThreeWayMerge.merge(base: base, ours: ours, theirs: theirs, labels: labels, limit: 1 << 20) == hunked)
+        let whole = ThreeWayMerge.merge(base: base, ours: ours, theirs: theirs, labels: labels, limit: 1_000)
+        #expect(
+            whole
+                == .init(
+                    text: "<<<<<<< this device (v3)\n" + ours + "=======\n" + theirs + ">>>>>>> remote (v4)\n",
+                    conflicts: 1))
+        #expect(whole.text.utf8.count < hunked.text.utf8.count)
+        // Without a final line feed, the markers still stand on lines of their own.
+        let w = ThreeWayMerge.merge(
+            base: "x\ny\nx\ny\nx", ours: "o\ny\no\ny\no", theirs: "t\ny\nt\ny\nt", labels: labels, limit: 0)
+        #expect(w.text == "<<<<<<< this device (v3)\no\ny\no\ny\no\n=======\nt\ny\nt\ny\nt\n>>>>>>> remote (v4)\n")
+        // One hunk already shorter than both sides whole stays as it is; a clean merge too.
+        let one = ThreeWayMerge.merge(base: base, ours: "o\n" + base.dropFirst(2), theirs: "t\n" + base.dropFirst(2))
+        #expect(
+            ThreeWayMerge.merge(
+                base: base, ours: "o\n" + base.dropFirst(2), theirs: "t\n" + base.dropFirst(2), limit: 0) == one)
+        let clean = ThreeWayMerge.merge(base: "a\nb\nc\n", ours: "A\nb\nc\n", theirs: "a\nb\nC\n", limit: 0)
+        #expect(clean == .init(text: "A\nb\nC\n", conflicts: 0))
+    }
+
     @Test func trivialSides() {
         #expect(ThreeWayMerge.merge(base: "a\n", ours: "a\n", theirs: "b\n").text == "b\n")
         #expect(ThreeWayMerge.merge(base: "a\n", ours: "b\n", theirs: "a\n").text == "b\n")

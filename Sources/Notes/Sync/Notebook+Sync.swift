@@ -1154,11 +1154,16 @@ struct Rebase {
                             let theirRange =
                                 theirs.version > baseVersion + 1
                                 ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
+                            // The markers of many conflicting hunks could make an event larger
+                            // than the remote takes, which would stop this device's pushes for
+                            // good: past half of it (each side's body is under half), the
+                            // conflict holds both sides whole under one set of markers.
                             let result = ThreeWayMerge.merge(
                                 base: base.body, ours: ours, theirs: theirs.body,
                                 labels: .init(
-                                    ours: "edit of v\(baseVersion) by \(Self.oneLine(e.metadata.actor))",
-                                    theirs: "\(theirRange), first in the shared log"))
+                                    ours: "edit of v\(baseVersion) by \(Self.oneLine(e.metadata.actor).prefix(200))",
+                                    theirs: "\(theirRange), first in the shared log"),
+                                limit: RemoteBatch.maxPayloadBytes / 2)
                             body = result.text
                             clean = result.isClean
                             if clean {
