@@ -41,6 +41,7 @@ public enum ThreeWayMerge {
         let o = TextLines(ours)
         let t = TextLines(theirs)
         let changes = merged(LineDiff.changes(from: b, to: o).groups, LineDiff.changes(from: b, to: t).groups)
+        let eol = lineEnding(ours, theirs)
         var out: [UInt8] = []
         out.reserveCapacity(max(o.bytes.count, t.bytes.count))
         var conflicts = 0
@@ -65,11 +66,11 @@ public enum ThreeWayMerge {
                 append(o, oursRange, to: &out)
             } else {
                 conflicts += 1
-                marker("<<<<<<< " + labels.ours, to: &out)
+                marker("<<<<<<< " + labels.ours, eol, to: &out)
                 append(o, oursRange, to: &out)
-                marker("=======", to: &out)
+                marker("=======", eol, to: &out)
                 append(t, theirsRange, to: &out)
-                marker(">>>>>>> " + labels.theirs, to: &out)
+                marker(">>>>>>> " + labels.theirs, eol, to: &out)
             }
         }
         append(b, baseAt..<b.count, to: &out)
@@ -86,14 +87,15 @@ public enum ThreeWayMerge {
     ) -> Result {
         let result = merge(base: base, ours: ours, theirs: theirs, labels: labels)
         guard !result.isClean, result.text.utf8.count > limit else { return result }
+        let eol = lineEnding(ours, theirs)
         var out: [UInt8] = []
         out.reserveCapacity(
             ours.utf8.count + theirs.utf8.count + labels.ours.utf8.count + labels.theirs.utf8.count + 32)
-        marker("<<<<<<< " + labels.ours, to: &out)
+        marker("<<<<<<< " + labels.ours, eol, to: &out)
         out.append(contentsOf: ours.utf8)
-        marker("=======", to: &out)
+        marker("=======", eol, to: &out)
         out.append(contentsOf: theirs.utf8)
-        marker(">>>>>>> " + labels.theirs, to: &out)
+        marker(">>>>>>> " + labels.theirs, eol, to: &out)
         guard out.count < result.text.utf8.count else { return result }
         return Result(text: String(decoding: out, as: UTF8.self), conflicts: 1)
     }
@@ -160,10 +162,23 @@ public enum ThreeWayMerge {
         out.append(contentsOf: lines.bytes[bytes])
     }
 
-    private static func marker(_ text: String, to out: inout [UInt8]) {
-        if let last = out.last, last != UInt8(ascii: "\n") { out.append(UInt8(ascii: "\n")) }
+    private static func marker(_ text: String, _ eol: [UInt8], to out: inout [UInt8]) {
+        if let last = out.last, last != UInt8(ascii: "\n") { out.append(contentsOf: eol) }
         out.append(contentsOf: text.utf8)
-        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: eol)
+    }
+
+    /// The line ending of conflict markers: CRLF when this side's first line ends so (the other
+    /// side's when this one has no line ending), else LF, as `git merge-file` writes them.
+    private static func lineEnding(_ ours: String, _ theirs: String) -> [UInt8] {
+        for text in [ours, theirs] {
+            let bytes = text.utf8
+            if let lf = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+                return lf > bytes.startIndex && bytes[bytes.index(before: lf)] == UInt8(ascii: "\r")
+                    ? [0x0D, 0x0A] : [0x0A]
+            }
+        }
+        return [0x0A]
     }
 }
 

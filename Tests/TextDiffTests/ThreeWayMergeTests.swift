@@ -38,6 +38,16 @@ struct ThreeWayMergeTests {
         #expect(clean == .init(text: "A\nb\nC\n", conflicts: 0))
     }
 
+    /// Found by a new-user trial: the markers in a CRLF body ended in LF alone.
+    @Test func markersTakeTheTextsLineEnding() {
+        let r = ThreeWayMerge.merge(base: "a\r\nb\r\n", ours: "o\r\nb\r\n", theirs: "t\r\nb\r\n", labels: labels)
+        #expect(r.text == "<<<<<<< this device (v3)\r\no\r\n=======\r\nt\r\n>>>>>>> remote (v4)\r\nb\r\n")
+        let noEnding = ThreeWayMerge.merge(base: "a", ours: "o", theirs: "t\r\n", labels: labels)
+        #expect(noEnding.text == "<<<<<<< this device (v3)\r\no\r\n=======\r\nt\r\n>>>>>>> remote (v4)\r\n")
+        let lf = ThreeWayMerge.merge(base: "a\n", ours: "o\n", theirs: "t\r\n", labels: labels)
+        #expect(lf.text == "<<<<<<< this device (v3)\no\n=======\nt\r\n>>>>>>> remote (v4)\n")
+    }
+
     @Test func trivialSides() {
         #expect(ThreeWayMerge.merge(base: "a\n", ours: "a\n", theirs: "b\n").text == "b\n")
         #expect(ThreeWayMerge.merge(base: "a\n", ours: "b\n", theirs: "a\n").text == "b\n")
