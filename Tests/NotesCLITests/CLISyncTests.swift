@@ -55,6 +55,23 @@ struct CLISyncTests {
             #expect(r.code == 2 && r.stderr.split(separator: "\n").count == 1, "\(args): \(r)")
         }
         #expect(!fileExists(s.configFile), "nothing was written")
+        // What is not a connection string at all is refused when set, not only at the next sync
+        // (a new-user trial); what libpq reads is taken.
+        for (address, why) in [
+            ("not a conn string ===", #"no "=" after "not""#), ("host=/x =db", #""=" without a keyword"#),
+            ("dbname='my db", "not closed"), ("host", #"no "=" after "host""#),
+        ] {
+            let r = s.run("remote", "set", address)
+            #expect(r.code == 2 && r.stderr.contains(why) && r.stderr.contains("libpq"), "\(address): \(r)")
+        }
+        #expect(!fileExists(s.configFile), "nothing was written")
+        let fresh = try Sandbox()
+        for address in [
+            "host = /x  port= 5432 dbname =notes", "dbname='my \\' db' host=/x", "service=notes", "host=a\\ b",
+            "postgres://db.example/notes?sslmode=require",
+        ] {
+            #expect(fresh.run("remote", "set", address).code == 0, "\(address)")
+        }
         let empty = s.run("sync", "--notebook", " ", env: ["NOTES_REMOTE": "host=/nonexistent-socket-dir"])
         #expect(empty.code == 2 && empty.stderr.contains("notebook must be a name"), "\(empty)")
         // A config file that is a link to a dotfiles folder stays one.

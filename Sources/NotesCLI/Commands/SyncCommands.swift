@@ -70,6 +70,40 @@ func passwordProblem(_ address: String) -> String? {
     return nil
 }
 
+/// Why an address is not a connection string libpq could read, or nil: a URI
+/// (`postgresql://`, `postgres://`) is left to libpq; keyword/value pairs are read as libpq reads
+/// them (`keyword = value`, spaces around `=` allowed, a value single-quoted or up to the next
+/// space, `\` escaping the byte after it). The keywords themselves are libpq's to check, at
+/// `notes sync`; this catches what is not a connection string at all, when it is set.
+func connectionStringProblem(_ address: String) -> String? {
+    let b = Array(address.utf8)
+    if address.hasPrefix("postgresql://") || address.hasPrefix("postgres://") { return nil }
+    func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+    var i = 0
+    while true {
+        while i < b.count, isSpace(b[i]) { i += 1 }
+        if i == b.count { return nil }
+        let start = i
+        while i < b.count, !isSpace(b[i]), b[i] != UInt8(ascii: "=") { i += 1 }
+        let keyword = String(decoding: b[start..<i], as: UTF8.self)
+        while i < b.count, isSpace(b[i]) { i += 1 }
+        guard i < b.count, b[i] == UInt8(ascii: "=") else {
+            return keyword.isEmpty ? "has \"=\" without a keyword before it" : "has no \"=\" after \"\(keyword)\""
+        }
+        guard !keyword.isEmpty else { return "has \"=\" without a keyword before it" }
+        i += 1
+        while i < b.count, isSpace(b[i]) { i += 1 }
+        if i < b.count, b[i] == UInt8(ascii: "'") {
+            i += 1
+            while i < b.count, b[i] != UInt8(ascii: "'") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+            guard i < b.count else { return "has a quoted value of \"\(keyword)\" that is not closed" }
+            i += 1
+        } else {
+            while i < b.count, !isSpace(b[i]) { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+        }
+    }
+}
+
 let remoteCommand = Command(
     "remote", abstract: "Set, show or forget the remote log this store syncs with (PostgreSQL).",
     usage: ["remote set ADDRESS [--notebook NAME]", "remote show", "remote unset"],
@@ -88,6 +122,11 @@ let remoteCommand = Command(
         if let problem = passwordProblem(address) {
             throw CLIError(
                 "the address \(problem); keep passwords in ~/.pgpass or a service file, never in the config")
+        }
+        if let problem = connectionStringProblem(address) {
+            throw CLIError(
+                "the address \(problem): give a libpq connection string (host=db.example dbname=notes) or URI "
+                    + "(postgresql://ana@db.example/notes)")
         }
         if let name = ctx.value("notebook"), let problem = notebookNameProblem(name) {
             throw CLIError("the notebook \(problem), not \"\(name)\"")
