@@ -109,7 +109,9 @@ struct ReliabilityInputTests {
         #expect(s.run("add", "Soon", env: ["NOTES_NOW": soon]).code == 0)
     }
 
-    @Test("an import of a file or folder that is not there makes no store where there was none")
+    @Test(
+        "an import of a file or folder that is not there, or an add of a bad title, makes no store where there was none"
+    )
     func importOfNothingMakesNoStore() throws {
         let s = try Sandbox()
         let missing = s.path("missing")
@@ -124,6 +126,8 @@ struct ReliabilityInputTests {
             (["import-markdown", missing], 1, "cannot read \(missing): No such file or directory; check the path"),
             (["import-markdown", s.path("a-file.txt")], 2, "is not a folder; give the folder to import"),
             (["import", s.path("a-folder")], 2, "is a directory; give a file"),
+            // A title the store cannot hold, refused before the store is opened.
+            (["add", ""], 2, "the title is empty"), (["add", "two\nlines"], 2, "titles are one line"),
         ]
         for (args, code, message) in cases {
             Self.expectRefused(s.run(args), code, "\(args)", mentioning: message)

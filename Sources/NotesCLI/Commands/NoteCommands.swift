@@ -22,6 +22,9 @@ let addCommand = Command(
     if rest.count > 1 {
         throw CLIError("unexpected argument \"\(rest[1])\"; quote a title with spaces, give the body with --body")
     }
+    // A title the store cannot hold is refused before the store is opened: a first `add ""`
+    // made an empty store.
+    do { _ = try Notebook.validTitle(title) } catch { throw CLIError.from(error) }
     var body = try ctx.bodyArgument()
     if body == nil && !ctx.terminal.stdinIsTTY {
         body = try readText(path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit)
