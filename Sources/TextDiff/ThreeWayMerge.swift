@@ -41,7 +41,7 @@ public enum ThreeWayMerge {
         let o = TextLines(ours)
         let t = TextLines(theirs)
         let changes = merged(LineDiff.changes(from: b, to: o).groups, LineDiff.changes(from: b, to: t).groups)
-        let eol = lineEnding(ours, theirs)
+        let eol = lineEnding(base, ours, theirs)
         var out: [UInt8] = []
         out.reserveCapacity(max(o.bytes.count, t.bytes.count))
         var conflicts = 0
@@ -87,7 +87,17 @@ public enum ThreeWayMerge {
     ) -> Result {
         let result = merge(base: base, ours: ours, theirs: theirs, labels: labels)
         guard !result.isClean, result.text.utf8.count > limit else { return result }
-        let eol = lineEnding(ours, theirs)
+        let whole = conflict(ours: ours, theirs: theirs, labels: labels, lineEndingOf: base)
+        guard whole.utf8.count < result.text.utf8.count else { return result }
+        return Result(text: whole, conflicts: 1)
+    }
+
+    /// One conflict of `ours` and `theirs` whole, between markers labelled `labels`, their line
+    /// ending that of the texts (and of `base`, when given).
+    public static func conflict(ours: String, theirs: String, labels: Labels, lineEndingOf base: String = "")
+        -> String
+    {
+        let eol = lineEnding(base, ours, theirs)
         var out: [UInt8] = []
         out.reserveCapacity(
             ours.utf8.count + theirs.utf8.count + labels.ours.utf8.count + labels.theirs.utf8.count + 32)
@@ -96,8 +106,7 @@ public enum ThreeWayMerge {
         marker("=======", eol, to: &out)
         out.append(contentsOf: theirs.utf8)
         marker(">>>>>>> " + labels.theirs, eol, to: &out)
-        guard out.count < result.text.utf8.count else { return result }
-        return Result(text: String(decoding: out, as: UTF8.self), conflicts: 1)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A run of base lines that one side or both changed, with how many lines each side has
@@ -168,17 +177,18 @@ public enum ThreeWayMerge {
         out.append(contentsOf: eol)
     }
 
-    /// The line ending of conflict markers: CRLF when this side's first line ends so (the other
-    /// side's when this one has no line ending), else LF, as `git merge-file` writes them.
-    private static func lineEnding(_ ours: String, _ theirs: String) -> [UInt8] {
-        for text in [ours, theirs] {
+    /// The line ending of conflict markers: CRLF when each of the texts that has a line ending
+    /// ends its first line so (and one does), else LF: a CRLF body's markers are CRLF, a mixed
+    /// one's LF.
+    private static func lineEnding(_ texts: String...) -> [UInt8] {
+        var crlf = false
+        for text in texts {
             let bytes = text.utf8
-            if let lf = bytes.firstIndex(of: UInt8(ascii: "\n")) {
-                return lf > bytes.startIndex && bytes[bytes.index(before: lf)] == UInt8(ascii: "\r")
-                    ? [0x0D, 0x0A] : [0x0A]
-            }
+            guard let lf = bytes.firstIndex(of: UInt8(ascii: "\n")) else { continue }
+            guard lf > bytes.startIndex, bytes[bytes.index(before: lf)] == UInt8(ascii: "\r") else { return [0x0A] }
+            crlf = true
         }
-        return [0x0A]
+        return crlf ? [0x0D, 0x0A] : [0x0A]
     }
 }
 

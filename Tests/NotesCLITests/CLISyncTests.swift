@@ -68,6 +68,7 @@ struct CLISyncTests {
         let fresh = try Sandbox()
         for address in [
             "host = /x  port= 5432 dbname =notes", "dbname='my \\' db' host=/x", "service=notes", "host=a\\ b",
+            "host=/x dbname=a\\",
             "postgres://db.example/notes?sslmode=require",
         ] {
             #expect(fresh.run("remote", "set", address).code == 0, "\(address)")

@@ -319,6 +319,33 @@ struct NotebookSyncTests {
         }
     }
 
+    /// Found by a review: sides over half of what the remote takes (an imported body, one
+    /// written before a remote was set) made even the whole-sides conflict too large. Then the
+    /// conflict holds this device's text and says where the other's is (it stays in the log).
+    @Test("a conflict of two sides too large to hold together keeps this device's text and names the other version")
+    func conflictOfHugeSidesFits() throws {
+        let a = try Device(stem: 1, notebook: 174, maxBodyBytes: 20 << 20)
+        let b = try Device(stem: 2, notebook: 174, maxBodyBytes: 20 << 20)
+        try a.book.add(title: "Welcome")
+        try a.sync(join: true)
+        try b.sync()
+        let n = try a.book.add(title: "Huge", body: "b\n")
+        try converge([a, b])
+        let ours = String(repeating: "c", count: 9 << 20) + "\n"
+        try a.book.edit(n.id, body: String(repeating: "a", count: 9 << 20) + "\n")
+        try b.book.edit(n.id, body: ours)
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.conflicts == 1)
+        try converge([a, b])
+        let body = try a.book.note(n.id).body
+        #expect(
+            body == "<<<<<<< edit of v1 by ana@laptop\n" + ours + "=======\n"
+                + "(the text of v2 is too large to keep beside this edit; `notes show \(n.id.hex.prefix(8)) --at 2` "
+                + "shows it)\n>>>>>>> v2, first in the shared log\n")
+        #expect(try a.book.note(n.id, atVersion: 2).body.hasPrefix("aaaa"))
+    }
+
     @Test("an undo of the edit a rebase turned into a conflict takes back its markers and its flag together")
     func undoConflict() throws {
         let (a, b) = try pair(119)

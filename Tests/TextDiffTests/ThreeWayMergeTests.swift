@@ -44,8 +44,11 @@ struct ThreeWayMergeTests {
         #expect(r.text == "<<<<<<< this device (v3)\r\no\r\n=======\r\nt\r\n>>>>>>> remote (v4)\r\nb\r\n")
         let noEnding = ThreeWayMerge.merge(base: "a", ours: "o", theirs: "t\r\n", labels: labels)
         #expect(noEnding.text == "<<<<<<< this device (v3)\r\no\r\n=======\r\nt\r\n>>>>>>> remote (v4)\r\n")
+        // Mixed texts get LF markers, whichever side has the CRLF.
         let lf = ThreeWayMerge.merge(base: "a\n", ours: "o\n", theirs: "t\r\n", labels: labels)
         #expect(lf.text == "<<<<<<< this device (v3)\no\n=======\nt\r\n>>>>>>> remote (v4)\n")
+        let lf2 = ThreeWayMerge.merge(base: "a\r\n", ours: "o\r\n", theirs: "t\n", labels: labels)
+        #expect(lf2.text == "<<<<<<< this device (v3)\no\r\n=======\nt\n>>>>>>> remote (v4)\n")
     }
 
     @Test func trivialSides() {

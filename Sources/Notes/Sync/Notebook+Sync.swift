@@ -1156,15 +1156,27 @@ struct Rebase {
                                 ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
                             // The markers of many conflicting hunks could make an event larger
                             // than the remote takes, which would stop this device's pushes for
-                            // good: past half of it (each side's body is under half), the
-                            // conflict holds both sides whole under one set of markers.
+                            // good: past half of it, the conflict holds both sides whole under
+                            // one set of markers (under the whole when each side is under half,
+                            // as bodies written with a remote set are).
+                            let labels = ThreeWayMerge.Labels(
+                                ours: "edit of v\(baseVersion) by \(Self.oneLine(e.metadata.actor).prefix(200))",
+                                theirs: "\(theirRange), first in the shared log")
                             let result = ThreeWayMerge.merge(
-                                base: base.body, ours: ours, theirs: theirs.body,
-                                labels: .init(
-                                    ours: "edit of v\(baseVersion) by \(Self.oneLine(e.metadata.actor).prefix(200))",
-                                    theirs: "\(theirRange), first in the shared log"),
+                                base: base.body, ours: ours, theirs: theirs.body, labels: labels,
                                 limit: RemoteBatch.maxPayloadBytes / 2)
                             body = result.text
+                            if !result.isClean && body.utf8.count > RemoteBatch.maxPayloadBytes - (64 << 10) {
+                                // Still too large (a side imported, or written before a remote was
+                                // set, or a restore of a conflict): this device's text whole, and
+                                // where the other's is; it stays in the log, so nothing is lost.
+                                body = ThreeWayMerge.conflict(
+                                    ours: ours,
+                                    theirs:
+                                        "(the text of v\(theirs.version) is too large to keep beside this edit; "
+                                        + "`notes show \(id.hex.prefix(8)) --at \(theirs.version)` shows it)\n",
+                                    labels: labels, lineEndingOf: base.body)
+                            }
                             clean = result.isClean
                             if clean {
                                 merged += 1

@@ -24,7 +24,7 @@ let addCommand = Command(
     }
     // A title the store cannot hold is refused before the store is opened: a first `add ""`
     // made an empty store.
-    do { _ = try Notebook.validTitle(title) } catch { throw CLIError.from(error) }
+    do { _ = try Notebook.validTypedTitle(title) } catch { throw CLIError.from(error) }
     var body = try ctx.bodyArgument()
     if body == nil && !ctx.terminal.stdinIsTTY {
         body = try readText(path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit)

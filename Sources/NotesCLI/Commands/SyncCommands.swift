@@ -77,12 +77,13 @@ func passwordProblem(_ address: String) -> String? {
 /// `notes sync`; this catches what is not a connection string at all, when it is set.
 func connectionStringProblem(_ address: String) -> String? {
     let b = Array(address.utf8)
-    if address.hasPrefix("postgresql://") || address.hasPrefix("postgres://") { return nil }
-    func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+    if b.starts(with: "postgresql://".utf8) || b.starts(with: "postgres://".utf8) { return nil }
+    // C's isspace, as libpq's parser uses.
+    func isSpace(_ c: UInt8) -> Bool { c == 0x20 || (0x09...0x0D).contains(c) }
     var i = 0
     while true {
         while i < b.count, isSpace(b[i]) { i += 1 }
-        if i == b.count { return nil }
+        if i >= b.count { return nil }
         let start = i
         while i < b.count, !isSpace(b[i]), b[i] != UInt8(ascii: "=") { i += 1 }
         let keyword = String(decoding: b[start..<i], as: UTF8.self)
