@@ -127,7 +127,8 @@ struct ReliabilityInputTests {
             (["import-markdown", s.path("a-file.txt")], 2, "is not a folder; give the folder to import"),
             (["import", s.path("a-folder")], 2, "is a directory; give a file"),
             // A title the store cannot hold, refused before the store is opened.
-            (["add", ""], 2, "the title is empty"), (["add", "two\nlines"], 2, "titles are one line"),
+            (["add", ""], 2, "the title is empty"), (["add", "\u{200B}"], 2, "the title is empty"),
+            (["add", "two\nlines"], 2, "titles are one line"),
         ]
         for (args, code, message) in cases {
             Self.expectRefused(s.run(args), code, "\(args)", mentioning: message)
