@@ -293,22 +293,12 @@ struct NotebookSyncTests {
     func conflictOfManyHunksFits() throws {
         let long = getenv("NOTES_LONG_TESTS").map { String(cString: $0) == "1" } ?? false
         let lines = long ? 250_000 : 2_000
-        let a = try Device(stem: 1, notebook: 173, maxBodyBytes: 2_000_000)
-        let b = try Device(stem: 2, notebook: 173, maxBodyBytes: 2_000_000)
-        try a.book.add(title: "Welcome")
-        try a.sync(join: true)
-        try b.sync()
+        let (a, b) = try pair(173, maxBodyBytes: 2_000_000)
         let n = try a.book.add(title: "Big", body: String(repeating: "b\nb\nb\n", count: lines))
         try converge([a, b])
         let ours = String(repeating: "a\nb\nb\n", count: lines)
         let theirs = String(repeating: "c\nb\nb\n", count: lines)
-        try a.book.edit(n.id, body: ours)
-        try b.book.edit(n.id, body: theirs)
-        try a.sync()
-        let report = try b.sync()
-        #expect(report.conflicts == 1)
-        try converge([a, b])
-        let body = try a.book.note(n.id).body
+        let body = try conflictingEdits(n.id, a, ours, b, theirs)
         if long {
             #expect(
                 body == "<<<<<<< edit of v1 by ana@laptop\n" + theirs + "=======\n" + ours
@@ -324,21 +314,11 @@ struct NotebookSyncTests {
     /// conflict holds this device's text and says where the other's is (it stays in the log).
     @Test("a conflict of two sides too large to hold together keeps this device's text and names the other version")
     func conflictOfHugeSidesFits() throws {
-        let a = try Device(stem: 1, notebook: 174, maxBodyBytes: 20 << 20)
-        let b = try Device(stem: 2, notebook: 174, maxBodyBytes: 20 << 20)
-        try a.book.add(title: "Welcome")
-        try a.sync(join: true)
-        try b.sync()
+        let (a, b) = try pair(174, maxBodyBytes: 20 << 20)
         let n = try a.book.add(title: "Huge", body: "b\n")
         try converge([a, b])
         let ours = String(repeating: "c", count: 9 << 20) + "\n"
-        try a.book.edit(n.id, body: String(repeating: "a", count: 9 << 20) + "\n")
-        try b.book.edit(n.id, body: ours)
-        try a.sync()
-        let report = try b.sync()
-        #expect(report.conflicts == 1)
-        try converge([a, b])
-        let body = try a.book.note(n.id).body
+        let body = try conflictingEdits(n.id, a, String(repeating: "a", count: 9 << 20) + "\n", b, ours)
         #expect(
             body == "<<<<<<< edit of v1 by ana@laptop\n" + ours + "=======\n"
                 + "(the text of v2 is too large to keep beside this edit; `notes show \(n.id.hex.prefix(8)) --at 2` "
@@ -1089,9 +1069,22 @@ struct NotebookSyncTests {
         #expect(claims == before.filter { $0.stream == Note.stream(n.id) }.map(\.recordedAt))
     }
 
-    func pair(_ n: Int) throws -> (Device, Device) {
-        let a = try Device(stem: 1, notebook: n)
-        let b = try Device(stem: 2, notebook: n)
+    /// `a` and `b` edit note `id` offline, `a` syncs first: the body both hold after `b`'s sync
+    /// counted one conflict.
+    func conflictingEdits(_ id: Identifier, _ a: Device, _ first: String, _ b: Device, _ second: String) throws
+        -> String
+    {
+        try a.book.edit(id, body: first)
+        try b.book.edit(id, body: second)
+        try a.sync()
+        #expect(try b.sync().conflicts == 1)
+        try converge([a, b])
+        return try a.book.note(id).body
+    }
+
+    func pair(_ n: Int, maxBodyBytes: Int? = nil) throws -> (Device, Device) {
+        let a = try Device(stem: 1, notebook: n, maxBodyBytes: maxBodyBytes)
+        let b = try Device(stem: 2, notebook: n, maxBodyBytes: maxBodyBytes)
         try a.book.add(title: "Welcome")
         try a.sync(join: true)
         try b.sync()

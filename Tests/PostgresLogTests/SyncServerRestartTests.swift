@@ -54,8 +54,10 @@ struct SyncServerRestartTests {
             try a.book.add(title: "note \(i)", body: String(repeating: "text of note \(i)\n", count: 40))
         }
         var failures = 0
-        // Stops at different moments of the join's push (several batches), then of b's clone.
-        for (round, delay) in [15_000, 60_000, 150_000].enumerated() {
+        // Stops at different moments of the join's push (several batches), then of b's clone;
+        // the first soon enough that a quick machine has not finished the push (in one full run
+        // every sync had finished before the stops at 15, 60 and 150 ms).
+        for (round, delay) in [3_000, 15_000, 60_000, 150_000].enumerated() {
             let b = try Device(stem: UInt64(10 + round), notebook: 401)
             let push = BackgroundSync(a.book, address: c.address(), notebook: a.notebookID, join: true)
             let clone = BackgroundSync(b.book, address: c.address(), notebook: b.notebookID, join: false)
