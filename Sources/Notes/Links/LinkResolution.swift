@@ -150,20 +150,20 @@ enum LinkResolution {
         var out: [Backlink] = []
         for (source, keys) in keysBySource {
             guard let note = try world.note(source) else { continue }
-            // Lines as the parser counts them: at each line feed byte (a CRLF line keeps no CR; a
-            // byte-order mark that starts the body is no part of its first line).
-            let text =
-                note.body.utf8.starts(with: [0xEF, 0xBB, 0xBF]) ? note.body.utf8.dropFirst(3) : note.body.utf8[...]
-            let lines = text.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
-                String(decoding: line.last == 0x0D ? line.dropLast() : line[...], as: UTF8.self)
-            }
             // One backlink per line: the first link of the line that leads here.
-            var lastLine = -1
-            for link in WikiLink.parse(note.body) where keys.contains(link.key) && link.line != lastLine {
-                out.append(
-                    Backlink(
-                        source: LinkedNote(note), link: link, line: link.line < lines.count ? lines[link.line] : ""))
-                lastLine = link.line
+            var first: [WikiLink] = []
+            for link in WikiLink.parse(note.body) where keys.contains(link.key) && link.line != first.last?.line {
+                first.append(link)
+            }
+            guard !first.isEmpty else { continue }
+            // Each such line's text, cut as the parser cut it (no CR, no byte-order mark).
+            let wanted = Set(first.map(\.line))
+            var lines: [Int: String] = [:]
+            WikiLink.forEachLineOutsideFences(Array(note.body.utf8)) { line, index in
+                if wanted.contains(index) { lines[index] = String(decoding: line, as: UTF8.self) }
+            }
+            for link in first {
+                out.append(Backlink(source: LinkedNote(note), link: link, line: lines[link.line] ?? ""))
             }
         }
         return out.sorted(by: order)
