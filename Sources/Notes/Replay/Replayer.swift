@@ -306,12 +306,14 @@ struct Replayer {
     }
 
     /// The first scan's share of the notes, out of 1,024, when there are `shards` scans: what
-    /// leaves it as busy as each of the others, walking the log costing about 0.3 of folding
-    /// all of it (callgrind, 1,000,000 events: k scans: (1 - 0.3 (k - 1)) / k; 35% of the notes
-    /// for two scans).
+    /// leaves its thread as busy as each of the others, walking the log costing about 0.4 of
+    /// folding all of it in CPU time (k scans: (1 - 0.4 (k - 1)) / k; 30% of the notes for two).
+    /// Balanced by time, not instructions: the walk's instructions wait on the mapped pages
+    /// (`perf`, 1,000,000 events, 2026-12-06: the first scan's thread had 54% of the CPU time at
+    /// 35% of the notes, 51% at 29%; by callgrind its instructions balance nearer 30%).
     @inline(__always)
     static func firstShare(among shards: Int) -> Int {
-        max(0, 1024 * (10 - 3 * (shards - 1)) / (10 * shards))
+        max(0, 1024 * (10 - 4 * (shards - 1)) / (10 * shards))
     }
 
     /// An event ``take(_:store:)`` does not queue: a note event of an older (or unknown)
