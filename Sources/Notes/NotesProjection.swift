@@ -698,8 +698,10 @@ public final class NotesProjection: ProjectionSet {
     /// Writes a folded state into empty projection databases, in sorted bulk order.
     ///
     /// A notebook of fewer than ``boundedRebuildNotes`` notes is written with its parts built
-    /// side by side: the links' tables on a thread of their own, the search index tokenized on
-    /// another while the other projections are written; the cores take whichever is ready. A
+    /// side by side: the listing's keys and then the links' tables on a thread of their own, the
+    /// search index tokenized and its posting blocks encoded on another, while the other
+    /// projections are written; the single writer is left with the puts of each part as it is
+    /// ready. A
     /// larger one builds them one after another, each let go of before the next, so the peak is
     /// the folded notes and one part, not the sum of them (2.3 GB at 10 M events side by side):
     /// the filings, then the links' tables (and the title history they come from), then the
@@ -725,7 +727,7 @@ public final class NotesProjection: ProjectionSet {
             let notes = state.notes.takeSortedByID()
             try writeNotesListsAndEntities(
                 notes, categories: categories, tags: tags, everPinned: everPinned, context: context,
-                databases: databases)
+                databases: databases, listing: { ListIndexBulkWriter(notes) })
             notes_trim_heap()
             try SearchBridge.bulkLoad(
                 taking: consume notes, context: context, databases: databases, language: searchLanguage)
@@ -733,13 +735,19 @@ public final class NotesProjection: ProjectionSet {
             return
         }
         final class Links: @unchecked Sendable {
-            // Written by the thread before it signals, read after the wait.
+            // Each written by the thread before it signals, read after the wait.
+            var listing: ListIndexBulkWriter?
+            let listed = DispatchSemaphore(value: 0)
             var tables: LinkTables?
             let done = DispatchSemaphore(value: 0)
         }
         let links = Links()
         let whole = state
+        // The listing's keys first (the writer needs them once the notes are written), then the
+        // links' tables: the single writer is left with the puts of both.
         DispatchQueue.global(qos: .userInitiated).async {
+            links.listing = ListIndexBulkWriter(whole.notes.values)
+            links.listed.signal()
             links.tables = LinkTables(whole)
             links.done.signal()
         }
@@ -748,7 +756,14 @@ public final class NotesProjection: ProjectionSet {
             try SearchBridge.bulkLoad(notes, context: context, databases: databases, language: searchLanguage) {
                 try writeNotesListsAndEntities(
                     notes, categories: categories, tags: tags, everPinned: everPinned, context: context,
-                    databases: databases)
+                    databases: databases
+                ) {
+                    links.listed.wait()
+                    guard let listing = links.listing else {
+                        throw StoreError.damaged(position: nil, detail: "the listing was not built")
+                    }
+                    return listing
+                }
             }
         } catch {
             links.done.wait()
@@ -788,7 +803,8 @@ public final class NotesProjection: ProjectionSet {
 
     private func writeNotesListsAndEntities(
         _ notes: [Note], categories: [Identifier: Category], tags: [Identifier: Tag], everPinned: [Identifier],
-        context: any ProjectionBulkWriter, databases: ProjectionDatabases
+        context: any ProjectionBulkWriter, databases: ProjectionDatabases,
+        listing: () throws -> ListIndexBulkWriter
     ) throws {
         let chunk = max(1, rebuildBatch / 12)
         var start = 0
@@ -816,7 +832,7 @@ public final class NotesProjection: ProjectionSet {
             }
             start += chunk
         }
-        try ListIndexBulkWriter(notes).write(context: context, into: databases[DB.list], batch: rebuildBatch)
+        try listing().write(context: context, into: databases[DB.list], batch: rebuildBatch)
         try context.write { txn in
             try categoryTable(databases).write(categories.values, in: txn)
             try tagTable(databases).write(tags.values, in: txn)

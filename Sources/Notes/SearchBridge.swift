@@ -66,34 +66,60 @@ enum SearchBridge {
     /// the other projections then), and writes it once both are done. Tokenizing is the largest
     /// CPU cost of a rebuild after the fold, and LMDB has a single writer, so this is where more
     /// cores help; the tokenizing takes one core fewer than the machine has (at least one), so
-    /// that it does not compete with the writer.
+    /// that it does not compete with the writer. The thread that tokenized then encodes the
+    /// posting blocks ahead of the writer (``EncodedTermBatches``), which only puts them.
     static func bulkLoad(
         _ notes: [Note], context: any ProjectionBulkWriter, databases: ProjectionDatabases, language: SearchLanguage,
         meanwhile: () throws -> Void
     ) throws {
         final class Preparation: @unchecked Sendable {
-            // Written by the building thread before it signals, read after the wait.
+            // Written by the building thread before it signals `prepared`, read after the wait.
             var result: Result<PreparedSearchIndex, any Error>?
+            var batches: EncodedTermBatches?
+            let prepared = DispatchSemaphore(value: 0)
             let done = DispatchSemaphore(value: 0)
         }
         let preparation = Preparation()
         DispatchQueue.global(qos: .userInitiated).async {
             let parts = max(1, SearchIndex.defaultParts(for: notes.count) - 1)
-            preparation.result = Result {
+            let result = Result {
                 try SearchIndex.prepare(notes.map(SearchDocument.init), language: language, parts: parts)
             }
+            preparation.result = result
+            // Then the terms' postings, encoded ahead of the writer, which only puts them.
+            let batches = (try? result.get()).map { EncodedTermBatches($0, encodedAhead: true, ahead: 4) }
+            preparation.batches = batches
+            preparation.prepared.signal()
+            batches?.produce()
             preparation.done.signal()
         }
+        let stop = {
+            preparation.prepared.wait()
+            preparation.batches?.cancel()
+            preparation.done.wait()
+        }
         do { try meanwhile() } catch {
+            stop()
+            throw error
+        }
+        preparation.prepared.wait()
+        guard let result = preparation.result, let batches = preparation.batches else {
+            preparation.done.wait()
+            _ = try preparation.result?.get()
+            throw SearchIndexError.inconsistent("the index was not built")
+        }
+        do {
+            try SearchIndex.write(
+                try result.get(), into: SearchDatabases(databases, language: language), batches: batches
+            ) { body in
+                try context.write(body)
+            }
+        } catch {
+            batches.cancel()
             preparation.done.wait()
             throw error
         }
         preparation.done.wait()
-        guard let result = preparation.result else { throw SearchIndexError.inconsistent("the index was not built") }
-        let prepared = try result.get()
-        try SearchIndex.write(prepared, into: SearchDatabases(databases, language: language)) { body in
-            try context.write(body)
-        }
     }
 
     /// Builds the index of `notes` on every core and writes it, the notes let go of once their

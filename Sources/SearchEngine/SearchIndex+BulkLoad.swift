@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 public import LMDB
+import Synchronization
 
 /// A search index built in memory from a set of notes, ready to be written.
 ///
@@ -158,6 +159,15 @@ extension SearchIndex {
         _ prepared: PreparedSearchIndex, into db: SearchDatabases,
         write: (_ body: (borrowing Transaction) throws -> Void) throws -> Void
     ) throws {
+        try Self.write(prepared, into: db, batches: EncodedTermBatches(prepared), write: write)
+    }
+
+    /// Writes a prepared index into empty databases, its terms' batches taken from `batches`
+    /// (encoded ahead on another thread, or as they are asked for).
+    public static func write(
+        _ prepared: PreparedSearchIndex, into db: SearchDatabases, batches: EncodedTermBatches,
+        write: (_ body: (borrowing Transaction) throws -> Void) throws -> Void
+    ) throws {
         let notes = prepared.notes
         let order = prepared.order
         let stats = prepared.stats
@@ -183,28 +193,7 @@ extension SearchIndex {
             }
             try stats.write(txn, db)
         }
-        // Terms and postings in batches of about four million postings, so a large rebuild never
-        // holds one huge transaction. Each batch is encoded before its transaction, in as many
-        // pieces as the index was tokenized in, each on its own core (encoding is nine tenths of
-        // this phase, the puts one tenth); the pieces are put in order, so the bytes written do
-        // not depend on the number of pieces.
-        let pieces = max(1, prepared.parts.count)
-        var next = 0
-        while next < prepared.termCount {
-            var end = next
-            var postings = 0
-            while end < prepared.termCount && (postings < 4_000_000 || end == next) {
-                postings += Int(prepared.df(end))
-                end += 1
-            }
-            let ranges = prepared.split(next..<end, postings: postings, into: pieces)
-            let encoded = ranges.map { _ in EncodedTerms() }
-            let work = { @Sendable (k: Int) in prepared.encodeTerms(ranges[k], into: encoded[k]) }
-            if ranges.count == 1 {
-                work(0)
-            } else {
-                DispatchQueue.concurrentPerform(iterations: ranges.count, execute: work)
-            }
+        while let encoded = batches.next() {
             try write { txn in
                 try txn.withCursor(db.terms) { tc in
                     try txn.withCursor(db.postings) { pc in
@@ -212,7 +201,129 @@ extension SearchIndex {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The terms and postings of a prepared index in batches of about four million postings, each
+/// put in a transaction of its own, so a large rebuild never holds one huge transaction.
+///
+/// Encoding is nine tenths of writing the terms, the puts one tenth. By default each batch is
+/// encoded when ``next()`` asks for it, in as many pieces as the index was tokenized in, each on
+/// its own core. Made `encodedAhead`, the batches come from ``produce()``, run by a thread of its
+/// own ahead of the writer (at most ``ahead`` of them waiting), so that only the puts are left to
+/// the writer: what a rebuild does with the thread that prepared the index, while its single
+/// writer is busy with the other projections. Either way the pieces are put in order, so the
+/// bytes written do not depend on how or where they were encoded.
+public final class EncodedTermBatches: Sendable {
+    private let prepared: PreparedSearchIndex
+    private let ranges: [Range<Int>]
+    private let pieces: Int
+    /// Whether ``produce()`` encodes the batches (else ``next()`` does).
+    public let encodedAhead: Bool
+    /// How many encoded batches may wait for the writer.
+    public let ahead: Int
+    private struct Shared {
+        var ready: [[EncodedTerms]] = []
+        var taken = 0
+        var finished = false
+        var cancelled = false
+    }
+    private let shared = Mutex(Shared())
+    private let slots: DispatchSemaphore
+    private let available = DispatchSemaphore(value: 0)
+
+    /// Batches of about `postingsPerBatch` postings (at least one term each).
+    public init(
+        _ prepared: PreparedSearchIndex, encodedAhead: Bool = false, ahead: Int = 2, postingsPerBatch: Int = 4_000_000
+    ) {
+        self.prepared = prepared
+        self.pieces = max(1, prepared.parts.count)
+        self.encodedAhead = encodedAhead
+        self.ahead = max(1, ahead)
+        // Made at zero and raised, not made at `ahead`: libdispatch traps when a semaphore is
+        // let go of below the value it was made with (a producer cancelled while it waited).
+        slots = DispatchSemaphore(value: 0)
+        for _ in 0..<self.ahead { slots.signal() }
+        var ranges: [Range<Int>] = []
+        var next = 0
+        while next < prepared.termCount {
+            var end = next
+            var postings = 0
+            while end < prepared.termCount && (postings < postingsPerBatch || end == next) {
+                postings += Int(prepared.df(end))
+                end += 1
+            }
+            ranges.append(next..<end)
             next = end
+        }
+        self.ranges = ranges
+    }
+
+    /// How many batches the terms take.
+    public var count: Int { ranges.count }
+
+    /// The batch's terms encoded, in up to `pieces` pieces.
+    private func encode(_ batch: Int, pieces: Int) -> [EncodedTerms] {
+        let range = ranges[batch]
+        let postings = range.reduce(0) { $0 + Int(prepared.df($1)) }
+        let split = prepared.split(range, postings: postings, into: pieces)
+        let encoded = split.map { _ in EncodedTerms() }
+        let index = prepared
+        let work = { @Sendable (k: Int) in index.encodeTerms(split[k], into: encoded[k]) }
+        if split.count == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: split.count, execute: work) }
+        return encoded
+    }
+
+    /// Encodes every batch in order on the calling thread, waiting while ``ahead`` of them wait
+    /// for the writer; returns early once ``cancel()`` is called. For batches `encodedAhead`
+    /// only, called once.
+    public func produce() {
+        precondition(encodedAhead, "produce() is for batches encoded ahead")
+        for batch in ranges.indices {
+            slots.wait()
+            if shared.withLock({ $0.cancelled }) { break }
+            let encoded = encode(batch, pieces: 1)
+            shared.withLock { $0.ready.append(encoded) }
+            available.signal()
+        }
+        shared.withLock { $0.finished = true }
+        // Wakes a writer waiting for a batch that will not come (after a cancel).
+        available.signal()
+    }
+
+    /// Stops ``produce()`` before its next batch and lets go of the batches waiting; ``next()``
+    /// returns nil from then on.
+    public func cancel() {
+        shared.withLock {
+            $0.cancelled = true
+            $0.ready = []
+        }
+        for _ in 0..<ahead { slots.signal() }
+        available.signal()
+    }
+
+    /// The next batch, in order; nil after the last (or after ``cancel()``).
+    func next() -> [EncodedTerms]? {
+        let taken = shared.withLock { $0.cancelled ? ranges.count : $0.taken }
+        guard taken < ranges.count else { return nil }
+        guard encodedAhead else {
+            shared.withLock { $0.taken += 1 }
+            return encode(taken, pieces: pieces)
+        }
+        while true {
+            let (batch, over): ([EncodedTerms]?, Bool) = shared.withLock {
+                if $0.cancelled { return (nil, true) }
+                if $0.ready.isEmpty { return (nil, $0.finished) }
+                $0.taken += 1
+                return ($0.ready.removeFirst(), false)
+            }
+            if let batch {
+                slots.signal()
+                return batch
+            }
+            if over { return nil }
+            available.wait()
         }
     }
 }

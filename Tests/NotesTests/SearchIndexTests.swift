@@ -1,4 +1,5 @@
 import Basics
+import Dispatch
 import EventStore
 import Glibc
 import LMDB
@@ -597,6 +598,49 @@ struct SearchIndexTests {
                 #expect(zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }, "\(parts) parts")
             }
         }
+    }
+
+    @Test(
+        "posting blocks encoded ahead on another thread are written as the writer would encode them, and a cancel stops both sides"
+    )
+    func encodedAheadIsExact() throws {
+        var rng = WorkloadRandom(seed: 57)
+        let text = ZipfText(vocabularySize: 2_000)
+        let notes = (0..<500).map { n in
+            Self.note(
+                n, text.word(using: &rng),
+                (0..<rng.next(in: 1...50)).map { _ in text.word(using: &rng) }.joined(separator: " "),
+                updatedAt: Int64(n))
+        }
+        let prepared = try SearchIndex.prepare(notes.map { SearchDocument($0) }, language: .english, parts: 2)
+        func rows(ahead: Bool, postingsPerBatch: Int) throws -> [[([UInt8], [UInt8])]] {
+            let f = try Fixture(language: .english)
+            let batches = EncodedTermBatches(
+                prepared, encodedAhead: ahead, ahead: 2, postingsPerBatch: postingsPerBatch)
+            #expect(batches.count > (postingsPerBatch < 1_000 ? 10 : 0))
+            let producer = DispatchGroup()
+            if ahead { DispatchQueue.global().async(group: producer) { batches.produce() } }
+            try SearchIndex.write(prepared, into: f.a, batches: batches) { body in try f.env.write(body) }
+            producer.wait()
+            return try f.a.all.map(f.rows)
+        }
+        let whole = try rows(ahead: false, postingsPerBatch: 4_000_000)
+        #expect(whole[1].count > 500, "posting blocks were written")
+        for (ahead, size) in [(false, 200), (true, 200), (true, 4_000_000), (true, 1)] {
+            let other = try rows(ahead: ahead, postingsPerBatch: size)
+            #expect(other.count == whole.count)
+            for (a, b) in zip(whole, other) {
+                #expect(a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }, "\(ahead) \(size)")
+            }
+        }
+        // A writer that fails after its first batch cancels: the producer, waiting for room, returns.
+        let batches = EncodedTermBatches(prepared, encodedAhead: true, ahead: 1, postingsPerBatch: 50)
+        let producer = DispatchGroup()
+        DispatchQueue.global().async(group: producer) { batches.produce() }
+        #expect(batches.next() != nil)
+        batches.cancel()
+        producer.wait()
+        #expect(batches.next() == nil)
     }
 
     @Test("damaged posting blocks make a search fail with a message or answer, never trap")
