@@ -82,8 +82,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 // The log's pages may be whole when a projection's are not: export reads the log alone.
                 return
                     "the store's database file is damaged or not an LMDB file (\(e.operation): \(e.message)); "
-                    + "restore it from a backup, or save its events with `notes export --output FILE` and "
-                    + "import them into a new store"
+                    + "restore it from a backup; if `notes export --output FILE` can still read its log, "
+                    + "import that file into a new store"
             default:
                 return "storage error: \(e)"
             }

@@ -105,8 +105,8 @@ public final class Environment: @unchecked Sendable {
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            try Self.checkFileHoldsItsPages(path: path)
             try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open \(path)")
-            try Self.checkFileHoldsItsPages(env, path: path)
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
             staleReadersCleared = Int(dead)
@@ -122,19 +122,45 @@ public final class Environment: @unchecked Sendable {
         pthread_mutex_init(stateLock, nil)
     }
 
-    /// Refuses a data file shorter than the pages its meta page counts (a copy stopped midway, a
-    /// file cut by hand): a read of a page past its end would kill the process with SIGBUS.
-    private static func checkFileHoldsItsPages(_ env: OpaquePointer, path: String) throws(LMDBError) {
-        var info = MDB_envinfo()
-        var pages = MDB_stat()
-        try check(mdb_env_info(env, &info), "mdb_env_info")
-        try check(mdb_env_stat(env, &pages), "mdb_env_stat")
-        // Pages 0 and 1 are the meta pages a new file is given at once.
-        guard info.me_last_pgno > 1 else { return }
+    /// Refuses a data file shorter than the pages its newest meta page counts (a copy stopped
+    /// midway, a file cut by hand: a read of a page past its end would kill the process with
+    /// SIGBUS), or counting more pages than any file holds (a damaged header: LMDB would size its
+    /// map by it, and fail or trap). Read from the file itself before LMDB opens it, since LMDB
+    /// maps the size the header claims; a file it cannot read or does not recognize is left to
+    /// LMDB's own checks.
+    private static func checkFileHoldsItsPages(path: String) throws(LMDBError) {
+        let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
         var st = stat()
-        guard stat(path + "/data.mdb", &st) == 0 else { return }
-        let needed = (Int64(info.me_last_pgno) + 1) * Int64(pages.ms_psize)
-        if Int64(st.st_size) < needed {
+        guard fstat(fd, &st) == 0, st.st_size >= 2 * 512 else { return }
+        // A meta page: a 16-byte page header, then magic (4), version (4), address (8), map size
+        // (8), the free and main databases (48 bytes each; the page size is the free one's first
+        // 4 bytes), the last page number (8) and the transaction id (8), little-endian here.
+        func meta(at offset: Int) -> (pageSize: UInt64, last: UInt64, txn: UInt64)? {
+            var bytes = [UInt8](repeating: 0, count: 16 + 136)
+            guard bytes.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, $0.count, off_t(offset)) }) == bytes.count
+            else { return nil }
+            func word(_ at: Int, _ size: Int) -> UInt64 {
+                (0..<size).reduce(UInt64(0)) { $0 | UInt64(bytes[16 + at + $1]) << (8 * UInt64($1)) }
+            }
+            guard word(0, 4) == 0xBEEF_C0DE else { return nil }
+            let pageSize = word(24, 4)
+            guard pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0 else { return nil }
+            return (pageSize, word(120, 8), word(128, 8))
+        }
+        guard let first = meta(at: 0) else { return }
+        let second = meta(at: Int(first.pageSize))
+        // LMDB takes the meta page of the higher transaction id.
+        let newest = second.map { $0.txn > first.txn ? $0 : first } ?? first
+        guard newest.last > 1 else { return }
+        let (needed, overflow) = (newest.last &+ 1).multipliedReportingOverflow(by: newest.pageSize)
+        if overflow || newest.last == .max || needed > UInt64(Int64.max) {
+            throw LMDBError(
+                code: .corrupted,
+                operation: "open \(path): data.mdb's header counts \(newest.last) pages, more than any file holds")
+        }
+        if UInt64(st.st_size) < needed {
             throw LMDBError(
                 code: .corrupted,
                 operation: "open \(path): data.mdb is \(st.st_size) bytes, cut short of the \(needed) its pages take")

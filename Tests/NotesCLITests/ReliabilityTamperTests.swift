@@ -251,6 +251,36 @@ extension ReliabilityTamperTests {
             }
         }
     }
+
+    @Test("a header page counting more pages than any file holds is refused as damaged, exit 5, never a trap or a hang")
+    func headerCountingTooManyPages() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        try s.add("one")
+        try s.add("two")
+        let file = s.store + "/data.mdb"
+        let pristine = read(file: file)
+        // The newest meta page (the higher transaction id, at byte 128 of the meta) and its last
+        // page number (byte 120), both after the page's 16-byte header.
+        func field(_ bytes: [UInt8], _ page: Int, _ offset: Int) -> UInt64 {
+            (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[page * 4096 + 16 + offset + $1]) << (8 * UInt64($1)) }
+        }
+        let newest = field(pristine, 1, 128) > field(pristine, 0, 128) ? 1 : 0
+        // A bit flipped high in the count: its product with the page size overflows (a trap
+        // before); two bits: the count reads negative through `Int` (endless map growth before).
+        for flips in [[6], [6, 7], [4]] {
+            var damaged = pristine
+            for b in flips { damaged[newest * 4096 + 16 + 120 + b] ^= 0x80 }
+            write(file: file, damaged)
+            for args in [["list"], ["verify"], ["export"], ["add", "more"]] {
+                let r = s.run(args)
+                #expect(r.code == 5, "\(args), bytes \(flips) flipped: \(r)")
+                #expect(r.stderr.contains("damaged"), "\(args): \(r.stderr)")
+            }
+        }
+        write(file: file, pristine)
+        #expect(s.run("verify").code == 0)
+    }
 }
 
 /// The first index at or after `start` where `needle` occurs in `haystack`.
