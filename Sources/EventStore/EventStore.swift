@@ -169,11 +169,19 @@ public final class EventStore: Sendable {
 
     /// Rebuilds the projections when the code's projection version differs from the one that
     /// built them (new projections or upcasters). Returns what was done, or nil.
+    ///
+    /// Processes that open the store at once take turns (see ``withRebuildLock(_:)``): the first
+    /// rebuilds, the others wait for it and find the projections current. Before, each started a
+    /// rebuild of its own, the last one took it over, and the others' commands failed.
     public func rebuildIfNeeded() throws(StoreError) -> RebuildReport? {
         guard configuration.rebuildIfNeeded, !configuration.environment.readOnly, configuration.projections != nil,
             try projectionsNeedRebuild()
         else { return nil }
-        return try rebuildProjections(reason: "projection version changed")
+        return try withRebuildLock { () throws(StoreError) -> RebuildReport? in
+            // Another process may have rebuilt them while this one waited.
+            guard try projectionsNeedRebuild() else { return nil }
+            return try rebuildProjectionsHoldingLock(reason: "projection version changed")
+        }
     }
 
     enum Names {

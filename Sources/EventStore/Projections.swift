@@ -225,8 +225,31 @@ extension EventStore {
 
     /// Rebuilds every projection from the log into the spare slot, then swaps slots in one
     /// transaction. Readers keep using the old slot until the swap; a crash leaves it intact.
+    ///
+    /// Rebuilds of several processes take turns (see ``withRebuildLock(_:)``).
     @discardableResult
     public func rebuildProjections(reason: String = "requested") throws(StoreError) -> RebuildReport {
+        try withRebuildLock { () throws(StoreError) -> RebuildReport in
+            try rebuildProjectionsHoldingLock(reason: reason)
+        }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on the store's `data.mdb` (through a descriptor
+    /// of its own, apart from LMDB's locks, which are on `lock.mdb`), waiting for another
+    /// process's rebuild to end first. The kernel lets go of it when a process ends, killed
+    /// or not, so a rebuild that died holds no one up. Without a descriptor (the file cannot be
+    /// opened) the rebuild goes on unlocked: the rebuild token still refuses a superseded one.
+    func withRebuildLock<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        let fd = open(environment.path + "/data.mdb", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return try body() }
+        defer { close(fd) }
+        var locked = flock(fd, LOCK_EX) == 0
+        while !locked && errno == EINTR { locked = flock(fd, LOCK_EX) == 0 }
+        defer { if locked { flock(fd, LOCK_UN) } }
+        return try body()
+    }
+
+    func rebuildProjectionsHoldingLock(reason: String) throws(StoreError) -> RebuildReport {
         guard let projections = configuration.projections else {
             throw .noProjections
         }

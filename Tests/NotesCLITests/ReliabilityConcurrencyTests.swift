@@ -173,6 +173,27 @@ struct ReliabilityConcurrencyTests {
         }
     }
 
+    @Test("processes opening a store whose projections must be rebuilt take turns: the first rebuilds, none fails")
+    func rebuildsAtOpenTakeTurns() throws {
+        let s = try Sandbox()
+        // A log without projections: the first open rebuilds them (about a second, debug build).
+        try SchemaRebuildKillTests.fillStore(s.store)
+        for round in 0..<2 {
+            if round == 1 { try s.ok("config", "set", "search-language", "german") }
+            let racers = try (0..<4).map { i in
+                try KillableNotes(
+                    s, i == 3 ? ["list", "--limit", "1"] : ["add", "racer \(round) \(i)"], tag: "open-\(round)-\(i)")
+            }
+            for (i, racer) in racers.enumerated() {
+                // Before, all but one failed with "another process took over the rebuild".
+                #expect(racer.finish() == 0, "round \(round), racer \(i): \(racer.stderr)")
+            }
+        }
+        let titles = try s.titles("--all", "--limit", "10000")
+        #expect(titles.filter { $0.hasPrefix("racer ") }.count == 6)
+        #expect(s.run("verify").code == 0)
+    }
+
     @Test("of two processes editing with the same --expect-version, exactly one wins; the other exits 4")
     func staleExpectVersion() throws {
         let s = try Sandbox()
