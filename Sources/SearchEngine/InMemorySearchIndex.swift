@@ -110,7 +110,9 @@ public struct InMemorySearchIndex: Sendable {
             guard let prefix = clause.terms.first else { return nil }
             var score = 0.0
             var any = false
-            for e in doc.entries where e.term.starts(with: prefix) && Self.inField(e, clause.field) {
+            let alternates = clause.terms.dropFirst().filter { !$0.starts(with: prefix) }
+            for e in doc.entries
+            where (e.term.starts(with: prefix) || alternates.contains(e.term)) && Self.inField(e, clause.field) {
                 score += termScore(e)
                 any = true
             }

@@ -182,11 +182,7 @@ extension SearchIndex {
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
             var union: [UInt32: Double] = [:]
-            var entry = try prefix.withUnsafeBytes { k in try tc.seek(k) }
-            while let e = entry, e.key.starts(with: prefix) {
-                let term = Array(e.key)
-                var r = VarintReader(e.value, at: 0)
-                let df = UInt64(try r.next())
+            func add(_ term: [UInt8], df: UInt64) throws {
                 let it = TermIterator(
                     blocks: try blockList(term, pc, df: df), scorer: collection.scorer(df: df), field: clause.field,
                     cost: Int(df))
@@ -195,7 +191,16 @@ extension SearchIndex {
                     union[d, default: 0] += it.score()
                     d = try it.advance(to: d + 1)
                 }
+            }
+            var entry = try prefix.withUnsafeBytes { k in try tc.seek(k) }
+            while let e = entry, e.key.starts(with: prefix) {
+                var r = VarintReader(e.value, at: 0)
+                try add(Array(e.key), df: UInt64(try r.next()))
                 entry = try tc.next()
+            }
+            // The stems of words starting with the prefix that do not start with it themselves.
+            for stem in clause.terms.dropFirst() where !stem.starts(with: prefix) {
+                if let df = try dfOf(stem, tc) { try add(stem, df: df) }
             }
             guard !union.isEmpty else { return nil }
             return UnionIterator(union)

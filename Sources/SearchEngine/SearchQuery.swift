@@ -36,7 +36,8 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     /// One word, phrase or prefix of a query.
     public struct Clause: Sendable, Equatable {
         public var kind: Kind
-        /// Folded terms (UTF-8): one for `.term` and `.prefix`, two or more for `.phrase`.
+        /// Folded terms (UTF-8): one for `.term`, two or more for `.phrase`; for `.prefix`, the
+        /// prefix, then (once stemmed) the stems it also matches exactly (see `stemmed(_:)`).
         public var terms: [[UInt8]]
         /// The part of the note the match must be in.
         public var field: Field
@@ -218,7 +219,7 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             let words = c.terms.map { String(decoding: $0, as: UTF8.self) }
             switch c.kind {
             case .term: s += words.joined()
-            case .prefix: s += words.joined() + "*"
+            case .prefix: s += (words.first ?? "") + "*"
             case .phrase: s += "\"" + words.joined(separator: " ") + "\""
             }
             return s

@@ -152,14 +152,37 @@ private final class StemCache {
 }
 
 extension SearchQuery {
+    /// Endings a word that starts with a prefix may go on with, whose stems a prefix matches
+    /// too: the index holds stems, and the stem of a word may be shorter than a prefix of it
+    /// (`isolat*`: `isolation` and `isolated` are held as `isol`) or end otherwise (`party*`:
+    /// `party` is held as `parti`).
+    static let prefixEndings: [[UInt8]] = [
+        "", "e", "s", "es", "ed", "ing", "ion", "ions", "ation", "er", "ers", "y", "ies", "ly", "ness", "ment",
+        "ity", "al", "ive", "ous", "ate", "ated", "ating", "ency", "ence", "ance", "t", "ts", "ce", "cy", "ic", "ize",
+        "ise", "ism", "ist", "ful", "able", "ible", "en", "ung", "ar", "ir", "ez",
+    ].map { Array($0.utf8) }
+
     /// The query with its words and phrases reduced to their stems in `language`, as the index
-    /// holds them (prefixes stay as written: `run*` matches the stems that start with `run`).
+    /// holds them. A prefix stays as written (`cook*` matches the stems that start with `cook`)
+    /// and gains, as further terms, the stems of the prefix and of the prefix with each of
+    /// ``prefixEndings`` that do not start with it, matched exactly: `isolat*` also finds the
+    /// stem `isol` (of `isolation`), `concurrency*` the stem `concurr`, `runn*` the stem `run`.
+    /// Before 2026-12-06 such prefixes found nothing, and excluding them excluded nothing.
     public func stemmed(_ language: SearchLanguage) -> SearchQuery {
         guard let stemmer = language.makeStemmer() else { return self }
         func walk(_ n: Node) -> Node {
             switch n {
             case .clause(var c):
-                if c.kind != .prefix { c.terms = c.terms.map { stemmer.stem($0) } }
+                if c.kind != .prefix {
+                    c.terms = c.terms.map { stemmer.stem($0) }
+                } else if let prefix = c.terms.first {
+                    var alternates: [[UInt8]] = []
+                    for ending in Self.prefixEndings {
+                        let stem = stemmer.stem(prefix + ending)
+                        if !stem.starts(with: prefix) && !alternates.contains(stem) { alternates.append(stem) }
+                    }
+                    c.terms = [prefix] + alternates
+                }
                 return .clause(c)
             case .all(let a, let e): return .all(a.map(walk), excluded: e.map(walk))
             case .any(let a): return .any(a.map(walk))
