@@ -153,9 +153,22 @@ public enum ForgivingSearch {
                 }
                 var tried: Set<[UInt8]> = [word]
                 for found in near[word] ?? [] { tried.insert(found.term) }
+                let budget = Self.editBudget(Self.scalars(asWritten).count)
+                let wordScalars = Self.scalars(word)
+                var rows: [Int] = []
                 for variant in Self.singleEdits(of: asWritten) {
                     let s = stem(variant)
-                    guard tried.insert(s).inserted, let df = try documentFrequency(s), df > 0 else { continue }
+                    guard tried.insert(s).inserted else { continue }
+                    // A variant that is no word may stem to a short, unrelated stem (`thing`
+                    // changed to `theing` stems to `the`): its stem must be what the word as
+                    // written starts with (the stemmer took an ending off, typo and all:
+                    // `appropriatte` and `appropri`), four characters at least (`piing`, one
+                    // edit from `ping`, stems to `pi`), or near the word's own stem.
+                    guard
+                        (asWritten.starts(with: s) && Self.scalars(s).count >= 4)
+                            || Self.distance(wordScalars, Self.scalars(s), atMost: budget, rows: &rows) != nil
+                    else { continue }
+                    guard let df = try documentFrequency(s), df > 0 else { continue }
                     near[word, default: []].append((s, 1, df))
                 }
             }

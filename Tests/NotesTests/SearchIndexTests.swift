@@ -810,6 +810,20 @@ struct SearchIndexTests {
         }
         // --exact keeps to the words as written.
         #expect(try f.forgiving("appropriatte", oracle: oracle, exact: true).hits.isEmpty)
+        // A single edit that is no word may stem to a short, unrelated stem: `theing` and `toing`
+        // (one edit from `thing`) stem to `the` and `to`, `aing` (from `wing`) to `a`, `piing`
+        // (from `ping`) to `pi`. Before 2026-12-06 `thing` found the note of "the" and "to".
+        let short = try Fixture(language: .english)
+        let shortNotes = [
+            Self.note(1, "Shop", "go to the shop, a pi", updatedAt: 1),
+            Self.note(2, "Empty", "nothing here", updatedAt: 2),
+        ]
+        try short.bulkLoad(shortNotes, short.a)
+        let shortOracle = InMemorySearchIndex(notes: shortNotes, language: .english)
+        for word in ["thing", "wing", "ping"] {
+            let outcome = try short.forgiving(word, oracle: shortOracle)
+            #expect(outcome.hits.isEmpty, "\(word): \(outcome.corrections)")
+        }
     }
 
     @Test("distance counts a swap of neighbours as one edit and stops past its limit")
