@@ -4,6 +4,9 @@ import LMDB
 public struct VerificationProblem: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         case checksum, chain, gap, streamIndex, version, eventIndex, catalogue, projection, undecodable
+        /// The database file's own pages: a page two trees share, or a free-list entry naming a
+        /// page in use (see `Environment.auditPages(in:)`); the next write could destroy data.
+        case pages
     }
     public let kind: Kind
     /// The log position concerned, if any.
@@ -23,7 +26,8 @@ public struct VerificationProblem: Sendable, Equatable, CustomStringConvertible 
 
 extension EventStore {
     /// Checks the log itself: each event's checksum, the hash chain, gap-free positions,
-    /// contiguous stream versions, the stream and event-id indexes, and the schema catalogue.
+    /// contiguous stream versions, the stream and event-id indexes, and the schema catalogue;
+    /// and the database file's pages (each used once, the free list naming none in use).
     ///
     /// It reads one snapshot and never stops at the first problem; at most `limit` are kept.
     public func verifyLog(limit: Int = 1000, progress: ((UInt64, UInt64) -> Void)? = nil) throws(StoreError)
@@ -108,6 +112,9 @@ extension EventStore {
                             .init(
                                 .streamIndex, position: nil, "\(stream) head says v\(stored), the log has v\(version)"))
                     }
+                }
+                for problem in environment.auditPages(in: txn, limit: 20) {
+                    report(.init(.pages, position: nil, problem))
                 }
                 let catalogue = try catalogue(in: txn)
                 for key in Set(catalogue.keys).union(counts.keys).sorted() where catalogue[key] != counts[key] {

@@ -281,6 +281,44 @@ extension ReliabilityTamperTests {
         write(file: file, pristine)
         #expect(s.run("verify").code == 0)
     }
+
+    @Test("a free-list entry naming a page in use or past the file: verify says the pages are damaged, exit 5")
+    func damagedFreeList() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        // Edits free pages: the free list has entries.
+        for i in 0..<20 {
+            let id = try s.add("note \(i)", "--body", "body \(i)")
+            try s.ok("edit", id, "--body", "edited \(i)")
+        }
+        #expect(s.run("verify").code == 0)
+        let file = s.store + "/data.mdb"
+        let pristine = read(file: file)
+        func word(_ b: [UInt8], _ at: Int, _ n: Int) -> Int {
+            (0..<n).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) }
+        }
+        // The newest meta page; its free database's root (byte 40 of its record, after magic,
+        // version, address and map size), a leaf here; that leaf's first node's first page.
+        let meta = word(pristine, 4096 + 16 + 128, 8) > word(pristine, 16 + 128, 8) ? 1 : 0
+        let freeRoot = word(pristine, meta * 4096 + 16 + 24 + 40, 8)
+        let mainRoot = word(pristine, meta * 4096 + 16 + 24 + 48 + 40, 8)
+        let leaf = freeRoot * 4096
+        try #require(word(pristine, leaf + 10, 2) & 0x02 != 0, "the free list's root is a leaf")
+        let node = leaf + word(pristine, leaf + 16, 2)
+        let data = node + 8 + word(pristine, node + 6, 2)
+        try #require(word(pristine, data, 8) >= 1, "the first free-list record names pages")
+        for (target, says) in [(mainRoot, "which a database still uses"), (1 << 40, "outside the file's pages")] {
+            var damaged = pristine
+            for k in 0..<8 { damaged[data + 8 + k] = UInt8(truncatingIfNeeded: target >> (8 * k)) }
+            write(file: file, damaged)
+            let r = s.run("verify")
+            #expect(r.code == 5, "\(r)")
+            #expect(r.stdout.contains("pages: the free list names page \(target)") && r.stdout.contains(says), "\(r)")
+            #expect(r.stderr.contains("write nothing to this store"), "\(r.stderr)")
+        }
+        write(file: file, pristine)
+        #expect(s.run("verify").code == 0)
+    }
 }
 
 /// The first index at or after `start` where `needle` occurs in `haystack`.

@@ -37,9 +37,13 @@ let verifyCommand = Command(
     }
     if !problems.isEmpty {
         let repair =
-            problems.allSatisfy { $0.kind == .projection }
-            ? "run `notes rebuild` to rebuild the projections from the log"
-            : "the log itself is damaged; restore the store from a backup (or export what is readable)"
+            problems.contains { $0.kind == .pages }
+            ? "the database file's pages are damaged and the next write could destroy data: write nothing to "
+                + "this store (not even `notes rebuild`); restore it from a backup, or save its events with "
+                + "`notes export --output FILE` and import them into a new store"
+            : problems.allSatisfy { $0.kind == .projection }
+                ? "run `notes rebuild` to rebuild the projections from the log"
+                : "the log itself is damaged; restore the store from a backup (or export what is readable)"
         throw CLIError(
             "\(problems.count) problem\(problems.count == 1 ? "" : "s") found; \(repair)", code: .storeUnusable)
     }
