@@ -215,7 +215,8 @@ struct PageAudit {
                     report("a database record of page \(root) is cut short")
                     continue
                 }
-                let name = named ? String(decoding: bytes[(at + 8)..<min(at + 8 + keySize, pageSize)], as: UTF8.self) : ""
+                let name =
+                    named ? String(decoding: bytes[(at + 8)..<min(at + 8 + keySize, pageSize)], as: UTF8.self) : ""
                 walk(
                     Self.word(data, 40, 8), depth: 0, what: named ? "database \(name)" : what, named: false,
                     visit: nil)
