@@ -162,4 +162,44 @@ struct TerminalOutputTests {
             #expect(r.stdout.contains("Bad\u{FFFD}2J"), "\(args): \(r.stdout)")
         }
     }
+
+    @Test(
+        "a search snippet, a backlink's line and every table row show control characters as symbols, through a pipe too; --json keeps them"
+    )
+    func oneLineOutputsShowControlCharacters() throws {
+        let s = try Sandbox()
+        let body = "danger \u{1B}]0;pwned\u{07} \u{1B}[2J cleared [[Target]] \u{1B}[31mred\u{1B}[0m word\n"
+        let source = try s.add("Esc", "--body", body)
+        let target = try s.add("Target")
+        try s.ok("alias", source, "al\u{9B}2Jias")
+        for args in [["search", "danger"], ["backlinks", target], ["links", source], ["log"], ["history", source]] {
+            let r = s.run(args)
+            #expect(r.code == 0, "\(args): \(r)")
+            #expect(
+                !r.stdout.contains("\u{1B}") && !r.stdout.contains("\u{07}") && !r.stdout.contains("\u{9B}"),
+                "\(args): \(r.stdout)")
+        }
+        let search = s.run("search", "danger").stdout
+        #expect(search.contains("danger \u{241B}]0;pwned\u{2407} \u{241B}[2J cleared"), "\(search)")
+        let backlinks = s.run("backlinks", target).stdout
+        #expect(backlinks.contains("1: danger \u{241B}]0;pwned\u{2407} \u{241B}[2J"), "\(backlinks)")
+        #expect(s.run("alias", source).stdout == "al\u{FFFD}2Jias\n")
+        // --json keeps the text as stored, and the offsets of the matched words are those of it.
+        let found = try s.run("search", "danger", "--json").array()
+        let snippet = try #require(found.first?["snippet"] as? String)
+        #expect(snippet.contains("\u{1B}]0;pwned\u{07}"), "\(snippet)")
+        let matches = try #require((found.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]])
+        #expect(
+            matches.map { Array(snippet.unicodeScalars)[$0[0]..<$0[1]] }.map { String(String.UnicodeScalarView($0)) }
+                == ["danger"])
+        let lineText = try s.run("backlinks", target, "--json").array().first?["lineText"] as? String
+        #expect(lineText?.contains("\u{1B}[2J") == true)
+        // On a terminal with color, the matched word is still bold, and only it.
+        if Self.hasScript {
+            let r = Self.onTerminal(s, ["search", "cleared"], env: ["NO_COLOR": nil])
+            #expect(r.code == 0, "\(r)")
+            #expect(
+                r.stdout.contains("\u{241B}[2J \u{1B}[1mcleared\u{1B}[22m [[Target]] \u{241B}[31mred"), "\(r.stdout)")
+        }
+    }
 }
