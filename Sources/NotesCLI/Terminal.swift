@@ -1,5 +1,6 @@
 import Basics
 import Glibc
+import Notes
 
 /// Where output goes and how it may look: color and the pager only on a terminal, color never
 /// with `NO_COLOR`.
@@ -11,6 +12,12 @@ final class Terminal {
     var colorAllowed: Bool
     var pagerAllowed: Bool
     private var buffer: [UInt8] = []
+    /// Why standard output could not be written (a full disk, `> /dev/full`, an I/O error),
+    /// once it failed: nothing more is written to it, and the command ends with that error. A
+    /// reader that went away (`notes list | head -1`, EPIPE) is not a failure: the output
+    /// stops quietly.
+    private(set) var outputFailure: IOFailure?
+    private var outputClosed = false
 
     init(environment: [String: String], forceTTY: Bool? = nil) {
         self.environment = environment
@@ -66,11 +73,22 @@ final class Terminal {
     }
 
     func flushDirect() {
-        writeAll(fd: 1, buffer)
-        buffer = []
+        defer { buffer = [] }
+        guard !outputClosed, !buffer.isEmpty else { return }
+        guard let failure = buffer.withUnsafeBytes({ writeFully(fd: 1, $0) }) else { return }
+        outputClosed = true
+        if failure != EPIPE { outputFailure = IOFailure(.write, "standard output", code: failure) }
     }
 
-    /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start.
+    /// Throws the failure to write standard output, if it failed: the same error (exit code 1)
+    /// as `export`'s to a full disk.
+    func checkOutput() throws(CLIError) {
+        if let outputFailure { throw CLIError.from(NotesError.io(outputFailure)) }
+    }
+
+    /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start (the shell could
+    /// not, or said the command is not found or not executable: 127 or 126), so that the output
+    /// is written directly instead of lost.
     private func runPager(_ command: String) -> Bool {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return false }
@@ -87,7 +105,13 @@ final class Terminal {
         signal(SIGPIPE, SIG_IGN)
         writeAll(fd: fds[1], buffer)
         close(fds[1])
-        _ = pager.wait()
+        let status = pager.wait()
+        if status == 126 || status == 127 {
+            warn(
+                "the pager (\(command)) could not be started (exit status \(status)); writing directly "
+                    + "(set NOTES_PAGER or PAGER to a pager, or give --no-pager)")
+            return false
+        }
         return true
     }
 

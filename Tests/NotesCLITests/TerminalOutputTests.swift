@@ -202,4 +202,38 @@ struct TerminalOutputTests {
                 r.stdout.contains("\u{241B}[2J \u{1B}[1mcleared\u{1B}[22m [[Target]] \u{241B}[31mred"), "\(r.stdout)")
         }
     }
+
+    @Test(
+        "a failing standard output (a full disk) is an error, exit 1; a reader that went away (EPIPE) is not; a pager that cannot start leaves the output written directly"
+    )
+    func outputFailures() throws {
+        let s = try Sandbox()
+        let id = try s.add("Full", "--body", "a body to show\n")
+        let shell = "/bin/sh"
+        let commands = [
+            "list --all", "list --json", "show \(id)", "search body", "history \(id)", "blame \(id)", "log",
+            "--version", "help",
+        ]
+        for command in commands {
+            let r = s.run(["-c", "notes \(command) > /dev/full"], executable: shell)
+            #expect(r.code == 1, "notes \(command): \(r)")
+            #expect(
+                r.stderr == "notes: error: cannot write standard output: the disk is full (No space left on device)\n",
+                "notes \(command): \(r)")
+        }
+        // The reader is gone before notes writes: quiet, and not a failure.
+        let code = s.path("code")
+        for command in ["list --all", "show \(id)", "log"] {
+            let r = s.run(["-c", "(sleep 0.2; notes \(command); echo $? > '\(code)') | true"], executable: shell)
+            #expect(r.code == 0 && r.stderr.isEmpty, "notes \(command): \(r)")
+            #expect(String(decoding: read(file: code), as: UTF8.self) == "0\n", "notes \(command) exits 0")
+        }
+        if Self.hasScript {
+            let long = try Self.longNote(s)
+            let r = Self.onTerminal(s, ["show", long], env: ["NOTES_PAGER": "/nonexistent/pager"])
+            #expect(r.code == 0, "\(r)")
+            #expect(r.stdout.contains("line 60"), "the output is written directly: \(r.stdout)")
+            #expect(r.stdout.contains("notes: warning: the pager (/nonexistent/pager) could not be started"))
+        }
+    }
 }
