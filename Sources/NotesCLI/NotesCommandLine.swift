@@ -130,7 +130,8 @@ let helpCommand = Command(
         ctx.terminal.print(NotesCommandLine.overviewHelp)
         return
     }
-    let command = allCommands.first(where: { $0.name == topic })
+    // `help` is a command too, though not one of `allCommands` (the overview lists it last).
+    let command = topic == "help" ? helpCommand : allCommands.first(where: { $0.name == topic })
     let concept = helpTopics.first(where: { $0.name == topic })
     // Some topics share a command's name (search, import, config): show the command, then the concept.
     if let command { ctx.terminal.print(command.help) }
