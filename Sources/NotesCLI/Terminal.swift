@@ -115,15 +115,16 @@ final class Terminal {
         return true
     }
 
-    /// One line on stderr, whatever the message quotes (a name given with a line break in it).
+    /// One line on stderr, whatever the message quotes (a name given with a line break in it,
+    /// an argument of 100 KB: see ``readable(_:)``).
     func error(_ message: String) {
         let prefix = stderrIsTTY && colorAllowed ? "\u{1B}[31mnotes: error:\u{1B}[0m " : "notes: error: "
-        writeAll(fd: 2, Array((prefix + oneLine(message) + "\n").utf8))
+        writeAll(fd: 2, Array((prefix + readable(message) + "\n").utf8))
     }
 
     /// One line on stderr, as ``error(_:)``.
     func warn(_ message: String) {
-        writeAll(fd: 2, Array(("notes: warning: " + oneLine(message) + "\n").utf8))
+        writeAll(fd: 2, Array(("notes: warning: " + readable(message) + "\n").utf8))
     }
 
     /// Writes to stderr directly (progress, prompts).
@@ -153,6 +154,34 @@ func oneLine(_ text: String) -> String {
     var out = String.UnicodeScalarView()
     for c in text.unicodeScalars { out.append(controlPicture(c) ?? c) }
     return String(out)
+}
+
+/// A message as an error or warning line shows it: on one line (``oneLine(_:)``), each quoted
+/// part (an argument, a name, between `"`) cut to `quoted` characters with an ellipsis, and the
+/// whole to `whole` characters, cut in the middle so that the advice at its end stays. An
+/// argument of 100 KB made an error line of 100 KB (`notes show`, `--category`, `config get`, an
+/// unknown command).
+func readable(_ message: String, quoted: Int = 80, whole: Int = 1000) -> String {
+    let text = oneLine(message)
+    let scalars = Array(text.unicodeScalars)
+    guard scalars.count > quoted else { return text }
+    var out = String.UnicodeScalarView()
+    var i = 0
+    while i < scalars.count {
+        let c = scalars[i]
+        out.append(c)
+        i += 1
+        guard c == "\"", let close = scalars[i...].firstIndex(of: "\"") else { continue }
+        let inner = scalars[i..<close]
+        out.append(contentsOf: inner.count > quoted ? inner.prefix(quoted - 1) + ["…"] : inner)
+        out.append("\"")
+        i = close + 1
+    }
+    guard out.count > whole else { return String(out) }
+    let kept = Array(out)
+    let head = kept.prefix(whole / 2)
+    let tail = kept.suffix(whole / 2 - 1)
+    return String(String.UnicodeScalarView(head + ["…"] + tail))
 }
 
 /// `text` with every control character a terminal would act on shown as its
