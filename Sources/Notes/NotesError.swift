@@ -1,5 +1,6 @@
 public import Basics
 public import EventStore
+import SearchEngine
 
 /// Errors of the notes domain: each case carries what went wrong as data, and its description
 /// says it in words that belong to no interface. The command line adds what to type next and
@@ -184,6 +185,16 @@ extension NotesError {
         if let e = error as? NotesError { return e }
         if let e = error as? IOFailure { return .io(e) }
         if let e = error as? FoldError { return .refused(e) }
+        // The search index is a projection: damage to it is repaired as the others' is (it
+        // was an "unexpected error", exit 1, without the advice to rebuild).
+        if let e = error as? SearchIndexError {
+            switch e {
+            case .damaged(let what): return .store(.damagedProjection("the search index: \(what)"))
+            case .inconsistent(let what):
+                return .store(.damagedProjection("the search index disagrees with the notes: \(what)"))
+            case .full: return .store(.damagedProjection("the search index ran out of document numbers"))
+            }
+        }
         if let e = error as? StoreError {
             if case .conflict(let stream, let expected, let actual) = e,
                 case .note(let id) = StreamRef(stream)

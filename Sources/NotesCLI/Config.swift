@@ -9,7 +9,18 @@ import SearchEngine
 struct Config: Sendable {
     /// Every key the file may set, with what it means and which values it takes.
     static let keys: [(key: String, help: String, validate: @Sendable (String) -> String?)] = [
-        ("store", "the default store directory", { $0.isEmpty ? "must be a directory path" : nil }),
+        (
+            "store", "the default store directory: an absolute path, or one starting with ~/ (your home directory)",
+            {
+                // The file is read in whatever directory a command runs: a relative path would
+                // be a different store (created on first write) in each of them.
+                $0.isEmpty
+                    ? "must be a directory path"
+                    : $0.hasPrefix("/") || $0 == "~" || $0.hasPrefix("~/")
+                        ? nil
+                        : "must be an absolute path (starting with / or ~/), as the file is read from any directory"
+            }
+        ),
         (
             "editor", "the editor for `notes edit` (after $VISUAL and $EDITOR)",
             { $0.isEmpty ? "must be a command" : nil }

@@ -103,20 +103,34 @@ final class Context: @unchecked Sendable {
 
     // MARK: Store
 
-    /// The store directory: --store, else $NOTES_STORE, else $XDG_DATA_HOME/notes, else ~/.local/share/notes.
+    /// The store directory: --store, else $NOTES_STORE, else the config file's `store`, else
+    /// $XDG_DATA_HOME/notes, else ~/.local/share/notes. A leading `~` or `~/` in any of the three
+    /// settings is $HOME, as a shell would have read it unquoted (the config file is read by no
+    /// shell, and a quoted `"~/notes"` made a directory named `~` in the current one).
     func storePath() throws(CLIError) -> String {
         if let s = value("store") {
             guard !s.isEmpty else { throw CLIError("--store needs a directory path, not an empty string") }
-            return s
+            return try expandingHome(s, from: "--store")
         }
-        if let s = environment["NOTES_STORE"], !s.isEmpty { return s }
-        if let s = config["store"] { return s }
+        if let s = environment["NOTES_STORE"], !s.isEmpty { return try expandingHome(s, from: "NOTES_STORE") }
+        if let s = config["store"] { return try expandingHome(s, from: "store in \(config.path ?? "the config file")") }
         if let x = environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/notes" }
         guard let home = environment["HOME"], !home.isEmpty else {
             throw CLIError(
                 "cannot find the store: HOME is not set; give --store DIR or set NOTES_STORE", code: .storeUnusable)
         }
         return home + "/.local/share/notes"
+    }
+
+    /// `path` with a leading `~` or `~/` replaced by $HOME; `setting` names where it was given.
+    func expandingHome(_ path: String, from setting: String) throws(CLIError) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        guard let home = environment["HOME"], home.hasPrefix("/") else {
+            throw CLIError(
+                "\(setting) starts with ~, but HOME is not set to a directory; give the store's absolute path",
+                code: .storeUnusable)
+        }
+        return home + path.dropFirst()
     }
 
     var actor: String {

@@ -1,4 +1,5 @@
 import Basics
+import CIntrinsics
 import EventStore
 import Glibc
 import Notes
@@ -24,7 +25,14 @@ extension Context {
             throw CLIError("cannot create a temporary file in \(dir): \(errorText())", code: .failure)
         }
         let path = String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { unlink(path) }
+        // The note's text is outside the store until the file is removed: the terminal closed
+        // (SIGHUP) or a SIGTERM removes it too, before the process ends (128 + the signal).
+        // Unlinked before the handler is forgotten, so that no moment leaves the file behind.
+        _ = notes_remove_on_termination(path)
+        defer {
+            unlink(path)
+            notes_forget_on_termination()
+        }
         let original = note.title + "\n\n" + note.body
         writeAll(fd: fd, Array(original.utf8))
         close(fd)
@@ -94,11 +102,36 @@ extension Context {
     }
 
     /// Runs `sh -c COMMAND sh ARGS...` attached to the terminal and returns its exit status.
+    /// The program starts with the default action for the signals this process ignores or
+    /// handles (a terminal's interrupt is the editor's to act on), and is sent a SIGHUP or
+    /// SIGTERM this process gets meanwhile (see `notes_remove_on_termination`).
     func runShell(_ command: String, arguments: [String]) -> Int32 {
         let argv = ["/bin/sh", "-c", command, "sh"] + arguments
         var pid: pid_t = 0
         let env = environment.map { "\($0.key)=\($0.value)" }
-        let rc = withCStrings(argv) { a in withCStrings(env) { e in posix_spawn(&pid, "/bin/sh", nil, nil, a, e) } }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGXFSZ] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // A SIGHUP or SIGTERM waits until the child is known, so that it reaches the child too.
+        var termination = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&termination)
+        sigaddset(&termination, SIGHUP)
+        sigaddset(&termination, SIGTERM)
+        sigprocmask(SIG_BLOCK, &termination, &previous)
+        let rc = withCStrings(argv) { a in
+            withCStrings(env) { e in posix_spawn(&pid, "/bin/sh", nil, &attributes, a, e) }
+        }
+        if rc == 0 { notes_terminate_child_too(pid) }
+        sigprocmask(SIG_SETMASK, &previous, nil)
         guard rc == 0 else { return 127 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}

@@ -60,12 +60,14 @@ public enum NotesCommandLine {
             if parsed.flags.contains("version") {
                 terminal.print("notes \(version)")
                 terminal.flush(pager: nil)
+                try terminal.checkOutput()
                 return 0
             }
             guard let name = parsed.command else {
                 if parsed.flags.contains("help") || arguments.isEmpty {
                     terminal.print(overviewHelp)
                     terminal.flush(pager: nil)
+                    try terminal.checkOutput()
                     return arguments.isEmpty ? ExitCode.usage.rawValue : 0
                 }
                 throw CLIError("no command given; see `notes --help`")
@@ -79,11 +81,13 @@ public enum NotesCommandLine {
             if parsed.flags.contains("help") {
                 terminal.print(command.help)
                 terminal.flush(pager: nil)
+                try terminal.checkOutput()
                 return 0
             }
             let ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
             try command.run(ctx)
             terminal.flush(pager: ctx.pagerCommand)
+            try terminal.checkOutput()
             return 0
         } catch {
             let e = CLIError.from(error)
@@ -126,7 +130,8 @@ let helpCommand = Command(
         ctx.terminal.print(NotesCommandLine.overviewHelp)
         return
     }
-    let command = allCommands.first(where: { $0.name == topic })
+    // `help` is a command too, though not one of `allCommands` (the overview lists it last).
+    let command = topic == "help" ? helpCommand : allCommands.first(where: { $0.name == topic })
     let concept = helpTopics.first(where: { $0.name == topic })
     // Some topics share a command's name (search, import, config): show the command, then the concept.
     if let command { ctx.terminal.print(command.help) }

@@ -103,8 +103,10 @@ extension Context {
 
     func printTable(_ rows: [[String]], styles: [(String) -> String]) {
         guard let columns = rows.first?.count else { return }
-        // Cells hold titles, names, link texts and properties: shown, never acted on.
-        let rows = rows.map { $0.map(terminal.shown) }
+        // Cells hold titles, names, link texts, lines of bodies and properties, each on one
+        // line of the table: a control character (or line break) in them is shown as its
+        // symbol, through a pipe too, never acted on and never forging a row.
+        let rows = rows.map { $0.map(oneLine) }
         let cellWidths = rows.map { $0.map(displayWidth) }
         var widths = [Int](repeating: 0, count: columns)
         for r in cellWidths { for (i, w) in r.enumerated() { widths[i] = max(widths[i], w) } }

@@ -1,5 +1,6 @@
 import Basics
 import Glibc
+import Notes
 
 /// Where output goes and how it may look: color and the pager only on a terminal, color never
 /// with `NO_COLOR`.
@@ -11,6 +12,12 @@ final class Terminal {
     var colorAllowed: Bool
     var pagerAllowed: Bool
     private var buffer: [UInt8] = []
+    /// Why standard output could not be written (a full disk, `> /dev/full`, an I/O error),
+    /// once it failed: nothing more is written to it, and the command ends with that error. A
+    /// reader that went away (`notes list | head -1`, EPIPE) is not a failure: the output
+    /// stops quietly.
+    private(set) var outputFailure: IOFailure?
+    private var outputClosed = false
 
     init(environment: [String: String], forceTTY: Bool? = nil) {
         self.environment = environment
@@ -66,11 +73,22 @@ final class Terminal {
     }
 
     func flushDirect() {
-        writeAll(fd: 1, buffer)
-        buffer = []
+        defer { buffer = [] }
+        guard !outputClosed, !buffer.isEmpty else { return }
+        guard let failure = buffer.withUnsafeBytes({ writeFully(fd: 1, $0) }) else { return }
+        outputClosed = true
+        if failure != EPIPE { outputFailure = IOFailure(.write, "standard output", code: failure) }
     }
 
-    /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start.
+    /// Throws the failure to write standard output, if it failed: the same error (exit code 1)
+    /// as `export`'s to a full disk.
+    func checkOutput() throws(CLIError) {
+        if let outputFailure { throw CLIError.from(NotesError.io(outputFailure)) }
+    }
+
+    /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start (the shell could
+    /// not, or said the command is not found or not executable: 127 or 126), so that the output
+    /// is written directly instead of lost.
     private func runPager(_ command: String) -> Bool {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return false }
@@ -87,19 +105,26 @@ final class Terminal {
         signal(SIGPIPE, SIG_IGN)
         writeAll(fd: fds[1], buffer)
         close(fds[1])
-        _ = pager.wait()
+        let status = pager.wait()
+        if status == 126 || status == 127 {
+            warn(
+                "the pager (\(command)) could not be started (exit status \(status)); writing directly "
+                    + "(set NOTES_PAGER or PAGER to a pager, or give --no-pager)")
+            return false
+        }
         return true
     }
 
-    /// One line on stderr, whatever the message quotes (a name given with a line break in it).
+    /// One line on stderr, whatever the message quotes (a name given with a line break in it,
+    /// an argument of 100 KB: see ``readable(_:)``).
     func error(_ message: String) {
         let prefix = stderrIsTTY && colorAllowed ? "\u{1B}[31mnotes: error:\u{1B}[0m " : "notes: error: "
-        writeAll(fd: 2, Array((prefix + oneLine(message) + "\n").utf8))
+        writeAll(fd: 2, Array((prefix + readable(message) + "\n").utf8))
     }
 
     /// One line on stderr, as ``error(_:)``.
     func warn(_ message: String) {
-        writeAll(fd: 2, Array(("notes: warning: " + oneLine(message) + "\n").utf8))
+        writeAll(fd: 2, Array(("notes: warning: " + readable(message) + "\n").utf8))
     }
 
     /// Writes to stderr directly (progress, prompts).
@@ -129,6 +154,34 @@ func oneLine(_ text: String) -> String {
     var out = String.UnicodeScalarView()
     for c in text.unicodeScalars { out.append(controlPicture(c) ?? c) }
     return String(out)
+}
+
+/// A message as an error or warning line shows it: on one line (``oneLine(_:)``), each quoted
+/// part (an argument, a name, between `"`) cut to `quoted` characters with an ellipsis, and the
+/// whole to `whole` characters, cut in the middle so that the advice at its end stays. An
+/// argument of 100 KB made an error line of 100 KB (`notes show`, `--category`, `config get`, an
+/// unknown command).
+func readable(_ message: String, quoted: Int = 80, whole: Int = 1000) -> String {
+    let text = oneLine(message)
+    let scalars = Array(text.unicodeScalars)
+    guard scalars.count > quoted else { return text }
+    var out = String.UnicodeScalarView()
+    var i = 0
+    while i < scalars.count {
+        let c = scalars[i]
+        out.append(c)
+        i += 1
+        guard c == "\"", let close = scalars[i...].firstIndex(of: "\"") else { continue }
+        let inner = scalars[i..<close]
+        out.append(contentsOf: inner.count > quoted ? inner.prefix(quoted - 1) + ["…"] : inner)
+        out.append("\"")
+        i = close + 1
+    }
+    guard out.count > whole else { return String(out) }
+    let kept = Array(out)
+    let head = kept.prefix(whole / 2)
+    let tail = kept.suffix(whole / 2 - 1)
+    return String(String.UnicodeScalarView(head + ["…"] + tail))
 }
 
 /// `text` with every control character a terminal would act on shown as its

@@ -192,8 +192,12 @@ public enum Snippet {
         return ranges
     }
 
-    /// `text` with each of `ranges` (scalar offsets) wrapped in `highlight`.
-    static func wrap(_ text: String, _ ranges: [Range<Int>], _ highlight: (open: String, close: String)) -> String {
+    /// `text` with each of `ranges` (scalar offsets, as ``extract(title:body:query:width:language:)``
+    /// gives them) wrapped in `highlight`. A caller that shows some scalars of the text as others,
+    /// one for one, wraps the shown text with the same ranges.
+    public static func wrap(_ text: String, _ ranges: [Range<Int>], _ highlight: (open: String, close: String))
+        -> String
+    {
         var out = ""
         var r = 0
         for (i, sc) in text.unicodeScalars.enumerated() {

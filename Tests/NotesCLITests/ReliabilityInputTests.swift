@@ -54,6 +54,30 @@ struct ReliabilityInputTests {
         #expect(try Self.events(s) == before)
     }
 
+    @Test("an error quotes at most 80 characters of a huge argument, with an ellipsis, and keeps its exit code")
+    func hugeArgumentsInErrors() throws {
+        let s = try Sandbox()
+        try s.add("Note")
+        let huge = String(repeating: "x", count: 100_000)
+        let cut = "\"" + String(repeating: "x", count: 79) + "…\""
+        let runs: [([String], Int32)] = [
+            (["show", huge], 2), (["show", "abcd" + String(repeating: "0", count: 28) + huge], 2),
+            (["list", "--category", huge], 3), (["log", "--type", huge], 2), (["list", "--sort", huge], 2),
+            (["config", "get", huge], 2), ([huge], 2), (["help", huge], 2), (["list", huge], 2),
+            (["list", "--" + huge], 2),
+        ]
+        for (args, code) in runs {
+            let r = s.run(args)
+            let what = "\(args.map { $0.prefix(12) })"
+            #expect(r.code == code, "\(what): \(r.code) \(r.stderr.prefix(300))")
+            #expect(r.stderr.hasPrefix("notes: error: ") && r.stderr.filter { $0 == "\n" }.count == 1, "\(what)")
+            #expect(r.stderr.count < 1_100, "\(what): \(r.stderr.count) characters: \(r.stderr.prefix(300))")
+            #expect(r.stderr.contains("…"), "\(what): \(r.stderr.prefix(300))")
+        }
+        #expect(s.run("show", huge).stderr.contains(cut))
+        #expect(s.run("config", "get", huge).stderr.contains("unknown setting \(cut); see `notes config list`"))
+    }
+
     @Test("empty strings are refused with a message, not taken as a path, id or title")
     func emptyStrings() throws {
         let s = try Sandbox()

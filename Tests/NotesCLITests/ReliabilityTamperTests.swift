@@ -333,3 +333,32 @@ func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> In
 }
 
 func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool { firstIndex(of: needle, in: haystack, from: 0) != nil }
+
+extension ReliabilityTamperTests {
+    @Test(
+        "a damaged search index: search exits 5 with the damaged-store advice (run `notes rebuild`), which repairs it")
+    func damagedSearchIndex() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        let book = try Notebook(path: s.store, options: libraryOptions())
+        let db = try book.read { _, dbs in dbs["search_postings"] }
+        // Every posting block claims three entries and holds no term frequency: undecodable.
+        try book.store.environment.write { txn throws in
+            var keys: [[UInt8]] = []
+            try txn.withCursor(db) { c in
+                var entry = try c.first()
+                while let e = entry {
+                    keys.append(Array(e.key))
+                    entry = try c.next()
+                }
+            }
+            #expect(!keys.isEmpty)
+            for key in keys { try txn.put(db, key: key, value: [0x03, 0x00, 0x04, 0x01, 0x01, 0x01, 0, 0, 0, 0]) }
+        }
+        let r = s.run("search", "bystander")
+        CLIErrorTests.expectFailure(r, 5, mentioning: "run `notes rebuild` to repair them")
+        #expect(r.stderr.contains("search index") && !r.stderr.contains("unexpected error"), "\(r.stderr)")
+        try s.ok("rebuild")
+        #expect(try s.ok("search", "bystander", "--json").stdout.contains("bystander one"))
+    }
+}

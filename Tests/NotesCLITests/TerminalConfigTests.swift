@@ -104,6 +104,39 @@ struct TerminalConfigTests {
         #expect(try store([], ["NOTES_STORE": nil, "XDG_DATA_HOME": nil]) == s.path("home/.local/share/notes"))
     }
 
+    @Test(
+        "a store path starting with ~ is in HOME (config file, NOTES_STORE, --store); a relative one in the config file is refused, exit 2"
+    )
+    func storeHomeAndRelativePaths() throws {
+        let s = try Sandbox()
+        let home = s.path("home/mynotes")
+        try s.ok("add", "seed", "--store", home)
+        mkdir(s.path("config/notes"), 0o700)
+        // Only commands that read: before the fix they looked for `./~/mynotes` (and a write
+        // created it) in the directory the tests run in.
+        func store(_ args: [String], _ e: [String: String?]) throws -> String {
+            let r = s.run(args + ["stats", "--json"], env: e)
+            try #require(r.code == 0, "\(r)")
+            return try #require(try r.object()["store"] as? String)
+        }
+        write(file: s.configFile, "store = ~/mynotes\n")
+        #expect(try store([], ["NOTES_STORE": nil]) == home)
+        #expect(try store([], ["NOTES_STORE": "~/mynotes"]) == home)
+        #expect(try store(["--store", "~/mynotes"], [:]) == home)
+        for relative in ["relative/dir", "mynotes", "./mynotes", "~other/notes"] {
+            write(file: s.configFile, "sort = title\nstore = \(relative)\n")
+            CLIErrorTests.expectFailure(
+                s.run(["list"], env: ["NOTES_STORE": nil]), 2,
+                mentioning: "\(s.configFile):2: store must be an absolute path (starting with / or ~/)")
+        }
+        CLIErrorTests.expectFailure(
+            s.run("config", "set", "store", "relative/dir"), 2, mentioning: "store must be an absolute path")
+        // Without HOME, `~` names nothing: an error, not a directory named `~`.
+        write(file: s.configFile, "store = ~/mynotes\n")
+        CLIErrorTests.expectFailure(
+            s.run(["list"], env: ["NOTES_STORE": nil, "HOME": nil]), 5, mentioning: "HOME is not set")
+    }
+
     @Test("list sort, body limit and editor: flag or environment beat the file, which beats the default")
     func settingPrecedence() throws {
         let s = try Sandbox()

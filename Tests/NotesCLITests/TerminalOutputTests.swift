@@ -162,4 +162,78 @@ struct TerminalOutputTests {
             #expect(r.stdout.contains("Bad\u{FFFD}2J"), "\(args): \(r.stdout)")
         }
     }
+
+    @Test(
+        "a search snippet, a backlink's line and every table row show control characters as symbols, through a pipe too; --json keeps them"
+    )
+    func oneLineOutputsShowControlCharacters() throws {
+        let s = try Sandbox()
+        let body = "danger \u{1B}]0;pwned\u{07} \u{1B}[2J cleared [[Target]] \u{1B}[31mred\u{1B}[0m word\n"
+        let source = try s.add("Esc", "--body", body)
+        let target = try s.add("Target")
+        try s.ok("alias", source, "al\u{9B}2Jias")
+        for args in [["search", "danger"], ["backlinks", target], ["links", source], ["log"], ["history", source]] {
+            let r = s.run(args)
+            #expect(r.code == 0, "\(args): \(r)")
+            #expect(
+                !r.stdout.contains("\u{1B}") && !r.stdout.contains("\u{07}") && !r.stdout.contains("\u{9B}"),
+                "\(args): \(r.stdout)")
+        }
+        let search = s.run("search", "danger").stdout
+        #expect(search.contains("danger \u{241B}]0;pwned\u{2407} \u{241B}[2J cleared"), "\(search)")
+        let backlinks = s.run("backlinks", target).stdout
+        #expect(backlinks.contains("1: danger \u{241B}]0;pwned\u{2407} \u{241B}[2J"), "\(backlinks)")
+        #expect(s.run("alias", source).stdout == "al\u{FFFD}2Jias\n")
+        // --json keeps the text as stored, and the offsets of the matched words are those of it.
+        let found = try s.run("search", "danger", "--json").array()
+        let snippet = try #require(found.first?["snippet"] as? String)
+        #expect(snippet.contains("\u{1B}]0;pwned\u{07}"), "\(snippet)")
+        let matches = try #require((found.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]])
+        #expect(
+            matches.map { Array(snippet.unicodeScalars)[$0[0]..<$0[1]] }.map { String(String.UnicodeScalarView($0)) }
+                == ["danger"])
+        let lineText = try s.run("backlinks", target, "--json").array().first?["lineText"] as? String
+        #expect(lineText?.contains("\u{1B}[2J") == true)
+        // On a terminal with color, the matched word is still bold, and only it.
+        if Self.hasScript {
+            let r = Self.onTerminal(s, ["search", "cleared"], env: ["NO_COLOR": nil])
+            #expect(r.code == 0, "\(r)")
+            #expect(
+                r.stdout.contains("\u{241B}[2J \u{1B}[1mcleared\u{1B}[22m [[Target]] \u{241B}[31mred"), "\(r.stdout)")
+        }
+    }
+
+    @Test(
+        "a failing standard output (a full disk) is an error, exit 1; a reader that went away (EPIPE) is not; a pager that cannot start leaves the output written directly"
+    )
+    func outputFailures() throws {
+        let s = try Sandbox()
+        let id = try s.add("Full", "--body", "a body to show\n")
+        let shell = "/bin/sh"
+        let commands = [
+            "list --all", "list --json", "show \(id)", "search body", "history \(id)", "blame \(id)", "log",
+            "--version", "help",
+        ]
+        for command in commands {
+            let r = s.run(["-c", "notes \(command) > /dev/full"], executable: shell)
+            #expect(r.code == 1, "notes \(command): \(r)")
+            #expect(
+                r.stderr == "notes: error: cannot write standard output: the disk is full (No space left on device)\n",
+                "notes \(command): \(r)")
+        }
+        // The reader is gone before notes writes: quiet, and not a failure.
+        let code = s.path("code")
+        for command in ["list --all", "show \(id)", "log"] {
+            let r = s.run(["-c", "(sleep 0.2; notes \(command); echo $? > '\(code)') | true"], executable: shell)
+            #expect(r.code == 0 && r.stderr.isEmpty, "notes \(command): \(r)")
+            #expect(String(decoding: read(file: code), as: UTF8.self) == "0\n", "notes \(command) exits 0")
+        }
+        if Self.hasScript {
+            let long = try Self.longNote(s)
+            let r = Self.onTerminal(s, ["show", long], env: ["NOTES_PAGER": "/nonexistent/pager"])
+            #expect(r.code == 0, "\(r)")
+            #expect(r.stdout.contains("line 60"), "the output is written directly: \(r.stdout)")
+            #expect(r.stdout.contains("notes: warning: the pager (/nonexistent/pager) could not be started"))
+        }
+    }
 }

@@ -169,6 +169,6 @@ let aliasCommand = Command(
     } else if none || ctx.positionals.count > 1 {
         ctx.terminal.print("\(shortID(note.id)) v\(note.version)")
     } else {
-        for a in note.aliases { ctx.terminal.print(ctx.terminal.shown(a)) }
+        for a in note.aliases { ctx.terminal.print(oneLine(a)) }
     }
 }

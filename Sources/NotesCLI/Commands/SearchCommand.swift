@@ -163,20 +163,24 @@ let searchCommand = Command(
     // Bold on a terminal that takes color (never with NO_COLOR, --no-color or a pipe).
     let highlight: (open: String, close: String)? = ctx.terminal.colorAllowed ? ("\u{1B}[1m", "\u{1B}[22m") : nil
     for (r, match) in found.results {
+        // The header and the snippet are one line each: a control character in them is shown
+        // as its symbol, through a pipe too (as a table's cells are), never acted on.
         var header =
-            ctx.terminal.bold(ctx.terminal.shown(truncate(r.note.title, 70))) + "  "
-            + ctx.terminal.cyan(shortID(r.note.id))
+            ctx.terminal.bold(oneLine(truncate(r.note.title, 70))) + "  " + ctx.terminal.cyan(shortID(r.note.id))
         let l = try labels(r.note)
         let mark = statusSuffix(trashed: r.note.trashed, archived: r.note.archived)
         if !mark.isEmpty { header += ctx.terminal.dim(mark) }
-        if let c = l.category { header += "  " + ctx.terminal.dim("[\(ctx.terminal.shown(c))]") }
+        if let c = l.category { header += "  " + ctx.terminal.dim("[\(oneLine(c))]") }
         if !l.tags.isEmpty {
-            header += "  " + ctx.terminal.green(ctx.terminal.shown(l.tags.map { "#" + $0 }.joined(separator: " ")))
+            header += "  " + ctx.terminal.green(oneLine(l.tags.map { "#" + $0 }.joined(separator: " ")))
         }
         ctx.terminal.print(header)
-        let snippet = (match == .exact ? exactSnippets : markedSnippets).make(
-            title: r.note.title, body: ctx.terminal.shown(r.note.body), highlight: highlight)
-        ctx.terminal.print("  " + snippet)
+        // Cut from the body as stored (the words and their offsets are those `--json` gives),
+        // then shown one symbol for one control character, so the offsets still mark the words.
+        let snippet = (match == .exact ? exactSnippets : markedSnippets).extract(title: r.note.title, body: r.note.body)
+        let shown = oneLine(snippet.text)
+        ctx.terminal.print(
+            "  " + (highlight.map { Snippet.wrap(shown, snippet.matches, $0) } ?? shown))
     }
 }
 
