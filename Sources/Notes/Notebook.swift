@@ -61,6 +61,8 @@ public final class Notebook: Sendable {
     public static let maxCategoryCharacters = 100
 
     public let store: EventStore
+    /// The projections' rules; in a store opened read-only whose index was built for another
+    /// search language than the options', that language's (the index is read as it was built).
     public let projection: NotesProjection
     public let options: Options
     /// The rebuild the open ran (projection version changed), or nil.
@@ -69,7 +71,6 @@ public final class Notebook: Sendable {
     public init(path: String, options: Options) throws(NotesError) {
         self.options = options
         let projection = NotesProjection(searchLanguage: options.searchLanguage)
-        self.projection = projection
         var config = EventStore.Configuration(registry: options.registry, projections: projection)
         config.clock = options.clock
         if let lead = options.maximumClockLead {
@@ -86,6 +87,23 @@ public final class Notebook: Sendable {
             store = try EventStore(path: path, configuration: config)
             rebuildAtOpen = try store.rebuildIfNeeded()
         } catch { throw NotesError.store(error) }
+        // Read-only, the projections cannot be rebuilt for a changed `search-language`: queries
+        // are stemmed in the language the index was built in, not in one it does not hold.
+        let opened = store
+        // The stored version is the projections' own, then the schemas' part (`/schemas-...`).
+        let current = opened.currentProjectionVersion
+        let schemas = current.hasPrefix(projection.version) ? String(current.dropFirst(projection.version.count)) : ""
+        if options.readOnly, !schemas.isEmpty,
+            let stored = try? opened.read({ txn in try opened.storedProjectionVersion(in: txn) }),
+            stored != current, stored.hasSuffix(schemas),
+            case let base = String(stored.dropLast(schemas.count)),
+            let name = base.split(separator: "+").last, let language = SearchLanguage(String(name)),
+            NotesProjection(searchLanguage: language).version == base
+        {
+            self.projection = NotesProjection(searchLanguage: language)
+        } else {
+            self.projection = projection
+        }
     }
 
     package var metadata: EventMetadata { EventMetadata(actor: options.actor, command: options.command) }

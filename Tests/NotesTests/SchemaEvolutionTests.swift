@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Notes
+import SearchEngine
 import Synchronization
 import Testing
 
@@ -336,6 +337,27 @@ struct SchemaEvolutionTests {
         #expect(schemaFileBytes(path + "/data.mdb") == before)
         let (store, projection) = try Self.openStore(path, registry: newer)
         try Self.expectProjectionsMatchReplay(store, projection)
+    }
+
+    @Test("a store opened read-only, whose index was built in another search language, is searched in that language")
+    func readOnlyKeepsTheIndexLanguage() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        var english = schemaOptions()
+        english.searchLanguage = .english
+        let book = try Notebook(path: path, options: english)
+        let note = try book.add(title: "Habits", body: "we run daily")
+        // The index holds `run`: English stems `running` to it; German leaves `running` whole.
+        var german = schemaOptions()
+        german.searchLanguage = try #require(SearchLanguage("german"))
+        german.readOnly = true
+        let reader = try Notebook(path: path, options: german)
+        #expect(reader.projection.searchLanguage == .english)
+        let hits = try reader.search(try SearchQuery.parse("running"), limit: 10, exact: true)
+        #expect(hits.results.map(\.result.note.id) == [note.id], "before, no note: the query was stemmed in German")
+        // Opened for writing, the projections are rebuilt in the language asked for.
+        german.readOnly = false
+        #expect(try Notebook(path: path, options: german).projection.searchLanguage.name == "german")
     }
 
     @Test("a changed projection version rebuilds at open, once, logged, equal to a replay")
