@@ -231,7 +231,16 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     print("machine: \(machine.summary)\n")
 
     let suite = Suite(scale: scale, data: data)
-    if let reusedStore { suite.reuseStore(reusedStore) }
+    if let reusedStore {
+        // A path that holds no store would be opened as a new, empty one: every figure 0.
+        var st = stat()
+        guard stat(reusedStore + "/data.mdb", &st) == 0, st.st_size > 0 else {
+            fail(
+                "--reuse-store \(reusedStore) holds no store (no data.mdb); give the store directory a run "
+                    + "with --keep printed (its `store` subdirectory)")
+        }
+        suite.reuseStore(reusedStore)
+    }
     var failures: [String] = []
     for b in selected {
         log("running \(b.name)")
