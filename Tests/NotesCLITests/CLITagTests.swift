@@ -196,6 +196,10 @@ struct CLITagTests {
 
         #expect(try s.object("show", a, "--at", "2")["tags"] as? [String] == ["work"], "named as at v2")
         #expect(try s.object("show", a, "--at", "3")["tags"] as? [String] == ["home", "work"])
+        // At an instant, the names of that instant, as `list --as-of` gives them: the rename at
+        // 01-03 counts though the note's version then is still v3 (before 2026-12-06, `work`).
+        #expect(try s.object("show", a, "--at", "2026-01-03T12:00:00Z")["tags"] as? [String] == ["home", "job"])
+        #expect(try s.object("show", a, "--at", "2026-01-02T12:00:00Z")["tags"] as? [String] == ["home", "work"])
         #expect(try s.object("show", a)["tags"] as? [String] == ["job"])
         #expect(try s.ok("diff", a, "1", "3").lines.first == "tags: +home +work")
         let before = try s.ok("list", "--as-of", "2026-01-02T12:00:00Z", "--tag", "work", "--json").array()

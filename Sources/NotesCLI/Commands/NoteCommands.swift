@@ -43,10 +43,16 @@ let showCommand = Command(
     try ctx.expectPositionals(1...1)
     let id = try ctx.noteID(ctx.positionals[0])
     if let at = ctx.value("at") {
-        // The category and tags are named as they were called at that version.
+        // The category and tags are named as they were called at that version, or at that
+        // instant (as `list --as-of` names them: a rename after the note's version counts).
         let book = try ctx.notebook()
-        let revision = try book.revision(of: id, at: try ctx.revisionSelector(at))
-        try ctx.printNote(revision.note, labels: try book.labels(of: revision.note, at: revision.position))
+        let selector = try ctx.revisionSelector(at)
+        let revision = try book.revision(of: id, at: selector)
+        var position = revision.position
+        if case .instant(let instant) = selector {
+            position = max(position, try book.read { txn, _ in try book.store.position(atOrBefore: instant, in: txn) })
+        }
+        try ctx.printNote(revision.note, labels: try book.labels(of: revision.note, at: position))
     } else {
         try ctx.printNote(try ctx.notebook().note(id))
     }
