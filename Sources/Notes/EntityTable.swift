@@ -29,8 +29,12 @@ extension Tag: CountedEntity {
 }
 
 extension CountedEntity {
-    /// The key of a name in the name index: its lowercase UTF-8 (names ignore case).
-    static func nameKey(_ name: String) -> [UInt8] { Array(name.lowercased().utf8) }
+    /// The key of a name in the name index: its lowercase UTF-8 in Unicode's composed form
+    /// (NFC): names ignore case, and a name typed with a combining accent (`Cafe` + U+0301, as
+    /// macOS file names and some keyboards give it) is the same name as the one with `é`, as
+    /// Swift's own string comparison has it. Before `notes-14` the bytes were compared as
+    /// given, and `categories add` made two categories that look alike.
+    static func nameKey(_ name: String) -> [UInt8] { Array(name.lowercased()._nfcCodeUnits) }
 
     func encoded() -> [UInt8] {
         var w = ByteWriter()

@@ -29,8 +29,9 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// The search language is part of it: a store opened with another language rebuilds.
-    /// `notes-13`: links on a body's first line after a byte-order mark are found.
-    public var version: String { "notes-13+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-13`: links on a body's first line after a byte-order mark are found. `notes-14`:
+    /// category and tag names are keyed in Unicode's composed form (see `nameKey`).
+    public var version: String { "notes-14+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
         static let notes = "notes"

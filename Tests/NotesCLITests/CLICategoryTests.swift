@@ -87,8 +87,11 @@ struct CLICategoryTests {
         let s = try Sandbox()
         try s.ok("categories", "add", "Work")
         try s.ok("categories", "add", "Home")
+        try s.ok("categories", "add", "Caf\u{E9}")
         let cases: [([String], Int32, String)] = [
             (["add", "work"], 2, "exists already"),
+            // The same name with a combining accent (before 2026-12-06 a second category).
+            (["add", "CAFE\u{301}"], 2, "exists already"),
             (["add", "   "], 2, "empty"),
             (["add"], 2, "usage"),
             (["add", "a", "b"], 2, "unexpected argument"),
@@ -105,7 +108,11 @@ struct CLICategoryTests {
             #expect(r.stderr.hasPrefix("notes: error: ") && r.stderr.contains(text), "categories \(args): \(r.stderr)")
         }
         let names = try s.ok("categories", "--json").array().map { $0["name"] as? String }
-        #expect(names == ["Home", "Work"], "failed commands changed nothing")
+        #expect(names == ["Caf\u{E9}", "Home", "Work"], "failed commands changed nothing")
+        // Either spelling names it.
+        let filed = try s.add("x", "--category", "cafe\u{301}")
+        #expect(try s.titles("--category", "Caf\u{E9}") == ["x"], "\(filed)")
+        #expect(try s.ok("categories", "--json").array().count == 3)
         #expect(s.run("categorize", "zzzz", "Work").code == 2, "zzzz is not hex")
     }
 }
