@@ -57,6 +57,17 @@ struct CLISearchTests {
         #expect(exact.line == "no notes match")
         #expect(try titles(s, "recieve", "--exact").isEmpty)
         #expect(try titles(s, "mediteranaen", forgiving: true) == ["Mediterranean diet"], "two edits in a long word")
+        // A note found by one word of a split one (`wind-tunnel` is a phrase of two words): the
+        // snippet is around that word, marked (before 2026-12-06, the body's start, nothing marked).
+        let filler = Array(repeating: "filler words along", count: 20).joined(separator: " ")
+        try s.add("Aero notes", "--body", filler + "\nThe wind blew hard over the hill.\n")
+        let split = try s.ok("search", "wind-tunnel", "--json").array()
+        let aero = try #require(split.first { $0["title"] as? String == "Aero notes" })
+        #expect(aero["match"] as? String == "some-words")
+        let snippet = try #require(aero["snippet"] as? String)
+        let marked = try #require(((aero["matches"] as? [String: Any])?["snippet"] as? [[Int]])?.first)
+        let scalars = Array(snippet.unicodeScalars)
+        #expect(String(String.UnicodeScalarView(scalars[marked[0]..<marked[1]])) == "wind", "\(aero)")
         // Enough exact matches: nothing else, no message.
         let plain = try s.ok("search", "ham", "--limit", "2")
         #expect(!plain.stdout.contains("near spellings") && !plain.stdout.contains("some of them"))

@@ -129,10 +129,26 @@ let searchCommand = Command(
         SearchQuery.Node.clause(SearchQuery.Clause(kind: .term, terms: [Array($0.utf8)]))
     }
     let marked = replacements.isEmpty ? query : SearchQuery(root: .any([query.root] + replacements))
-    let language = book.options.searchLanguage
+    // The language the index was built in (a read-only store keeps its own).
+    let language = book.projection.searchLanguage
     // One stemmer and one reading of each query for the whole page.
     let exactSnippets = SnippetMaker(query: query, language: language)
     let markedSnippets = replacements.isEmpty ? exactSnippets : SnippetMaker(query: marked, language: language)
+    // A note found with only some of the words: each word on its own, a phrase's too (`wind-tunnel`
+    // is a phrase of two words; a note with `wind` alone showed its body's start, nothing marked).
+    let someWords = query.clauses.filter { !$0.excluded }.flatMap { c in
+        c.kind == .prefix
+            ? [SearchQuery.Node.clause(c)]
+            : c.terms.map { SearchQuery.Node.clause(SearchQuery.Clause(kind: .term, terms: [$0])) }
+    }
+    let someWordsSnippets = SnippetMaker(query: SearchQuery(root: .any(someWords + replacements)), language: language)
+    func snippets(for match: ForgivingSearch.Match) -> SnippetMaker {
+        switch match {
+        case .exact: exactSnippets
+        case .nearSpelling: markedSnippets
+        case .someWords: someWordsSnippets
+        }
+    }
     func ranges(_ rs: [Range<Int>]) -> JSONValue {
         .array(rs.map { .array([.int(Int64($0.lowerBound)), .int(Int64($0.upperBound))]) })
     }
@@ -140,7 +156,7 @@ let searchCommand = Command(
         ctx.printJSON(
             .array(
                 try found.results.map { r, match in
-                    let snippets = match == .exact ? exactSnippets : markedSnippets
+                    let snippets = snippets(for: match)
                     let snippet = snippets.extract(title: r.note.title, body: r.note.body)
                     let inTitle = snippets.matches(inTitle: r.note.title)
                     return .object([
@@ -177,7 +193,7 @@ let searchCommand = Command(
         ctx.terminal.print(header)
         // Cut from the body as stored (the words and their offsets are those `--json` gives),
         // then shown one symbol for one control character, so the offsets still mark the words.
-        let snippet = (match == .exact ? exactSnippets : markedSnippets).extract(title: r.note.title, body: r.note.body)
+        let snippet = snippets(for: match).extract(title: r.note.title, body: r.note.body)
         let shown = oneLine(snippet.text)
         ctx.terminal.print(
             "  " + (highlight.map { Snippet.wrap(shown, snippet.matches, $0) } ?? shown))
