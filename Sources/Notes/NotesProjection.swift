@@ -30,7 +30,8 @@ public final class NotesProjection: ProjectionSet {
 
     /// The search language is part of it: a store opened with another language rebuilds.
     /// `notes-13`: links on a body's first line after a byte-order mark are found. `notes-14`:
-    /// category and tag names are keyed in Unicode's composed form (see `nameKey`).
+    /// category and tag names are keyed in Unicode's composed form (see `nameKey`), and titles
+    /// with accents sort by their letters (see `ListIndex.titleKey(_:)`).
     public var version: String { "notes-14+" + SearchBridge.version + "+" + searchLanguage.name }
 
     enum DB {
@@ -962,6 +963,9 @@ enum ListIndex {
     }
 
     /// Lowercased title bytes, cut at 64 bytes, then a 0 terminator so "a" sorts before "ab".
+    /// A title with other than ASCII in its first 64 bytes is folded as the search index folds
+    /// words (accents off, `Ångström` as `angstrom`), so that it sorts among the letters it is
+    /// read as; before `notes-14` its lowercase bytes sorted `Ångström` and `émile` after `zebra`.
     static func titleKey(_ title: String) -> [UInt8] {
         // A title whose first 64 bytes are ASCII: those bytes lowercased, without lowercasing
         // the whole title as a `String` (ASCII letters lowercase alone, whatever follows them).
@@ -969,7 +973,7 @@ enum ListIndex {
         bytes.reserveCapacity(65)
         for b in title.utf8.prefix(64) {
             guard b < 0x80 else {
-                bytes = Array(title.lowercased().utf8.prefix(64))
+                bytes = Array(TextFolding.fold(title).utf8.prefix(64))
                 break
             }
             bytes.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)

@@ -33,6 +33,17 @@ struct CLIListTests {
         return (s, ids)
     }
 
+    @Test("titles with accents sort by their letters, in the index and in a past listing alike")
+    func accentedTitlesSortByLetters() throws {
+        let s = try Sandbox()
+        for t in ["zebra", "\u{C5}ngstr\u{F6}m", "\u{C9}chelle", "\u{E9}mile", "apple", "Z\u{FC}rich"] { try s.add(t) }
+        let want = ["\u{C5}ngstr\u{F6}m", "apple", "\u{C9}chelle", "\u{E9}mile", "zebra", "Z\u{FC}rich"]
+        // Before 2026-12-06 (notes-14) the three titles starting with an accent came after zebra.
+        #expect(try s.titles("--sort", "title") == want)
+        #expect(try s.titles("--sort", "title", "--as-of", "now") == want)
+        #expect(try s.titles("--sort", "title", "--reverse") == want.reversed())
+    }
+
     @Test("sorts and filters each select and order the right notes")
     func filtersAndSorts() throws {
         let (s, _) = try Self.populated()
