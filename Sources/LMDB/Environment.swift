@@ -132,8 +132,6 @@ public final class Environment: @unchecked Sendable {
         let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_size >= 2 * 512 else { return }
         // A meta page: a 16-byte page header, then magic (4), version (4), address (8), map size
         // (8), the free and main databases (48 bytes each; the page size is the free one's first
         // 4 bytes), the last page number (8) and the transaction id (8), little-endian here.
@@ -145,14 +143,22 @@ public final class Environment: @unchecked Sendable {
                 (0..<size).reduce(UInt64(0)) { $0 | UInt64(bytes[16 + at + $1]) << (8 * UInt64($1)) }
             }
             guard word(0, 4) == 0xBEEF_C0DE else { return nil }
-            let pageSize = word(24, 4)
-            guard pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0 else { return nil }
-            return (pageSize, word(120, 8), word(128, 8))
+            return (word(24, 4), word(120, 8), word(128, 8))
         }
         guard let first = meta(at: 0) else { return }
+        // A page size LMDB cannot have written (it writes the system's, 4 KiB to 64 KiB): LMDB
+        // would divide by it (SIGFPE at 0) or loop (512).
+        func checkPageSize(_ size: UInt64) throws(LMDBError) {
+            guard size >= 4096, size <= 65_536, size & (size - 1) == 0 else {
+                throw LMDBError(
+                    code: .corrupted, operation: "open \(path): data.mdb's header names a page size of \(size)")
+            }
+        }
+        try checkPageSize(first.pageSize)
         let second = meta(at: Int(first.pageSize))
         // LMDB takes the meta page of the higher transaction id.
         let newest = second.map { $0.txn > first.txn ? $0 : first } ?? first
+        try checkPageSize(newest.pageSize)
         guard newest.last > 1 else { return }
         let (needed, overflow) = (newest.last &+ 1).multipliedReportingOverflow(by: newest.pageSize)
         if overflow || newest.last == .max || needed > UInt64(Int64.max) {
@@ -160,6 +166,11 @@ public final class Environment: @unchecked Sendable {
                 code: .corrupted,
                 operation: "open \(path): data.mdb's header counts \(newest.last) pages, more than any file holds")
         }
+        // The size read after the header: a commit of another process writes its pages before
+        // the header that counts them, so a file read in this order always holds them (read
+        // before the header, a growing store was refused as cut short).
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return }
         if UInt64(st.st_size) < needed {
             throw LMDBError(
                 code: .corrupted,

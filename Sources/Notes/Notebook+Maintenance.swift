@@ -15,37 +15,50 @@ extension Notebook {
                     .init(.catalogue, position: nil, "\(count) events of \(key) cannot be read by this program"))
             }
         } catch { throw NotesError.wrap(error) }
-        let state: NotebookState
-        do { state = try NotebookState.replay(store: store, releasingPages: true) } catch {
-            problems.append(.init(.undecodable, position: nil, "the log cannot be replayed: \(NotesError.wrap(error))"))
-            return problems
-        }
+        // The replay and the projections it is compared with must be of one log: another process
+        // appending meanwhile moved the projections past the replay, and its new notes were
+        // reported as damage (before 2026-12-06). The projections are read in a snapshot held
+        // open while the log is replayed up to that snapshot's head (the log only grows, so
+        // the replay's own reads see the same events).
         problems += try read { txn, dbs in
-            // Projections another version of the program built (a store this one may only read,
-            // so it could not rebuild them at open) follow other rules: comparing them with this
-            // program's replay would report differences that are not damage.
-            let stored = try store.storedProjectionVersion(in: txn)
-            let current = store.currentProjectionVersion
-            if stored != current, try stored != nil || store.headPosition(in: txn) > 0 {
+            let head = try store.headPosition(in: txn)
+            let state: NotebookState
+            do { state = try NotebookState.replay(store: store, upTo: head, releasingPages: true) } catch {
                 return [
-                    VerificationProblem(
-                        .projection, position: nil,
-                        "the projections were built by another version of notes (\(stored ?? "none recorded"), this one builds \(current)), so they were not compared; open the store with write access to rebuild them"
-                    )
+                    .init(.undecodable, position: nil, "the log cannot be replayed: \(NotesError.wrap(error))")
                 ]
             }
-            do { return try projection.compare(with: state, in: txn, databases: dbs) } catch {
-                // A projection whose pages are damaged cannot be compared, but it is a
-                // projection: named as one, which `rebuild` repairs, not as the store failing.
-                guard let damage = Self.pageDamage(error) else { throw error }
-                return [
-                    VerificationProblem(
-                        .projection, position: nil,
-                        "a projection cannot be read (\(damage.operation): \(damage.message))")
-                ]
-            }
+            return try compareProjections(with: state, in: txn, databases: dbs)
         }
         return problems
+    }
+
+    /// The projections of `txn` against a replay of the same log (see ``verify(progress:)``).
+    private func compareProjections(
+        with state: NotebookState, in txn: borrowing Transaction, databases dbs: ProjectionDatabases
+    ) throws -> [VerificationProblem] {
+        // Projections another version of the program built (a store this one may only read,
+        // so it could not rebuild them at open) follow other rules: comparing them with this
+        // program's replay would report differences that are not damage.
+        let stored = try store.storedProjectionVersion(in: txn)
+        let current = store.currentProjectionVersion
+        if stored != current, try stored != nil || store.headPosition(in: txn) > 0 {
+            return [
+                VerificationProblem(
+                    .projection, position: nil,
+                    "the projections were built by another version of notes (\(stored ?? "none recorded"), this one builds \(current)), so they were not compared; open the store with write access to rebuild them"
+                )
+            ]
+        }
+        do { return try projection.compare(with: state, in: txn, databases: dbs) } catch {
+            // A projection whose pages are damaged cannot be compared, but it is a
+            // projection: named as one, which `rebuild` repairs, not as the store failing.
+            guard let damage = Self.pageDamage(error) else { throw error }
+            return [
+                VerificationProblem(
+                    .projection, position: nil, "a projection cannot be read (\(damage.operation): \(damage.message))")
+            ]
+        }
     }
 
     /// The LMDB error of damaged pages inside `error`, if it is one.

@@ -18,7 +18,8 @@ struct Config: Sendable {
                     ? "must be a directory path"
                     : $0.hasPrefix("/") || $0 == "~" || $0.hasPrefix("~/")
                         ? nil
-                        : "must be an absolute path (starting with / or ~/), as the file is read from any directory"
+                        : "must be an absolute path (starting with / or ~/), as the file is read from any directory "
+                            + "(`notes config set store PATH` or `notes config unset store` fixes it)"
             }
         ),
         (

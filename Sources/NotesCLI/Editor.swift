@@ -36,7 +36,11 @@ extension Context {
         let original = note.title + "\n\n" + note.body
         writeAll(fd: fd, Array(original.utf8))
         close(fd)
-        let status = runShell("\(editor) \"$1\"", arguments: [path])
+        // `exec`: the editor takes the shell's place, so a signal sent to the child reaches the
+        // editor itself and its own exit status is the one read (dash, as /bin/sh, otherwise
+        // keeps the editor as a grandchild, which a SIGTERM left running, and answers 130 to an
+        // interrupt the editor handled).
+        let status = runShell("exec \(editor) \"$1\"", arguments: [path])
         guard status == 0 else {
             throw CLIError(
                 "the editor (\(editor)) exited with status \(status); the note was not changed", code: .failure)

@@ -154,20 +154,22 @@ private final class StemCache {
 extension SearchQuery {
     /// Endings a word that starts with a prefix may go on with, whose stems a prefix matches
     /// too: the index holds stems, and the stem of a word may be shorter than a prefix of it
-    /// (`isolat*`: `isolation` and `isolated` are held as `isol`) or end otherwise (`party*`:
-    /// `party` is held as `parti`).
+    /// (`isolat*`: `isolation` and `isolated` are held as `isol`).
     static let prefixEndings: [[UInt8]] = [
-        "", "e", "s", "es", "ed", "ing", "ion", "ions", "ation", "er", "ers", "y", "ies", "ly", "ness", "ment",
-        "ity", "al", "ive", "ous", "ate", "ated", "ating", "ency", "ence", "ance", "t", "ts", "ce", "cy", "ic", "ize",
-        "ise", "ism", "ist", "ful", "able", "ible", "en", "ung", "ar", "ir", "ez",
+        "e", "s", "es", "ed", "ing", "ion", "ions", "ation", "er", "ers", "y", "ies", "ly", "ness", "ment", "ity",
+        "al", "ive", "ous", "ate", "ated", "ating", "ency", "ence", "ance", "t", "ts", "ce", "cy", "ic", "ize", "ise",
+        "ism", "ist", "ful", "able", "ible", "en", "ung", "ar", "ir", "ez",
     ].map { Array($0.utf8) }
 
     /// The query with its words and phrases reduced to their stems in `language`, as the index
     /// holds them. A prefix stays as written (`cook*` matches the stems that start with `cook`)
-    /// and gains, as further terms, the stems of the prefix and of the prefix with each of
-    /// ``prefixEndings`` that do not start with it, matched exactly: `isolat*` also finds the
-    /// stem `isol` (of `isolation`), `concurrency*` the stem `concurr`, `runn*` the stem `run`.
-    /// Before 2026-12-06 such prefixes found nothing, and excluding them excluded nothing.
+    /// and gains, as further terms matched exactly, the prefix's own stem (`party*` finds what
+    /// `party` finds, held as `parti`; `concurrency*` what `concurrency` finds) and the stems
+    /// of the prefix with each of ``prefixEndings`` that are the prefix cut by one or two
+    /// characters, four at least (`isolat*` and `isolation`, held as `isol`). A stem cut
+    /// shorter, or from a word no one writes, is left out: `comm*` and `comming`, held as `com`,
+    /// would match every `.com`. Before 2026-12-06 such prefixes found nothing, and excluding
+    /// them excluded nothing.
     public func stemmed(_ language: SearchLanguage) -> SearchQuery {
         guard let stemmer = language.makeStemmer() else { return self }
         func walk(_ n: Node) -> Node {
@@ -177,9 +179,15 @@ extension SearchQuery {
                     c.terms = c.terms.map { stemmer.stem($0) }
                 } else if let prefix = c.terms.first {
                     var alternates: [[UInt8]] = []
+                    let own = stemmer.stem(prefix)
+                    if !own.starts(with: prefix) { alternates.append(own) }
                     for ending in Self.prefixEndings {
                         let stem = stemmer.stem(prefix + ending)
-                        if !stem.starts(with: prefix) && !alternates.contains(stem) { alternates.append(stem) }
+                        guard stem.count < prefix.count, prefix.starts(with: stem), prefix.count - stem.count <= 2,
+                            stem.count >= 4,
+                            !alternates.contains(stem)
+                        else { continue }
+                        alternates.append(stem)
                     }
                     c.terms = [prefix] + alternates
                 }

@@ -107,7 +107,7 @@ let searchCommand = Command(
         }
         found = Notebook.search(
             query, filter: filter, limit: limit, exact: ctx.flag("exact"), in: state,
-            language: book.options.searchLanguage)
+            language: book.projection.searchLanguage)
         past = state
     } else {
         if !tagNames.isEmpty {
