@@ -116,6 +116,15 @@ extension Notebook {
         try refuseOutputInStore(path)
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw NotesError.validation(.isDirectory(path)) }
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            // A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: a
+            // file renamed over it would replace the device itself (as root, before 2026-12-06,
+            // `--output /dev/full` left a plain file where the device had been).
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw NotesError.io(IOFailure(.write, path, code: errno)) }
+            defer { close(fd) }
+            return try exportEvents(toFileDescriptor: fd, after: position, upcast: upcast)
+        }
         let file = try io { () throws(IOFailure) in try AtomicFile(path: path) }
         do {
             let summary = try exportEvents(after: position, upcast: upcast) { chunk in

@@ -37,6 +37,27 @@ struct InterchangeCLITests {
         #expect(try piped.object()["appended"] as? Int == 4)
     }
 
+    @Test("export --output to a pipe writes into it and leaves it a pipe (no file renamed over it, as over a device)")
+    func exportIntoAPipe() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        try s.add("Two", "--body", "b")
+        let expected = try s.ok("export").stdoutBytes
+        let fifo = s.path("pipe")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // Opened for reading first (without waiting for a writer), so the export's open does
+        // not block; the export fits in the pipe's buffer.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        #expect(try s.ok("export", "--output", fifo).line.hasPrefix("exported 2 events"))
+        var st = stat()
+        #expect(stat(fifo, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO, "before 2026-12-06 a file replaced it")
+        var got = [UInt8](repeating: 0, count: 1 << 16)
+        let n = got.withUnsafeMutableBytes { Foundation.read(reader, $0.baseAddress, $0.count) }
+        #expect(Array(got.prefix(max(0, n))) == expected)
+    }
+
     @Test("an alias of a Markdown file that no link can reach (it holds | or [[) is imported with a warning")
     func unreachableAliasWarned() throws {
         let s = try Sandbox()
