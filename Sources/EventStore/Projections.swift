@@ -243,8 +243,12 @@ extension EventStore {
         let fd = open(environment.path + "/data.mdb", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return try body() }
         defer { close(fd) }
-        var locked = flock(fd, LOCK_EX) == 0
-        while !locked && errno == EINTR { locked = flock(fd, LOCK_EX) == 0 }
+        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        if !locked && errno == EWOULDBLOCK {
+            configuration.waitingForRebuild?()
+            locked = flock(fd, LOCK_EX) == 0
+            while !locked && errno == EINTR { locked = flock(fd, LOCK_EX) == 0 }
+        }
         defer { if locked { flock(fd, LOCK_UN) } }
         return try body()
     }

@@ -44,6 +44,8 @@ public final class Notebook: Sendable {
         public var searchLanguage: SearchLanguage = .english
         /// Called with (done, total) during a rebuild at open.
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
+        /// Called once when a rebuild waits for another process's to end.
+        public var waitingForRebuild: (@Sendable () -> Void)?
         /// For the benchmark that compares them: a sync's rebase rebuilds every projection instead
         /// of re-folding the records of the streams it touched.
         package var rebaseRebuildsProjections = false
@@ -83,6 +85,7 @@ public final class Notebook: Sendable {
         config.environment.maxMapSize = options.maxStoreBytes
         config.environment.mapSize = options.initialMapBytes
         config.progress = options.progress
+        config.waitingForRebuild = options.waitingForRebuild
         do {
             store = try EventStore(path: path, configuration: config)
             rebuildAtOpen = try store.rebuildIfNeeded()

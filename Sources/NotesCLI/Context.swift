@@ -174,6 +174,12 @@ final class Context: @unchecked Sendable {
             rebuildProgress = progress
         }
         defer { rebuildProgress?.finish() }
+        // A rebuild of another process holds this one up (it may take a while on a big store).
+        options.waitingForRebuild = {
+            writeAll(
+                fd: 2,
+                Array("notes: warning: waiting for another notes process to finish rebuilding this store's projections\n".utf8))
+        }
         var st = stat()
         let exists = stat(path, &st) == 0
         if command.readsOnly && !exists {

@@ -1,5 +1,6 @@
 import Basics
 import EventStore
+import Glibc
 import Notes
 import SearchEngine
 import Synchronization
@@ -337,6 +338,31 @@ struct SchemaEvolutionTests {
         #expect(schemaFileBytes(path + "/data.mdb") == before)
         let (store, projection) = try Self.openStore(path, registry: newer)
         try Self.expectProjectionsMatchReplay(store, projection)
+    }
+
+    @Test("a rebuild that must wait for another process's says so once, then runs when the other ends")
+    func rebuildWaitIsSaid() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        _ = try Notebook(path: path, options: schemaOptions()).add(title: "One")
+        // Another process's rebuild, as this one sees it: the lock on data.mdb, through a
+        // descriptor of its own. The waiting rebuild's notice lets it go.
+        let other = open(path + "/data.mdb", O_RDONLY)
+        try #require(other >= 0 && flock(other, LOCK_EX) == 0)
+        defer { close(other) }
+        let notices = Mutex(0)
+        var options = schemaOptions()
+        options.waitingForRebuild = {
+            notices.withLock { $0 += 1 }
+            flock(other, LOCK_UN)
+        }
+        let book = try Notebook(path: path, options: options)
+        let report = try book.rebuild()
+        #expect(report.events == 1)
+        #expect(notices.withLock { $0 } == 1)
+        // Nothing held: no notice.
+        _ = try book.rebuild()
+        #expect(notices.withLock { $0 } == 1)
     }
 
     @Test("a store opened read-only, whose index was built in another search language, is searched in that language")
