@@ -176,9 +176,8 @@ final class Context: @unchecked Sendable {
         defer { rebuildProgress?.finish() }
         // A rebuild of another process holds this one up (it may take a while on a big store).
         options.waitingForRebuild = {
-            writeAll(
-                fd: 2,
-                Array("notes: warning: waiting for another notes process to finish rebuilding this store's projections\n".utf8))
+            let line = "notes: warning: waiting for another notes process to finish rebuilding this store's projections"
+            writeAll(fd: 2, Array((line + "\n").utf8))
         }
         var st = stat()
         let exists = stat(path, &st) == 0
