@@ -132,33 +132,15 @@ public final class Environment: @unchecked Sendable {
         let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        // A meta page: a 16-byte page header, then magic (4), version (4), address (8), map size
-        // (8), the free and main databases (48 bytes each; the page size is the free one's first
-        // 4 bytes), the last page number (8) and the transaction id (8), little-endian here.
-        func meta(at offset: Int) -> (pageSize: UInt64, last: UInt64, txn: UInt64)? {
-            var bytes = [UInt8](repeating: 0, count: 16 + 136)
-            guard bytes.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, $0.count, off_t(offset)) }) == bytes.count
-            else { return nil }
-            func word(_ at: Int, _ size: Int) -> UInt64 {
-                (0..<size).reduce(UInt64(0)) { $0 | UInt64(bytes[16 + at + $1]) << (8 * UInt64($1)) }
-            }
-            guard word(0, 4) == 0xBEEF_C0DE else { return nil }
-            return (word(24, 4), word(120, 8), word(128, 8))
-        }
-        guard let first = meta(at: 0) else { return }
-        // A page size LMDB cannot have written (it writes the system's, 4 KiB to 64 KiB): LMDB
-        // would divide by it (SIGFPE at 0) or loop (512).
-        func checkPageSize(_ size: UInt64) throws(LMDBError) {
-            guard size >= 4096, size <= 65_536, size & (size - 1) == 0 else {
-                throw LMDBError(
-                    code: .corrupted, operation: "open \(path): data.mdb's header names a page size of \(size)")
-            }
-        }
-        try checkPageSize(first.pageSize)
-        let second = meta(at: Int(first.pageSize))
+        guard let (first, second) = MetaPage.both(fd: fd) else { return }
         // LMDB takes the meta page of the higher transaction id.
         let newest = second.map { $0.txn > first.txn ? $0 : first } ?? first
-        try checkPageSize(newest.pageSize)
+        // A page size LMDB cannot have written: LMDB would divide by it (SIGFPE at 0) or loop
+        // (512).
+        for meta in [first, newest] where !meta.pageSizeIsPlausible {
+            throw LMDBError(
+                code: .corrupted, operation: "open \(path): data.mdb's header names a page size of \(meta.pageSize)")
+        }
         guard newest.last > 1 else { return }
         let (needed, overflow) = (newest.last &+ 1).multipliedReportingOverflow(by: newest.pageSize)
         if overflow || newest.last == .max || needed > UInt64(Int64.max) {

@@ -19,7 +19,6 @@ struct PageAudit {
     private let last: Int
     private var reached: [UInt8]
     private(set) var problems: [String] = []
-    private var buffer: [UInt8]
 
     // LMDB's page and node flags.
     private static let branch: UInt16 = 0x01
@@ -30,9 +29,8 @@ struct PageAudit {
     private static let subData: UInt16 = 0x02
     private static let dupData: UInt16 = 0x04
     private static let invalidPage = UInt64.max
-    /// The page header's size, and the size of a database record (`MDB_db`) in a node or a meta.
-    private static let header = 16
-    private static let dbRecord = 48
+    private static let header = MetaPage.header
+    private static let dbRecord = MetaPage.dbRecord
 
     /// The problems of the snapshot of `txn` in the environment at `path`, at most `limit`; empty
     /// when the snapshot's meta page cannot be found (two commits of another process since the
@@ -42,43 +40,27 @@ struct PageAudit {
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         // The meta page of this snapshot: the one whose transaction id is the snapshot's.
-        var metas: [(pageSize: Int, last: UInt64, txn: UInt64, free: UInt64, main: UInt64)] = []
-        var offset = 0
-        for _ in 0..<2 {
-            var bytes = [UInt8](repeating: 0, count: header + 136)
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
-            guard n == bytes.count, word(bytes, header, 4) == 0xBEEF_C0DE else { return [] }
-            let pageSize = Int(word(bytes, header + 24, 4))
-            guard pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0 else { return [] }
-            // magic, version, address, map size (24 bytes); the free and main databases' records
-            // (their roots at byte 40 of each); the last page number and the transaction id.
-            metas.append(
-                (
-                    pageSize, word(bytes, header + 120, 8), word(bytes, header + 128, 8),
-                    word(bytes, header + 24 + 40, 8), word(bytes, header + 24 + dbRecord + 40, 8)
-                ))
-            offset = pageSize
-        }
-        guard let meta = metas.first(where: { $0.txn == UInt64(txnID) }), meta.last < UInt64(Int32.max) else {
-            return []
-        }
-        var audit = PageAudit(fd: fd, pageSize: meta.pageSize, last: Int(meta.last), limit: limit)
+        guard let (first, second) = MetaPage.both(fd: fd),
+            let meta = [first, second].compactMap({ $0 }).first(where: { $0.txn == UInt64(txnID) }),
+            meta.pageSizeIsPlausible, meta.last < UInt64(Int32.max)
+        else { return [] }
+        var audit = PageAudit(fd: fd, pageSize: Int(meta.pageSize), last: Int(meta.last), limit: limit)
         audit.reached[0] = 1
         audit.reached[1] = 1
         var freePages: [UInt64] = []
         var records: [String] = []
-        audit.walk(meta.free, depth: 0, what: "the free list") { _, data in
+        audit.walk(meta.freeRoot, depth: 0, what: "the free list") { _, data in
             // A free-list record: a transaction id, then its pages: a count, then the numbers.
             guard data.count >= 8 else { return }
-            let count = Int(clamping: PageAudit.word(data, 0, 8))
+            let count = Int(clamping: littleEndian(data, 0, 8))
             guard count <= (data.count - 8) / 8 else {
                 records.append("a free-list record counts \(count) pages in \(data.count) bytes")
                 return
             }
-            for k in 0..<count { freePages.append(PageAudit.word(data, 8 + 8 * k, 8)) }
+            for k in 0..<count { freePages.append(littleEndian(data, 8 + 8 * k, 8)) }
         }
         for r in records { audit.report(r) }
-        audit.walk(meta.main, depth: 0, what: "the main database", named: true)
+        audit.walk(meta.mainRoot, depth: 0, what: "the main database", named: true)
         var listed = [UInt8](repeating: 0, count: audit.last + 1)
         for page in freePages {
             guard page >= 2, page <= UInt64(audit.last) else {
@@ -104,19 +86,10 @@ struct PageAudit {
         self.last = last
         self.limit = limit
         reached = [UInt8](repeating: 0, count: last + 1)
-        buffer = [UInt8](repeating: 0, count: pageSize)
     }
 
     private mutating func report(_ problem: String) {
         if problems.count < limit { problems.append(problem) }
-    }
-
-    /// The little-endian unsigned integer of `size` bytes at `at`, 0 past the end.
-    private static func word(_ bytes: [UInt8], _ at: Int, _ size: Int) -> UInt64 {
-        guard at >= 0, at + size <= bytes.count else { return 0 }
-        var v: UInt64 = 0
-        for k in 0..<size { v |= UInt64(bytes[at + k]) << (8 * UInt64(k)) }
-        return v
     }
 
     /// Page `number`'s bytes, or nil (reported) when it is out of range or unreadable.
@@ -159,29 +132,29 @@ struct PageAudit {
             return
         }
         guard let bytes = page(root) else { return }
-        guard Self.word(bytes, 0, 8) == root else {
-            report("page \(root) of \(what) holds the header of page \(Self.word(bytes, 0, 8))")
+        guard littleEndian(bytes, 0, 8) == root else {
+            report("page \(root) of \(what) holds the header of page \(littleEndian(bytes, 0, 8))")
             return
         }
         guard reach(Int(root), count: 1, what: what) else { return }
-        let flags = UInt16(Self.word(bytes, 10, 2))
+        let flags = UInt16(littleEndian(bytes, 10, 2))
         if flags & Self.leaf2 != 0 { return }
-        let lower = Int(Self.word(bytes, 12, 2))
+        let lower = Int(littleEndian(bytes, 12, 2))
         guard flags & (Self.branch | Self.leaf) != 0, lower >= Self.header, lower <= pageSize else {
             report("page \(root) of \(what) is neither a branch nor a leaf (flags \(flags))")
             return
         }
         let nodes = (lower - Self.header) / 2
         for k in 0..<nodes {
-            let at = Int(Self.word(bytes, Self.header + 2 * k, 2))
+            let at = Int(littleEndian(bytes, Self.header + 2 * k, 2))
             guard at >= Self.header, at + 8 <= pageSize else {
                 report("a node of page \(root) lies outside it")
                 continue
             }
-            let lo = Self.word(bytes, at, 2)
-            let hi = Self.word(bytes, at + 2, 2)
-            let nodeFlags = UInt16(Self.word(bytes, at + 4, 2))
-            let keySize = Int(Self.word(bytes, at + 6, 2))
+            let lo = littleEndian(bytes, at, 2)
+            let hi = littleEndian(bytes, at + 2, 2)
+            let nodeFlags = UInt16(littleEndian(bytes, at + 4, 2))
+            let keySize = Int(littleEndian(bytes, at + 6, 2))
             if flags & Self.branch != 0 {
                 walk(lo | hi << 16 | UInt64(nodeFlags) << 32, depth: depth + 1, what: what, named: named, visit: visit)
                 continue
@@ -193,10 +166,10 @@ struct PageAudit {
                     report("a node of page \(root) lies outside it")
                     continue
                 }
-                let first = Self.word(bytes, dataAt, 8)
+                let first = littleEndian(bytes, dataAt, 8)
                 let count = (Self.header + dataSize + pageSize - 1) / pageSize
                 guard let pages = page(first, count: count) else { continue }
-                guard Self.word(pages, 0, 8) == first, UInt16(Self.word(pages, 10, 2)) & Self.overflow != 0 else {
+                guard littleEndian(pages, 0, 8) == first, UInt16(littleEndian(pages, 10, 2)) & Self.overflow != 0 else {
                     report("page \(first) of \(what) is not the overflow page its record names")
                     continue
                 }
@@ -218,7 +191,7 @@ struct PageAudit {
                 let name =
                     named ? String(decoding: bytes[(at + 8)..<min(at + 8 + keySize, pageSize)], as: UTF8.self) : ""
                 walk(
-                    Self.word(data, 40, 8), depth: 0, what: named ? "database \(name)" : what, named: false,
+                    littleEndian(data, 40, 8), depth: 0, what: named ? "database \(name)" : what, named: false,
                     visit: nil)
             } else if nodeFlags & Self.dupData == 0 {
                 visit?(k, data)

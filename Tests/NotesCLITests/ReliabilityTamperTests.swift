@@ -260,12 +260,8 @@ extension ReliabilityTamperTests {
         try s.add("two")
         let file = s.store + "/data.mdb"
         let pristine = read(file: file)
-        // The newest meta page (the higher transaction id, at byte 128 of the meta) and its last
-        // page number (byte 120), both after the page's 16-byte header.
-        func field(_ bytes: [UInt8], _ page: Int, _ offset: Int) -> UInt64 {
-            (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[page * 4096 + 16 + offset + $1]) << (8 * UInt64($1)) }
-        }
-        let newest = field(pristine, 1, 128) > field(pristine, 0, 128) ? 1 : 0
+        // The newest meta page; its last page number is at byte 120, after the page's header.
+        let newest = newestMetaPage(pristine)
         // A bit flipped high in the count: its product with the page size overflows (a trap
         // before); two bits: the count reads negative through `Int` (endless map growth before).
         for flips in [[6], [6, 7], [4]] {
@@ -294,12 +290,10 @@ extension ReliabilityTamperTests {
         #expect(s.run("verify").code == 0)
         let file = s.store + "/data.mdb"
         let pristine = read(file: file)
-        func word(_ b: [UInt8], _ at: Int, _ n: Int) -> Int {
-            (0..<n).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) }
-        }
+        let word = littleEndianWord
         // The newest meta page; its free database's root (byte 40 of its record, after magic,
         // version, address and map size), a leaf here; that leaf's first node's first page.
-        let meta = word(pristine, 4096 + 16 + 128, 8) > word(pristine, 16 + 128, 8) ? 1 : 0
+        let meta = newestMetaPage(pristine)
         let freeRoot = word(pristine, meta * 4096 + 16 + 24 + 40, 8)
         let mainRoot = word(pristine, meta * 4096 + 16 + 24 + 48 + 40, 8)
         let leaf = freeRoot * 4096
@@ -319,6 +313,17 @@ extension ReliabilityTamperTests {
         write(file: file, pristine)
         #expect(s.run("verify").code == 0)
     }
+}
+
+/// The little-endian integer of `size` bytes at `at` of `bytes` (a field of an LMDB page).
+func littleEndianWord(_ bytes: [UInt8], _ at: Int, _ size: Int) -> Int {
+    (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+}
+
+/// Which of a `data.mdb`'s two meta pages (4 KiB each) is the newest: the higher transaction
+/// id, at byte 128 of the meta, after the page's 16-byte header.
+func newestMetaPage(_ bytes: [UInt8]) -> Int {
+    littleEndianWord(bytes, 4096 + 16 + 128, 8) > littleEndianWord(bytes, 16 + 128, 8) ? 1 : 0
 }
 
 /// The first index at or after `start` where `needle` occurs in `haystack`.
