@@ -96,11 +96,9 @@ extension Notebook {
             }
         }
         // A forward replay: it keeps every title each note was given, which links resolve by.
+        let position = try position(atOrBefore: instant)
         let state: NotebookState
-        do {
-            let position = try store.read { txn in try store.position(atOrBefore: instant, in: txn) }
-            state = try NotebookState.replay(store: store, upTo: position)
-        } catch { throw NotesError.wrap(error) }
+        do { state = try NotebookState.replay(store: store, upTo: position) } catch { throw NotesError.wrap(error) }
         do { return try body(.state(StateLinkWorld(state))) } catch { throw NotesError.wrap(error) }
     }
 }

@@ -87,10 +87,17 @@ extension Notebook {
 
     /// The whole notebook as it was at `instant`, replayed from the log into memory.
     public func state(asOf instant: Int64) throws(NotesError) -> NotebookState {
-        do {
-            let position = try store.read { txn in try store.position(atOrBefore: instant, in: txn) }
-            return try NotebookState.replayNewestFirst(store: store, upTo: position)
-        } catch { throw NotesError.wrap(error) }
+        let position = try position(atOrBefore: instant)
+        do { return try NotebookState.replayNewestFirst(store: store, upTo: position) } catch {
+            throw NotesError.wrap(error)
+        }
+    }
+
+    /// The log's position at `instant`: that of the last event recorded then or before (0 if none).
+    public func position(atOrBefore instant: Int64) throws(NotesError) -> UInt64 {
+        do { return try store.read { txn in try store.position(atOrBefore: instant, in: txn) } } catch {
+            throw NotesError.wrap(error)
+        }
     }
 }
 

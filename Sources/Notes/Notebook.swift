@@ -99,9 +99,7 @@ public final class Notebook: Sendable {
         if options.readOnly, !schemas.isEmpty,
             let stored = try? opened.read({ txn in try opened.storedProjectionVersion(in: txn) }),
             stored != current, stored.hasSuffix(schemas),
-            case let base = String(stored.dropLast(schemas.count)),
-            let name = base.split(separator: "+").last, let language = SearchLanguage(String(name)),
-            NotesProjection(searchLanguage: language).version == base
+            let language = NotesProjection.searchLanguage(ofVersion: String(stored.dropLast(schemas.count)))
         {
             self.projection = NotesProjection(searchLanguage: language)
         } else {

@@ -34,6 +34,15 @@ public final class NotesProjection: ProjectionSet {
     /// with accents sort by their letters (see `ListIndex.titleKey(_:)`).
     public var version: String { "notes-14+" + SearchBridge.version + "+" + searchLanguage.name }
 
+    /// The search language of projections of this program whose ``version`` is `version`, or nil
+    /// (another program's, or no language this one knows).
+    static func searchLanguage(ofVersion version: String) -> SearchLanguage? {
+        guard let name = version.split(separator: "+").last, let language = SearchLanguage(String(name)),
+            NotesProjection(searchLanguage: language).version == version
+        else { return nil }
+        return language
+    }
+
     enum DB {
         static let notes = "notes"
         static let list = "list"

@@ -59,15 +59,13 @@ public enum NotesCommandLine {
             let parsed = try parser.parse(arguments)
             if parsed.flags.contains("version") {
                 terminal.print("notes \(version)")
-                terminal.flush(pager: nil)
-                try terminal.checkOutput()
+                try terminal.flush(pager: nil)
                 return 0
             }
             guard let name = parsed.command else {
                 if parsed.flags.contains("help") || arguments.isEmpty {
                     terminal.print(overviewHelp)
-                    terminal.flush(pager: nil)
-                    try terminal.checkOutput()
+                    try terminal.flush(pager: nil)
                     return arguments.isEmpty ? ExitCode.usage.rawValue : 0
                 }
                 throw CLIError("no command given; see `notes --help`")
@@ -80,14 +78,12 @@ public enum NotesCommandLine {
             }
             if parsed.flags.contains("help") {
                 terminal.print(command.help)
-                terminal.flush(pager: nil)
-                try terminal.checkOutput()
+                try terminal.flush(pager: nil)
                 return 0
             }
             let ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
             try command.run(ctx)
-            terminal.flush(pager: ctx.pagerCommand)
-            try terminal.checkOutput()
+            try terminal.flush(pager: ctx.pagerCommand)
             return 0
         } catch {
             let e = CLIError.from(error)

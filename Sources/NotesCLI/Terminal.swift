@@ -52,16 +52,18 @@ final class Terminal {
         if buffer.count > 1 << 16 && !pagerAllowed { flushDirect() }
     }
 
-    /// Writes buffered output, through the pager when it is long and allowed.
-    func flush(pager: String?) {
-        guard !buffer.isEmpty else { return }
-        if pagerAllowed, let pager, !pager.isEmpty, lineCount() > terminalRows() {
-            if runPager(pager) {
+    /// Writes buffered output, through the pager when it is long and allowed; throws the failure
+    /// to write standard output, if it failed, now or before: the same error (exit code 1) as
+    /// `export`'s to a full disk.
+    func flush(pager: String?) throws(CLIError) {
+        if !buffer.isEmpty {
+            if pagerAllowed, let pager, !pager.isEmpty, lineCount() > terminalRows(), runPager(pager) {
                 buffer = []
-                return
+            } else {
+                flushDirect()
             }
         }
-        flushDirect()
+        if let outputFailure { throw CLIError.from(NotesError.io(outputFailure)) }
     }
 
     private func lineCount() -> Int { buffer.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
@@ -78,12 +80,6 @@ final class Terminal {
         guard let failure = buffer.withUnsafeBytes({ writeFully(fd: 1, $0) }) else { return }
         outputClosed = true
         if failure != EPIPE { outputFailure = IOFailure(.write, "standard output", code: failure) }
-    }
-
-    /// Throws the failure to write standard output, if it failed: the same error (exit code 1)
-    /// as `export`'s to a full disk.
-    func checkOutput() throws(CLIError) {
-        if let outputFailure { throw CLIError.from(NotesError.io(outputFailure)) }
     }
 
     /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start (the shell could

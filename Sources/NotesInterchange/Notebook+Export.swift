@@ -115,8 +115,9 @@ extension Notebook {
     {
         try refuseOutputInStore(path)
         var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw NotesError.validation(.isDirectory(path)) }
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+        let kind = stat(path, &st) == 0 ? st.st_mode & S_IFMT : S_IFREG
+        if kind == S_IFDIR { throw NotesError.validation(.isDirectory(path)) }
+        if kind != S_IFREG {
             // A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: a
             // file renamed over it would replace the device itself (as root, before 2026-12-06,
             // `--output /dev/full` left a plain file where the device had been).

@@ -164,9 +164,10 @@ public enum ForgivingSearch {
                     // written starts with (the stemmer took an ending off, typo and all:
                     // `appropriatte` and `appropri`), four characters at least (`piing`, one
                     // edit from `ping`, stems to `pi`), or near the word's own stem.
+                    let stemScalars = Self.scalars(s)
                     guard
-                        (asWritten.starts(with: s) && Self.scalars(s).count >= 4)
-                            || Self.distance(wordScalars, Self.scalars(s), atMost: budget, rows: &rows) != nil
+                        (asWritten.starts(with: s) && stemScalars.count >= 4)
+                            || Self.distance(wordScalars, stemScalars, atMost: budget, rows: &rows) != nil
                     else { continue }
                     guard let df = try documentFrequency(s), df > 0 else { continue }
                     near[word, default: []].append((s, 1, df))

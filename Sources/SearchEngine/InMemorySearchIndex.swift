@@ -110,9 +110,11 @@ public struct InMemorySearchIndex: Sendable {
             guard let prefix = clause.terms.first else { return nil }
             var score = 0.0
             var any = false
-            let alternates = clause.terms.dropFirst().filter { !$0.starts(with: prefix) }
+            // The stems after the prefix are matched whole (see `SearchQuery.stemmed(_:)`).
             for e in doc.entries
-            where (e.term.starts(with: prefix) || alternates.contains(e.term)) && Self.inField(e, clause.field) {
+            where (e.term.starts(with: prefix) || clause.terms.dropFirst().contains(e.term))
+                && Self.inField(e, clause.field)
+            {
                 score += termScore(e)
                 any = true
             }

@@ -217,7 +217,8 @@ extension SearchIndex {
 /// bytes written do not depend on how or where they were encoded.
 public final class EncodedTermBatches: Sendable {
     private let prepared: PreparedSearchIndex
-    private let ranges: [Range<Int>]
+    /// Each batch's terms and how many postings they hold.
+    private let ranges: [(terms: Range<Int>, postings: Int)]
     private let pieces: Int
     /// Whether ``produce()`` encodes the batches (else ``next()`` does).
     public let encodedAhead: Bool
@@ -245,7 +246,7 @@ public final class EncodedTermBatches: Sendable {
         // let go of below the value it was made with (a producer cancelled while it waited).
         slots = DispatchSemaphore(value: 0)
         for _ in 0..<self.ahead { slots.signal() }
-        var ranges: [Range<Int>] = []
+        var ranges: [(terms: Range<Int>, postings: Int)] = []
         var next = 0
         while next < prepared.termCount {
             var end = next
@@ -254,7 +255,7 @@ public final class EncodedTermBatches: Sendable {
                 postings += Int(prepared.df(end))
                 end += 1
             }
-            ranges.append(next..<end)
+            ranges.append((next..<end, postings))
             next = end
         }
         self.ranges = ranges
@@ -265,9 +266,7 @@ public final class EncodedTermBatches: Sendable {
 
     /// The batch's terms encoded, in up to `pieces` pieces.
     private func encode(_ batch: Int, pieces: Int) -> [EncodedTerms] {
-        let range = ranges[batch]
-        let postings = range.reduce(0) { $0 + Int(prepared.df($1)) }
-        let split = prepared.split(range, postings: postings, into: pieces)
+        let split = prepared.split(ranges[batch].terms, postings: ranges[batch].postings, into: pieces)
         let encoded = split.map { _ in EncodedTerms() }
         let index = prepared
         let work = { @Sendable (k: Int) in index.encodeTerms(split[k], into: encoded[k]) }

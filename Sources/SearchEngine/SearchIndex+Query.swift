@@ -198,8 +198,9 @@ extension SearchIndex {
                 try add(Array(e.key), df: UInt64(try r.next()))
                 entry = try tc.next()
             }
-            // The stems of words starting with the prefix that do not start with it themselves.
-            for stem in clause.terms.dropFirst() where !stem.starts(with: prefix) {
+            // The stems of words starting with the prefix that do not start with it themselves
+            // (`SearchQuery.stemmed(_:)` gives only those).
+            for stem in clause.terms.dropFirst() {
                 if let df = try dfOf(stem, tc) { try add(stem, df: df) }
             }
             guard !union.isEmpty else { return nil }

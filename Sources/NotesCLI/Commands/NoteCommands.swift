@@ -49,9 +49,7 @@ let showCommand = Command(
         let selector = try ctx.revisionSelector(at)
         let revision = try book.revision(of: id, at: selector)
         var position = revision.position
-        if case .instant(let instant) = selector {
-            position = max(position, try book.read { txn, _ in try book.store.position(atOrBefore: instant, in: txn) })
-        }
+        if case .instant(let instant) = selector { position = max(position, try book.position(atOrBefore: instant)) }
         try ctx.printNote(revision.note, labels: try book.labels(of: revision.note, at: position))
     } else {
         try ctx.printNote(try ctx.notebook().note(id))
