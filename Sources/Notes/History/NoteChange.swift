@@ -107,9 +107,9 @@ public enum NoteChange: Sendable, Equatable {
         }
         if before.tags != new.tags {
             let byName: (TagRef, TagRef) -> Bool = { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
-            let added = try new.tags.filter { !before.tags.contains($0) }.map(tag).sorted(by: byName)
-            let removed = try before.tags.filter { !new.tags.contains($0) }.map(tag).sorted(by: byName)
-            out.append(.tags(added: added, removed: removed))
+            let (added, removed) = Self.difference(from: before.tags, to: new.tags)
+            out.append(
+                .tags(added: try added.map(tag).sorted(by: byName), removed: try removed.map(tag).sorted(by: byName)))
         }
         if before.pinned != new.pinned { out.append(.pinned(from: before.pinned, to: new.pinned)) }
         if before.archived != new.archived { out.append(.archived(from: before.archived, to: new.archived)) }
@@ -119,6 +119,30 @@ public enum NoteChange: Sendable, Equatable {
             out.append(.property(key: key, from: before.properties[key], to: new.properties[key]))
         }
         return out
+    }
+}
+
+extension NoteChange {
+    /// The ids of `new` not in `old`, and those of `old` not in `new` (each holding an id once),
+    /// in their arrays' order. A note's history compares each version's tags with the one
+    /// before, which mostly differ by one tag: the common head and tail are skipped, and only
+    /// what is left between them is compared (through sets when it is long), so `history` of a
+    /// note with thousands of tags is not cubic (it searched both whole arrays for every tag).
+    static func difference(from old: [Identifier], to new: [Identifier]) -> (added: [Identifier], removed: [Identifier])
+    {
+        var head = 0
+        while head < old.count, head < new.count, old[head] == new[head] { head += 1 }
+        var (oldEnd, newEnd) = (old.count, new.count)
+        while oldEnd > head, newEnd > head, old[oldEnd - 1] == new[newEnd - 1] {
+            oldEnd -= 1
+            newEnd -= 1
+        }
+        let (was, now) = (old[head..<oldEnd], new[head..<newEnd])
+        if was.count * now.count <= 256 {
+            return (now.filter { !was.contains($0) }, was.filter { !now.contains($0) })
+        }
+        let (wasSet, nowSet) = (Set(was), Set(now))
+        return (now.filter { !wasSet.contains($0) }, was.filter { !nowSet.contains($0) })
     }
 }
 
