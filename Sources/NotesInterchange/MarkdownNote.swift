@@ -514,6 +514,9 @@ struct MarkdownNote: Equatable {
         var dash = false
         for c in title.lowercased() {
             if c.isLetter || c.isNumber {
+                // At most 180 bytes too: with the id and `.md`, a name within the 255 bytes a
+                // file system takes, whatever the script.
+                if out.utf8.count + (dash ? 1 : 0) + c.utf8.count > 180 { break }
                 if dash && !out.isEmpty { out.append("-") }
                 dash = false
                 out.append(c)
@@ -525,10 +528,21 @@ struct MarkdownNote: Equatable {
         return out.isEmpty ? "note" : out
     }
 
-    /// A directory name for a category: `/` cannot appear in one and a leading `.` would hide it.
+    /// A directory name for a category: `/` cannot appear in one and a leading `.` would hide it,
+    /// and a name of 100 characters may take 400 bytes where a file system takes 255: the name
+    /// is cut to 200 bytes, at a character. (The file's front matter names the category whole;
+    /// the folder is only where the file lies.)
     static func folderName(_ category: String) -> String {
         var name = String(category.map { $0 == "/" ? "-" : $0 })
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
+        if name.utf8.count > 200 {
+            var cut = ""
+            for c in name {
+                if cut.utf8.count + c.utf8.count > 200 { break }
+                cut.append(c)
+            }
+            name = cut.isEmpty ? "_" : cut
+        }
         return name
     }
 }

@@ -694,4 +694,94 @@ struct InterchangeMarkdownTests {
         #expect(try MarkdownNote.parse("---\ntags: \"solo\"\n---\n").tags == ["solo"])
         #expect(try MarkdownNote.parse("---\ntags: null\n---\n").tags == [])
     }
+
+    @Test("two folders' notes of one path exported into one folder: each has its file, none removed by the other")
+    func twoNotesOfOnePathExported() throws {
+        let s = try InterchangeScratch()
+        try write(s.path + "/A/P/Plan.md", "plan A\n")
+        try write(s.path + "/B/P/Plan.md", "plan B\n")
+        let out = s.path + "/E"
+        try s.book.importMarkdown(from: s.path + "/A")
+        _ = try s.book.exportMarkdown(to: out)
+        try s.book.importMarkdown(from: s.path + "/B")
+        #expect(try s.book.exportMarkdown(to: out).files == 2)
+        // Each note's text is in a file of the folder (the first export's file of note A was
+        // removed after note B was written at its path, before).
+        let texts = try files(out).map { try MarkdownNote.parse(read(out + "/" + $0)).body }.sorted()
+        #expect(texts == ["plan A\n", "plan B\n"])
+        #expect(try files(out).count == 2)
+    }
+
+    @Test("a category name of 300 bytes gets a folder within a file system's 255, and comes back whole")
+    func longCategoryFolder() throws {
+        let s = try InterchangeScratch()
+        let long = String(repeating: "漢", count: 100)
+        let a = try s.book.add(title: String(repeating: "𠀀", count: 60), body: "x", category: long)
+        let out = s.path + "/E"
+        #expect(try s.book.exportMarkdown(to: out).files == 1)
+        let file = try #require(try files(out).first)
+        for part in file.split(separator: "/") { #expect(part.utf8.count <= 255, "\(part.utf8.count)") }
+        let t = try InterchangeScratch()
+        try t.book.importMarkdown(from: out)
+        let back = try #require(try t.allNotes().first)
+        #expect(back.id == a.id && back.title == a.title)
+        #expect(try t.book.categoryName(back.category) == long)
+    }
+
+    @Test(
+        "a file that names its note by id, renamed in the folder: its note records the new path, a new file at the old path is a new note"
+    )
+    func fileWithIDRenamed() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/Untitled.md", "first\n")
+        try write(v + "/Other.md", "other\n")
+        try s.book.importMarkdown(from: v)
+        _ = try s.book.exportMarkdown(to: v)
+        let id = try #require(try s.allNotes().first { $0.sourcePath == "Untitled.md" }?.id)
+        #expect(rename(v + "/Untitled.md", v + "/Groceries.md") == 0)
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.movedFiles == 1 && summary.missingFiles == 0 && summary.unchanged == 2, "\(summary)")
+        #expect(try s.book.note(id).sourcePath == "Groceries.md")
+        // The next export leaves the file where the user put it.
+        _ = try s.book.exportMarkdown(to: v)
+        #expect(try files(v) == ["Groceries.md", "Other.md"])
+        // A new file at the old path, the renamed one first or not: each keeps its note.
+        try write(v + "/Untitled.md", "new\n")
+        try write(v + "/A.md", String(try read(v + "/Groceries.md")))
+        #expect(unlink(v + "/Groceries.md") == 0)
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.created == 1 && again.movedFiles == 1, "\(again)")
+        #expect(try s.book.note(id).sourcePath == "A.md")
+        #expect(try s.book.note(id).body == "first\n")
+        _ = try s.book.exportMarkdown(to: v)
+        #expect(try files(v) == ["A.md", "Other.md", "Untitled.md"])
+        #expect(try MarkdownNote.parse(read(v + "/Untitled.md")).body == "new\n")
+    }
+
+    @Test("a file whose name cannot be written back, exported into its own folder: read again, one note, not two")
+    func unwritableNameExportedHome() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a\nb.md", "x\n")
+        for _ in 0..<2 {
+            try s.book.importMarkdown(from: v)
+            _ = try s.book.exportMarkdown(to: v)
+        }
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.created == 0, "\(summary)")
+        #expect(try s.allNotes().count == 1)
+        #expect(try files(v).count == 2)
+    }
+
+    @Test("a body of thousands of #words: every one a tag, once, in order")
+    func manyInlineTags() throws {
+        let s = try InterchangeScratch()
+        let words = (0..<3000).map { "#t\($0)" } + ["#T0", "#t1"]
+        try write(s.path + "/V/h.md", words.joined(separator: " ") + "\n")
+        try s.book.importMarkdown(from: s.path + "/V")
+        let note = try #require(try s.allNotes().first)
+        #expect(note.tags.count == 3000)
+        #expect(try s.book.importMarkdown(from: s.path + "/V").unchanged == 1)
+    }
 }
