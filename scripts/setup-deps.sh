@@ -8,11 +8,12 @@
 #   sqlite3         the sqlite3 CLI, the peer of the process-start benchmark
 #   patch           used by the tests that check our diffs apply like GNU diff's
 #   zsh             lets the completion tests run the zsh script (bash is always there)
+#   fish            lets the completion tests run the fish script
 #   libpq-dev       libpq, PostgreSQL's client library, for the remote log of sync (the CLibPQ system library)
 #   postgresql      the server the remote log's tests start in a throwaway cluster (initdb, pg_ctl)
 set -euo pipefail
 need=()
-for pkg in liblmdb-dev libssl-dev libyaml-dev libstemmer-dev libsqlite3-dev sqlite3 patch zsh libpq-dev postgresql; do
+for pkg in liblmdb-dev libssl-dev libyaml-dev libstemmer-dev libsqlite3-dev sqlite3 patch zsh fish libpq-dev postgresql; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

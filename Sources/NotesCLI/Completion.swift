@@ -22,18 +22,32 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
         for c in allCommands { cases += "        \(c.name)) opts=\"\(c.optionNames.joined(separator: " "))\" ;;\n" }
         return """
             # bash completion for notes; load with: source <(notes completion bash)
+            # Names are offered quoted for the shell (`Home\\ Stuff`, one argument), from the store a
+            # `--store DIR` on the line names.
+            _notes_values() {
+                local line want=$cur
+                [[ $want == [\\\"\\\']* ]] && want=${want:1}
+                want=${want//\\\\/}
+                COMPREPLY=()
+                while IFS= read -r line; do
+                    [[ $1 == ids ]] && line=${line%%$'\\t'*}
+                    [[ "$line" == "$want"* ]] && COMPREPLY+=("$(printf '%q' "$line")")
+                done < <(notes "${store[@]}" __complete "$1" 2>/dev/null)
+            }
             _notes() {
                 local cur prev cmd opts i
+                local -a store=()
                 cur="${COMP_WORDS[COMP_CWORD]}"
                 prev="${COMP_WORDS[COMP_CWORD-1]}"
                 cmd=""
                 for ((i = 1; i < COMP_CWORD; i++)); do
                     case "${COMP_WORDS[i]}" in
-                        --store) ((i++)) ;;
+                        --store) ((i + 1 < COMP_CWORD)) && store=(--store "${COMP_WORDS[i+1]}"); ((i++)) ;;
                         -*) ;;
-                        *) cmd="${COMP_WORDS[i]}"; break ;;
+                        *) [[ -z "$cmd" ]] && cmd="${COMP_WORDS[i]}" ;;
                     esac
                 done
+                [[ "$prev" == "--store" ]] && return
                 if [[ -z "$cmd" ]]; then
                     COMPREPLY=($(compgen -W "\(commands) --store --json --help" -- "$cur"))
                     return
@@ -41,14 +55,12 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 case "$cmd" in
             \(cases)        *) opts="--json --help" ;;
                 esac
-                if [[ "$prev" == "--category" || "$prev" == "-c" || ( "$cmd" == "categorize" && $COMP_CWORD -ge 3 ) ]]; then
-                    local IFS=$'\\n'
-                    COMPREPLY=($(compgen -W "$(notes __complete categories 2>/dev/null)" -- "$cur"))
+                if [[ "$prev" == "--category" || "$prev" == "-c" || ( "$cmd" == "categorize" && $COMP_CWORD -ge 3 && "$cur" != -* ) ]]; then
+                    _notes_values categories
                     return
                 fi
-                if [[ "$prev" == "--tag" || ( ( "$cmd" == "tag" || "$cmd" == "untag" ) && $COMP_CWORD -ge 3 ) ]]; then
-                    local IFS=$'\\n'
-                    COMPREPLY=($(compgen -W "$(notes __complete tags 2>/dev/null)" -- "$cur"))
+                if [[ "$prev" == "--tag" || ( ( "$cmd" == "tag" || "$cmd" == "untag" ) && $COMP_CWORD -ge 3 && "$cur" != -* ) ]]; then
+                    _notes_values tags
                     return
                 fi
                 if [[ "$cur" == -* ]]; then
@@ -56,8 +68,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                     return
                 fi
                 case "$cmd" in
-                    \(idCommands.joined(separator: "|")))
-                        COMPREPLY=($(compgen -W "$(notes __complete ids 2>/dev/null | cut -f1)" -- "$cur")) ;;
+                    \(idCommands.joined(separator: "|"))) _notes_values ids ;;
                 esac
             }
             complete -F _notes notes
@@ -69,31 +80,42 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
         return """
             #compdef notes
             # zsh completion for notes; load with: source <(notes completion zsh)
+            # Values come from the store a `--store DIR` on the line names; a colon in a name is
+            # escaped for _describe, which takes `value:description`.
             _notes_ids() {
                 local -a ids
                 # Ids are hex (no colon to escape); the title after the tab is the description.
-                ids=(${(f)"$(notes __complete ids 2>/dev/null | sed 's/\\t/:/')"})
+                ids=(${(f)"$(notes $_notes_store __complete ids 2>/dev/null | sed 's/\t/:/')"})
                 _describe 'note' ids
             }
             _notes_categories() {
                 local -a cats
-                cats=(${(f)"$(notes __complete categories 2>/dev/null)"})
+                cats=(${(f)"$(notes $_notes_store __complete categories 2>/dev/null | sed 's/:/\\\\:/g')"})
                 _describe 'category' cats
             }
             _notes_tags() {
                 local -a tags
-                tags=(${(f)"$(notes __complete tags 2>/dev/null | sed 's/:/\\\\:/g')"})
+                tags=(${(f)"$(notes $_notes_store __complete tags 2>/dev/null | sed 's/:/\\\\:/g')"})
                 _describe 'tag' tags
             }
             _notes() {
-                local -a commands
+                local -a commands _notes_store
                 commands=(
             \(cmdList)    )
-                if (( CURRENT == 2 )); then
-                    _describe 'command' commands
+                # The command is the first word that is not an option (nor --store's directory).
+                local cmd='' i at=0
+                for (( i = 2; i < CURRENT; i++ )); do
+                    case ${words[i]} in
+                        --store) (( i + 1 < CURRENT )) && _notes_store=(--store ${(Q)words[i+1]}); (( i++ )) ;;
+                        -*) ;;
+                        *) if [[ -z $cmd ]]; then cmd=${words[i]}; at=$i; fi ;;
+                    esac
+                done
+                [[ ${words[CURRENT-1]} == --store ]] && return
+                if [[ -z $cmd ]]; then
+                    if [[ ${words[CURRENT]} == -* ]]; then compadd -- --store --json --help; else _describe 'command' commands; fi
                     return
                 fi
-                local cmd=${words[2]}
                 if [[ ${words[CURRENT-1]} == (--category|-c) ]]; then
                     _notes_categories
                     return
@@ -112,7 +134,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 fi
                 case $cmd in
                     \(idCommands.joined(separator: "|")))
-                        if (( CURRENT == 3 )); then _notes_ids; elif [[ $cmd == categorize ]]; then _notes_categories; elif [[ $cmd == (tag|untag) ]]; then _notes_tags; fi ;;
+                        if (( CURRENT == at + 1 )); then _notes_ids; elif [[ $cmd == categorize ]]; then _notes_categories; elif [[ $cmd == (tag|untag) ]]; then _notes_tags; fi ;;
                 esac
             }
             compdef _notes notes 2>/dev/null
@@ -120,6 +142,32 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
             """
     case "fish":
         var out = "# fish completion for notes; load with: notes completion fish | source\n"
+        // Values come from the store a `--store DIR` on the line names.
+        out += """
+            function __notes_complete
+                set -l words (commandline -opc)
+                set -l store
+                for i in (seq (count $words))
+                    if test "$words[$i]" = --store; and test $i -lt (count $words)
+                        set store --store $words[(math $i + 1)]
+                    end
+                end
+                notes $store __complete $argv 2>/dev/null
+            end
+            # Whether the word before the cursor is one of $argv (the command whose first
+            # argument is being typed).
+            function __notes_after
+                set -l words (commandline -opc)
+                contains -- "$words[-1]" $argv
+            end
+            # Whether the command is one of $argv and its note id is given (a tag name or a
+            # category comes next).
+            function __notes_after_id
+                set -l words (commandline -opc)
+                test (count $words) -ge 3; and not contains -- "$words[-1]" $argv; and contains -- "$words[-2]" $argv
+            end
+
+            """
         out += "complete -c notes -f\n"
         for c in allCommands {
             out +=
@@ -127,17 +175,21 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
             for o in c.options {
                 out +=
                     "complete -c notes -n '__fish_seen_subcommand_from \(c.name)' -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'"
-                if o.value != nil { out += " -r" }
+                // A category or tag is one of the store's names (no file names offered).
+                switch o.name {
+                case "category": out += " -x -a '(__notes_complete categories)'"
+                case "tag": out += " -x -a '(__notes_complete tags)'"
+                default: if o.value != nil { out += " -r" }
+                }
                 out += "\n"
             }
         }
         for o in globalOptions { out += "complete -c notes -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'\n" }
+        let ids = idCommands.joined(separator: " ")
+        out += "complete -c notes -n '__notes_after \(ids)' -a '(__notes_complete ids)'\n"
+        out += "complete -c notes -n '__notes_after_id categorize' -a '(__notes_complete categories)'\n"
         out +=
-            "complete -c notes -n '__fish_seen_subcommand_from \(idCommands.joined(separator: " "))' -a '(notes __complete ids 2>/dev/null)'\n"
-        out += "complete -c notes -l category -a '(notes __complete categories 2>/dev/null)'\n"
-        out += "complete -c notes -l tag -a '(notes __complete tags 2>/dev/null)'\n"
-        out +=
-            "complete -c notes -n '__fish_seen_subcommand_from tag untag; and test (count (commandline -opc)) -ge 3' -a '(notes __complete tags 2>/dev/null)'\n"
+            "complete -c notes -n '__fish_seen_subcommand_from tag untag; and not __notes_after tag untag' -a '(__notes_complete tags)'\n"
         return out
     default:
         throw CLIError("unknown shell \"\(shell)\"; use bash, zsh or fish")

@@ -21,8 +21,14 @@ struct TerminalCompletionTests {
             for command in ["add", "show", "edit", "list", "categorize", "categories", "completion"] {
                 #expect(r.stdout.contains(command), "\(shell) script names \(command)")
             }
-            #expect(r.stdout.contains("notes __complete ids"), "\(shell) completes ids")
-            #expect(r.stdout.contains("notes __complete categories"), "\(shell) completes categories")
+            #expect(r.stdout.contains("__complete"), "\(shell) asks notes for values")
+            #expect(
+                ["_values ids", "__complete ids", "_complete ids)"].contains(where: r.stdout.contains),
+                "\(shell) completes ids")
+            #expect(
+                ["_values categories", "__complete categories", "_complete categories)"].contains(
+                    where: r.stdout.contains),
+                "\(shell) completes categories")
             #expect(r.stdout.contains("--category") || r.stdout.contains("-l category"), "\(shell) completes options")
             #expect(!r.stdout.contains("\u{1B}"))
         }
@@ -48,6 +54,8 @@ struct TerminalCompletionTests {
     @Test("the bash script, run in bash, offers commands, options, note ids and category names")
     func bash() throws {
         let (s, ids) = try Self.store()
+        let other = try Sandbox()
+        let otherID = try other.add("Other", "--category", "Elsewhere")
         write(file: s.path("complete.bash"), try s.ok("completion", "bash").stdout)
         // Each probe sets COMP_WORDS/COMP_CWORD as bash would for the line, calls _notes, prints COMPREPLY.
         let probes: [(words: [String], expected: Set<String>)] = [
@@ -55,9 +63,15 @@ struct TerminalCompletionTests {
             (["notes", "pin", String(ids[0].prefix(2))], Set(ids.filter { $0.hasPrefix(ids[0].prefix(2)) })),
             (["notes", "li"], ["list", "links"]),
             (["notes", "--json", "sh"], ["show"]),
-            (["notes", "list", "--category", ""], ["Home Stuff", "Work"]),
+            // Quoted for the shell: one argument (before 2026-12-06, `Home Stuff` made two).
+            (["notes", "list", "--category", ""], ["Home\\ Stuff", "Work"]),
+            (["notes", "list", "--category", "Home\\ S"], ["Home\\ Stuff"]),
             (["notes", "list", "--so"], ["--sort"]),
             (["notes", "categorize", ids[1], "W"], ["Work"]),
+            // The store a --store on the line names, before or after the command.
+            (["notes", "--store", other.store, "show", ""], [otherID]),
+            (["notes", "show", "--store", other.store, ""], [otherID]),
+            (["notes", "--store", other.store, "list", "--category", ""], ["Elsewhere"]),
         ]
         var script = "source \(s.path("complete.bash"))\n"
         for p in probes {
@@ -81,6 +95,8 @@ struct TerminalCompletionTests {
         .enabled(if: hasProgram("zsh"), "zsh is not installed here (CI installs it)"))
     func zsh() throws {
         let (s, ids) = try Self.store()
+        let other = try Sandbox()
+        let otherID = try other.add("Other", "--category", "Time: later")
         write(file: s.path("complete.zsh"), try s.ok("completion", "zsh").stdout)
         // Without compinit, stand-ins for the completion builtins print what they are given.
         let script = """
@@ -92,6 +108,8 @@ struct TerminalCompletionTests {
             words=(notes ''); CURRENT=2; _notes; print -- '--'
             words=(notes list --category ''); CURRENT=4; _notes; print -- '--'
             words=(notes list --so); CURRENT=3; _notes; print -- '--'
+            words=(notes --store \(other.store) list --category ''); CURRENT=6; _notes; print -- '--'
+            words=(notes --store \(other.store) show ''); CURRENT=5; _notes; print -- '--'
             """
         write(file: s.path("probe.zsh"), script)
         let zsh = ["/usr/bin/zsh", "/bin/zsh", "/usr/local/bin/zsh"].first { fileExists($0) } ?? "zsh"
@@ -105,5 +123,45 @@ struct TerminalCompletionTests {
         #expect(answers[1].contains { $0.hasPrefix("add:") } && answers[1].contains { $0.hasPrefix("show:") })
         #expect(answers[2] == ["Home Stuff", "Work"])
         #expect(answers[3].contains("--sort") && answers[3].contains("--limit"))
+        // The store --store names; a colon in a name escaped for _describe.
+        try #require(answers.count >= 6, "\(r.stdout)")
+        #expect(answers[4] == ["Time\\: later"])
+        #expect(answers[5] == ["\(otherID):Other"])
+    }
+
+    @Test(
+        "the fish script, run in fish, offers ids, then a category or tags after the id, from the store --store names",
+        .enabled(if: hasProgram("fish"), "fish is not installed here (CI installs it)"))
+    func fish() throws {
+        let (s, ids) = try Self.store()
+        let other = try Sandbox()
+        let otherID = try other.add("Other", "--category", "Elsewhere")
+        write(file: s.path("complete.fish"), try s.ok("completion", "fish").stdout)
+        let probes: [(line: String, expected: Set<String>)] = [
+            ("notes show ", []),  // checked below: ids with their titles
+            (
+                "notes list --category ",
+                ["Home Stuff\tonly notes in this category", "Work\tonly notes in this category"]
+            ),
+            ("notes categorize \(ids[0]) ", ["Home Stuff", "Work"]),
+            ("notes --store \(other.store) show ", ["\(otherID)\tOther"]),
+            ("notes --store \(other.store) categorize \(otherID) ", ["Elsewhere"]),
+        ]
+        var script = "source \(s.path("complete.fish"))\n"
+        // (fish's echo takes `--` for the end of its options: printf prints it.)
+        for p in probes { script += "complete -C '\(p.line)'; printf '%s\\n' --\n" }
+        write(file: s.path("probe.fish"), script)
+        let fish = ["/usr/bin/fish", "/bin/fish", "/usr/local/bin/fish"].first { fileExists($0) } ?? "fish"
+        let r = s.run(["--no-config", s.path("probe.fish")], stdin: nil, env: [:], executable: fish)
+        #expect(r.code == 0, "\(r)")
+        let answers = r.stdout.components(separatedBy: "--\n").dropLast()
+        try #require(answers.count == probes.count, "\(r.stdout)")
+        // The ids come with their titles as descriptions.
+        let shown = Set(answers[0].split(separator: "\n").map { String($0.prefix(8)) })
+        #expect(shown == Set(ids), "\(answers[0])")
+        for (p, answer) in zip(probes, answers).dropFirst() {
+            #expect(
+                Set(answer.split(separator: "\n").map(String.init)) == p.expected, "completing \(p.line): \(answer)")
+        }
     }
 }
