@@ -1,3 +1,5 @@
+import Glibc
+
 /// The visible symbol a control character is shown as: C0 controls as their Unicode control
 /// pictures (escape as `␛`), delete as `␡`, C1 controls as `�`, the line and paragraph
 /// separators as `␤`; nil for any other character.
@@ -14,3 +16,17 @@ public func controlPicture(_ c: Unicode.Scalar) -> Unicode.Scalar? {
 /// Whether a character would break a one-line field or control the terminal: C0 and C1 control
 /// characters, DEL, and the Unicode line and paragraph separators.
 public func breaksLine(_ c: Unicode.Scalar) -> Bool { controlPicture(c) != nil }
+
+/// Whether the UTF-8 form of `text` holds `byte`, by `memchr` over its bytes: the generic
+/// `text.utf8.contains(byte)` walks a string's view one byte at a time (about 30 instructions
+/// a byte), and stream names, types and actors are checked for a NUL at every append.
+public func utf8Contains(_ text: String, _ byte: UInt8) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in
+        guard let base = bytes.baseAddress else { return false }
+        return memchr(base, Int32(byte), bytes.count) != nil
+    }
+}
+
+/// Whether the text holds a NUL, which notes refuse.
+public func containsNUL(_ text: String) -> Bool { utf8Contains(text, 0) }

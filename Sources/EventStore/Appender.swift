@@ -90,7 +90,7 @@ final class Appender {
         in txn: borrowing Transaction
     ) throws -> AppendResult {
         try load(txn)
-        guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !stream.utf8.contains(0) else {
+        guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !containsNUL(stream) else {
             throw StoreError.invalidStreamName(stream)
         }
         // Keys are built in one reused buffer: `stream 0 version` for the stream index, the bare

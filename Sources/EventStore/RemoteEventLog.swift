@@ -176,17 +176,17 @@ public struct RemoteBatch: Sendable, Equatable {
         var ids: Set<Identifier> = []
         for group in appends {
             let stream = group.stream
-            guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !stream.utf8.contains(0) else {
+            guard !stream.isEmpty, stream.utf8.count <= Envelope.maxStreamLength, !containsNUL(stream) else {
                 throw .invalidBatch("invalid stream name \"\(stream)\"")
             }
             if case .exact(let v) = group.expected, v > UInt64(Int64.max) {
                 throw .invalidBatch("expected version \(v) of \(stream) is out of range")
             }
             for e in group.events {
-                guard !e.type.isEmpty, e.type.utf8.count <= Envelope.maxTypeLength, !e.type.utf8.contains(0) else {
+                guard !e.type.isEmpty, e.type.utf8.count <= Envelope.maxTypeLength, !containsNUL(e.type) else {
                     throw .invalidBatch("invalid event type \"\(e.type)\"")
                 }
-                guard !e.metadata.actor.utf8.contains(0), !(e.metadata.command?.utf8.contains(0) ?? false) else {
+                guard !containsNUL(e.metadata.actor), !(e.metadata.command.map(containsNUL) ?? false) else {
                     throw .invalidBatch("the actor or command of event \(e.id) holds a NUL character")
                 }
                 guard e.schemaVersion <= UInt32(Int32.max) else {

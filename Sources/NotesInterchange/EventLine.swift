@@ -354,15 +354,6 @@ public struct EventBatch: Sendable {
     }
 }
 
-/// Whether the text holds a NUL, which notes refuse (memchr over the UTF-8 bytes).
-package func containsNUL(_ text: String) -> Bool {
-    var text = text
-    return text.withUTF8 { bytes in
-        guard let base = bytes.baseAddress else { return false }
-        return memchr(base, 0, bytes.count) != nil
-    }
-}
-
 /// The import's fast path: reads a line straight from its bytes, without a tree of JSON
 /// values, and gives the same ``ImportedEvent`` the generic path (``JSONValue`` then the
 /// checks of ``EventBatch``) gives.

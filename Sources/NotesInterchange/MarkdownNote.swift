@@ -280,7 +280,7 @@ struct MarkdownNote: Equatable {
     /// digit; not in code (fenced blocks, indented blocks, code spans) nor in a heading's `# `.
     /// Each name once (the first spelling), in order.
     static func inlineTags(_ body: String) -> [String] {
-        guard body.utf8.contains(UInt8(ascii: "#")) else { return [] }
+        guard utf8Contains(body, UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
         var seen: Set<String> = []
         var inComment = false

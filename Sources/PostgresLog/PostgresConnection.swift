@@ -38,7 +38,7 @@ public final class PostgresConnection {
 
     /// Connects and sets the session's limits.
     public init(_ address: String, settings: Settings = Settings()) throws(RemoteLogError) {
-        if address.utf8.contains(0) { throw .invalidAddress("the address holds a NUL character") }
+        if containsNUL(address) { throw .invalidAddress("the address holds a NUL character") }
         // As for psql, an address without '=' and no URI scheme is a database name.
         if address.contains("=") || address.hasPrefix("postgresql://") || address.hasPrefix("postgres://") {
             try PostgresConnection.checkParses(address)
