@@ -418,6 +418,9 @@ private struct ImportAppender {
         case "CategoryCreated", "TagCreated":
             knownEntities.insert(e.stream)
             return
+        case "CategoryMerged", "TagMerged":
+            try checkMerge(e, session: session)
+            return
         case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteRestored": break
         default: return
         }
@@ -445,6 +448,42 @@ private struct ImportAppender {
                         + "import the file its creation is in first"))
         }
         knownEntities.insert(named.stream)
+    }
+
+    /// Refuses a category or tag merged into itself, or into one neither the store nor an
+    /// earlier line created: no command writes either (`categories merge` and `tags merge` name
+    /// another that exists), and the merged one vanished from every list while its notes stayed
+    /// filed under it. (One merged into a category another device deleted meanwhile is taken: a
+    /// shared log holds such crossed changes, and a later sync repairs them.)
+    private mutating func checkMerge(_ e: ImportedEvent, session: borrowing WriteSession) throws {
+        let isCategory = e.event.type == "CategoryMerged"
+        let into: Identifier?
+        if isCategory {
+            into = try CategoryEvent.decode(
+                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload
+            ).flatMap { if case .merged(let into) = $0 { return into } else { return nil } }
+        } else {
+            into = try TagEvent.decode(
+                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload
+            ).flatMap { if case .merged(let into) = $0 { return into } else { return nil } }
+        }
+        guard let into else { return }
+        let kind = isCategory ? "category" : "tag"
+        let target = isCategory ? Category.stream(into) : Tag.stream(into)
+        if target == e.stream {
+            throw NotesError.validation(
+                .line(e.line, reason: "the \(kind) is merged into itself; fix or drop the line"))
+        }
+        let exists = try knownEntities.contains(target) || book.store.streamVersion(target, in: session.transaction) > 0
+        guard exists else {
+            throw NotesError.validation(
+                .line(
+                    e.line,
+                    reason:
+                        "the \(kind) is merged into \(into), which neither the store nor an earlier line created; "
+                        + "import the file its creation is in first"))
+        }
+        knownEntities.insert(target)
     }
 
     /// Appends the group gathered so far.

@@ -166,6 +166,32 @@ struct InterchangeCLITests {
         #expect(try s.titles("--store", other, "--category", "Work") == ["Filed"])
     }
 
+    @Test("a category or tag merged into itself, or into one nobody created, is refused; into an existing one, taken")
+    func mergeReferences() throws {
+        let s = try Sandbox()
+        let file = s.path("merge.jsonl")
+        let (c, d) = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222")
+        func line(_ n: Int, _ stream: String, _ version: Int, _ type: String, _ data: String) -> String {
+            #"{"eventId":"00000000-0000-4000-8000-00000000000\#(n)","stream":"\#(stream)","version":\#(version),"type":"\#(type)","schemaVersion":1,"recordedAt":"2026-11-01T00:00:0\#(n)Z","metadata":{"actor":"a"},"data":\#(data)}"#
+        }
+        for kind in ["Category", "Tag"] {
+            let prefix = kind.lowercased()
+            let created = line(1, "\(prefix)/\(c)", 1, "\(kind)Created", #"{"name":"one"}"#)
+            for (into, reason) in [(c, "is merged into itself"), (d, "is merged into \(d), which neither")] {
+                let merged = line(2, "\(prefix)/\(c)", 2, "\(kind)Merged", #"{"into":"\#(into)"}"#)
+                write(file: file, created + "\n" + merged + "\n")
+                let r = s.run("import", file)
+                #expect(r.code == 2 && r.stderr.contains("line 2: the \(prefix) \(reason)"), "\(r)")
+                #expect(s.run("export").stdout.isEmpty, "nothing was imported")
+            }
+            // Into one an earlier line created: taken.
+            let other = line(3, "\(prefix)/\(d)", 1, "\(kind)Created", #"{"name":"two"}"#)
+            let merged = line(4, "\(prefix)/\(c)", 2, "\(kind)Merged", #"{"into":"\#(d)"}"#)
+            write(file: file, created + "\n" + other + "\n" + merged + "\n")
+            try s.ok("import", file, "--store", s.path(prefix))
+        }
+    }
+
     @Test("a bad line: exit code 2, the line and reason on stderr, nothing imported")
     func badLine() throws {
         let s = try Sandbox()
