@@ -93,6 +93,17 @@ struct CLISyncTests {
         #expect(lstat(other.configFile, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
         let shown = try s.ok("remote", "show", env: ["NOTES_REMOTE": "postgresql://ana:hunter2@db/notes"]).stdout
         #expect(!shown.contains("hunter2") && shown.contains("ana:***@db"), "\(shown)")
+        // The whole value, whatever its form: libpq takes a double quote as part of it, and a
+        // backslash-escaped space does not end it.
+        for (address, secret) in [
+            (#"host=x password="pw1""#, "pw1"), (#"host=x password=a\ bsecret"#, "bsecret"),
+            (#"host=x password='a\'b c' dbname=n"#, "b c"),
+        ] {
+            let r = try s.ok("remote", "show", env: ["NOTES_REMOTE": address])
+            #expect(!r.stdout.contains(secret) && r.stdout.contains("password=***"), "\(r.stdout)")
+            let json = try s.ok("remote", "show", "--json", env: ["NOTES_REMOTE": address])
+            #expect(!json.stdout.contains(secret), "\(json.stdout)")
+        }
     }
 
     @Test("with a remote, a body is at most half of what the remote holds of one event, whatever body-limit says")
