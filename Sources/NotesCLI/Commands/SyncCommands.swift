@@ -62,7 +62,8 @@ func passwordProblem(_ address: String) -> String? {
     while j + 2 < bytes.count {
         defer { j += 1 }
         guard bytes[j] == colon, bytes[j + 1] == slash, bytes[j + 2] == slash else { continue }
-        let authority = bytes[(j + 3)...].prefix { $0 != slash && $0 != UInt8(ascii: "?") }
+        // libpq looks for the `@` up to the first '/' ("ana:p?x@db" has the password "p?x").
+        let authority = bytes[(j + 3)...].prefix { $0 != slash }
         if let at = authority.lastIndex(of: UInt8(ascii: "@")), authority[..<at].contains(colon) {
             return "holds a password"
         }
