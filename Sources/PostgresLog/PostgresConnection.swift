@@ -165,11 +165,22 @@ public final class PostgresConnection {
     private static func checkParses(_ address: String) throws(RemoteLogError) {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(address, &error) else {
-            let detail = error.map { String(cString: $0) } ?? "it does not parse"
+            var detail = error.map { String(cString: $0) } ?? "it does not parse"
             if let error { PQfreemem(error) }
+            // libpq quotes the word it stumbled on, which may be a piece of a password the
+            // address failed to quote (`password=a bsecret`: missing "=" after "bsecret").
+            if scrubbed(address) != address { detail = withoutQuotedWords(detail) }
             throw .invalidAddress(scrubbed(oneLine(detail)))
         }
         PQconninfoFree(options)
+    }
+
+    /// `message` with each `"…"` it quotes (but a lone `"="`) replaced by `"***"`.
+    static func withoutQuotedWords(_ message: String) -> String {
+        let parts = message.split(separator: "\"", omittingEmptySubsequences: false)
+        return parts.enumerated().map { i, part in
+            i % 2 == 1 && i < parts.count - 1 && part != "=" ? "***" : String(part)
+        }.joined(separator: "\"")
     }
 
     private static func describe(_ conn: OpaquePointer) -> String {

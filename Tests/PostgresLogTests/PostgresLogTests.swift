@@ -685,6 +685,19 @@ struct ScrubbingAgreementTests {
         #expect(PostgresConnection.password(in: scrubbed) == "***", "\(scrubbed)")
     }
 
+    @Test("libpq's complaint about an address with a password does not quote a piece of it")
+    func parseErrorHidesPieces() {
+        let error = remoteError { _ = try PostgresConnection("host=x password=a bsecret") }
+        guard case .invalidAddress(let detail) = error else {
+            Issue.record("expected invalidAddress, got \(String(describing: error))")
+            return
+        }
+        #expect(!detail.contains("bsecret") && detail.contains(#"missing "=" after "***""#), "[\(detail)]")
+        // Without a password, the word is named.
+        let plain = remoteError { _ = try PostgresConnection("host=x oops") }
+        #expect("\(String(describing: plain))".contains(#""oops""#), "\(String(describing: plain))")
+    }
+
     @Test("addresses without a password are read so by libpq and left as they are")
     func noPassword() {
         for address in ["postgresql://ana@db:5432/notes", "postgresql://db/notes?sslmode=require", "host=db dbname=n"] {
