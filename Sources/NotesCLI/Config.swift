@@ -202,7 +202,7 @@ let configCommand = Command(
             }
         }
     case "get":
-        try ctx.expectPositionals(2...2, usage: "config get KEY")
+        try ctx.expectPositionals(2...2)
         let config = try Config.load(environment: ctx.environment)
         guard Config.keys.contains(where: { $0.key == args[1] }) else {
             let hint =
@@ -212,7 +212,7 @@ let configCommand = Command(
         guard let v = config[args[1]] else { throw CLIError("\(args[1]) is not set", code: .notFound) }
         if ctx.json { ctx.printJSON(.string(v)) } else { ctx.terminal.print(v) }
     case "set":
-        try ctx.expectPositionals(3...3, usage: "config set KEY VALUE")
+        try ctx.expectPositionals(3...3)
         let path = try Config.set(args[1], args[2], environment: ctx.environment)
         if ctx.json {
             ctx.printJSON(.object([("key", .string(args[1])), ("value", .string(args[2])), ("file", .string(path))]))
@@ -220,7 +220,7 @@ let configCommand = Command(
             ctx.terminal.print("\(args[1]) = \(args[2])  (\(path))")
         }
     case "unset":
-        try ctx.expectPositionals(2...2, usage: "config unset KEY")
+        try ctx.expectPositionals(2...2)
         let path = try Config.set(args[1], nil, environment: ctx.environment)
         // Every command prints JSON with --json; unset reports the key now without a value.
         if ctx.json {

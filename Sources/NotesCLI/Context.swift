@@ -70,14 +70,22 @@ final class Context: @unchecked Sendable {
 
     func positional(_ index: Int, _ label: String) throws(CLIError) -> String {
         guard index < positionals.count else {
-            throw CLIError("missing \(label); usage: notes \(command.usage[0])")
+            throw CLIError("missing \(label); usage: notes \(usageForm)")
         }
         return positionals[index]
     }
 
-    /// `usage`: the form of the command given (for a command of several forms), else its first.
+    /// The usage line of the form given: for a command with actions (`categories rename OLD
+    /// NEW`), the form whose action is the first argument; else the command's first form.
+    var usageForm: String {
+        let forms = command.usage
+        guard let action = positionals.first else { return forms[0] }
+        return forms.first { $0.split(separator: " ").dropFirst().first.map(String.init) == action } ?? forms[0]
+    }
+
+    /// `usage`: the form of the command given, else ``usageForm``.
     func expectPositionals(_ range: ClosedRange<Int>, usage: String? = nil) throws(CLIError) {
-        let form = usage ?? command.usage[0]
+        let form = usage ?? usageForm
         if positionals.count > range.upperBound {
             let extra = positionals[range.upperBound]
             throw CLIError("unexpected argument \"\(extra)\"; usage: notes \(form) (quote text with spaces)")

@@ -91,19 +91,24 @@ public final class PostgresConnection {
 
     /// Whether a libpq address names a password (which must live in the password file or the
     /// service file instead, never in our configuration). False when the address does not parse.
-    public static func addressHasPassword(_ address: String) -> Bool {
+    public static func addressHasPassword(_ address: String) -> Bool { password(in: address) != nil }
+
+    /// The password libpq reads in `address`, or nil when there is none or it does not parse.
+    static func password(in address: String) -> String? {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(address, &error) else {
             if let error { PQfreemem(error) }
-            return false
+            return nil
         }
         defer { PQconninfoFree(options) }
         var p = options
         while let keyword = p.pointee.keyword {
-            if strcmp(keyword, "password") == 0, let value = p.pointee.val, value.pointee != 0 { return true }
+            if strcmp(keyword, "password") == 0, let value = p.pointee.val, value.pointee != 0 {
+                return String(cString: value)
+            }
             p += 1
         }
-        return false
+        return nil
     }
 
     /// `text` with every password a libpq address may carry replaced by `***` (see
@@ -160,11 +165,22 @@ public final class PostgresConnection {
     private static func checkParses(_ address: String) throws(RemoteLogError) {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(address, &error) else {
-            let detail = error.map { String(cString: $0) } ?? "it does not parse"
+            var detail = error.map { String(cString: $0) } ?? "it does not parse"
             if let error { PQfreemem(error) }
+            // libpq quotes the word it stumbled on, which may be a piece of a password the
+            // address failed to quote (`password=a bsecret`: missing "=" after "bsecret").
+            if scrubbed(address) != address { detail = withoutQuotedWords(detail) }
             throw .invalidAddress(scrubbed(oneLine(detail)))
         }
         PQconninfoFree(options)
+    }
+
+    /// `message` with each `"…"` it quotes (but a lone `"="`) replaced by `"***"`.
+    static func withoutQuotedWords(_ message: String) -> String {
+        let parts = message.split(separator: "\"", omittingEmptySubsequences: false)
+        return parts.enumerated().map { i, part in
+            i % 2 == 1 && i < parts.count - 1 && part != "=" ? "***" : String(part)
+        }.joined(separator: "\"")
     }
 
     private static func describe(_ conn: OpaquePointer) -> String {

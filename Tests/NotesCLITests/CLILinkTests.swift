@@ -195,6 +195,9 @@ struct CLILinkTests {
     func aliases() throws {
         let s = try Sandbox()
         let cv = try add(s, 0, "Résumé Draft")
+        // None yet: said in one line, and an empty list in JSON.
+        #expect(try H.ok(s, "alias", cv).stdout == "no aliases\n")
+        #expect(try H.ok(s, "alias", cv, "--json").stdout.contains(#""aliases": []"#))
         let hub = try add(s, 1, "Hub", body: "[[CV]] and [[curriculum vitae]] and [[Plan]]")
         #expect(try targets(s, hub) == ["[[CV]]": nil, "[[curriculum vitae]]": nil, "[[Plan]]": nil])
         try at(s, 2, "alias", cv, "CV", "Curriculum Vitae", "cv", "Plan")
@@ -209,6 +212,7 @@ struct CLILinkTests {
         #expect(try targets(s, hub)["[[Plan]]"] == "Plan")
         #expect(try at(s, 5, "history", cv).stdout.contains(#"aliases "CV, Curriculum Vitae, Plan""#))
         try at(s, 6, "alias", cv, "--none")
+        #expect(try H.ok(s, "alias", cv).stdout == "no aliases\n")
         // A name given up still leads to its note while no other note has it.
         #expect(try targets(s, hub)["[[CV]]"] == "Résumé Draft")
         #expect(try targets(s, hub, "--as-of", H.hour(1))["[[CV]]"] == .some(nil))

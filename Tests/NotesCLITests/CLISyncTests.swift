@@ -30,6 +30,7 @@ struct CLISyncTests {
         for address in [
             "host=db password=secret", "postgresql://ana:secret@db.example/notes", "host=db password = secret",
             "postgresql://db/notes?pass%77ord=secret", "dbname=postgresql://ana:secret@db/notes",
+            "postgresql://ana:se?cret@db/notes",
         ] {
             let r = s.run("remote", "set", address)
             #expect(r.code == 2 && r.stderr.contains("never in the config"), "\(r.stderr)")
@@ -93,6 +94,17 @@ struct CLISyncTests {
         #expect(lstat(other.configFile, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
         let shown = try s.ok("remote", "show", env: ["NOTES_REMOTE": "postgresql://ana:hunter2@db/notes"]).stdout
         #expect(!shown.contains("hunter2") && shown.contains("ana:***@db"), "\(shown)")
+        // The whole value, whatever its form: libpq takes a double quote as part of it, and a
+        // backslash-escaped space does not end it.
+        for (address, secret) in [
+            (#"host=x password="pw1""#, "pw1"), (#"host=x password=a\ bsecret"#, "bsecret"),
+            (#"host=x password='a\'b c' dbname=n"#, "b c"),
+        ] {
+            let r = try s.ok("remote", "show", env: ["NOTES_REMOTE": address])
+            #expect(!r.stdout.contains(secret) && r.stdout.contains("password=***"), "\(r.stdout)")
+            let json = try s.ok("remote", "show", "--json", env: ["NOTES_REMOTE": address])
+            #expect(!json.stdout.contains(secret), "\(json.stdout)")
+        }
     }
 
     @Test("with a remote, a body is at most half of what the remote holds of one event, whatever body-limit says")

@@ -78,6 +78,31 @@ struct ReliabilityInputTests {
         #expect(s.run("config", "get", huge).stderr.contains("unknown setting \(cut); see `notes config list`"))
     }
 
+    @Test("a missing or extra argument of an action names that action's own usage line (exit 2)")
+    func actionUsage() throws {
+        let s = try Sandbox()
+        let cases: [([String], String)] = [
+            (["categories", "add"], "missing argument; usage: notes categories add NAME"),
+            (["categories", "add", "a", "b"], "usage: notes categories add NAME"),
+            (["categories", "rename", "a"], "missing argument; usage: notes categories rename OLD NEW"),
+            (["categories", "rename", "a", "b", "c"], "usage: notes categories rename OLD NEW"),
+            (["categories", "delete"], "missing argument; usage: notes categories delete NAME"),
+            (["tags", "rename", "a"], "missing argument; usage: notes tags rename OLD NEW"),
+            (["tags", "delete"], "missing argument; usage: notes tags delete NAME"),
+            (["tags", "delete", "a", "b"], "usage: notes tags delete NAME"),
+            (["remote", "set"], "missing ADDRESS; usage: notes remote set ADDRESS"),
+            (["remote", "show", "x"], "usage: notes remote show (quote"),
+            (["remote", "unset", "x"], "usage: notes remote unset (quote"),
+            (["config", "get"], "missing argument; usage: notes config get KEY"),
+            (["config", "set", "sort"], "missing argument; usage: notes config set KEY VALUE"),
+            (["config", "unset"], "missing argument; usage: notes config unset KEY"),
+            (["config", "list", "x"], "usage: notes config list (quote"),
+        ]
+        for (args, message) in cases {
+            Self.expectRefused(s.run(args), 2, "\(args)", mentioning: message)
+        }
+    }
+
     @Test("empty strings are refused with a message, not taken as a path, id or title")
     func emptyStrings() throws {
         let s = try Sandbox()

@@ -52,6 +52,15 @@ struct SyncSummaryTests {
         report.pushed = 20
         report.confirmedInPlace = 20
         #expect(syncSummary(report) == "pushed 20, pulled 0, merged 0, conflicts 0; at position 15021")
+        // Those that came back with another device's events, confirmed by a rebase, count too.
+        report.pushed = 6
+        report.pulled = 7
+        report.confirmedInPlace = 6
+        report.confirmedByRebase = 7
+        #expect(
+            syncSummary(report)
+                == "pushed 6, pulled 7, merged 0, conflicts 0, 7 events an earlier sync had sent confirmed; at position 15021"
+        )
     }
 
     @Test("a repair of crossed pushes says what it joined and moved")

@@ -1113,6 +1113,9 @@ final class CountingRemote: RemoteEventLog {
     var wrongHeadDigest = false
     /// Runs before the first append reaches the remote (a command of the device meanwhile).
     var beforeFirstAppend: (() throws -> Void)?
+    /// Loses the answer of each append the remote took, as a sync killed or cut off after
+    /// sending its batch would: the call fails with `connectionLost`.
+    var loseAnswers = false
 
     init(_ base: any RemoteEventLog) { self.base = base }
 
@@ -1135,6 +1138,7 @@ final class CountingRemote: RemoteEventLog {
         }
         if pushedFirstElsewhere { _ = try base.append(notebook: notebook, batch: batch) }
         var result = try base.append(notebook: notebook, batch: batch)
+        if loseAnswers { throw .connectionLost(detail: "the answer was lost") }
         if wrongHeadDigest { result.head.digest[0] ^= 1 }
         return result
     }
@@ -1254,6 +1258,29 @@ extension NotebookSyncTests {
 }
 
 extension NotebookSyncTests {
+    @Test(
+        "events an earlier sync sent whose answer was lost count as confirmed when they come back with another device's and are rebased"
+    )
+    func lostAnswerConfirmedByRebase() throws {
+        let (a, b) = try pair(158)
+        let note = try #require(try a.book.list(everything).first)
+        try a.book.edit(note.id, body: "sent, answer lost\n")
+        try a.book.pin(note.id)
+        #expect(throws: SyncError.self) { try a.countedSync { $0.loseAnswers = true } }
+        #expect(try a.book.syncState().pending == 2, "the remote took them, the device never heard")
+        // Another device pushes after them, and this one writes more before its next sync.
+        try b.book.add(title: "From b")
+        try b.book.add(title: "From b too")
+        try b.sync()
+        try a.book.add(title: "Later on a")
+        let report = try a.sync()
+        #expect(report.pulled == 2 && report.pushed == 1, "\(report)")
+        #expect(report.confirmedByRebase == 2 && report.confirmed == 3, "\(report)")
+        #expect(report.confirmed - report.pushed == 2, "two events of the earlier sync")
+        #expect(try a.book.syncState().pending == 0)
+        try converge([a, b])
+    }
+
     @Test("a push whose answer does not chain to the device's events is confirmed by pulling them back")
     func pushAnswerNotTrusted() throws {
         let (a, b) = try pair(154)

@@ -652,3 +652,57 @@ struct SchemaTextTests {
         #expect(Self.digest(Schema.version4) == "c3cdb42912e25d63d1572b05a92ffbca99a1f3a128e7a03a4e302dd698200c93")
     }
 }
+
+@Suite("Scrubbing against libpq's own parser")
+struct ScrubbingAgreementTests {
+    /// (address, the password libpq reads in it): what PasswordScrubbingTests assume of libpq.
+    static let addresses: [(String, String)] = [
+        ("host=x password=\"pw1\"", "\"pw1\""),
+        ("host=x password=a\\ bsecret", "a bsecret"),
+        ("host=x password=a\\'b\\\\c dbname=n", "a'b\\c"),
+        ("host=x password='a\\'b c' user=u", "a'b c"),
+        ("host=x password = 'it\\\\' user=u", "it\\"),
+        ("password= host=secret", "host=secret"),
+        ("password=one host=h password=two", "two"),
+        ("application_name='x password=' password='my secret' host=h", "my secret"),
+        ("postgresql://ana:hunter2@db:5432/notes", "hunter2"),
+        ("postgresql://:pw1@db/notes", "pw1"),
+        ("postgresql://ana:p%40ss%20w@db/notes", "p@ss w"),
+        ("postgresql://ana:p?x@db/notes", "p?x"),
+        ("postgresql://ana:pa ss@db/notes", "pa ss"),
+        ("postgres://db/notes?user=ana&password=hunter2&sslmode=require", "hunter2"),
+        ("postgresql://db/notes?pass%77ord=s%20x&user=u", "s x"),
+        ("postgresql://db/notes?password=a b", "a b"),
+        ("postgresql://ana:one@db/notes?password=two&sslmode=require", "two"),
+    ]
+
+    @Test("libpq reads the passwords the scrubbing tests expect, and none of one is left", arguments: addresses)
+    func agrees(_ address: String, _ expected: String) {
+        let password = PostgresConnection.password(in: address)
+        #expect(password == expected, "\(address)")
+        // libpq reads the scrubbed address's password as `***`: all of the value was replaced.
+        let scrubbed = PostgresConnection.scrubbed(address)
+        #expect(PostgresConnection.password(in: scrubbed) == "***", "\(scrubbed)")
+    }
+
+    @Test("libpq's complaint about an address with a password does not quote a piece of it")
+    func parseErrorHidesPieces() {
+        let error = remoteError { _ = try PostgresConnection("host=x password=a bsecret") }
+        guard case .invalidAddress(let detail) = error else {
+            Issue.record("expected invalidAddress, got \(String(describing: error))")
+            return
+        }
+        #expect(!detail.contains("bsecret") && detail.contains(#"missing "=" after "***""#), "[\(detail)]")
+        // Without a password, the word is named.
+        let plain = remoteError { _ = try PostgresConnection("host=x oops") }
+        #expect("\(String(describing: plain))".contains(#""oops""#), "\(String(describing: plain))")
+    }
+
+    @Test("addresses without a password are read so by libpq and left as they are")
+    func noPassword() {
+        for address in ["postgresql://ana@db:5432/notes", "postgresql://db/notes?sslmode=require", "host=db dbname=n"] {
+            #expect(PostgresConnection.password(in: address) == nil)
+            #expect(PostgresConnection.scrubbed(address) == address)
+        }
+    }
+}

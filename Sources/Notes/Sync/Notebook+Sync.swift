@@ -51,6 +51,13 @@ public struct SyncReport: Sendable, Equatable {
     /// This device's events the remote confirmed unchanged, rewritten in place with the remote's
     /// instants (no rebase, no rebuild of the projections).
     public var confirmedInPlace = 0
+    /// This device's events the remote confirmed that came back with other devices' (or of
+    /// categories and tags, which ``confirmedInPlace`` leaves out): taken off, appended at the
+    /// remote's positions, and what came after them rebased.
+    public var confirmedByRebase = 0
+    /// This device's events the remote confirmed, in place or by a rebase: this sync's pushes,
+    /// and those an earlier sync had sent whose answer never came back.
+    public var confirmed: Int { confirmedInPlace + confirmedByRebase }
     /// Confirmed events given back, unchanged, to a remote restored from an older backup.
     public var restored = 0
     /// Confirmed events a remote restored from an older backup had lost, while another device
@@ -272,6 +279,7 @@ extension Notebook {
                 wrote = wrote || outcome.wrote
                 report.pulled += outcome.foreign
                 report.confirmedInPlace += outcome.inPlace
+                report.confirmedByRebase += outcome.ownRebased
                 report.merged += outcome.merged
                 conflicted.formUnion(outcome.conflicted)
                 report.conflicts = conflicted.count
@@ -529,6 +537,8 @@ extension Notebook {
         /// Whether it wrote (and so recorded the sync's time).
         var wrote = false
         var inPlace = 0
+        /// This device's events pulled back with others' (confirmed by the rebase).
+        var ownRebased = 0
         var foreign = 0
         var merged = 0
         /// The notes whose edits met changes of the same lines (one sync counts each once,
@@ -582,7 +592,12 @@ extension Notebook {
             var confirmedVersions: [Identifier: UInt64] = [:]
             for e in fresh {
                 try session.appendConfirmed(e)
-                if ours.contains(e.id) { confirmedVersions[e.id] = e.version } else { result.foreign += 1 }
+                if ours.contains(e.id) {
+                    confirmedVersions[e.id] = e.version
+                    result.ownRebased += 1
+                } else {
+                    result.foreign += 1
+                }
                 if e.version == 1, !ours.contains(e.id), case .note(let id) = StreamRef(e.stream) {
                     result.created.insert(id)
                 }

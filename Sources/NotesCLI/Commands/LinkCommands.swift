@@ -143,8 +143,9 @@ let aliasCommand = Command(
     discussion: """
         With names, they become the note's aliases (replacing those it had; the same name twice,
         ignoring case, is kept once); with --none the note has none; with neither, its aliases are
-        printed, one a line. A link `[[NAME]]` leads to the note when no note has NAME as its title.
-        An import of a Markdown vault sets them from the front matter's `aliases`.
+        printed, one a line ("no aliases" when it has none). A link `[[NAME]]` leads to the note
+        when no note has NAME as its title. An import of a Markdown vault sets them from the front
+        matter's `aliases`.
         """,
     options: [OptionSpec("none", "remove the note's aliases")]
 ) { ctx in
@@ -168,6 +169,8 @@ let aliasCommand = Command(
             ]))
     } else if none || ctx.positionals.count > 1 {
         ctx.terminal.print("\(shortID(note.id)) v\(note.version)")
+    } else if note.aliases.isEmpty {
+        ctx.terminal.print(ctx.terminal.dim("no aliases"))
     } else {
         for a in note.aliases { ctx.terminal.print(oneLine(a)) }
     }

@@ -62,7 +62,8 @@ func passwordProblem(_ address: String) -> String? {
     while j + 2 < bytes.count {
         defer { j += 1 }
         guard bytes[j] == colon, bytes[j + 1] == slash, bytes[j + 2] == slash else { continue }
-        let authority = bytes[(j + 3)...].prefix { $0 != slash && $0 != UInt8(ascii: "?") }
+        // libpq looks for the `@` up to the first '/' ("ana:p?x@db" has the password "p?x").
+        let authority = bytes[(j + 3)...].prefix { $0 != slash }
         if let at = authority.lastIndex(of: UInt8(ascii: "@")), authority[..<at].contains(colon) {
             return "holds a password"
         }
@@ -233,7 +234,7 @@ let syncCommand = Command(
                 ("unresolvedConflicts", .int(report.unresolvedConflicts)),
                 ("rounds", .int(report.rounds)),
                 ("remotePosition", .uint(report.remoteHead)), ("restored", .int(report.restored)),
-                ("reopened", .int(report.reopened)), ("confirmed", .int(report.confirmedInPlace)),
+                ("reopened", .int(report.reopened)), ("confirmed", .int(report.confirmed)),
             ]))
     } else {
         ctx.terminal.print(syncSummary(report))
@@ -251,7 +252,8 @@ func syncSummary(_ report: SyncReport) -> String {
         "pushed \(report.pushed), pulled \(report.pulled), merged \(report.merged), conflicts \(report.conflicts)"
     // Events an earlier sync sent (one killed before the remote's answer came back) are
     // confirmed by this one: without a word, "pushed 0, pulled 0" read as nothing done.
-    let earlier = report.confirmedInPlace - min(report.confirmedInPlace, report.pushed)
+    // They are confirmed in place, or by a rebase when other devices' events came with them.
+    let earlier = report.confirmed - min(report.confirmed, report.pushed)
     if earlier > 0 { line += ", \(earlier) events an earlier sync had sent confirmed" }
     if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
     if report.refiled > 0 {
