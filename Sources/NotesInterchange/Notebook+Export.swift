@@ -49,6 +49,19 @@ extension Notebook {
         buffer.reserveCapacity(chunkBytes + 4096)
         // Only streams whose lifted versions differ from the stored ones are remembered.
         var versionShift: [String: Int64] = [:]
+        // Per such stream, each stored version after which the shift changed, and the shift from
+        // then on: a restore's `fromVersion` (a merge's base) names a stored version, renumbered
+        // as the version its state ends at (the last of the events it was lifted to).
+        var shiftChanges: [String: [(version: UInt64, shift: Int64)]] = [:]
+        func renumbered(_ from: UInt64, in stream: String) -> UInt64 {
+            guard let changes = shiftChanges[stream] else { return from }
+            var shift: Int64 = 0
+            for change in changes {
+                if change.version > from { break }
+                shift = change.shift
+            }
+            return UInt64(clamping: Int64(clamping: from) &+ shift)
+        }
         do {
             try store.environment.read { txn in
                 try store.forEachEvent(from: position + 1, in: txn) { view in
@@ -62,7 +75,11 @@ extension Notebook {
                             guard let schema = registry.schemas[SchemaKey(e.type, e.schemaVersion)] else {
                                 throw StoreError.damaged(position: view.position, detail: "no schema for \(e.type)")
                             }
-                            let fields = try schema.decode(e.payload)
+                            var fields = try schema.decode(e.payload)
+                            if case .integer(let from) = fields["fromVersion"], from > 0 {
+                                fields["fromVersion"] = .integer(
+                                    Int64(clamping: renumbered(UInt64(from), in: stream)))
+                            }
                             let id = i == 0 ? view.id : Identifier.derived("upcast", view.id.uuidString, String(i))
                             let version = UInt64(clamping: Int64(clamping: view.version) &+ shift &+ Int64(i))
                             EventLine.write(
@@ -73,6 +90,7 @@ extension Notebook {
                         }
                         let newShift = shift &+ Int64(lifted.count) &- 1
                         versionShift[stream] = newShift == 0 ? nil : newShift
+                        if newShift != shift { shiftChanges[stream, default: []].append((view.version, newShift)) }
                     } else {
                         let type = view.type
                         guard let schema = registry.schemas[SchemaKey(type, view.schemaVersion)] else {

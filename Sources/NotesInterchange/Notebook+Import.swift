@@ -421,7 +421,8 @@ private struct ImportAppender {
         case "CategoryMerged", "TagMerged":
             try checkMerge(e, session: session)
             return
-        case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteRestored": break
+        case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteRestored", "NoteBodyMerged", "NoteBodyConflicted":
+            break
         default: return
         }
         guard
@@ -429,6 +430,17 @@ private struct ImportAppender {
                 try NoteEvent.filing(type: e.event.type, schemaVersion: e.event.schemaVersion, payload: p)
             })
         else { return }
+        // A restore names the version it brought back, a merge the version both sides started
+        // from: one before this event's (history showed "restored from v0", or a version that
+        // did not exist yet).
+        if let from = filed.fromVersion, from < 1 || from >= e.version {
+            throw NotesError.validation(
+                .line(
+                    e.line,
+                    reason:
+                        "fromVersion \(Int64(bitPattern: from)) is not an earlier version of the note (1 to \(e.version - 1)); "
+                        + "fix the line"))
+        }
         let named: (kind: String, stream: String)?
         if let c = filed.category {
             named = ("category", Category.stream(c))

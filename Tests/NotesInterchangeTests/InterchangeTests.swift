@@ -393,6 +393,47 @@ struct InterchangeTests {
         #expect(try target.allNotes() == expected, "the same note, one version more for the split event")
     }
 
+    @Test("--upcast renumbers a restore's fromVersion with the versions: it names the same state after import")
+    func upcastRenumbersRestores() throws {
+        let s = try InterchangeScratch()
+        let id = try #require(Identifier("11111111-1111-4111-8111-111111111111"))
+        // The first two legacy events: a creation, and an update lifted to a retitle and an edit.
+        try s.book.importEvents(lines: legacyLines.prefix(2).map { Array($0.utf8) })
+        try s.book.restore(id, to: .version(1))
+        try s.book.restore(id, to: .version(2))
+        let target = try InterchangeScratch()
+        try target.book.importEvents(lines: lines(try s.export(upcast: true)))
+        let history = try target.book.history(of: id)
+        #expect(history.map { $0.revision.version } == [1, 2, 3, 4, 5])
+        // Each restore brought back the state it brought back in the store exported.
+        for (entry, stored) in zip(history.suffix(2), [1, 2] as [UInt64]) {
+            let from = try #require(entry.restoredFrom)
+            #expect(try target.book.note(id, atVersion: from).body == s.book.note(id, atVersion: stored).body)
+            #expect(try target.book.note(id, atVersion: from).title == s.book.note(id, atVersion: stored).title)
+        }
+        #expect(history.suffix(2).map { $0.restoredFrom } == [1, 3])
+    }
+
+    @Test("a restore or merge naming a version that is not an earlier one of its note is refused")
+    func fromVersionRange() throws {
+        let note = "note/55555555-5555-4555-8555-555555555555"
+        let created =
+            #"{"eventId":"00000000-0000-4000-8000-0000000000c1","stream":"\#(note)","version":1,"type":"NoteCreated","schemaVersion":2,"recordedAt":"2021-01-01T00:00:00Z","metadata":{"actor":"a"},"data":{"title":"T","body":"b","pinned":false,"category":null}}"#
+        func restored(_ from: Int) -> String {
+            #"{"eventId":"00000000-0000-4000-8000-0000000000c2","stream":"\#(note)","version":2,"type":"NoteRestored","schemaVersion":1,"recordedAt":"2021-01-01T00:00:01Z","metadata":{"actor":"a"},"data":{"fromVersion":\#(from),"title":"T","body":"b","pinned":false,"category":null}}"#
+        }
+        let merged =
+            #"{"eventId":"00000000-0000-4000-8000-0000000000c3","stream":"\#(note)","version":2,"type":"NoteBodyMerged","schemaVersion":1,"recordedAt":"2021-01-01T00:00:01Z","metadata":{"actor":"a"},"data":{"fromVersion":7,"body":"c"}}"#
+        for bad in [restored(-3), restored(0), restored(2), restored(999), merged] {
+            let s = try InterchangeScratch()
+            #expect(throws: NotesError.self) { try s.book.importEvents(lines: [created, bad].map { Array($0.utf8) }) }
+            #expect(try s.head == 0)
+        }
+        let s = try InterchangeScratch()
+        try s.book.importEvents(lines: [created, restored(1)].map { Array($0.utf8) })
+        #expect(try s.head == 2)
+    }
+
     @Test("export to a file replaces it only when complete")
     func exportToFile() throws {
         let s = try populated()

@@ -307,17 +307,20 @@ public enum NoteEvent: CatalogueEvent {
         }
     }
 
-    /// The category and the tag a current-schema note event files its note under, read without
-    /// making strings of its texts (an import checks every such event of a large file); nil for
-    /// a type that is not a note event.
+    /// The category and the tag a current-schema note event files its note under, and the
+    /// earlier version of the note it names (a restore's, a merge's base), read without making
+    /// strings of its texts (an import checks every such event of a large file); nil for a type
+    /// that is not a note event.
     package static func filing(type: String, schemaVersion: UInt32, payload: UnsafeRawBufferPointer)
-        throws(DecodingError) -> (category: Identifier?, tag: Identifier?)?
+        throws(DecodingError) -> (category: Identifier?, tag: Identifier?, fromVersion: UInt64?)?
     {
         guard let kind = NoteEventKind.matcher.kind(type, version: schemaVersion) else { return nil }
         let fields = kind.layout.fields
-        guard fields.contains(.category) || fields.contains(.tag) else { return (nil, nil) }
+        guard fields.contains(.category) || fields.contains(.tag) || fields.contains(.fromVersion) else {
+            return (nil, nil, nil)
+        }
         let p = try NotePayload<UncheckedText>(kind, decoding: payload)
-        return (p.category, fields.contains(.tag) ? p.tag : nil)
+        return (p.category, fields.contains(.tag) ? p.tag : nil, fields.contains(.fromVersion) ? p.fromVersion : nil)
     }
 
     /// ``decode(type:schemaVersion:payload:)`` of bytes read in place.
