@@ -78,7 +78,36 @@ extension Notebook {
                     reason: "event id \(e.event.id) is already stored as version \(stored.version) of \(stored.stream)")
             )
         }
+        // The same event, or the file and the store disagree: another type, payload or
+        // metadata under the stored id was skipped without a word before 2026-12-06.
+        guard try sameEvent(stored, e.event) else {
+            throw NotesError.validation(
+                .line(
+                    e.line,
+                    reason:
+                        "event id \(e.event.id) is already stored (version \(stored.version) of \(stored.stream)) with "
+                        + "other content; the file and the store disagree about this event: fix the line, or import "
+                        + "into another store"))
+        }
         return true
+    }
+
+    /// Whether an imported event is the stored one: the same type, schema and fields, or (a line
+    /// of an `--upcast` export) the first event the stored one is lifted to; and the same actor,
+    /// command, causation, correlation and device instant. (The instant recorded may differ: an
+    /// import raises one older than the log's last.)
+    private func sameEvent(_ stored: RecordedEvent, _ new: NewEvent) throws -> Bool {
+        guard stored.metadata == new.metadata else { return false }
+        if stored.type == new.type, stored.schemaVersion == new.schemaVersion, stored.payload == new.payload {
+            return true
+        }
+        let registry = store.registry
+        func raw(_ type: String, _ version: UInt32, _ payload: [UInt8]) throws -> RawEvent {
+            try payload.withUnsafeBytes { try registry.decode(SchemaKey(type, version), payload: $0) }
+        }
+        let imported = try raw(new.type, new.schemaVersion, new.payload)
+        let kept = try raw(stored.type, stored.schemaVersion, stored.payload)
+        return try kept == imported || registry.lift(kept).first == imported
     }
 
     /// Parses, validates and imports lines (each without its newline), all or nothing.

@@ -434,6 +434,28 @@ struct InterchangeTests {
         #expect(try s.head == 2)
     }
 
+    @Test("a line whose event id is stored with other content is refused; the same event, or its upcast, is skipped")
+    func storedIDOtherContent() throws {
+        let s = try InterchangeScratch()
+        try s.book.importEvents(lines: legacyLines.map { Array($0.utf8) })
+        try s.book.add(title: "Now", body: "x")
+        let file = lines(try s.export())
+        #expect(try s.book.importEvents(lines: file).skipped == file.count)
+        // The first line of an --upcast export keeps the stored legacy event's id.
+        let upcast = lines(try s.export(upcast: true))
+        #expect(try s.book.importEvents(lines: [upcast[0]]).skipped == 1)
+        let head = try s.head
+        let last = text(file[file.count - 1])
+        for changed in [
+            last.replacingOccurrences(of: #""title":"Now""#, with: #""title":"Later""#),
+            last.replacingOccurrences(of: #""actor":""#, with: #""actor":"someone else, "#),
+        ] {
+            #expect(changed != last)
+            #expect(throws: NotesError.self) { try s.book.importEvents(lines: [Array(changed.utf8)]) }
+        }
+        #expect(try s.head == head)
+    }
+
     @Test("export to a file replaces it only when complete")
     func exportToFile() throws {
         let s = try populated()
