@@ -285,7 +285,7 @@ final class ImportParser: @unchecked Sendable {
         struct Stopped: Error {}
         var last: Item = .end
         do {
-            try input.forEachLine { line, _ in
+            try input.forEachLine(maxLineBytes: ImportInput.maxLineBytes(forBody: maxBodyBytes)) { line, _ in
                 try batch.add(line: line)
                 if batch.events.count >= Self.chunk {
                     if !put(.events(batch.takeEvents())) { throw Stopped() }

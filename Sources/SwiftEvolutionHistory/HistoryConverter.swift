@@ -246,7 +246,9 @@ extension Notebook {
         let input = try ImportInput(path: path, spoolDirectory: store.environment.path)
         var converter = HistoryConverter(maxBodyBytes: options.maxBodyBytes)
         do {
-            try input.forEachLine { line, _ in try converter.add(line: line) }
+            try input.forEachLine(maxLineBytes: ImportInput.maxLineBytes(forBody: options.maxBodyBytes)) { line, _ in
+                try converter.add(line: line)
+            }
         } catch let e as InterchangeError {
             throw .validation(e.input)
         } catch {

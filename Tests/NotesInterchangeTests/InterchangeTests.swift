@@ -456,6 +456,32 @@ struct InterchangeTests {
         #expect(try s.head == head)
     }
 
+    @Test("a line longer than any event of the body limit is refused before it is read whole")
+    func overlongLine() throws {
+        let s = try InterchangeScratch(maxBodyBytes: 1_000)
+        let limit = ImportInput.maxLineBytes(forBody: 1_000)
+        #expect(limit == 6_000 + (1 << 20))
+        // Valid JSON, a body of 3 MiB: over the line limit; the reader stops there.
+        let line =
+            #"{"eventId":"00000000-0000-4000-8000-0000000000d1","stream":"note/77777777-7777-4777-8777-777777777777","version":1,"type":"NoteCreated","schemaVersion":2,"recordedAt":"2021-01-01T00:00:00Z","metadata":{"actor":"a"},"data":{"title":"t","body":""#
+            + String(repeating: "y", count: 3 << 20) + #"","pinned":false,"category":null}}"#
+        let file = s.path + "/long.jsonl"
+        FileManager.default.createFile(atPath: file, contents: Data((goodLine + "\n" + line + "\n").utf8))
+        var seen: [Int] = []
+        let input = try ImportInput(path: file, spoolDirectory: s.path)
+        #expect(throws: InterchangeError.self) {
+            try input.forEachLine(maxLineBytes: limit) { bytes, n in seen.append(n) }
+        }
+        #expect(seen == [1], "the long line never reached the parser")
+        do {
+            try s.book.importEvents(fromFile: file)
+            Issue.record("imported")
+        } catch {
+            #expect("\(error)".contains("line 2: the line is over \(limit) bytes"), "\(error)")
+        }
+        #expect(try s.head == 0)
+    }
+
     @Test("export to a file replaces it only when complete")
     func exportToFile() throws {
         let s = try populated()
