@@ -60,7 +60,7 @@ extension Notebook {
             try session.deferProjections(expecting: events.count)
             var importer = try ImportAppender(book: self, session: session)
             for e in events { try importer.add(e, session: session) }
-            try importer.flush(session: session)
+            try importer.finish(session: session)
             return importer.summary
         }
     }
@@ -178,7 +178,7 @@ extension Notebook {
                     try session.applyDeferredProjections()
                 }
             case .end:
-                try importer.flush(session: session)
+                try importer.finish(session: session)
                 return importer.summary
             case .failed(let error):
                 throw ParserFailure(error: error)
@@ -449,8 +449,13 @@ private struct ImportAppender {
             return
         case "CategoryMerged", "TagMerged":
             try checkMerge(e, session: session)
+            killed[e.stream] = e.line
             return
-        case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteRestored", "NoteBodyMerged", "NoteBodyConflicted":
+        case "CategoryDeleted", "TagDeleted":
+            killed[e.stream] = e.line
+            return
+        case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteUntagged", "NoteRestored", "NoteBodyMerged",
+            "NoteBodyConflicted":
             break
         default: return
         }
@@ -459,6 +464,8 @@ private struct ImportAppender {
                 try NoteEvent.filing(type: e.event.type, schemaVersion: e.event.schemaVersion, payload: p)
             })
         else { return }
+        try follow(e, filed: filed, session: session)
+        if e.event.type == "NoteUntagged" { return }
         // A restore names the version it brought back, a merge the version both sides started
         // from: one before this event's (history showed "restored from v0", or a version that
         // did not exist yet).
@@ -525,6 +532,103 @@ private struct ImportAppender {
                         + "import the file its creation is in first"))
         }
         knownEntities.insert(target)
+    }
+
+    /// What the import leaves each note it changes filed under: its category and tags after
+    /// its last line (starting from the store's record, for a note the store holds), with the
+    /// lines that filed it there.
+    private var filings: [Identifier: (category: Identifier?, categoryLine: Int, tags: [Identifier: Int])] = [:]
+    /// The categories and tags the import deletes or merges away, by stream, with their lines.
+    private var killed: [String: Int] = [:]
+
+    /// Follows the filing of its note the line makes.
+    private mutating func follow(
+        _ e: ImportedEvent, filed: (category: Identifier?, tag: Identifier?, fromVersion: UInt64?),
+        session: borrowing WriteSession
+    ) throws {
+        guard case .note(let id) = StreamRef(e.stream) else { return }
+        let type = e.event.type
+        switch type {
+        case "NoteCreated", "NoteCategorized", "NoteRestored", "NoteTagged", "NoteUntagged": break
+        default: return
+        }
+        var state = try filings[id] ?? startingFiling(of: id, creating: type == "NoteCreated", session: session)
+        switch type {
+        case "NoteTagged": if let t = filed.tag { state.tags[t] = e.line }
+        case "NoteUntagged": if let t = filed.tag { state.tags[t] = nil }
+        default: (state.category, state.categoryLine) = (filed.category, e.line)
+        }
+        filings[id] = state
+    }
+
+    /// A note's filing before the import changes it: none for one it creates, else the store's.
+    private func startingFiling(of id: Identifier, creating: Bool, session: borrowing WriteSession) throws -> (
+        category: Identifier?, categoryLine: Int, tags: [Identifier: Int]
+    ) {
+        guard !creating,
+            let note = try book.projection.note(id, in: session.transaction, databases: session.projectionDatabases())
+        else { return (nil, 0, [:]) }
+        return (note.category, 0, Dictionary(uniqueKeysWithValues: note.tags.map { ($0, 0) }))
+    }
+
+    /// Refuses an import that leaves a note filed under a category or tag deleted (or merged
+    /// away), by a line or before in the store: the note showed the category's name in `list`
+    /// while `categories` had none, `--uncategorized` left it out, and `verify` passed. A
+    /// deletion moves the notes out first (`categories delete` files them under none; a sync
+    /// repairs what two devices' crossed changes leave), and so must a file's later lines.
+    mutating func finish(session: borrowing WriteSession) throws {
+        try flush(session: session)
+        guard !filings.isEmpty || !killed.isEmpty else { return }
+        let dbs = try session.projectionDatabases()
+        for (note, f) in filings.sorted(by: { $0.key < $1.key }) {
+            if let c = f.category, let how = try deletion(of: c, isCategory: true, session: session, dbs: dbs) {
+                throw refusal(max(f.categoryLine, killed[Category.stream(c)] ?? 0), note, "category", c, how)
+            }
+            for (t, line) in f.tags.sorted(by: { $0.key < $1.key }) {
+                if let how = try deletion(of: t, isCategory: false, session: session, dbs: dbs) {
+                    throw refusal(max(line, killed[Tag.stream(t)] ?? 0), note, "tag", t, how)
+                }
+            }
+        }
+        // Notes the import does not change, filed under what it deletes.
+        for (stream, line) in killed.sorted(by: { $0.value < $1.value }) {
+            var q = ListQuery()
+            q.status = .all
+            q.limit = 1
+            q.excluding = Set(filings.keys)
+            let (kind, id): (String, Identifier)
+            switch StreamRef(stream) {
+            case .category(let c): (kind, id, q.scope) = ("category", c, .category(c))
+            case .tag(let t): (kind, id, q.scope) = ("tag", t, .tag(t))
+            default: continue
+            }
+            if let note = try book.projection.list(q, in: session.transaction, databases: dbs).first {
+                throw refusal(line, note.id, kind, id, "line \(line) deletes")
+            }
+        }
+    }
+
+    /// Who deleted the category or tag: a line of the import, the store, or nobody (nil).
+    private func deletion(
+        of id: Identifier, isCategory: Bool, session: borrowing WriteSession, dbs: ProjectionDatabases
+    ) throws -> String? {
+        if let line = killed[isCategory ? Category.stream(id) : Tag.stream(id)] { return "line \(line) deletes" }
+        let deleted =
+            isCategory
+            ? try book.projection.category(id, in: session.transaction, databases: dbs)?.deleted
+            : try book.projection.tag(id, in: session.transaction, databases: dbs)?.deleted
+        return deleted == true ? "the store has deleted" : nil
+    }
+
+    private func refusal(_ line: Int, _ note: Identifier, _ kind: String, _ id: Identifier, _ how: String) -> NotesError
+    {
+        NotesError.validation(
+            .line(
+                line,
+                reason:
+                    "note \(note) stays filed under the \(kind) \(id), which \(how); no later line files it "
+                    + "elsewhere: add one (as `notes \(kind == "tag" ? "tags" : "categories") delete` does), or drop "
+                    + "the line"))
     }
 
     /// Appends the group gathered so far.

@@ -280,10 +280,12 @@ struct CLITagTests {
         try s.add("A", "--tag", "work/acme", "--tag", "home")
         #expect(try s.ok("__complete", "tags").lines == ["home", "work/acme"])
         let bash = try s.ok("completion", "bash").stdout
-        #expect(bash.contains("\"$prev\" == \"--tag\"") && bash.contains("__complete tags"))
+        #expect(bash.contains("\"$prev\" == \"--tag\"") && bash.contains("_notes_values tags"))
         let zsh = try s.ok("completion", "zsh").stdout
         #expect(zsh.contains("_notes_tags"))
         let fish = try s.ok("completion", "fish").stdout
-        #expect(fish.contains("-l tag -a '(notes __complete tags"))
+        #expect(
+            fish.contains(
+                "-l tag -d 'tag the note (repeatable; missing tags are created)' -x -a '(__notes_complete tags)'"))
     }
 }

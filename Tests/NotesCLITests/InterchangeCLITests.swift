@@ -192,6 +192,63 @@ struct InterchangeCLITests {
         }
     }
 
+    @Test(
+        "an import that leaves a note filed under a deleted category or tag is refused; one that moves it out first is taken"
+    )
+    func filingsUnderDeleted() throws {
+        let s = try Sandbox()
+        let (c, t) = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222")
+        let note = "note/33333333-3333-4333-8333-333333333333"
+        var n = 0
+        func line(_ stream: String, _ version: Int, _ type: String, _ schema: Int, _ data: String) -> String {
+            n += 1
+            return
+                #"{"eventId":"00000000-0000-4000-8000-0000000000\#(String(format: "%02d", n))","stream":"\#(stream)","version":\#(version),"type":"\#(type)","schemaVersion":\#(schema),"recordedAt":"2026-11-01T00:00:\#(String(format: "%02d", n))Z","metadata":{"actor":"a"},"data":\#(data)}"#
+        }
+        let createdC = line("category/\(c)", 1, "CategoryCreated", 1, #"{"name":"Temp"}"#)
+        let deletedC = line("category/\(c)", 2, "CategoryDeleted", 1, "{}")
+        let createdT = line("tag/\(t)", 1, "TagCreated", 1, #"{"name":"ttt"}"#)
+        let deletedT = line("tag/\(t)", 2, "TagDeleted", 1, "{}")
+        let noteIn = line(note, 1, "NoteCreated", 2, #"{"title":"ghost","body":"","pinned":false,"category":"\#(c)"}"#)
+        let tagged = line(note, 2, "NoteTagged", 1, #"{"tag":"\#(t)"}"#)
+        let out = line(note, 3, "NoteCategorized", 1, #"{"category":null}"#)
+        let untagged = line(note, 4, "NoteUntagged", 1, #"{"tag":"\#(t)"}"#)
+        let file = s.path("ghost.jsonl")
+        // The trial's file: deleted first, then the note filed under both.
+        for (lines, reason) in [
+            (
+                [createdC, deletedC, createdT, deletedT, noteIn, tagged],
+                "line 5: note 33333333-3333-4333-8333-333333333333 stays filed under the category"
+            ),
+            (
+                [createdC, createdT, noteIn, tagged, out, deletedC, deletedT],
+                "line 7: note 33333333-3333-4333-8333-333333333333 stays filed under the tag"
+            ),
+        ] {
+            write(file: file, lines.joined(separator: "\n") + "\n")
+            let r = s.run("import", file)
+            #expect(r.code == 2 && r.stderr.contains(reason), "\(r)")
+            #expect(s.run("export").stdout.isEmpty, "nothing imported")
+        }
+        // Moved out of both before they are deleted (as `categories delete` does): taken, and
+        // the note is uncategorized.
+        write(
+            file: file,
+            [createdC, createdT, noteIn, tagged, out, untagged, deletedC, deletedT].joined(separator: "\n") + "\n")
+        try s.ok("import", file)
+        #expect(try s.titles("--uncategorized") == ["ghost"])
+        // A note of the store filed under a category a file deletes, with nothing moving it out.
+        let other = s.path("other")
+        let kept = try s.add("Kept", "--category", "Home", "--store", other)
+        let home = try #require(
+            s.ok("export", "--store", other).stdout.split(separator: "\n").first { $0.contains("CategoryCreated") })
+        let homeStream = try #require(
+            home.firstRange(of: "category/").map { String(home[$0.lowerBound...].prefix(45)) })
+        write(file: file, line(homeStream, 2, "CategoryDeleted", 1, "{}") + "\n")
+        let r = s.run("import", file, "--store", other)
+        #expect(r.code == 2 && r.stderr.contains("line 1: note ") && r.stderr.contains(kept.prefix(8)), "\(r)")
+    }
+
     @Test("a bad line: exit code 2, the line and reason on stderr, nothing imported")
     func badLine() throws {
         let s = try Sandbox()
