@@ -96,7 +96,7 @@ let blameCommand = Command(
     try ctx.expectPositionals(1...1)
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
-    let at = try ctx.value("at").map { (text) throws(CLIError) in try ctx.revisionSelector(text) }
+    let at = try ctx.value("at").map { (text) in try ctx.revisionSelector(text) }
     let lines = try book.blame(id, at: at)
     if ctx.json {
         ctx.printJSON(
@@ -183,8 +183,8 @@ let logCommand = Command(
 ) { ctx in
     try ctx.expectPositionals(0...0)
     var q = LogQuery()
-    q.since = try ctx.value("since").map { (text) throws(CLIError) in try ctx.instant(text) }
-    q.until = try ctx.value("until").map { (text) throws(CLIError) in try ctx.instant(text) }
+    q.since = try ctx.value("since").map { (text) in try ctx.instant(text) }
+    q.until = try ctx.value("until").map { (text) in try ctx.instant(text) }
     q.type = ctx.value("type")
     q.actor = ctx.value("actor")
     // No event has an empty type: a mistake (an unset shell variable), not a query. (An actor
@@ -220,7 +220,7 @@ let logCommand = Command(
 
 extension Context {
     /// `3` or `v3` is a version; anything else an instant.
-    func revisionSelector(_ text: String) throws(CLIError) -> RevisionSelector {
+    func revisionSelector(_ text: String) throws -> RevisionSelector {
         if let v = try parseVersion(Notebook.trim(text)) { return .version(v) }
         return .instant(try instant(text))
     }
