@@ -464,4 +464,45 @@ struct ActorLineTests {
         let blame = try s.ok("blame", id, "--store", other)
         #expect(!blame.stdout.contains("\u{1B}") && blame.lines.count == 1, "\(blame.stdout)")
     }
+
+    @Test("a huge or bidi-control actor is cut and escaped in history, blame and log; titles and names too; JSON exact")
+    func actorsAreCutAndEscaped() throws {
+        let s = try Sandbox()
+        let id = try s.add("Budget", "--body", "line\n")
+        let line = try s.ok("export").stdout.split(separator: "\n")[0]
+        let file = s.path("actors.jsonl")
+        let huge = String(repeating: "a", count: 100_000)
+        // Before 2026-12-06 the first padded every row to 100 KB, the second (U+202E, a
+        // right-to-left override) turned the rest of the line around on a terminal.
+        for (n, actor) in [huge, "evil\u{202E}resu@host\u{200B}"].enumerated() {
+            let store = s.path("other\(n)")
+            write(
+                file: file,
+                line.replacingOccurrences(of: #""actor":"tester@test""#, with: #""actor":""# + actor + "\"") + "\n")
+            try s.ok("import", file, "--store", store)
+            for args in [["history", id], ["blame", id], ["log"]] {
+                let r = s.run(args + ["--store", store])
+                try #require(r.code == 0, "\(args): \(r.stderr)")
+                #expect(r.lines.count == 1 && r.stdout.utf8.count < 200, "\(args): \(r.stdout.prefix(300))")
+                #expect(!r.stdout.contains("\u{202E}") && !r.stdout.contains("\u{200B}"), "\(args)")
+                if n == 0 {
+                    let cut = String(repeating: "a", count: 39) + "…"
+                    #expect(r.stdout.contains(cut) && !r.stdout.contains("a" + cut), "\(args): \(r.stdout)")
+                } else {
+                    #expect(r.stdout.contains("evil<U+202E>resu@host<U+200B>"), "\(args): \(r.stdout)")
+                }
+            }
+            let rows = try s.ok("history", id, "--store", store, "--json").array()
+            #expect(rows.first?["actor"] as? String == actor, "--json gives the actor exactly")
+        }
+        // Titles, categories and tags in tables show bidi controls as escapes too; JSON is exact.
+        let title = "abc\u{202E}def"
+        let other = try s.add(title, "-c", "Work\u{2067}x", "--tag", "t\u{200F}ag")
+        let list = try s.ok("list").stdout
+        #expect(
+            list.contains("abc<U+202E>def") && list.contains("Work<U+2067>x") && list.contains("#t<U+200F>ag"),
+            "\(list)")
+        #expect(!list.unicodeScalars.contains { isBidiControl($0) }, "\(list)")
+        #expect(try s.object("show", other)["title"] as? String == title)
+    }
 }

@@ -36,7 +36,7 @@ let historyCommand = Command(
         entries.map { e in
             let r = e.revision
             return [
-                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), oneLine(r.metadata.actor),
+                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), actorCell(r.metadata.actor),
                 r.storedType,
                 e.summary
                     + (claimedInstant(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
@@ -112,7 +112,7 @@ let blameCommand = Command(
     }
     let t = ctx.terminal
     let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
-    let actors = lines.map { oneLine($0.actor) }
+    let actors = lines.map { actorCell($0.actor) }
     let actorWidth = actors.map(displayWidth).max() ?? 0
     for (l, actor) in zip(lines, actors) {
         let version = "v\(l.version)"
@@ -214,7 +214,7 @@ let logCommand = Command(
             case .entity(let kind, _, let name, _): subject = "\(kind.rawValue) " + truncate(name, 30)
             case .other: subject = truncate(e.stream, 30)
             }
-            return [ctx.relative(e.recordedAt), oneLine(e.metadata.actor), subject, e.storedType, e.summary]
+            return [ctx.relative(e.recordedAt), actorCell(e.metadata.actor), subject, e.storedType, e.summary]
         }, styles: [t.dim, t.dim, t.cyan, { $0 }, { $0 }])
 }
 
