@@ -17,6 +17,23 @@ public func controlPicture(_ c: Unicode.Scalar) -> Unicode.Scalar? {
 /// characters, DEL, and the Unicode line and paragraph separators.
 public func breaksLine(_ c: Unicode.Scalar) -> Bool { controlPicture(c) != nil }
 
+/// Whether a character is an invisible bidirectional formatting character: the Arabic letter
+/// mark, the left-to-right and right-to-left marks, embeddings, overrides and isolates (U+061C,
+/// U+200E, U+200F, U+202A-U+202E, U+2066-U+2069). On a terminal an override such as U+202E
+/// reverses the text after it, even past the field it is in.
+public func isBidiControl(_ c: Unicode.Scalar) -> Bool {
+    switch c.value {
+    case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+    default: return false
+    }
+}
+
+/// The visible escape an invisible format character is shown as: `<U+202E>`.
+public func formatEscape(_ c: Unicode.Scalar) -> String {
+    let hex = String(c.value, radix: 16, uppercase: true)
+    return "<U+" + String(repeating: "0", count: max(0, 4 - hex.utf8.count)) + hex + ">"
+}
+
 /// Whether the UTF-8 form of `text` holds `byte`, by `memchr` over its bytes: the generic
 /// `text.utf8.contains(byte)` walks a string's view one byte at a time (about 30 instructions
 /// a byte), and stream names, types and actors are checked for a NUL at every append.

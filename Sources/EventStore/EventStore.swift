@@ -390,6 +390,17 @@ public final class EventStore: Sendable {
         return lo
     }
 
+    /// The instant the log's last event was recorded at (nil when the log is empty): the next
+    /// event is recorded then or later, never earlier, whatever the clock says.
+    public func lastRecordedAt(in txn: borrowing Transaction) throws(StoreError) -> Int64? {
+        let head = try headPosition(in: txn)
+        guard head > 0 else { return nil }
+        guard let at = try recordedAt(position: head, in: txn) else {
+            throw StoreError.damaged(position: head, detail: "missing event")
+        }
+        return at
+    }
+
     func recordedAt(position: UInt64, in txn: borrowing Transaction) throws(StoreError) -> Int64? {
         do {
             let key = keyBytes(position)

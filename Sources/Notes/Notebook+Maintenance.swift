@@ -96,6 +96,57 @@ extension Notebook {
 }
 
 extension SchemaRegistry {
+    /// What each stored event of an old pair is read as, in words: `A + B` when each event
+    /// becomes all of them (a split), `A or B` when it becomes one or the other (outputs under
+    /// opposite conditions, as `NotePinToggled` becomes `NotePinned` or `NoteUnpinned`), `nothing`
+    /// when the type is retired; a chain of upcasters is followed to the current pairs. (Before
+    /// 2026-12-06 `notes upgrade` joined every possible output with `+`, which read as a split.)
+    public func liftWording(of key: SchemaKey) -> String { liftWording(of: key, depth: 0) }
+
+    private func liftWording(of key: SchemaKey, depth: Int) -> String {
+        guard !isCurrent(key.type, key.version), depth < 32, let up = upcasters[key] else {
+            return key.description
+        }
+        func word(_ k: SchemaKey) -> String {
+            let w = liftWording(of: k, depth: depth + 1)
+            return w.contains(" ") && w != k.description ? "(\(w))" : w
+        }
+        guard let plan = up.plan else {
+            // A lift written as code: which of its outputs an event gives is not declared.
+            switch up.produces.count {
+            case 0: return "nothing"
+            case 1: return liftWording(of: up.produces[0], depth: depth + 1)
+            default: return "one or more of " + up.produces.map(word).joined(separator: ", ")
+            }
+        }
+        guard !plan.outputs.isEmpty else { return "nothing" }
+        var parts: [String] = []
+        var used = Set<Int>()
+        for (i, output) in plan.outputs.enumerated() where !used.contains(i) {
+            used.insert(i)
+            switch output.condition {
+            case .always:
+                parts.append(word(output.key))
+            case .when(let field, let value), .unless(let field, let value):
+                // Its opposite (same field and value, the other test) makes the pair `A or B`.
+                let opposite = plan.outputs.indices.first { j in
+                    guard !used.contains(j) else { return false }
+                    switch (output.condition, plan.outputs[j].condition) {
+                    case (.when, .unless(let f, let v)), (.unless, .when(let f, let v)): return f == field && v == value
+                    default: return false
+                    }
+                }
+                if let j = opposite {
+                    used.insert(j)
+                    parts.append(word(output.key) + " or " + word(plan.outputs[j].key))
+                } else {
+                    parts.append("maybe " + word(output.key))
+                }
+            }
+        }
+        return parts.count == 1 ? parts[0] : parts.map { $0.contains(" or ") ? "(\($0))" : $0 }.joined(separator: " + ")
+    }
+
     /// The current (type, version) pairs an old pair ends as, following declared outputs.
     func finalTargets(of key: SchemaKey) -> [SchemaKey] {
         if isCurrent(key.type, key.version) { return [key] }

@@ -93,6 +93,15 @@ extension Notebook {
         }
     }
 
+    /// The instant the log's last event was recorded at (nil for an empty log). An imported
+    /// event dated ahead of the clock puts it after the clock, and every later event is recorded
+    /// at it too (the log's time never goes back).
+    public func lastRecordedAt() throws(NotesError) -> Int64? {
+        do { return try store.read { txn in try store.lastRecordedAt(in: txn) } } catch {
+            throw NotesError.wrap(error)
+        }
+    }
+
     /// The log's position at `instant`: that of the last event recorded then or before (0 if none).
     public func position(atOrBefore instant: Int64) throws(NotesError) -> UInt64 {
         do { return try store.read { txn in try store.position(atOrBefore: instant, in: txn) } } catch {

@@ -104,9 +104,13 @@ final class Context: @unchecked Sendable {
         return v
     }
 
-    /// Parses an instant option (`2h ago`, `yesterday`, RFC 3339...).
-    func instant(_ text: String) throws(CLIError) -> Int64 {
-        do { return try instantParser.parse(text) } catch { throw CLIError(error.description) }
+    /// Parses an instant option (`2h ago`, `yesterday`, RFC 3339...). `now` is never before the
+    /// log's last event: an import dated a few hours ahead holds every later event at its
+    /// instant, which `--as-of now` must still show (before 2026-12-06 it showed none of them).
+    func instant(_ text: String) throws -> Int64 {
+        var parser = instantParser
+        if InstantParser.namesNow(text) { parser.logEnd = try notebook().lastRecordedAt() }
+        do { return try parser.parse(text) } catch { throw CLIError(error.description) }
     }
 
     // MARK: Store

@@ -14,10 +14,19 @@ extension Context {
         if let expectedVersion, expectedVersion != note.version {
             throw NotesError.conflict(id: id, expected: expectedVersion, actual: note.version)
         }
-        let editor =
+        let chosen =
             environment["VISUAL"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["EDITOR"].flatMap {
                 $0.isEmpty ? nil : $0
-            } ?? config["editor"] ?? "vi"
+            } ?? config["editor"]
+        // vi, the fallback, needs a terminal on both sides: through a pipe or from a script it
+        // hung ("Output is not to a terminal"). An editor the user chose is started as it is (a
+        // GUI editor, `code --wait`, needs no terminal).
+        guard chosen != nil || (terminal.stdinIsTTY && terminal.stdoutIsTTY) else {
+            throw CLIError(
+                "no editor to open the note in: give the text with --title, --body, --body-file or - (standard input), "
+                    + "or run this in a terminal, or set $VISUAL or $EDITOR", code: .usage)
+        }
+        let editor = chosen ?? "vi"
         let dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(dir)/notes-\(shortID(id))-XXXXXX.md".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 3) }

@@ -131,6 +131,11 @@ func statusSuffix(trashed: Bool, archived: Bool) -> String {
     trashed ? " (trashed)" : archived ? " (archived)" : ""
 }
 
+/// A count and its noun, plural unless the count is one: `1 event`, `2 events`, `0 events`.
+func counted(_ count: some BinaryInteger, _ noun: String, plural: String? = nil) -> String {
+    "\(count) " + (count == 1 ? noun : plural ?? noun + "s")
+}
+
 /// Cuts `s` to at most `width` characters, marking the cut with an ellipsis, and shows line
 /// breaks as spaces so one note is one line.
 func truncate(_ s: String, _ width: Int) -> String {

@@ -143,13 +143,48 @@ func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?
 func errorText() -> String { systemErrorText() }
 
 /// A field shown on one line of a listing (an event's actor, which an import may bring with any
-/// character): every character ``breaksLine(_:)`` names becomes its ``controlPicture(_:)``,
-/// through a pipe too, so that no value can forge a row.
+/// character): every character ``breaksLine(_:)`` names becomes its ``controlPicture(_:)``, and
+/// every bidirectional control (``isBidiControl(_:)``) its escape (`<U+202E>`), through a pipe
+/// too, so that no value can forge a row or turn the rest of a line around (before 2026-12-06 a
+/// title, category, tag or actor holding U+202E reversed the columns after it).
 func oneLine(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: breaksLine) else { return text }
+    guard text.unicodeScalars.contains(where: { breaksLine($0) || isBidiControl($0) }) else { return text }
     var out = String.UnicodeScalarView()
-    for c in text.unicodeScalars { out.append(controlPicture(c) ?? c) }
+    for c in text.unicodeScalars {
+        if let picture = controlPicture(c) {
+            out.append(picture)
+        } else if isBidiControl(c) {
+            out.append(contentsOf: formatEscape(c).unicodeScalars)
+        } else {
+            out.append(c)
+        }
+    }
     return String(out)
+}
+
+/// The widest an actor is shown in a column, in characters.
+let actorColumnWidth = 40
+
+/// An event's actor as a column of `history`, `log` or `blame` shows it: on one line
+/// (``oneLine(_:)``), every other invisible format character (Unicode category Cf: a zero-width
+/// space, a byte-order mark) as its escape too, and cut to ``actorColumnWidth`` characters with
+/// an ellipsis. An imported actor may be anything: one of 100,000 characters padded every line
+/// of the table to its width. `--json` gives it exactly.
+func actorCell(_ actor: String) -> String {
+    // More than the width is never shown: escape only what can be.
+    let head = actor.unicodeScalars.prefix(4 * actorColumnWidth)
+    var out = String.UnicodeScalarView()
+    for c in head {
+        if controlPicture(c) == nil, !isBidiControl(c), c.properties.generalCategory == .format {
+            out.append(contentsOf: formatEscape(c).unicodeScalars)
+        } else {
+            out.append(c)
+        }
+    }
+    let shown = oneLine(String(out))
+    let cut = head.count < actor.unicodeScalars.count
+    guard cut || shown.count > actorColumnWidth else { return shown }
+    return String(shown.prefix(actorColumnWidth - 1)) + "…"
 }
 
 /// A message as an error or warning line shows it: on one line (``oneLine(_:)``), each quoted

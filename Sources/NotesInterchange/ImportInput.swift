@@ -126,11 +126,15 @@ package final class ImportInput {
     }
 
     /// Calls `body` with each line (without its `\n`), numbered from 1, from the beginning. A
-    /// last line without a newline counts too. A line longer than `maxLineBytes` is refused
-    /// (``InterchangeError``) once that many of its bytes are read.
+    /// last line without a newline counts too. A UTF-8 byte-order mark that starts the input
+    /// (Windows editors write one) is no part of the first line. A line longer than
+    /// `maxLineBytes` is refused (``InterchangeError``) once that many of its bytes are read.
     package func forEachLine(maxLineBytes: Int = .max, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset = start
+        var head: [UInt8] = [0, 0, 0]
+        let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, 3, off_t(start)) }
+        if got == 3 && head == [0xEF, 0xBB, 0xBF] { offset += 3 }
         var begin = 0
         var end = 0
         var number = 0

@@ -135,7 +135,7 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             case .unterminatedQuote, .emptyPrefix, .emptyField, .unbalancedParenthesis, .danglingOperator,
                 .conflictingFields, .tooDeep, .misplacedStar:
                 break
-            case .onlyExclusions:
+            case .onlyExclusions, .groupOnlyExclusions:
                 // A group that only excludes (`plan (-draft)`, pasted "(-O)"): its words' query
                 // (`plan -draft`), when that has a word to find; a query that only excludes (the
                 // guard below) or an alternative that does (`a OR -b`: "a, or anything but b")
@@ -336,8 +336,15 @@ private struct QueryParser {
             }
         }
         if parts.isEmpty {
-            if sawExclusion { throw SearchQueryError(.onlyExclusions, at: start < s.count ? start : nil) }
-            return nil
+            guard sawExclusion else { return nil }
+            // A group that only excludes, `(-O)` pasted from a sentence: named, from its `(`.
+            var open = start - 1
+            while open >= 0 && Self.isSpace(s[open]) { open -= 1 }
+            if open >= 0, s[open] == "(", i < s.count, s[i] == ")" {
+                throw SearchQueryError(
+                    .groupOnlyExclusions, at: open, part: String(String.UnicodeScalarView(s[open...i])))
+            }
+            throw SearchQueryError(.onlyExclusions, at: start < s.count ? start : nil)
         }
         if parts.count == 1 && excluded.isEmpty { return parts[0] }
         return .all(parts, excluded: excluded)
@@ -467,6 +474,8 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
         case empty
         case noSearchableWords
         case onlyExclusions
+        /// A group in parentheses that only excludes (`plan (-draft)`, a pasted "(-O)").
+        case groupOnlyExclusions
         case unterminatedQuote
         case emptyPrefix
         case emptyField
@@ -483,10 +492,13 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
     public let reason: Reason
     /// The offset (in Unicode scalars) of the part of the query at fault, when there is one.
     public let offset: Int?
+    /// The part of the query at fault as written, when the message names it (a group).
+    public let part: String?
 
-    public init(_ reason: Reason, at offset: Int? = nil) {
+    public init(_ reason: Reason, at offset: Int? = nil, part: String? = nil) {
         self.reason = reason
         self.offset = offset
+        self.part = part
     }
 
     public var description: String {
@@ -496,7 +508,11 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
         case .noSearchableWords:
             return "the search query has no words to search for (punctuation and symbols are ignored)"
         case .onlyExclusions:
-            return "the search query only excludes words: add at least one word to find (e.g. `plan -draft`)"
+            return "the search query only excludes words: add at least one word to find (e.g. `plan -draft`)" + at
+        case .groupOnlyExclusions:
+            let group = part.map { " " + Self.quoted($0) } ?? ""
+            return "the group\(group) only excludes words: a group needs a word to find (e.g. `plan (notes -draft)`), "
+                + "or write the exclusion outside parentheses (`plan -draft`)" + at
         case .unterminatedQuote: return "a phrase is missing its closing quote \"" + at
         case .emptyPrefix: return "`*` must follow at least one letter or digit (e.g. `plan*`)" + at
         case .emptyField:
@@ -516,6 +532,15 @@ public struct SearchQueryError: Error, Sendable, Equatable, CustomStringConverti
             return "the search query has too many words: at most \(SearchQuery.maxClauses) are allowed" + at
         case .tooLong: return "the search query is too long: at most \(SearchQuery.maxLength) bytes are allowed"
         }
+    }
+}
+
+extension SearchQueryError {
+    /// `text` between double quotes, cut to 40 characters with an ellipsis.
+    fileprivate static func quoted(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard scalars.count > 40 else { return "\"" + text + "\"" }
+        return "\"" + String(String.UnicodeScalarView(scalars.prefix(39))) + "…\""
     }
 }
 

@@ -68,6 +68,27 @@ struct CLIPersistenceAndEditorTests {
         #expect(!fileExists(marker))
     }
 
+    @Test("without $VISUAL or $EDITOR and off a terminal, edit is refused (exit 2) rather than starting vi")
+    func noEditorOffATerminal() throws {
+        let s = try Sandbox()
+        let id = try s.add("Groceries", "--body", "- milk\n")
+        // A `vi` of our own first on PATH: it marks that it ran (the real one hung, "Output is
+        // not to a terminal", before 2026-12-06).
+        let marker = s.path("vi-ran")
+        _ = s.script("vi", "touch '\(marker)'\n")
+        let path = s.root + "/bin:" + (s.environment["PATH"] ?? "/usr/bin:/bin")
+        let r = s.run("edit", id, env: ["EDITOR": nil, "VISUAL": nil, "PATH": path])
+        CLIErrorTests.expectFailure(r, 2, mentioning: "give the text with --title, --body, --body-file or -")
+        #expect(r.stderr.contains("set $VISUAL or $EDITOR") && r.stderr.split(separator: "\n").count == 1, "\(r)")
+        #expect(!fileExists(marker), "vi was not started")
+        #expect(try s.object("show", id)["version"] as? Int == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("tmp")).isEmpty)
+        // An editor that is set is started as ever, terminal or not (a GUI one needs none).
+        let editor = s.script("gui-editor", "printf 'Groceries\\n\\n- eggs\\n' > \"$1\"\n")
+        try s.ok("edit", id, env: ["EDITOR": nil, "VISUAL": editor, "PATH": path])
+        #expect(try s.object("show", id)["body"] as? String == "- eggs\n")
+    }
+
     @Test("a change made while the editor is open is not overwritten: the text goes to a recovery file, exit 4")
     func editorConflict() throws {
         let s = try Sandbox()

@@ -120,6 +120,13 @@ struct CLISearchTests {
             // A filter naming nothing says so too (it searched its words without a line).
             ("ham category: milk", "`category:` must be followed by a name"),
             ("tag: ham", "`tag:` must be followed by a name"),
+            // A group that only excludes is named, with its position (before 2026-12-06: "the
+            // search query only excludes words", which it did not).
+            (
+                "ham (-eggs)",
+                "the group \"(-eggs)\" only excludes words: a group needs a word to find (e.g. `plan (notes -draft)`), "
+                    + "or write the exclusion outside parentheses (`plan -draft`) (at character 5)"
+            ),
         ] {
             let r = s.run("search", "--", query)
             #expect(r.code == 0, "\(query): \(r)")
@@ -157,6 +164,9 @@ struct CLISearchTests {
             ("ham (milk", "a parenthesis is not closed, or closes nothing: pair each ( with a ) (at character 5)"),
             ("ham OR", "OR, | and AND must stand between two words or groups (e.g. `ham OR milk`) (at character 5)"),
             ("ham OR -milk", "the search query only excludes words"),
+            ("ham OR -milk", "(at character 8)"),
+            ("optimization (-O) enabled", "the group \"(-O)\" only excludes words"),
+            ("optimization (-O) enabled", "(at character 14)"),
             ("(tag:kitchen OR ham)", "tag:kitchen filters the whole search: put it outside the parentheses"),
             ("ham category:food category:other", "a note is in one category"),
             // Positions count the whole text, filters included, in Unicode scalars.

@@ -129,7 +129,10 @@ struct HistoryCLITests {
         #expect(try version("2026-11-02") == 6, "local midnight")
         #expect(try version("2h ago", now: "2026-11-01T12:30:00Z") == 1)
         #expect(try version("yesterday", now: "2026-11-03T09:00:00Z") == 6)
-        #expect(try version("now", now: "2026-11-01T11:30:00Z") == 2)
+        // `now` is never before the log's last event (a clock behind it, or an import dated
+        // ahead); a relative form counts from the clock alone.
+        #expect(try version("now", now: "2026-11-01T11:30:00Z") == 6)
+        #expect(try version("0 seconds ago", now: "2026-11-01T11:30:00Z") == 2)
         let old = try Self.ok(s, "show", id, "--at", "v1")
         #expect(old.lines.first == "Groceries" && old.stdout.hasSuffix("milk\neggs\n"))
         #expect(try Self.ok(s, "show", id, "--at", " 1 ").stdout == old.stdout, "a version with spaces around it")
@@ -318,6 +321,34 @@ struct HistoryCLITests {
         #expect(try titles("--as-of", "2026-10-01").isEmpty)
         #expect(try titles("--as-of", "now") == ["B", "A"])
     }
+
+    @Test("`now` is never before the log's last event: after an import dated hours ahead, later notes are shown")
+    func nowAfterAnEventAhead() throws {
+        let s = try Sandbox()
+        // Five hours after the clock (NOTES_NOW): an import takes up to a day ahead, and every
+        // later event is recorded at that instant, after the clock.
+        #expect(fixedNow == "2026-11-29T12:00:00Z")
+        let line =
+            #"{"position":1,"eventId":"d0000000-0000-4000-8000-000000000001","#
+            + #""stream":"note/66666666-6666-4666-8666-666666666666","version":1,"type":"NoteCreated","#
+            + #""schemaVersion":2,"recordedAt":"2026-11-29T17:00:00Z","metadata":{"actor":"x"},"#
+            + #""data":{"title":"future","body":"one\n","pinned":false,"category":null}}"#
+        write(file: s.path("future.jsonl"), line + "\n")
+        try s.ok("import", s.path("future.jsonl"))
+        let id = try s.add("made now", "--body", "two\n")
+        // Before 2026-12-06 each of these saw the log as at the clock: no notes, exit 3.
+        #expect(try s.titles("--as-of", "now").sorted() == ["future", "made now"])
+        #expect(try s.titles("--as-of", " NOW ").count == 2)
+        #expect(try s.object("show", id, "--at", "now")["title"] as? String == "made now")
+        #expect(try s.ok("blame", id, "--at", "now").stdout.contains("two"))
+        #expect(s.run("diff", id, "1", "now").code == 0)
+        #expect(try s.ok("search", "made", "--as-of", "now").stdout.contains("made now"))
+        #expect(try s.ok("log", "--until", "now").stdout.contains("made now"))
+        #expect(s.run("restore", id, "--to", "now").code == 0)
+        // The relative forms count from the clock: the events at 17:00 are after them.
+        #expect(try s.titles("--as-of", "1 minute ago").isEmpty)
+        #expect(s.run("show", id, "--at", "1 minute ago").code == 3)
+    }
 }
 
 /// `notes diff` on real edit histories must apply with GNU `patch`, byte for byte.
@@ -432,5 +463,46 @@ struct ActorLineTests {
         #expect((rows.first?["actor"] as? String)?.hasPrefix("mallory\nv2  2026-01-01") == true)
         let blame = try s.ok("blame", id, "--store", other)
         #expect(!blame.stdout.contains("\u{1B}") && blame.lines.count == 1, "\(blame.stdout)")
+    }
+
+    @Test("a huge or bidi-control actor is cut and escaped in history, blame and log; titles and names too; JSON exact")
+    func actorsAreCutAndEscaped() throws {
+        let s = try Sandbox()
+        let id = try s.add("Budget", "--body", "line\n")
+        let line = try s.ok("export").stdout.split(separator: "\n")[0]
+        let file = s.path("actors.jsonl")
+        let huge = String(repeating: "a", count: 100_000)
+        // Before 2026-12-06 the first padded every row to 100 KB, the second (U+202E, a
+        // right-to-left override) turned the rest of the line around on a terminal.
+        for (n, actor) in [huge, "evil\u{202E}resu@host\u{200B}"].enumerated() {
+            let store = s.path("other\(n)")
+            write(
+                file: file,
+                line.replacingOccurrences(of: #""actor":"tester@test""#, with: #""actor":""# + actor + "\"") + "\n")
+            try s.ok("import", file, "--store", store)
+            for args in [["history", id], ["blame", id], ["log"]] {
+                let r = s.run(args + ["--store", store])
+                try #require(r.code == 0, "\(args): \(r.stderr)")
+                #expect(r.lines.count == 1 && r.stdout.utf8.count < 200, "\(args): \(r.stdout.prefix(300))")
+                #expect(!r.stdout.contains("\u{202E}") && !r.stdout.contains("\u{200B}"), "\(args)")
+                if n == 0 {
+                    let cut = String(repeating: "a", count: 39) + "…"
+                    #expect(r.stdout.contains(cut) && !r.stdout.contains("a" + cut), "\(args): \(r.stdout)")
+                } else {
+                    #expect(r.stdout.contains("evil<U+202E>resu@host<U+200B>"), "\(args): \(r.stdout)")
+                }
+            }
+            let rows = try s.ok("history", id, "--store", store, "--json").array()
+            #expect(rows.first?["actor"] as? String == actor, "--json gives the actor exactly")
+        }
+        // Titles, categories and tags in tables show bidi controls as escapes too; JSON is exact.
+        let title = "abc\u{202E}def"
+        let other = try s.add(title, "-c", "Work\u{2067}x", "--tag", "t\u{200F}ag")
+        let list = try s.ok("list").stdout
+        #expect(
+            list.contains("abc<U+202E>def") && list.contains("Work<U+2067>x") && list.contains("#t<U+200F>ag"),
+            "\(list)")
+        #expect(!list.unicodeScalars.contains { isBidiControl($0) }, "\(list)")
+        #expect(try s.object("show", other)["title"] as? String == title)
     }
 }

@@ -12,6 +12,36 @@ struct InterchangeCLITests {
         return try #require(try r.object()["events"] as? Int)
     }
 
+    @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
+    func byteOrderMark() throws {
+        let s = try Sandbox()
+        try s.add("Marked", "--body", "\u{FEFF}kept in the body\n")
+        let export = try s.ok("export").stdoutBytes
+        let file = s.path("bom.jsonl")
+        write(file: file, [0xEF, 0xBB, 0xBF] + export)
+        // Before 2026-12-06: "line 1: malformed JSON: expected a value at byte 0 (found byte 0xEF)".
+        let runs: [(String) -> CLIRun] = [
+            { store in s.run(["import", file, "--store", store]) },
+            { store in s.run(["import", "-", "--store", store], stdin: [0xEF, 0xBB, 0xBF] + export) },
+            { store in s.run(["-c", "cat \"$0\" | notes import - --store \"$1\"", file, store], executable: "/bin/sh")
+            },
+        ]
+        for (n, run) in runs.enumerated() {
+            let store = s.path("other\(n)")
+            let r = run(store)
+            #expect(r.code == 0 && r.stderr.isEmpty, "\(n): \(r)")
+            #expect(try s.ok("export", "--store", store).stdoutBytes == export, "\(n): the same events, byte for byte")
+        }
+        // Only at the start of the file: one before a later line is that line's bad JSON.
+        let lines = export.split(separator: 0x0A, omittingEmptySubsequences: false)
+        try #require(lines.count >= 2)
+        let later = s.run("import", file, "--store", s.path("other0"))
+        #expect(later.code == 0, "importing again changes nothing: \(later)")
+        write(file: file, Array(lines[0]) + [0x0A, 0xEF, 0xBB, 0xBF] + Array(lines[0]) + [0x0A])
+        let refused = s.run("import", file, "--store", s.path("other4"))
+        #expect(refused.code == 2 && refused.stderr.contains("line 2: malformed JSON"), "\(refused)")
+    }
+
     @Test("export to stdout and to a file agree; import into another store reproduces the export")
     func exportImport() throws {
         let s = try Sandbox()

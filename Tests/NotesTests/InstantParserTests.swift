@@ -24,6 +24,18 @@ struct InstantParserTests {
         }
     }
 
+    @Test("`now` is never before the log's last event; the relative forms count from the clock alone")
+    func nowAfterTheLogsEnd() throws {
+        var parser = InstantParser(now: Self.now, timeZone: .utc)
+        parser.logEnd = Self.utc("2026-11-29T17:00:00Z")
+        #expect(try parser.parse(" Now ") == Self.utc("2026-11-29T17:00:00Z"))
+        #expect(try parser.parse("today") == Self.utc("2026-11-29T00:00:00Z"))
+        #expect(try parser.parse("2h ago") == Self.utc("2026-11-29T10:00:00Z"))
+        parser.logEnd = Self.utc("2026-11-29T08:00:00Z")
+        #expect(try parser.parse("now") == Self.now, "a log that ends before the clock leaves now alone")
+        #expect(InstantParser.namesNow("\tNOW ") && !InstantParser.namesNow("now-ish"))
+    }
+
     @Test(
         "accepted forms, in a zone one hour east of UTC",
         arguments: [

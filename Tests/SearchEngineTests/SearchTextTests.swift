@@ -156,6 +156,8 @@ struct SearchTextTests {
         #expect(reason(Array(repeating: "w", count: 1_025).joined(separator: " ")) == .tooManyTerms)
         #expect(reason(String(repeating: "a", count: 70_000)) == .tooLong)
         #expect(reason("a OR -b") == .onlyExclusions)
+        #expect(reason("a (-b)") == .groupOnlyExclusions)
+        #expect(reason("(-b OR c)") == .onlyExclusions, "an alternative that only excludes, not the group")
         #expect(reason("(a") == .unbalancedParenthesis)
         #expect(reason("a)") == .unbalancedParenthesis)
         #expect(reason("a OR") == .danglingOperator)
@@ -178,6 +180,8 @@ struct SearchTextTests {
         #expect(at("ham (milk") == 5)
         #expect(at("a b)") == 4)
         #expect(at("x AND") == 3)
+        #expect(at("optimization ( -O ) enabled") == 14, "a group that only excludes, from its parenthesis")
+        #expect(at("a OR -b") == 6)
         #expect(SearchQueryError(.unterminatedQuote, at: 0).description.contains("closing quote"))
     }
 

@@ -153,7 +153,8 @@ public struct InstantParseError: Error, Sendable, Equatable, CustomStringConvert
 /// - an RFC 3339 date-time (`2026-11-29T12:00:00Z`, `2026-11-29 12:00:00.5+01:00`): that instant;
 /// - `YYYY-MM-DD`: local midnight at the start of that day;
 /// - `YYYY-MM-DDTHH:MM[:SS]` or `YYYY-MM-DD HH:MM[:SS]`: that local wall-clock time;
-/// - `now`; `today` and `yesterday`: local midnight at the start of the day;
+/// - `now` (the clock's instant, or ``logEnd`` when that is later); `today` and `yesterday`:
+///   local midnight at the start of the day (of the clock's day);
 /// - `N unit ago`, also written `Nunit ago` (`3 days ago`, `2h ago`, `an hour ago`), where the unit
 ///   is s/sec/second(s), m/min/minute(s), h/hr/hour(s), d/day(s), w/wk/week(s) (fixed durations:
 ///   a day is 24 hours) or mo/month(s), y/yr/year(s) (calendar months and years in local time,
@@ -171,6 +172,11 @@ public struct InstantParser: Sendable {
     public var now: Int64
     /// The zone that `today`, dates without an offset and calendar units are read in.
     public var timeZone: LocalTimeZone
+    /// The instant of the log's last event, when known: `now` is never earlier than it. An
+    /// imported event dated ahead of the clock holds every later event at its instant (the log's
+    /// time never goes back), and `--as-of now` must still show them. The relative forms
+    /// (`today`, `2h ago`) count from ``now`` alone.
+    public var logEnd: Int64?
 
     /// A parser for a given instant and zone.
     public init(now: Int64, timeZone: LocalTimeZone = .system) {
@@ -197,7 +203,7 @@ public struct InstantParser: Sendable {
 
         if words.count == 1 {
             switch String(decoding: first, as: UTF8.self) {
-            case "now": return now
+            case "now": return max(now, logEnd ?? .min)
             case "today": return try startOfLocalDay(daysBeforeToday: 0, fail)
             case "yesterday": return try startOfLocalDay(daysBeforeToday: 1, fail)
             default: break
@@ -234,6 +240,13 @@ public struct InstantParser: Sendable {
             return try ago(amount, unit: String(decoding: unit, as: UTF8.self), fail)
         }
         throw fail(.unrecognized)
+    }
+
+    /// Whether `text` is the word `now` (any case, surrounding white space ignored): the one form
+    /// whose instant depends on ``logEnd``.
+    public static func namesNow(_ text: String) -> Bool {
+        let word = trimmed(text)
+        return word.utf8.count == 3 && word.lowercased() == "now"
     }
 
     private static func trimmed(_ text: String) -> String {

@@ -36,7 +36,7 @@ let historyCommand = Command(
         entries.map { e in
             let r = e.revision
             return [
-                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), oneLine(r.metadata.actor),
+                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), actorCell(r.metadata.actor),
                 r.storedType,
                 e.summary
                     + (claimedInstant(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
@@ -96,7 +96,7 @@ let blameCommand = Command(
     try ctx.expectPositionals(1...1)
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
-    let at = try ctx.value("at").map { (text) throws(CLIError) in try ctx.revisionSelector(text) }
+    let at = try ctx.value("at").map { (text) in try ctx.revisionSelector(text) }
     let lines = try book.blame(id, at: at)
     if ctx.json {
         ctx.printJSON(
@@ -112,7 +112,7 @@ let blameCommand = Command(
     }
     let t = ctx.terminal
     let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
-    let actors = lines.map { oneLine($0.actor) }
+    let actors = lines.map { actorCell($0.actor) }
     let actorWidth = actors.map(displayWidth).max() ?? 0
     for (l, actor) in zip(lines, actors) {
         let version = "v\(l.version)"
@@ -183,8 +183,8 @@ let logCommand = Command(
 ) { ctx in
     try ctx.expectPositionals(0...0)
     var q = LogQuery()
-    q.since = try ctx.value("since").map { (text) throws(CLIError) in try ctx.instant(text) }
-    q.until = try ctx.value("until").map { (text) throws(CLIError) in try ctx.instant(text) }
+    q.since = try ctx.value("since").map { (text) in try ctx.instant(text) }
+    q.until = try ctx.value("until").map { (text) in try ctx.instant(text) }
     q.type = ctx.value("type")
     q.actor = ctx.value("actor")
     // No event has an empty type: a mistake (an unset shell variable), not a query. (An actor
@@ -214,13 +214,13 @@ let logCommand = Command(
             case .entity(let kind, _, let name, _): subject = "\(kind.rawValue) " + truncate(name, 30)
             case .other: subject = truncate(e.stream, 30)
             }
-            return [ctx.relative(e.recordedAt), oneLine(e.metadata.actor), subject, e.storedType, e.summary]
+            return [ctx.relative(e.recordedAt), actorCell(e.metadata.actor), subject, e.storedType, e.summary]
         }, styles: [t.dim, t.dim, t.cyan, { $0 }, { $0 }])
 }
 
 extension Context {
     /// `3` or `v3` is a version; anything else an instant.
-    func revisionSelector(_ text: String) throws(CLIError) -> RevisionSelector {
+    func revisionSelector(_ text: String) throws -> RevisionSelector {
         if let v = try parseVersion(Notebook.trim(text)) { return .version(v) }
         return .instant(try instant(text))
     }

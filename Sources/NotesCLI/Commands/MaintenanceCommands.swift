@@ -31,7 +31,9 @@ let verifyCommand = Command(
             ]))
     } else if problems.isEmpty {
         let stats = try book.stats()
-        ctx.terminal.print("ok: \(stats.events) events, \(stats.notes) notes; log, chain and projections verified")
+        ctx.terminal.print(
+            "ok: \(counted(stats.events, "event")), \(counted(stats.notes, "note")); log, chain and projections verified"
+        )
     } else {
         for p in problems { ctx.terminal.print(p.description) }
     }
@@ -58,7 +60,7 @@ let rebuildCommand = Command(
         ctx.printJSON(rebuildJSON(report))
     } else {
         ctx.terminal.print(
-            "rebuilt the projections from \(report.events) events in \(formatDuration(report.microseconds))")
+            "rebuilt the projections from \(counted(report.events, "event")) in \(formatDuration(report.microseconds))")
     }
 }
 
@@ -76,7 +78,7 @@ let migrationsCommand = Command(
         ctx.printTable(
             log.map {
                 [
-                    RFC3339.format(micros: $0.startedAt), "\($0.events) events", formatDuration($0.microseconds),
+                    RFC3339.format(micros: $0.startedAt), counted($0.events, "event"), formatDuration($0.microseconds),
                     ($0.fromVersion ?? "none") + " -> " + $0.toVersion, $0.reason,
                 ]
             }, styles: [ctx.terminal.dim])
@@ -88,7 +90,8 @@ let upgradeCommand = Command(
     usage: ["upgrade --dry-run"],
     discussion: """
         Stored events are never rewritten: old schemas are upcast whenever they are read. This lists, per
-        stored (type, schema version), how many events there are and what they become.
+        stored (type, schema version), how many events there are and what each becomes: `A + B` is both,
+        `A or B` one of them.
         """,
     options: [OptionSpec("dry-run", "only show the plan (the only mode: events are never rewritten)")],
     readsOnly: true
@@ -98,6 +101,7 @@ let upgradeCommand = Command(
         throw CLIError("stored events are never rewritten; use `notes upgrade --dry-run` to see how they are read")
     }
     let plan = try ctx.notebook().upgradePlan()
+    let registry = try ctx.notebook().store.registry
     if ctx.json {
         ctx.printJSON(
             .array(
@@ -115,15 +119,17 @@ let upgradeCommand = Command(
     } else {
         ctx.printTable(
             plan.map { p in
+                // Each event becomes what the wording says: `A + B` both, `A or B` one of them.
                 let target: String
                 if p.liftsTo == [p.key] {
                     target = "current"
-                } else if let to = p.liftsTo {
-                    target = "upcast to " + to.map(\.description).joined(separator: " + ")
+                } else if p.liftsTo != nil {
+                    let wording = registry.liftWording(of: p.key)
+                    target = wording == "nothing" ? "retired: read as no event" : "upcast to " + wording
                 } else {
-                    target = "UNREADABLE"
+                    target = "UNREADABLE: no schema or upcaster for it"
                 }
-                return [p.key.description, "\(p.count) events", target]
+                return [p.key.description, counted(p.count, "event"), target]
             }, styles: [{ $0 }, ctx.terminal.dim])
     }
 }

@@ -60,7 +60,8 @@ let editCommand = Command(
     "edit", abstract: "Change a note's title or body, or edit it in $VISUAL/$EDITOR.",
     usage: ["edit ID [--title T] [--body TEXT | --body-file PATH | -] [--expect-version N]"],
     discussion: """
-        With no --title or body, the note opens in $VISUAL (else $EDITOR, else vi): the first line is the
+        With no --title or body, the note opens in $VISUAL (else $EDITOR, else the config's editor, else vi,
+        which needs a terminal: without one, the edit is refused with exit code 2): the first line is the
         title, then a blank line, then the body. If the note changed while the editor was open, nothing is
         overwritten: the edited text is saved to a recovery file and the exit code is 4. Any other refused
         save (an empty title, a full disk) keeps the text in a recovery file too, with that error's code.
