@@ -580,12 +580,17 @@ private struct ImportAppender {
         try flush(session: session)
         guard !filings.isEmpty || !killed.isEmpty else { return }
         let dbs = try session.projectionDatabases()
+        // Each category or tag looked up once (a file of 100,000 notes names a few dozen), by
+        // its stream: a category and a tag may have one id.
+        var deletions: [String: String?] = [:]
         for (note, f) in filings.sorted(by: { $0.key < $1.key }) {
-            if let c = f.category, let how = try deletion(of: c, isCategory: true, session: session, dbs: dbs) {
+            if let c = f.category,
+                let how = try deletion(of: c, isCategory: true, known: &deletions, session: session, dbs: dbs)
+            {
                 throw refusal(max(f.categoryLine, killed[Category.stream(c)] ?? 0), note, "category", c, how)
             }
             for (t, line) in f.tags.sorted(by: { $0.key < $1.key }) {
-                if let how = try deletion(of: t, isCategory: false, session: session, dbs: dbs) {
+                if let how = try deletion(of: t, isCategory: false, known: &deletions, session: session, dbs: dbs) {
                     throw refusal(max(line, killed[Tag.stream(t)] ?? 0), note, "tag", t, how)
                 }
             }
@@ -608,16 +613,26 @@ private struct ImportAppender {
         }
     }
 
-    /// Who deleted the category or tag: a line of the import, the store, or nobody (nil).
+    /// Who deleted the category or tag: a line of the import, the store, or nobody (nil);
+    /// remembered in `known` by stream.
     private func deletion(
-        of id: Identifier, isCategory: Bool, session: borrowing WriteSession, dbs: ProjectionDatabases
+        of id: Identifier, isCategory: Bool, known: inout [String: String?], session: borrowing WriteSession,
+        dbs: ProjectionDatabases
     ) throws -> String? {
-        if let line = killed[isCategory ? Category.stream(id) : Tag.stream(id)] { return "line \(line) deletes" }
-        let deleted =
-            isCategory
-            ? try book.projection.category(id, in: session.transaction, databases: dbs)?.deleted
-            : try book.projection.tag(id, in: session.transaction, databases: dbs)?.deleted
-        return deleted == true ? "the store has deleted" : nil
+        let stream = isCategory ? Category.stream(id) : Tag.stream(id)
+        if let answer = known[stream] { return answer }
+        let answer: String?
+        if let line = killed[stream] {
+            answer = "line \(line) deletes"
+        } else {
+            let deleted =
+                isCategory
+                ? try book.projection.category(id, in: session.transaction, databases: dbs)?.deleted
+                : try book.projection.tag(id, in: session.transaction, databases: dbs)?.deleted
+            answer = deleted == true ? "the store has deleted" : nil
+        }
+        known[stream] = .some(answer)
+        return answer
     }
 
     private func refusal(_ line: Int, _ note: Identifier, _ kind: String, _ id: Identifier, _ how: String) -> NotesError
