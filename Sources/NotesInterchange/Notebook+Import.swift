@@ -468,14 +468,16 @@ private struct ImportAppender {
         if e.event.type == "NoteUntagged" { return }
         // A restore names the version it brought back, a merge the version both sides started
         // from: one before this event's (history showed "restored from v0", or a version that
-        // did not exist yet).
-        if let from = filed.fromVersion, from < 1 || from >= e.version {
+        // did not exist yet). A merge's base is 0 when both devices created the note (a sync
+        // writes that: one Markdown file imported on both).
+        let lowest: UInt64 = e.event.type == "NoteRestored" ? 1 : 0
+        if let from = filed.fromVersion, from < lowest || from >= e.version {
             throw NotesError.validation(
                 .line(
                     e.line,
                     reason:
-                        "fromVersion \(Int64(bitPattern: from)) is not an earlier version of the note (1 to \(e.version - 1)); "
-                        + "fix the line"))
+                        "fromVersion \(Int64(bitPattern: from)) is not an earlier version of the note "
+                        + "(\(lowest) to \(e.version - 1)); fix the line"))
         }
         let named: (kind: String, stream: String)?
         if let c = filed.category {

@@ -432,6 +432,11 @@ struct InterchangeTests {
         let s = try InterchangeScratch()
         try s.book.importEvents(lines: [created, restored(1)].map { Array($0.utf8) })
         #expect(try s.head == 2)
+        // A merge from base 0 (both devices created the note) is what a sync writes.
+        let fromNothing = merged.replacingOccurrences(of: #""fromVersion":7"#, with: #""fromVersion":0"#)
+        let t = try InterchangeScratch()
+        try t.book.importEvents(lines: [created, fromNothing].map { Array($0.utf8) })
+        #expect(try t.head == 2)
     }
 
     @Test("a line whose event id is stored with other content is refused; the same event, or its upcast, is skipped")
