@@ -95,9 +95,14 @@ extension Notebook {
     /// Whether an imported event is the stored one: the same type, schema and fields, or (a line
     /// of an `--upcast` export) the first event the stored one is lifted to; and the same actor,
     /// command, causation, correlation and device instant. (The instant recorded may differ: an
-    /// import raises one older than the log's last.)
+    /// import raises one older than the log's last.) A device instant on one side only is no
+    /// difference: a sync that pushes an event keeps the instant it was recorded at here as
+    /// `writtenAt`, so an export taken before the sync (or the store that imported it) has
+    /// none.
     private func sameEvent(_ stored: RecordedEvent, _ new: NewEvent) throws -> Bool {
-        guard stored.metadata == new.metadata else { return false }
+        var metadata = stored.metadata
+        if metadata.writtenAt == nil || new.metadata.writtenAt == nil { metadata.writtenAt = new.metadata.writtenAt }
+        guard metadata == new.metadata else { return false }
         if stored.type == new.type, stored.schemaVersion == new.schemaVersion, stored.payload == new.payload {
             return true
         }

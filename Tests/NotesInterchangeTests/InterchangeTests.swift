@@ -461,6 +461,25 @@ struct InterchangeTests {
         #expect(try s.head == head)
     }
 
+    @Test("a line of an export taken before a sync is the stored event, with the device instant the sync kept")
+    func storedIDWrittenAtOnOneSide() throws {
+        let s = try InterchangeScratch()
+        try s.book.add(title: "Now", body: "x")
+        let line = text(lines(try s.export())[0])
+        #expect(!line.contains("writtenAt"))
+        // The same event as a synced store exports it: its own instant kept as `writtenAt`.
+        let synced = line.replacingOccurrences(
+            of: #""metadata":{"actor":""#, with: #""metadata":{"writtenAt":"2021-01-01T00:00:00Z","actor":""#)
+        #expect(synced != line)
+        let other = try InterchangeScratch()
+        try other.book.importEvents(lines: [Array(synced.utf8)])
+        #expect(try other.book.importEvents(lines: [Array(line.utf8)]).skipped == 1)
+        #expect(try s.book.importEvents(lines: [Array(synced.utf8)]).skipped == 1)
+        // Two different device instants still disagree.
+        let later = synced.replacingOccurrences(of: "2021-01-01T00:00:00Z", with: "2022-01-01T00:00:00Z")
+        #expect(throws: NotesError.self) { try other.book.importEvents(lines: [Array(later.utf8)]) }
+    }
+
     @Test("a line longer than any event of the body limit is refused before it is read whole")
     func overlongLine() throws {
         let s = try InterchangeScratch(maxBodyBytes: 1_000)
