@@ -59,6 +59,10 @@ private struct Scrubber {
         } else if j < s.count, s[j] == UInt8(ascii: "'") {
             // Not closed: libpq refuses the address, and any of the rest may be the password.
             i = closingQuote(after: j).map { $0 + 1 } ?? s.count
+        } else if j < s.count, s[j] == UInt8(ascii: "\""), let close = s[(j + 1)...].firstIndex(of: UInt8(ascii: "\"")) {
+            // libpq reads `"` as an ordinary byte (and `password="my secret"` as a broken
+            // address), but whoever wrote it meant what the quotes hold: all of it is hidden.
+            i = max(close + 1, unquotedEnd(from: j))
         } else {
             i = unquotedEnd(from: j)
         }
@@ -71,7 +75,16 @@ private struct Scrubber {
         inURI = true
         let start = i + 3
         // libpq looks for the `@` before the first `/`; '?' and spaces do not end the authority.
-        let end = s[start...].firstIndex(of: UInt8(ascii: "/")) ?? s.count
+        // A `user:pa/ss@host` (a `/` unencoded in the password, as base64 has) is read by libpq
+        // as host `user` and port `pa`, but is meant as a password: an `@` before the first
+        // space and the first `?`, after a `:`, ends the authority too.
+        var end = s[start...].firstIndex(of: UInt8(ascii: "/")) ?? s.count
+        if s[start..<end].firstIndex(of: UInt8(ascii: "@")) == nil,
+            let colon = s[start..<end].firstIndex(of: UInt8(ascii: ":"))
+        {
+            let word = s[colon...].firstIndex { isSpace($0) || $0 == UInt8(ascii: "?") } ?? s.count
+            if let at = s[colon..<word].lastIndex(of: UInt8(ascii: "@")) { end = at + 1 }
+        }
         guard let firstAt = s[start..<end].firstIndex(of: UInt8(ascii: "@")),
             let colon = s[start..<firstAt].firstIndex(of: UInt8(ascii: ":"))
         else {

@@ -11,7 +11,9 @@ struct PasswordScrubbingTests {
         ("host=db PASSWORD = 'hun ter\\'2' dbname=n", "host=db password=*** dbname=n", ["hun", "ter"]),
         // A double quote is an ordinary character to libpq: part of the password.
         ("host=x password=\"pw1\"", "host=x password=***", ["pw1", "\""]),
-        ("host=x password=\"pw 1\" user=u", "host=x password=*** 1\" user=u", ["pw"]),
+        // ... but a value in double quotes is hidden whole: whoever wrote it meant what they hold.
+        ("host=x password=\"pw 1\" user=u", "host=x password=*** user=u", ["pw", "1\""]),
+        ("host=h password=\"my secret\" dbname=d", "host=h password=*** dbname=d", ["my", "secret"]),
         // A backslash escapes the byte after it, a space too, outside quotes as inside.
         ("host=x password=a\\ bsecret", "host=x password=***", ["bsecret"]),
         ("host=x password=a\\'b\\\\c dbname=n", "host=x password=*** dbname=n", ["a\\'b", "c"]),
@@ -37,6 +39,10 @@ struct PasswordScrubbingTests {
         ("postgresql://:pw1@db/notes", "postgresql://:***@db/notes", ["pw1"]),
         ("postgresql://ana:p%40ss%20w@db/notes", "postgresql://ana:***@db/notes", ["p%40", "ss", "%20w"]),
         ("postgresql://ana:p?x@db/notes", "postgresql://ana:***@db/notes", ["p?x"]),
+        // A `/` unencoded in the password (base64): libpq reads host `u`, port `sec`; hidden all
+        // the same. An `@` of the query is no end of a password.
+        ("postgresql://u:sec/ret@h/d", "postgresql://u:***@h/d", ["sec", "ret"]),
+        ("postgresql://db:5432/notes?user=a@b", "postgresql://db:5432/notes?user=a@b", []),
         ("postgresql://ana:p@ss@db/notes", "postgresql://ana:***@db/notes", ["ss@"]),
         ("postgresql://ana:pa ss@db/notes", "postgresql://ana:***@db/notes", ["pa", "ss"]),
         (
@@ -54,7 +60,7 @@ struct PasswordScrubbingTests {
         ("password authentication failed for user \"ana\"", "password authentication failed for user \"ana\"", []),
         (
             "invalid address (host=db password=\"x y\"): no such host",
-            "invalid address (host=db password=*** y\"): no such host", ["\"x"]
+            "invalid address (host=db password=***): no such host", ["\"x", "y\""]
         ),
     ]
 

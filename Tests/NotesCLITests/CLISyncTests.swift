@@ -30,7 +30,7 @@ struct CLISyncTests {
         for address in [
             "host=db password=secret", "postgresql://ana:secret@db.example/notes", "host=db password = secret",
             "postgresql://db/notes?pass%77ord=secret", "dbname=postgresql://ana:secret@db/notes",
-            "postgresql://ana:se?cret@db/notes",
+            "postgresql://ana:se?cret@db/notes", "postgresql://ana:sec/ret@db/notes",
         ] {
             let r = s.run("remote", "set", address)
             #expect(r.code == 2 && r.stderr.contains("never in the config"), "\(r.stderr)")

@@ -490,7 +490,7 @@ struct InterchangeTests {
             #"{"eventId":"00000000-0000-4000-8000-0000000000d1","stream":"note/77777777-7777-4777-8777-777777777777","version":1,"type":"NoteCreated","schemaVersion":2,"recordedAt":"2021-01-01T00:00:00Z","metadata":{"actor":"a"},"data":{"title":"t","body":""#
             + String(repeating: "y", count: 3 << 20) + #"","pinned":false,"category":null}}"#
         let file = s.path + "/long.jsonl"
-        FileManager.default.createFile(atPath: file, contents: Data((goodLine + "\n" + line + "\n").utf8))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data((goodLine + "\n" + line + "\n").utf8)))
         var seen: [Int] = []
         let input = try ImportInput(path: file, spoolDirectory: s.path)
         #expect(throws: InterchangeError.self) {

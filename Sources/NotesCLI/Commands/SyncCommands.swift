@@ -56,6 +56,9 @@ func passwordProblem(_ address: String) -> String? {
         }
     }
     if String(decoding: bytes, as: UTF8.self).contains("password=") { return "holds a password" }
+    // Whatever the scrubber would hide may be a password (`postgresql://ana:pa/ss@db`, which libpq
+    // reads as host `ana`, port `pa`): never written to the config.
+    if PasswordScrubbing.scrubbed(address) != address { return "holds a password" }
     let colon = UInt8(ascii: ":")
     let slash = UInt8(ascii: "/")
     var j = 0
