@@ -59,7 +59,8 @@ private struct Scrubber {
         } else if j < s.count, s[j] == UInt8(ascii: "'") {
             // Not closed: libpq refuses the address, and any of the rest may be the password.
             i = closingQuote(after: j).map { $0 + 1 } ?? s.count
-        } else if j < s.count, s[j] == UInt8(ascii: "\""), let close = s[(j + 1)...].firstIndex(of: UInt8(ascii: "\"")) {
+        } else if j < s.count, s[j] == UInt8(ascii: "\""), let close = s[(j + 1)...].firstIndex(of: UInt8(ascii: "\""))
+        {
             // libpq reads `"` as an ordinary byte (and `password="my secret"` as a broken
             // address), but whoever wrote it meant what the quotes hold: all of it is hidden.
             i = max(close + 1, unquotedEnd(from: j))
