@@ -154,6 +154,22 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 end
                 notes $store __complete $argv 2>/dev/null
             end
+            # Whether no command is on the line yet (a --store's directory is none).
+            function __notes_needs_command
+                set -l words (commandline -opc)
+                set -e words[1]
+                set -l skip 0
+                for w in $words
+                    if test $skip = 1
+                        set skip 0
+                    else if test "$w" = --store
+                        set skip 1
+                    else if not string match -q -- '-*' $w
+                        return 1
+                    end
+                end
+                return 0
+            end
             # Whether the word before the cursor is one of $argv (the command whose first
             # argument is being typed).
             function __notes_after
@@ -171,7 +187,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
         out += "complete -c notes -f\n"
         for c in allCommands {
             out +=
-                "complete -c notes -n __fish_use_subcommand -a \(c.name) -d '\(c.abstract.replacing("'", with: "\\'"))'\n"
+                "complete -c notes -n __notes_needs_command -a \(c.name) -d '\(c.abstract.replacing("'", with: "\\'"))'\n"
             for o in c.options {
                 out +=
                     "complete -c notes -n '__fish_seen_subcommand_from \(c.name)' -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'"
@@ -184,7 +200,11 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 out += "\n"
             }
         }
-        for o in globalOptions { out += "complete -c notes -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'\n" }
+        // A global option's value (`--store DIR`) is no command: fish must know it takes one.
+        for o in globalOptions {
+            out +=
+                "complete -c notes -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'\(o.value != nil ? " -r" : "")\n"
+        }
         let ids = idCommands.joined(separator: " ")
         out += "complete -c notes -n '__notes_after \(ids)' -a '(__notes_complete ids)'\n"
         out += "complete -c notes -n '__notes_after_id categorize' -a '(__notes_complete categories)'\n"

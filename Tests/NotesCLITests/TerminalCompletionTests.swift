@@ -146,6 +146,14 @@ struct TerminalCompletionTests {
             ("notes categorize \(ids[0]) ", ["Home Stuff", "Work"]),
             ("notes --store \(other.store) show ", ["\(otherID)\tOther"]),
             ("notes --store \(other.store) categorize \(otherID) ", ["Elsewhere"]),
+            // A --store's directory is no command: the commands are still offered after it.
+            (
+                "notes --store \(other.store) li",
+                [
+                    "links\tThe wiki links of a note and where they lead, or every link that leads nowhere.",
+                    "list\tList notes: pinned first, then by last update.",
+                ]
+            ),
         ]
         var script = "source \(s.path("complete.fish"))\n"
         // (fish's echo takes `--` for the end of its options: printf prints it.)
