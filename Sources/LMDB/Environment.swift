@@ -132,7 +132,30 @@ public final class Environment: @unchecked Sendable {
         let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        guard let (first, second) = MetaPage.both(fd: fd) else { return }
+        guard var (first, second) = MetaPage.both(fd: fd) else { return }
+        // LMDB writes transaction N's meta page at page N % 2: the first holds an even id, the
+        // second the odd one next to it (both 0 before the first commit). Any other pair means
+        // an id was damaged, and LMDB, which takes the higher, could open the older state and
+        // overwrite the newer one at the next commit: a flipped bit would lose the last write
+        // for good. (Read again a few times: another process's commit between the two reads
+        // could show a pair it never left.)
+        var attempts = 0
+        while let other = second, !MetaPage.consistent(first.txn, other.txn), attempts < 3 {
+            attempts += 1
+            usleep(2_000)
+            guard let again = MetaPage.both(fd: fd) else { return }
+            (first, second) = again
+        }
+        if let other = second, first.pageSizeIsPlausible, other.pageSizeIsPlausible,
+            !MetaPage.consistent(first.txn, other.txn)
+        {
+            throw LMDBError(
+                code: .corrupted,
+                operation:
+                    "open \(path): data.mdb's two header pages name transactions \(first.txn) and \(other.txn), a pair "
+                    + "LMDB never writes (one was damaged, and opening could hide or overwrite the last commit); "
+                    + "nothing was opened: keep a copy of the store directory")
+        }
         // LMDB takes the meta page of the higher transaction id.
         let newest = second.map { $0.txn > first.txn ? $0 : first } ?? first
         // A page size LMDB cannot have written: LMDB would divide by it (SIGFPE at 0) or loop

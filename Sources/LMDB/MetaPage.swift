@@ -40,6 +40,14 @@ struct MetaPage {
         return (first, second)
     }
 
+    /// Whether the transaction ids of the first and the second meta page are a pair LMDB writes:
+    /// transaction N writes page N % 2, so the first holds an even id and the second the odd
+    /// one next to it; both are 0 in a file no transaction has committed to yet.
+    static func consistent(_ first: UInt64, _ second: UInt64) -> Bool {
+        if first == 0 && second == 0 { return true }
+        return first % 2 == 0 && second % 2 == 1 && (first == second &+ 1 || second == first &+ 1)
+    }
+
     /// Whether LMDB can have written `pageSize` (the system's: 4 KiB to 64 KiB, a power of two).
     var pageSizeIsPlausible: Bool { pageSize >= 4096 && pageSize <= 65_536 && pageSize & (pageSize - 1) == 0 }
 }

@@ -37,6 +37,33 @@ struct EnvironmentTests {
         #expect(try env.clearStaleReaders() == 0)
     }
 
+    @Test("the open's check of the header pages' transaction ids takes every pair LMDB writes: new, reopened, copied")
+    func headerPairsLMDBWrites() throws {
+        let tmp = TemporaryDirectory()
+        // A file no transaction committed to (both ids 0), then each number of commits.
+        _ = try Environment(path: tmp.child("new"))
+        _ = try Environment(path: tmp.child("new"))
+        let path = tmp.child("store")
+        for n in 0..<5 {
+            let env = try Environment(path: path)
+            let db = try env.openDatabase("things", flags: [.create])
+            try env.write { txn throws in try txn.put(db, key: [UInt8(n)], value: [1]) }
+        }
+        // Copies: compacted (ids 0 and 1), and as they are (the pair the store had).
+        do {
+            let env = try Environment(path: path)
+            for (name, compact) in [("compact", true), ("plain", false)] {
+                #expect(mkdir(tmp.child(name), 0o700) == 0)
+                try env.copy(to: tmp.child(name), compact: compact)
+            }
+        }
+        for name in ["store", "compact", "plain"] {
+            let env = try Environment(path: tmp.child(name))
+            let db = try env.openDatabase("things")
+            #expect(try env.read { txn throws in try txn.get(db, key: [4]) } == [1], "\(name)")
+        }
+    }
+
     @Test("a store path that is a file is refused with notADirectory")
     func pathIsAFile() throws {
         let tmp = TemporaryDirectory()

@@ -278,6 +278,35 @@ extension ReliabilityTamperTests {
         #expect(s.run("verify").code == 0)
     }
 
+    @Test("a bit flipped in a header page's transaction id: refused (exit 5), not opened at the older state")
+    func headerTransactionIDFlipped() throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        try s.add("one")
+        try s.add("two")
+        let file = s.store + "/data.mdb"
+        let pristine = read(file: file)
+        let newest = newestMetaPage(pristine)
+        let older = 1 - newest
+        // The older page's id made the higher (LMDB opened it: "two" was hidden, then the next
+        // write overwrote the newer page for good), or either page's parity broken.
+        for (page, byte, bit) in [(older, 0, 6), (older, 2, 0), (older, 7, 7), (newest, 0, 0), (older, 0, 0)] {
+            var damaged = pristine
+            damaged[page * 4096 + 16 + 128 + byte] ^= UInt8(1 << bit)
+            write(file: file, damaged)
+            for args in [["list"], ["verify"], ["add", "more"]] {
+                let r = s.run(args)
+                #expect(r.code == 5, "\(args), page \(page) byte \(byte) bit \(bit): \(r)")
+                #expect(r.stderr.contains("two header pages name transactions"), "\(args): \(r.stderr)")
+            }
+            #expect(read(file: file) == damaged, "nothing was written")
+        }
+        write(file: file, pristine)
+        let titles = try s.titles()
+        #expect(titles.contains("two") && titles.contains("one"), "the last commit is there: \(titles)")
+        #expect(s.run("verify").code == 0)
+    }
+
     @Test("a free-list entry naming a page in use or past the file: verify says the pages are damaged, exit 5")
     func damagedFreeList() throws {
         let f = try Fixture()
