@@ -252,14 +252,19 @@ extension ReliabilityTamperTests {
         }
     }
 
+    /// A fixture's store with notes "one" and "two" added last, its data file's path and bytes.
+    private func twoNotes() throws -> (Fixture, String, [UInt8]) {
+        let f = try Fixture()
+        try f.sandbox.add("one")
+        try f.sandbox.add("two")
+        let file = f.sandbox.store + "/data.mdb"
+        return (f, file, read(file: file))
+    }
+
     @Test("a header page counting more pages than any file holds is refused as damaged, exit 5, never a trap or a hang")
     func headerCountingTooManyPages() throws {
-        let f = try Fixture()
+        let (f, file, pristine) = try twoNotes()
         let s = f.sandbox
-        try s.add("one")
-        try s.add("two")
-        let file = s.store + "/data.mdb"
-        let pristine = read(file: file)
         // The newest meta page; its last page number is at byte 120, after the page's header.
         let newest = newestMetaPage(pristine)
         // A bit flipped high in the count: its product with the page size overflows (a trap
@@ -280,12 +285,8 @@ extension ReliabilityTamperTests {
 
     @Test("a bit flipped in a header page's transaction id: refused (exit 5), not opened at the older state")
     func headerTransactionIDFlipped() throws {
-        let f = try Fixture()
+        let (f, file, pristine) = try twoNotes()
         let s = f.sandbox
-        try s.add("one")
-        try s.add("two")
-        let file = s.store + "/data.mdb"
-        let pristine = read(file: file)
         let newest = newestMetaPage(pristine)
         let older = 1 - newest
         // The older page's id made the higher (LMDB opened it: "two" was hidden, then the next
