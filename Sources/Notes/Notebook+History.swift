@@ -342,8 +342,8 @@ extension Notebook {
                         fromVersion: target.version, title: target.title, body: target.body, pinned: target.pinned,
                         category: category))
             }
-            for t in tags where !current.tags.contains(t) { events.append(.tagged(tag: t)) }
-            for t in current.tags where !tags.contains(t) { events.append(.untagged(tag: t)) }
+            let (added, removed) = NoteChange.difference(from: current.tags, to: tags)
+            events += added.map { .tagged(tag: $0) } + removed.map { .untagged(tag: $0) }
             for key in Set(current.properties.keys).union(target.properties.keys).sorted()
             where current.properties[key] != target.properties[key] && !NoteProperty.fileRecord.contains(key) {
                 events.append(.propertySet(key: key, value: target.properties[key] ?? ""))

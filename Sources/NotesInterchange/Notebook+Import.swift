@@ -512,17 +512,14 @@ private struct ImportAppender {
     /// shared log holds such crossed changes, and a later sync repairs them.)
     private mutating func checkMerge(_ e: ImportedEvent, session: borrowing WriteSession) throws {
         let isCategory = e.event.type == "CategoryMerged"
-        let into: Identifier?
-        if isCategory {
-            into = try CategoryEvent.decode(
-                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload
-            ).flatMap { if case .merged(let into) = $0 { return into } else { return nil } }
-        } else {
-            into = try TagEvent.decode(
-                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload
-            ).flatMap { if case .merged(let into) = $0 { return into } else { return nil } }
+        /// The one a merge event of `Kind` names.
+        func into<Kind>(_: NamedEntityEvent<Kind>.Type) throws -> Identifier? {
+            let event = try NamedEntityEvent<Kind>.decode(
+                type: e.event.type, schemaVersion: e.event.schemaVersion, payload: e.event.payload)
+            guard case .merged(let into)? = event else { return nil }
+            return into
         }
-        guard let into else { return }
+        guard let into = try isCategory ? into(CategoryEvent.self) : into(TagEvent.self) else { return }
         let kind = isCategory ? "category" : "tag"
         let target = isCategory ? Category.stream(into) : Tag.stream(into)
         if target == e.stream {
@@ -603,11 +600,12 @@ private struct ImportAppender {
             }
         }
         // Notes the import does not change, filed under what it deletes.
+        let changed = Set(filings.keys)
         for (stream, line) in killed.sorted(by: { $0.value < $1.value }) {
             var q = ListQuery()
             q.status = .all
             q.limit = 1
-            q.excluding = Set(filings.keys)
+            q.excluding = changed
             let (kind, id): (String, Identifier)
             switch StreamRef(stream) {
             case .category(let c): (kind, id, q.scope) = ("category", c, .category(c))

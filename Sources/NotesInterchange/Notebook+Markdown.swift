@@ -404,14 +404,14 @@ extension Notebook {
             // path: the id is the surer sign (a file renamed in the folder, and a new file at
             // its old path, are matched each to its own note whatever their order).
             var existingOf = [Note?](repeating: nil, count: items.count)
-            var claimedByID: Set<Identifier> = []
+            var claimedByID: [Identifier: Note] = [:]
             for (i, item) in items.enumerated() {
                 guard let id = item.md.id, !matched.contains(id),
                     let note = try projection.note(id, in: session.transaction, databases: dbs)
                 else { continue }
                 existingOf[i] = note
                 matched.insert(id)
-                claimedByID.insert(id)
+                claimedByID[id] = note
             }
             for (i, item) in items.enumerated() {
                 let file = Array(item.file.utf8)
@@ -421,9 +421,8 @@ extension Notebook {
                     // The note's own file, unchanged since its import, beside a file that names
                     // the note by id (its export, which could not be written back here): the
                     // note's already, not a new one.
-                    if item.md.id == nil, let id = byPlace.first(where: claimedByID.contains),
-                        try projection.note(id, in: session.transaction, databases: dbs)?.properties[
-                            NoteProperty.sourceDigest.rawValue] == item.digest
+                    if item.md.id == nil, let claimant = byPlace.lazy.compactMap({ claimedByID[$0] }).first,
+                        claimant.properties[NoteProperty.sourceDigest.rawValue] == item.digest
                     {
                         summary.unchanged += 1
                         continue
@@ -520,9 +519,8 @@ extension Notebook {
                 }
                 if let note = existing {
                     var events: [NoteEvent] = []
-                    let had = Set(note.tags)
-                    for t in tagIDs where !had.contains(t) { events.append(.tagged(tag: t)) }
-                    for t in note.tags where !tagSet.contains(t) { events.append(.untagged(tag: t)) }
+                    let (added, removed) = NoteChange.difference(from: note.tags, to: tagIDs)
+                    events += added.map { .tagged(tag: $0) } + removed.map { .untagged(tag: $0) }
                     if item.title != note.title { events.append(.retitled(title: item.title)) }
                     if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
                     // The category a folder gives depends on the folder imported: a note of a

@@ -128,8 +128,9 @@ extension NoteChange {
     /// before, which mostly differ by one tag: the common head and tail are skipped, and only
     /// what is left between them is compared (through sets when it is long), so `history` of a
     /// note with thousands of tags is not cubic (it searched both whole arrays for every tag).
-    static func difference(from old: [Identifier], to new: [Identifier]) -> (added: [Identifier], removed: [Identifier])
-    {
+    package static func difference(from old: [Identifier], to new: [Identifier]) -> (
+        added: [Identifier], removed: [Identifier]
+    ) {
         var head = 0
         while head < old.count, head < new.count, old[head] == new[head] { head += 1 }
         var (oldEnd, newEnd) = (old.count, new.count)
