@@ -52,52 +52,30 @@ public enum TextFolding {
 
     /// ASCII bytes folded straight into the string's storage (white space as Unicode's
     /// property has it: tab to carriage return, and space); nil at the first byte over 0x7F.
-    /// Each byte's class and folded value come from one table: a replay folds the title of every
-    /// note's creation and retitle, and comparing ranges per byte was most of its cost.
     private static func foldASCII(_ bytes: UnsafeRawBufferPointer) -> String? {
         var ascii = true
         let out = String(unsafeUninitializedCapacity: bytes.count) { buffer in
-            guard let out = buffer.baseAddress, let input = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            else { return 0 }
-            let asciiFolding = Self.asciiFolding
             var n = 0
             var pendingSpace = false
-            for k in 0..<bytes.count {
-                let folded = asciiFolding[Int(input[k])]
-                if folded == 0x20 {
-                    pendingSpace = n > 0
-                    continue
-                }
-                if folded == 0 {
+            for b in bytes {
+                guard b < 0x80 else {
                     ascii = false
                     return 0
                 }
+                if b == 0x20 || (0x09...0x0D).contains(b) {
+                    pendingSpace = n > 0
+                    continue
+                }
                 if pendingSpace {
-                    out[n] = 0x20
+                    buffer[n] = 0x20
                     n += 1
                     pendingSpace = false
                 }
-                out[n] = folded
+                buffer[n] = (0x41...0x5A).contains(b) ? b | 0x20 : b
                 n += 1
             }
             return n
         }
         return ascii ? out : nil
     }
-
-    /// A byte's fold: itself, A-Z lowercased, 0x20 for white space (tab to carriage return,
-    /// space), 0 for a byte that is not ASCII (and NUL, which takes the general path). Allocated
-    /// once, never freed nor written after: read through a pointer, without bounds checks.
-    nonisolated(unsafe) private static let asciiFolding: UnsafePointer<UInt8> = {
-        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-        for b in 0..<256 {
-            switch b {
-            case 0, 0x80...: table[b] = 0
-            case 0x09...0x0D, 0x20: table[b] = 0x20
-            case 0x41...0x5A: table[b] = UInt8(b | 0x20)
-            default: table[b] = UInt8(b)
-            }
-        }
-        return UnsafePointer(table)
-    }()
 }
