@@ -1,3 +1,5 @@
+import CIntrinsics
+
 /// UUID text, read and written straight from UTF-8 bytes: the one parser of the project. The
 /// store's `Identifier` wraps the 128 bits it reads; stream names, import lines, ids typed by
 /// people all come through here.
@@ -30,9 +32,22 @@ public enum UUIDText {
         return (a << 32 | b, c << 32 | d)
     }
 
-    /// The canonical lowercase form only: the fast path stream names take on every event read.
-    @inlinable @inline(__always)
+    /// The canonical lowercase form only: the fast path stream names take on every event read
+    /// (with byte shuffles where the processor has them: `notes_uuid_parse_lowercase`).
     public static func parseLowercase(_ bytes: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64)? {
+        guard bytes.count == 36, let base = bytes.baseAddress else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        switch notes_uuid_parse_lowercase(base.assumingMemoryBound(to: UInt8.self), &high, &low) {
+        case 1: return (high, low)
+        case 0: return nil
+        default: return parseLowercaseWords(bytes)
+        }
+    }
+
+    /// ``parseLowercase(_:)`` a word at a time, where the processor has no byte shuffles.
+    @inline(never)
+    static func parseLowercaseWords(_ bytes: UnsafeRawBufferPointer) -> (high: UInt64, low: UInt64)? {
         guard let words = words(bytes), let a = hex8(words.0), let b = hex8(words.1), let c = hex8(words.2),
             let d = hex8(words.3)
         else { return nil }

@@ -28,4 +28,36 @@ struct IdentifierTests {
         #expect(ids.reduce(0) { $0 | $1.low } | fixedLow == .max)
         #expect(ids.reduce(UInt64.max) { $0 & $1.high } & ~(fixedHigh) == 0)
     }
+
+    @Test("the byte-shuffle reader of canonical UUIDs and the word-at-a-time one agree on every byte at every place")
+    func uuidReadersAgree() {
+        let base = Array("0123abcd-ef45-6789-a0b1-c2d3e4f5a6b7".utf8)
+        let expected = (high: UInt64(0x0123_abcd_ef45_6789), low: UInt64(0xa0b1_c2d3_e4f5_a6b7))
+        base.withUnsafeBytes { b in
+            #expect(UUIDText.parseLowercase(b).map { $0 == expected } == true)
+            #expect(UUIDText.parseLowercaseWords(b).map { $0 == expected } == true)
+        }
+        var mismatches: [String] = []
+        var accepted = 0
+        for place in base.indices {
+            for value in 0...255 {
+                var bytes = base
+                bytes[place] = UInt8(value)
+                bytes.withUnsafeBytes { b in
+                    let fast = UUIDText.parseLowercase(b)
+                    let words = UUIDText.parseLowercaseWords(b)
+                    if fast.map({ [$0.high, $0.low] }) != words.map({ [$0.high, $0.low] }) {
+                        mismatches.append("byte \(value) at \(place)")
+                    }
+                    if fast != nil { accepted += 1 }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        // At each of the 32 digit places the 16 lowercase digits, at each of the 4 dashes a dash.
+        #expect(accepted == 32 * 16 + 4)
+        for short in [Array(base.dropLast()), base + [0x30]] {
+            short.withUnsafeBytes { #expect(UUIDText.parseLowercase($0) == nil) }
+        }
+    }
 }

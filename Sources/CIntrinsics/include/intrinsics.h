@@ -11,6 +11,7 @@
 #include "memory.h"
 #include "faults.h"
 #include "termination.h"
+#include "uuid.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);
