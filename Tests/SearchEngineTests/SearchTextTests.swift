@@ -315,4 +315,31 @@ struct SearchTextTests {
             #expect(fast.starts == general.starts && fast.isSpace == general.isSpace, "\(Array(text.utf8))")
         }
     }
+
+    @Test("titles of ASCII fold eight bytes at a time exactly as a scalar at a time")
+    func asciiFoldMatchesScalars() {
+        // Words, capitals, runs and kinds of white space, at every length around the 8-byte
+        // blocks, from a fixed seed.
+        let alphabet = Array("aZ9 \t\n\r\u{0B}\u{0C}\u{1F}-Mx  Q".unicodeScalars)
+        var state: UInt64 = 0x5EED
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var mismatches: [String] = []
+        for _ in 0..<20_000 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<next(40) { text.append(alphabet[next(alphabet.count)]) }
+            let s = String(text)
+            if TextFolding.fold(s) != TextFolding.foldScalars(s) { mismatches.append(s.debugDescription) }
+        }
+        for s in [
+            "", " ", "        ", "ABCDEFGH", " ABCDEFG", "ABCDEFG ", "ABCD EFGH IJKL", "ABCDEFG  H", "\tABCDEFGH\t",
+        ] {
+            if TextFolding.fold(s) != TextFolding.foldScalars(s) { mismatches.append(s.debugDescription) }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        #expect(TextFolding.fold("  The QUICK\tbrown   Fox  ") == "the quick brown fox")
+        #expect(TextFolding.fold("ABCDEFGHé") == TextFolding.foldScalars("ABCDEFGHé"), "a byte over 0x7F after a block")
+    }
 }
