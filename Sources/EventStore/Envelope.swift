@@ -62,7 +62,13 @@ enum Envelope {
     /// ``view(_:position:)`` for an event read from the log: a decoding failure is the stored
     /// event's damage, reported with its position.
     static func storedView(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(StoreError) -> EventView {
-        do { return try view(bytes, position: position) } catch {
+        try stored(at: position) { () throws(DecodingError) in try view(bytes, position: position) }
+    }
+
+    /// `read`'s decoding failure as the damage of the stored event at `position`.
+    @inline(__always)
+    static func stored<T>(at position: UInt64, _ read: () throws(DecodingError) -> T) throws(StoreError) -> T {
+        do { return try read() } catch {
             throw StoreError.damaged(position: position, detail: "\(error)")
         }
     }
@@ -84,9 +90,7 @@ enum Envelope {
     /// ``header(_:position:)`` for an event read from the log: a decoding failure is the stored
     /// event's damage, reported with its position.
     static func storedHeader(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(StoreError) -> EventHeader {
-        do { return try header(bytes, position: position) } catch {
-            throw StoreError.damaged(position: position, detail: "\(error)")
-        }
+        try stored(at: position) { () throws(DecodingError) in try header(bytes, position: position) }
     }
 
     /// Checks the CRC and reads the envelope's instant, version and stream, parsing nothing after
@@ -119,6 +123,32 @@ enum Envelope {
 
     /// Checks the CRC and returns a zero-copy view of the envelope.
     static func view(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> EventView {
+        let f = try fields(bytes)
+        return EventView(
+            position: position, id: f.id, recordedAt: f.recordedAt, version: f.version, schemaVersion: f.schema,
+            typeBytes: f.type, streamBytes: f.stream, actorBytes: f.actor, commandBytes: f.command,
+            causationID: f.causation, correlationID: f.correlation, writtenAt: f.writtenAt, payload: f.payload,
+            body: UnsafeRawBufferPointer(rebasing: bytes[0..<f.bodyCount]), digest: f.digest)
+    }
+
+    /// Checks the CRC and every field as ``view(_:position:)`` does, and keeps only what a fold
+    /// reads: a replay builds no full view for the events it folds.
+    @inline(__always)
+    static func foldView(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(DecodingError) -> FoldView {
+        let f = try fields(bytes)
+        return FoldView(
+            position: position, recordedAt: f.recordedAt, version: f.version, schemaVersion: f.schema,
+            typeBytes: f.type, streamBytes: f.stream, payload: f.payload, bytes: bytes)
+    }
+
+    /// Every field of the envelope, its CRC checked: the one reader of the format.
+    @inline(__always)
+    private static func fields(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> (
+        id: Identifier, recordedAt: Int64, version: UInt64, schema: UInt32, type: UnsafeRawBufferPointer,
+        stream: UnsafeRawBufferPointer, actor: UnsafeRawBufferPointer, command: UnsafeRawBufferPointer?,
+        causation: Identifier?, correlation: Identifier?, writtenAt: Int64?, payload: UnsafeRawBufferPointer,
+        bodyCount: Int, digest: UnsafeRawBufferPointer
+    ) {
         var r = try checkedBody(bytes)
         let f = try r.readByte()
         guard f == format || f == writtenAtFormat else { throw DecodingError(.badTag(f), at: 0) }
@@ -139,12 +169,28 @@ enum Envelope {
         let bodyCount = r.offset
         let digest = try r.readSlice(digestSize)
         try r.expectEnd()
-        return EventView(
-            position: position, id: id, recordedAt: recordedAt, version: version, schemaVersion: UInt32(schema),
-            typeBytes: typeBytes, streamBytes: streamBytes, actorBytes: actorBytes, commandBytes: command,
-            causationID: causation, correlationID: correlation, writtenAt: writtenAt, payload: payload,
-            body: UnsafeRawBufferPointer(rebasing: bytes[0..<bodyCount]), digest: digest)
+        return (
+            id, recordedAt, version, UInt32(schema), typeBytes, streamBytes, actorBytes, command, causation,
+            correlation, writtenAt, payload, bodyCount, digest
+        )
     }
+}
+
+/// What a fold reads of a stored event (``StoredEvent/foldView()``), checked as a full
+/// ``EventView`` is; valid only inside the read that produced it.
+package struct FoldView {
+    package let position: UInt64
+    package let recordedAt: Int64
+    package let version: UInt64
+    package let schemaVersion: UInt32
+    package let typeBytes: UnsafeRawBufferPointer
+    package let streamBytes: UnsafeRawBufferPointer
+    package let payload: UnsafeRawBufferPointer
+    /// The whole envelope, for the rare event a fold needs all of (``view()``).
+    package let bytes: UnsafeRawBufferPointer
+
+    /// The full view of the event (checked again).
+    package func view() throws(StoreError) -> EventView { try Envelope.storedView(bytes, position: position) }
 }
 
 /// A stored event's bytes as the log holds them, not yet verified: valid while the read that
@@ -166,6 +212,14 @@ package struct StoredEvent: @unchecked Sendable {
     /// The event, its checksum verified.
     @inline(__always)
     package func view() throws(StoreError) -> EventView { try Envelope.storedView(bytes, position: position) }
+
+    /// What a fold reads of the event, its checksum verified and every field checked.
+    @inline(__always)
+    package func foldView() throws(StoreError) -> FoldView {
+        try Envelope.stored(at: position) { () throws(DecodingError) in
+            try Envelope.foldView(bytes, position: position)
+        }
+    }
 }
 
 /// What a walk over the log reads of a stored event (see

@@ -42,16 +42,21 @@ struct Filing: Hashable, Sendable {
     static func after(
         _ kind: NoteEventKind, _ p: NotePayload<String>, _ note: Note, into filings: inout [Filing]
     ) {
-        guard kind.mayFile else { return }
-        let filing: Filing
-        if kind == .tagged {
-            filing = Filing(kind: .tag, scope: p.tag, note: note.id)
-        } else if kind.fields.contains(.category), let c = note.category {
-            filing = Filing(kind: .category, scope: c, note: note.id)
-        } else {
-            return
+        if let filing = made(by: kind, p, note: note.id, category: note.category), !filings.contains(filing) {
+            filings.append(filing)
         }
-        if !filings.contains(filing) { filings.append(filing) }
+    }
+
+    /// The filing an event of `kind` with payload `p` made in note `note`, whose category is
+    /// `category` after the event: the category it set, the tag it added; nil for other kinds.
+    @inline(__always)
+    static func made<Text>(by kind: NoteEventKind, _ p: NotePayload<Text>, note: Identifier, category: Identifier?)
+        -> Filing?
+    {
+        guard kind.mayFile else { return nil }
+        if kind == .tagged { return Filing(kind: .tag, scope: p.tag, note: note) }
+        if kind.fields.contains(.category), let category { return Filing(kind: .category, scope: category, note: note) }
+        return nil
     }
 
     /// Whether the projection holds this filing already because `old` (the note as stored) is

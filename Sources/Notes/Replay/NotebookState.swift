@@ -108,11 +108,7 @@ public struct NotebookState: Sendable {
                 version: version)
             if let note {
                 if note.pinned { everPinned.insert(id) }
-                if kind.mayFile {
-                    var filings: [Filing] = []
-                    Filing.after(kind, p, note, into: &filings)
-                    everFiled += filings
-                }
+                if let filing = Filing.made(by: kind, p, note: id, category: note.category) { everFiled.append(filing) }
                 notes.update(note)
                 if kind.setsTitle {
                     titleChanges.append(

@@ -20,8 +20,6 @@ struct Replayer {
         var body: UnsafeRawBufferPointer?
         /// Whether an event left the note pinned (see ``NotebookState/everPinned``).
         var everPinned = false
-        /// The categories and tags an event filed the note under (see ``Filing``).
-        var filings: [Filing] = []
 
         mutating func begin(at instant: Int64) { note.createdAt = instant }
         mutating func set(title: TextSlice) { self.title = title.bytes }
@@ -30,17 +28,10 @@ struct Replayer {
             note.pinned = pinned
             everPinned = everPinned || pinned
         }
-        mutating func set(category: Identifier?) {
-            note.category = category
-            if let category { file(Filing(kind: .category, scope: category, note: note.id)) }
-        }
+        mutating func set(category: Identifier?) { note.category = category }
         mutating func set(archived: Bool) { note.archived = archived }
         mutating func set(trashed: Bool) { note.trashed = trashed }
-        mutating func set(tag: Identifier, tagged: Bool) {
-            note.tags.set(tag, tagged)
-            if tagged { file(Filing(kind: .tag, scope: tag, note: note.id)) }
-        }
-        private mutating func file(_ filing: Filing) { if !filings.contains(filing) { filings.append(filing) } }
+        mutating func set(tag: Identifier, tagged: Bool) { note.tags.set(tag, tagged) }
         mutating func set(property key: TextSlice, value: TextSlice) { note.properties.set(key.string, value.string) }
     }
 
@@ -59,10 +50,10 @@ struct Replayer {
             entry.body = nil
         }
         mutating func set(pinned: Bool) { entry.set(pinned: pinned) }
-        mutating func set(category: Identifier?) { entry.set(category: category) }
+        mutating func set(category: Identifier?) { entry.note.category = category }
         mutating func set(archived: Bool) { entry.note.archived = archived }
         mutating func set(trashed: Bool) { entry.note.trashed = trashed }
-        mutating func set(tag: Identifier, tagged: Bool) { entry.set(tag: tag, tagged: tagged) }
+        mutating func set(tag: Identifier, tagged: Bool) { entry.note.tags.set(tag, tagged) }
         mutating func set(property key: String, value: String) { entry.note.properties.set(key, value) }
     }
 
@@ -162,7 +153,7 @@ struct Replayer {
                 try store.forEachStoredEvent(from: 1, through: last, in: txn) { stored in
                     let share = shards > 1 ? Self.shard(of: stored.stream, among: shards) : 0
                     if share == 0 {
-                        try take(try stored.view(), store: store)
+                        try take(try stored.foldView(), store: store)
                     } else {
                         lastRead = stored.position
                         channels[share - 1].send(stored)
@@ -207,7 +198,7 @@ struct Replayer {
             do {
                 for stored in batch {
                     lastRead = stored.position
-                    try take(try stored.view(), store: store)
+                    try take(try stored.foldView(), store: store)
                 }
             } catch {
                 failure = error
@@ -232,7 +223,7 @@ struct Replayer {
 
     /// Queues a current-schema note event; folds anything else at once, after the queue.
     @inline(__always)
-    private mutating func take(_ view: EventView, store: EventStore) throws {
+    private mutating func take(_ view: FoldView, store: EventStore) throws {
         lastRead = view.position
         let stream = StreamRef(view.streamBytes)
         guard case .note(let id) = stream,
@@ -240,7 +231,7 @@ struct Replayer {
             let ring
         else {
             try drain()
-            do { try apply(view, stream: stream, store: store) } catch {
+            do { try apply(try view.view(), stream: stream, store: store) } catch {
                 foldFailed = true
                 failedAt = view.position
                 throw error
@@ -352,6 +343,7 @@ struct Replayer {
         let p = try NotePayload<TextSlice>(kind, decoding: payload)
         NoteFold.apply(kind, p, to: &entries[i], at: instant)
         touch(i, at: instant, version: version)
+        file(kind, p, i)
         if kind.setsTitle { recordTitle(i, at: position) }
         if LinkIndex.mayRename(kind, p) { recordNames(i, at: position) }
     }
@@ -403,6 +395,16 @@ struct Replayer {
         return found
     }
 
+    /// Notes the category or tag a `kind` event with payload `p` filed entry `i` under, in one
+    /// array for the whole scan (the projection's writer sorts them and drops repeats).
+    @inline(__always)
+    private mutating func file<Text>(_ kind: NoteEventKind, _ p: NotePayload<Text>, _ i: Int) {
+        guard kind.mayFile,
+            let filing = Filing.made(by: kind, p, note: entries[i].note.id, category: entries[i].note.category)
+        else { return }
+        state.everFiled.append(filing)
+    }
+
     /// Every event after a note's creation sets its update time and version.
     @inline(__always)
     private mutating func touch(_ i: Int, at instant: Int64, version: UInt64) {
@@ -422,6 +424,7 @@ struct Replayer {
             let p = output.payload(from: values)
             NoteFold.apply(output.kind, p, to: &entries[i], at: instant)
             touch(i, at: instant, version: version)
+            file(output.kind, p, i)
             if output.kind.setsTitle { recordTitle(i, at: position) }
             if LinkIndex.mayRename(output.kind, p) { recordNames(i, at: position) }
         }
@@ -441,6 +444,7 @@ struct Replayer {
             NoteFold.apply(kind, p, to: &target, at: e.recordedAt)
             entries[i] = target.entry
             touch(i, at: e.recordedAt, version: e.version)
+            file(kind, p, i)
             if kind.setsTitle { recordTitle(i, at: e.position) }
             if LinkIndex.mayRename(kind, p) { recordNames(i, at: e.position) }
         }
@@ -463,14 +467,6 @@ struct Replayer {
     /// transaction, whose pages the pending texts point into.
     private mutating func finish(store: EventStore) throws {
         if releasingPages { store.environment.releaseMappedPages() }
-        // The filings first, each note's small array let go of before the texts become strings,
-        // which then take the freed room rather than pages of their own (the heap of a large
-        // notebook's replay kept hundreds of megabytes of such holes).
-        state.everFiled.reserveCapacity(state.everFiled.count + entries.reduce(0) { $0 + $1.filings.count })
-        for i in entries.indices where !entries[i].filings.isEmpty {
-            state.everFiled += entries[i].filings
-            entries[i].filings = []
-        }
         if releasingPages { materializeInFileOrder(store: store) }
         table = NoteTable()
         // Room for every scan's notes (the scans share them about evenly), so that the joined
