@@ -210,6 +210,20 @@ struct NotebookLinkTests {
         #expect(try f.book.verify().isEmpty)
     }
 
+    @Test("titles shorter than eight bytes, or sharing their first eight, are keyed in byte order")
+    func shortTitleKeys() throws {
+        let f = try NotebookFixture()
+        let titles = ["a", "ab", "a!", "a b", "abcdefg", "abcdefgh", "abcdefghi", "abcdefg!", "b", "é", "abcdefgh!"]
+        var ids: [Identifier] = []
+        for t in titles + titles.reversed() { ids.append(try f.book.add(title: t, body: "[[\(t)]]").id) }
+        f.clock.advance()
+        for (i, id) in ids.enumerated() where i % 3 == 0 { _ = try f.book.edit(id, title: titles[(i + 4) % titles.count]) }
+        #expect(try f.book.verify().isEmpty)
+        try f.book.rebuild()
+        #expect(try f.book.verify().isEmpty)
+        #expect(try f.book.backlinks(of: ids[1]).count >= 1)
+    }
+
     @Test("a CRLF body's backlinks name the right line; an ambiguous id counts every candidate")
     func crlfAndAmbiguous() throws {
         let f = try NotebookFixture()

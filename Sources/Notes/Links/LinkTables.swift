@@ -160,18 +160,24 @@ struct LinkTables {
     /// one per key: of two with the same key (two long names cut alike), the later holding.
     private static func keyOrder(_ holdings: [LinkIndex.Holding]) -> [Int] {
         // A name too long to be its own key is cut once, not at each comparison (a SHA-256).
-        var cuts: [Int: [UInt8]] = [:]
+        var longNames: [Int: [UInt8]] = [:]
         for (i, h) in holdings.enumerated() where h.folded.utf8.count > LinkIndex.keyLimit {
-            cuts[i] = LinkIndex.keyPart(h.folded)
+            longNames[i] = LinkIndex.keyPart(h.folded)
         }
+        let cuts = longNames
         func withPart<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
             // Most notebooks have no such name: no lookup then.
             if !cuts.isEmpty, let cut = cuts[i] { return cut.withUnsafeBytes(body) }
             return withKeyPart(holdings[i], body)
         }
+        // The first eight bytes of each key: most comparisons end there, without reading a
+        // holding (which retains its strings) or a closure per key (540 instructions a
+        // comparison, 7.4 million comparisons and 18% of a rebuild's instructions at 1 M events).
+        let heads = holdings.map(keyHead)
         var order = Array(holdings.indices)
         order.sort { a, b in
-            withPart(a) { x in
+            if heads[a] != heads[b] { return heads[a] < heads[b] }
+            return withPart(a) { x in
                 withPart(b) { y in
                     precedes(x, holdings[a].holder.note, y, holdings[b].holder.note)
                 }
@@ -189,6 +195,24 @@ struct LinkTables {
             }
         }
         return out
+    }
+
+    /// The first eight bytes of a holding's `link_titles` key (key part, 0, note id) as a
+    /// big-endian number: two keys whose heads differ are in the order of their heads. (A cut
+    /// key part starts with the name's first bytes too.)
+    private static func keyHead(_ h: LinkIndex.Holding) -> UInt64 {
+        var head: UInt64 = 0
+        var n = 0
+        for b in h.folded.utf8.prefix(8) {
+            head = head << 8 | UInt64(b)
+            n += 1
+        }
+        guard n < 8 else { return head }
+        // The 0 after the key part, then the first bytes of the note's id.
+        head <<= 8
+        n += 1
+        let rest = 8 - n
+        return rest == 0 ? head : head << (8 * rest) | h.holder.note.high >> (64 - 8 * rest)
     }
 
     /// Whether the key of key part `x` and note `a` comes before that of `y` and `b` in byte
