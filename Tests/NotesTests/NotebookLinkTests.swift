@@ -217,7 +217,9 @@ struct NotebookLinkTests {
         var ids: [Identifier] = []
         for t in titles + titles.reversed() { ids.append(try f.book.add(title: t, body: "[[\(t)]]").id) }
         f.clock.advance()
-        for (i, id) in ids.enumerated() where i % 3 == 0 { _ = try f.book.edit(id, title: titles[(i + 4) % titles.count]) }
+        for (i, id) in ids.enumerated() where i % 3 == 0 {
+            _ = try f.book.edit(id, title: titles[(i + 4) % titles.count])
+        }
         #expect(try f.book.verify().isEmpty)
         try f.book.rebuild()
         #expect(try f.book.verify().isEmpty)
