@@ -12,7 +12,9 @@ extension Notebook {
         do {
             for (key, count) in try store.catalogue() where !store.registry.canRead(key) {
                 problems.append(
-                    .init(.catalogue, position: nil, "\(count) events of \(key) cannot be read by this program"))
+                    .init(
+                        .catalogue, position: nil,
+                        "\(count) event\(count == 1 ? "" : "s") of \(key) cannot be read by this program"))
             }
         } catch { throw NotesError.wrap(error) }
         // The replay and the projections it is compared with must be of one log: another process

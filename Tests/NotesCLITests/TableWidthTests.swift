@@ -71,7 +71,14 @@ struct SyncSummaryTests {
         report.refiled = 2
         #expect(
             syncSummary(report)
-                == "pushed 0, pulled 0, merged 0, conflicts 0, 1 same-named categories or tags joined, 2 notes moved out of categories or tags deleted or merged elsewhere; at position 9"
+                == "pushed 0, pulled 0, merged 0, conflicts 0, 1 same-named category or tag joined, 2 notes moved out of categories or tags deleted or merged elsewhere; at position 9"
+        )
+        report.namesMerged = 2
+        report.refiled = 1
+        report.confirmedInPlace = 1
+        #expect(
+            syncSummary(report)
+                == "pushed 0, pulled 0, merged 0, conflicts 0, 1 event an earlier sync had sent confirmed, 2 same-named categories or tags joined, 1 note moved out of categories or tags deleted or merged elsewhere; at position 9"
         )
     }
 }

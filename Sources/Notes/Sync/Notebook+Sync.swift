@@ -102,7 +102,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             return "this store syncs with notebook \(local), not \(remote); use another store for that notebook"
         case .ownHistory(let events):
             return
-                "this store holds \(events) events of its own and never synced; run `notes sync --join` to propose them to the remote"
+                "this store holds \(events) event\(events == 1 ? "" : "s") of its own and never synced; run `notes sync --join` to propose them to the remote"
         case .diverged(let position, let detail):
             return StoreError.diverged(position: position, detail: detail).description
         case .invalidRemoteEvent(let position, let detail):

@@ -290,7 +290,7 @@ let statsCommand = Command(
             ["size", formatBytes(s.storeBytes) + " used, " + formatBytes(s.fileBytes) + " on disk"],
         ]
         if syncs {
-            rows.append(["outbox", "\(sync.pending) events not yet pushed"])
+            rows.append(["outbox", counted(sync.pending, "event") + " not yet pushed"])
             rows.append(["remote position", String(sync.confirmed)])
             rows.append(["last sync", sync.lastSync.map { ctx.relative($0) } ?? "never"])
         }

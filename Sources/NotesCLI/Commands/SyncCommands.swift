@@ -244,7 +244,9 @@ let syncCommand = Command(
     }
     if report.unresolvedConflicts > 0 {
         throw CLIError(
-            "\(report.unresolvedConflicts) note(s) hold a conflict; see `notes conflicts`, edit each to resolve it",
+            counted(report.unresolvedConflicts, "note")
+                + (report.unresolvedConflicts == 1 ? " holds" : " hold")
+                + " a conflict; see `notes conflicts`, edit each to resolve it",
             code: .conflict)
     }
 }
@@ -257,17 +259,25 @@ func syncSummary(_ report: SyncReport) -> String {
     // confirmed by this one: without a word, "pushed 0, pulled 0" read as nothing done.
     // They are confirmed in place, or by a rebase when other devices' events came with them.
     let earlier = report.confirmed - min(report.confirmed, report.pushed)
-    if earlier > 0 { line += ", \(earlier) events an earlier sync had sent confirmed" }
-    if report.namesMerged > 0 { line += ", \(report.namesMerged) same-named categories or tags joined" }
+    if earlier > 0 { line += ", " + counted(earlier, "event") + " an earlier sync had sent confirmed" }
+    if report.namesMerged > 0 {
+        line +=
+            ", " + counted(report.namesMerged, "same-named category or tag", plural: "same-named categories or tags")
+            + " joined"
+    }
     if report.refiled > 0 {
-        line += ", \(report.refiled) notes moved out of categories or tags deleted or merged elsewhere"
+        line += ", " + counted(report.refiled, "note") + " moved out of categories or tags deleted or merged elsewhere"
     }
     if report.importsJoined > 0 {
-        line += ", \(report.importsJoined) notes imported here from files another device had imported kept once"
+        line +=
+            ", " + counted(report.importsJoined, "note")
+            + " imported here from files another device had imported kept once"
     }
-    if report.restored > 0 { line += ", \(report.restored) confirmed events given back to the restored remote" }
+    if report.restored > 0 {
+        line += ", " + counted(report.restored, "confirmed event") + " given back to the restored remote"
+    }
     if report.reopened > 0 {
-        line += ", \(report.reopened) confirmed events the restored remote had lost pushed again"
+        line += ", " + counted(report.reopened, "confirmed event") + " the restored remote had lost pushed again"
     }
     return line + "; at position \(report.remoteHead)"
 }
