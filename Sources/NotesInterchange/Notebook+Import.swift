@@ -119,7 +119,11 @@ extension Notebook {
     @discardableResult
     public func importEvents(lines: some Sequence<[UInt8]>) throws(NotesError) -> ImportSummary {
         var batch = EventBatch(registry: store.registry, maxBodyBytes: options.maxBodyBytes)
-        for line in lines {
+        var first = true
+        for var line in lines {
+            // A byte-order mark that starts the first line is skipped, as a file's is.
+            if first, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
+            first = false
             do { try batch.add(line: line) } catch { throw .validation(error.input) }
         }
         return try importEvents(batch)

@@ -94,6 +94,17 @@ private let goodLine =
 
 @Suite("Interchange: JSON Lines export and import")
 struct InterchangeTests {
+    @Test("importEvents(lines:) skips a byte-order mark that starts the first line, and only there")
+    func linesByteOrderMark() throws {
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let s = try InterchangeScratch()
+        let lines = legacyLines.map { Array($0.utf8) }
+        #expect(try s.book.importEvents(lines: [mark + lines[0]] + lines.dropFirst()).appended == lines.count)
+        let t = try InterchangeScratch()
+        #expect(throws: NotesError.self) { try t.book.importEvents(lines: [lines[0], mark + lines[1]]) }
+        #expect(try t.book.stats().events == 0, "a refused import changes nothing")
+    }
+
     /// A store with every kind of event: legacy ones, then commands of the current program.
     private func populated() throws -> InterchangeScratch {
         let s = try InterchangeScratch()
