@@ -256,6 +256,26 @@ struct ReliabilityInputTests {
         #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
     }
 
+    @Test("a data.mdb that is a FIFO, a directory or a device is refused at once as not a store, never waited on")
+    func dataFileNotAFile() throws {
+        let s = try Sandbox()
+        for (name, make) in [
+            ("fifo", { (path: String) in mkfifo(path, 0o600) }), ("directory", { path in mkdir(path, 0o700) }),
+            ("device", { path in symlink("/dev/null", path) }),
+        ] {
+            let store = s.path(name)
+            #expect(mkdir(store, 0o700) == 0)
+            #expect(make(store + "/data.mdb") == 0, "\(name)")
+            for args in [["list"], ["verify"], ["add", "X"]] {
+                // Before 2026-12-06 a FIFO held every command in its open for good.
+                let start = EventStore.systemClock()
+                let r = s.run(["--store", store] + args)
+                #expect(EventStore.systemClock() - start < 20_000_000, "\(name) \(args) waited")
+                Self.expectRefused(r, 5, "\(name) \(args)", mentioning: "is not a notes store")
+            }
+        }
+    }
+
     @Test("no HOME and no store setting: a clear error, exit 5, for reads and writes")
     func missingHome() throws {
         let s = try Sandbox()
