@@ -185,6 +185,25 @@ struct ReliabilityInputTests {
         }
     }
 
+    @Test("a command that only reads, in a folder that holds no store, makes none there: exit 3, the folder as it was")
+    func readInAFolderMakesNoStore() throws {
+        let s = try Sandbox()
+        let folder = s.path("Documents")
+        mkdir(folder, 0o700)
+        write(file: folder + "/letter.txt", "text\n")
+        // Before 2026-12-06 each left LMDB's data.mdb and lock.mdb in the folder, and answered as
+        // from an empty store.
+        for args in [["list"], ["stats"], ["verify"], ["search", "text"], ["export"]] {
+            Self.expectRefused(
+                s.run(["--store", folder] + args), 3, "\(args)", mentioning: "no store at \(folder) yet")
+            let entries = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(entries == ["letter.txt"], "\(args) wrote into the folder")
+        }
+        // A write makes the store there, as it makes one anywhere.
+        try s.ok("--store", folder, "add", "First")
+        #expect(try s.ok("--store", folder, "list").lines.count == 1)
+    }
+
     @Test("invalid UTF-8 in arguments (raw bytes through posix_spawn) is a usage error naming the argument")
     func invalidUTF8Arguments() throws {
         let s = try Sandbox()
