@@ -136,7 +136,9 @@ extension Notebook {
     /// must grow. The map is grown ahead from the file's size.
     @discardableResult
     public func importEvents(fromFile path: String) throws(NotesError) -> ImportSummary {
-        let input = try ImportInput(path: path, spoolDirectory: store.environment.path)
+        let input = try ImportInput(
+            path: path, spoolDirectory: store.environment.path,
+            maxLineBytes: ImportInput.maxLineBytes(forBody: options.maxBodyBytes))
         let registry = store.registry
         let maxBodyBytes = options.maxBodyBytes
         do {
