@@ -125,7 +125,14 @@ public final class EventStore: Sendable {
             } else if logIsEmpty && metaIsEmpty {
                 formatMissing = true
             } else if existingMeta != nil && !logIsEmpty {
-                throw StoreError.notAStore(path: path, detail: "it has no format version")
+                // A store writes its format before any event: a log without one is a damaged
+                // store, most often a copy of data.mdb taken while a command wrote to it (whose
+                // header database's pages had been reused since), not another program's data.
+                throw StoreError.storage(
+                    LMDBError(
+                        code: .corrupted,
+                        operation: "open \(path): its meta database has lost the store's format version, yet its log "
+                            + "holds events (a copy of data.mdb taken while it was written?)"))
             } else {
                 throw StoreError.notAStore(path: path, detail: "it holds other LMDB data")
             }
