@@ -24,8 +24,11 @@ package final class ImportInput {
 
     /// Opens `path` (`-` for standard input), spooling it into `spoolDirectory` when it cannot
     /// be read twice; a line longer than `maxLineBytes` is refused as ``forEachLine(maxLineBytes:_:)``
-    /// refuses it, as soon as the copy reads that much of it.
-    package init(path: String, spoolDirectory: String, maxLineBytes: Int = .max) throws(NotesError) {
+    /// refuses it, as soon as the copy reads that much of it, and a first line that
+    /// `checkFirstLine` refuses as soon as it is whole.
+    package init(
+        path: String, spoolDirectory: String, maxLineBytes: Int = .max, checkFirstLine: FirstLineCheck? = nil
+    ) throws(NotesError) {
         label = path == "-" ? "standard input" : path
         guard !path.isEmpty else { throw .validation(.emptyFileName) }
         var source: Int32 = 0
@@ -47,7 +50,7 @@ package final class ImportInput {
         defer { if source != 0 { close(source) } }
         let spool = try Self.spoolFile(in: spoolDirectory, for: label)
         do {
-            var lines = LineLengths(limit: maxLineBytes)
+            var lines = LineLengths(limit: maxLineBytes, checkFirst: checkFirstLine)
             if path.hasSuffix(".gz") {
                 try Self.decompress(path, into: spool, directory: spoolDirectory, lines: &lines)
             } else {
@@ -83,35 +86,58 @@ package final class ImportInput {
     }
 
     /// The length of the line a copy is in, so that an overlong one stops the copy: a stream
-    /// without line breaks (`/dev/zero`) never ends.
+    /// without line breaks (`/dev/zero`) never ends. The first line is checked as soon as it is
+    /// whole, too: a stream of anything but events (`yes`, `/dev/urandom`) never ends either.
     struct LineLengths {
         let limit: Int
+        /// What refuses a first line, as the import would.
+        let checkFirst: FirstLineCheck?
         /// Line breaks read so far.
         var breaks = 0
-        /// Bytes of the current line read so far (a byte-order mark that starts the input is
-        /// no part of it).
+        /// Bytes of the current line read so far.
         var current = 0
-        var atStart = true
+        /// The first bytes of the input, to tell a byte-order mark (no part of the first line).
+        var head: [UInt8] = []
+        /// The first line, while it is read (when it is to be checked).
+        var first: [UInt8] = []
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int, checkFirst: FirstLineCheck?) {
+            self.limit = limit
+            self.checkFirst = checkFirst
+        }
 
-        /// Counts `bytes`, the next ones of the input; throws once the current line is over the limit.
+        /// Counts `bytes`, the next ones of the input; throws once the current line is over the
+        /// limit, or the first line is whole and refused.
         mutating func read(_ bytes: UnsafeRawBufferPointer) throws(NotesError) {
+            if head.count < 3 { head += bytes.prefix(3 - head.count) }
             var rest = bytes
-            if atStart, !rest.isEmpty {
-                atStart = false
-                if rest.starts(with: [0xEF, 0xBB, 0xBF]) { current = -3 }
-            }
             while let base = rest.baseAddress, let nl = memchr(base, 0x0A, rest.count) {
                 let at = base.distance(to: UnsafeRawPointer(nl))
+                if breaks == 0, let checkFirst {
+                    first += rest[..<at]
+                    let line = head == byteOrderMark ? Array(first.dropFirst(3)) : first
+                    first = []
+                    let checked = line.withUnsafeBytes { b in
+                        Result { () throws(InterchangeError) in try checkFirst(b) }
+                    }
+                    if case .failure(let refused) = checked { throw .validation(refused.input) }
+                }
                 breaks += 1
                 current = 0
                 rest = UnsafeRawBufferPointer(rebasing: rest[(at + 1)...])
             }
+            if breaks == 0 && checkFirst != nil { first += rest }
             current += rest.count
-            if current > limit { throw .validation(ImportInput.overlong(line: breaks + 1, limit: limit).input) }
+            let mark = breaks == 0 && head == byteOrderMark ? 3 : 0
+            if current - mark > limit { throw .validation(ImportInput.overlong(line: breaks + 1, limit: limit).input) }
         }
     }
+
+    /// A UTF-8 byte-order mark.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// What an import does with a line, applied to the first one alone (a fresh batch).
+    package typealias FirstLineCheck = (UnsafeRawBufferPointer) throws(InterchangeError) -> Void
 
     /// Copies everything `source` gives into `spool`, stopping at a line over the limit.
     private static func copy(

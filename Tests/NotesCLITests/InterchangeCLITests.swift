@@ -78,6 +78,24 @@ struct InterchangeCLITests {
         #expect(try events(s) == before)
     }
 
+    @Test("a stream of anything but events through a pipe is refused at its first line, not copied whole first")
+    func garbageThroughAPipe() throws {
+        let s = try Sandbox()
+        try s.add("Kept")
+        let before = try events(s)
+        // 200 MB of short lines: the producer finishes only if notes reads it all. Before
+        // 2026-12-06 `yes | notes import -` was copied into the store's directory until the disk
+        // was full, and only then refused at its line 1.
+        for command in ["import", "import-history"] {
+            let whole = s.path("whole-\(command)")
+            let r = s.run(
+                ["-c", "{ yes | head -c 200000000 && : > \"$0\"; } | notes \(command) -", whole], executable: "/bin/sh")
+            #expect(r.code == 2 && r.stderr.contains("line 1: malformed JSON"), "\(command): \(r)")
+            #expect(!FileManager.default.fileExists(atPath: whole), "\(command): the whole input was read")
+        }
+        #expect(try events(s) == before)
+    }
+
     @Test("export to stdout and to a file agree; import into another store reproduces the export")
     func exportImport() throws {
         let s = try Sandbox()
