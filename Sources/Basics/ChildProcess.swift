@@ -56,42 +56,6 @@ public struct ChildProcess: Sendable {
         try spawn(arguments, environment: environment, standardInput: standardInput, standardOutput: standardOutput)
             .wait()
     }
-
-    /// Runs `arguments` to the end with the output into `standardOutput`: its exit status and
-    /// the last line it wrote to its standard error (which does not reach this process's).
-    public static func runCapturingError(_ arguments: [String], standardOutput: Int32) throws(SpawnError) -> (
-        status: Int32, lastError: String
-    ) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw SpawnError(code: errno) }
-        // Neither end may leak into another program this process starts.
-        for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        let child: ChildProcess
-        do {
-            child = try spawn(arguments, standardOutput: standardOutput, standardError: ends[1])
-        } catch {
-            close(ends[0])
-            close(ends[1])
-            throw error
-        }
-        close(ends[1])
-        var text: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
-            if n > 0 {
-                // Its last 4 KB are enough for its last line.
-                text.append(contentsOf: buffer[0..<n])
-                if text.count > 8192 { text.removeFirst(text.count - 4096) }
-            } else if n == 0 || errno != EINTR {
-                break
-            }
-        }
-        close(ends[0])
-        let status = child.wait()
-        let lines = String(decoding: text, as: UTF8.self).split(whereSeparator: \.isNewline)
-        return (status, lines.last.map(String.init) ?? "")
-    }
 }
 
 /// Calls `body` with NUL-terminated copies of `strings`, followed by a null pointer (an argv).

@@ -90,41 +90,51 @@ public final class EventStore: Sendable {
             // Creation opens the databases in one transaction and writes the format in the next
             // (stores made before 2026-12-04 opened each in its own), so a creation killed
             // midway, or running now in another process, leaves store databases without a format.
-            // An empty log means nothing can be lost: finish it.
-            var formatMissing = existingMeta == nil
-            if let existingMeta {
-                // The format and the log are read in one snapshot: a creating process commits
-                // the format before any event, so no format with an empty log is unfinished.
-                let events = try? env.openDatabase(Names.events)
-                let (stored, logIsEmpty): (UInt32?, Bool) = try env.read { txn in
-                    let format = try txn.get(existingMeta, key: Array(Names.formatKey.utf8)).flatMap(decodeUInt32)
-                    return (format, try events.map { try txn.count($0) } ?? 0 == 0)
-                }
-                if let stored {
-                    if stored > EventStore.formatVersion {
-                        throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
+            // Such databases are empty: finish them. Anything else without a format is another
+            // program's data (its own `meta` or `events`), never written to: before 2026-12-06 a
+            // file holding only such names was taken for a store, and even `verify` wrote into it.
+            let existingEvents = try? env.openDatabase(Names.events)
+            // The format and the databases are read in one snapshot: a creating process commits
+            // the format before any event, so no format with empty databases is unfinished.
+            let main = try env.mainDatabase()
+            let (stored, logIsEmpty, metaIsEmpty, names): (UInt32?, Bool, Bool, [String]) = try env.read { txn in
+                let format = try existingMeta.flatMap { try txn.get($0, key: Array(Names.formatKey.utf8)) }
+                // A store: the rest is read only when it has no format.
+                if let format { return (decodeUInt32(format), false, false, []) }
+                let names = try txn.withCursor(main) { c in
+                    var names: [String] = []
+                    var entry = try c.first()
+                    while let e = entry {
+                        names.append(String(decoding: e.key, as: UTF8.self))
+                        entry = try c.next()
                     }
-                } else if logIsEmpty {
-                    formatMissing = true
-                } else {
-                    throw StoreError.notAStore(path: path, detail: "it has no format version")
+                    return names
                 }
+                return (
+                    nil, try existingEvents.map { try txn.count($0) } ?? 0 == 0,
+                    try existingMeta.map { try txn.count($0) } ?? 0 == 0, names
+                )
+            }
+            var formatMissing = false
+            if let stored {
+                if stored > EventStore.formatVersion {
+                    throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
+                }
+            } else if !names.allSatisfy(EventStore.isStoreDatabaseName) {
+                throw StoreError.notAStore(path: path, detail: "it holds other LMDB data")
+            } else if logIsEmpty && metaIsEmpty {
+                formatMissing = true
+            } else if existingMeta != nil && !logIsEmpty {
+                // A store writes its format before any event: a log without one is a damaged
+                // store, most often a copy of data.mdb taken while a command wrote to it (whose
+                // header database's pages had been reused since), not another program's data.
+                throw StoreError.storage(
+                    LMDBError(
+                        code: .corrupted,
+                        operation: "open \(path): its meta database has lost the store's format version, yet its log "
+                            + "holds events (a copy of data.mdb taken while it was written?)"))
             } else {
-                let main = try env.mainDatabase()
-                let names = try env.read { txn in
-                    try txn.withCursor(main) { c in
-                        var names: [String] = []
-                        var entry = try c.first()
-                        while let e = entry {
-                            names.append(String(decoding: e.key, as: UTF8.self))
-                            entry = try c.next()
-                        }
-                        return names
-                    }
-                }
-                if !names.allSatisfy(EventStore.isStoreDatabaseName) {
-                    throw StoreError.notAStore(path: path, detail: "it holds other LMDB data")
-                }
+                throw StoreError.notAStore(path: path, detail: "it holds other LMDB data")
             }
             if configuration.environment.readOnly && formatMissing {
                 throw StoreError.notAStore(path: path, detail: "it is empty and opened read-only")

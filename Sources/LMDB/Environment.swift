@@ -127,11 +127,18 @@ public final class Environment: @unchecked Sendable {
     /// SIGBUS), or counting more pages than any file holds (a damaged header: LMDB would size its
     /// map by it, and fail or trap). Read from the file itself before LMDB opens it, since LMDB
     /// maps the size the header claims; a file it cannot read or does not recognize is left to
-    /// LMDB's own checks.
+    /// LMDB's own checks. A data.mdb that is no regular file (a FIFO, a directory, a device) is
+    /// refused as not an LMDB file.
     private static func checkFileHoldsItsPages(path: String) throws(LMDBError) {
-        let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
+        // Opened without waiting: a FIFO of that name would hold the open until a writer came
+        // (before 2026-12-06 every command hung there), and no data file is anything but a file.
+        let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return }
         defer { close(fd) }
+        var kind = stat()
+        if fstat(fd, &kind) == 0, (kind.st_mode & S_IFMT) != S_IFREG {
+            throw LMDBError(code: .invalid, operation: "open \(path): data.mdb is not a regular file")
+        }
         guard var (first, second) = MetaPage.both(fd: fd) else { return }
         // LMDB writes transaction N's meta page at page N % 2: the first holds an even id, the
         // second the odd one next to it (both 0 before the first commit). Any other pair means

@@ -133,6 +133,25 @@ struct Config: Sendable {
         guard var path = path(environment: environment) else {
             throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
         }
+        // A config file that is a link (to a dotfiles folder) is written where it leads.
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            guard let target = realpath(path, nil) else {
+                throw CLIError(
+                    "the config file \(path) is a link that leads nowhere (\(String(cString: strerror(errno)))); "
+                        + "create the file it names, or remove the link")
+            }
+            path = String(cString: target)
+            free(target)
+        }
+        // Commands that change the file at once take turns (a lock on its folder): each rewrites
+        // the whole file from what it read, so before 2026-12-06 of two `config set` at once the
+        // later one dropped the other's setting, which had been reported as set.
+        let folder = AtomicFile.directory(of: path)
+        do { try makeDirectories(folder) } catch { throw CLIError.from(error) }
+        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if lock >= 0 { close(lock) } }
+        while lock >= 0 && flock(lock, LOCK_EX) != 0 && errno == EINTR {}
         _ = try load(environment: environment, repairing: key)
         var lines: [String] = []
         var st = stat()
@@ -145,19 +164,7 @@ struct Config: Sendable {
             return line[..<eq].trimmingSpaces == key
         }
         if let value { lines.append("\(key) = \(value)") }
-        // A config file that is a link (to a dotfiles folder) is written where it leads.
-        var link = stat()
-        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
-            guard let target = realpath(path, nil) else {
-                throw CLIError(
-                    "the config file \(path) is a link that leads nowhere (\(String(cString: strerror(errno)))); "
-                        + "create the file it names, or remove the link")
-            }
-            path = String(cString: target)
-            free(target)
-        }
         do {
-            try makeDirectories(AtomicFile.directory(of: path))
             let file = try AtomicFile(path: path)
             try file.write(Array((lines.joined(separator: "\n") + "\n").utf8))
             try file.commit()

@@ -38,13 +38,31 @@ extension Context {
         // (SIGHUP) or a SIGTERM removes it too, before the process ends (128 + the signal).
         // Unlinked before the handler is forgotten, so that no moment leaves the file behind.
         _ = notes_remove_on_termination(path)
+        // Kept when the text the editor saved in it cannot be saved anywhere else.
+        var keep = false
         defer {
-            unlink(path)
+            if !keep { unlink(path) }
             notes_forget_on_termination()
         }
         let original = note.title + "\n\n" + note.body
-        writeAll(fd: fd, Array(original.utf8))
+        // A file cut short (a full disk) would open a part of the note, which saving would make
+        // the note's text.
+        let unwritten = Array(original.utf8).withUnsafeBytes { writeFully(fd: fd, $0) }
         close(fd)
+        if let unwritten {
+            throw CLIError(
+                "cannot write the note to \(path): \(systemErrorText(unwritten)); the note was not changed",
+                code: .failure)
+        }
+        /// Saves what the user typed in a recovery file; when that cannot be written (a full
+        /// disk, an unwritable state directory), the temporary file the editor saved it in is
+        /// kept, and named instead (before 2026-12-06 the text was dropped with it).
+        func keepTyped(_ bytes: [UInt8]) -> String {
+            do { return try saveRecovery(id: id, bytes: bytes) } catch {
+                keep = true
+                return "\(path) (\(error.message))"
+            }
+        }
         // `exec`: the editor takes the shell's place, so a signal sent to the child reaches the
         // editor itself and its own exit status is the one read (dash, as /bin/sh, otherwise
         // keeps the editor as a grandchild, which a SIGTERM left running, and answers 130 to an
@@ -61,7 +79,7 @@ extension Context {
             throw CLIError("\(error); the note was not changed", code: .failure)
         }
         guard let edited = String(validating: bytes, as: UTF8.self) else {
-            let saved = try saveRecovery(id: id, bytes: bytes)
+            let saved = keepTyped(bytes)
             throw CLIError(
                 "the edited text is not valid UTF-8; the note was not changed; your text is saved in \(saved)"
                     + " (convert it to UTF-8 and edit again)", code: .usage)
@@ -76,7 +94,7 @@ extension Context {
         // Whatever refused the write (the note changed meanwhile, an invalid title, projections
         // another version of the program rebuilt while the editor was open, a full disk), the
         // text the user typed is kept.
-        let saved = try saveRecovery(id: id, bytes: Array(edited.utf8))
+        let saved = keepTyped(Array(edited.utf8))
         guard case .conflict(_, let expected, let actual) = failure else {
             let refused = CLIError.from(failure)
             throw CLIError(refused.message + "; your text is saved in \(saved)", code: refused.code)
@@ -108,9 +126,15 @@ extension Context {
         guard fd >= 0 else {
             throw CLIError("cannot save the recovery file \(path): \(errorText())", code: .failure)
         }
-        writeAll(fd: fd, bytes)
-        fsync(fd)
+        // A file cut short is no recovery: a failed write (a full disk) is said, not taken for
+        // saved text.
+        let unwritten =
+            bytes.withUnsafeBytes { writeFully(fd: fd, $0) } ?? (fsync(fd) == 0 || errno == EINVAL ? nil : errno)
         close(fd)
+        if let unwritten {
+            unlink(path)
+            throw CLIError("cannot save the recovery file \(path): \(systemErrorText(unwritten))", code: .failure)
+        }
         return path
     }
 

@@ -10,7 +10,9 @@ package import Notes
 /// first into an unnamed temporary file in the store's own directory (`O_TMPFILE`: it has no
 /// name, so nothing is left behind even when the process is killed; the directory is the
 /// store's, mode 0700, so the notes' text goes nowhere else). The import never holds the file in
-/// memory.
+/// memory. A line longer than `maxLineBytes` stops the copy where it is read (before 2026-12-06
+/// `notes import /dev/zero`, or a stream without line breaks through a pipe, was copied until the
+/// disk was full, and only then refused).
 package final class ImportInput {
     /// The path, or `standard input`.
     package let label: String
@@ -21,8 +23,12 @@ package final class ImportInput {
     package let size: Int
 
     /// Opens `path` (`-` for standard input), spooling it into `spoolDirectory` when it cannot
-    /// be read twice.
-    package init(path: String, spoolDirectory: String) throws(NotesError) {
+    /// be read twice; a line longer than `maxLineBytes` is refused as ``forEachLine(maxLineBytes:_:)``
+    /// refuses it, as soon as the copy reads that much of it, and a first line that
+    /// `checkFirstLine` refuses as soon as it is whole.
+    package init(
+        path: String, spoolDirectory: String, maxLineBytes: Int = .max, checkFirstLine: FirstLineCheck? = nil
+    ) throws(NotesError) {
         label = path == "-" ? "standard input" : path
         guard !path.isEmpty else { throw .validation(.emptyFileName) }
         var source: Int32 = 0
@@ -44,10 +50,11 @@ package final class ImportInput {
         defer { if source != 0 { close(source) } }
         let spool = try Self.spoolFile(in: spoolDirectory, for: label)
         do {
+            var lines = LineLengths(limit: maxLineBytes, checkFirst: checkFirstLine)
             if path.hasSuffix(".gz") {
-                try Self.decompress(path, into: spool)
+                try Self.decompress(path, into: spool, directory: spoolDirectory, lines: &lines)
             } else {
-                try Self.copy(from: source, label: label, into: spool, directory: spoolDirectory)
+                try Self.copy(from: source, label: label, into: spool, directory: spoolDirectory, lines: &lines)
             }
         } catch {
             close(spool)
@@ -78,10 +85,64 @@ package final class ImportInput {
         return named
     }
 
-    /// Copies everything `source` gives into `spool`.
-    private static func copy(from source: Int32, label: String, into spool: Int32, directory: String)
-        throws(NotesError)
-    {
+    /// The length of the line a copy is in, so that an overlong one stops the copy: a stream
+    /// without line breaks (`/dev/zero`) never ends. The first line is checked as soon as it is
+    /// whole, too: a stream of anything but events (`yes`, `/dev/urandom`) never ends either.
+    struct LineLengths {
+        let limit: Int
+        /// What refuses a first line, as the import would.
+        let checkFirst: FirstLineCheck?
+        /// Line breaks read so far.
+        var breaks = 0
+        /// Bytes of the current line read so far.
+        var current = 0
+        /// The first bytes of the input, to tell a byte-order mark (no part of the first line).
+        var head: [UInt8] = []
+        /// The first line, while it is read (when it is to be checked).
+        var first: [UInt8] = []
+
+        init(limit: Int, checkFirst: FirstLineCheck?) {
+            self.limit = limit
+            self.checkFirst = checkFirst
+        }
+
+        /// Counts `bytes`, the next ones of the input; throws once the current line is over the
+        /// limit, or the first line is whole and refused.
+        mutating func read(_ bytes: UnsafeRawBufferPointer) throws(NotesError) {
+            if head.count < 3 { head += bytes.prefix(3 - head.count) }
+            var rest = bytes
+            while let base = rest.baseAddress, let nl = memchr(base, 0x0A, rest.count) {
+                let at = base.distance(to: UnsafeRawPointer(nl))
+                if breaks == 0, let checkFirst {
+                    first += rest[..<at]
+                    let line = head == byteOrderMark ? Array(first.dropFirst(3)) : first
+                    first = []
+                    let checked = line.withUnsafeBytes { b in
+                        Result { () throws(InterchangeError) in try checkFirst(b) }
+                    }
+                    if case .failure(let refused) = checked { throw .validation(refused.input) }
+                }
+                breaks += 1
+                current = 0
+                rest = UnsafeRawBufferPointer(rebasing: rest[(at + 1)...])
+            }
+            if breaks == 0 && checkFirst != nil { first += rest }
+            current += rest.count
+            let mark = breaks == 0 && head == byteOrderMark ? 3 : 0
+            if current - mark > limit { throw .validation(ImportInput.overlong(line: breaks + 1, limit: limit).input) }
+        }
+    }
+
+    /// A UTF-8 byte-order mark.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// What an import does with a line, applied to the first one alone (a fresh batch).
+    package typealias FirstLineCheck = (UnsafeRawBufferPointer) throws(InterchangeError) -> Void
+
+    /// Copies everything `source` gives into `spool`, stopping at a line over the limit.
+    private static func copy(
+        from source: Int32, label: String, into spool: Int32, directory: String, lines: inout LineLengths
+    ) throws(NotesError) {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
@@ -94,26 +155,82 @@ package final class ImportInput {
             if let failure {
                 throw .io(IOFailure(.write, "a temporary copy of \(label) in \(directory)", code: failure))
             }
+            let refused = buffer.withUnsafeBytes { b -> NotesError? in
+                do throws(NotesError) { try lines.read(UnsafeRawBufferPointer(rebasing: b[0..<n])) } catch {
+                    return error
+                }
+                return nil
+            }
+            if let refused { throw refused }
         }
     }
 
-    /// Runs `gzip -dc -- PATH` with its output into `spool`.
-    private static func decompress(_ path: String, into spool: Int32) throws(NotesError) {
-        let status: Int32
-        let said: String
+    /// Runs `gzip -dc -- PATH` and copies its output into `spool`, stopping it at a line over
+    /// the limit (a small `.gz` can hold a line of any length).
+    private static func decompress(_ path: String, into spool: Int32, directory: String, lines: inout LineLengths)
+        throws(NotesError)
+    {
+        var output: [Int32] = [-1, -1]
+        var errors: [Int32] = [-1, -1]
+        guard pipe(&output) == 0 else { throw .io(IOFailure(.decompress, path, detail: "cannot make a pipe")) }
+        guard pipe(&errors) == 0 else {
+            close(output[0])
+            close(output[1])
+            throw .io(IOFailure(.decompress, path, detail: "cannot make a pipe"))
+        }
+        // No end may leak into another program this process starts.
+        for fd in output + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let child: ChildProcess
         do {
-            (status, said) = try ChildProcess.runCapturingError(["gzip", "-dc", "--", path], standardOutput: spool)
+            child = try ChildProcess.spawn(
+                ["gzip", "-dc", "--", path], standardOutput: output[1], standardError: errors[1])
         } catch {
+            for fd in output + errors { close(fd) }
             throw .io(IOFailure(.decompress, path, code: error.code, detail: "gzip could not start; install gzip"))
         }
+        close(output[1])
+        close(errors[1])
+        do {
+            try copy(from: output[0], label: path, into: spool, directory: directory, lines: &lines)
+        } catch {
+            close(output[0])
+            close(errors[0])
+            kill(child.pid, SIGKILL)
+            _ = child.wait()
+            throw error
+        }
+        close(output[0])
+        // What gzip said: its last 4 KB hold its last line.
+        var said: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(errors[0], $0.baseAddress, $0.count) }
+            if n > 0 {
+                said.append(contentsOf: buffer[0..<n])
+                if said.count > 8192 { said.removeFirst(said.count - 4096) }
+            } else if n == 0 || errno != EINTR {
+                break
+            }
+        }
+        close(errors[0])
+        let status = child.wait()
+        let lastLine = String(decoding: said, as: UTF8.self).split(whereSeparator: \.isNewline).last.map(String.init)
         // A damaged file, not a failing system: bad input, like a refused line. What gzip
         // said is part of the one line of the error, not a line of its own.
         // Status 2 is gzip's warning (trailing garbage ignored): the data came out whole.
         guard status == 0 || status == 2 else {
-            let what = said.split(separator: ":").last.map { $0.trimmingPrefix(" ") }.map(String.init) ?? ""
+            let what = lastLine?.split(separator: ":").last.map { $0.trimmingPrefix(" ") }.map(String.init) ?? ""
             throw .validation(
                 .damagedFile(path, reason: what.isEmpty ? "gzip failed (status \(status))" : "gzip: \(what)"))
         }
+    }
+
+    /// The refusal of line `line`, over `limit` bytes.
+    static func overlong(line: Int, limit: Int) -> InterchangeError {
+        InterchangeError(
+            line: line,
+            "the line is over \(limit) bytes, longer than any event a body of the limit makes "
+                + "(\(InvalidInput.raiseBodyLimit))")
     }
 
     /// The longest line an import reads for bodies of up to `maxBodyBytes`: JSON may write each
@@ -175,10 +292,7 @@ package final class ImportInput {
                 begin = 0
                 end = 0
             } else if end - begin > maxLineBytes {
-                throw InterchangeError(
-                    line: number + 1,
-                    "the line is over \(maxLineBytes) bytes, longer than any event a body of the limit makes "
-                        + "(\(InvalidInput.raiseBodyLimit))")
+                throw Self.overlong(line: number + 1, limit: maxLineBytes)
             }
         }
         if end > begin {

@@ -140,9 +140,15 @@ extension Notebook {
     /// must grow. The map is grown ahead from the file's size.
     @discardableResult
     public func importEvents(fromFile path: String) throws(NotesError) -> ImportSummary {
-        let input = try ImportInput(path: path, spoolDirectory: store.environment.path)
         let registry = store.registry
         let maxBodyBytes = options.maxBodyBytes
+        let input = try ImportInput(
+            path: path, spoolDirectory: store.environment.path,
+            maxLineBytes: ImportInput.maxLineBytes(forBody: maxBodyBytes)
+        ) { (line) throws(InterchangeError) in
+            var batch = EventBatch(registry: registry, maxBodyBytes: maxBodyBytes)
+            try batch.add(line: line)
+        }
         do {
             return try store.write(reserving: importReservation(forFileBytes: input.size)) { session in
                 // Each attempt parses the file from its beginning on a thread of its own, which

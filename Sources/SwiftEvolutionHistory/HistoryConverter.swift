@@ -243,7 +243,14 @@ extension Notebook {
     /// with `gzip -dc`), all or nothing.
     @discardableResult
     public func importHistory(fromFile path: String) throws(NotesError) -> HistoryImportSummary {
-        let input = try ImportInput(path: path, spoolDirectory: store.environment.path)
+        let maxBodyBytes = options.maxBodyBytes
+        let input = try ImportInput(
+            path: path, spoolDirectory: store.environment.path,
+            maxLineBytes: ImportInput.maxLineBytes(forBody: maxBodyBytes)
+        ) { (line) throws(InterchangeError) in
+            var converter = HistoryConverter(maxBodyBytes: maxBodyBytes)
+            try converter.add(line: line)
+        }
         var converter = HistoryConverter(maxBodyBytes: options.maxBodyBytes)
         do {
             try input.forEachLine(maxLineBytes: ImportInput.maxLineBytes(forBody: options.maxBodyBytes)) { line, _ in

@@ -73,6 +73,39 @@ struct StoreFormatTests {
         #expect(throws: StoreError.self) { try EventStore(path: garbage) }
     }
 
+    @Test("another program's LMDB data under a store's names (meta, events) is not a store, and is left byte for byte")
+    func foreignDataUnderStoreNames() throws {
+        let tmp = TemporaryDirectory()
+        // Before 2026-12-06 each of these was taken for a store whose creation had been killed,
+        // and finished: even `notes verify` wrote the store's databases into the file.
+        let cases: [(name: String, databases: [String])] = [
+            ("meta-and-records", ["meta", "records"]), ("meta", ["meta"]), ("events", ["events"]),
+        ]
+        for (name, databases) in cases {
+            let path = tmp.child(name)
+            do {
+                let env = try Environment(path: path)
+                for database in databases {
+                    let db = try env.openDatabase(database, flags: [.create])
+                    try env.write { txn throws in try txn.put(db, key: Array("schema".utf8), value: [7]) }
+                }
+            }
+            let before = try #require(fileBytes(path + "/data.mdb"))
+            for readOnly in [false, true] {
+                var c = configuration(projections: CountingProjections())
+                c.environment.readOnly = readOnly
+                let error = #expect(throws: StoreError.self, "\(name)") { try EventStore(path: path, configuration: c) }
+                guard case .notAStore(_, let detail) = error else {
+                    Issue.record("\(name): got \(String(describing: error))")
+                    continue
+                }
+                #expect(detail == "it holds other LMDB data", "\(name)")
+            }
+            let unchanged = fileBytes(path + "/data.mdb") == before
+            #expect(unchanged, "\(name): data.mdb was written to")
+        }
+    }
+
     @Test("an empty read-only store is refused instead of created")
     func readOnlyEmpty() throws {
         let tmp = TemporaryDirectory()
@@ -110,7 +143,13 @@ struct StoreFormatTests {
             try store.environment.write { txn throws in _ = try txn.delete(store.meta, key: Array("format".utf8)) }
         }
         let error = #expect(throws: StoreError.self) { try EventStore(path: tmp.path, configuration: configuration()) }
-        guard case .notAStore = error else { Issue.record("got \(String(describing: error))"); return }
+        // Damage, said to be (before 2026-12-06 "not a notes store (it has no format version);
+        // choose another path", which a torn copy of a store's data.mdb most often showed).
+        guard case .storage(let e) = error, e.code == .corrupted else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
+        #expect(error?.description.contains("damaged") == true && error?.description.contains("backup") == true)
     }
 
     @Test("a damaged event is reported with its position; other reads still work; appends stop")

@@ -215,4 +215,32 @@ struct CLIPersistenceAndEditorTests {
         let note = try s.object("show", id)
         #expect(note["body"] as? String == "v1\n" && note["version"] as? Int == 1)
     }
+
+    @Test(
+        "typed text a recovery file cannot take (a full disk, an unwritable folder) stays in the editor's file, named")
+    func recoveryFileUnwritable() throws {
+        let s = try Sandbox()
+        let id = try s.add("Draft", "--body", "v1\n")
+        let latin = s.script("latin1-editor", "printf 'Draft\\n\\nunsaved caf\\351\\n' > \"$1\"\n")
+        let typed = Array("Draft\n\nunsaved caf".utf8) + [0xE9, 0x0A]
+        // NOTES_NOW fixes the recovery file's name: a link there to /dev/full is a disk that is
+        // full; before 2026-12-06 the text was said to be saved there, and was lost.
+        let recovery = s.path("state/notes/recovery")
+        try FileManager.default.createDirectory(atPath: recovery, withIntermediateDirectories: true)
+        symlink("/dev/full", recovery + "/\(id)-2026-11-29T120000.000000Z.md")
+        for env: [String: String?] in [
+            ["EDITOR": latin, "VISUAL": nil], ["EDITOR": latin, "VISUAL": nil, "XDG_STATE_HOME": s.path("io/file/x")],
+        ] {
+            write(file: s.path("io/file"), "a file, no folder\n")
+            let r = s.run(["edit", id], env: env)
+            CLIErrorTests.expectFailure(r, 2, mentioning: "not valid UTF-8")
+            let range = try #require(r.stderr.range(of: "saved in "), "a path is printed: \(r.stderr)")
+            let path = String(r.stderr[range.upperBound...].prefix { $0 != " " && $0 != "\n" })
+            #expect(path.hasPrefix(s.path("tmp/")), "the editor's own file: \(r.stderr)")
+            #expect(r.stderr.contains("cannot save the recovery file"), "\(r.stderr)")
+            #expect(read(file: path) == typed, "\(r.stderr)")
+        }
+        let note = try s.object("show", id)
+        #expect(note["body"] as? String == "v1\n" && note["version"] as? Int == 1)
+    }
 }

@@ -42,6 +42,60 @@ struct InterchangeCLITests {
         #expect(refused.code == 2 && refused.stderr.contains("line 2: malformed JSON"), "\(refused)")
     }
 
+    @Test("a line over the limit through a pipe stops the copy of the input there, and a .gz's line too")
+    func overlongLineThroughAPipe() throws {
+        let s = try Sandbox()
+        try s.add("Kept")
+        let before = try events(s)
+        let limit = 1_000 * 6 + (1 << 20)
+        // 200 MB without a line break: the producer finishes only if notes reads it all. Before
+        // 2026-12-06 a pipe was copied whole into the store's directory before its first line was
+        // read (`notes import /dev/zero` filled the disk), and only then refused.
+        let whole = s.path("whole")
+        let r = s.run(
+            ["-c", "{ head -c 200000000 /dev/zero && : > \"$0\"; } | notes import -", whole],
+            env: ["NOTES_BODY_LIMIT": "1000"],
+            executable: "/bin/sh")
+        #expect(r.code == 2 && r.stderr.contains("line 1: the line is over \(limit) bytes"), "\(r)")
+        #expect(!FileManager.default.fileExists(atPath: whole), "the whole input was read")
+        // A line break resets the count: short lines then an overlong one name the overlong one.
+        let lines = s.run(
+            ["-c", "{ printf '\\n\\n'; head -c 3000000 /dev/zero; } | notes import -"],
+            env: ["NOTES_BODY_LIMIT": "1000"],
+            executable: "/bin/sh")
+        #expect(lines.code == 2 && lines.stderr.contains("line 3: the line is over \(limit) bytes"), "\(lines)")
+        if hasProgram("gzip") {
+            let gz = s.path("zeros.jsonl.gz")
+            let made = s.run(["-c", "head -c 3000000 /dev/zero | gzip -c > '\(gz)'"], executable: "/bin/sh")
+            try #require(made.code == 0, "\(made)")
+            for command in ["import", "import-history"] {
+                let refused = s.run([command, gz], env: ["NOTES_BODY_LIMIT": "1000"])
+                #expect(
+                    refused.code == 2 && refused.stderr.contains("line 1: the line is over \(limit) bytes"),
+                    "\(refused)")
+            }
+        }
+        #expect(try events(s) == before)
+    }
+
+    @Test("a stream of anything but events through a pipe is refused at its first line, not copied whole first")
+    func garbageThroughAPipe() throws {
+        let s = try Sandbox()
+        try s.add("Kept")
+        let before = try events(s)
+        // 200 MB of short lines: the producer finishes only if notes reads it all. Before
+        // 2026-12-06 `yes | notes import -` was copied into the store's directory until the disk
+        // was full, and only then refused at its line 1.
+        for command in ["import", "import-history"] {
+            let whole = s.path("whole-\(command)")
+            let r = s.run(
+                ["-c", "{ yes | head -c 200000000 && : > \"$0\"; } | notes \(command) -", whole], executable: "/bin/sh")
+            #expect(r.code == 2 && r.stderr.contains("line 1: malformed JSON"), "\(command): \(r)")
+            #expect(!FileManager.default.fileExists(atPath: whole), "\(command): the whole input was read")
+        }
+        #expect(try events(s) == before)
+    }
+
     @Test("export to stdout and to a file agree; import into another store reproduces the export")
     func exportImport() throws {
         let s = try Sandbox()

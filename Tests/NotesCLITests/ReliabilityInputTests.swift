@@ -185,6 +185,25 @@ struct ReliabilityInputTests {
         }
     }
 
+    @Test("a command that only reads, in a folder that holds no store, makes none there: exit 3, the folder as it was")
+    func readInAFolderMakesNoStore() throws {
+        let s = try Sandbox()
+        let folder = s.path("Documents")
+        mkdir(folder, 0o700)
+        write(file: folder + "/letter.txt", "text\n")
+        // Before 2026-12-06 each left LMDB's data.mdb and lock.mdb in the folder, and answered as
+        // from an empty store.
+        for args in [["list"], ["stats"], ["verify"], ["search", "text"], ["export"]] {
+            Self.expectRefused(
+                s.run(["--store", folder] + args), 3, "\(args)", mentioning: "no store at \(folder) yet")
+            let entries = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(entries == ["letter.txt"], "\(args) wrote into the folder")
+        }
+        // A write makes the store there, as it makes one anywhere.
+        try s.ok("--store", folder, "add", "First")
+        #expect(try s.ok("--store", folder, "list").lines.count == 1)
+    }
+
     @Test("invalid UTF-8 in arguments (raw bytes through posix_spawn) is a usage error naming the argument")
     func invalidUTF8Arguments() throws {
         let s = try Sandbox()
@@ -254,6 +273,26 @@ struct ReliabilityInputTests {
             }
         }
         #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
+    }
+
+    @Test("a data.mdb that is a FIFO, a directory or a device is refused at once as not a store, never waited on")
+    func dataFileNotAFile() throws {
+        let s = try Sandbox()
+        for (name, make) in [
+            ("fifo", { (path: String) in mkfifo(path, 0o600) }), ("directory", { path in mkdir(path, 0o700) }),
+            ("device", { path in symlink("/dev/null", path) }),
+        ] {
+            let store = s.path(name)
+            #expect(mkdir(store, 0o700) == 0)
+            #expect(make(store + "/data.mdb") == 0, "\(name)")
+            for args in [["list"], ["verify"], ["add", "X"]] {
+                // Before 2026-12-06 a FIFO held every command in its open for good.
+                let start = EventStore.systemClock()
+                let r = s.run(["--store", store] + args)
+                #expect(EventStore.systemClock() - start < 20_000_000, "\(name) \(args) waited")
+                Self.expectRefused(r, 5, "\(name) \(args)", mentioning: "is not a notes store")
+            }
+        }
     }
 
     @Test("no HOME and no store setting: a clear error, exit 5, for reads and writes")

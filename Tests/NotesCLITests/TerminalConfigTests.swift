@@ -41,6 +41,27 @@ struct TerminalConfigTests {
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "# my settings\nbody-limit = 2048\n")
     }
 
+    @Test("config set of five keys at once keeps all five: each command that reported a setting set finds it")
+    func concurrentSets() throws {
+        let s = try Sandbox()
+        let settings = [
+            ("editor", "vim"), ("pager", "less"), ("sort", "title"), ("color", "never"), ("body-limit", "2000000"),
+        ]
+        // Before 2026-12-06 each rewrote the whole file from what it had read, and nearly every
+        // round lost some of the five.
+        for round in 1...5 {
+            let processes = try settings.map { key, value in
+                try KillableNotes(s, ["config", "set", key, value], tag: "set-\(round)-\(key)")
+            }
+            for p in processes { #expect(p.finish() == 0, "\(p.stderr)") }
+            let config = String(decoding: read(file: s.configFile), as: UTF8.self)
+            for (key, value) in settings {
+                #expect(config.contains("\(key) = \(value)\n"), "round \(round): \(key) lost:\n\(config)")
+            }
+            unlink(s.configFile)
+        }
+    }
+
     @Test("a bad config file line is an error naming the file, the line number and the key")
     func fileErrors() throws {
         let s = try Sandbox()
