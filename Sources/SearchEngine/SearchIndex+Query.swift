@@ -90,12 +90,21 @@ extension SearchIndex {
             let words = positive.compactMap { $0 as? TermIterator }
             let compiled = CompiledFilter(filter)
             if words.count == 1 && positive.count == 1 && excluded.isEmpty {
-                return try runOne(words[0], filter: compiled, limit: limit, docs: docs, records)
+                if let hits = try runOne(words[0], filter: compiled, limit: limit, docs: docs, records) {
+                    return hits
+                }
+                return try runOne(words[0], filter: compiled, limit: limit, docs: docs, records, deferred: false) ?? []
             }
             if words.count == 2 && positive.count == 2 && excluded.isEmpty && words[0].field == .any
                 && words[1].field == .any
             {
-                return try runTwo(words[0], words[1], filter: compiled, limit: limit, docs: docs, records)
+                if let hits = try runTwo(words[0], words[1], filter: compiled, limit: limit, docs: docs, records) {
+                    return hits
+                }
+                words[0].rewind()
+                words[1].rewind()
+                return try runTwo(
+                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, deferred: false) ?? []
             }
             if words.count == positive.count {
                 return try run(
@@ -238,10 +247,14 @@ extension SearchIndex {
     /// One word: its blocks best bound first, so the top fills with high scores at once and
     /// every block whose bound is below the k-th best is never decoded. The order of the blocks
     /// does not change the result: ties are ranked by the records, not by the order met.
+    ///
+    /// Deferred (see ``Collector``), nil when it must be run again undeferred.
     static func runOne(
-        _ term: TermIterator, filter: CompiledFilter, limit: Int, docs dc: borrowing Cursor, _ records: RecordReader
-    ) throws -> [SearchHit] {
-        var top = TopK(limit: limit)
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, docs dc: borrowing Cursor, _ records: RecordReader,
+        deferred: Bool = true
+    ) throws -> [SearchHit]? {
+        var top = Collector(limit: limit, filter: filter, deferred: deferred)
+        defer { top.deallocate() }
         var order: [(bound: Double, block: Int)] = []
         order.reserveCapacity(term.blocks.count)
         for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
@@ -264,11 +277,11 @@ extension SearchIndex {
                 }
                 let score = scorer.score(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length)
                 if score < threshold { continue }
-                try records.offer(docs[k], score: score, to: &top, filter: filter, through: dc)
+                try top.add(docs[k], score: score, records: records, filter: filter, through: dc)
                 threshold = top.threshold
             }
         }
-        return top.results()
+        return try top.finish(records: records, filter: filter, through: dc)
     }
 
     /// Two words anywhere in the note (the commonest conjunction): block-max pruning as in
@@ -279,11 +292,14 @@ extension SearchIndex {
     /// call of each iterator per doc, whose branches the processor cannot predict. The same
     /// notes are scored with the same sums (first word's score plus the second's), so the
     /// results are the same.
+    ///
+    /// Deferred (see ``Collector``), nil when it must be run again undeferred (on rewound iterators).
     static func runTwo(
         _ first: TermIterator, _ second: TermIterator, filter: CompiledFilter, limit: Int,
-        docs dc: borrowing Cursor, _ records: RecordReader
-    ) throws -> [SearchHit] {
-        var top = TopK(limit: limit)
+        docs dc: borrowing Cursor, _ records: RecordReader, deferred: Bool = true
+    ) throws -> [SearchHit]? {
+        var top = Collector(limit: limit, filter: filter, deferred: deferred)
+        defer { top.deallocate() }
         // The rarer word leads (the first on a tie, as the sort by cost in `run` does).
         let leadIsFirst = first.cost <= second.cost
         let lead = leadIsFirst ? first : second
@@ -379,7 +395,7 @@ extension SearchIndex {
                 let s =
                     leadIsFirst
                     ? lead.score(entry: i) + other.score(entry: j) : other.score(entry: j) + lead.score(entry: i)
-                try records.offer(pa[i], score: s, to: &top, filter: filter, through: dc)
+                if s >= top.threshold { try top.add(pa[i], score: s, records: records, filter: filter, through: dc) }
             }
             // Every doc of both up to `end` is done.
             lead.move(toEntry: ea)
@@ -387,7 +403,7 @@ extension SearchIndex {
             if end >= TermIterator.end - 1 { break }
             target = end + 1
         }
-        return top.results()
+        return try top.finish(records: records, filter: filter, through: dc)
     }
 
     /// The widest span of doc numbers a window of ``runTwo(_:_:filter:limit:docs:_:)`` intersects
@@ -809,6 +825,14 @@ final class TermIterator: ClauseIterator {
     /// ``advance(to:)`` that did not return ``end``, until the next).
     @inline(__always)
     var loaded: (docs: UnsafeMutablePointer<UInt32>, count: Int, index: Int) { (docs, count, i) }
+
+    /// Back before the first doc, as made (a query run again).
+    func rewind() {
+        blockIndex = -1
+        count = 0
+        i = 0
+        shallowIndex = 0
+    }
 
     /// Makes entry `k` of the loaded block (at most its count) the current one.
     @inline(__always)
