@@ -68,7 +68,7 @@ let package = Package(
         // block-max pruning; it indexes a small document type and knows nothing of notes.
         .systemLibrary(name: "CStemmer", providers: [.apt(["libstemmer-dev"])]),
         .target(
-            name: "SearchEngine", dependencies: ["LMDB", "Basics", "CStemmer"], swiftSettings: strict,
+            name: "SearchEngine", dependencies: ["LMDB", "Basics", "CStemmer", "CIntrinsics"], swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libstemmer.a"])]),
         .target(
             name: "Notes", dependencies: ["EventStore", "LMDB", "Basics", "TextDiff", "SearchEngine", "CIntrinsics"],

@@ -1,5 +1,6 @@
 import Basics
 import Glibc
+import LMDB
 
 /// BM25 (k1 = 1.2, b = 0.75) over a note's title and body as one field in which a title
 /// occurrence counts ``titleWeight`` times. Both indexes (LMDB and in memory) score through these
@@ -118,6 +119,126 @@ struct TopK {
     /// The kept notes, best first.
     func results() -> [SearchHit] {
         heap.sorted { $0.isBetter(than: $1) }.map { SearchHit(id: $0.id, score: $0.score) }
+    }
+}
+
+/// The `limit`-th best score among those inserted (scores only: no note's record is read to
+/// find it). A min-heap of the best `limit` scores.
+struct ScoreCut {
+    let limit: Int
+    private let heap: UnsafeMutablePointer<Double>
+    private(set) var count = 0
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+        heap = .allocate(capacity: self.limit)
+    }
+
+    func deallocate() { heap.deallocate() }
+
+    @inline(__always)
+    var isFull: Bool { count >= limit }
+
+    /// Scores below this are below `limit` others (-infinity until `limit` were inserted).
+    @inline(__always)
+    var value: Double { count >= limit ? heap[0] : -.infinity }
+
+    @inline(__always)
+    mutating func insert(_ score: Double) {
+        if count < limit {
+            var i = count
+            count &+= 1
+            while i > 0 {
+                let parent = (i &- 1) &>> 1
+                if heap[parent] <= score { break }
+                heap[i] = heap[parent]
+                i = parent
+            }
+            heap[i] = score
+            return
+        }
+        guard score > heap[0] else { return }
+        var i = 0
+        while true {
+            let l = 2 &* i &+ 1
+            if l >= limit { break }
+            let r = l &+ 1
+            let c = r < limit && heap[r] < heap[l] ? r : l
+            if heap[c] >= score { break }
+            heap[i] = heap[c]
+            i = c
+        }
+        heap[i] = score
+    }
+}
+
+/// Where a query puts the notes it scores, and what it prunes by.
+///
+/// Deferred (when the filter takes every note whatever its record: status filters aside, which
+/// a consistent index rarely meets at the top): a note is kept with its score, and the k-th best
+/// score is found from the scores alone; the records, a cache miss each (the tie-breaking update
+/// time and the id), are read at the end, for the notes at or above the final k-th best score
+/// only (about `limit`, and the ties), not for every note that entered the top on the way (a
+/// one-word query read some 60 records for 10 results). When the filter then rejects some of
+/// them, so that fewer than `limit` remain, pruning by the unfiltered scores may have dropped a
+/// note that belongs: ``finish(records:filter:through:)`` returns nil and the caller runs the
+/// query again undeferred, which offers each note to the top as it is scored.
+struct Collector {
+    struct Candidate {
+        var doc: UInt32
+        var score: Double
+    }
+
+    var top: TopK
+    let deferred: Bool
+    private var cut: ScoreCut
+    private var candidates: [Candidate] = []
+    /// Notes scoring below this cannot enter.
+    private(set) var threshold = -Double.infinity
+    /// Whether the threshold is a score (pruning may start).
+    private(set) var isFull = false
+
+    init(limit: Int, filter: CompiledFilter, deferred allowed: Bool) {
+        top = TopK(limit: limit)
+        var deferring = allowed && filter.only == nil && !filter.pinnedOnly && limit <= 4096
+        if case .any = filter.category {} else { deferring = false }
+        deferred = deferring
+        cut = ScoreCut(limit: deferring ? limit : 1)
+        if deferring { candidates.reserveCapacity(4 * limit + 32) }
+    }
+
+    func deallocate() { cut.deallocate() }
+
+    /// Takes doc `d` with `score`.
+    @inline(__always)
+    mutating func add(
+        _ d: UInt32, score: Double, records: RecordReader, filter: CompiledFilter, through cursor: borrowing Cursor
+    ) throws {
+        if deferred {
+            guard score >= threshold else { return }
+            candidates.append(Candidate(doc: d, score: score))
+            cut.insert(score)
+            threshold = cut.value
+            isFull = cut.isFull
+        } else {
+            try records.offer(d, score: score, to: &top, filter: filter, through: cursor)
+            threshold = top.threshold
+            isFull = top.isFull
+        }
+    }
+
+    /// The results, best first; nil when a deferred run must be run again undeferred (see above).
+    mutating func finish(records: RecordReader, filter: CompiledFilter, through cursor: borrowing Cursor) throws
+        -> [SearchHit]?
+    {
+        if deferred {
+            let t = cut.value
+            for c in candidates where c.score >= t {
+                try records.offer(c.doc, score: c.score, to: &top, filter: filter, through: cursor)
+            }
+            if cut.isFull && !top.isFull { return nil }
+        }
+        return top.results()
     }
 }
 

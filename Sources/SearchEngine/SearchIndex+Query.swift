@@ -1,4 +1,5 @@
 import Basics
+import CIntrinsics
 public import LMDB
 
 extension SearchIndex {
@@ -90,12 +91,21 @@ extension SearchIndex {
             let words = positive.compactMap { $0 as? TermIterator }
             let compiled = CompiledFilter(filter)
             if words.count == 1 && positive.count == 1 && excluded.isEmpty {
-                return try runOne(words[0], filter: compiled, limit: limit, docs: docs, records)
+                if let hits = try runOne(words[0], filter: compiled, limit: limit, docs: docs, records) {
+                    return hits
+                }
+                return try runOne(words[0], filter: compiled, limit: limit, docs: docs, records, deferred: false) ?? []
             }
             if words.count == 2 && positive.count == 2 && excluded.isEmpty && words[0].field == .any
                 && words[1].field == .any
             {
-                return try runTwo(words[0], words[1], filter: compiled, limit: limit, docs: docs, records)
+                if let hits = try runTwo(words[0], words[1], filter: compiled, limit: limit, docs: docs, records) {
+                    return hits
+                }
+                words[0].rewind()
+                words[1].rewind()
+                return try runTwo(
+                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, deferred: false) ?? []
             }
             if words.count == positive.count {
                 return try run(
@@ -161,9 +171,12 @@ extension SearchIndex {
         postings pc: borrowing Cursor
     ) throws -> (any ClauseIterator)? {
         func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
-            guard let df = try dfOf(term, tc) else { return nil }
-            let blocks = try blockList(term, pc, df: df)
-            guard !blocks.isEmpty else { return nil }
+            // The df is the sum of the blocks' counts (the index keeps the two equal; see
+            // `contents(in:databases:)`), read from the blocks listed anyway: the terms
+            // database's B-tree is not searched (a cache miss at each level).
+            var df: UInt64 = 0
+            let blocks = try blockList(term, pc, counting: &df)
+            guard !blocks.isEmpty, df > 0 else { return nil }
             return TermIterator(
                 blocks: blocks, scorer: collection.scorer(df: df), field: positions ? .any : clause.field,
                 cost: Int(df))
@@ -216,9 +229,17 @@ extension SearchIndex {
 
     /// Every block of `term`: its last doc and its bytes in the map.
     static func blockList(_ term: [UInt8], _ pc: borrowing Cursor, df: UInt64 = 0) throws -> [BlockRef] {
+        var counted: UInt64 = 0
+        return try blockList(term, pc, df: df, counting: &counted)
+    }
+
+    /// Every block of `term`, and the sum of their counts (the term's df) in `counted`.
+    static func blockList(_ term: [UInt8], _ pc: borrowing Cursor, df: UInt64 = 0, counting counted: inout UInt64)
+        throws -> [BlockRef]
+    {
         var out: [BlockRef] = []
         // Blocks written in bulk hold 128 notes; inline ones may hold fewer, and then it grows.
-        out.reserveCapacity(Int(min(df, 1 << 24)) / PostingBlock.targetSize + 1)
+        out.reserveCapacity(max(16, Int(min(df, 1 << 24)) / PostingBlock.targetSize + 1))
         // The key of the term's first block (its last doc 0 or above), built without an array.
         var entry = try withUnsafeTemporaryAllocation(byteCount: term.count + 5, alignment: 1) { k in
             term.withUnsafeBytes { t in k.copyMemory(from: t) }
@@ -229,6 +250,18 @@ extension SearchIndex {
             guard let last = readBigEndianUInt32(e.key, at: term.count + 1), last < TermIterator.end else {
                 throw SearchIndexError.damaged("a posting block key is malformed")
             }
+            // LMDB lays the entries of a page written in key order one below the other, each
+            // key after its 8-byte node header and before its value: the next blocks of a term,
+            // of about this one's size, most likely lie just below it. Asking for them now lets
+            // their cache misses overlap (the walk waited on each node in turn); where they lie
+            // elsewhere the hint is merely unused.
+            if let k = e.key.baseAddress {
+                let node = 8 &+ e.key.count &+ e.value.count
+                notes_prefetch(k - (8 &+ node))
+                notes_prefetch(k - (8 &+ 2 &* node))
+            }
+            var r = VarintReader(e.value, at: 0)
+            counted &+= UInt64(try r.next())
             out.append(BlockRef(lastDoc: last, bytes: e.value))
             entry = try pc.next()
         }
@@ -238,10 +271,14 @@ extension SearchIndex {
     /// One word: its blocks best bound first, so the top fills with high scores at once and
     /// every block whose bound is below the k-th best is never decoded. The order of the blocks
     /// does not change the result: ties are ranked by the records, not by the order met.
+    ///
+    /// Deferred (see ``Collector``), nil when it must be run again undeferred.
     static func runOne(
-        _ term: TermIterator, filter: CompiledFilter, limit: Int, docs dc: borrowing Cursor, _ records: RecordReader
-    ) throws -> [SearchHit] {
-        var top = TopK(limit: limit)
+        _ term: TermIterator, filter: CompiledFilter, limit: Int, docs dc: borrowing Cursor, _ records: RecordReader,
+        deferred: Bool = true
+    ) throws -> [SearchHit]? {
+        var top = Collector(limit: limit, filter: filter, deferred: deferred)
+        defer { top.deallocate() }
         var order: [(bound: Double, block: Int)] = []
         order.reserveCapacity(term.blocks.count)
         for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
@@ -251,9 +288,10 @@ extension SearchIndex {
         // The k-th best score, kept in a local: a closure or a call per entry would cost more
         // than the entry's scoring (a note scoring below it cannot enter the top).
         var threshold = top.threshold
-        for (bound, b) in order {
+        for (n, (bound, b)) in order.enumerated() {
             // A little slack keeps floating-point summation order from ever pruning a tie.
             if top.isFull && bound * (1 + 1e-9) < threshold { break }
+            if n &+ 1 < order.count { term.prefetch(block: order[n &+ 1].block) }
             let (docs, count, columns, bytes) = try term.entries(ofBlock: b)
             for k in 0..<count {
                 let (bodyTF, titleTF, length) = columns.entry(k, bytes)
@@ -264,11 +302,11 @@ extension SearchIndex {
                 }
                 let score = scorer.score(tf: BM25.weightedTF(title: titleTF, body: bodyTF), length: length)
                 if score < threshold { continue }
-                try records.offer(docs[k], score: score, to: &top, filter: filter, through: dc)
+                try top.add(docs[k], score: score, records: records, filter: filter, through: dc)
                 threshold = top.threshold
             }
         }
-        return top.results()
+        return try top.finish(records: records, filter: filter, through: dc)
     }
 
     /// Two words anywhere in the note (the commonest conjunction): block-max pruning as in
@@ -279,11 +317,14 @@ extension SearchIndex {
     /// call of each iterator per doc, whose branches the processor cannot predict. The same
     /// notes are scored with the same sums (first word's score plus the second's), so the
     /// results are the same.
+    ///
+    /// Deferred (see ``Collector``), nil when it must be run again undeferred (on rewound iterators).
     static func runTwo(
         _ first: TermIterator, _ second: TermIterator, filter: CompiledFilter, limit: Int,
-        docs dc: borrowing Cursor, _ records: RecordReader
-    ) throws -> [SearchHit] {
-        var top = TopK(limit: limit)
+        docs dc: borrowing Cursor, _ records: RecordReader, deferred: Bool = true
+    ) throws -> [SearchHit]? {
+        var top = Collector(limit: limit, filter: filter, deferred: deferred)
+        defer { top.deallocate() }
         // The rarer word leads (the first on a tie, as the sort by cost in `run` does).
         let leadIsFirst = first.cost <= second.cost
         let lead = leadIsFirst ? first : second
@@ -379,7 +420,7 @@ extension SearchIndex {
                 let s =
                     leadIsFirst
                     ? lead.score(entry: i) + other.score(entry: j) : other.score(entry: j) + lead.score(entry: i)
-                try records.offer(pa[i], score: s, to: &top, filter: filter, through: dc)
+                if s >= top.threshold { try top.add(pa[i], score: s, records: records, filter: filter, through: dc) }
             }
             // Every doc of both up to `end` is done.
             lead.move(toEntry: ea)
@@ -387,7 +428,7 @@ extension SearchIndex {
             if end >= TermIterator.end - 1 { break }
             target = end + 1
         }
-        return top.results()
+        return try top.finish(records: records, filter: filter, through: dc)
     }
 
     /// The widest span of doc numbers a window of ``runTwo(_:_:filter:limit:docs:_:)`` intersects
@@ -706,6 +747,9 @@ final class TermIterator: ClauseIterator {
         count = 0
         guard b < blocks.count else { return }
         let bytes = blocks[b].bytes
+        // The next block is usually the next loaded: its first lines (header and doc numbers)
+        // load while this one is decoded.
+        if b &+ 1 < blocks.count { prefetch(block: b &+ 1) }
         let h = try PostingBlock.Header(bytes)
         if h.count > capacity {
             // Only a damaged or foreign block is this large; still decode it rather than fail.
@@ -720,6 +764,19 @@ final class TermIterator: ClauseIterator {
         positionsStart = h.docsEnd
         self.bytes = bytes
         count = h.count
+    }
+
+    /// Asks for the first lines of block `b` (its header and doc numbers) to be brought into
+    /// the cache.
+    @inline(__always)
+    func prefetch(block b: Int) {
+        let bytes = blocks[b].bytes
+        guard let p = bytes.baseAddress else { return }
+        var o = 0
+        while o < min(bytes.count, 256) {
+            notes_prefetch(p + o)
+            o &+= 64
+        }
     }
 
     /// Whether entry `k` of the loaded block has the term in the iterator's field.
@@ -809,6 +866,14 @@ final class TermIterator: ClauseIterator {
     /// ``advance(to:)`` that did not return ``end``, until the next).
     @inline(__always)
     var loaded: (docs: UnsafeMutablePointer<UInt32>, count: Int, index: Int) { (docs, count, i) }
+
+    /// Back before the first doc, as made (a query run again).
+    func rewind() {
+        blockIndex = -1
+        count = 0
+        i = 0
+        shallowIndex = 0
+    }
 
     /// Makes entry `k` of the loaded block (at most its count) the current one.
     @inline(__always)
