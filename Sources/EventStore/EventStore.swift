@@ -97,10 +97,10 @@ public final class EventStore: Sendable {
             // The format and the databases are read in one snapshot: a creating process commits
             // the format before any event, so no format with empty databases is unfinished.
             let main = try env.mainDatabase()
-            let (stored, logIsEmpty, metaIsEmpty, names): (UInt32?, Bool, Bool, [String]) = try env.read { txn in
+            let (format, logIsEmpty, metaIsEmpty, names): ([UInt8]?, Bool, Bool, [String]) = try env.read { txn in
                 let format = try existingMeta.flatMap { try txn.get($0, key: Array(Names.formatKey.utf8)) }
                 // A store: the rest is read only when it has no format.
-                if let format { return (decodeUInt32(format), false, false, []) }
+                if let format { return (format, false, false, []) }
                 let names = try txn.withCursor(main) { c in
                     var names: [String] = []
                     var entry = try c.first()
@@ -116,7 +116,15 @@ public final class EventStore: Sendable {
                 )
             }
             var formatMissing = false
-            if let stored {
+            // A format of the wrong size is damage to the store's header database (the log, not
+            // read then, may hold events or none): said to be unreadable, not "lost".
+            if let format, decodeUInt32(format) == nil {
+                throw StoreError.storage(
+                    LMDBError(
+                        code: .corrupted,
+                        operation: "open \(path): its format version is unreadable (\(format.count) bytes, not 4)"))
+            }
+            if let stored = format.flatMap(decodeUInt32) {
                 if stored > EventStore.formatVersion {
                     throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
                 }

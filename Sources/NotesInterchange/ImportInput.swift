@@ -25,7 +25,7 @@ package final class ImportInput {
     /// Opens `path` (`-` for standard input), spooling it into `spoolDirectory` when it cannot
     /// be read twice; a line longer than `maxLineBytes` is refused as ``forEachLine(maxLineBytes:_:)``
     /// refuses it, as soon as the copy reads that much of it, and a first line that
-    /// `checkFirstLine` refuses as soon as it is whole.
+    /// `checkFirstLine` refuses (the first that is not blank) as soon as it is whole.
     package init(
         path: String, spoolDirectory: String, maxLineBytes: Int = .max, checkFirstLine: FirstLineCheck? = nil
     ) throws(NotesError) {
@@ -86,19 +86,23 @@ package final class ImportInput {
     }
 
     /// The length of the line a copy is in, so that an overlong one stops the copy: a stream
-    /// without line breaks (`/dev/zero`) never ends. The first line is checked as soon as it is
-    /// whole, too: a stream of anything but events (`yes`, `/dev/urandom`) never ends either.
+    /// without line breaks (`/dev/zero`) never ends. The first line that is not blank is checked
+    /// as soon as it is whole, too (with the blank ones before it, which the import skips): a
+    /// stream of anything but events (`yes`, `/dev/urandom`) never ends either, and a blank
+    /// line before it (`{ echo; yes; }`) must not let it through.
     struct LineLengths {
         let limit: Int
         /// What refuses a first line, as the import would.
         let checkFirst: FirstLineCheck?
+        /// Whether every line so far was blank (so the next one is checked too).
+        var blankSoFar = true
         /// Line breaks read so far.
         var breaks = 0
         /// Bytes of the current line read so far.
         var current = 0
         /// The first bytes of the input, to tell a byte-order mark (no part of the first line).
         var head: [UInt8] = []
-        /// The first line, while it is read (when it is to be checked).
+        /// The line to check, while it is read.
         var first: [UInt8] = []
 
         init(limit: Int, checkFirst: FirstLineCheck?) {
@@ -113,20 +117,21 @@ package final class ImportInput {
             var rest = bytes
             while let base = rest.baseAddress, let nl = memchr(base, 0x0A, rest.count) {
                 let at = base.distance(to: UnsafeRawPointer(nl))
-                if breaks == 0, let checkFirst {
+                if blankSoFar, let checkFirst {
                     first += rest[..<at]
-                    let line = head == byteOrderMark ? Array(first.dropFirst(3)) : first
+                    let line = breaks == 0 && head == byteOrderMark ? Array(first.dropFirst(3)) : first
                     first = []
                     let checked = line.withUnsafeBytes { b in
                         Result { () throws(InterchangeError) in try checkFirst(b) }
                     }
                     if case .failure(let refused) = checked { throw .validation(refused.input) }
+                    blankSoFar = line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
                 }
                 breaks += 1
                 current = 0
                 rest = UnsafeRawBufferPointer(rebasing: rest[(at + 1)...])
             }
-            if breaks == 0 && checkFirst != nil { first += rest }
+            if blankSoFar && checkFirst != nil { first += rest }
             current += rest.count
             let mark = breaks == 0 && head == byteOrderMark ? 3 : 0
             if current - mark > limit { throw .validation(ImportInput.overlong(line: breaks + 1, limit: limit).input) }
@@ -136,7 +141,9 @@ package final class ImportInput {
     /// A UTF-8 byte-order mark.
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
-    /// What an import does with a line, applied to the first one alone (a fresh batch).
+    /// What an import does with a line, applied to the first lines alone, in order: each up to
+    /// the first that is not blank (spaces, tabs and carriage returns), which the import skips.
+    /// The caller keeps one batch for them, so that a refusal names the line's number.
     package typealias FirstLineCheck = (UnsafeRawBufferPointer) throws(InterchangeError) -> Void
 
     /// Copies everything `source` gives into `spool`, stopping at a line over the limit.

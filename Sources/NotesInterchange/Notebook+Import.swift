@@ -142,13 +142,13 @@ extension Notebook {
     public func importEvents(fromFile path: String) throws(NotesError) -> ImportSummary {
         let registry = store.registry
         let maxBodyBytes = options.maxBodyBytes
+        // One batch for the lines checked while the input is copied (the blank ones, then the
+        // first that is not), so that a refusal numbers the line as the import would.
+        var firstLines = EventBatch(registry: registry, maxBodyBytes: maxBodyBytes)
         let input = try ImportInput(
             path: path, spoolDirectory: store.environment.path,
             maxLineBytes: ImportInput.maxLineBytes(forBody: maxBodyBytes)
-        ) { (line) throws(InterchangeError) in
-            var batch = EventBatch(registry: registry, maxBodyBytes: maxBodyBytes)
-            try batch.add(line: line)
-        }
+        ) { (line) throws(InterchangeError) in try firstLines.add(line: line) }
         do {
             return try store.write(reserving: importReservation(forFileBytes: input.size)) { session in
                 // Each attempt parses the file from its beginning on a thread of its own, which

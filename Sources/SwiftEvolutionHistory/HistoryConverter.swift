@@ -244,13 +244,13 @@ extension Notebook {
     @discardableResult
     public func importHistory(fromFile path: String) throws(NotesError) -> HistoryImportSummary {
         let maxBodyBytes = options.maxBodyBytes
+        // One converter for the lines checked while the input is copied (the blank ones, then
+        // the first that is not), so that a refusal numbers the line as the import would.
+        var firstLines = HistoryConverter(maxBodyBytes: maxBodyBytes)
         let input = try ImportInput(
             path: path, spoolDirectory: store.environment.path,
             maxLineBytes: ImportInput.maxLineBytes(forBody: maxBodyBytes)
-        ) { (line) throws(InterchangeError) in
-            var converter = HistoryConverter(maxBodyBytes: maxBodyBytes)
-            try converter.add(line: line)
-        }
+        ) { (line) throws(InterchangeError) in try firstLines.add(line: line) }
         var converter = HistoryConverter(maxBodyBytes: options.maxBodyBytes)
         do {
             try input.forEachLine(maxLineBytes: ImportInput.maxLineBytes(forBody: options.maxBodyBytes)) { line, _ in

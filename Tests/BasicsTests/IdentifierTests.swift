@@ -60,4 +60,30 @@ struct IdentifierTests {
             short.withUnsafeBytes { #expect(UUIDText.parseLowercase($0) == nil) }
         }
     }
+
+    @Test("the two UUID readers agree on canonical texts with many bytes changed at once")
+    func uuidReadersAgreeOnManyChanges() {
+        var state: UInt64 = 0xC0FFEE
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let digits = Array("0123456789abcdefABCDEF-g/:`@G".utf8)
+        var mismatches = 0
+        var accepted = 0
+        for _ in 0..<200_000 {
+            var bytes = Array("00000000-0000-0000-0000-000000000000".utf8)
+            for i in bytes.indices where bytes[i] != 0x2D { bytes[i] = digits[next(16)] }
+            for _ in 0..<next(3) {
+                bytes[next(36)] = next(2) == 0 ? digits[next(digits.count)] : UInt8(next(256))
+            }
+            bytes.withUnsafeBytes { b in
+                let fast = UUIDText.parseLowercase(b).map { [$0.high, $0.low] }
+                if fast != UUIDText.parseLowercaseWords(b).map({ [$0.high, $0.low] }) { mismatches += 1 }
+                if fast != nil { accepted += 1 }
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(accepted > 10_000)
+    }
 }

@@ -152,6 +152,33 @@ struct StoreFormatTests {
         #expect(error?.description.contains("damaged") == true && error?.description.contains("backup") == true)
     }
 
+    @Test("a format version of the wrong size is said to be unreadable, not a log of events that lost it")
+    func unreadableFormat() throws {
+        for events in [0, 2] {
+            let tmp = TemporaryDirectory()
+            var f = EventFactory()
+            do {
+                let store = try EventStore(path: tmp.path, configuration: configuration())
+                if events > 0 { try store.append(f.events(events), to: "s") }
+                try store.environment.write { txn throws in
+                    try txn.put(store.meta, key: Array("format".utf8), value: [0, 0, 1])
+                }
+            }
+            let before = try #require(fileBytes(tmp.child("data.mdb")))
+            let error = #expect(throws: StoreError.self) {
+                try EventStore(path: tmp.path, configuration: configuration())
+            }
+            guard case .storage(let e) = error, e.code == .corrupted else {
+                Issue.record("\(events) events: got \(String(describing: error))")
+                continue
+            }
+            let text = error?.description ?? ""
+            #expect(text.contains("format version") && text.contains("unreadable"), "\(events) events: \(text)")
+            #expect(!text.contains("yet its log holds events"), "\(events) events: \(text)")
+            #expect(fileBytes(tmp.child("data.mdb")) == before)
+        }
+    }
+
     @Test("a damaged event is reported with its position; other reads still work; appends stop")
     func damagedEvent() throws {
         let tmp = TemporaryDirectory()

@@ -96,6 +96,35 @@ struct InterchangeCLITests {
         #expect(try events(s) == before)
     }
 
+    @Test("blank lines before a stream of anything but events do not let it be copied whole first")
+    func garbageAfterBlankLinesThroughAPipe() throws {
+        let s = try Sandbox()
+        try s.add("Kept")
+        let before = try events(s)
+        // Blank lines are skipped by the import, so the first line to check is the first that
+        // is not blank: checking line 1 alone let `{ echo; yes; } | notes import -` fill the disk.
+        for command in ["import", "import-history"] {
+            let whole = s.path("whole-blank-\(command)")
+            let r = s.run(
+                [
+                    "-c", "{ printf '\\n \\r\\n\\t\\n'; yes | head -c 200000000 && : > \"$0\"; } | notes \(command) -",
+                    whole,
+                ],
+                executable: "/bin/sh")
+            #expect(r.code == 2 && r.stderr.contains("line 4: malformed JSON"), "\(command): \(r)")
+            #expect(!FileManager.default.fileExists(atPath: whole), "\(command): the whole input was read")
+        }
+        // Blank lines and then events still import, through a pipe too.
+        let export = try s.ok("export").stdoutBytes
+        let file = s.path("blank-first.jsonl")
+        write(file: file, Array("\n \r\n".utf8) + export)
+        let store = s.path("other")
+        let r = s.run(["-c", "cat \"$0\" | notes import - --store \"$1\"", file, store], executable: "/bin/sh")
+        #expect(r.code == 0, "\(r)")
+        #expect(try events(s, store: store) == before)
+        #expect(try events(s) == before)
+    }
+
     @Test("export to stdout and to a file agree; import into another store reproduces the export")
     func exportImport() throws {
         let s = try Sandbox()

@@ -342,4 +342,27 @@ struct SearchTextTests {
         #expect(TextFolding.fold("  The QUICK\tbrown   Fox  ") == "the quick brown fox")
         #expect(TextFolding.fold("ABCDEFGHé") == TextFolding.foldScalars("ABCDEFGHé"), "a byte over 0x7F after a block")
     }
+
+    @Test("every ASCII byte, and bytes over 0x7F anywhere, fold eight at a time as a scalar at a time")
+    func asciiFoldEveryByte() {
+        var state: UInt64 = 0xF01D
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        // Mostly white space and capitals, so that runs cross the blocks' bounds often.
+        let likely: [UInt8] = [0x20, 0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x41, 0x5A, 0x61, 0x1C, 0x1F, 0x7F, 0x00]
+        var mismatches: [String] = []
+        for round in 0..<60_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<next(41) { bytes.append(next(3) == 0 ? UInt8(next(128)) : likely[next(likely.count)]) }
+            if round % 7 == 0, !bytes.isEmpty { bytes.insert(contentsOf: Array("é".utf8), at: next(bytes.count)) }
+            let s = String(decoding: bytes, as: UTF8.self)
+            let viaUTF8 = bytes.withUnsafeBytes { TextFolding.fold(utf8: $0) }
+            if TextFolding.fold(s) != TextFolding.foldScalars(s) || viaUTF8 != TextFolding.foldScalars(s) {
+                mismatches.append("\(bytes)")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
+    }
 }
