@@ -1,5 +1,6 @@
 import Basics
 import EventStore
+import TestSupport
 import Testing
 
 @testable import Notes
@@ -9,6 +10,33 @@ import Testing
 /// keeps, a NUL inside a title, instants on both sides of 1970, every status, category and pin.
 @Suite("Rebuild of the notes projections")
 struct RebuildTests {
+    @Test("a replay holds about twice the distinct filings, not one per event, when a note is filed again and again")
+    func repeatedFilingsBounded() throws {
+        let f = try NotebookFixture()
+        let a = try f.book.add(title: "A", category: "Home").id
+        let b = try f.book.add(title: "B").id
+        for round in 0..<150 {
+            _ = try f.book.tag(a, with: ["t\(round % 3)"])
+            _ = try f.book.untag(a, from: ["t\(round % 3)"])
+            _ = try f.book.categorize(b, as: round % 2 == 0 ? "Home" : "Work")
+        }
+        // Distinct: a in Home, t0, t1, t2; b in Home, Work.
+        var replayer = Replayer(filingLimit: 16)
+        try replayer.scan(store: f.book.store, through: try f.head, progress: nil)
+        #expect(replayer.filingsHeld <= 2 * 6 + 16, "\(replayer.filingsHeld) filings held")
+        var unbounded = Replayer(filingLimit: .max)
+        try unbounded.scan(store: f.book.store, through: try f.head, progress: nil)
+        #expect(unbounded.filingsHeld == 1 + 150 + 150, "every filing event held without the limit")
+        var kept = replayer.takeFilings()
+        var all = unbounded.takeFilings()
+        Filing.sortByScope(&kept)
+        Filing.sortByScope(&all)
+        #expect(kept == all && kept.count == 6)
+        #expect(try f.book.verify().isEmpty)
+        try f.book.rebuild()
+        #expect(try f.book.verify().isEmpty)
+    }
+
     /// A notebook of a few hundred notes built by seeded random commands, with a clock that
     /// often stands still so many notes share their instants.
     static func randomNotebook(_ path: String, seed: UInt64) throws -> Notebook {

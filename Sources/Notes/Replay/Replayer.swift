@@ -76,9 +76,15 @@ struct Replayer {
     /// ``finish(store:)``).
     private let scans: Int
 
-    init(releasingPages: Bool = false, scans: Int = 1) {
+    /// The filings held (repeats included) beyond which they are sorted and their repeats
+    /// dropped: a note filed under the same tag thousands of times holds one filing, not
+    /// thousands (see ``file(_:_:_:)``).
+    private var filingLimit: Int
+
+    init(releasingPages: Bool = false, scans: Int = 1, filingLimit: Int = 1 << 20) {
         self.releasingPages = releasingPages
         self.scans = max(1, scans)
+        self.filingLimit = max(1, filingLimit)
         entries.reserveCapacity(1024)
     }
 
@@ -396,14 +402,23 @@ struct Replayer {
     }
 
     /// Notes the category or tag a `kind` event with payload `p` filed entry `i` under, in one
-    /// array for the whole scan (the projection's writer sorts them and drops repeats).
+    /// array for the whole scan (the projection's writer sorts them and drops repeats). Past
+    /// ``filingLimit`` the repeats are dropped here, and the limit set to twice what is left:
+    /// the array holds at most about twice the distinct filings, or the first limit.
     @inline(__always)
     private mutating func file<Text>(_ kind: NoteEventKind, _ p: NotePayload<Text>, _ i: Int) {
         guard kind.mayFile,
             let filing = Filing.made(by: kind, p, note: entries[i].note.id, category: entries[i].note.category)
         else { return }
         state.everFiled.append(filing)
+        if state.everFiled.count >= filingLimit {
+            Filing.sortByScope(&state.everFiled)
+            filingLimit = max(filingLimit, 2 * state.everFiled.count)
+        }
     }
+
+    /// The filings the scan holds now, repeats included (for tests).
+    var filingsHeld: Int { state.everFiled.count }
 
     /// Every event after a note's creation sets its update time and version.
     @inline(__always)
