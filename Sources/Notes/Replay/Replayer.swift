@@ -303,14 +303,18 @@ struct Replayer {
     }
 
     /// The first scan's share of the notes, out of 1,024, when there are `shards` scans: what
-    /// leaves its thread as busy as each of the others, walking the log costing about 0.4 of
-    /// folding all of it in CPU time (k scans: (1 - 0.4 (k - 1)) / k; 30% of the notes for two).
+    /// leaves its thread as busy as each of the others, walking the log costing about 0.6 of
+    /// folding all of it in CPU time (k scans: (1 - 0.6 (k - 1)) / k; 20% of the notes for two,
+    /// none for three or more, where the walk alone keeps the first thread busy).
     /// Balanced by time, not instructions: the walk's instructions wait on the mapped pages
     /// (`perf`, 1,000,000 events, 2026-12-06: the first scan's thread had 54% of the CPU time at
-    /// 35% of the notes, 51% at 29%; by callgrind its instructions balance nearer 30%).
+    /// 35% of the notes, 51% at 29%). The fold then became cheaper per event and the walk did
+    /// not: the fold of 1,000,000 events in two scans, binaries alternated (2026-12-06T14:10Z,
+    /// quiet), took 0.954x the time at 25% against 30% (8 pairs), 0.920x at 20% against 25%,
+    /// 1.069x at 15% against 20%.
     @inline(__always)
     static func firstShare(among shards: Int) -> Int {
-        max(0, 1024 * (10 - 4 * (shards - 1)) / (10 * shards))
+        max(0, 1024 * (10 - 6 * (shards - 1)) / (10 * shards))
     }
 
     /// An event ``take(_:store:)`` does not queue: a note event of an older (or unknown)
