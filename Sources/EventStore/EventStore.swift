@@ -93,38 +93,44 @@ public final class EventStore: Sendable {
             // Such databases are empty: finish them. Anything else without a format is another
             // program's data (its own `meta` or `events`), never written to: before 2026-12-06 a
             // file holding only such names was taken for a store, and even `verify` wrote into it.
-            let existingEvents = try? env.openDatabase(Names.events)
-            // The format and the databases are read in one snapshot: a creating process commits
-            // the format before any event, so no format with empty databases is unfinished.
-            let main = try env.mainDatabase()
-            let (format, logIsEmpty, metaIsEmpty, names): ([UInt8]?, Bool, Bool, [String]) = try env.read { txn in
-                let format = try existingMeta.flatMap { try txn.get($0, key: Array(Names.formatKey.utf8)) }
-                // A store: the rest is read only when it has no format.
-                if let format { return (format, false, false, []) }
-                let names = try txn.withCursor(main) { c in
-                    var names: [String] = []
-                    var entry = try c.first()
-                    while let e = entry {
-                        names.append(String(decoding: e.key, as: UTF8.self))
-                        entry = try c.next()
+            let formatKey = Array(Names.formatKey.utf8)
+            // A store's open reads its format alone; what else the file holds is read only when
+            // it has none.
+            var format = try existingMeta.flatMap { meta in try env.read { txn in try txn.get(meta, key: formatKey) } }
+            var (logIsEmpty, metaIsEmpty, names) = (false, false, [String]())
+            if format == nil {
+                let existingEvents = try? env.openDatabase(Names.events)
+                let main = try env.mainDatabase()
+                // The format (again) and the databases in one snapshot: a creating process commits
+                // the format before any event, so no format with empty databases is unfinished.
+                (format, logIsEmpty, metaIsEmpty, names) = try env.read { txn in
+                    let format = try existingMeta.flatMap { try txn.get($0, key: formatKey) }
+                    if let format { return (format, false, false, []) }
+                    let names = try txn.withCursor(main) { c in
+                        var names: [String] = []
+                        var entry = try c.first()
+                        while let e = entry {
+                            names.append(String(decoding: e.key, as: UTF8.self))
+                            entry = try c.next()
+                        }
+                        return names
                     }
-                    return names
+                    return (
+                        nil, try existingEvents.map { try txn.count($0) } ?? 0 == 0,
+                        try existingMeta.map { try txn.count($0) } ?? 0 == 0, names
+                    )
                 }
-                return (
-                    nil, try existingEvents.map { try txn.count($0) } ?? 0 == 0,
-                    try existingMeta.map { try txn.count($0) } ?? 0 == 0, names
-                )
             }
             var formatMissing = false
-            // A format of the wrong size is damage to the store's header database (the log, not
-            // read then, may hold events or none): said to be unreadable, not "lost".
-            if let format, decodeUInt32(format) == nil {
-                throw StoreError.storage(
-                    LMDBError(
-                        code: .corrupted,
-                        operation: "open \(path): its format version is unreadable (\(format.count) bytes, not 4)"))
-            }
-            if let stored = format.flatMap(decodeUInt32) {
+            if let format {
+                // A format of the wrong size is damage to the store's header database (the log,
+                // not read then, may hold events or none): said to be unreadable, not "lost".
+                guard let stored = decodeUInt32(format) else {
+                    throw StoreError.storage(
+                        LMDBError(
+                            code: .corrupted,
+                            operation: "open \(path): its format version is unreadable (\(format.count) bytes, not 4)"))
+                }
                 if stored > EventStore.formatVersion {
                     throw StoreError.newerFormat(found: stored, supported: EventStore.formatVersion)
                 }
