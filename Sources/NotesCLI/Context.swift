@@ -196,9 +196,9 @@ final class Context: @unchecked Sendable {
         // A directory without a data file holds no store yet, and a read makes none there:
         // before 2026-12-06 `notes list` with the store set to a folder of other files
         // (~/Documents) left LMDB's data.mdb and lock.mdb in it.
-        let holdsStore =
-            exists && ((st.st_mode & S_IFMT) != S_IFDIR || access(path + "/data.mdb", F_OK) == 0 || errno != ENOENT)
-        if command.readsOnly && !holdsStore {
+        if command.readsOnly,
+            !exists || ((st.st_mode & S_IFMT) == S_IFDIR && access(path + "/data.mdb", F_OK) != 0 && errno == ENOENT)
+        {
             throw CLIError(
                 "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
                 code: .notFound)
