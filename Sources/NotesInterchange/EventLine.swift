@@ -119,7 +119,7 @@ public struct EventBatch: Sendable {
     package mutating func add(line bytes: UnsafeRawBufferPointer) throws(InterchangeError) {
         lineCount += 1
         let n = lineCount
-        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        if ImportInput.isBlank(bytes) { return }
         let event: ImportedEvent
         if fastPath,
             let e = FastEventLine.read(

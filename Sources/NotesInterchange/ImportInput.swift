@@ -125,7 +125,7 @@ package final class ImportInput {
                         Result { () throws(InterchangeError) in try checkFirst(b) }
                     }
                     if case .failure(let refused) = checked { throw .validation(refused.input) }
-                    blankSoFar = line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+                    blankSoFar = ImportInput.isBlank(line)
                 }
                 breaks += 1
                 current = 0
@@ -139,7 +139,12 @@ package final class ImportInput {
     }
 
     /// A UTF-8 byte-order mark.
-    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    package static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// Whether a line holds nothing but spaces, tabs and carriage returns: an import skips it.
+    package static func isBlank(_ line: some Sequence<UInt8>) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
 
     /// What an import does with a line, applied to the first lines alone, in order: each up to
     /// the first that is not blank (spaces, tabs and carriage returns), which the import skips.
@@ -258,7 +263,7 @@ package final class ImportInput {
         var offset = start
         var head: [UInt8] = [0, 0, 0]
         let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, 3, off_t(start)) }
-        if got == 3 && head == [0xEF, 0xBB, 0xBF] { offset += 3 }
+        if got == 3 && head == Self.byteOrderMark { offset += 3 }
         var begin = 0
         var end = 0
         var number = 0

@@ -122,7 +122,7 @@ extension Notebook {
         var first = true
         for var line in lines {
             // A byte-order mark that starts the first line is skipped, as a file's is.
-            if first, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
+            if first, line.starts(with: ImportInput.byteOrderMark) { line.removeFirst(3) }
             first = false
             do { try batch.add(line: line) } catch { throw .validation(error.input) }
         }

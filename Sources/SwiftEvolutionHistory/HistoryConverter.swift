@@ -60,7 +60,7 @@ public struct HistoryConverter: Sendable {
     package mutating func add(line bytes: UnsafeRawBufferPointer) throws(InterchangeError) {
         lineCount += 1
         let n = lineCount
-        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        if ImportInput.isBlank(bytes) { return }
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
             if error.reason == .invalidUTF8 { throw InterchangeError(line: n, "invalid UTF-8 at byte \(error.offset)") }
