@@ -11,6 +11,12 @@ import PackageDescription
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // Generic types' metadata through their accessors rather than from mangled names: a
+    // mangled name is demangled at its first use in a process, and a type with a conformance
+    // requirement (a Dictionary's or a Set's key) then scans every conformance record of the
+    // binary (about 45,000 instructions each). Measured on `notes show`: 1.85 M instructions to
+    // 1.31 M, `notes --version` 0.49 M to 0.31 M, for a binary 0.4% larger.
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
 ]
 
 let package = Package(
