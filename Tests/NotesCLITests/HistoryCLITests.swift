@@ -301,6 +301,21 @@ struct HistoryCLITests {
         #expect(Self.run(s, ["log", "--since", "whenever"]).code == 2)
     }
 
+    @Test("log --since later than --until is a usage error naming both, exit 2; equal ends are one instant")
+    func logRangeBackwards() throws {
+        let s = try Sandbox()
+        try Self.ok(s, "add", "A", now: Self.hour(0))
+        // A new user's trial: before 2026-12-06 it printed nothing and exited 0.
+        let backwards = Self.run(s, ["log", "--since", Self.hour(2), "--until", Self.hour(1)])
+        CLIErrorTests.expectFailure(
+            backwards, 2, mentioning: "--since \"\(Self.hour(2))\" is later than --until \"\(Self.hour(1))\"")
+        #expect(backwards.stderr.contains("give a --since at or before the --until"), "\(backwards)")
+        CLIErrorTests.expectFailure(
+            Self.run(s, ["log", "--until", "3 days ago", "--since", "yesterday", "--json"]), 2,
+            mentioning: "is later than --until")
+        #expect(try Self.ok(s, "log", "--since", Self.hour(0), "--until", Self.hour(0), "--json").array().count == 1)
+    }
+
     @Test("list --as-of before and after a category rename uses the name the category had then")
     func asOfAcrossRename() throws {
         let s = try Sandbox()

@@ -185,6 +185,13 @@ let logCommand = Command(
     var q = LogQuery()
     q.since = try ctx.value("since").map { (text) in try ctx.instant(text) }
     q.until = try ctx.value("until").map { (text) in try ctx.instant(text) }
+    // A range that ends before it starts holds no event: a mistake (the two swapped), not a
+    // query. Before 2026-12-06 it printed nothing and exited 0.
+    if let since = q.since, let until = q.until, since > until {
+        throw CLIError(
+            "--since \"\(ctx.value("since") ?? "")\" is later than --until \"\(ctx.value("until") ?? "")\", so no "
+                + "event can match; give a --since at or before the --until (swap them)")
+    }
     q.type = ctx.value("type")
     q.actor = ctx.value("actor")
     // No event has an empty type: a mistake (an unset shell variable), not a query. (An actor
