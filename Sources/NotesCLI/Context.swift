@@ -107,10 +107,16 @@ final class Context: @unchecked Sendable {
     /// Parses an instant option (`2h ago`, `yesterday`, RFC 3339...). `now` is never before the
     /// log's last event: an import dated a few hours ahead holds every later event at its
     /// instant, which `--as-of now` must still show (before 2026-12-06 it showed none of them).
-    func instant(_ text: String) throws -> Int64 {
+    ///
+    /// `option` names where the text was given (`--since`, or `FROM` for an argument), and
+    /// `versions` says that it takes a version too: a refusal names both, the text and the forms
+    /// it takes (before 2026-12-06, `--at -1` said only "unrecognized date").
+    func instant(_ text: String, option: String, versions: Bool = false) throws -> Int64 {
         var parser = instantParser
         if InstantParser.namesNow(text) { parser.logEnd = try notebook().lastRecordedAt() }
-        do { return try parser.parse(text) } catch { throw CLIError(error.description) }
+        do { return try parser.parse(text) } catch {
+            throw CLIError(error.message(option: option, versions: versions))
+        }
     }
 
     // MARK: Store
