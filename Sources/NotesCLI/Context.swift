@@ -201,9 +201,13 @@ final class Context: @unchecked Sendable {
         let exists = stat(path, &st) == 0
         // A directory without a data file holds no store yet, and a read makes none there:
         // before 2026-12-06 `notes list` with the store set to a folder of other files
-        // (~/Documents) left LMDB's data.mdb and lock.mdb in it.
+        // (~/Documents) left LMDB's data.mdb and lock.mdb in it. A data.mdb that is a link to
+        // nothing is there, and the open says what it is (it was "no store yet" before
+        // 2026-12-06).
+        var dataFile = stat()
         if command.readsOnly,
-            !exists || ((st.st_mode & S_IFMT) == S_IFDIR && access(path + "/data.mdb", F_OK) != 0 && errno == ENOENT)
+            !exists
+                || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
         {
             throw CLIError(
                 "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",

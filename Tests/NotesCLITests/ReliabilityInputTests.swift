@@ -275,24 +275,59 @@ struct ReliabilityInputTests {
         #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
     }
 
-    @Test("a data.mdb that is a FIFO, a directory or a device is refused at once as not a store, never waited on")
+    @Test("a data.mdb that is a FIFO, a directory or a device is refused at once, named as such, never waited on")
     func dataFileNotAFile() throws {
         let s = try Sandbox()
-        for (name, make) in [
-            ("fifo", { (path: String) in mkfifo(path, 0o600) }), ("directory", { path in mkdir(path, 0o700) }),
-            ("device", { path in symlink("/dev/null", path) }),
+        for (name, make, what) in [
+            ("fifo", { (path: String) in mkfifo(path, 0o600) }, "a FIFO (named pipe)"),
+            ("directory", { path in mkdir(path, 0o700) }, "a directory"),
+            ("device", { path in symlink("/dev/null", path) }, "a device"),
         ] {
             let store = s.path(name)
             #expect(mkdir(store, 0o700) == 0)
             #expect(make(store + "/data.mdb") == 0, "\(name)")
             for args in [["list"], ["verify"], ["add", "X"]] {
-                // Before 2026-12-06 a FIFO held every command in its open for good.
+                // Before 2026-12-06 a FIFO held every command in its open for good, and then (a new
+                // user's trial) each was "not a notes store (its data.mdb is not an LMDB file, or
+                // its header is damaged ...)".
                 let start = EventStore.systemClock()
                 let r = s.run(["--store", store] + args)
                 #expect(EventStore.systemClock() - start < 20_000_000, "\(name) \(args) waited")
-                Self.expectRefused(r, 5, "\(name) \(args)", mentioning: "is not a notes store")
+                Self.expectRefused(
+                    r, 5, "\(name) \(args)",
+                    mentioning: "the store file \(store)/data.mdb is \(what), which cannot hold a store; move it out "
+                        + "of the folder, or choose another store with --store")
             }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store) == ["data.mdb"], "\(name): no lock.mdb")
         }
+    }
+
+    @Test("a data.mdb that is a dangling symbolic link is named as one, exit 5, for reads and writes; nothing made")
+    func dataFileDanglingLink() throws {
+        let s = try Sandbox()
+        let store = s.path("linked")
+        mkdir(store, 0o700)
+        mkdir(s.path("gone"), 0o700)
+        // The folder of the link's target exists: LMDB would have created the file there.
+        let target = s.path("gone/data.mdb")
+        symlink(target, store + "/data.mdb")
+        for args in [["list"], ["show", "abcd"], ["verify"], ["export"], ["add", "X"], ["import", "-"]] {
+            // A new user's trial: before 2026-12-06 a read said "no store at ... yet" (exit 3), and
+            // a write made lock.mdb beside the link and the file it names.
+            let r = s.run(["--store", store] + args, stdin: [])
+            Self.expectRefused(
+                r, 5, "\(args)",
+                mentioning: "the store file \(store)/data.mdb is a dangling symbolic link to \(target), which does not "
+                    + "exist (nothing was created); restore the file it points to, or choose another store with --store"
+            )
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store) == ["data.mdb"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("gone")).isEmpty)
+        // A link to a store's file is that store.
+        try s.ok("--store", s.path("real"), "add", "Real")
+        unlink(store + "/data.mdb")
+        symlink(s.path("real/data.mdb"), store + "/data.mdb")
+        #expect(try s.ok("--store", store, "list").lines.count == 1)
     }
 
     @Test("no HOME and no store setting: a clear error, exit 5, for reads and writes")
