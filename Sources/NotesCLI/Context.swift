@@ -19,6 +19,13 @@ final class Context: @unchecked Sendable {
     private var tagNames: [Identifier: String] = [:]
     /// The bar of a rebuild in progress, cleared when the open that ran it ends.
     private var rebuildProgress: RebuildProgress?
+    /// The store this run is making for a command that takes input (``makesStoreOnceAccepted``)
+    /// where there was none: made in a private folder (`staging`) beside where it goes, and
+    /// moved to `target` by ``keepNewStore()`` once the command has accepted its input; a
+    /// refused command removes it (``discardNewStore()``), so that it leaves no trace. Before
+    /// 2026-12-06 a refused import or sync into a folder that did not exist left the folder,
+    /// and an empty store in it.
+    private var newStore: (staging: String, target: String)?
 
     init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
         throws(CLIError)
@@ -172,7 +179,15 @@ final class Context: @unchecked Sendable {
                     "NOTES_ACTOR must be one line of at most 200 characters, without control characters; "
                         + "give a name such as ana@laptop")
             }
-            try makeParents(of: path)
+        }
+        var openPath = path
+        if !command.readsOnly {
+            if makesStoreOnceAccepted, let staging = Self.stagingDirectory(for: path) {
+                newStore = (staging, path)
+                openPath = staging
+            } else {
+                try makeParents(of: path)
+            }
         }
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
@@ -215,11 +230,11 @@ final class Context: @unchecked Sendable {
         }
         var book: Notebook?
         var failure: NotesError?
-        do { book = try Notebook(path: path, options: options) } catch { failure = error }
+        do { book = try Notebook(path: openPath, options: options) } catch { failure = error }
         if let failure {
             guard command.readsOnly && failure.isPermissionProblem else { throw failure }
             options.readOnly = true
-            book = try Notebook(path: path, options: options)
+            book = try Notebook(path: openPath, options: options)
         }
         guard let book else { throw CLIError("cannot open the store at \(path)", code: .storeUnusable) }
         if exists, (st.st_mode & 0o022) != 0 {
@@ -227,6 +242,68 @@ final class Context: @unchecked Sendable {
         }
         openedNotebook = book
         return book
+    }
+
+    /// The commands that take input (a file, a folder, a remote's log) and make the store they
+    /// write to only once it is accepted (see ``newStore``).
+    private var makesStoreOnceAccepted: Bool {
+        ["import", "import-markdown", "import-history", "sync"].contains(command.name)
+    }
+
+    /// A new private folder, `.notes-new-store-XXXXXX`, in the nearest folder above `path` that
+    /// exists, when `path` does not exist; nil otherwise, or when it cannot be made there (the
+    /// store is then made in place, as before, and a failure said as before).
+    private static func stagingDirectory(for path: String) -> String? {
+        var st = stat()
+        guard lstat(path, &st) != 0, errno == ENOENT else { return nil }
+        var parent = AtomicFile.directory(of: path)
+        while stat(parent, &st) != 0 {
+            guard errno == ENOENT, parent != ".", parent != "/" else { return nil }
+            parent = AtomicFile.directory(of: parent)
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        var template = Array((parent + "/.notes-new-store-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else { return nil }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Moves the store this run made (see ``newStore``) into place, making its parent folders
+    /// now: called once the command has accepted its input, before it prints. A store made
+    /// there meanwhile by another process is never replaced: this run's is removed, and the
+    /// command refused.
+    func keepNewStore() throws(CLIError) {
+        guard let (staging, given) = newStore else { return }
+        newStore = nil
+        var target = given
+        while target.count > 1, target.hasSuffix("/") { target.removeLast() }
+        do { try makeDirectories(AtomicFile.directory(of: target)) } catch {
+            Self.removeStore(staging)
+            throw CLIError("\(error); nothing was kept: choose another store with --store", code: .storeUnusable)
+        }
+        guard rename(staging, target) == 0 else {
+            let reason = systemErrorText()
+            Self.removeStore(staging)
+            throw CLIError(
+                "cannot move the new store into place at \(given) (\(reason)); nothing was kept: run the command again",
+                code: .failure)
+        }
+    }
+
+    /// Removes the store this run made for a command that was refused or failed (see
+    /// ``newStore``): it leaves no trace.
+    func discardNewStore() {
+        guard let (staging, _) = newStore else { return }
+        newStore = nil
+        openedNotebook = nil
+        Self.removeStore(staging)
+    }
+
+    /// Removes a store folder this run made, and the files LMDB made in it; anything else there
+    /// (none is expected) keeps the folder.
+    private static func removeStore(_ directory: String) {
+        for name in ["data.mdb", "lock.mdb"] { unlink(directory + "/" + name) }
+        rmdir(directory)
     }
 
     private func makeParents(of path: String) throws(CLIError) {

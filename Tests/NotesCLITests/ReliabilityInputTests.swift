@@ -185,6 +185,49 @@ struct ReliabilityInputTests {
         }
     }
 
+    @Test("a refused import into a store folder that did not exist leaves no folder; an accepted one makes it")
+    func refusedImportLeavesNoFolder() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One", "--body", "a")
+        let good = try source.ok("export").stdout
+        write(file: s.path("good.jsonl"), good)
+        write(file: s.path("bad.jsonl"), good + "garbage\n")
+        write(file: s.path("history.jsonl"), "not a revision\n")
+        mkdir(s.path("vault"), 0o700)
+        write(file: s.path("vault/bad.md"), "---\ntitle: [unclosed\n---\nbody\n")
+        let refused: [([String], Int32, String)] = [
+            (["import", s.path("bad.jsonl")], 2, "line 2"), (["import", "-"], 2, "line 2"),
+            (["import-history", s.path("history.jsonl")], 2, "line 1"),
+            (["import-markdown", s.path("vault")], 2, "bad.md"),
+        ]
+        for (args, code, message) in refused {
+            for store in [s.path("new"), s.path("deeper/still/new"), s.path("trailing/")] {
+                // A new user's trial: before 2026-12-06 each left the folder (and its parents) behind,
+                // holding an empty store.
+                let r = s.run(["--store", store] + args, stdin: Array((good + "garbage\n").utf8))
+                #expect(r.code == code, "\(args) into \(store): \(r)")
+                #expect(r.stdout.isEmpty && r.stderr.contains(message), "\(args): \(r)")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: s.root).filter {
+                !["home", "config", "data", "state", "tmp", "io", "bin", "vault"].contains($0)
+                    && !$0.hasSuffix(".jsonl")
+            }
+            #expect(left.isEmpty, "\(args) left \(left)")
+        }
+        // Accepted, the store is made where it was asked for, parents too, and nothing else.
+        #expect(
+            try s.ok("--store", s.path("deeper/still/new"), "import", s.path("good.jsonl")).line == "imported 1 event")
+        #expect(try s.ok("--store", s.path("deeper/still/new"), "list").lines.count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("deeper/still")) == ["new"])
+        #expect(try s.ok("--store", s.path("trailing/"), "import", s.path("good.jsonl")).line == "imported 1 event")
+        #expect(try s.ok("--store", s.path("trailing"), "export").stdout == good)
+        // An existing store refusing an import is left as it was.
+        let before = read(file: s.path("deeper/still/new/data.mdb"))
+        #expect(s.run("--store", s.path("deeper/still/new"), "import", s.path("bad.jsonl")).code == 2)
+        #expect(read(file: s.path("deeper/still/new/data.mdb")) == before)
+    }
+
     @Test("a command that only reads, in a folder that holds no store, makes none there: exit 3, the folder as it was")
     func readInAFolderMakesNoStore() throws {
         let s = try Sandbox()
