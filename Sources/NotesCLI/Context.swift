@@ -25,7 +25,7 @@ final class Context: @unchecked Sendable {
     /// refused command removes it (``discardNewStore()``), so that it leaves no trace. Before
     /// 2026-12-06 a refused import or sync into a folder that did not exist left the folder,
     /// and an empty store in it.
-    private var newStore: (staging: String, target: String)?
+    private var newStore: (staging: String, target: String, lock: Int32)?
 
     init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
         throws(CLIError)
@@ -182,8 +182,8 @@ final class Context: @unchecked Sendable {
         }
         var openPath = path
         if !command.readsOnly {
-            if makesStoreOnceAccepted, let staging = Self.stagingDirectory(for: path) {
-                newStore = (staging, path)
+            if makesStoreOnceAccepted, let (staging, lock) = Self.stagingDirectory(for: path) {
+                newStore = (staging, path, lock)
                 openPath = staging
             } else {
                 try makeParents(of: path)
@@ -251,9 +251,11 @@ final class Context: @unchecked Sendable {
     }
 
     /// A new private folder, `.notes-new-store-XXXXXX`, in the nearest folder above `path` that
-    /// exists, when `path` does not exist; nil otherwise, or when it cannot be made there (the
-    /// store is then made in place, as before, and a failure said as before).
-    private static func stagingDirectory(for path: String) -> String? {
+    /// exists, when `path` does not exist, and a descriptor holding an `flock` on it while this
+    /// run has it; nil otherwise, or when it cannot be made there (the store is then made in
+    /// place, as before, and a failure said as before). Such folders that killed runs left
+    /// there are removed first (``removeAbandonedStagings(in:)``).
+    private static func stagingDirectory(for path: String) -> (String, Int32)? {
         var st = stat()
         guard lstat(path, &st) != 0, errno == ENOENT else { return nil }
         var parent = AtomicFile.directory(of: path)
@@ -262,10 +264,52 @@ final class Context: @unchecked Sendable {
             parent = AtomicFile.directory(of: parent)
         }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
-        var template = Array((parent + "/.notes-new-store-XXXXXX").utf8CString)
+        removeAbandonedStagings(in: parent)
+        var template = Array((parent + "/" + stagingPrefix + "XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { return nil }
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let staging = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let lock = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            if lock >= 0 { close(lock) }
+            rmdir(staging)
+            return nil
+        }
+        return (staging, lock)
+    }
+
+    private static let stagingPrefix = ".notes-new-store-"
+
+    /// Removes the private folders of new stores in `parent` that runs killed midway left (an
+    /// import stopped by Ctrl-C or SIGKILL): named as ``stagingDirectory(for:)`` names them,
+    /// this user's, held by no process (a run holds its own locked until it moves or removes
+    /// it), unchanged for 2 seconds (a run locks its folder the moment it made it) and holding
+    /// nothing but LMDB's data.mdb and lock.mdb. Anything else is left alone.
+    private static func removeAbandonedStagings(in parent: String) {
+        guard let dir = opendir(parent) else { return }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
+                p.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name.hasPrefix(stagingPrefix), name.utf8.count == stagingPrefix.utf8.count + 6 { names.append(name) }
+        }
+        closedir(dir)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        for name in names {
+            let path = parent + "/" + name
+            let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_uid == geteuid(), now.tv_sec - st.st_mtim.tv_sec >= 2,
+                flock(fd, LOCK_EX | LOCK_NB) == 0,
+                let entries = try? directoryEntries(path),
+                entries.allSatisfy({ $0.kind == .file && ($0.name == "data.mdb" || $0.name == "lock.mdb") })
+            else { continue }
+            removeStore(path)
+        }
     }
 
     /// Moves the store this run made (see ``newStore``) into place, making its parent folders
@@ -273,8 +317,9 @@ final class Context: @unchecked Sendable {
     /// there meanwhile by another process is never replaced: this run's is removed, and the
     /// command refused.
     func keepNewStore() throws(CLIError) {
-        guard let (staging, given) = newStore else { return }
+        guard let (staging, given, lock) = newStore else { return }
         newStore = nil
+        defer { close(lock) }
         var target = given
         while target.count > 1, target.hasSuffix("/") { target.removeLast() }
         do { try makeDirectories(AtomicFile.directory(of: target)) } catch {
@@ -293,10 +338,11 @@ final class Context: @unchecked Sendable {
     /// Removes the store this run made for a command that was refused or failed (see
     /// ``newStore``): it leaves no trace.
     func discardNewStore() {
-        guard let (staging, _) = newStore else { return }
+        guard let (staging, _, lock) = newStore else { return }
         newStore = nil
         openedNotebook = nil
         Self.removeStore(staging)
+        close(lock)
     }
 
     /// Removes a store folder this run made, and the files LMDB made in it; anything else there

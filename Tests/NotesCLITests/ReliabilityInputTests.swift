@@ -228,6 +228,46 @@ struct ReliabilityInputTests {
         #expect(read(file: s.path("deeper/still/new/data.mdb")) == before)
     }
 
+    @Test("a new store's private folder that a killed import left is removed by the next one made beside it")
+    func abandonedNewStoreRemoved() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One")
+        write(file: s.path("good.jsonl"), try source.ok("export").stdout)
+        func folder(_ name: String, holding files: [String], modified secondsAgo: Int = 3600) -> String {
+            let dir = s.path(name)
+            mkdir(dir, 0o700)
+            for file in files { write(file: dir + "/" + file, "x") }
+            var times = [timeval(), timeval()]
+            times[0].tv_sec = time(nil) - secondsAgo
+            times[1].tv_sec = time(nil) - secondsAgo
+            utimes(dir, &times)
+            return dir
+        }
+        // What a first import stopped midway (Ctrl-C, SIGKILL) leaves: its private folder, which
+        // no process holds any more.
+        let abandoned = [
+            folder(".notes-new-store-Ab12Cd", holding: ["data.mdb", "lock.mdb"]),
+            folder(".notes-new-store-zz9999", holding: []),
+        ]
+        // Left alone: one a running import holds (here, this process), one holding another file,
+        // one changed a moment ago, another name.
+        let kept = [
+            folder(".notes-new-store-held01", holding: ["data.mdb"]),
+            folder(".notes-new-store-note01", holding: ["data.mdb", "notes.txt"]),
+            folder(".notes-new-store-fresh1", holding: [], modified: -3600),
+            folder(".notes-new-store-x", holding: ["data.mdb"]),
+        ]
+        let lock = open(kept[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        defer { close(lock) }
+        #expect(try s.ok("--store", s.path("new"), "import", s.path("good.jsonl")).line == "imported 1 event")
+        for dir in abandoned { #expect(!fileExists(dir), "\(dir) was left") }
+        for dir in kept { #expect(fileExists(dir), "\(dir) was removed") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: s.root)
+        #expect(names.filter { $0.hasPrefix(".notes-new-store-") }.count == kept.count, "\(names)")
+    }
+
     @Test("a command that only reads, in a folder that holds no store, makes none there: exit 3, the folder as it was")
     func readInAFolderMakesNoStore() throws {
         let s = try Sandbox()
