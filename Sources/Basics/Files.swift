@@ -81,19 +81,72 @@ public func writeFully(fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
 ///
 /// The temporary file is created next to the target with a unique random name (`mkstemp`,
 /// mode 0600: notes may be private), so two processes writing the same file never share one.
+/// Its writer holds an `flock` on it until it is renamed into place or removed, so a writer
+/// killed midway (SIGKILL, a power loss) leaves one that no process holds: the next writer of
+/// the same path removes it (see ``removeAbandonedTemporaries(of:)``).
 public final class AtomicFile {
     public let path: String
     let temporaryPath: String
     let fd: Int32
     private var done = false
 
-    public init(path: String) throws(IOFailure) {
+    /// `removingAbandoned`: first remove the temporaries of `path` that killed writers left
+    /// (one look through the directory; a writer of many files in one folder may do it once).
+    public init(path: String, removingAbandoned: Bool = true) throws(IOFailure) {
         self.path = path
+        if removingAbandoned { Self.removeAbandonedTemporaries(of: path) }
         var template = Array("\(path).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { makeTemporaryFile($0.baseAddress!) }
         guard fd >= 0 else { throw IOFailure(.create, "\(path).tmp-XXXXXX", detail: "check the directory") }
+        // Held while the file is ours: released when it is closed, by the process's end too.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
         self.fd = fd
         temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// How long a temporary must have gone unwritten before it may be taken for abandoned: a
+    /// writer locks its file the moment `mkstemp` made it, well within this.
+    static let abandonedAfterSeconds = 2
+
+    /// Removes the temporaries of `path` that writers killed midway left behind, and returns how
+    /// many: files named as this type names them (`path` + `.tmp-` + six letters or digits),
+    /// regular, of this user, last written at least 2 seconds ago and held by no process (a
+    /// writer holds its own locked until it renames or removes it). Anything else is left
+    /// alone: another name, a link, another user's file, a temporary being written.
+    @discardableResult
+    public static func removeAbandonedTemporaries(of path: String) -> Int {
+        let directory = directory(of: path)
+        let prefix = Array(
+            ((path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path) + ".tmp-").utf8)
+        guard prefix.count > 5, let dir = opendir(directory) else { return 0 }
+        defer { closedir(dir) }
+        var candidates: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
+                p.withMemoryRebound(to: CChar.self, capacity: 256) { Array(String(cString: $0).utf8) }
+            }
+            guard name.count == prefix.count + 6, name.starts(with: prefix),
+                name[prefix.count...].allSatisfy({ $0 &- 0x30 < 10 || ($0 | 0x20) &- 0x61 < 26 })
+            else { continue }
+            candidates.append(directory + "/" + String(decoding: name, as: UTF8.self))
+        }
+        var removed = 0
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        for candidate in candidates {
+            let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
+                now.tv_sec - st.st_mtim.tv_sec >= abandonedAfterSeconds, flock(fd, LOCK_EX | LOCK_NB) == 0
+            else { continue }
+            // Still the file looked at (not renamed into place and replaced meanwhile).
+            var again = stat()
+            guard lstat(candidate, &again) == 0, again.st_ino == st.st_ino, again.st_dev == st.st_dev else { continue }
+            if unlink(candidate) == 0 { removed += 1 }
+        }
+        return removed
     }
 
     /// Appends bytes.

@@ -43,6 +43,45 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// Refuses a `data.mdb` in `path` that no store can be in, before LMDB opens (or creates)
+    /// anything there: a symbolic link to nothing (LMDB would create the file it names, or fail
+    /// with a bare "No such file or directory", and a read took the folder for one without a
+    /// store yet), a FIFO (its open would wait for a writer for good), a directory, a device or a
+    /// socket. A link to a regular file is the store's file, as LMDB reads it.
+    static func checkDataFile(in path: String) throws(StoreError) {
+        let file = path + "/data.mdb"
+        var entry = stat()
+        guard lstat(file, &entry) == 0 else { return }
+        var kind = entry.st_mode & S_IFMT
+        if kind == S_IFLNK {
+            var target = stat()
+            guard stat(file, &target) == 0 else {
+                // ELOOP and the like are LMDB's to report.
+                guard errno == ENOENT || errno == ENOTDIR else { return }
+                var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                let n = readlink(file, &buffer, buffer.count - 1)
+                let to =
+                    n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "nothing"
+                throw .unusableDataFile(
+                    file: file,
+                    detail: "a dangling symbolic link to \(to), which does not exist (nothing was created); restore "
+                        + "the file it points to")
+            }
+            kind = target.st_mode & S_IFMT
+        }
+        let what: String
+        switch kind {
+        case S_IFREG: return
+        case S_IFIFO: what = "a FIFO (named pipe)"
+        case S_IFDIR: what = "a directory"
+        case S_IFCHR, S_IFBLK: what = "a device"
+        case S_IFSOCK: what = "a socket"
+        default: what = "not a regular file"
+        }
+        throw .unusableDataFile(
+            file: file, detail: "\(what), which cannot hold a store; move it out of the folder")
+    }
+
     /// The current time in microseconds since the Unix epoch.
     public static let systemClock: @Sendable () -> Int64 = {
         var ts = timespec()
@@ -71,6 +110,7 @@ public final class EventStore: Sendable {
         self.configuration = configuration
         currentProjectionVersionBytes = EventStore.projectionVersion(of: configuration)
         let env: Environment
+        try Self.checkDataFile(in: path)
         do { env = try Environment(path: path, options: configuration.environment) } catch {
             if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is a file") }
             if error.code == .invalid || error.code == .versionMismatch {

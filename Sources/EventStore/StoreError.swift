@@ -24,6 +24,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case noProjections
     /// The path is not a store (e.g. a file, or a directory of something else).
     case notAStore(path: String, detail: String)
+    /// The store's data file (`file`, the directory's `data.mdb`) is no file LMDB can hold a
+    /// store in: a dangling symbolic link, a FIFO, a directory, a device or a socket (`detail`
+    /// says which, and what to do).
+    case unusableDataFile(file: String, detail: String)
     /// A rebuild of the projections was taken over by another process.
     case rebuildSuperseded
     /// The projections were rebuilt by another version of the program (`stored`) since this one
@@ -58,6 +62,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .noProjections: return "the store has no projections"
         case .notAStore(let path, let detail):
             return "\(path) is not a notes store (\(detail))"
+        case .unusableDataFile(let file, let detail):
+            return "the store file \(file) is \(detail)"
         case .rebuildSuperseded:
             return "another process took over the rebuild of the projections; run the command again"
         case .projectionsChanged(let stored, let expected):

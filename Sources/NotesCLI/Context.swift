@@ -19,6 +19,13 @@ final class Context: @unchecked Sendable {
     private var tagNames: [Identifier: String] = [:]
     /// The bar of a rebuild in progress, cleared when the open that ran it ends.
     private var rebuildProgress: RebuildProgress?
+    /// The store this run is making for a command that takes input (``makesStoreOnceAccepted``)
+    /// where there was none: made in a private folder (`staging`) beside where it goes, and
+    /// moved to `target` by ``keepNewStore()`` once the command has accepted its input; a
+    /// refused command removes it (``discardNewStore()``), so that it leaves no trace. Before
+    /// 2026-12-06 a refused import or sync into a folder that did not exist left the folder,
+    /// and an empty store in it.
+    private var newStore: (staging: String, target: String, lock: Int32)?
 
     init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
         throws(CLIError)
@@ -107,10 +114,16 @@ final class Context: @unchecked Sendable {
     /// Parses an instant option (`2h ago`, `yesterday`, RFC 3339...). `now` is never before the
     /// log's last event: an import dated a few hours ahead holds every later event at its
     /// instant, which `--as-of now` must still show (before 2026-12-06 it showed none of them).
-    func instant(_ text: String) throws -> Int64 {
+    ///
+    /// `option` names where the text was given (`--since`, or `FROM` for an argument), and
+    /// `versions` says that it takes a version too: a refusal names both, the text and the forms
+    /// it takes (before 2026-12-06, `--at -1` said only "unrecognized date").
+    func instant(_ text: String, option: String, versions: Bool = false) throws -> Int64 {
         var parser = instantParser
         if InstantParser.namesNow(text) { parser.logEnd = try notebook().lastRecordedAt() }
-        do { return try parser.parse(text) } catch { throw CLIError(error.description) }
+        do { return try parser.parse(text) } catch {
+            throw CLIError(error.message(option: option, versions: versions))
+        }
     }
 
     // MARK: Store
@@ -166,7 +179,15 @@ final class Context: @unchecked Sendable {
                     "NOTES_ACTOR must be one line of at most 200 characters, without control characters; "
                         + "give a name such as ana@laptop")
             }
-            try makeParents(of: path)
+        }
+        var openPath = path
+        if !command.readsOnly {
+            if makesStoreOnceAccepted, let (staging, lock) = Self.stagingDirectory(for: path) {
+                newStore = (staging, path, lock)
+                openPath = staging
+            } else {
+                try makeParents(of: path)
+            }
         }
         var options = Notebook.Options(actor: actor, command: "notes \(command.name)")
         options.clock = clock
@@ -195,9 +216,13 @@ final class Context: @unchecked Sendable {
         let exists = stat(path, &st) == 0
         // A directory without a data file holds no store yet, and a read makes none there:
         // before 2026-12-06 `notes list` with the store set to a folder of other files
-        // (~/Documents) left LMDB's data.mdb and lock.mdb in it.
+        // (~/Documents) left LMDB's data.mdb and lock.mdb in it. A data.mdb that is a link to
+        // nothing is there, and the open says what it is (it was "no store yet" before
+        // 2026-12-06).
+        var dataFile = stat()
         if command.readsOnly,
-            !exists || ((st.st_mode & S_IFMT) == S_IFDIR && access(path + "/data.mdb", F_OK) != 0 && errno == ENOENT)
+            !exists
+                || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
         {
             throw CLIError(
                 "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
@@ -205,11 +230,11 @@ final class Context: @unchecked Sendable {
         }
         var book: Notebook?
         var failure: NotesError?
-        do { book = try Notebook(path: path, options: options) } catch { failure = error }
+        do { book = try Notebook(path: openPath, options: options) } catch { failure = error }
         if let failure {
             guard command.readsOnly && failure.isPermissionProblem else { throw failure }
             options.readOnly = true
-            book = try Notebook(path: path, options: options)
+            book = try Notebook(path: openPath, options: options)
         }
         guard let book else { throw CLIError("cannot open the store at \(path)", code: .storeUnusable) }
         if exists, (st.st_mode & 0o022) != 0 {
@@ -217,6 +242,114 @@ final class Context: @unchecked Sendable {
         }
         openedNotebook = book
         return book
+    }
+
+    /// The commands that take input (a file, a folder, a remote's log) and make the store they
+    /// write to only once it is accepted (see ``newStore``).
+    private var makesStoreOnceAccepted: Bool {
+        ["import", "import-markdown", "import-history", "sync"].contains(command.name)
+    }
+
+    /// A new private folder, `.notes-new-store-XXXXXX`, in the nearest folder above `path` that
+    /// exists, when `path` does not exist, and a descriptor holding an `flock` on it while this
+    /// run has it; nil otherwise, or when it cannot be made there (the store is then made in
+    /// place, as before, and a failure said as before). Such folders that killed runs left
+    /// there are removed first (``removeAbandonedStagings(in:)``).
+    private static func stagingDirectory(for path: String) -> (String, Int32)? {
+        var st = stat()
+        guard lstat(path, &st) != 0, errno == ENOENT else { return nil }
+        var parent = AtomicFile.directory(of: path)
+        while stat(parent, &st) != 0 {
+            guard errno == ENOENT, parent != ".", parent != "/" else { return nil }
+            parent = AtomicFile.directory(of: parent)
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        removeAbandonedStagings(in: parent)
+        var template = Array((parent + "/" + stagingPrefix + "XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else { return nil }
+        let staging = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let lock = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            if lock >= 0 { close(lock) }
+            rmdir(staging)
+            return nil
+        }
+        return (staging, lock)
+    }
+
+    private static let stagingPrefix = ".notes-new-store-"
+
+    /// Removes the private folders of new stores in `parent` that runs killed midway left (an
+    /// import stopped by Ctrl-C or SIGKILL): named as ``stagingDirectory(for:)`` names them,
+    /// this user's, held by no process (a run holds its own locked until it moves or removes
+    /// it), unchanged for 2 seconds (a run locks its folder the moment it made it) and holding
+    /// nothing but LMDB's data.mdb and lock.mdb. Anything else is left alone.
+    private static func removeAbandonedStagings(in parent: String) {
+        guard let dir = opendir(parent) else { return }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
+                p.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name.hasPrefix(stagingPrefix), name.utf8.count == stagingPrefix.utf8.count + 6 { names.append(name) }
+        }
+        closedir(dir)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        for name in names {
+            let path = parent + "/" + name
+            let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_uid == geteuid(), now.tv_sec - st.st_mtim.tv_sec >= 2,
+                flock(fd, LOCK_EX | LOCK_NB) == 0,
+                let entries = try? directoryEntries(path),
+                entries.allSatisfy({ $0.kind == .file && ($0.name == "data.mdb" || $0.name == "lock.mdb") })
+            else { continue }
+            removeStore(path)
+        }
+    }
+
+    /// Moves the store this run made (see ``newStore``) into place, making its parent folders
+    /// now: called once the command has accepted its input, before it prints. A store made
+    /// there meanwhile by another process is never replaced: this run's is removed, and the
+    /// command refused.
+    func keepNewStore() throws(CLIError) {
+        guard let (staging, given, lock) = newStore else { return }
+        newStore = nil
+        defer { close(lock) }
+        var target = given
+        while target.count > 1, target.hasSuffix("/") { target.removeLast() }
+        do { try makeDirectories(AtomicFile.directory(of: target)) } catch {
+            Self.removeStore(staging)
+            throw CLIError("\(error); nothing was kept: choose another store with --store", code: .storeUnusable)
+        }
+        guard rename(staging, target) == 0 else {
+            let reason = systemErrorText()
+            Self.removeStore(staging)
+            throw CLIError(
+                "cannot move the new store into place at \(given) (\(reason)); nothing was kept: run the command again",
+                code: .failure)
+        }
+    }
+
+    /// Removes the store this run made for a command that was refused or failed (see
+    /// ``newStore``): it leaves no trace.
+    func discardNewStore() {
+        guard let (staging, _, lock) = newStore else { return }
+        newStore = nil
+        openedNotebook = nil
+        Self.removeStore(staging)
+        close(lock)
+    }
+
+    /// Removes a store folder this run made, and the files LMDB made in it; anything else there
+    /// (none is expected) keeps the folder.
+    private static func removeStore(_ directory: String) {
+        for name in ["data.mdb", "lock.mdb"] { unlink(directory + "/" + name) }
+        rmdir(directory)
     }
 
     private func makeParents(of path: String) throws(CLIError) {

@@ -103,6 +103,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .damagedProjection:
                 return CLIError(e.description + "; run `notes rebuild` to repair them", code: .storeUnusable)
             case .notAStore: return CLIError(e.description + "; choose another path with --store", code: .storeUnusable)
+            case .unusableDataFile:
+                return CLIError(e.description + ", or choose another store with --store", code: .storeUnusable)
             default: return CLIError(e.description, code: .storeUnusable)
             }
         case let e as FoldError:

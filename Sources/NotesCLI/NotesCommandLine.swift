@@ -55,6 +55,7 @@ public enum NotesCommandLine {
         // Past `ulimit -f` a write must fail with EFBIG (reported as a full disk), not kill us silently.
         signal(SIGXFSZ, SIG_IGN)
         let parser = ArgumentParser(commandOptions: { findCommand($0)?.options })
+        var context: Context?
         do {
             let parsed = try parser.parse(arguments)
             if parsed.flags.contains("version") {
@@ -82,10 +83,15 @@ public enum NotesCommandLine {
                 return 0
             }
             let ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
+            context = ctx
             try command.run(ctx)
+            // A store made for this command's input is moved into place before anything is printed.
+            try ctx.keepNewStore()
             try terminal.flush(pager: ctx.pagerCommand)
             return 0
         } catch {
+            // A refused command leaves no store it made.
+            context?.discardNewStore()
             let e = CLIError.from(error)
             terminal.flushDirect()
             for line in e.details { terminal.error(line) }

@@ -140,7 +140,8 @@ extension Notebook {
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             try io { () throws(IOFailure) in
                 if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
-                let out = try AtomicFile(path: directory + "/" + file)
+                // Not swept for abandoned temporaries: one look through the folder per note.
+                let out = try AtomicFile(path: directory + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels).utf8))
                 try out.commit(sync: false)

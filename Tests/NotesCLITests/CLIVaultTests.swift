@@ -305,7 +305,10 @@ struct CLIVaultTests {
         let lines = refused.stderr.split(separator: "\n")
         #expect(lines.count == 5 && lines.allSatisfy { $0.hasPrefix("notes: error: ") }, "\(refused.stderr)")
         #expect(!refused.stderr.contains("\u{240A}"))
-        #expect(try s.ok("list", "--all", "--json").array().isEmpty)
+        // Nothing imported, and no store made where there was none (before 2026-12-06 an empty
+        // one was left behind).
+        #expect(!fileExists(s.store))
+        #expect(s.run("list", "--all").code == 3)
         let skipped = try s.ok("import-markdown", dir, "--skip-invalid")
         #expect(skipped.stdout.contains("created 1, updated 0, unchanged 0, skipped 4"))
         #expect(skipped.stderr.contains("notes: warning: skipped latin1.md: the file is not valid UTF-8"))

@@ -301,6 +301,59 @@ struct HistoryCLITests {
         #expect(Self.run(s, ["log", "--since", "whenever"]).code == 2)
     }
 
+    @Test("log --since later than --until is a usage error naming both, exit 2; equal ends are one instant")
+    func logRangeBackwards() throws {
+        let s = try Sandbox()
+        try Self.ok(s, "add", "A", now: Self.hour(0))
+        // A new user's trial: before 2026-12-06 it printed nothing and exited 0.
+        let backwards = Self.run(s, ["log", "--since", Self.hour(2), "--until", Self.hour(1)])
+        CLIErrorTests.expectFailure(
+            backwards, 2, mentioning: "--since \"\(Self.hour(2))\" is later than --until \"\(Self.hour(1))\"")
+        #expect(backwards.stderr.contains("give a --since at or before the --until"), "\(backwards)")
+        CLIErrorTests.expectFailure(
+            Self.run(s, ["log", "--until", "3 days ago", "--since", "yesterday", "--json"]), 2,
+            mentioning: "is later than --until")
+        #expect(try Self.ok(s, "log", "--since", Self.hour(0), "--until", Self.hour(0), "--json").array().count == 1)
+    }
+
+    @Test("an instant that cannot be read names the option, the value and the forms it takes, exit 2")
+    func instantErrorsNameTheOption() throws {
+        let s = try Sandbox()
+        let id = try Self.ok(s, "add", "A", "--body", "1\n", now: Self.hour(0)).line
+        let before = try Self.ok(s, "export").stdout
+        let forms = "RFC 3339 (2026-11-29T12:00:00Z), YYYY-MM-DD"
+        // A new user's trial: before 2026-12-06 each said only `unrecognized date "-1"; ...`.
+        for (args, start) in [
+            (["show", id, "--at", "-1"], #"--at "-1" is not a version or an instant; give a version (3 or v3) or an"#),
+            (["blame", id, "--at", "-1"], #"--at "-1" is not a version or an instant"#),
+            (["diff", id, "--", "-1"], #"FROM "-1" is not a version or an instant"#),
+            (["restore", id, "--to", "-1"], #"--to "-1" is not a version or an instant"#),
+            (["list", "--as-of", "-1"], #"--as-of "-1" is not an instant; use "#),
+            (["search", "x", "--as-of", "-1"], #"--as-of "-1" is not an instant"#),
+            (["log", "--since", "-1"], #"--since "-1" is not an instant"#),
+            (["log", "--until", "2026-02-30"], #"--until "2026-02-30" names no such day or time"#),
+            (["log", "--since", "99999999999999 days ago"], #"--since "99999999999999 days ago" is out of range"#),
+        ] {
+            let r = Self.run(s, args)
+            CLIErrorTests.expectFailure(r, 2, mentioning: start)
+            #expect(r.stderr.contains(forms) || r.stderr.contains("out of range"), "\(args): \(r)")
+        }
+        // Midnight of 0001-01-01 an hour east of UTC (TZ=XXX-1) is in the year 0 in UTC, before
+        // any instant the store holds: said so, with the instant to give instead (before
+        // 2026-12-06, "is out of range (years 0001 to 9999)" of a date in the year 1).
+        let east = s.run(["show", id, "--at", "0001-01-01"], env: ["TZ": "XXX-1"])
+        CLIErrorTests.expectFailure(
+            east, 2,
+            mentioning: #"--at "0001-01-01" is local time (UTC+01:00), before 0001-01-01T00:00:00Z, the earliest "#
+                + "instant notes can name; give 0001-01-01T00:00:00Z (UTC) or a later instant")
+        CLIErrorTests.expectFailure(
+            s.run(["list", "--as-of", "0001-01-01"], env: ["TZ": "XXX-1"]), 2, mentioning: "UTC+01:00")
+        // In UTC the same date is an instant: the note did not exist then.
+        #expect(Self.run(s, ["show", id, "--at", "0001-01-01"]).code == 3)
+        #expect(Self.run(s, ["show", id, "--at", "0001-01-01T00:00:00Z"], now: fixedNow).code == 3)
+        #expect(try Self.ok(s, "export").stdout == before, "nothing was written")
+    }
+
     @Test("list --as-of before and after a category rename uses the name the category had then")
     func asOfAcrossRename() throws {
         let s = try Sandbox()

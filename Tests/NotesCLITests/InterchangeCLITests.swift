@@ -171,6 +171,47 @@ struct InterchangeCLITests {
         #expect(Array(got.prefix(max(0, n))) == expected)
     }
 
+    @Test("an export removes the temporaries of its file that a killed export left, and nothing else")
+    func abandonedTemporariesRemoved() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let expected = try s.ok("export").stdoutBytes
+        let out = s.path("out.jsonl")
+        // What `export --output` killed midway (SIGKILL) leaves: its temporary, half written and
+        // held by no process. A new user's trial found such files piling up beside the target.
+        func make(_ path: String, modified secondsAgo: Int = 3600) {
+            write(file: path, "{\"position\":1,\"half a li")
+            chmod(path, 0o600)
+            var times = [timeval(), timeval()]
+            times[0].tv_sec = time(nil) - secondsAgo
+            times[1].tv_sec = time(nil) - secondsAgo
+            utimes(path, &times)
+        }
+        let abandoned = [out + ".tmp-Ab12Cd", out + ".tmp-zz9999"]
+        for path in abandoned { make(path) }
+        // Left alone: another file's temporary, names not of ours, a link, one being written
+        // (held by a writer: here this process), one written a moment ago.
+        let kept = [
+            s.path("other.jsonl.tmp-Ab12Cd"), out + ".tmp-Ab12C", out + ".tmp-Ab12Cde", out + ".tmp-Ab_2Cd",
+            out + ".tmp-held01", out + ".tmp-fresh1", out + ".bak",
+        ]
+        for path in kept { make(path) }
+        make(out + ".tmp-fresh1", modified: -3600)
+        symlink(s.path("other.jsonl.tmp-Ab12Cd"), out + ".tmp-link01")
+        let held = open(out + ".tmp-held01", O_RDONLY | O_CLOEXEC)
+        try #require(held >= 0 && flock(held, LOCK_EX) == 0)
+        defer { close(held) }
+        #expect(try s.ok("export", "--output", out).line == "exported 1 event to \(out)")
+        #expect(read(file: out) == expected)
+        for path in abandoned { #expect(!fileExists(path), "\(path) was left") }
+        for path in kept + [out + ".tmp-link01"] {
+            var st = stat()
+            #expect(lstat(path, &st) == 0, "\(path) was removed")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: s.root)
+        #expect(names.filter { $0.hasPrefix("out.jsonl.tmp-") }.count == 6, "\(names.sorted())")
+    }
+
     @Test("an alias of a Markdown file that no link can reach (it holds | or [[) is imported with a warning")
     func unreachableAliasWarned() throws {
         let s = try Sandbox()

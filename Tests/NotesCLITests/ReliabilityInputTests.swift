@@ -185,6 +185,89 @@ struct ReliabilityInputTests {
         }
     }
 
+    @Test("a refused import into a store folder that did not exist leaves no folder; an accepted one makes it")
+    func refusedImportLeavesNoFolder() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One", "--body", "a")
+        let good = try source.ok("export").stdout
+        write(file: s.path("good.jsonl"), good)
+        write(file: s.path("bad.jsonl"), good + "garbage\n")
+        write(file: s.path("history.jsonl"), "not a revision\n")
+        mkdir(s.path("vault"), 0o700)
+        write(file: s.path("vault/bad.md"), "---\ntitle: [unclosed\n---\nbody\n")
+        let refused: [([String], Int32, String)] = [
+            (["import", s.path("bad.jsonl")], 2, "line 2"), (["import", "-"], 2, "line 2"),
+            (["import-history", s.path("history.jsonl")], 2, "line 1"),
+            (["import-markdown", s.path("vault")], 2, "bad.md"),
+        ]
+        for (args, code, message) in refused {
+            for store in [s.path("new"), s.path("deeper/still/new"), s.path("trailing/")] {
+                // A new user's trial: before 2026-12-06 each left the folder (and its parents) behind,
+                // holding an empty store.
+                let r = s.run(["--store", store] + args, stdin: Array((good + "garbage\n").utf8))
+                #expect(r.code == code, "\(args) into \(store): \(r)")
+                #expect(r.stdout.isEmpty && r.stderr.contains(message), "\(args): \(r)")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: s.root).filter {
+                !["home", "config", "data", "state", "tmp", "io", "bin", "vault"].contains($0)
+                    && !$0.hasSuffix(".jsonl")
+            }
+            #expect(left.isEmpty, "\(args) left \(left)")
+        }
+        // Accepted, the store is made where it was asked for, parents too, and nothing else.
+        #expect(
+            try s.ok("--store", s.path("deeper/still/new"), "import", s.path("good.jsonl")).line == "imported 1 event")
+        #expect(try s.ok("--store", s.path("deeper/still/new"), "list").lines.count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("deeper/still")) == ["new"])
+        #expect(try s.ok("--store", s.path("trailing/"), "import", s.path("good.jsonl")).line == "imported 1 event")
+        #expect(try s.ok("--store", s.path("trailing"), "export").stdout == good)
+        // An existing store refusing an import is left as it was.
+        let before = read(file: s.path("deeper/still/new/data.mdb"))
+        #expect(s.run("--store", s.path("deeper/still/new"), "import", s.path("bad.jsonl")).code == 2)
+        #expect(read(file: s.path("deeper/still/new/data.mdb")) == before)
+    }
+
+    @Test("a new store's private folder that a killed import left is removed by the next one made beside it")
+    func abandonedNewStoreRemoved() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One")
+        write(file: s.path("good.jsonl"), try source.ok("export").stdout)
+        func folder(_ name: String, holding files: [String], modified secondsAgo: Int = 3600) -> String {
+            let dir = s.path(name)
+            mkdir(dir, 0o700)
+            for file in files { write(file: dir + "/" + file, "x") }
+            var times = [timeval(), timeval()]
+            times[0].tv_sec = time(nil) - secondsAgo
+            times[1].tv_sec = time(nil) - secondsAgo
+            utimes(dir, &times)
+            return dir
+        }
+        // What a first import stopped midway (Ctrl-C, SIGKILL) leaves: its private folder, which
+        // no process holds any more.
+        let abandoned = [
+            folder(".notes-new-store-Ab12Cd", holding: ["data.mdb", "lock.mdb"]),
+            folder(".notes-new-store-zz9999", holding: []),
+        ]
+        // Left alone: one a running import holds (here, this process), one holding another file,
+        // one changed a moment ago, another name.
+        let kept = [
+            folder(".notes-new-store-held01", holding: ["data.mdb"]),
+            folder(".notes-new-store-note01", holding: ["data.mdb", "notes.txt"]),
+            folder(".notes-new-store-fresh1", holding: [], modified: -3600),
+            folder(".notes-new-store-x", holding: ["data.mdb"]),
+        ]
+        let lock = open(kept[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        defer { close(lock) }
+        #expect(try s.ok("--store", s.path("new"), "import", s.path("good.jsonl")).line == "imported 1 event")
+        for dir in abandoned { #expect(!fileExists(dir), "\(dir) was left") }
+        for dir in kept { #expect(fileExists(dir), "\(dir) was removed") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: s.root)
+        #expect(names.filter { $0.hasPrefix(".notes-new-store-") }.count == kept.count, "\(names)")
+    }
+
     @Test("a command that only reads, in a folder that holds no store, makes none there: exit 3, the folder as it was")
     func readInAFolderMakesNoStore() throws {
         let s = try Sandbox()
@@ -275,24 +358,59 @@ struct ReliabilityInputTests {
         #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
     }
 
-    @Test("a data.mdb that is a FIFO, a directory or a device is refused at once as not a store, never waited on")
+    @Test("a data.mdb that is a FIFO, a directory or a device is refused at once, named as such, never waited on")
     func dataFileNotAFile() throws {
         let s = try Sandbox()
-        for (name, make) in [
-            ("fifo", { (path: String) in mkfifo(path, 0o600) }), ("directory", { path in mkdir(path, 0o700) }),
-            ("device", { path in symlink("/dev/null", path) }),
+        for (name, make, what) in [
+            ("fifo", { (path: String) in mkfifo(path, 0o600) }, "a FIFO (named pipe)"),
+            ("directory", { path in mkdir(path, 0o700) }, "a directory"),
+            ("device", { path in symlink("/dev/null", path) }, "a device"),
         ] {
             let store = s.path(name)
             #expect(mkdir(store, 0o700) == 0)
             #expect(make(store + "/data.mdb") == 0, "\(name)")
             for args in [["list"], ["verify"], ["add", "X"]] {
-                // Before 2026-12-06 a FIFO held every command in its open for good.
+                // Before 2026-12-06 a FIFO held every command in its open for good, and then (a new
+                // user's trial) each was "not a notes store (its data.mdb is not an LMDB file, or
+                // its header is damaged ...)".
                 let start = EventStore.systemClock()
                 let r = s.run(["--store", store] + args)
                 #expect(EventStore.systemClock() - start < 20_000_000, "\(name) \(args) waited")
-                Self.expectRefused(r, 5, "\(name) \(args)", mentioning: "is not a notes store")
+                Self.expectRefused(
+                    r, 5, "\(name) \(args)",
+                    mentioning: "the store file \(store)/data.mdb is \(what), which cannot hold a store; move it out "
+                        + "of the folder, or choose another store with --store")
             }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store) == ["data.mdb"], "\(name): no lock.mdb")
         }
+    }
+
+    @Test("a data.mdb that is a dangling symbolic link is named as one, exit 5, for reads and writes; nothing made")
+    func dataFileDanglingLink() throws {
+        let s = try Sandbox()
+        let store = s.path("linked")
+        mkdir(store, 0o700)
+        mkdir(s.path("gone"), 0o700)
+        // The folder of the link's target exists: LMDB would have created the file there.
+        let target = s.path("gone/data.mdb")
+        symlink(target, store + "/data.mdb")
+        for args in [["list"], ["show", "abcd"], ["verify"], ["export"], ["add", "X"], ["import", "-"]] {
+            // A new user's trial: before 2026-12-06 a read said "no store at ... yet" (exit 3), and
+            // a write made lock.mdb beside the link and the file it names.
+            let r = s.run(["--store", store] + args, stdin: [])
+            Self.expectRefused(
+                r, 5, "\(args)",
+                mentioning: "the store file \(store)/data.mdb is a dangling symbolic link to \(target), which does not "
+                    + "exist (nothing was created); restore the file it points to, or choose another store with --store"
+            )
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store) == ["data.mdb"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("gone")).isEmpty)
+        // A link to a store's file is that store.
+        try s.ok("--store", s.path("real"), "add", "Real")
+        unlink(store + "/data.mdb")
+        symlink(s.path("real/data.mdb"), store + "/data.mdb")
+        #expect(try s.ok("--store", store, "list").lines.count == 1)
     }
 
     @Test("no HOME and no store setting: a clear error, exit 5, for reads and writes")

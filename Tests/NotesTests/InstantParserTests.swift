@@ -180,7 +180,9 @@ struct InstantParserTests {
             ("9223372036854775807 weeks ago", .outOfRange),
             ("999999 years ago", .outOfRange),
             ("100000000 hours ago", .outOfRange),
-            ("0001-01-01", .outOfRange),
+            // Local midnight of 0001-01-01 an hour east of UTC is still the year 0 in UTC.
+            ("0001-01-01", .outOfRangeInUTC(secondsEastOfUTC: 3600)),
+            ("0001-01-01T00:59", .outOfRangeInUTC(secondsEastOfUTC: 3600)),
             // RFC 3339 instants past the years the store holds are out of range, not unrecognized.
             ("9999-12-31T23:59:59-01:00", .outOfRange),
             ("0001-01-01T00:00:00+14:00", .outOfRange),
@@ -206,6 +208,26 @@ struct InstantParserTests {
         #expect(
             InstantParseError(.unknownUnit("fortnights"), input: "3 fortnights ago").description.contains("hours (h)"))
         #expect(InstantParseError(.unknownWeekday("funday"), input: "last funday").description.contains("last monday"))
+        // Named by the option it was given to, with the forms it takes (a new user's trial: before
+        // 2026-12-06 `--at -1` said "unrecognized date" without the option or the versions).
+        #expect(
+            InstantParseError(.unrecognized, input: "-1").message(option: "--at", versions: true)
+                == #"--at "-1" is not a version or an instant; give a version (3 or v3) or an instant: "#
+                + #"RFC 3339 (2026-11-29T12:00:00Z), YYYY-MM-DD, YYYY-MM-DDTHH:MM, today, yesterday, "#
+                + #""3 days ago", "2h ago" or "last monday""#)
+        #expect(
+            InstantParseError(.unrecognized, input: "-1").message(option: "--since")
+                .hasPrefix(#"--since "-1" is not an instant; use RFC 3339 (2026-11-29T12:00:00Z), "#))
+        #expect(
+            InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: 3600), input: "0001-01-01").message(option: "--at")
+                == #"--at "0001-01-01" is local time (UTC+01:00), before 0001-01-01T00:00:00Z, the earliest "#
+                + "instant notes can name; give 0001-01-01T00:00:00Z (UTC) or a later instant")
+        #expect(
+            InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: -19_800), input: "9999-12-31T23:30").description
+                .hasPrefix(#"date "9999-12-31T23:30" is local time (UTC-05:30), after 9999-12-31T23:59:59Z"#))
+        #expect(
+            InstantParseError(.unknownUnit("fortnights"), input: "3 fortnights ago").message(option: "--until")
+                .hasPrefix(#"--until unknown time unit "fortnights""#))
         // Control characters are not echoed to the terminal, and long input is cut.
         let hostile = InstantParseError(.unrecognized, input: "\u{1B}[2J" + String(repeating: "x", count: 500))
         #expect(!hostile.description.contains("\u{1B}"))

@@ -72,6 +72,29 @@ func runSync(store: String, address: String, notebook: String, join: Bool, killA
     "Sync killed with SIGKILL",
     .enabled(if: PostgresCluster.binDirectory != nil, clusterSkipReason), .postgresCluster)
 struct SyncKillTests {
+    @Test("a refused sync into a store folder that did not exist leaves no folder; a clone makes the store there")
+    func refusedSyncLeavesNoFolder() throws {
+        let c = try cluster()
+        _ = try makeNotebook(c, 302)
+        let tmp = TemporaryDirectory("notes-sync-new-store")
+        let store = tmp.path + "/not/yet/store"
+        // A notebook the remote does not have, without --join: refused. Before 2026-12-06 (a new
+        // user's trial) the folders stayed behind, holding an empty store.
+        let refused = try runSync(store: store, address: c.address(), notebook: "missing", join: false, killAfter: nil)
+        #expect(refused != 0 && refused != nil)
+        #expect(try directoryEntries(tmp.path).isEmpty)
+        // An unreachable remote is refused before any store is opened.
+        let offline = try runSync(
+            store: store, address: "host=/nonexistent-socket-dir dbname=notes", notebook: "book-302", join: false,
+            killAfter: nil)
+        #expect(offline == 6)
+        #expect(try directoryEntries(tmp.path).isEmpty)
+        // Accepted: the empty notebook is cloned into a store made at the path asked for.
+        #expect(try runSync(store: store, address: c.address(), notebook: "book-302", join: false, killAfter: nil) == 0)
+        #expect(try directoryEntries(tmp.path + "/not/yet").map(\.name) == ["store"])
+        #expect(access(store + "/data.mdb", F_OK) == 0)
+    }
+
     @Test("killing notes sync at random moments loses nothing, duplicates nothing; the next sync finishes")
     func killSyncAtRandomMoments() throws {
         let c = try cluster()

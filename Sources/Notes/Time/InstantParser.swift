@@ -93,6 +93,10 @@ public struct InstantParseError: Error, Sendable, Equatable, CustomStringConvert
         case invalidDate
         /// The amount is too large, or the result falls outside the years 0001-9999.
         case outOfRange
+        /// A local date or time within the years 0001-9999 whose instant is not (`0001-01-01` at
+        /// midnight east of UTC is in the year 0 in UTC): the zone's offset then, in seconds
+        /// east of UTC.
+        case outOfRangeInUTC(secondsEastOfUTC: Int)
         /// `N <unit> ago` with a unit that is not known.
         case unknownUnit(String)
         /// `last <day>` with something that is not a day of the week.
@@ -111,27 +115,61 @@ public struct InstantParseError: Error, Sendable, Equatable, CustomStringConvert
     }
 
     /// The forms a user can type, for the end of each message.
-    public static let acceptedForms =
-        "use RFC 3339 (2026-11-29T12:00:00Z), YYYY-MM-DD, YYYY-MM-DDTHH:MM, today, yesterday, "
+    public static let acceptedForms = "use " + forms
+
+    private static let forms =
+        "RFC 3339 (2026-11-29T12:00:00Z), YYYY-MM-DD, YYYY-MM-DDTHH:MM, today, yesterday, "
         + "\"3 days ago\", \"2h ago\" or \"last monday\""
 
     /// A message that says what was wrong and what would be accepted.
-    public var description: String {
+    public var description: String { message() }
+
+    /// The message, naming the option the text was given to (`--since`, or `FROM` for an
+    /// argument) when known; `versions`: the option takes a version (`3`, `v3`) too.
+    ///
+    /// ```swift
+    /// InstantParseError(.unrecognized, input: "-1").message(option: "--at", versions: true)
+    /// // --at "-1" is not a version or an instant; give a version (3 or v3) or an instant: RFC 3339 ...
+    /// ```
+    public func message(option: String? = nil, versions: Bool = false) -> String {
         let quoted = "\"\(Self.printable(input))\""
+        let subject = option.map { "\($0) \(quoted)" } ?? "date \(quoted)"
+        let forms = versions ? "give a version (3 or v3) or an instant: " + Self.forms : Self.acceptedForms
+        let named = option.map { "\($0) " } ?? ""
         switch reason {
         case .unrecognized:
-            return "unrecognized date \(quoted); \(Self.acceptedForms)"
+            guard option != nil else { return "unrecognized date \(quoted); \(forms)" }
+            return "\(subject) is not \(versions ? "a version or " : "")an instant; \(forms)"
         case .invalidDate:
-            return "invalid date \(quoted): no such day or time; \(Self.acceptedForms)"
+            guard option != nil else { return "invalid date \(quoted): no such day or time; \(forms)" }
+            return "\(subject) names no such day or time; \(forms)"
         case .outOfRange:
-            return "date \(quoted) is out of range (years 0001 to 9999)"
+            guard option != nil else { return "date \(quoted) is out of range (years 0001 to 9999)" }
+            return "\(subject) is out of range: instants run from \(Self.first) to \(Self.last); give one between them"
+        case .outOfRangeInUTC(let east):
+            // East of UTC, the local start of the year 1 is still the year 0 in UTC; west of it,
+            // the local end of 9999 is already 10000.
+            let zone = Self.zoneName(secondsEast: east)
+            let (side, end, other) = east > 0 ? ("before", Self.first, "a later") : ("after", Self.last, "an earlier")
+            return "\(subject) is local time (\(zone)), \(side) \(end), the \(east > 0 ? "earliest" : "latest") "
+                + "instant notes can name; give \(end) (UTC) or \(other) instant"
         case .unknownUnit(let unit):
-            return "unknown time unit \"\(Self.printable(unit))\" in \(quoted); "
+            return "\(named)unknown time unit \"\(Self.printable(unit))\" in \(quoted); "
                 + "use seconds (s), minutes (m), hours (h), days (d), weeks (w), months or years"
         case .unknownWeekday(let day):
-            return "unknown day of the week \"\(Self.printable(day))\" in \(quoted); "
+            return "\(named)unknown day of the week \"\(Self.printable(day))\" in \(quoted); "
                 + "use last monday, last tuesday, ... or last sunday"
         }
+    }
+
+    private static let first = "0001-01-01T00:00:00Z"
+    private static let last = "9999-12-31T23:59:59Z"
+
+    /// `UTC+01:00`, `UTC-05:30`.
+    private static func zoneName(secondsEast: Int) -> String {
+        let minutes = abs(secondsEast) / 60
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "UTC\(secondsEast < 0 ? "-" : "+")\(two(minutes / 60)):\(two(minutes % 60))"
     }
 
     /// The text cut to a readable length, with control characters that could upset a terminal
@@ -398,6 +436,11 @@ public struct InstantParser: Sendable {
         let local =
             CivilDate(year: year, month: month, day: day).daysSinceEpoch * microsPerDay
             + Int64(hour * 3600 + minute * 60 + second) * 1_000_000
-        return try inRange(timeZone.utcMicros(fromLocal: local), fail)
+        let instant = timeZone.utcMicros(fromLocal: local)
+        // A wall-clock time of the years 0001-9999 that the zone's offset moves out of them.
+        if !RFC3339.validRange.contains(instant), RFC3339.validRange.contains(local) {
+            throw fail(.outOfRangeInUTC(secondsEastOfUTC: Int((local - instant) / 1_000_000)))
+        }
+        return try inRange(instant, fail)
     }
 }

@@ -59,8 +59,8 @@ let diffCommand = Command(
     try ctx.expectPositionals(2...3)
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
-    let from = try ctx.revisionSelector(ctx.positionals[1])
-    let to = try ctx.positionals.count > 2 ? ctx.revisionSelector(ctx.positionals[2]) : nil
+    let from = try ctx.revisionSelector(ctx.positionals[1], option: "FROM")
+    let to = try ctx.positionals.count > 2 ? ctx.revisionSelector(ctx.positionals[2], option: "TO") : nil
     let context = try ctx.integer("context") ?? 3
     let diff = try book.diff(id, from: from, to: to, context: min(context, 1_000_000))
     if ctx.json {
@@ -96,7 +96,7 @@ let blameCommand = Command(
     try ctx.expectPositionals(1...1)
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
-    let at = try ctx.value("at").map { (text) in try ctx.revisionSelector(text) }
+    let at = try ctx.value("at").map { (text) in try ctx.revisionSelector(text, option: "--at") }
     let lines = try book.blame(id, at: at)
     if ctx.json {
         ctx.printJSON(
@@ -140,7 +140,7 @@ let restoreCommand = Command(
     guard let toText = ctx.value("to") else {
         throw CLIError("missing --to VERSION|INSTANT; usage: notes \(ctx.command.usage[0])")
     }
-    let target = try ctx.revisionSelector(toText)
+    let target = try ctx.revisionSelector(toText, option: "--to")
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
     let expected = try ctx.integer("expect-version", min: 1).map(UInt64.init)
@@ -183,8 +183,15 @@ let logCommand = Command(
 ) { ctx in
     try ctx.expectPositionals(0...0)
     var q = LogQuery()
-    q.since = try ctx.value("since").map { (text) in try ctx.instant(text) }
-    q.until = try ctx.value("until").map { (text) in try ctx.instant(text) }
+    q.since = try ctx.value("since").map { (text) in try ctx.instant(text, option: "--since") }
+    q.until = try ctx.value("until").map { (text) in try ctx.instant(text, option: "--until") }
+    // A range that ends before it starts holds no event: a mistake (the two swapped), not a
+    // query. Before 2026-12-06 it printed nothing and exited 0.
+    if let since = q.since, let until = q.until, since > until {
+        throw CLIError(
+            "--since \"\(ctx.value("since") ?? "")\" is later than --until \"\(ctx.value("until") ?? "")\", so no "
+                + "event can match; give a --since at or before the --until (swap them)")
+    }
     q.type = ctx.value("type")
     q.actor = ctx.value("actor")
     // No event has an empty type: a mistake (an unset shell variable), not a query. (An actor
@@ -220,9 +227,9 @@ let logCommand = Command(
 
 extension Context {
     /// `3` or `v3` is a version; anything else an instant.
-    func revisionSelector(_ text: String) throws -> RevisionSelector {
+    func revisionSelector(_ text: String, option: String) throws -> RevisionSelector {
         if let v = try parseVersion(Notebook.trim(text)) { return .version(v) }
-        return .instant(try instant(text))
+        return .instant(try instant(text, option: option, versions: true))
     }
 
     /// Prints what a restore or undo did.

@@ -19,7 +19,7 @@ let linksCommand = Command(
     ],
     readsOnly: true
 ) { ctx in
-    let asOf = try ctx.value("as-of").map { (text) in try ctx.instant(text) }
+    let asOf = try ctx.value("as-of").map { (text) in try ctx.instant(text, option: "--as-of") }
     if ctx.flag("missing") {
         if let extra = ctx.positionals.first {
             throw CLIError("links --missing takes no note id (\"\(extra)\"); usage: notes \(ctx.command.usage[1])")
@@ -73,7 +73,7 @@ let backlinksCommand = Command(
     readsOnly: true
 ) { ctx in
     try ctx.expectPositionals(1...1)
-    let asOf = try ctx.value("as-of").map { (text) in try ctx.instant(text) }
+    let asOf = try ctx.value("as-of").map { (text) in try ctx.instant(text, option: "--as-of") }
     let id = try ctx.noteID(ctx.positionals[0])
     let backlinks = try ctx.notebook().backlinks(of: id, asOf: asOf)
     if ctx.json {

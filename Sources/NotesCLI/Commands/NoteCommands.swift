@@ -46,7 +46,7 @@ let showCommand = Command(
         // The category and tags are named as they were called at that version, or at that
         // instant (as `list --as-of` names them: a rename after the note's version counts).
         let book = try ctx.notebook()
-        let selector = try ctx.revisionSelector(at)
+        let selector = try ctx.revisionSelector(at, option: "--at")
         let revision = try book.revision(of: id, at: selector)
         var position = revision.position
         if case .instant(let instant) = selector { position = max(position, try book.position(atOrBefore: instant)) }
@@ -177,7 +177,7 @@ let listCommand = Command(
     var rows: [NoteRow] = []
     var past: NotebookState?
     if let asOf = ctx.value("as-of") {
-        let instant = try ctx.instant(asOf)
+        let instant = try ctx.instant(asOf, option: "--as-of")
         if ctx.flag("orphans") { q.excluding = try book.linkedNotes(asOf: instant) }
         let then = try book.past(asOf: instant)
         notes = try book.list(try ctx.pastScope(q, in: then.names), in: then)

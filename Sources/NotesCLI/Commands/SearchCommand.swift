@@ -85,7 +85,7 @@ let searchCommand = Command(
     let found: Notebook.ForgivingResults
     var past: NotebookState?
     if let asOf = ctx.value("as-of") {
-        let state = try ctx.stateAsOf(ctx.instant(asOf))
+        let state = try ctx.stateAsOf(ctx.instant(asOf, option: "--as-of"))
         if let name = categoryName {
             guard let c = state.category(named: name) else {
                 throw CLIError("no category was named \"\(name)\" at that time", code: .notFound)

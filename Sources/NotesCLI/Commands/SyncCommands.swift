@@ -228,6 +228,8 @@ let syncCommand = Command(
     // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
     let id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
     let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
+    // A clone is kept though notes in it hold conflicts (exit 4 below): they are the remote's.
+    try ctx.keepNewStore()
     if ctx.json {
         ctx.printJSON(
             .object([
