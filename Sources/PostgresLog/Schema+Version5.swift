@@ -13,7 +13,8 @@ extension Schema {
     ///   before a stream's first group is 0 for no stream, the expected one for an exact version
     ///   (looked up by equality: it must be stored), else the stream's last one; before its later
     ///   groups, that and the batch's events of the stream before them (one sort of the groups, not
-    ///   of the events). The unique indexes refuse an id stored or given twice and a version taken,
+    ///   of the events; a stream whose first group expects any version or an existing stream and
+    ///   that comes again takes the probing path). The unique indexes refuse an id stored or given twice and a version taken,
     ///   the columns' checks an invalid event; any of those, or a broken expectation, undoes the
     ///   pass (a subtransaction) and the batch goes through the probing path, version 4's, which
     ///   checks, probes and words the refusal as before.
@@ -117,7 +118,8 @@ extension Schema {
                         -- when it expects no stream (the unique index on (notebook, stream, version) refuses version 1
                         -- if the stream exists), the exact version expected when that version is stored (the index
                         -- refuses the next one if it is taken), else the stream's last version; for its later groups,
-                        -- that and the batch's events of the stream before. A broken expectation, an id stored (or
+                        -- that and the batch's events of the stream before (when the first group expects no stream or
+                        -- an exact version; else NULL: the probing path). A broken expectation, an id stored (or
                         -- twice in the batch) or an invalid event (a column's check, leb128's refusal) sends the
                         -- batch to the probing path, which words the refusal.
                         SELECT array_agg(v.before ORDER BY v.g), min(v.g) FILTER (WHERE v.before IS NULL OR v.before < 0
