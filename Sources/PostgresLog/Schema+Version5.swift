@@ -121,7 +121,9 @@ extension Schema {
                         -- that and the batch's events of the stream before (when the first group expects no stream or
                         -- an exact version; else NULL: the probing path). A broken expectation, an id stored (or
                         -- twice in the batch) or an invalid event (a column's check, leb128's refusal) sends the
-                        -- batch to the probing path, which words the refusal.
+                        -- batch to the probing path, which words the refusal. (OFFSET 0 keeps `v` a subquery:
+                        -- inlined, each use of `before` would compute it again, the probe of the version expected
+                        -- four times.)
                         SELECT array_agg(v.before ORDER BY v.g), min(v.g) FILTER (WHERE v.before IS NULL OR v.before < 0
                                 OR (v.kind = 1 AND v.before <> 0) OR (v.kind = 2 AND v.before = 0)
                                 OR (v.kind = 3 AND v.before <> v.expected))
@@ -144,7 +146,7 @@ extension Schema {
                                         unnest(p_versions) AS expected, unnest(p_counts) AS count,
                                         generate_series(1, g_count) AS g) s
                                     WINDOW w AS (PARTITION BY s.stream ORDER BY s.g
-                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) s) v;
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) s OFFSET 0) v;
                         IF broken_group IS NULL THEN
                             SELECT array_agg(x.stream), array_agg(x.version) INTO f_stream, f_version
                                 FROM (SELECT g.stream, g.before + generate_series(1, g.count) AS version
