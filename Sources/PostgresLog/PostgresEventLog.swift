@@ -95,7 +95,6 @@ public final class PostgresEventLog: RemoteEventLog {
     public func append(notebook: Identifier, batch: RemoteBatch) throws(RemoteLogError) -> RemoteAppendResult {
         try batch.validate()
         try namingRefusals(notebook) { () throws(RemoteLogError) in try checkSchema() }
-        var groups: [Int32] = []
         var ids: [Identifier?] = []
         var types: [String?] = []
         var schemas: [Int32] = []
@@ -105,9 +104,8 @@ public final class PostgresEventLog: RemoteEventLog {
         var correlations: [Identifier?] = []
         var payloads: [[UInt8]] = []
         var writtenAts: [Int64?] = []
-        for (g, group) in batch.appends.enumerated() {
+        for group in batch.appends {
             for e in group.events {
-                groups.append(Int32(g + 1))
                 ids.append(e.id)
                 types.append(e.type)
                 schemas.append(Int32(e.schemaVersion))
@@ -136,13 +134,13 @@ public final class PostgresEventLog: RemoteEventLog {
             result = try namingRefusals(notebook) { () throws(RemoteLogError) -> PostgresResult in
                 try connection.query(
                     """
-                    SELECT ordinal, event_position, appended, recorded_at, digest FROM notes_log.append_batch(
-                        $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                    SELECT stored, first_position, head_position, head_recorded_at, head_digest
+                    FROM notes_log.append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                     """,
                     [
                         .uuid(notebook), .textArray(batch.appends.map(\.stream)), .int2Array(kinds),
-                        .int8Array(versions),
-                        .int4Array(groups), .uuidArray(ids), .textArray(types), .int4Array(schemas), .textArray(actors),
+                        .int8Array(versions), .int4Array(batch.appends.map { Int32($0.events.count) }), .uuidArray(ids),
+                        .textArray(types), .int4Array(schemas), .textArray(actors),
                         .textArray(commands), .uuidArray(causations), .uuidArray(correlations), .byteaArray(payloads),
                         .int8Array(writtenAts),
                     ])
@@ -196,29 +194,42 @@ public final class PostgresEventLog: RemoteEventLog {
         return .conflict(stream: g.stream, expected: g.expected, actual: actual)
     }
 
+    /// The outcome of each of the batch's `count` events from `append_batch`'s one row: the
+    /// positions of the ids stored before (none: every event appended), the first position
+    /// appended now (the others follow in batch order, up to the head), and the head.
     private func appendResult(_ result: PostgresResult, count: Int) throws(RemoteLogError) -> RemoteAppendResult {
-        var outcomes = [RemoteAppendOutcome?](repeating: nil, count: count)
-        var head: RemoteHead?
-        for row in 0..<result.rowCount {
-            let f = FieldReader(result: result, row: row)
-            let ordinal = Int(try f.int32(0, "ordinal"))
-            let position = try f.position(1, "event_position")
-            if ordinal == 0 {
-                let digest = try f.blob(4, "digest")
-                guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
-                head = RemoteHead(position: position, recordedAt: try f.optionalInt64(3, "recorded_at"), digest: digest)
-                continue
-            }
-            guard (1...count).contains(ordinal), outcomes[ordinal - 1] == nil else {
-                throw .malformedReply("append_batch answered for event \(ordinal) of \(count)")
-            }
-            outcomes[ordinal - 1] =
-                try f.bool(2, "appended") ? .appended(position: position) : .alreadyStored(position: position)
+        guard result.rowCount == 1 else { throw .malformedReply("append_batch answered \(result.rowCount) rows") }
+        let f = FieldReader(result: result, row: 0)
+        let digest = try f.blob(4, "head_digest")
+        guard digest.count == 32 else { throw .malformedReply("the head digest has \(digest.count) bytes") }
+        let head = RemoteHead(
+            position: try f.position(2, "head_position"), recordedAt: try f.optionalInt64(3, "head_recorded_at"),
+            digest: digest)
+        let first = try f.position(1, "first_position")
+        guard first > 0 else { throw .malformedReply("append_batch appended from position 0") }
+        let stored = try f.optionalInt64Array(0, "stored") ?? [Int64?](repeating: nil, count: count)
+        guard stored.count == count else {
+            throw .malformedReply("append_batch answered for \(stored.count) of \(count) events")
         }
-        guard let head else { throw .malformedReply("append_batch did not answer the head") }
-        let all = outcomes.compactMap { $0 }
-        guard all.count == count else { throw .malformedReply("append_batch answered \(all.count) of \(count) events") }
-        return RemoteAppendResult(outcomes: all, head: head)
+        var next = first
+        var outcomes: [RemoteAppendOutcome] = []
+        outcomes.reserveCapacity(count)
+        for position in stored {
+            if let position {
+                guard position > 0, UInt64(position) <= head.position else {
+                    throw .malformedReply("append_batch answered stored position \(position)")
+                }
+                outcomes.append(.alreadyStored(position: UInt64(position)))
+            } else {
+                outcomes.append(.appended(position: next))
+                next += 1
+            }
+        }
+        // The events appended now end at the head.
+        guard next == first || next - 1 == head.position else {
+            throw .malformedReply("append_batch appended up to position \(next - 1), its head is at \(head.position)")
+        }
+        return RemoteAppendResult(outcomes: outcomes, head: head)
     }
 
     // MARK: Reading

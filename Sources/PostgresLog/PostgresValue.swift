@@ -190,4 +190,40 @@ struct FieldReader {
     }
 
     func blob(_ column: Int, _ name: String) throws(RemoteLogError) -> [UInt8] { Array(try required(column, name)) }
+
+    /// A `bigint[]` of one dimension (or none: empty) in `array_send`'s format, NULL elements as
+    /// nil; nil for a NULL field.
+    func optionalInt64Array(_ column: Int, _ name: String) throws(RemoteLogError) -> [Int64?]? {
+        guard let b = result.bytes(row, column) else { return nil }
+        func int32(_ at: Int) throws(RemoteLogError) -> Int32 {
+            guard at >= 0, at + 4 <= b.count else { throw .malformedReply("\(name) ends inside its array") }
+            return Int32(bigEndian: b.loadUnaligned(fromByteOffset: at, as: Int32.self))
+        }
+        let dimensions = try int32(0)
+        guard try UInt32(bitPattern: int32(8)) == PostgresValue.OID.int8 else {
+            throw .malformedReply("\(name) is not an array of bigint")
+        }
+        if dimensions == 0 { return [] }
+        guard dimensions == 1 else { throw .malformedReply("\(name) has \(dimensions) dimensions, not 1") }
+        let count = Int(try int32(12))
+        guard count >= 0, count <= (b.count - 20) / 4 else { throw .malformedReply("\(name) counts \(count) elements") }
+        var values: [Int64?] = []
+        values.reserveCapacity(count)
+        var at = 20
+        for _ in 0..<count {
+            let length = try int32(at)
+            at += 4
+            if length == -1 {
+                values.append(nil)
+                continue
+            }
+            guard length == 8, at + 8 <= b.count else {
+                throw .malformedReply("\(name) has an element of \(length) bytes")
+            }
+            values.append(Int64(bigEndian: b.loadUnaligned(fromByteOffset: at, as: Int64.self)))
+            at += 8
+        }
+        guard at == b.count else { throw .malformedReply("\(name) has bytes after its elements") }
+        return values
+    }
 }

@@ -35,7 +35,7 @@ enum Schema {
         """
 
     /// Migration `i` brings the schema from version `i` to `i + 1`.
-    static let migrations = [version1, version2, version3, version4]
+    static let migrations = [version1, version2, version3, version4, version5]
 
     static let version1 = """
         CREATE TABLE notes_log.notebooks (
