@@ -180,6 +180,23 @@ final class Context: @unchecked Sendable {
                         + "give a name such as ana@laptop")
             }
         }
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        // A directory without a data file holds no store yet, and only a command that makes
+        // notes from nothing (add, the imports, a clone, `categories add`) makes one there:
+        // before 2026-12-06 `notes list` with the store set to a folder of other files
+        // (~/Documents) left LMDB's data.mdb and lock.mdb in it, and `notes pin ID`,
+        // `notes categories` or `notes rebuild` on a new machine left an empty store behind. A
+        // data.mdb that is a link to nothing is there, and the open says what it is.
+        var dataFile = stat()
+        if !createsStore,
+            !exists
+                || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
+        {
+            throw CLIError(
+                "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
+                code: .notFound)
+        }
         var openPath = path
         if !command.readsOnly {
             if makesStoreOnceAccepted, let (staging, lock) = Self.stagingDirectory(for: path) {
@@ -212,22 +229,6 @@ final class Context: @unchecked Sendable {
             let line = "notes: warning: waiting for another notes process to finish rebuilding this store's projections"
             writeAll(fd: 2, Array((line + "\n").utf8))
         }
-        var st = stat()
-        let exists = stat(path, &st) == 0
-        // A directory without a data file holds no store yet, and a read makes none there:
-        // before 2026-12-06 `notes list` with the store set to a folder of other files
-        // (~/Documents) left LMDB's data.mdb and lock.mdb in it. A data.mdb that is a link to
-        // nothing is there, and the open says what it is (it was "no store yet" before
-        // 2026-12-06).
-        var dataFile = stat()
-        if command.readsOnly,
-            !exists
-                || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
-        {
-            throw CLIError(
-                "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
-                code: .notFound)
-        }
         var book: Notebook?
         var failure: NotesError?
         do { book = try Notebook(path: openPath, options: options) } catch { failure = error }
@@ -242,6 +243,15 @@ final class Context: @unchecked Sendable {
         }
         openedNotebook = book
         return book
+    }
+
+    /// Whether this command may make the store where there is none: it writes notes that come
+    /// from nothing before it (a new note, a file, a folder, a remote's log, a new category).
+    /// Any other command on a missing store says there is none and makes nothing.
+    private var createsStore: Bool {
+        guard !command.readsOnly else { return false }
+        if makesStoreOnceAccepted || command.name == "add" { return true }
+        return command.name == "categories" && positionals.first == "add"
     }
 
     /// The commands that take input (a file, a folder, a remote's log) and make the store they

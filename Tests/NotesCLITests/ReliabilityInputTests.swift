@@ -287,6 +287,32 @@ struct ReliabilityInputTests {
         #expect(try s.ok("--store", folder, "list").lines.count == 1)
     }
 
+    @Test("a write that needs notes, on a machine without a store, makes none: exit 3, nothing created")
+    func writeNeedingNotesMakesNoStore() throws {
+        let s = try Sandbox()
+        let store = s.path("new/store")
+        let folder = s.path("Documents")
+        mkdir(folder, 0o700)
+        write(file: folder + "/letter.txt", "text\n")
+        // Before 2026-12-06 each left an empty store behind (its parent folders too), and
+        // answered as from an empty store ("not found", or an empty listing).
+        let writes = [
+            ["pin", "abcd1234"], ["edit", "abcd1234", "--body", "x"], ["tag", "abcd1234", "t"],
+            ["categorize", "abcd1234", "c"], ["trash", "abcd1234"], ["undo", "abcd1234"], ["categories"],
+            ["categories", "rename", "a", "b"], ["tags"], ["rebuild"],
+        ]
+        for args in writes {
+            Self.expectRefused(s.run(["--store", store] + args), 3, "\(args)", mentioning: "no store at \(store) yet")
+            #expect(!fileExists(s.path("new")), "\(args) made a folder")
+            Self.expectRefused(
+                s.run(["--store", folder] + args), 3, "\(args)", mentioning: "no store at \(folder) yet")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["letter.txt"], "\(args)")
+        }
+        // A new category is notes from nothing: it makes the store.
+        try s.ok("--store", store, "categories", "add", "Work")
+        #expect(try s.ok("--store", store, "categories").lines.contains { $0.contains("Work") })
+    }
+
     @Test("invalid UTF-8 in arguments (raw bytes through posix_spawn) is a usage error naming the argument")
     func invalidUTF8Arguments() throws {
         let s = try Sandbox()
