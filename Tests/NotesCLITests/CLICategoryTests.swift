@@ -6,6 +6,10 @@ struct CLICategoryTests {
     @Test("categories lists names with counts; add, rename and delete (which uncategorizes its notes)")
     func lifecycle() throws {
         let s = try Sandbox()
+        // No store yet: the listing says so and makes none, as `list` does.
+        let missing = s.run(["categories"])
+        #expect(missing.code == 3 && missing.stderr.contains("no store at"), "\(missing.stderr)")
+        try s.add("Loose")
         #expect(try s.ok("categories").line == "no categories")
         #expect(try s.ok("categories", "--json").json() as? [Any] != nil)
         #expect(try s.ok("categories", "add", "  Work ").line == "added Work")
