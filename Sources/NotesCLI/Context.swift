@@ -256,6 +256,11 @@ final class Context: @unchecked Sendable {
     /// place, as before, and a failure said as before). Such folders that killed runs left
     /// there are removed first (``removeAbandonedStagings(in:)``).
     private static func stagingDirectory(for path: String) -> (String, Int32)? {
+        // A path ending in `.` or `..` names no new folder a rename can make (rename(2) refuses
+        // them: EBUSY); such a store is made in place, as before.
+        var name = Substring(path)
+        while name.count > 1, name.hasSuffix("/") { name.removeLast() }
+        if let last = name.split(separator: "/").last, last == "." || last == ".." { return nil }
         var st = stat()
         guard lstat(path, &st) != 0, errno == ENOENT else { return nil }
         var parent = AtomicFile.directory(of: path)

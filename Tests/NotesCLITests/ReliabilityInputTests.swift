@@ -228,6 +228,30 @@ struct ReliabilityInputTests {
         #expect(read(file: s.path("deeper/still/new/data.mdb")) == before)
     }
 
+    @Test("a first import into a store path ending in /. or /.. is made there, as a first add is")
+    func firstImportIntoDotPath() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One")
+        let good = try source.ok("export").stdout
+        write(file: s.path("good.jsonl"), good)
+        mkdir(s.path("up"), 0o700)
+        for (store, lands) in [
+            (s.path("dot/."), s.path("dot")), (s.path("slashdot/./"), s.path("slashdot")),
+            (s.path("up/new/.."), s.path("up")),
+        ] {
+            // A review's trial: the private folder was renamed onto "dot/." (EBUSY), so the first
+            // import failed ("cannot move the new store into place") and left an empty "dot".
+            let r = s.run("--store", store, "import", s.path("good.jsonl"))
+            #expect(r.code == 0 && r.line == "imported 1 event", "\(store): \(r)")
+            #expect(try s.ok("--store", lands, "export").stdout == good, "\(store)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: s.root).filter {
+            $0.hasPrefix(".notes-new-store-")
+        }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test("a new store's private folder that a killed import left is removed by the next one made beside it")
     func abandonedNewStoreRemoved() throws {
         let s = try Sandbox()
