@@ -329,11 +329,15 @@ final class Context: @unchecked Sendable {
         while target.count > 1, target.hasSuffix("/") { target.removeLast() }
         do { try makeDirectories(AtomicFile.directory(of: target)) } catch {
             Self.removeStore(staging)
+            // What the command printed (`imported 12 events`) is not true of a store not kept:
+            // before 2026-12-06 the refusal came under that answer.
+            terminal.discardBuffered()
             throw CLIError("\(error); nothing was kept: choose another store with --store", code: .storeUnusable)
         }
         guard rename(staging, target) == 0 else {
             let reason = systemErrorText()
             Self.removeStore(staging)
+            terminal.discardBuffered()
             throw CLIError(
                 "cannot move the new store into place at \(given) (\(reason)); nothing was kept: run the command again",
                 code: .failure)

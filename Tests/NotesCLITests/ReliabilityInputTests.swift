@@ -252,6 +252,64 @@ struct ReliabilityInputTests {
         #expect(left.isEmpty, "\(left)")
     }
 
+    /// Runs `notes --store STORE import FIFO` into a store folder that does not exist, runs
+    /// `meanwhile` once the import has made its private folder, then feeds the FIFO an export
+    /// of one note each time the import opens it, until the import ends.
+    static func raceFirstImport(_ s: Sandbox, into store: String, meanwhile: () throws -> Void) throws
+        -> KillableNotes
+    {
+        let source = try Sandbox()
+        try source.add("One", "--body", "a")
+        let good = Array(try source.ok("export").stdout.utf8)
+        let fifo = s.path("in-\(monotonicSeconds()).jsonl")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let importer = try KillableNotes(s, ["--store", store, "import", fifo], tag: "importer")
+        let deadline = monotonicSeconds() + 60
+        while !staged(s) && monotonicSeconds() < deadline { usleep(1000) }
+        try #require(staged(s), "the import made no private folder")
+        try meanwhile()
+        /// Whether the importer has the FIFO open.
+        func holdsFIFO() -> Bool {
+            let dir = "/proc/\(importer.pid)/fd"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + name)) == fifo {
+                    return true
+                }
+            }
+            return false
+        }
+        while !importer.wait(until: monotonicSeconds() + 0.005) && monotonicSeconds() < deadline {
+            let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            _ = good.withUnsafeBytes { writeFully(fd: fd, $0) }
+            close(fd)
+            while !importer.wait(until: monotonicSeconds() + 0.005) && holdsFIFO() && monotonicSeconds() < deadline {}
+        }
+        _ = importer.finish()
+        return importer
+    }
+
+    /// Whether a private folder of a new store is in the sandbox's root.
+    static func staged(_ s: Sandbox) -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: s.root)) ?? []).contains {
+            $0.hasPrefix(".notes-new-store-")
+        }
+    }
+
+    @Test("a first import whose new store cannot be moved into place prints no answer: nothing was imported")
+    func firstImportNotKeptSaysNothingImported() throws {
+        let s = try Sandbox()
+        let store = s.path("new")
+        // A file is made where the store was to go, meanwhile.
+        let importer = try Self.raceFirstImport(s, into: store) { write(file: store, "not a store\n") }
+        #expect(importer.status != 0)
+        // A review's trial: before, stdout said "imported 1 event" above the refusal, though the
+        // store holding it was removed.
+        #expect(importer.stdout.isEmpty, "\(importer.stdout)")
+        #expect(importer.stderr.contains("nothing was kept") || importer.stderr.contains("not a notes store"))
+        #expect(!Self.staged(s))
+    }
+
     @Test("a new store's private folder that a killed import left is removed by the next one made beside it")
     func abandonedNewStoreRemoved() throws {
         let s = try Sandbox()
