@@ -26,6 +26,9 @@ final class Context: @unchecked Sendable {
     /// 2026-12-06 a refused import or sync into a folder that did not exist left the folder,
     /// and an empty store in it.
     private var newStore: (staging: String, target: String, lock: Int32)?
+    /// Set when the store this run made was not kept because another process made the store
+    /// folder meanwhile (``keepNewStore()``): the command may then run again, into that store.
+    private(set) var newStoreTaken = false
 
     init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
         throws(CLIError)
@@ -335,6 +338,7 @@ final class Context: @unchecked Sendable {
             throw CLIError("\(error); nothing was kept: choose another store with --store", code: .storeUnusable)
         }
         guard rename(staging, target) == 0 else {
+            newStoreTaken = errno == ENOTEMPTY || errno == EEXIST
             let reason = systemErrorText()
             Self.removeStore(staging)
             terminal.discardBuffered()
@@ -343,6 +347,10 @@ final class Context: @unchecked Sendable {
                 code: .failure)
         }
     }
+
+    /// Whether the command may run again after ``newStoreTaken``: its input can be read again
+    /// (a file or a folder, or a remote's log, not standard input).
+    var mayRunAgain: Bool { !positionals.contains("-") }
 
     /// Removes the store this run made for a command that was refused or failed (see
     /// ``newStore``): it leaves no trace.

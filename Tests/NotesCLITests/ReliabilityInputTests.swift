@@ -296,6 +296,22 @@ struct ReliabilityInputTests {
         }
     }
 
+    @Test("a first import whose store another process made meanwhile imports into that store, not refused")
+    func firstImportRacedByAnotherStore() throws {
+        let s = try Sandbox()
+        let store = s.path("new")
+        // Another process makes the store meanwhile (a first add in another terminal, a script
+        // running imports side by side).
+        let importer = try Self.raceFirstImport(s, into: store) { try s.add("Made meanwhile", "--store", store) }
+        // A review's trial: before, the import was refused ("cannot move the new store into place
+        // ... (Directory not empty); nothing was kept: run the command again"), exit 1, where
+        // before the new stores' private folders both commands went into the one store.
+        #expect(importer.status == 0, "\(importer.stderr)")
+        #expect(importer.stdout == "imported 1 event\n" && importer.stderr.isEmpty, "\(importer.stderr)")
+        #expect(try Set(s.titles("--store", store)) == ["One", "Made meanwhile"])
+        #expect(!Self.staged(s))
+    }
+
     @Test("a first import whose new store cannot be moved into place prints no answer: nothing was imported")
     func firstImportNotKeptSaysNothingImported() throws {
         let s = try Sandbox()
