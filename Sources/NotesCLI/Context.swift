@@ -342,6 +342,13 @@ final class Context: @unchecked Sendable {
             let reason = systemErrorText()
             Self.removeStore(staging)
             terminal.discardBuffered()
+            // Only a store made there meanwhile is a reason to run it again; any other failure
+            // (a parent that is a dangling link or a file) would be the same the next time.
+            guard newStoreTaken else {
+                throw CLIError(
+                    "cannot make the store at \(given) (\(reason)); nothing was kept: check the path, or choose "
+                        + "another store with --store", code: .storeUnusable)
+            }
             throw CLIError(
                 "cannot move the new store into place at \(given) (\(reason)); nothing was kept: run the command again",
                 code: .failure)

@@ -252,6 +252,23 @@ struct ReliabilityInputTests {
         #expect(left.isEmpty, "\(left)")
     }
 
+    @Test("a first import under a dangling symbolic link says the path is unusable, not to run it again")
+    func firstImportUnderDanglingLink() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One")
+        write(file: s.path("good.jsonl"), try source.ok("export").stdout)
+        symlink(s.path("nowhere"), s.path("dangling"))
+        let store = s.path("dangling/new")
+        // A review's trial: "cannot move the new store into place at ... (No such file or
+        // directory); nothing was kept: run the command again", exit 1; again gave the same. A
+        // first add there is refused as an unusable store (exit 5), and so is the import now.
+        let r = s.run("--store", store, "import", s.path("good.jsonl"))
+        Self.expectRefused(r, 5, "import under a dangling link", mentioning: "choose another store with --store")
+        #expect(!r.stderr.contains("run the command again"), "\(r.stderr)")
+        #expect(!Self.staged(s) && !fileExists(s.path("nowhere")))
+    }
+
     /// Runs `notes --store STORE import FIFO` into a store folder that does not exist, runs
     /// `meanwhile` once the import has made its private folder, then feeds the FIFO an export
     /// of one note each time the import opens it, until the import ends.
