@@ -115,18 +115,28 @@ public final class AtomicFile {
     /// alone: another name, a link, another user's file, a temporary being written.
     @discardableResult
     public static func removeAbandonedTemporaries(of path: String) -> Int {
-        let directory = directory(of: path)
-        let prefix = Array(
-            ((path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path) + ".tmp-").utf8)
-        guard prefix.count > 5, let dir = opendir(directory) else { return 0 }
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        return removeAbandonedTemporaries(in: directory(of: path), of: [name])
+    }
+
+    /// Removes the temporaries that killed writers left of the files `names` in `directory`,
+    /// as ``removeAbandonedTemporaries(of:)`` does for one, in one look through the directory
+    /// (a writer of many files in one folder, `export-markdown`); returns how many.
+    @discardableResult
+    public static func removeAbandonedTemporaries(in directory: String, of names: Set<String>) -> Int {
+        let targets = Set(names.filter { !$0.isEmpty }.map { Array($0.utf8) })
+        let suffix = Array(".tmp-".utf8)
+        guard !targets.isEmpty, let dir = opendir(directory) else { return 0 }
         defer { closedir(dir) }
         var candidates: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
                 p.withMemoryRebound(to: CChar.self, capacity: 256) { Array(String(cString: $0).utf8) }
             }
-            guard name.count == prefix.count + 6, name.starts(with: prefix),
-                name[prefix.count...].allSatisfy({ $0 &- 0x30 < 10 || ($0 | 0x20) &- 0x61 < 26 })
+            let stem = name.count - suffix.count - 6
+            guard stem > 0, name[stem..<(stem + suffix.count)].elementsEqual(suffix),
+                name[(stem + suffix.count)...].allSatisfy({ $0 &- 0x30 < 10 || ($0 | 0x20) &- 0x61 < 26 }),
+                targets.contains(Array(name[..<stem]))
             else { continue }
             candidates.append(directory + "/" + String(decoding: name, as: UTF8.self))
         }

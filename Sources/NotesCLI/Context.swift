@@ -26,6 +26,9 @@ final class Context: @unchecked Sendable {
     /// 2026-12-06 a refused import or sync into a folder that did not exist left the folder,
     /// and an empty store in it.
     private var newStore: (staging: String, target: String, lock: Int32)?
+    /// Set when the store this run made was not kept because another process made the store
+    /// folder meanwhile (``keepNewStore()``): the command may then run again, into that store.
+    private(set) var newStoreTaken = false
 
     init(arguments: ParsedArguments, environment: [String: String], terminal: Terminal, command: Command)
         throws(CLIError)
@@ -266,6 +269,11 @@ final class Context: @unchecked Sendable {
     /// place, as before, and a failure said as before). Such folders that killed runs left
     /// there are removed first (``removeAbandonedStagings(in:)``).
     private static func stagingDirectory(for path: String) -> (String, Int32)? {
+        // A path ending in `.` or `..` names no new folder a rename can make (rename(2) refuses
+        // them: EBUSY); such a store is made in place, as before.
+        var name = Substring(path)
+        while name.count > 1, name.hasSuffix("/") { name.removeLast() }
+        if let last = name.split(separator: "/").last, last == "." || last == ".." { return nil }
         var st = stat()
         guard lstat(path, &st) != 0, errno == ENOENT else { return nil }
         var parent = AtomicFile.directory(of: path)
@@ -334,16 +342,32 @@ final class Context: @unchecked Sendable {
         while target.count > 1, target.hasSuffix("/") { target.removeLast() }
         do { try makeDirectories(AtomicFile.directory(of: target)) } catch {
             Self.removeStore(staging)
+            // What the command printed (`imported 12 events`) is not true of a store not kept:
+            // before 2026-12-06 the refusal came under that answer.
+            terminal.discardBuffered()
             throw CLIError("\(error); nothing was kept: choose another store with --store", code: .storeUnusable)
         }
         guard rename(staging, target) == 0 else {
+            newStoreTaken = errno == ENOTEMPTY || errno == EEXIST
             let reason = systemErrorText()
             Self.removeStore(staging)
+            terminal.discardBuffered()
+            // Only a store made there meanwhile is a reason to run it again; any other failure
+            // (a parent that is a dangling link or a file) would be the same the next time.
+            guard newStoreTaken else {
+                throw CLIError(
+                    "cannot make the store at \(given) (\(reason)); nothing was kept: check the path, or choose "
+                        + "another store with --store", code: .storeUnusable)
+            }
             throw CLIError(
                 "cannot move the new store into place at \(given) (\(reason)); nothing was kept: run the command again",
                 code: .failure)
         }
     }
+
+    /// Whether the command may run again after ``newStoreTaken``: its input can be read again
+    /// (a file or a folder, or a remote's log, not standard input).
+    var mayRunAgain: Bool { !positionals.contains("-") }
 
     /// Removes the store this run made for a command that was refused or failed (see
     /// ``newStore``): it leaves no trace.

@@ -82,11 +82,21 @@ public enum NotesCommandLine {
                 try terminal.flush(pager: nil)
                 return 0
             }
-            let ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
+            var ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
             context = ctx
-            try command.run(ctx)
-            // A store made for this command's input is moved into place before anything is printed.
-            try ctx.keepNewStore()
+            do {
+                try command.run(ctx)
+                // A store made for this command's input is moved into place before anything is printed.
+                try ctx.keepNewStore()
+            } catch  where ctx.newStoreTaken && ctx.mayRunAgain {
+                // Another process made the store meanwhile (a first add, another import): this
+                // run's was removed, unprinted, and the command runs again into that one, as it
+                // would have had it started a moment later. Before 2026-12-06 it was refused.
+                ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
+                context = ctx
+                try command.run(ctx)
+                try ctx.keepNewStore()
+            }
             try terminal.flush(pager: ctx.pagerCommand)
             return 0
         } catch {

@@ -52,6 +52,10 @@ final class Terminal {
         if buffer.count > 1 << 16 && !pagerAllowed { flushDirect() }
     }
 
+    /// Drops the output buffered so far: an answer that is no longer true (a new store that
+    /// could not be kept, and the import in it with it).
+    func discardBuffered() { buffer = [] }
+
     /// Writes buffered output, through the pager when it is long and allowed; throws the failure
     /// to write standard output, if it failed, now or before: the same error (exit code 1) as
     /// `export`'s to a full disk.

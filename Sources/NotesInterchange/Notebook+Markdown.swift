@@ -140,7 +140,7 @@ extension Notebook {
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             try io { () throws(IOFailure) in
                 if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
-                // Not swept for abandoned temporaries: one look through the folder per note.
+                // Not swept here (one look through the folder per note): once per folder below.
                 let out = try AtomicFile(path: directory + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels).utf8))
@@ -153,6 +153,15 @@ extension Notebook {
                 summary.moved += 1
             }
         }
+        // The temporaries an export killed midway left of these files, one look through each
+        // folder (not one per note file): before 2026-12-06 they stayed in the folder for good.
+        var byFolder: [String: Set<String>] = [:]
+        for file in written {
+            let slash = file.lastIndex(of: "/")
+            let folder = slash.map { directory + "/" + file[..<$0] } ?? directory
+            byFolder[folder, default: []].insert(slash.map { String(file[file.index(after: $0)...]) } ?? file)
+        }
+        for (folder, names) in byFolder { AtomicFile.removeAbandonedTemporaries(in: folder, of: names) }
         return summary
     }
 

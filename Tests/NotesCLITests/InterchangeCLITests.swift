@@ -212,6 +212,43 @@ struct InterchangeCLITests {
         #expect(names.filter { $0.hasPrefix("out.jsonl.tmp-") }.count == 6, "\(names.sorted())")
     }
 
+    @Test("export-markdown removes the temporaries of its files that a killed export left, and nothing else")
+    func abandonedMarkdownTemporariesRemoved() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        try s.add("Two", "--body", "b", "--category", "Work")
+        let vault = s.path("vault")
+        try s.ok("export-markdown", vault)
+        let top = try FileManager.default.contentsOfDirectory(atPath: vault).filter { $0.hasSuffix(".md") }
+        let work = try FileManager.default.contentsOfDirectory(atPath: vault + "/Work").filter { $0.hasSuffix(".md") }
+        try #require(top.count == 1 && work.count == 1, "\(top) \(work)")
+        func make(_ path: String, modified secondsAgo: Int = 3600) {
+            write(file: path, "---\nid: half writ")
+            chmod(path, 0o600)
+            var times = [timeval(), timeval()]
+            times[0].tv_sec = time(nil) - secondsAgo
+            times[1].tv_sec = time(nil) - secondsAgo
+            utimes(path, &times)
+        }
+        // What an export-markdown killed midway (SIGKILL, Ctrl-C) leaves: a note file's temporary,
+        // held by no process. A review's trial found them left in the folder for good: the
+        // export opted out of the sweep each other writer does.
+        let abandoned = [vault + "/" + top[0] + ".tmp-Ab12Cd", vault + "/Work/" + work[0] + ".tmp-zz9999"]
+        for path in abandoned { make(path) }
+        // Left alone: a file not of this export, one being written (held), one written a moment ago.
+        let kept = [
+            vault + "/mine.md.tmp-Ab12Cd", vault + "/" + top[0] + ".tmp-held01", vault + "/" + top[0] + ".tmp-fresh1",
+        ]
+        for path in kept { make(path) }
+        make(kept[2], modified: -3600)
+        let held = open(kept[1], O_RDONLY | O_CLOEXEC)
+        try #require(held >= 0 && flock(held, LOCK_EX) == 0)
+        defer { close(held) }
+        #expect(try s.ok("export-markdown", vault).line == "exported 2 notes to \(vault)")
+        for path in abandoned { #expect(!fileExists(path), "\(path) was left") }
+        for path in kept { #expect(fileExists(path), "\(path) was removed") }
+    }
+
     @Test("an alias of a Markdown file that no link can reach (it holds | or [[) is imported with a warning")
     func unreachableAliasWarned() throws {
         let s = try Sandbox()

@@ -228,6 +228,121 @@ struct ReliabilityInputTests {
         #expect(read(file: s.path("deeper/still/new/data.mdb")) == before)
     }
 
+    @Test("a first import into a store path ending in /. or /.. is made there, as a first add is")
+    func firstImportIntoDotPath() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One")
+        let good = try source.ok("export").stdout
+        write(file: s.path("good.jsonl"), good)
+        mkdir(s.path("up"), 0o700)
+        for (store, lands) in [
+            (s.path("dot/."), s.path("dot")), (s.path("slashdot/./"), s.path("slashdot")),
+            (s.path("up/new/.."), s.path("up")),
+        ] {
+            // A review's trial: the private folder was renamed onto "dot/." (EBUSY), so the first
+            // import failed ("cannot move the new store into place") and left an empty "dot".
+            let r = s.run("--store", store, "import", s.path("good.jsonl"))
+            #expect(r.code == 0 && r.line == "imported 1 event", "\(store): \(r)")
+            #expect(try s.ok("--store", lands, "export").stdout == good, "\(store)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: s.root).filter {
+            $0.hasPrefix(".notes-new-store-")
+        }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("a first import under a dangling symbolic link says the path is unusable, not to run it again")
+    func firstImportUnderDanglingLink() throws {
+        let s = try Sandbox()
+        let source = try Sandbox()
+        try source.add("One")
+        write(file: s.path("good.jsonl"), try source.ok("export").stdout)
+        symlink(s.path("nowhere"), s.path("dangling"))
+        let store = s.path("dangling/new")
+        // A review's trial: "cannot move the new store into place at ... (No such file or
+        // directory); nothing was kept: run the command again", exit 1; again gave the same. A
+        // first add there is refused as an unusable store (exit 5), and so is the import now.
+        let r = s.run("--store", store, "import", s.path("good.jsonl"))
+        Self.expectRefused(r, 5, "import under a dangling link", mentioning: "choose another store with --store")
+        #expect(!r.stderr.contains("run the command again"), "\(r.stderr)")
+        #expect(!Self.staged(s) && !fileExists(s.path("nowhere")))
+    }
+
+    /// Runs `notes --store STORE import FIFO` into a store folder that does not exist, runs
+    /// `meanwhile` once the import has made its private folder, then feeds the FIFO an export
+    /// of one note each time the import opens it, until the import ends.
+    static func raceFirstImport(_ s: Sandbox, into store: String, meanwhile: () throws -> Void) throws
+        -> KillableNotes
+    {
+        let source = try Sandbox()
+        try source.add("One", "--body", "a")
+        let good = Array(try source.ok("export").stdout.utf8)
+        let fifo = s.path("in-\(monotonicSeconds()).jsonl")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let importer = try KillableNotes(s, ["--store", store, "import", fifo], tag: "importer")
+        let deadline = monotonicSeconds() + 60
+        while !staged(s) && monotonicSeconds() < deadline { usleep(1000) }
+        try #require(staged(s), "the import made no private folder")
+        try meanwhile()
+        /// Whether the importer has the FIFO open.
+        func holdsFIFO() -> Bool {
+            let dir = "/proc/\(importer.pid)/fd"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + name)) == fifo {
+                    return true
+                }
+            }
+            return false
+        }
+        while !importer.wait(until: monotonicSeconds() + 0.005) && monotonicSeconds() < deadline {
+            let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            _ = good.withUnsafeBytes { writeFully(fd: fd, $0) }
+            close(fd)
+            while !importer.wait(until: monotonicSeconds() + 0.005) && holdsFIFO() && monotonicSeconds() < deadline {}
+        }
+        _ = importer.finish()
+        return importer
+    }
+
+    /// Whether a private folder of a new store is in the sandbox's root.
+    static func staged(_ s: Sandbox) -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: s.root)) ?? []).contains {
+            $0.hasPrefix(".notes-new-store-")
+        }
+    }
+
+    @Test("a first import whose store another process made meanwhile imports into that store, not refused")
+    func firstImportRacedByAnotherStore() throws {
+        let s = try Sandbox()
+        let store = s.path("new")
+        // Another process makes the store meanwhile (a first add in another terminal, a script
+        // running imports side by side).
+        let importer = try Self.raceFirstImport(s, into: store) { try s.add("Made meanwhile", "--store", store) }
+        // A review's trial: before, the import was refused ("cannot move the new store into place
+        // ... (Directory not empty); nothing was kept: run the command again"), exit 1, where
+        // before the new stores' private folders both commands went into the one store.
+        #expect(importer.status == 0, "\(importer.stderr)")
+        #expect(importer.stdout == "imported 1 event\n" && importer.stderr.isEmpty, "\(importer.stderr)")
+        #expect(try Set(s.titles("--store", store)) == ["One", "Made meanwhile"])
+        #expect(!Self.staged(s))
+    }
+
+    @Test("a first import whose new store cannot be moved into place prints no answer: nothing was imported")
+    func firstImportNotKeptSaysNothingImported() throws {
+        let s = try Sandbox()
+        let store = s.path("new")
+        // A file is made where the store was to go, meanwhile.
+        let importer = try Self.raceFirstImport(s, into: store) { write(file: store, "not a store\n") }
+        #expect(importer.status != 0)
+        // A review's trial: before, stdout said "imported 1 event" above the refusal, though the
+        // store holding it was removed.
+        #expect(importer.stdout.isEmpty, "\(importer.stdout)")
+        #expect(importer.stderr.contains("nothing was kept") || importer.stderr.contains("not a notes store"))
+        #expect(!Self.staged(s))
+    }
+
     @Test("a new store's private folder that a killed import left is removed by the next one made beside it")
     func abandonedNewStoreRemoved() throws {
         let s = try Sandbox()
