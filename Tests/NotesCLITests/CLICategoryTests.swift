@@ -44,7 +44,7 @@ struct CLICategoryTests {
         #expect(try s.object("show", t)["trashed"] as? Bool == true, "trashed notes are uncategorized too")
         let after = try s.ok("categories", "--json").array()
         #expect(after.map { $0["name"] as? String } == ["Home"])
-        #expect(try s.titles("--uncategorized").sorted() == ["A", "B"])
+        #expect(try s.titles("--uncategorized").sorted() == ["A", "B", "Loose"])
         #expect(s.run("list", "--category", "JOB").code == 3)
         // The name is free again.
         #expect(try s.ok("categories", "delete", "Home").line == "deleted Home; 1 note uncategorized")
