@@ -347,6 +347,11 @@ final class Context: @unchecked Sendable {
             terminal.discardBuffered()
             throw CLIError("\(error); nothing was kept: choose another store with --store", code: .storeUnusable)
         }
+        // The store's files are flushed by its commits; their names in the private folder, and
+        // the folder's new name in its parent, by these: a power loss after the answer is
+        // printed must not undo the move (and the next first import would then remove the
+        // store as abandoned).
+        Self.flushDirectory(staging)
         guard rename(staging, target) == 0 else {
             newStoreTaken = errno == ENOTEMPTY || errno == EEXIST
             let reason = systemErrorText()
@@ -363,6 +368,16 @@ final class Context: @unchecked Sendable {
                 "cannot move the new store into place at \(given) (\(reason)); nothing was kept: run the command again",
                 code: .failure)
         }
+        Self.flushDirectory(AtomicFile.directory(of: target))
+    }
+
+    /// Flushes a folder's entries to the disk (`fsync` of the folder); a file system that cannot
+    /// is left to its own guarantees.
+    private static func flushDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
     }
 
     /// Whether the command may run again after ``newStoreTaken``: its input can be read again
