@@ -104,10 +104,6 @@ public final class AtomicFile {
         temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// How long a temporary must have gone unwritten before it may be taken for abandoned: a
-    /// writer locks its file the moment `mkstemp` made it, well within this.
-    static let abandonedAfterSeconds = 2
-
     /// Removes the temporaries of `path` that writers killed midway left behind, and returns how
     /// many: files named as this type names them (`path` + `.tmp-` + six letters or digits),
     /// regular, of this user, last written at least 2 seconds ago and held by no process (a
@@ -126,34 +122,21 @@ public final class AtomicFile {
     public static func removeAbandonedTemporaries(in directory: String, of names: Set<String>) -> Int {
         let targets = Set(names.filter { !$0.isEmpty }.map { Array($0.utf8) })
         let suffix = Array(".tmp-".utf8)
-        guard !targets.isEmpty, let dir = opendir(directory) else { return 0 }
-        defer { closedir(dir) }
-        var candidates: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
-                p.withMemoryRebound(to: CChar.self, capacity: 256) { Array(String(cString: $0).utf8) }
-            }
+        guard !targets.isEmpty, let listed = directoryNames(directory) else { return 0 }
+        var removed = 0
+        for name in listed {
             let stem = name.count - suffix.count - 6
             guard stem > 0, name[stem..<(stem + suffix.count)].elementsEqual(suffix),
                 name[(stem + suffix.count)...].allSatisfy({ $0 &- 0x30 < 10 || ($0 | 0x20) &- 0x61 < 26 }),
                 targets.contains(Array(name[..<stem]))
             else { continue }
-            candidates.append(directory + "/" + String(decoding: name, as: UTF8.self))
-        }
-        var removed = 0
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        for candidate in candidates {
-            let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var st = stat()
-            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
-                now.tv_sec - st.st_mtim.tv_sec >= abandonedAfterSeconds, flock(fd, LOCK_EX | LOCK_NB) == 0
-            else { continue }
+            let candidate = directory + "/" + String(decoding: name, as: UTF8.self)
+            guard let held = lockIfAbandoned(candidate, directory: false) else { continue }
+            defer { close(held.fd) }
             // Still the file looked at (not renamed into place and replaced meanwhile).
             var again = stat()
-            guard lstat(candidate, &again) == 0, again.st_ino == st.st_ino, again.st_dev == st.st_dev else { continue }
+            guard lstat(candidate, &again) == 0, UInt64(again.st_ino) == held.inode, UInt64(again.st_dev) == held.device
+            else { continue }
             if unlink(candidate) == 0 { removed += 1 }
         }
         return removed
@@ -278,18 +261,55 @@ public struct DirectoryEntry: Sendable, Equatable {
     public var isDirectory: Bool { kind == .directory }
 }
 
-/// The entries of a directory (without `.` and `..`), sorted by their names' bytes.
-public func directoryEntries(_ path: String) throws(IOFailure) -> [DirectoryEntry] {
-    guard let dir = opendir(path) else { throw IOFailure(.list, path) }
+/// The names in the folder at `path`, as bytes, without `.` and `..` (one `readdir` pass, no
+/// `stat`); nil when it cannot be listed.
+public func directoryNames(_ path: String) -> [[UInt8]]? {
+    guard let dir = opendir(path) else { return nil }
     defer { closedir(dir) }
-    var out: [DirectoryEntry] = []
+    var out: [[UInt8]] = []
     while let entry = readdir(dir) {
-        let (name, valid) = withUnsafePointer(to: &entry.pointee.d_name) { p in
+        let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
             p.withMemoryRebound(to: CChar.self, capacity: 256) { c in
-                (String(cString: c), String(validatingCString: c) != nil)
+                Array(UnsafeRawBufferPointer(start: c, count: strlen(c)))
             }
         }
-        if name == "." || name == ".." { continue }
+        if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+        out.append(name)
+    }
+    return out
+}
+
+/// How long a file or folder a killed process left must have gone unchanged before it may be
+/// taken for abandoned: its maker locks it the moment it has made it, well within this.
+public let abandonedAfterSeconds = 2
+
+/// Opens `path` (a regular file, or a folder with `directory`) and holds an exclusive `flock` on
+/// it when it was left by a process that is gone: this user's, not a link, unchanged for
+/// ``abandonedAfterSeconds`` and held by no process (its maker holds its own locked while it
+/// lives). Returns the descriptor, which keeps the lock until closed, and the file's device and
+/// inode (to tell whether `path` still names it); nil for anything else.
+public func lockIfAbandoned(_ path: String, directory: Bool) -> (fd: Int32, device: UInt64, inode: UInt64)? {
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (directory ? O_DIRECTORY : O_NONBLOCK))
+    guard fd >= 0 else { return nil }
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var st = stat()
+    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == (directory ? S_IFDIR : S_IFREG), st.st_uid == geteuid(),
+        now.tv_sec - st.st_mtim.tv_sec >= abandonedAfterSeconds, flock(fd, LOCK_EX | LOCK_NB) == 0
+    else {
+        close(fd)
+        return nil
+    }
+    return (fd, UInt64(st.st_dev), UInt64(st.st_ino))
+}
+
+/// The entries of a directory (without `.` and `..`), sorted by their names' bytes.
+public func directoryEntries(_ path: String) throws(IOFailure) -> [DirectoryEntry] {
+    guard let names = directoryNames(path) else { throw IOFailure(.list, path) }
+    var out: [DirectoryEntry] = []
+    for bytes in names {
+        let name = String(decoding: bytes, as: UTF8.self)
+        let valid = String(validating: bytes, as: UTF8.self) != nil
         var st = stat()
         guard valid, lstat(path + "/" + name, &st) == 0 else {
             out.append(DirectoryEntry(name: name, kind: .other, nameIsUTF8: valid))

@@ -304,26 +304,12 @@ final class Context: @unchecked Sendable {
     /// it), unchanged for 2 seconds (a run locks its folder the moment it made it) and holding
     /// nothing but LMDB's data.mdb and lock.mdb. Anything else is left alone.
     private static func removeAbandonedStagings(in parent: String) {
-        guard let dir = opendir(parent) else { return }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { p in
-                p.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name.hasPrefix(stagingPrefix), name.utf8.count == stagingPrefix.utf8.count + 6 { names.append(name) }
-        }
-        closedir(dir)
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        for name in names {
-            let path = parent + "/" + name
-            let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var st = stat()
-            guard fstat(fd, &st) == 0, st.st_uid == geteuid(), now.tv_sec - st.st_mtim.tv_sec >= 2,
-                flock(fd, LOCK_EX | LOCK_NB) == 0,
-                let entries = try? directoryEntries(path),
+        let prefix = Array(stagingPrefix.utf8)
+        for name in directoryNames(parent) ?? [] where name.count == prefix.count + 6 && name.starts(with: prefix) {
+            let path = parent + "/" + String(decoding: name, as: UTF8.self)
+            guard let held = lockIfAbandoned(path, directory: true) else { continue }
+            defer { close(held.fd) }
+            guard let entries = try? directoryEntries(path),
                 entries.allSatisfy({ $0.kind == .file && ($0.name == "data.mdb" || $0.name == "lock.mdb") })
             else { continue }
             removeStore(path)

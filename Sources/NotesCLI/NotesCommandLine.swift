@@ -82,20 +82,20 @@ public enum NotesCommandLine {
                 try terminal.flush(pager: nil)
                 return 0
             }
-            var ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
-            context = ctx
-            do {
+            func run() throws -> Context {
+                let ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
+                context = ctx
                 try command.run(ctx)
                 // A store made for this command's input is moved into place before anything is printed.
                 try ctx.keepNewStore()
-            } catch  where ctx.newStoreTaken && ctx.mayRunAgain {
+                return ctx
+            }
+            let ctx: Context
+            do { ctx = try run() } catch  where context?.newStoreTaken == true && context?.mayRunAgain == true {
                 // Another process made the store meanwhile (a first add, another import): this
                 // run's was removed, unprinted, and the command runs again into that one, as it
                 // would have had it started a moment later. Before 2026-12-06 it was refused.
-                ctx = try Context(arguments: parsed, environment: environment, terminal: terminal, command: command)
-                context = ctx
-                try command.run(ctx)
-                try ctx.keepNewStore()
+                ctx = try run()
             }
             try terminal.flush(pager: ctx.pagerCommand)
             return 0
