@@ -67,7 +67,8 @@ public enum ForgivingSearch {
 
     /// Runs `query` through `search` (top-`n` of a query) and widens it when it finds fewer
     /// than `limit` notes, unless `exact`. `vocabulary` visits every indexed word (folded UTF-8,
-    /// valid only during the call) with the number of notes holding it.
+    /// valid only during the call); `documentFrequency` gives the number of notes holding a word
+    /// (asked only of the near spellings found).
     ///
     /// With a stemmer, the index holds stems, and a typo in a word's ending leaves a stem far
     /// from the right one (`appropriatte` stems to `appropriatt`, three edits from `appropri`):
@@ -77,7 +78,7 @@ public enum ForgivingSearch {
     public static func run(
         _ query: SearchQuery, limit: Int, exact: Bool,
         search: (SearchQuery, Int) throws -> [SearchHit],
-        vocabulary: (_ visit: (UnsafeBufferPointer<UInt8>, UInt64) -> Void) throws -> Void,
+        vocabulary: (_ visit: (UnsafeBufferPointer<UInt8>) -> Void) throws -> Void,
         written: [[UInt8]: [UInt8]] = [:], stem: (([UInt8]) -> [UInt8])? = nil,
         documentFrequency: ([UInt8]) throws -> UInt64? = { _ in nil }
     ) throws -> Outcome {
@@ -112,7 +113,7 @@ public enum ForgivingSearch {
             let scalarCounts = targets.map(\.scalars.count)
             let budgets = targets.map(\.budget)
             let signatures = targets.map { Self.signature($0.bytes) }
-            try vocabulary { term, df in
+            try vocabulary { term in
                 var length = -1
                 var signature = (bits: UInt64(0), ascii: true)
                 for k in 0..<byteCounts.count {
@@ -141,9 +142,13 @@ public enum ForgivingSearch {
                     }
                     if candidate.isEmpty { Self.decode(term, into: &candidate) }
                     if let d = Self.distance(targets[k].scalars, candidate, atMost: budgets[k], rows: &rows) {
-                        near[targets[k].bytes, default: []].append((Array(term), d, df))
+                        near[targets[k].bytes, default: []].append((Array(term), d, 0))
                     }
                 }
+            }
+            // How common each near spelling is, which ranks them: asked once the walk is done.
+            for (word, found) in near {
+                near[word] = try found.map { ($0.term, $0.distance, try documentFrequency($0.term) ?? 0) }
             }
         }
         if let stem {
@@ -379,18 +384,15 @@ extension SearchIndex {
                     try txn.withCursor(db.terms) { c in
                         var entry = try c.first()
                         while let e = entry {
-                            var r = VarintReader(e.value, at: 0)
-                            let df = UInt64(try r.next())
-                            if df > 0 { visit(e.key.assumingMemoryBound(to: UInt8.self), df) }
+                            visit(e.key.assumingMemoryBound(to: UInt8.self))
                             entry = try c.next()
                         }
                     }
                 },
                 written: ForgivingSearch.written(query, stemmed: stemmed), stem: stemmer.map { s in { s.stem($0) } },
                 documentFrequency: { term in
-                    guard let v = try term.withUnsafeBytes({ k in try txn.get(db.terms, k) }) else { return nil }
-                    var r = VarintReader(v, at: 0)
-                    return UInt64(try r.next())
+                    let notes = try txn.withCursor(db.postings) { c in try SearchIndex.df(of: term, c) }
+                    return notes > 0 ? notes : nil
                 }
             )
         }.naming(query, stemmed: stemmed)
@@ -410,8 +412,8 @@ extension InMemorySearchIndex {
                 stemmed, limit: limit, exact: exact,
                 search: { q, n in search(stemmed: q, filter: filter, limit: n) },
                 vocabulary: { visit in
-                    for (term, df) in df.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-                        term.withUnsafeBufferPointer { visit($0, df) }
+                    for term in df.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                        term.withUnsafeBufferPointer { visit($0) }
                     }
                 },
                 written: ForgivingSearch.written(query, stemmed: stemmed), stem: stemmer.map { s in { s.stem($0) } },

@@ -380,16 +380,14 @@ extension PreparedSearchIndex {
     func encodeTerms(_ range: Range<Int>, into out: EncodedTerms) {
         var pos: [UInt8] = []
         var entries: [PostingBlock.Entry] = []
-        var dfBytes: [UInt8] = []
+        let none: [UInt8] = []
         for i in range {
             let held = holders[starts[i]..<starts[i + 1]]
             guard let first = held.first else { continue }
             var key = parts[Int(first.part)].builder.termBytes(Int(first.term))
-            let total = df(i)
-            dfBytes.removeAll(keepingCapacity: true)
-            putVarint(total, &dfBytes)
+            // The vocabulary entry holds nothing: a term's df is its blocks' counts.
             key.withUnsafeBytes { k in
-                dfBytes.withUnsafeBytes { v in out.append(posting: false, key: k, value: v) }
+                none.withUnsafeBytes { v in out.append(posting: false, key: k, value: v) }
             }
             let tail = key.count + 1
             key.append(contentsOf: [0, 0, 0, 0, 0])
@@ -398,7 +396,7 @@ extension PreparedSearchIndex {
             var reader = parts[Int(held[h].part)].builder.reader(Int(held[h].term))
             var leftInPart = Int(parts[Int(held[h].part)].builder.df(Int(held[h].term)))
             var doc: UInt32 = 0
-            var left = Int(total)
+            var left = Int(df(i))
             while left > 0 {
                 let n = min(left, PostingBlock.targetSize)
                 pos.removeAll(keepingCapacity: true)

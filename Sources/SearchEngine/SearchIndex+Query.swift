@@ -195,10 +195,8 @@ extension SearchIndex {
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
             var union: [UInt32: Double] = [:]
-            func add(_ term: [UInt8], df: UInt64) throws {
-                let it = TermIterator(
-                    blocks: try blockList(term, pc, df: df), scorer: collection.scorer(df: df), field: clause.field,
-                    cost: Int(df))
+            func add(_ term: [UInt8]) throws {
+                guard let it = try termIterator(term, positions: false) else { return }
                 var d = try it.advance(to: 0)
                 while d != TermIterator.end {
                     union[d, default: 0] += it.score()
@@ -207,24 +205,22 @@ extension SearchIndex {
             }
             var entry = try prefix.withUnsafeBytes { k in try tc.seek(k) }
             while let e = entry, e.key.starts(with: prefix) {
-                var r = VarintReader(e.value, at: 0)
-                try add(Array(e.key), df: UInt64(try r.next()))
+                try add(Array(e.key))
                 entry = try tc.next()
             }
             // The stems of words starting with the prefix that do not start with it themselves
             // (`SearchQuery.stemmed(_:)` gives only those).
-            for stem in clause.terms.dropFirst() {
-                if let df = try dfOf(stem, tc) { try add(stem, df: df) }
-            }
+            for stem in clause.terms.dropFirst() { try add(stem) }
             guard !union.isEmpty else { return nil }
             return UnionIterator(union)
         }
     }
 
-    static func dfOf(_ term: [UInt8], _ tc: borrowing Cursor) throws -> UInt64? {
-        guard let e = try term.withUnsafeBytes({ k in try tc.seekExact(k) }) else { return nil }
-        var r = VarintReader(e.value, at: 0)
-        return UInt64(try r.next())
+    /// The df of `term` (the sum of its blocks' counts; 0 when it has none).
+    static func df(of term: [UInt8], _ pc: borrowing Cursor) throws -> UInt64 {
+        var df: UInt64 = 0
+        _ = try blockList(term, pc, counting: &df)
+        return df
     }
 
     /// Every block of `term`: its last doc and its bytes in the map.

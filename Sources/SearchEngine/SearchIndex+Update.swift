@@ -121,8 +121,8 @@ extension SearchIndex {
             var list = byTerm[t]
             byTerm[t] = []
             if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
-            let delta = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
-            try adjustDF(term, by: delta, in: txn, db)
+            let applied = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
+            try keepTerm(term, applied, in: txn, db)
         }
         try writeRecords(records, in: txn, db)
         try stats.write(txn, db)
@@ -159,8 +159,8 @@ extension SearchIndex {
         for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
             let term = analyzer.terms.term(t)
             let list = byTerm[t].sorted { $0.doc < $1.doc }
-            let delta = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
-            try adjustDF(term, by: delta, in: txn, db)
+            let applied = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
+            try keepTerm(term, applied, in: txn, db)
         }
         for doc in cleared {
             let key = DocRecord.chunkKey(doc)
@@ -210,7 +210,8 @@ extension SearchIndex {
     }
 
     /// Applies `changes` (sorted by doc, one per doc) to `term`'s blocks, rewriting each touched
-    /// block once, and returns how many postings were added minus removed.
+    /// block once; returns how many postings were added minus removed, and whether the term had
+    /// a block before.
     ///
     /// Changes up to a block's last doc go into that block (split when it grows past
     /// ``PostingBlock/maxSize``); changes past the last block fill it up to
@@ -218,8 +219,9 @@ extension SearchIndex {
     static func applyPostings(
         _ term: [UInt8], _ changes: [PostingChange], positions store: [UInt32], in txn: borrowing Transaction,
         _ db: SearchDatabases
-    ) throws -> Int {
+    ) throws -> (delta: Int, existed: Bool) {
         var delta = 0
+        var existed = false
         var k = 0
         while k < changes.count {
             // The block holding the first change's doc or the first after it; past the end, the last.
@@ -235,6 +237,7 @@ extension SearchIndex {
                     if let e, isBlockKey(e.key, of: term) { found = (Array(e.key), e.value) }
                 }
             }
+            if found != nil { existed = true }
             var end = changes.count
             if !tail, let f = found {
                 guard let last = f.key.withUnsafeBytes({ readBigEndianUInt32($0, at: term.count + 1) }) else {
@@ -339,26 +342,25 @@ extension SearchIndex {
             for b in blocks { try txn.put(db.postings, key: b.key, value: b.value) }
             k = end
         }
-        return delta
+        return (delta, existed)
     }
 
-    static func adjustDF(_ term: [UInt8], by delta: Int, in txn: borrowing Transaction, _ db: SearchDatabases) throws {
-        guard delta != 0 else { return }
-        var df: UInt64 = 0
-        if let v = try txn.get(db.terms, key: term) {
-            df = UInt64(
-                try v.withUnsafeBytes { p throws(SearchIndexError) in
-                    var r = VarintReader(p, at: 0)
-                    return try r.next()
-                })
-        }
-        let next = delta < 0 ? df - min(df, UInt64(-delta)) : df &+ UInt64(delta)
-        if next == 0 {
-            try txn.delete(db.terms, key: term)
-        } else {
-            var v: [UInt8] = []
-            putVarint(UInt32(truncatingIfNeeded: next), &v)
-            try txn.put(db.terms, key: term, value: v)
+    /// Keeps `term` in the vocabulary exactly while it has a posting: entered when its first
+    /// block is written, taken out with its last. A term's df is the sum of its blocks' counts,
+    /// so a posting added to or taken from a term that keeps others writes nothing here (it
+    /// was a get and a put of the term's entry, a page of the terms database for each term a
+    /// note's text gained or lost).
+    static func keepTerm(
+        _ term: [UInt8], _ applied: (delta: Int, existed: Bool), in txn: borrowing Transaction, _ db: SearchDatabases
+    ) throws {
+        if applied.delta > 0 && !applied.existed {
+            try txn.put(db.terms, key: term, value: [])
+        } else if applied.delta < 0 {
+            let remains = try txn.withCursor(db.postings) { c in
+                guard let e = try c.seek(blockKey(term, 0)) else { return false }
+                return isBlockKey(e.key, of: term)
+            }
+            if !remains { try txn.delete(db.terms, key: term) }
         }
     }
 }

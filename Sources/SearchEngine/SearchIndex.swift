@@ -8,7 +8,7 @@ public import LMDB
 ///
 /// | database | key | value |
 /// |---|---|---|
-/// | `search_terms` | term (folded UTF-8) | varint: notes containing it (df) |
+/// | `search_terms` | term (folded UTF-8) | nothing: the vocabulary, each term with a posting |
 /// | `search_postings` | term, 0x00, last doc number (u32 BE) | a ``PostingBlock`` of up to 128 notes |
 /// | `search_docs` | doc number / 128 (u32 BE) | 128 fixed 48-byte records: id, category, updatedAt, length, flags |
 /// | `search_ids` | note id (16 bytes) | doc number (u32 BE) |
@@ -37,7 +37,7 @@ public enum SearchIndex {
     ]
 
     /// Changes with the index format, the tokenizer or the scoring; a change triggers a rebuild.
-    public static let version = "search-4"
+    public static let version = "search-5"
 
     /// Inline, inside the append's write transaction: the document changed from `old` (nil when
     /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a

@@ -491,6 +491,72 @@ struct SearchIndexTests {
         #expect(try f.search("zeta").isEmpty)
     }
 
+    @Test("the vocabulary is written only when a term gains its first posting or loses its last")
+    func vocabularyWrites() throws {
+        let f = try Fixture()
+        // The main database's record of a database: written, its root page moves (copy on write).
+        func record(_ name: String) throws -> [UInt8]? {
+            let main = try f.env.mainDatabase()
+            return try f.env.read { txn in try txn.get(main, key: Array(name.utf8)) }
+        }
+        func vocabulary() throws -> [String] {
+            try f.rows(f.a.terms).map { row in
+                #expect(row.1.isEmpty)
+                return String(decoding: row.0, as: UTF8.self)
+            }
+        }
+        var notes = [Self.note(1, "", "alpha beta"), Self.note(2, "", "alpha gamma")]
+        for n in notes { try f.update(old: nil, new: n) }
+        #expect(try vocabulary() == ["alpha", "beta", "gamma"])
+        // Known words only: the postings change, the vocabulary is left alone.
+        var terms = try record("a.search_terms")
+        var postings = try record("a.search_postings")
+        notes.append(Self.note(3, "", "alpha beta"))
+        try f.update(old: nil, new: notes[2])
+        #expect(try record("a.search_postings") != postings)
+        #expect(try record("a.search_terms") == terms)
+        // A new word enters it.
+        notes.append(Self.note(4, "", "delta alpha"))
+        try f.update(old: nil, new: notes[3])
+        #expect(try record("a.search_terms") != terms)
+        #expect(try vocabulary() == ["alpha", "beta", "delta", "gamma"])
+        // A word leaving one note of several stays, unwritten.
+        terms = try record("a.search_terms")
+        postings = try record("a.search_postings")
+        var edited = notes[2]
+        edited.body = "alpha"
+        try f.update(old: notes[2], new: edited)
+        notes[2] = edited
+        #expect(try record("a.search_postings") != postings)
+        #expect(try record("a.search_terms") == terms)
+        // A word leaving its last note leaves the vocabulary.
+        edited = notes[3]
+        edited.body = "alpha"
+        try f.update(old: notes[3], new: edited)
+        notes[3] = edited
+        #expect(try vocabulary() == ["alpha", "beta", "gamma"])
+        #expect(try f.contents(f.a) == InMemorySearchIndex(notes: notes, language: .none).contents)
+        // A bulk load writes the same vocabulary.
+        try f.bulkLoad(notes)
+        #expect(try f.rows(f.b.terms).map { $0.0 } == f.rows(f.a.terms).map { $0.0 })
+        #expect(try f.rows(f.b.terms).allSatisfy { $0.1.isEmpty })
+    }
+
+    @Test("a vocabulary entry with bytes, or without a posting, is damage that contents reports")
+    func vocabularyDamage() throws {
+        let f = try Fixture()
+        try f.update(old: nil, new: Self.note(1, "", "alpha beta"))
+        try f.env.write { txn in try txn.put(f.a.terms, key: Array("alpha".utf8), value: [1]) }
+        #expect(throws: SearchIndexError.self) { try f.contents(f.a) }
+        try f.env.write { txn in
+            try txn.put(f.a.terms, key: Array("alpha".utf8), value: [])
+            try txn.put(f.a.terms, key: Array("omega".utf8), value: [])
+        }
+        #expect(throws: SearchIndexError.self) { try f.contents(f.a) }
+        try f.env.write { txn in _ = try txn.delete(f.a.terms, key: Array("omega".utf8)) }
+        _ = try f.contents(f.a)
+    }
+
     @Test("block-max pruning returns the exact top k of a common word")
     func commonWordTopK() throws {
         let f = try Fixture()
