@@ -10,6 +10,7 @@ the newer snapshot reaches and the older does not are those the commits between 
 (4096-byte pages, 64-bit); a diagnostic, not a checker: `notes verify` checks a store.
 """
 import collections
+import signal
 import struct
 import sys
 
@@ -69,6 +70,7 @@ def owners(path):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly
     if len(sys.argv) != 3:
         sys.exit("usage: lmdb-pages.py OLDER-data.mdb NEWER-data.mdb")
     (t1, before), (t2, after) = owners(sys.argv[1]), owners(sys.argv[2])

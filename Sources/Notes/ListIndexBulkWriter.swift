@@ -5,7 +5,7 @@ import LMDB
 
 /// Writes the listing index of a rebuild in key order without sorting the keys themselves.
 ///
-/// A note has 12 keys and 6 per tag, one per (status view, scope, sort order) (see ``ListIndex``). Sorting
+/// A note has 6 keys and 3 per tag, one per (scope, sort order) under its status (see ``ListIndex``). Sorting
 /// every key of a large notebook as byte arrays used to dominate the rebuild's own work (1.2
 /// million arrays for 100,000 notes). Instead the notes are sorted once per sort order, on
 /// fixed-width integers or the title bytes, each note is dropped into the buckets (one per key
@@ -65,17 +65,14 @@ struct ListIndexBulkWriter {
             for t in n.tags { scopes.append(firstTag + tagIndex[t]!) }
             return (Int(n.status.rawValue), scopes, n.pinned ? 0 : 1)
         }
-        let all = Int(ListQuery.StatusFilter.all.rawValue)
         for sort in ListQuery.Sort.allCases {
             for i in order(sort) {
                 let m = memberships[Int(i)]
-                for status in [m.status, all] {
-                    buckets[Self.bucket(status: status, scope: 0, scopes: scopes, sort: sort, pinned: m.pinned)]
-                        .append(i)
-                    for scope in m.scopes {
-                        let b = Self.bucket(status: status, scope: scope, scopes: scopes, sort: sort, pinned: m.pinned)
-                        buckets[b].append(i)
-                    }
+                buckets[Self.bucket(status: m.status, scope: 0, scopes: scopes, sort: sort, pinned: m.pinned)]
+                    .append(i)
+                for scope in m.scopes {
+                    let b = Self.bucket(status: m.status, scope: scope, scopes: scopes, sort: sort, pinned: m.pinned)
+                    buckets[b].append(i)
                 }
             }
         }

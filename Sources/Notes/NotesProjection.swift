@@ -2,6 +2,7 @@ public import Basics
 import CIntrinsics
 import Dispatch
 public import EventStore
+import Glibc
 public import LMDB
 public import SearchEngine
 
@@ -31,8 +32,9 @@ public final class NotesProjection: ProjectionSet {
     /// The search language is part of it: a store opened with another language rebuilds.
     /// `notes-13`: links on a body's first line after a byte-order mark are found. `notes-14`:
     /// category and tag names are keyed in Unicode's composed form (see `nameKey`), and titles
-    /// with accents sort by their letters (see `ListIndex.titleKey(_:)`).
-    public var version: String { "notes-14+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// with accents sort by their letters (see `ListIndex.titleKey(_:)`). `notes-15`: no listing
+    /// keys under "every status" (see ``ListIndex``).
+    public var version: String { "notes-15+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).
@@ -572,25 +574,86 @@ public final class NotesProjection: ProjectionSet {
     }
 
     /// Calls `body` with the key and value of each listing entry under `prefix`, in order, while
-    /// it returns true.
+    /// it returns true. A prefix of every status (``ListQuery/StatusFilter/all``) holds no key of
+    /// its own: the entries of the three statuses' prefixes (the same prefix but for its first
+    /// byte) are merged, in the order of the keys' bytes after the status.
     private func scanEntries(
         _ prefix: [UInt8], reverse: Bool, in txn: borrowing Transaction, databases: ProjectionDatabases,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try txn.withCursor(databases[DB.list]) { c in
-            var entry: Entry?
-            if reverse {
-                var after = prefix
-                after.append(contentsOf: [UInt8](repeating: 0xFF, count: 300))
-                entry = try after.withUnsafeBytes { k in try c.seekAtOrBefore(k) }
-            } else {
-                entry = try c.seek(prefix)
+        let list = databases[DB.list]
+        guard prefix.first == ListQuery.StatusFilter.all.rawValue else {
+            try txn.withCursor(list) { c in
+                var entry = try Self.start(prefix, reverse: reverse, c)
+                while let e = entry {
+                    guard try body(e.key, e.value) else { break }
+                    entry = try Self.step(prefix, reverse: reverse, c)
+                }
             }
-            while let e = entry, e.key.starts(with: prefix) {
-                guard try body(e.key, e.value) else { break }
-                entry = reverse ? try c.previous() : try c.next()
+            return
+        }
+        let statuses: [[UInt8]] = [ListQuery.StatusFilter.active, .archived, .trashed].map { status in
+            var p = prefix
+            p[0] = status.rawValue
+            return p
+        }
+        try txn.withCursor(list) { c0 in
+            try txn.withCursor(list) { c1 in
+                try txn.withCursor(list) { c2 in
+                    var heads = [
+                        try Self.start(statuses[0], reverse: reverse, c0),
+                        try Self.start(statuses[1], reverse: reverse, c1),
+                        try Self.start(statuses[2], reverse: reverse, c2),
+                    ]
+                    while true {
+                        var next = -1
+                        for i in 0..<3 {
+                            guard let e = heads[i] else { continue }
+                            if next < 0 || Self.afterStatus(e.key, precedes: heads[next]!.key) != reverse { next = i }
+                        }
+                        guard next >= 0, let e = heads[next] else { break }
+                        guard try body(e.key, e.value) else { break }
+                        switch next {
+                        case 0: heads[0] = try Self.step(statuses[0], reverse: reverse, c0)
+                        case 1: heads[1] = try Self.step(statuses[1], reverse: reverse, c1)
+                        default: heads[2] = try Self.step(statuses[2], reverse: reverse, c2)
+                        }
+                    }
+                }
             }
         }
+    }
+
+    /// The first entry under `prefix` (the last, in `reverse`), or nil.
+    private static func start(_ prefix: [UInt8], reverse: Bool, _ c: borrowing Cursor) throws -> Entry? {
+        let entry: Entry?
+        if reverse {
+            var after = prefix
+            after.append(contentsOf: [UInt8](repeating: 0xFF, count: 300))
+            entry = try after.withUnsafeBytes { k in try c.seekAtOrBefore(k) }
+        } else {
+            entry = try c.seek(prefix)
+        }
+        guard let entry, entry.key.starts(with: prefix) else { return nil }
+        return entry
+    }
+
+    /// The entry after the cursor's under `prefix` (before it, in `reverse`), or nil.
+    private static func step(_ prefix: [UInt8], reverse: Bool, _ c: borrowing Cursor) throws -> Entry? {
+        guard let entry = reverse ? try c.previous() : try c.next(), entry.key.starts(with: prefix) else {
+            return nil
+        }
+        return entry
+    }
+
+    /// Whether listing key `a` comes before `b` in the bytes after their status byte.
+    private static func afterStatus(_ a: UnsafeRawBufferPointer, precedes b: UnsafeRawBufferPointer) -> Bool {
+        let common = min(a.count, b.count) - 1
+        if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let c = memcmp(x + 1, y + 1, common)
+            if c != 0 { return c < 0 }
+        }
+        return a.count < b.count
     }
 
     /// The ids of the notes of `statuses` that carry any of `tags`, each once.
@@ -901,11 +964,14 @@ public struct ListQuery: Sendable, Equatable {
     public init() {}
 }
 
-/// Keys of the listing index: one per (status view, scope, sort) a note appears in. The scopes
-/// are every note, its category (or uncategorized) and each of its tags.
+/// Keys of the listing index: one per (scope, sort) a note appears in, under its status. The
+/// scopes are every note, its category (or uncategorized) and each of its tags.
 ///
 /// `status | scope | sort | pinned group | sort value | id`; sort values are encoded so that
-/// LMDB's byte order is the listing order (newest first for dates, A-Z for titles).
+/// LMDB's byte order is the listing order (newest first for dates, A-Z for titles). A listing of
+/// every status (`.all`) merges the three statuses' runs of keys, which differ only in their
+/// first byte: before `notes-15` each note had a second set of keys under `.all`, which every
+/// write of a note rewrote as well (a page or two of the B-tree each).
 enum ListIndex {
     static func prefix(status: ListQuery.StatusFilter, scope: ListQuery.Scope, sort: ListQuery.Sort, pinnedGroup: UInt8)
         -> [UInt8]
@@ -936,13 +1002,13 @@ enum ListIndex {
     }
 
     static func keys(for note: Note, sorts: [ListQuery.Sort] = ListQuery.Sort.allCases) -> [[UInt8]] {
-        let statuses: [ListQuery.StatusFilter] = [ListQuery.StatusFilter(rawValue: note.status.rawValue)!, .all]
+        let status = ListQuery.StatusFilter(rawValue: note.status.rawValue)!
         let scopes: [ListQuery.Scope] =
             [.any, note.category.map { .category($0) } ?? .uncategorized] + note.tags.map { .tag($0) }
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(2 * scopes.count * sorts.count)
+        keys.reserveCapacity(scopes.count * sorts.count)
         let idBytes = note.id.bytes
-        for s in statuses {
+        for s in [status] {
             for scope in scopes {
                 for sort in sorts {
                     var k = prefix(status: s, scope: scope, sort: sort, pinnedGroup: note.pinned ? 0 : 1)

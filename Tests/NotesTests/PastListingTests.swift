@@ -99,6 +99,35 @@ struct PastListingTests {
         #expect(endings.count == 4 && endings.values.allSatisfy { $0 >= 10 }, "seed \(seed): \(endings)")
     }
 
+    @Test(
+        "the listing index's pages equal the replay's for every filter and order; every status merges three runs of keys",
+        arguments: [5, 6])
+    func indexEqualsReplay(seed: UInt64) throws {
+        let scratch = try FoldAgreementTests.Scratch()
+        let (book, _) = try Self.randomStore(seed: seed, at: scratch.path + "/store")
+        var rng = SeededGenerator(seed: seed &+ 200)
+        let state = try NotebookState.replay(store: book.store, upTo: .max)
+        var everyStatus = 0
+        var whole = ListQuery()
+        whole.status = .all
+        whole.limit = .max
+        for base in Self.queries(state, rng: &rng) + [whole] {
+            for sort in ListQuery.Sort.allCases {
+                for reverse in [false, true] {
+                    var q = base
+                    q.sort = sort
+                    q.reverse = reverse
+                    let expected = state.list(q)
+                    #expect(try book.list(q) == expected, "\(q)")
+                    #expect(try book.listRows(q) == expected.map { NoteRow($0) }, "rows: \(q)")
+                    if q.status == .all && expected.count > 1 { everyStatus += 1 }
+                }
+            }
+        }
+        // Pages of every status with more than one note, so an order is checked, are many.
+        #expect(everyStatus >= 12, "\(everyStatus)")
+    }
+
     @Test("other orders replay the log and give the replay's page")
     func otherOrders() throws {
         let scratch = try FoldAgreementTests.Scratch()
