@@ -437,6 +437,16 @@ public final class NotesProjection: ProjectionSet {
         return out
     }
 
+    /// `body` given the 16 bytes of `id` as a key, without an array.
+    @inline(__always)
+    private static func withKey<R>(_ id: Identifier, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { k in
+            k.storeBytes(of: id.high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            k.storeBytes(of: id.low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(k))
+        }
+    }
+
     /// The id held in the 16 bytes of `key` that end at `end`, read in place.
     @inline(__always)
     private static func identifier(endingAt end: Int, of key: UnsafeRawBufferPointer) -> Identifier {
@@ -883,23 +893,25 @@ public final class NotesProjection: ProjectionSet {
         let chunk = max(1, rebuildBatch / 12)
         var start = 0
         while start < notes.count {
-            let slice = notes[start..<min(start + chunk, notes.count)]
-            try context.write { txn in
-                try txn.withCursor(databases[DB.notes]) { c in
-                    for n in slice {
-                        let key = n.id.bytes
-                        let value = n.encoded()
-                        try key.withUnsafeBytes { k in
-                            try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+            let slice = start..<min(start + chunk, notes.count)
+            // Fields read in place: a note taken out of the array whole is four retains and four
+            // releases.
+            try notes.withUnsafeBufferPointer { notes in
+                try context.write { txn in
+                    try txn.withCursor(databases[DB.notes]) { c in
+                        for i in slice {
+                            let value = notes[i].encoded()
+                            try Self.withKey(notes[i].id) { k in
+                                try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                            }
                         }
                     }
-                }
-                try txn.withCursor(databases[DB.rows]) { c in
-                    for n in slice {
-                        let key = n.id.bytes
-                        let value = NoteRow(n).encoded()
-                        try key.withUnsafeBytes { k in
-                            try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                    try txn.withCursor(databases[DB.rows]) { c in
+                        for i in slice {
+                            let value = NoteRow(notes[i]).encoded()
+                            try Self.withKey(notes[i].id) { k in
+                                try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                            }
                         }
                     }
                 }
