@@ -104,13 +104,25 @@ extension Context {
             code: .conflict)
     }
 
-    /// First line: title; then one blank line; the rest is the body, byte for byte.
+    /// First line: title; then one blank line; the rest is the body, byte for byte. Read by
+    /// scalars, as Swift's characters take CR LF for one that is not "\n": an editor saving
+    /// Windows line endings ends the title and the blank line with CR LF, and one may start the
+    /// file with a byte-order mark; neither is part of the title (before 2026-12-06 such a file
+    /// was one title with line breaks, refused, and the mark began the title).
     func splitEdited(_ text: String) -> (String, String) {
-        guard let nl = text.firstIndex(of: "\n") else { return (text, "") }
-        let title = String(text[..<nl])
-        var rest = text[text.index(after: nl)...]
-        if rest.first == "\n" { rest = rest.dropFirst() }
-        return (title, String(rest))
+        var scalars = Substring(text).unicodeScalars
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        let nl = scalars.firstIndex(of: "\n") ?? scalars.endIndex
+        var title = scalars[..<nl]
+        if title.last == "\r" { title = title.dropLast() }
+        guard nl < scalars.endIndex else { return (String(title), "") }
+        var rest = scalars[scalars.index(after: nl)...]
+        if rest.first == "\n" {
+            rest = rest.dropFirst()
+        } else if rest.starts(with: ["\r", "\n"]) {
+            rest = rest.dropFirst(2)
+        }
+        return (String(title), String(rest))
     }
 
     /// Writes `bytes` (what the user typed) to a new file under `$XDG_STATE_HOME/notes/recovery`

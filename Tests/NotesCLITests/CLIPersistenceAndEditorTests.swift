@@ -68,6 +68,39 @@ struct CLIPersistenceAndEditorTests {
         #expect(!fileExists(marker))
     }
 
+    @Test(
+        "an editor that saves CRLF line endings or a byte-order mark gives the title without them, the body byte for byte"
+    )
+    func editorCRLFAndByteOrderMark() throws {
+        let s = try Sandbox()
+        let id = try s.add("Groceries", "--body", "- milk\n")
+        // An editor set to Windows line endings (`:set ff=dos`, VS Code's "files.eol") writes
+        // every line with CR LF: before 2026-12-06 the whole file was taken for the title and
+        // refused, "the title contains a line break".
+        let crlf = s.script(
+            "crlf-editor", "printf 'Groceries for Sunday\\r\\n\\r\\n- milk\\r\\n- eggs\\r\\n' > \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": crlf, "VISUAL": nil])
+        #expect(r.code == 0, "\(r)")
+        var note = try s.object("show", id)
+        #expect(note["title"] as? String == "Groceries for Sunday")
+        #expect(note["body"] as? String == "- milk\r\n- eggs\r\n")
+        // One that starts the file with a byte-order mark (Notepad, `:set bomb`): before
+        // 2026-12-06 the title began with an invisible U+FEFF that no link or search typed it.
+        let bom = s.script("bom-editor", "printf '\\357\\273\\277Groceries\\n\\n- bread\\n' > \"$1\"\n")
+        let b = s.run("edit", id, env: ["EDITOR": bom, "VISUAL": nil])
+        #expect(b.code == 0, "\(b)")
+        note = try s.object("show", id)
+        #expect((note["title"] as? String).map { Array($0.unicodeScalars) } == Array("Groceries".unicodeScalars))
+        #expect(note["body"] as? String == "- bread\n")
+        // A title alone, ended by CR LF, and a body that starts with a blank CRLF line.
+        let alone = s.script("title-only-editor", "printf 'Shopping\\r\\n\\r\\n\\r\\nsecond\\r\\n' > \"$1\"\n")
+        let a = s.run("edit", id, env: ["EDITOR": alone, "VISUAL": nil])
+        #expect(a.code == 0, "\(a)")
+        note = try s.object("show", id)
+        #expect(note["title"] as? String == "Shopping")
+        #expect(note["body"] as? String == "\r\nsecond\r\n")
+    }
+
     @Test("without $VISUAL or $EDITOR and off a terminal, edit is refused (exit 2) rather than starting vi")
     func noEditorOffATerminal() throws {
         let s = try Sandbox()
