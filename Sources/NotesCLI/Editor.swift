@@ -84,7 +84,7 @@ extension Context {
                 "the edited text is not valid UTF-8; the note was not changed; your text is saved in \(saved)"
                     + " (convert it to UTF-8 and edit again)", code: .usage)
         }
-        guard edited != original else { return note }
+        guard !edited.isSameBytes(as: original) else { return note }
         let (title, body) = splitEdited(edited)
         var failure: NotesError?
         do { return try book.edit(id, title: title, body: body, expectedVersion: note.version) } catch {

@@ -401,4 +401,23 @@ struct CLIVaultTests {
         #expect(refused.stderr.contains("alias \"aaaa"), "\(refused.stderr)")
         #expect(refused.stderr.contains("it has 600 characters; the limit is 500"))
     }
+
+    @Test("a file rewritten in another Unicode form (é as e and U+0301) updates its note, and exports as it is")
+    func fileInAnotherUnicodeForm() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, [("cafe.md", "# Caf\u{E9}\n\ncaf\u{E9} au lait\n")])
+        try s.ok("import-markdown", dir)
+        // A tool that writes the decomposed form (as macOS file names have it): before
+        // 2026-12-06 the import counted the file unchanged and an export wrote the old form back.
+        try vault(dir, [("cafe.md", "# Cafe\u{301}\n\ncafe\u{301} au lait\n")])
+        let second = try s.ok("import-markdown", dir, "--json").object()
+        #expect(second["updated"] as? Int == 1, "\(second)")
+        let out = s.path("out")
+        try s.ok("export-markdown", out)
+        let written = read(file: out + "/cafe.md")
+        let body = Array("# Cafe\u{301}\n\ncafe\u{301} au lait\n".utf8)
+        #expect(written.count >= body.count && Array(written.suffix(body.count)) == body, "\(written)")
+        #expect(try s.ok("import-markdown", dir, "--json").object()["unchanged"] as? Int == 1)
+    }
 }
