@@ -85,7 +85,14 @@ extension Context {
                     + " (convert it to UTF-8 and edit again)", code: .usage)
         }
         guard !edited.isSameBytes(as: original) else { return note }
-        let (title, body) = splitEdited(edited)
+        var (title, body) = splitEdited(edited)
+        // vim and nano end the file they save with a line break: a body that had none keeps
+        // none, so a note added with `--body TEXT`, opened and saved unchanged, is unchanged
+        // (before 2026-12-06 that line break was a body edit).
+        if let last = note.body.utf8.last, last != 0x0A, last != 0x0D, body.utf8.last == 0x0A {
+            let ending = body.utf8.dropLast().last == 0x0D ? 2 : 1
+            body = String(decoding: body.utf8.dropLast(ending), as: UTF8.self)
+        }
         var failure: NotesError?
         do { return try book.edit(id, title: title, body: body, expectedVersion: note.version) } catch {
             failure = error

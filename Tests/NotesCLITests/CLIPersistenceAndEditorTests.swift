@@ -101,6 +101,33 @@ struct CLIPersistenceAndEditorTests {
         #expect(note["body"] as? String == "\r\nsecond\r\n")
     }
 
+    @Test("the line break an editor adds at the end of the file is dropped from a body that had none")
+    func editorFinalLineBreak() throws {
+        let s = try Sandbox()
+        // `notes add T --body TEXT` stores no final line break; vim (`:wq`) and nano end the
+        // file they save with one. Before 2026-12-06 opening such a note and saving it unchanged
+        // appended a body edit of that line break.
+        let id = try s.add("Quick", "--body", "call the bank")
+        let saving = s.script("eol-editor", "printf '\\n' >> \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": saving, "VISUAL": nil])
+        #expect(r.code == 0 && r.line == "\(id) v1", "\(r)")
+        // A change saved the same way: the text changes, and still no final line break.
+        let typing = s.script("typing-editor", "printf 'Quick\\n\\ncall the bank at 9\\n' > \"$1\"\n")
+        #expect(s.run("edit", id, env: ["EDITOR": typing, "VISUAL": nil]).code == 0)
+        var note = try s.object("show", id)
+        #expect(note["body"] as? String == "call the bank at 9" && note["version"] as? Int == 2)
+        // CR LF too; and a body that ends with a line break keeps what the editor saved.
+        let crlf = s.script("crlf-eol-editor", "printf 'Quick\\r\\n\\r\\nline one\\r\\nline two\\r\\n' > \"$1\"\n")
+        #expect(s.run("edit", id, env: ["EDITOR": crlf, "VISUAL": nil]).code == 0)
+        note = try s.object("show", id)
+        #expect(
+            (note["body"] as? String).map { Array($0.unicodeScalars) } == Array("line one\r\nline two".unicodeScalars))
+        let other = try s.add("List", "--body", "- milk\n")
+        let extra = s.run("edit", other, env: ["EDITOR": saving, "VISUAL": nil])
+        #expect(extra.code == 0 && extra.line == "\(other) v2", "\(extra)")
+        #expect(try s.object("show", other)["body"] as? String == "- milk\n\n")
+    }
+
     @Test("without $VISUAL or $EDITOR and off a terminal, edit is refused (exit 2) rather than starting vi")
     func noEditorOffATerminal() throws {
         let s = try Sandbox()
