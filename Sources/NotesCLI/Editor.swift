@@ -94,7 +94,12 @@ extension Context {
             body = String(decoding: body.utf8.dropLast(ending), as: UTF8.self)
         }
         var failure: NotesError?
-        do { return try book.edit(id, title: title, body: body, expectedVersion: note.version) } catch {
+        // Only what changed is given: a body this device's limit would refuse (another device's,
+        // or stored with a higher limit) stays as it is when the title alone is edited (before
+        // 2026-12-06 the save was refused for the body's size).
+        let newTitle = title.isSameBytes(as: note.title) ? nil : title
+        let newBody = body.isSameBytes(as: note.body) ? nil : body
+        do { return try book.edit(id, title: newTitle, body: newBody, expectedVersion: note.version) } catch {
             failure = error
         }
         guard let failure else { throw CLIError("the edit failed", code: .failure) }

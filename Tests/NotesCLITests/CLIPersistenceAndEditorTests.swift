@@ -128,6 +128,24 @@ struct CLIPersistenceAndEditorTests {
         #expect(try s.object("show", other)["body"] as? String == "- milk\n\n")
     }
 
+    @Test("a note whose body is over this device's limit can be retitled in the editor, its body unchanged")
+    func editorTitleOfABodyOverTheLimit() throws {
+        let s = try Sandbox()
+        // A body another device or an import with a higher limit stored: before 2026-12-06 the
+        // editor's save was refused for the body's size though only the title changed.
+        let body = String(repeating: "x", count: 2000) + "\n"
+        let id = try s.ok("add", "Big", "--body", body, env: ["NOTES_BODY_LIMIT": "3000"]).line
+        let retitle = s.script("retitle-editor", "sed -i '1s/.*/Big, renamed/' \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": retitle, "VISUAL": nil, "NOTES_BODY_LIMIT": "1000"])
+        #expect(r.code == 0 && r.line == "\(id) v2", "\(r)")
+        let note = try s.object("show", id)
+        #expect(note["title"] as? String == "Big, renamed" && note["body"] as? String == body)
+        // A change to the body is the user's text, and the limit holds.
+        let grow = s.script("grow-editor", "printf 'more\\n' >> \"$1\"\n")
+        let g = s.run("edit", id, env: ["EDITOR": grow, "VISUAL": nil, "NOTES_BODY_LIMIT": "1000"])
+        CLIErrorTests.expectFailure(g, 2, mentioning: "the limit is 1000")
+    }
+
     @Test("without $VISUAL or $EDITOR and off a terminal, edit is refused (exit 2) rather than starting vi")
     func noEditorOffATerminal() throws {
         let s = try Sandbox()
