@@ -12,6 +12,29 @@ struct InterchangeCLITests {
         return try #require(try r.object()["events"] as? Int)
     }
 
+    @Test("a JSON Lines file in UTF-16 (PowerShell's `>` writes one) is refused, saying so and how to convert it")
+    func utf16Refused() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let export = try s.ok("export").stdout
+        // Before 2026-12-06: "line 1: malformed JSON: expected a value at byte 0 (found byte 0xFF)".
+        for (name, mark, unit) in [("le", [UInt8](arrayLiteral: 0xFF, 0xFE), true), ("be", [0xFE, 0xFF], false)] {
+            var bytes = mark
+            for u in export.utf16 {
+                let pair = [UInt8(u & 0xFF), UInt8(u >> 8)]
+                bytes += unit ? pair : pair.reversed()
+            }
+            let file = s.path("utf16\(name).jsonl")
+            write(file: file, bytes)
+            let store = s.path("new-\(name)")
+            for r in [s.run("import", file, "--store", store), s.run(["import", "-", "--store", store], stdin: bytes)] {
+                CLIErrorTests.expectFailure(r, 2, mentioning: "line 1: the file is UTF-16, not UTF-8")
+                #expect(r.stderr.contains("iconv -f UTF-16 -t UTF-8"), "\(r)")
+            }
+            #expect(!fileExists(store), "nothing made")
+        }
+    }
+
     @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
     func byteOrderMark() throws {
         let s = try Sandbox()
