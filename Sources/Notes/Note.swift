@@ -222,3 +222,11 @@ extension Note {
             properties: properties)
     }
 }
+
+extension String {
+    /// Whether the two texts are the same bytes. Swift's `==` takes canonically equivalent texts
+    /// (`é`, and `e` with U+0301) for one; a note keeps its title and body byte for byte, so a
+    /// change from one form to the other is a change (before 2026-12-06 an edit, an import or a
+    /// restore of it appended nothing).
+    public func isSameBytes(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+}

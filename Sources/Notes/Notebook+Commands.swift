@@ -38,8 +38,8 @@ extension Notebook {
         let body = try body.map { (b) throws(NotesError) in try validBody(b) }
         return try change(id, expectedVersion: expectedVersion) { note in
             var events: [NoteEvent] = []
-            if let title, title != note.title { events.append(.retitled(title: title)) }
-            if let body, body != note.body {
+            if let title, !title.isSameBytes(as: note.title) { events.append(.retitled(title: title)) }
+            if let body, !body.isSameBytes(as: note.body) {
                 events.append(.bodyEdited(body: body))
                 events += Self.resolvingConflict(of: note)
             }

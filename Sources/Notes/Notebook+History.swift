@@ -333,7 +333,8 @@ extension Notebook {
                 }
             }
             let contentDiffers =
-                current.title != target.title || current.body != target.body || current.pinned != target.pinned
+                !current.title.isSameBytes(as: target.title) || !current.body.isSameBytes(as: target.body)
+                || current.pinned != target.pinned
                 || current.category != category
             var events: [NoteEvent] = []
             if contentDiffers || (current.trashed && !(exact && target.trashed)) {

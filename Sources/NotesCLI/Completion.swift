@@ -11,11 +11,47 @@ extension Command {
     }
 
     var optionNames: [String] { (options + globalOptions).map { "--" + $0.name } }
+
+    /// Whether the first argument is a path on disk, read from the usage (`import FILE|-`,
+    /// `import-markdown DIR`): completed from the disk, not from the store.
+    var pathArgument: PathKind? {
+        usage.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { PathKind(valueName: $0) }
+    }
+}
+
+/// A file, or a folder, that a command or an option takes (`--output FILE`, `--store DIR`).
+enum PathKind {
+    case file, directory
+
+    init?(valueName: Substring) {
+        switch valueName {
+        case "FILE", "FILE|-", "PATH": self = .file
+        case "DIR": self = .directory
+        default: return nil
+        }
+    }
+}
+
+/// The options whose value is a path of the kind, as typed (`--output`, `-o`), over every command.
+func pathOptionNames(_ kind: PathKind) -> [String] {
+    var names: [String] = []
+    for o in allCommands.flatMap(\.options) + globalOptions
+    where o.value.flatMap({ PathKind(valueName: Substring($0)) }) == kind {
+        for name in ["--" + o.name] + (o.short.map { ["-" + String($0)] } ?? []) where !names.contains(name) {
+            names.append(name)
+        }
+    }
+    return names
 }
 
 func completionScript(_ shell: String) throws(CLIError) -> String {
     let commands = (allCommands.map(\.name) + ["help"]).joined(separator: " ")
     let idCommands = allCommands.filter(\.takesNoteID).map(\.name)
+    // A path is completed by the shell from the disk (before 2026-12-06 nothing was offered).
+    let fileCommands = allCommands.filter { $0.pathArgument == .file }.map(\.name)
+    let folderCommands = allCommands.filter { $0.pathArgument == .directory }.map(\.name)
+    let fileOptions = pathOptionNames(.file)
+    let folderOptions = pathOptionNames(.directory)
     switch shell {
     case "bash":
         var cases = ""
@@ -47,7 +83,11 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                         *) [[ -z "$cmd" ]] && cmd="${COMP_WORDS[i]}" ;;
                     esac
                 done
-                [[ "$prev" == "--store" ]] && return
+                # A path: the shell's own completion of file or folder names (compopt, in bash 4).
+                case "$prev" in
+                    \(fileOptions.joined(separator: "|"))) compopt -o default 2>/dev/null; return ;;
+                    \(folderOptions.joined(separator: "|"))) compopt -o dirnames 2>/dev/null; return ;;
+                esac
                 if [[ -z "$cmd" ]]; then
                     COMPREPLY=($(compgen -W "\(commands) --store --json --help" -- "$cur"))
                     return
@@ -69,6 +109,8 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 fi
                 case "$cmd" in
                     \(idCommands.joined(separator: "|"))) _notes_values ids ;;
+                    \(fileCommands.joined(separator: "|"))) compopt -o default 2>/dev/null ;;
+                    \(folderCommands.joined(separator: "|"))) compopt -o dirnames 2>/dev/null ;;
                 esac
             }
             complete -F _notes notes
@@ -111,7 +153,10 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                         *) if [[ -z $cmd ]]; then cmd=${words[i]}; at=$i; fi ;;
                     esac
                 done
-                [[ ${words[CURRENT-1]} == --store ]] && return
+                case ${words[CURRENT-1]} in
+                    \(fileOptions.joined(separator: "|"))) _files; return ;;
+                    \(folderOptions.joined(separator: "|"))) _files -/; return ;;
+                esac
                 if [[ -z $cmd ]]; then
                     if [[ ${words[CURRENT]} == -* ]]; then compadd -- --store --json --help; else _describe 'command' commands; fi
                     return
@@ -135,6 +180,8 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 case $cmd in
                     \(idCommands.joined(separator: "|")))
                         if (( CURRENT == at + 1 )); then _notes_ids; elif [[ $cmd == categorize ]]; then _notes_categories; elif [[ $cmd == (tag|untag) ]]; then _notes_tags; fi ;;
+                    \(fileCommands.joined(separator: "|"))) _files ;;
+                    \(folderCommands.joined(separator: "|"))) _files -/ ;;
                 esac
             }
             compdef _notes notes 2>/dev/null
@@ -206,6 +253,9 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 "complete -c notes -l \(o.name) -d '\(o.help.replacing("'", with: "\\'"))'\(o.value != nil ? " -r" : "")\n"
         }
         let ids = idCommands.joined(separator: " ")
+        // `-F`: the file names that `complete -c notes -f` turned off for every other word.
+        let pathCommands = (fileCommands + folderCommands).joined(separator: " ")
+        out += "complete -c notes -n '__fish_seen_subcommand_from \(pathCommands)' -F\n"
         out += "complete -c notes -n '__notes_after \(ids)' -a '(__notes_complete ids)'\n"
         out += "complete -c notes -n '__notes_after_id categorize' -a '(__notes_complete categories)'\n"
         out +=

@@ -80,7 +80,8 @@ struct Config: Sendable {
 
     /// Reads the file; a missing file is an empty config, a bad line an error naming it.
     /// `repairing`: a key whose lines ``set(_:_:environment:)`` replaces: set twice, or to a bad
-    /// value, it is not an error.
+    /// value, it is not an error, nor is a key this version does not know (a typo, which
+    /// `config unset` removes).
     static func load(environment: [String: String], repairing: String? = nil) throws(CLIError) -> Config {
         var config = Config(path: path(environment: environment))
         guard let path = config.path else { return config }
@@ -97,8 +98,16 @@ struct Config: Sendable {
             let key = line[..<eq].trimmingSpaces
             let value = line[line.index(after: eq)...].trimmingSpaces
             guard let spec = keys.first(where: { $0.key == key }) else {
-                let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""
-                throw CLIError("\(path):\(number + 1): unknown key \"\(key)\"\(hint)")
+                // `config set` and `unset` keep the lines of other keys as they are, and take
+                // them one at a time: a file with two typos is repaired by two unsets.
+                if repairing != nil { continue }
+                let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"? " } ?? "; "
+                let plain = key.unicodeScalars.allSatisfy {
+                    $0.properties.isAlphabetic || "0123456789-_".unicodeScalars.contains($0)
+                }
+                let word = plain ? key : "'" + key.replacing("'", with: "'\\''") + "'"
+                throw CLIError(
+                    "\(path):\(number + 1): unknown key \"\(key)\"\(hint)`notes config unset \(word)` removes the line")
             }
             if key != repairing, let problem = spec.validate(value) {
                 throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
@@ -119,17 +128,20 @@ struct Config: Sendable {
 
     /// Rewrites the file with `key` set (or removed when `value` is nil), keeping other lines.
     static func set(_ key: String, _ value: String?, environment: [String: String]) throws(CLIError) -> String {
-        guard let spec = keys.first(where: { $0.key == key }) else {
-            let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""
-            throw CLIError("unknown setting \"\(key)\"\(hint); see `notes config list`")
-        }
+        let spec = keys.first(where: { $0.key == key })
+        let unknown = CLIError(
+            "unknown setting \"\(key)\"\(suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""); "
+                + "see `notes config list`")
+        // An unknown key is only unset, and only when the file has it (before 2026-12-06 a typo
+        // in the file, `colour = never`, made every command fail, `config unset colour` too).
+        guard spec != nil || value == nil else { throw unknown }
         // A line break would end the line and start another setting: a value is one line, as
         // the file reads it (spaces around it trimmed).
         if let value, value.unicodeScalars.contains(where: breaksLine) {
             throw CLIError("\(key) must be one line without control characters; nothing was written")
         }
         let value = value?.trimmingSpaces
-        if let value, let problem = spec.validate(value) { throw CLIError("\(key) \(problem), not \"\(value)\"") }
+        if let value, let problem = spec?.validate(value) { throw CLIError("\(key) \(problem), not \"\(value)\"") }
         guard var path = path(environment: environment) else {
             throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
         }
@@ -159,10 +171,12 @@ struct Config: Sendable {
             lines = Self.lines(of: try readText(path: path, limit: 1 << 20, what: "config file")).map(String.init)
             if lines.last == "" { lines.removeLast() }
         }
+        let before = lines.count
         lines.removeAll { line in
             guard let eq = line.firstIndex(of: "=") else { return false }
             return line[..<eq].trimmingSpaces == key
         }
+        if spec == nil && lines.count == before { throw unknown }
         if let value { lines.append("\(key) = \(value)") }
         do {
             let file = try AtomicFile(path: path)

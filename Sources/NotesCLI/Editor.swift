@@ -84,10 +84,22 @@ extension Context {
                 "the edited text is not valid UTF-8; the note was not changed; your text is saved in \(saved)"
                     + " (convert it to UTF-8 and edit again)", code: .usage)
         }
-        guard edited != original else { return note }
-        let (title, body) = splitEdited(edited)
+        guard !edited.isSameBytes(as: original) else { return note }
+        var (title, body) = splitEdited(edited)
+        // vim and nano end the file they save with a line break: a body that had none keeps
+        // none, so a note added with `--body TEXT`, opened and saved unchanged, is unchanged
+        // (before 2026-12-06 that line break was a body edit).
+        if let last = note.body.utf8.last, last != 0x0A, last != 0x0D, body.utf8.last == 0x0A {
+            let ending = body.utf8.dropLast().last == 0x0D ? 2 : 1
+            body = String(decoding: body.utf8.dropLast(ending), as: UTF8.self)
+        }
         var failure: NotesError?
-        do { return try book.edit(id, title: title, body: body, expectedVersion: note.version) } catch {
+        // Only what changed is given: a body this device's limit would refuse (another device's,
+        // or stored with a higher limit) stays as it is when the title alone is edited (before
+        // 2026-12-06 the save was refused for the body's size).
+        let newTitle = title.isSameBytes(as: note.title) ? nil : title
+        let newBody = body.isSameBytes(as: note.body) ? nil : body
+        do { return try book.edit(id, title: newTitle, body: newBody, expectedVersion: note.version) } catch {
             failure = error
         }
         guard let failure else { throw CLIError("the edit failed", code: .failure) }
@@ -104,13 +116,25 @@ extension Context {
             code: .conflict)
     }
 
-    /// First line: title; then one blank line; the rest is the body, byte for byte.
+    /// First line: title; then one blank line; the rest is the body, byte for byte. Read by
+    /// scalars, as Swift's characters take CR LF for one that is not "\n": an editor saving
+    /// Windows line endings ends the title and the blank line with CR LF, and one may start the
+    /// file with a byte-order mark; neither is part of the title (before 2026-12-06 such a file
+    /// was one title with line breaks, refused, and the mark began the title).
     func splitEdited(_ text: String) -> (String, String) {
-        guard let nl = text.firstIndex(of: "\n") else { return (text, "") }
-        let title = String(text[..<nl])
-        var rest = text[text.index(after: nl)...]
-        if rest.first == "\n" { rest = rest.dropFirst() }
-        return (title, String(rest))
+        var scalars = Substring(text).unicodeScalars
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        let nl = scalars.firstIndex(of: "\n") ?? scalars.endIndex
+        var title = scalars[..<nl]
+        if title.last == "\r" { title = title.dropLast() }
+        guard nl < scalars.endIndex else { return (String(title), "") }
+        var rest = scalars[scalars.index(after: nl)...]
+        if rest.first == "\n" {
+            rest = rest.dropFirst()
+        } else if rest.starts(with: ["\r", "\n"]) {
+            rest = rest.dropFirst(2)
+        }
+        return (String(title), String(rest))
     }
 
     /// Writes `bytes` (what the user typed) to a new file under `$XDG_STATE_HOME/notes/recovery`

@@ -66,7 +66,9 @@ extension Context {
             t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + t.shown($0)) }.concatenated(separator: " "))
         }
         if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + t.shown(n.aliases.concatenated(separator: ", "))) }
-        if let path = n.sourcePath { t.print(t.dim("  from: ") + t.shown(path)) }
+        // A file name may hold any byte but `/`: a line break or an escape in it is shown as a
+        // symbol, so that it neither splits the header nor reaches the terminal.
+        if let path = n.sourcePath { t.print(t.dim("  from: ") + oneLine(t.shown(path))) }
         if let conflict = n.properties[NoteProperty.conflict.rawValue] {
             t.print(
                 t.red("  conflict: ") + t.shown(conflict)

@@ -143,6 +143,13 @@ public struct EventBatch: Sendable {
     func parseGeneric(_ bytes: UnsafeRawBufferPointer, line n: Int) throws(InterchangeError) -> ImportedEvent {
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
+            // A UTF-16 byte-order mark (PowerShell's `>` writes the file so): the bytes are
+            // another encoding, not broken JSON (before 2026-12-06 "expected a value at byte 0").
+            if n == 1, bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+                throw InterchangeError(
+                    line: n,
+                    "the file is UTF-16, not UTF-8: convert it (iconv -f UTF-16 -t UTF-8 FILE > NEW) and import that")
+            }
             if error.reason == .invalidUTF8 {
                 throw InterchangeError(line: n, "invalid UTF-8 at byte \(error.offset)")
             }

@@ -132,7 +132,21 @@ extension Notebook {
         -> ExportSummary
     {
         try refuseOutputInStore(path)
+        var path = path
+        // A symbolic link (to a backup disk, a synced folder) is written where it leads, as the
+        // config file is: before 2026-12-06 the export was renamed over the link itself.
         var st = stat()
+        if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            guard let target = resolvedPath(path) else {
+                throw NotesError.io(
+                    IOFailure(
+                        .write, path, code: nil,
+                        detail: "it is a symbolic link that leads nowhere; create the file it names, or remove the link"
+                    ))
+            }
+            try refuseOutputInStore(target)
+            path = target
+        }
         let kind = stat(path, &st) == 0 ? st.st_mode & S_IFMT : S_IFREG
         if kind == S_IFDIR { throw NotesError.validation(.isDirectory(path)) }
         if kind != S_IFREG {

@@ -532,8 +532,8 @@ extension Notebook {
                     var events: [NoteEvent] = []
                     let (added, removed) = NoteChange.difference(from: note.tags, to: tagIDs)
                     events += added.map { .tagged(tag: $0) } + removed.map { .untagged(tag: $0) }
-                    if item.title != note.title { events.append(.retitled(title: item.title)) }
-                    if item.body != note.body { events.append(.bodyEdited(body: item.body)) }
+                    if !item.title.isSameBytes(as: note.title) { events.append(.retitled(title: item.title)) }
+                    if !item.body.isSameBytes(as: note.body) { events.append(.bodyEdited(body: item.body)) }
                     // The category a folder gives depends on the folder imported: a note of a
                     // folder inside or around this one keeps its own, unless the file names one.
                     if categoryID != note.category && (recordedHere == true || item.md.category != nil) {

@@ -109,6 +109,30 @@ struct CLINoteCommandTests {
         #expect(try s.object("edit", id, "--body", "kept", "--expect-version", "8")["version"] as? Int == 9)
     }
 
+    @Test("an edit to text that differs only in its Unicode form (é as e and U+0301) is an edit, kept byte for byte")
+    func editUnicodeForm() throws {
+        let s = try Sandbox()
+        // Swift's == takes canonically equivalent texts for one: before 2026-12-06 such an edit
+        // printed the old version, exit 0, and appended nothing (and an editor's, the Markdown
+        // import's and a restore's the same).
+        let id = try s.add("Caf\u{E9}", "--body", "caf\u{E9} au lait\n")
+        let edited = try s.object("edit", id, "--title", "Cafe\u{301}", "--body", "cafe\u{301} au lait\n")
+        #expect(edited["version"] as? Int == 3, "a retitle and a body edit")
+        let note = try s.object("show", id)
+        #expect((note["title"] as? String).map { Array($0.unicodeScalars) } == Array("Cafe\u{301}".unicodeScalars))
+        #expect(
+            (note["body"] as? String).map { Array($0.unicodeScalars) } == Array("cafe\u{301} au lait\n".unicodeScalars))
+        // History says what changed, and a restore of v1 puts the first form back.
+        let history = try s.ok("history", id).stdout
+        #expect(history.contains("NoteRetitled") && history.contains("body +1 -1 lines"), "\(history)")
+        #expect(try s.object("restore", id, "--to", "1")["version"] as? Int == 4)
+        let back = try s.object("show", id)
+        #expect(
+            (back["body"] as? String).map { Array($0.unicodeScalars) } == Array("caf\u{E9} au lait\n".unicodeScalars))
+        // The same bytes again change nothing.
+        #expect(try s.object("edit", id, "--body", "caf\u{E9} au lait\n")["version"] as? Int == 4)
+    }
+
     @Test("pin, unpin, archive, unarchive, trash, untrash and categorize change one thing each")
     func flagCommands() throws {
         let s = try Sandbox()

@@ -68,6 +68,84 @@ struct CLIPersistenceAndEditorTests {
         #expect(!fileExists(marker))
     }
 
+    @Test(
+        "an editor that saves CRLF line endings or a byte-order mark gives the title without them, the body byte for byte"
+    )
+    func editorCRLFAndByteOrderMark() throws {
+        let s = try Sandbox()
+        let id = try s.add("Groceries", "--body", "- milk\n")
+        // An editor set to Windows line endings (`:set ff=dos`, VS Code's "files.eol") writes
+        // every line with CR LF: before 2026-12-06 the whole file was taken for the title and
+        // refused, "the title contains a line break".
+        let crlf = s.script(
+            "crlf-editor", "printf 'Groceries for Sunday\\r\\n\\r\\n- milk\\r\\n- eggs\\r\\n' > \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": crlf, "VISUAL": nil])
+        #expect(r.code == 0, "\(r)")
+        var note = try s.object("show", id)
+        #expect(note["title"] as? String == "Groceries for Sunday")
+        #expect(note["body"] as? String == "- milk\r\n- eggs\r\n")
+        // One that starts the file with a byte-order mark (Notepad, `:set bomb`): before
+        // 2026-12-06 the title began with an invisible U+FEFF that no link or search typed it.
+        let bom = s.script("bom-editor", "printf '\\357\\273\\277Groceries\\n\\n- bread\\n' > \"$1\"\n")
+        let b = s.run("edit", id, env: ["EDITOR": bom, "VISUAL": nil])
+        #expect(b.code == 0, "\(b)")
+        note = try s.object("show", id)
+        #expect((note["title"] as? String).map { Array($0.unicodeScalars) } == Array("Groceries".unicodeScalars))
+        #expect(note["body"] as? String == "- bread\n")
+        // A title alone, ended by CR LF, and a body that starts with a blank CRLF line.
+        let alone = s.script("title-only-editor", "printf 'Shopping\\r\\n\\r\\n\\r\\nsecond\\r\\n' > \"$1\"\n")
+        let a = s.run("edit", id, env: ["EDITOR": alone, "VISUAL": nil])
+        #expect(a.code == 0, "\(a)")
+        note = try s.object("show", id)
+        #expect(note["title"] as? String == "Shopping")
+        #expect(note["body"] as? String == "\r\nsecond\r\n")
+    }
+
+    @Test("the line break an editor adds at the end of the file is dropped from a body that had none")
+    func editorFinalLineBreak() throws {
+        let s = try Sandbox()
+        // `notes add T --body TEXT` stores no final line break; vim (`:wq`) and nano end the
+        // file they save with one. Before 2026-12-06 opening such a note and saving it unchanged
+        // appended a body edit of that line break.
+        let id = try s.add("Quick", "--body", "call the bank")
+        let saving = s.script("eol-editor", "printf '\\n' >> \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": saving, "VISUAL": nil])
+        #expect(r.code == 0 && r.line == "\(id) v1", "\(r)")
+        // A change saved the same way: the text changes, and still no final line break.
+        let typing = s.script("typing-editor", "printf 'Quick\\n\\ncall the bank at 9\\n' > \"$1\"\n")
+        #expect(s.run("edit", id, env: ["EDITOR": typing, "VISUAL": nil]).code == 0)
+        var note = try s.object("show", id)
+        #expect(note["body"] as? String == "call the bank at 9" && note["version"] as? Int == 2)
+        // CR LF too; and a body that ends with a line break keeps what the editor saved.
+        let crlf = s.script("crlf-eol-editor", "printf 'Quick\\r\\n\\r\\nline one\\r\\nline two\\r\\n' > \"$1\"\n")
+        #expect(s.run("edit", id, env: ["EDITOR": crlf, "VISUAL": nil]).code == 0)
+        note = try s.object("show", id)
+        #expect(
+            (note["body"] as? String).map { Array($0.unicodeScalars) } == Array("line one\r\nline two".unicodeScalars))
+        let other = try s.add("List", "--body", "- milk\n")
+        let extra = s.run("edit", other, env: ["EDITOR": saving, "VISUAL": nil])
+        #expect(extra.code == 0 && extra.line == "\(other) v2", "\(extra)")
+        #expect(try s.object("show", other)["body"] as? String == "- milk\n\n")
+    }
+
+    @Test("a note whose body is over this device's limit can be retitled in the editor, its body unchanged")
+    func editorTitleOfABodyOverTheLimit() throws {
+        let s = try Sandbox()
+        // A body another device or an import with a higher limit stored: before 2026-12-06 the
+        // editor's save was refused for the body's size though only the title changed.
+        let body = String(repeating: "x", count: 2000) + "\n"
+        let id = try s.ok("add", "Big", "--body", body, env: ["NOTES_BODY_LIMIT": "3000"]).line
+        let retitle = s.script("retitle-editor", "sed -i '1s/.*/Big, renamed/' \"$1\"\n")
+        let r = s.run("edit", id, env: ["EDITOR": retitle, "VISUAL": nil, "NOTES_BODY_LIMIT": "1000"])
+        #expect(r.code == 0 && r.line == "\(id) v2", "\(r)")
+        let note = try s.object("show", id)
+        #expect(note["title"] as? String == "Big, renamed" && note["body"] as? String == body)
+        // A change to the body is the user's text, and the limit holds.
+        let grow = s.script("grow-editor", "printf 'more\\n' >> \"$1\"\n")
+        let g = s.run("edit", id, env: ["EDITOR": grow, "VISUAL": nil, "NOTES_BODY_LIMIT": "1000"])
+        CLIErrorTests.expectFailure(g, 2, mentioning: "the limit is 1000")
+    }
+
     @Test("without $VISUAL or $EDITOR and off a terminal, edit is refused (exit 2) rather than starting vi")
     func noEditorOffATerminal() throws {
         let s = try Sandbox()

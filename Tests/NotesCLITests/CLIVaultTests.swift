@@ -401,4 +401,44 @@ struct CLIVaultTests {
         #expect(refused.stderr.contains("alias \"aaaa"), "\(refused.stderr)")
         #expect(refused.stderr.contains("it has 600 characters; the limit is 500"))
     }
+
+    @Test("a file rewritten in another Unicode form (é as e and U+0301) updates its note, and exports as it is")
+    func fileInAnotherUnicodeForm() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, [("cafe.md", "# Caf\u{E9}\n\ncaf\u{E9} au lait\n")])
+        try s.ok("import-markdown", dir)
+        // A tool that writes the decomposed form (as macOS file names have it): before
+        // 2026-12-06 the import counted the file unchanged and an export wrote the old form back.
+        try vault(dir, [("cafe.md", "# Cafe\u{301}\n\ncafe\u{301} au lait\n")])
+        let second = try s.ok("import-markdown", dir, "--json").object()
+        #expect(second["updated"] as? Int == 1, "\(second)")
+        let out = s.path("out")
+        try s.ok("export-markdown", out)
+        let written = read(file: out + "/cafe.md")
+        let body = Array("# Cafe\u{301}\n\ncafe\u{301} au lait\n".utf8)
+        #expect(written.count >= body.count && Array(written.suffix(body.count)) == body, "\(written)")
+        #expect(try s.ok("import-markdown", dir, "--json").object()["unchanged"] as? Int == 1)
+    }
+
+    @Test("show prints the file a note came from on its one line, a line break or escape in the name as a symbol")
+    func sourcePathShownOnOneLine() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        // File names may hold any byte but `/`: before 2026-12-06 `show` printed the path as it
+        // is, so a line break split the header (its second half read as the body's first line)
+        // and an escape sequence reached the terminal.
+        try vault(dir, [("two\nlines.md", "first body\n"), ("\u{1B}[31mred.md", "second body\n")])
+        try s.ok("import-markdown", dir)
+        for id in try s.ok("list", "--json").array().compactMap({ $0["id"] as? String }) {
+            let shown = try s.ok("show", id).stdout
+            let lines = shown.split(separator: "\n", omittingEmptySubsequences: false)
+            let from = try #require(lines.first { $0.hasPrefix("  from: ") }, "\(shown)")
+            #expect(from == "  from: two\u{240A}lines.md" || from == "  from: \u{241B}[31mred.md", "\(shown)")
+            #expect(
+                lines.count == 6 && lines[3].isEmpty && lines[4].hasSuffix("body"),
+                "the body after one blank line: \(shown)")
+            #expect(!shown.contains("\u{1B}"))
+        }
+    }
 }

@@ -12,6 +12,29 @@ struct InterchangeCLITests {
         return try #require(try r.object()["events"] as? Int)
     }
 
+    @Test("a JSON Lines file in UTF-16 (PowerShell's `>` writes one) is refused, saying so and how to convert it")
+    func utf16Refused() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let export = try s.ok("export").stdout
+        // Before 2026-12-06: "line 1: malformed JSON: expected a value at byte 0 (found byte 0xFF)".
+        for (name, mark, unit) in [("le", [UInt8](arrayLiteral: 0xFF, 0xFE), true), ("be", [0xFE, 0xFF], false)] {
+            var bytes = mark
+            for u in export.utf16 {
+                let pair = [UInt8(u & 0xFF), UInt8(u >> 8)]
+                bytes += unit ? pair : pair.reversed()
+            }
+            let file = s.path("utf16\(name).jsonl")
+            write(file: file, bytes)
+            let store = s.path("new-\(name)")
+            for r in [s.run("import", file, "--store", store), s.run(["import", "-", "--store", store], stdin: bytes)] {
+                CLIErrorTests.expectFailure(r, 2, mentioning: "line 1: the file is UTF-16, not UTF-8")
+                #expect(r.stderr.contains("iconv -f UTF-16 -t UTF-8"), "\(r)")
+            }
+            #expect(!fileExists(store), "nothing made")
+        }
+    }
+
     @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
     func byteOrderMark() throws {
         let s = try Sandbox()
@@ -171,6 +194,37 @@ struct InterchangeCLITests {
         #expect(Array(got.prefix(max(0, n))) == expected)
     }
 
+    @Test(
+        "export --output to a symbolic link writes the file it leads to and keeps the link; one into the store is refused"
+    )
+    func exportThroughALink() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let expected = try s.ok("export").stdoutBytes
+        // A link to a backup disk or a synced folder: before 2026-12-06 the export was renamed
+        // over the link, which became a plain file, and the file it led to was left as it was.
+        let target = s.path("backup/notes.jsonl")
+        try FileManager.default.createDirectory(atPath: s.path("backup"), withIntermediateDirectories: true)
+        write(file: target, "old export\n")
+        let link = s.path("notes.jsonl")
+        try #require(symlink(target, link) == 0)
+        #expect(try s.ok("export", "--output", link).line.hasPrefix("exported 1 event"))
+        var st = stat()
+        #expect(lstat(link, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK, "the link is kept")
+        #expect(read(file: target) == expected)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("backup")) == ["notes.jsonl"])
+        // A link that leads nowhere is refused, and left as it is.
+        let dangling = s.path("dangling.jsonl")
+        try #require(symlink(s.path("gone/notes.jsonl"), dangling) == 0)
+        CLIErrorTests.expectFailure(s.run("export", "--output", dangling), 1, mentioning: "leads nowhere")
+        #expect(lstat(dangling, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK)
+        // A link to the store's own file is the store's file.
+        let intoStore = s.path("store-link.jsonl")
+        try #require(symlink(s.store + "/data.mdb", intoStore) == 0)
+        CLIErrorTests.expectFailure(s.run("export", "--output", intoStore), 2, mentioning: "would replace the store")
+        #expect(try s.ok("verify").line.hasPrefix("ok:"))
+    }
+
     @Test("an export removes the temporaries of its file that a killed export left, and nothing else")
     func abandonedTemporariesRemoved() throws {
         let s = try Sandbox()
@@ -285,12 +339,15 @@ struct InterchangeCLITests {
         try s.ok("verify")
         CLIErrorTests.expectFailure(
             s.run("export", "--output", s.path("elsewhere")), 2, mentioning: "is a directory; give a file")
-        // Any other name is fine, in the store's directory too (a rename replaces the name it
-        // is given, never the file a link leads to).
-        symlink(s.store + "/data.mdb", s.path("elsewhere/alias.mdb"))
-        for target in [s.path("elsewhere/out.jsonl"), s.store + "/backup.jsonl", s.path("elsewhere/alias.mdb")] {
+        // Any other name is fine, in the store's directory too; a link is written where it
+        // leads, so one to the store's file is that file (before 2026-12-06 the export was
+        // renamed over the link).
+        for target in [s.path("elsewhere/out.jsonl"), s.store + "/backup.jsonl"] {
             #expect(try s.ok("export", "--output", target).line.hasPrefix("exported 1 event"))
         }
+        symlink(s.store + "/data.mdb", s.path("elsewhere/alias.mdb"))
+        CLIErrorTests.expectFailure(
+            s.run("export", "--output", s.path("elsewhere/alias.mdb")), 2, mentioning: "is a file of the store")
         #expect(try s.ok("export").stdoutBytes == before)
         try s.ok("verify")
     }

@@ -172,4 +172,85 @@ struct TerminalCompletionTests {
                 Set(answer.split(separator: "\n").map(String.init)) == p.expected, "completing \(p.line): \(answer)")
         }
     }
+
+    @Test(
+        "a file or folder a command or option takes is completed from the disk in bash, zsh and fish",
+        .enabled(if: hasProgram("zsh") && hasProgram("fish"), "zsh and fish are not installed here (CI installs them)"))
+    func pathsFromTheDisk() throws {
+        let (s, _) = try Self.store()
+        // Before 2026-12-06 a Tab after `notes import`, `import-markdown`, `--body-file`,
+        // `--output` or `--store` offered nothing (bash and zsh), and fish was told no file
+        // follows any word of `notes`.
+        write(file: s.path("complete.bash"), try s.ok("completion", "bash").stdout)
+        // Outside a completion, compopt is a stand-in that prints the option asked for.
+        var script = "compopt() { printf 'compopt %s\\n' \"$*\"; }\nsource \(s.path("complete.bash"))\n"
+        let bashProbes: [([String], String)] = [
+            (["notes", "import", ""], "compopt -o default"),
+            (["notes", "import-history", "sam"], "compopt -o default"),
+            (["notes", "import-markdown", ""], "compopt -o dirnames"),
+            (["notes", "export-markdown", "va"], "compopt -o dirnames"),
+            (["notes", "add", "T", "--body-file", ""], "compopt -o default"),
+            (["notes", "export", "--output", "ev"], "compopt -o default"),
+            (["notes", "export", "-o", ""], "compopt -o default"),
+            (["notes", "--store", ""], "compopt -o dirnames"),
+            (["notes", "list", "--store", "/tm"], "compopt -o dirnames"),
+            (["notes", "show", ""], ""),
+        ]
+        for (words, _) in bashProbes {
+            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+            script +=
+                "COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMPREPLY=(); _notes | grep compopt; echo '--'\n"
+        }
+        write(file: s.path("probe.bash"), script)
+        let b = s.run([s.path("probe.bash")], stdin: nil, env: [:], executable: "/bin/bash")
+        let bashAnswers = b.stdout.components(separatedBy: "--\n").dropLast()
+        try #require(bashAnswers.count == bashProbes.count, "\(b)")
+        for ((words, expected), answer) in zip(bashProbes, bashAnswers) {
+            #expect(answer.trimmingCharacters(in: .newlines) == expected, "completing \(words): \(answer)")
+        }
+
+        write(file: s.path("complete.zsh"), try s.ok("completion", "zsh").stdout)
+        let zshScript = """
+            compdef() { : }
+            _describe() { print -- describe }
+            compadd() { print -- compadd }
+            _files() { print -- "_files $*" }
+            source \(s.path("complete.zsh"))
+            words=(notes import ''); CURRENT=3; _notes; print -- '--'
+            words=(notes import-markdown ''); CURRENT=3; _notes; print -- '--'
+            words=(notes add T --body-file ''); CURRENT=5; _notes; print -- '--'
+            words=(notes --store ''); CURRENT=3; _notes; print -- '--'
+            """
+        write(file: s.path("probe.zsh"), zshScript)
+        let zsh = ["/usr/bin/zsh", "/bin/zsh", "/usr/local/bin/zsh"].first { fileExists($0) } ?? "zsh"
+        let z = s.run(["-f", s.path("probe.zsh")], stdin: nil, env: [:], executable: zsh)
+        #expect(z.code == 0 && z.stderr.isEmpty, "\(z)")
+        let zshAnswers = z.stdout.components(separatedBy: "--\n").map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(Array(zshAnswers.prefix(4)) == ["_files", "_files -/", "_files", "_files -/"], "\(z.stdout)")
+
+        // fish, for real: the files of a folder are offered.
+        let folder = s.path("disk")
+        try FileManager.default.createDirectory(atPath: folder + "/vault", withIntermediateDirectories: true)
+        write(file: folder + "/events.jsonl", Array("".utf8))
+        write(file: s.path("complete.fish"), try s.ok("completion", "fish").stdout)
+        let lines = [
+            "notes import \(folder)/ev", "notes import-markdown \(folder)/va", "notes add T --body-file \(folder)/ev",
+            "notes export --output \(folder)/ev", "notes --store \(folder)/va",
+        ]
+        var fishScript = "source \(s.path("complete.fish"))\n"
+        for line in lines { fishScript += "complete -C '\(line)'; printf '%s\\n' --\n" }
+        write(file: s.path("probe.fish"), fishScript)
+        let fish = ["/usr/bin/fish", "/bin/fish", "/usr/local/bin/fish"].first { fileExists($0) } ?? "fish"
+        let f = s.run(["--no-config", s.path("probe.fish")], stdin: nil, env: [:], executable: fish)
+        #expect(f.code == 0, "\(f)")
+        let fishAnswers = f.stdout.components(separatedBy: "--\n").dropLast()
+        try #require(fishAnswers.count == lines.count, "\(f.stdout)")
+        for (line, answer) in zip(lines, fishAnswers) {
+            let offered = Set(answer.split(separator: "\n").map { String($0.split(separator: "\t")[0]) })
+            let expected = line.hasSuffix("/ev") ? folder + "/events.jsonl" : folder + "/vault/"
+            #expect(offered == [expected], "completing \(line): \(answer)")
+        }
+    }
 }

@@ -100,6 +100,31 @@ struct TerminalConfigTests {
             s.run("list"), 2, mentioning: "\(s.configFile):1: sort must be updated, created or title, not \"size\"")
     }
 
+    @Test("an unknown key in the file (a typo) is removed by `config unset KEY`, which its error names")
+    func unknownKeyUnset() throws {
+        let s = try Sandbox()
+        // Before 2026-12-06 every command refused the file, `config unset colour` and
+        // `config set color never` too: only an editor could repair it.
+        try s.ok("config", "set", "sort", "title")
+        write(file: s.configFile, "sort = title\ncolour = never\n")
+        CLIErrorTests.expectFailure(
+            s.run("list"), 2,
+            mentioning: "\(s.configFile):2: unknown key \"colour\"; did you mean \"color\"? `notes config unset colour`"
+        )
+        try s.ok("config", "unset", "colour")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+        // Two typos: each unset takes one, the other line kept.
+        write(file: s.configFile, "pagr = less\nsort = title\ncolr = never\n")
+        try s.ok("config", "unset", "colr")
+        CLIErrorTests.expectFailure(s.run("list"), 2, mentioning: "unknown key \"pagr\"")
+        try s.ok("config", "unset", "pagr")
+        #expect(try s.ok("config", "get", "sort").line == "title")
+        // A key neither known nor in the file is still an unknown setting, and nothing is written.
+        CLIErrorTests.expectFailure(s.run("config", "unset", "colour"), 2, mentioning: "unknown setting \"colour\"")
+        CLIErrorTests.expectFailure(s.run("config", "set", "colour", "never"), 2, mentioning: "unknown setting")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+    }
+
     @Test("the store: --store > NOTES_STORE > config store > XDG_DATA_HOME > HOME")
     func storePrecedence() throws {
         let s = try Sandbox()

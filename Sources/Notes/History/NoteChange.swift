@@ -100,8 +100,12 @@ public enum NoteChange: Sendable, Equatable {
         var out: [NoteChange] = []
         let before =
             old ?? Note(id: new.id, title: "", body: "", createdAt: new.createdAt, updatedAt: new.createdAt, version: 0)
-        if old == nil || before.title != new.title { out.append(.title(from: old?.title, to: new.title)) }
-        if includeBody && before.body != new.body { out.append(.body(LineDiff.stat(from: before.body, to: new.body))) }
+        if old == nil || !before.title.isSameBytes(as: new.title) {
+            out.append(.title(from: old?.title, to: new.title))
+        }
+        if includeBody && !before.body.isSameBytes(as: new.body) {
+            out.append(.body(LineDiff.stat(from: before.body, to: new.body)))
+        }
         if before.category != new.category {
             out.append(.category(from: try before.category.map(category), to: try new.category.map(category)))
         }
