@@ -264,6 +264,46 @@ struct SearchTextTests {
 
     // MARK: Snippets
 
+    @Test("a body over a megabyte gives the snippet of its whole text from a region around its matches")
+    func snippetOfALongBody() throws {
+        var rng = SeededGenerator(seed: 7)
+        let words = ["alpha", "beta", "gamma", "délta", "epsilon", "zeta", "théta", "kappa", "λάμδα", "omicron"]
+        func text(_ bytes: Int) -> [String] {
+            var out: [String] = []
+            var n = 0
+            while n < bytes {
+                let w = words[rng.below(words.count)]
+                out.append(w)
+                n += w.utf8.count + 1
+            }
+            return out
+        }
+        let base = text(Snippet.wholeTextLimit + 200_000)
+        let q = try SearchQuery.parse("needle OR haystack")
+        let matcher = Snippet.Matcher(query: q, stemmer: nil, inTitle: false)
+        var cases: [[String]] = []
+        // A match near the start, at the very end, none, and a cluster of three in the middle
+        // beside a lone one.
+        for at in [3, base.count - 1] {
+            var t = base
+            t[at] = "needle"
+            cases.append(t)
+        }
+        cases.append(base)
+        var cluster = base
+        cluster[1_000] = "needle"
+        for k in [base.count / 3, base.count / 3 + 4, base.count / 3 + 9] { cluster[k] = "haystack" }
+        cases.append(cluster)
+        for (i, words) in cases.enumerated() {
+            let body = words.joined(separator: i % 2 == 0 ? " " : "\n")
+            #expect(body.utf8.count > Snippet.wholeTextLimit)
+            let whole = Snippet.extract(body, width: 160, matcher: matcher)
+            let regional = Snippet.extract(title: "T", body: body, width: 160, matcher: matcher)
+            #expect(regional.text == whole.text, "case \(i)")
+            #expect(regional.matches == whole.matches, "case \(i)")
+        }
+    }
+
     @Test("snippets mark matches and cut around the best window")
     func snippets() throws {
         let q = try SearchQuery.parse("budget plan* -draft")
