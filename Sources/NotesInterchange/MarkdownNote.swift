@@ -220,7 +220,10 @@ struct MarkdownNote: Equatable {
                 self.id = id
             case "title":
                 guard let t = value.text else { throw Problem(message: "title is not a text; give one line of text") }
-                title = value.isNull ? nil : Self.oneLine(t)
+                // A title the store can hold is kept as written (runs of spaces, tabs); one with a
+                // line break (a block scalar) becomes one line.
+                let holdable = !t.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" }
+                title = value.isNull ? nil : holdable ? t : Self.oneLine(t)
             case "category":
                 guard let c = value.text else { throw Problem(message: "category is not a text; give one name") }
                 category = .some(value.isNull || Notebook.trim(c).isEmpty ? nil : c)

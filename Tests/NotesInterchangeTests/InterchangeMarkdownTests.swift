@@ -250,6 +250,30 @@ struct InterchangeMarkdownTests {
         #expect(try fresh.book.allTags().map(\.name).sorted() == ["#hash", "plain"])
     }
 
+    @Test("a title with a run of spaces or a tab comes back from an export as it was, and an edit keeps it")
+    func spacedTitleRoundTrip() throws {
+        let s = try InterchangeScratch()
+        let titles = ["Plan  B", "a\tb", "x \t y"]
+        var ids: [Identifier] = []
+        for t in titles { ids.append(try s.book.add(title: t, body: "one\n").id) }
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        let fresh = try InterchangeScratch()
+        try fresh.book.importMarkdown(from: dir)
+        for (id, t) in zip(ids, titles) { #expect(try fresh.book.note(id).title == t) }
+        // A body edited in the other editor changes the body, not the title the file names.
+        for file in try files(dir) { try write(dir + "/" + file, try read(dir + "/" + file) + "two\n") }
+        #expect(try s.book.importMarkdown(from: dir).updated == 3)
+        for (id, t) in zip(ids, titles) {
+            let note = try s.book.note(id)
+            #expect(note.title == t && note.body == "one\ntwo\n")
+        }
+        // A title the store cannot hold (a line break) still becomes one line.
+        try write(dir + "/broken.md", "---\ntitle: \"two\\nlines\"\n---\n")
+        try s.book.importMarkdown(from: dir)
+        #expect(try s.allNotes().contains { $0.title == "two lines" })
+    }
+
     @Test("hand-written files: title from the first heading or the file name, category from the folder")
     func handWritten() throws {
         let s = try InterchangeScratch()
