@@ -130,8 +130,9 @@ struct MarkdownNote: Equatable {
     /// The file's text for a note: the store's keys, then the entries kept from the file it came
     /// from (a kept key the store also writes is written once, as kept; a file's own `created`
     /// or `updated` stands for both of the store's), then the body. Tags written in the body as
-    /// `#tag` are not repeated in the front matter. A body that begins with a byte-order mark
-    /// has it written first, before the front matter, where the file it came from had it.
+    /// `#tag`, spelled as they are named, are not repeated in the front matter. A body that
+    /// begins with a byte-order mark has it written first, before the front matter, where the
+    /// file it came from had it.
     static func render(_ note: Note, labels: NoteLabels) -> String {
         let kept = note.properties[NoteProperty.frontMatter.rawValue] ?? ""
         let keptKeys = Set((try? FrontMatterYAML.parse(kept))?.entries.map(\.key) ?? [])
@@ -147,8 +148,10 @@ struct MarkdownNote: Equatable {
         }
         line("title", note.title.jsonQuoted)
         if let category = labels.category { line("category", category.jsonQuoted) }
-        let inline = Set(inlineTags(note.body).map { $0.lowercased() })
-        let tags = labels.tags.filter { !inline.contains($0.lowercased()) }
+        // Only a tag the body spells as its name, byte for byte: one it spells in another case or
+        // Unicode form would come back under the body's spelling.
+        let inline = Set(inlineTags(note.body).map { Array($0.utf8) })
+        let tags = labels.tags.filter { !inline.contains(Array($0.utf8)) }
         // A reader takes one leading `#` off a tag (`tags: ["#home"]` is `home`): a name that
         // begins with one is written with another before it.
         if !tags.isEmpty {
