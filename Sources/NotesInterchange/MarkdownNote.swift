@@ -536,8 +536,8 @@ struct MarkdownNote: Equatable {
 
     /// A directory name for a category: `/` cannot appear in one and a leading `.` would hide it,
     /// and a name of 100 characters may take 400 bytes where a file system takes 255: the name
-    /// is cut to 200 bytes, at a character. (The file's front matter names the category whole;
-    /// the folder is only where the file lies.)
+    /// is cut to 200 bytes, at a character; a name ending in `.md` ends in `_md`. (The file's
+    /// front matter names the category whole; the folder is only where the file lies.)
     static func folderName(_ category: String) -> String {
         var name = String(category.map { $0 == "/" ? "-" : $0 })
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
@@ -549,6 +549,9 @@ struct MarkdownNote: Equatable {
             }
             name = cut.isEmpty ? "_" : cut
         }
+        // A folder named like a note's file (`Plan.md`, any case) could stand where an export
+        // writes a note imported from that path: the file or the folder could not be made.
+        if name.lowercased().hasSuffix(".md") { name = name.dropLast(3) + "_md" }
         return name
     }
 }

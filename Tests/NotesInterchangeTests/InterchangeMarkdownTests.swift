@@ -758,6 +758,26 @@ struct InterchangeMarkdownTests {
         #expect(try files(out).count == 2)
     }
 
+    @Test("a category named like a Markdown file gets a folder no note's file is written at, and comes back whole")
+    func categoryNamedLikeAFile() throws {
+        let s = try InterchangeScratch()
+        try write(s.path + "/V/Plan.md", "plan\n")
+        try write(s.path + "/V/Index.MD", "index\n")
+        try s.book.importMarkdown(from: s.path + "/V")
+        let a = try s.book.add(title: "One", body: "x", category: "Plan.md")
+        let b = try s.book.add(title: "Two", body: "y", category: "index.md")
+        let out = s.path + "/E"
+        #expect(try s.book.exportMarkdown(to: out).files == 4)
+        // The imported notes at their paths, the others in folders beside them.
+        #expect(try MarkdownNote.parse(read(out + "/Plan.md")).body == "plan\n")
+        #expect(try MarkdownNote.parse(read(out + "/Index.MD")).body == "index\n")
+        let t = try InterchangeScratch()
+        #expect(try t.book.importMarkdown(from: out).created == 4)
+        #expect(try t.book.categoryName(t.book.note(a.id).category) == "Plan.md")
+        #expect(try t.book.categoryName(t.book.note(b.id).category) == "index.md")
+        #expect(try t.allNotes().map(\.body).sorted() == ["index\n", "plan\n", "x", "y"])
+    }
+
     @Test("a category name of 300 bytes gets a folder within a file system's 255, and comes back whole")
     func longCategoryFolder() throws {
         let s = try InterchangeScratch()
