@@ -132,8 +132,9 @@ struct MarkdownNote: Equatable {
     /// or `updated` stands for both of the store's), then the body. Tags written in the body as
     /// `#tag`, spelled as they are named, are not repeated in the front matter. A body that
     /// begins with a byte-order mark has it written first, before the front matter, where the
-    /// file it came from had it.
-    static func render(_ note: Note, labels: NoteLabels) -> String {
+    /// file it came from had it. A note of no category in a folder (`inFolder`, its file's
+    /// place) says so with `category: null`: a reader would take the folder for its category.
+    static func render(_ note: Note, labels: NoteLabels, inFolder: Bool = false) -> String {
         let kept = note.properties[NoteProperty.frontMatter.rawValue] ?? ""
         let keptKeys = Set((try? FrontMatterYAML.parse(kept))?.entries.map(\.key) ?? [])
         var out = "---\n"
@@ -147,7 +148,11 @@ struct MarkdownNote: Equatable {
             line("id", note.id.uuidString)
         }
         line("title", note.title.jsonQuoted)
-        if let category = labels.category { line("category", category.jsonQuoted) }
+        if let category = labels.category {
+            line("category", category.jsonQuoted)
+        } else if inFolder {
+            line("category", "null")
+        }
         // Only a tag the body spells as its name, byte for byte: one it spells in another case or
         // Unicode form would come back under the body's spelling.
         let inline = Set(inlineTags(note.body).map { Array($0.utf8) })

@@ -143,7 +143,7 @@ extension Notebook {
                 // Not swept here (one look through the folder per note): once per folder below.
                 let out = try AtomicFile(path: directory + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
-                try out.write(Array(MarkdownNote.render(note, labels: labels).utf8))
+                try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
             }
             summary.files += 1
@@ -191,7 +191,7 @@ extension Notebook {
             let earlier = revision.note
             let labels = NoteLabels(
                 category: try earlier.category.flatMap(category), tags: try earlier.tags.compactMap(tag))
-            let text = MarkdownNote.render(earlier, labels: labels)
+            let text = MarkdownNote.render(earlier, labels: labels, inFolder: item.file.contains("/"))
             if SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest { found = revision.version }
             return found == nil
         }

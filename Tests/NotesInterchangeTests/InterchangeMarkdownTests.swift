@@ -758,6 +758,41 @@ struct InterchangeMarkdownTests {
         #expect(try files(out).count == 2)
     }
 
+    @Test("a note taken out of the category its file's folder gave comes back from an export without one")
+    func uncategorizedInAFolder() throws {
+        let s = try InterchangeScratch()
+        try write(s.path + "/V/Projects/Plan.md", "plan\n")
+        try write(s.path + "/V/Projects/Kept.md", "kept\n")
+        try s.book.importMarkdown(from: s.path + "/V")
+        let plan = try #require(try s.allNotes().first { $0.title == "Plan" })
+        let kept = try #require(try s.allNotes().first { $0.title == "Kept" })
+        try s.book.categorize(plan.id, as: nil)
+        let out = s.path + "/E"
+        try s.book.exportMarkdown(to: out)
+        let t = try InterchangeScratch()
+        try t.book.importMarkdown(from: out)
+        #expect(try t.book.note(plan.id).category == nil)
+        #expect(try t.book.categoryName(t.book.note(kept.id).category) == "Projects")
+        // Read back unchanged, and once its body is edited: the note stays out of the category.
+        #expect(try s.book.importMarkdown(from: out).unchanged == 2)
+        try write(out + "/Projects/Plan.md", try read(out + "/Projects/Plan.md") + "more\n")
+        #expect(try s.book.importMarkdown(from: out).updated == 1)
+        #expect(try s.book.note(plan.id).category == nil && s.book.note(plan.id).body == "plan\nmore\n")
+        // Exported into its own folder, then edited there.
+        let own = s.path + "/V"
+        try s.book.exportMarkdown(to: own)
+        try write(own + "/Projects/Plan.md", try read(own + "/Projects/Plan.md") + "again\n")
+        #expect(try s.book.importMarkdown(from: own).updated == 1)
+        #expect(try s.book.note(plan.id).category == nil && s.book.note(plan.id).body == "plan\nmore\nagain\n")
+        // A note of no category at the top of the folder is written as before, without the key.
+        let loose = try s.book.add(title: "Loose", body: "x")
+        try s.book.exportMarkdown(to: out)
+        let file = try #require(try files(out).first { !$0.contains("/") && $0.contains("loose") })
+        #expect(try !read(out + "/" + file).contains("category"))
+        #expect(try s.book.importMarkdown(from: out).unchanged == 3)
+        #expect(try s.book.note(loose.id).version == 1)
+    }
+
     @Test("a category named like a Markdown file gets a folder no note's file is written at, and comes back whole")
     func categoryNamedLikeAFile() throws {
         let s = try InterchangeScratch()
