@@ -105,12 +105,13 @@ struct MarkdownNote: Equatable {
     static let plainMarks = " _.-/+:?=&%~@#()'!*"
 
     /// `text` as a double-quoted YAML scalar: its JSON literal (YAML reads JSON's escapes), with
-    /// the characters YAML takes for line breaks or does not print escaped too.
+    /// the characters YAML takes for line breaks or does not print (DEL, the C1 controls,
+    /// U+FFFE and U+FFFF, which it refuses raw) escaped too.
     static func doubleQuoted(_ text: String) -> String {
         var out = ""
         for c in text.jsonQuoted.unicodeScalars {
-            switch c {
-            case "\u{7F}", "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}":
+            switch c.value {
+            case 0x7F...0x9F, 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF:
                 let hex = String(c.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(c)
@@ -147,9 +148,9 @@ struct MarkdownNote: Equatable {
         } else {
             line("id", note.id.uuidString)
         }
-        line("title", note.title.jsonQuoted)
+        line("title", doubleQuoted(note.title))
         if let category = labels.category {
-            line("category", category.jsonQuoted)
+            line("category", doubleQuoted(category))
         } else if inFolder {
             line("category", "null")
         }
@@ -161,9 +162,10 @@ struct MarkdownNote: Equatable {
         // begins with one is written with another before it.
         if !tags.isEmpty {
             line(
-                "tags", "[" + tags.map { ($0.hasPrefix("#") ? "#" + $0 : $0).jsonQuoted }.joined(separator: ", ") + "]")
+                "tags", "[" + tags.map { doubleQuoted($0.hasPrefix("#") ? "#" + $0 : $0) }.joined(separator: ", ") + "]"
+            )
         }
-        if !note.aliases.isEmpty { line("aliases", "[" + note.aliases.map(\.jsonQuoted).joined(separator: ", ") + "]") }
+        if !note.aliases.isEmpty { line("aliases", "[" + note.aliases.map(doubleQuoted).joined(separator: ", ") + "]") }
         line("pinned", "\(note.pinned)")
         line("archived", "\(note.archived)")
         line("trashed", "\(note.trashed)")

@@ -272,6 +272,39 @@ struct InterchangeMarkdownTests {
         #expect(Set(names.map { Array($0.utf8) }) == expected, "\(names)")
     }
 
+    @Test("names holding what YAML reads as a line break or refuses (DEL, C1, U+2028, U+FFFE) come back from an export")
+    func yamlSpecialCharactersRoundTrip() throws {
+        let s = try InterchangeScratch()
+        var ids: [Identifier] = []
+        for mark in ["\u{7F}", "\u{85}", "\u{90}", "\u{2028}", "\u{2029}", "\u{FEFF}", "\u{FFFE}"] {
+            ids.append(
+                try s.book.add(
+                    // A tag name cannot hold DEL.
+                    title: "a\(mark)b", body: "x\n", category: "c\(mark)d",
+                    tags: [mark == "\u{7F}" ? "tu" : "t\(mark)u"]
+                ).id)
+            try s.book.setAliases(try #require(ids.last), ["al\(mark)ias"])
+        }
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        let fresh = try InterchangeScratch()
+        #expect(try fresh.book.importMarkdown(from: dir).created == ids.count)
+        for id in ids {
+            let (a, b) = (try s.book.note(id), try fresh.book.note(id))
+            #expect(
+                Array(b.title.utf8) == Array(a.title.utf8), "\(a.title.debugDescription) -> \(b.title.debugDescription)"
+            )
+            #expect(b.aliases.map { Array($0.utf8) } == a.aliases.map { Array($0.utf8) }, "\(b.aliases)")
+            let (ca, cb) = (try s.book.categoryName(a.category), try fresh.book.categoryName(b.category))
+            #expect(cb.map { Array($0.utf8) } == ca.map { Array($0.utf8) }, "\(String(describing: cb))")
+            let ta = try a.tags.compactMap { try s.book.tagName($0) }
+            let tb = try b.tags.compactMap { try fresh.book.tagName($0) }
+            #expect(tb.map { Array($0.utf8) } == ta.map { Array($0.utf8) }, "\(tb)")
+        }
+        // Read back into the same store: nothing changes.
+        #expect(try s.book.importMarkdown(from: dir).unchanged == ids.count)
+    }
+
     @Test("a title with a run of spaces or a tab comes back from an export as it was, and an edit keeps it")
     func spacedTitleRoundTrip() throws {
         let s = try InterchangeScratch()
