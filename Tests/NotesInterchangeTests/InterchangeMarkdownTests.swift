@@ -893,6 +893,43 @@ struct InterchangeMarkdownTests {
         #expect(try MarkdownNote.parse(read(v + "/Untitled.md")).body == "new\n")
     }
 
+    @Test("a file with an id renamed onto the path of a note whose file is gone: imports after it change nothing twice")
+    func renamedOntoAGonePath() throws {
+        let s = try InterchangeScratch()
+        let vault = s.path + "/V"
+        try write(vault + "/a.md", "A\n")
+        try write(vault + "/b.md", "B\n")
+        try s.book.importMarkdown(from: vault)
+        let a = try #require(try s.allNotes().first { $0.body == "A\n" })
+        let b = try #require(try s.allNotes().first { $0.body == "B\n" })
+        // The files get ids; b.md is deleted, and a.md renamed to its name.
+        try s.book.exportMarkdown(to: vault)
+        try FileManager.default.removeItem(atPath: vault + "/b.md")
+        #expect(try s.book.importMarkdown(from: vault).missingFiles == 1)
+        try FileManager.default.moveItem(atPath: vault + "/a.md", toPath: vault + "/b.md")
+        #expect(try s.book.importMarkdown(from: vault).movedFiles == 1)
+        #expect(try s.book.note(a.id).sourcePath == "b.md")
+        // Written over by an editor that drops the front matter: b.md is a's file.
+        for round in 0..<4 {
+            try write(vault + "/b.md", "A, edited \(round)\n")
+            #expect(try s.book.importMarkdown(from: vault).updated == 1)
+            let head = try s.head
+            let again = try s.book.importMarkdown(from: vault)
+            #expect(try s.head == head, "round \(round): the import again changed \(again)")
+            #expect(try s.book.note(a.id).body == "A, edited \(round)\n", "round \(round)")
+            #expect(try s.book.note(b.id).body == "B\n", "round \(round)")
+        }
+        // Exported into the folder again, each note gets a file (one b.md, the other a name
+        // of its own), and b.md is renamed: both notes record their files' paths at once.
+        try s.book.exportMarkdown(to: vault)
+        try FileManager.default.moveItem(atPath: vault + "/b.md", toPath: vault + "/moved.md")
+        #expect(try s.book.importMarkdown(from: vault).movedFiles == 2)
+        let head = try s.head
+        #expect(try s.book.importMarkdown(from: vault).unchanged == 2)
+        #expect(try s.head == head)
+        #expect(try s.book.note(a.id).sourcePath != s.book.note(b.id).sourcePath)
+    }
+
     @Test("a file whose name cannot be written back, exported into its own folder: read again, one note, not two")
     func unwritableNameExportedHome() throws {
         let s = try InterchangeScratch()
