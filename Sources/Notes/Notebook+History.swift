@@ -227,7 +227,8 @@ extension Notebook {
     ///
     /// If that version's category or some of its tags have been deleted since, the note is
     /// restored without them and ``RestoreOutcome/deletedCategory`` and
-    /// ``RestoreOutcome/deletedTags`` say so.
+    /// ``RestoreOutcome/deletedTags`` say so. One a sync merged into another of its name is
+    /// that one.
     @discardableResult
     public func restore(_ id: Identifier, to selector: RevisionSelector, expectedVersion: UInt64? = nil)
         throws(NotesError) -> RestoreOutcome
@@ -312,22 +313,34 @@ extension Notebook {
             }
             let target = try revision(of: id, at: try choose(current, session.transaction), in: session.transaction)
                 .note
+            // A category or tag a sync merged into another of its name (made on two devices)
+            // lives on as that one: the version is filed under it, as the sync filed the note.
+            var fates = EntityFates()
             var category = target.category
             var deletedCategory: CategoryRef?
             if let c = category {
                 let record = try projection.category(c, in: session.transaction, databases: dbs)
-                if record?.deleted ?? true {
+                if let record, record.deleted,
+                    let heir = try fates.heir(of: c, kind: .category, in: self, txn: session.transaction)
+                {
+                    category = heir
+                } else if record?.deleted ?? true {
                     deletedCategory = CategoryRef(id: c, name: record?.name ?? shortID(c))
                     category = nil
                 }
             }
-            // The version's tags, less those deleted since.
+            // The version's tags, less those deleted since (one merged is its heir).
             var tags: [Identifier] = []
+            var kept: Set<Identifier> = []
             var deletedTags: [TagRef] = []
             for t in target.tags {
                 let record = try projection.tag(t, in: session.transaction, databases: dbs)
                 if let record, !record.deleted {
-                    tags.append(t)
+                    if kept.insert(t).inserted { tags.append(t) }
+                } else if record != nil,
+                    let heir = try fates.heir(of: t, kind: .tag, in: self, txn: session.transaction)
+                {
+                    if kept.insert(heir).inserted { tags.append(heir) }
                 } else {
                     deletedTags.append(TagRef(id: t, name: record?.name ?? shortID(t)))
                 }

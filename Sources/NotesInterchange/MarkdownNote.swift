@@ -105,12 +105,13 @@ struct MarkdownNote: Equatable {
     static let plainMarks = " _.-/+:?=&%~@#()'!*"
 
     /// `text` as a double-quoted YAML scalar: its JSON literal (YAML reads JSON's escapes), with
-    /// the characters YAML takes for line breaks or does not print escaped too.
+    /// the characters YAML takes for line breaks or does not print (DEL, the C1 controls,
+    /// U+FFFE and U+FFFF, which it refuses raw) escaped too.
     static func doubleQuoted(_ text: String) -> String {
         var out = ""
         for c in text.jsonQuoted.unicodeScalars {
-            switch c {
-            case "\u{7F}", "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}":
+            switch c.value {
+            case 0x7F...0x9F, 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF:
                 let hex = String(c.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(c)
@@ -130,9 +131,11 @@ struct MarkdownNote: Equatable {
     /// The file's text for a note: the store's keys, then the entries kept from the file it came
     /// from (a kept key the store also writes is written once, as kept; a file's own `created`
     /// or `updated` stands for both of the store's), then the body. Tags written in the body as
-    /// `#tag` are not repeated in the front matter. A body that begins with a byte-order mark
-    /// has it written first, before the front matter, where the file it came from had it.
-    static func render(_ note: Note, labels: NoteLabels) -> String {
+    /// `#tag`, spelled as they are named, are not repeated in the front matter. A body that
+    /// begins with a byte-order mark has it written first, before the front matter, where the
+    /// file it came from had it. A note of no category in a folder (`inFolder`, its file's
+    /// place) says so with `category: null`: a reader would take the folder for its category.
+    static func render(_ note: Note, labels: NoteLabels, inFolder: Bool = false) -> String {
         let kept = note.properties[NoteProperty.frontMatter.rawValue] ?? ""
         let keptKeys = Set((try? FrontMatterYAML.parse(kept))?.entries.map(\.key) ?? [])
         var out = "---\n"
@@ -145,17 +148,24 @@ struct MarkdownNote: Equatable {
         } else {
             line("id", note.id.uuidString)
         }
-        line("title", note.title.jsonQuoted)
-        if let category = labels.category { line("category", category.jsonQuoted) }
-        let inline = Set(inlineTags(note.body).map { $0.lowercased() })
-        let tags = labels.tags.filter { !inline.contains($0.lowercased()) }
+        line("title", doubleQuoted(note.title))
+        if let category = labels.category {
+            line("category", doubleQuoted(category))
+        } else if inFolder {
+            line("category", "null")
+        }
+        // Only a tag the body spells as its name, byte for byte: one it spells in another case or
+        // Unicode form would come back under the body's spelling.
+        let inline = Set(inlineTags(note.body).map { Array($0.utf8) })
+        let tags = labels.tags.filter { !inline.contains(Array($0.utf8)) }
         // A reader takes one leading `#` off a tag (`tags: ["#home"]` is `home`): a name that
         // begins with one is written with another before it.
         if !tags.isEmpty {
             line(
-                "tags", "[" + tags.map { ($0.hasPrefix("#") ? "#" + $0 : $0).jsonQuoted }.joined(separator: ", ") + "]")
+                "tags", "[" + tags.map { doubleQuoted($0.hasPrefix("#") ? "#" + $0 : $0) }.joined(separator: ", ") + "]"
+            )
         }
-        if !note.aliases.isEmpty { line("aliases", "[" + note.aliases.map(\.jsonQuoted).joined(separator: ", ") + "]") }
+        if !note.aliases.isEmpty { line("aliases", "[" + note.aliases.map(doubleQuoted).joined(separator: ", ") + "]") }
         line("pinned", "\(note.pinned)")
         line("archived", "\(note.archived)")
         line("trashed", "\(note.trashed)")
@@ -220,7 +230,10 @@ struct MarkdownNote: Equatable {
                 self.id = id
             case "title":
                 guard let t = value.text else { throw Problem(message: "title is not a text; give one line of text") }
-                title = value.isNull ? nil : Self.oneLine(t)
+                // A title the store can hold is kept as written (runs of spaces, tabs); one with a
+                // line break (a block scalar) becomes one line.
+                let holdable = !t.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" }
+                title = value.isNull ? nil : holdable ? t : Self.oneLine(t)
             case "category":
                 guard let c = value.text else { throw Problem(message: "category is not a text; give one name") }
                 category = .some(value.isNull || Notebook.trim(c).isEmpty ? nil : c)
@@ -530,8 +543,8 @@ struct MarkdownNote: Equatable {
 
     /// A directory name for a category: `/` cannot appear in one and a leading `.` would hide it,
     /// and a name of 100 characters may take 400 bytes where a file system takes 255: the name
-    /// is cut to 200 bytes, at a character. (The file's front matter names the category whole;
-    /// the folder is only where the file lies.)
+    /// is cut to 200 bytes, at a character; a name ending in `.md` ends in `_md`. (The file's
+    /// front matter names the category whole; the folder is only where the file lies.)
     static func folderName(_ category: String) -> String {
         var name = String(category.map { $0 == "/" ? "-" : $0 })
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
@@ -543,6 +556,9 @@ struct MarkdownNote: Equatable {
             }
             name = cut.isEmpty ? "_" : cut
         }
+        // A folder named like a note's file (`Plan.md`, any case) could stand where an export
+        // writes a note imported from that path: the file or the folder could not be made.
+        if name.lowercased().hasSuffix(".md") { name = name.dropLast(3) + "_md" }
         return name
     }
 }

@@ -143,7 +143,7 @@ extension Notebook {
                 // Not swept here (one look through the folder per note): once per folder below.
                 let out = try AtomicFile(path: directory + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
-                try out.write(Array(MarkdownNote.render(note, labels: labels).utf8))
+                try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
             }
             summary.files += 1
@@ -163,6 +163,20 @@ extension Notebook {
         }
         for (folder, names) in byFolder { AtomicFile.removeAbandonedTemporaries(in: folder, of: names) }
         return summary
+    }
+
+    /// The position of the last event that recorded where the note's file is (its path or its
+    /// folder), 0 when none.
+    private func fileRecorded(of id: Identifier, in txn: borrowing Transaction) throws -> UInt64 {
+        var last: UInt64 = 0
+        let keys = [NoteProperty.source.rawValue, NoteProperty.vault.rawValue]
+        try store.forEachEvent(inStream: Note.stream(id), in: txn) { view in
+            for e in try store.lift(view) {
+                if case .propertySet(let key, _) = try NoteEvent.decode(e), keys.contains(key) { last = view.position }
+            }
+            return true
+        }
+        return last
     }
 
     /// The version of `note` whose export `item`'s file is, byte for byte (what
@@ -191,7 +205,7 @@ extension Notebook {
             let earlier = revision.note
             let labels = NoteLabels(
                 category: try earlier.category.flatMap(category), tags: try earlier.tags.compactMap(tag))
-            let text = MarkdownNote.render(earlier, labels: labels)
+            let text = MarkdownNote.render(earlier, labels: labels, inFolder: item.file.contains("/"))
             if SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest { found = revision.version }
             return found == nil
         }
@@ -329,7 +343,18 @@ extension Notebook {
                     continue
                 }
                 if Array(from.utf8) == here {
-                    byPath[Array(path.utf8)] = note.id
+                    // Two notes recorded at one path (a file with an id renamed onto the path of a
+                    // note whose file is gone): the path is the note's that took it last, every
+                    // time, not whichever the listing gives last (the two took turns, each import
+                    // writing the file into the other).
+                    let key = Array(path.utf8)
+                    if let other = byPath[key],
+                        try fileRecorded(of: other, in: session.transaction)
+                            > fileRecorded(of: note.id, in: session.transaction)
+                    {
+                        continue
+                    }
+                    byPath[key] = note.id
                 } else {
                     elsewhere[Array(from.utf8), default: [:]][Array(path.utf8)] = RecordedFile(
                         id: note.id, digest: note.properties[NoteProperty.sourceDigest.rawValue])
@@ -402,13 +427,16 @@ extension Notebook {
             /// at its path, unchanged, the file is a copy and the note stays where it is.
             func movedByID(_ note: Note, to file: String) {
                 guard place(note) == here, let recorded = note.sourcePath, recorded != file,
-                    byPath[Array(recorded.utf8)] == note.id, !skippedFiles.contains(Array(recorded.utf8))
+                    let holder = byPath[Array(recorded.utf8)], !skippedFiles.contains(Array(recorded.utf8))
                 else { return }
-                let there = present[Array(recorded.utf8)]
+                // Another note took the recorded path since (a file renamed onto it): this note's
+                // own file is not there, whatever is.
+                let own = holder == note.id
+                let there = own ? present[Array(recorded.utf8)] : nil
                 guard there == nil || there != note.properties[NoteProperty.sourceDigest.rawValue] else { return }
                 relocating[note.id] = .some(file)
                 summary.movedFiles += 1
-                if there == nil { summary.missingFiles -= 1 }
+                if own && there == nil { summary.missingFiles -= 1 }
             }
             // A file whose `id` names a note is that note's before any file is matched by its
             // path: the id is the surer sign (a file renamed in the folder, and a new file at

@@ -250,6 +250,85 @@ struct InterchangeMarkdownTests {
         #expect(try fresh.book.allTags().map(\.name).sorted() == ["#hash", "plain"])
     }
 
+    @Test("a tag written in the body in another case or Unicode form comes back from an export with its own name")
+    func inlineTagSpellingRoundTrip() throws {
+        let s = try InterchangeScratch()
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        let n = try s.book.add(
+            title: "Plan", body: "about #work and #\(decomposed) and #same\n", tags: ["Work", composed, "same"])
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        let text = try read(dir + "/" + (try #require(try files(dir).first)))
+        // Only a tag the body spells byte for byte is left out of the front matter.
+        #expect(
+            text.contains("tags: [\"\(composed)\", \"Work\"]") || text.contains("tags: [\"Work\", \"\(composed)\"]"),
+            "\(text)")
+        #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
+        #expect(try s.book.note(n.id).version == 4)
+        let fresh = try InterchangeScratch()
+        try fresh.book.importMarkdown(from: dir)
+        let names = try fresh.book.allTags().map(\.name)
+        let expected = Set(["Work", composed, "same"].map { Array($0.utf8) })
+        #expect(Set(names.map { Array($0.utf8) }) == expected, "\(names)")
+    }
+
+    @Test("names holding what YAML reads as a line break or refuses (DEL, C1, U+2028, U+FFFE) come back from an export")
+    func yamlSpecialCharactersRoundTrip() throws {
+        let s = try InterchangeScratch()
+        var ids: [Identifier] = []
+        for mark in ["\u{7F}", "\u{85}", "\u{90}", "\u{2028}", "\u{2029}", "\u{FEFF}", "\u{FFFE}"] {
+            ids.append(
+                try s.book.add(
+                    // A tag name cannot hold DEL.
+                    title: "a\(mark)b", body: "x\n", category: "c\(mark)d",
+                    tags: [mark == "\u{7F}" ? "tu" : "t\(mark)u"]
+                ).id)
+            try s.book.setAliases(try #require(ids.last), ["al\(mark)ias"])
+        }
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        let fresh = try InterchangeScratch()
+        #expect(try fresh.book.importMarkdown(from: dir).created == ids.count)
+        for id in ids {
+            let (a, b) = (try s.book.note(id), try fresh.book.note(id))
+            #expect(
+                Array(b.title.utf8) == Array(a.title.utf8), "\(a.title.debugDescription) -> \(b.title.debugDescription)"
+            )
+            #expect(b.aliases.map { Array($0.utf8) } == a.aliases.map { Array($0.utf8) }, "\(b.aliases)")
+            let (ca, cb) = (try s.book.categoryName(a.category), try fresh.book.categoryName(b.category))
+            #expect(cb.map { Array($0.utf8) } == ca.map { Array($0.utf8) }, "\(String(describing: cb))")
+            let ta = try a.tags.compactMap { try s.book.tagName($0) }
+            let tb = try b.tags.compactMap { try fresh.book.tagName($0) }
+            #expect(tb.map { Array($0.utf8) } == ta.map { Array($0.utf8) }, "\(tb)")
+        }
+        // Read back into the same store: nothing changes.
+        #expect(try s.book.importMarkdown(from: dir).unchanged == ids.count)
+    }
+
+    @Test("a title with a run of spaces or a tab comes back from an export as it was, and an edit keeps it")
+    func spacedTitleRoundTrip() throws {
+        let s = try InterchangeScratch()
+        let titles = ["Plan  B", "a\tb", "x \t y"]
+        var ids: [Identifier] = []
+        for t in titles { ids.append(try s.book.add(title: t, body: "one\n").id) }
+        let dir = s.path + "/md"
+        try s.book.exportMarkdown(to: dir)
+        let fresh = try InterchangeScratch()
+        try fresh.book.importMarkdown(from: dir)
+        for (id, t) in zip(ids, titles) { #expect(try fresh.book.note(id).title == t) }
+        // A body edited in the other editor changes the body, not the title the file names.
+        for file in try files(dir) { try write(dir + "/" + file, try read(dir + "/" + file) + "two\n") }
+        #expect(try s.book.importMarkdown(from: dir).updated == 3)
+        for (id, t) in zip(ids, titles) {
+            let note = try s.book.note(id)
+            #expect(note.title == t && note.body == "one\ntwo\n")
+        }
+        // A title the store cannot hold (a line break) still becomes one line.
+        try write(dir + "/broken.md", "---\ntitle: \"two\\nlines\"\n---\n")
+        try s.book.importMarkdown(from: dir)
+        #expect(try s.allNotes().contains { $0.title == "two lines" })
+    }
+
     @Test("hand-written files: title from the first heading or the file name, category from the folder")
     func handWritten() throws {
         let s = try InterchangeScratch()
@@ -712,6 +791,61 @@ struct InterchangeMarkdownTests {
         #expect(try files(out).count == 2)
     }
 
+    @Test("a note taken out of the category its file's folder gave comes back from an export without one")
+    func uncategorizedInAFolder() throws {
+        let s = try InterchangeScratch()
+        try write(s.path + "/V/Projects/Plan.md", "plan\n")
+        try write(s.path + "/V/Projects/Kept.md", "kept\n")
+        try s.book.importMarkdown(from: s.path + "/V")
+        let plan = try #require(try s.allNotes().first { $0.title == "Plan" })
+        let kept = try #require(try s.allNotes().first { $0.title == "Kept" })
+        try s.book.categorize(plan.id, as: nil)
+        let out = s.path + "/E"
+        try s.book.exportMarkdown(to: out)
+        let t = try InterchangeScratch()
+        try t.book.importMarkdown(from: out)
+        #expect(try t.book.note(plan.id).category == nil)
+        #expect(try t.book.categoryName(t.book.note(kept.id).category) == "Projects")
+        // Read back unchanged, and once its body is edited: the note stays out of the category.
+        #expect(try s.book.importMarkdown(from: out).unchanged == 2)
+        try write(out + "/Projects/Plan.md", try read(out + "/Projects/Plan.md") + "more\n")
+        #expect(try s.book.importMarkdown(from: out).updated == 1)
+        #expect(try s.book.note(plan.id).category == nil && s.book.note(plan.id).body == "plan\nmore\n")
+        // Exported into its own folder, then edited there.
+        let own = s.path + "/V"
+        try s.book.exportMarkdown(to: own)
+        try write(own + "/Projects/Plan.md", try read(own + "/Projects/Plan.md") + "again\n")
+        #expect(try s.book.importMarkdown(from: own).updated == 1)
+        #expect(try s.book.note(plan.id).category == nil && s.book.note(plan.id).body == "plan\nmore\nagain\n")
+        // A note of no category at the top of the folder is written as before, without the key.
+        let loose = try s.book.add(title: "Loose", body: "x")
+        try s.book.exportMarkdown(to: out)
+        let file = try #require(try files(out).first { !$0.contains("/") && $0.contains("loose") })
+        #expect(try !read(out + "/" + file).contains("category"))
+        #expect(try s.book.importMarkdown(from: out).unchanged == 3)
+        #expect(try s.book.note(loose.id).version == 1)
+    }
+
+    @Test("a category named like a Markdown file gets a folder no note's file is written at, and comes back whole")
+    func categoryNamedLikeAFile() throws {
+        let s = try InterchangeScratch()
+        try write(s.path + "/V/Plan.md", "plan\n")
+        try write(s.path + "/V/Index.MD", "index\n")
+        try s.book.importMarkdown(from: s.path + "/V")
+        let a = try s.book.add(title: "One", body: "x", category: "Plan.md")
+        let b = try s.book.add(title: "Two", body: "y", category: "index.md")
+        let out = s.path + "/E"
+        #expect(try s.book.exportMarkdown(to: out).files == 4)
+        // The imported notes at their paths, the others in folders beside them.
+        #expect(try MarkdownNote.parse(read(out + "/Plan.md")).body == "plan\n")
+        #expect(try MarkdownNote.parse(read(out + "/Index.MD")).body == "index\n")
+        let t = try InterchangeScratch()
+        #expect(try t.book.importMarkdown(from: out).created == 4)
+        #expect(try t.book.categoryName(t.book.note(a.id).category) == "Plan.md")
+        #expect(try t.book.categoryName(t.book.note(b.id).category) == "index.md")
+        #expect(try t.allNotes().map(\.body).sorted() == ["index\n", "plan\n", "x", "y"])
+    }
+
     @Test("a category name of 300 bytes gets a folder within a file system's 255, and comes back whole")
     func longCategoryFolder() throws {
         let s = try InterchangeScratch()
@@ -757,6 +891,43 @@ struct InterchangeMarkdownTests {
         _ = try s.book.exportMarkdown(to: v)
         #expect(try files(v) == ["A.md", "Other.md", "Untitled.md"])
         #expect(try MarkdownNote.parse(read(v + "/Untitled.md")).body == "new\n")
+    }
+
+    @Test("a file with an id renamed onto the path of a note whose file is gone: imports after it change nothing twice")
+    func renamedOntoAGonePath() throws {
+        let s = try InterchangeScratch()
+        let vault = s.path + "/V"
+        try write(vault + "/a.md", "A\n")
+        try write(vault + "/b.md", "B\n")
+        try s.book.importMarkdown(from: vault)
+        let a = try #require(try s.allNotes().first { $0.body == "A\n" })
+        let b = try #require(try s.allNotes().first { $0.body == "B\n" })
+        // The files get ids; b.md is deleted, and a.md renamed to its name.
+        try s.book.exportMarkdown(to: vault)
+        try FileManager.default.removeItem(atPath: vault + "/b.md")
+        #expect(try s.book.importMarkdown(from: vault).missingFiles == 1)
+        try FileManager.default.moveItem(atPath: vault + "/a.md", toPath: vault + "/b.md")
+        #expect(try s.book.importMarkdown(from: vault).movedFiles == 1)
+        #expect(try s.book.note(a.id).sourcePath == "b.md")
+        // Written over by an editor that drops the front matter: b.md is a's file.
+        for round in 0..<4 {
+            try write(vault + "/b.md", "A, edited \(round)\n")
+            #expect(try s.book.importMarkdown(from: vault).updated == 1)
+            let head = try s.head
+            let again = try s.book.importMarkdown(from: vault)
+            #expect(try s.head == head, "round \(round): the import again changed \(again)")
+            #expect(try s.book.note(a.id).body == "A, edited \(round)\n", "round \(round)")
+            #expect(try s.book.note(b.id).body == "B\n", "round \(round)")
+        }
+        // Exported into the folder again, each note gets a file (one b.md, the other a name
+        // of its own), and b.md is renamed: both notes record their files' paths at once.
+        try s.book.exportMarkdown(to: vault)
+        try FileManager.default.moveItem(atPath: vault + "/b.md", toPath: vault + "/moved.md")
+        #expect(try s.book.importMarkdown(from: vault).movedFiles == 2)
+        let head = try s.head
+        #expect(try s.book.importMarkdown(from: vault).unchanged == 2)
+        #expect(try s.head == head)
+        #expect(try s.book.note(a.id).sourcePath != s.book.note(b.id).sourcePath)
     }
 
     @Test("a file whose name cannot be written back, exported into its own folder: read again, one note, not two")

@@ -325,6 +325,51 @@ struct RestoreTests {
         #expect(try f.book.categories().isEmpty)
     }
 
+    @Test("restore to a version whose category and tag a sync merged into others of their names files it under those")
+    func restoreMergedCategoryAndTag() throws {
+        let f = try HistoryFixture()
+        let id = try f.book.add(title: "Plan", body: "a\n", category: "Work", tags: ["work", "home"]).id
+        let before = try f.book.note(id)
+        let category = try #require(before.category)
+        let tag = try #require(try f.book.allTags().first { $0.name == "work" }).id
+        f.advance()
+        // What a sync writes when another device made a category and a tag of the same names:
+        // the later ones merged into the first, and the note filed under those.
+        let (otherCategory, otherTag) = (Identifier(high: 0xC0, low: 1), Identifier(high: 0xF0, low: 1))
+        let meta = EventMetadata(actor: "bo@desktop")
+        func event(_ k: UInt64) -> Identifier { Identifier(high: 0xE0, low: k) }
+        try f.book.store.write { session in
+            try session.append(
+                [CategoryEvent.created(name: "Work").newEvent(id: event(1), metadata: meta)],
+                to: Category.stream(otherCategory))
+            try session.append(
+                [TagEvent.created(name: "work").newEvent(id: event(2), metadata: meta)], to: Tag.stream(otherTag))
+            try session.append(
+                [CategoryEvent.merged(into: otherCategory).newEvent(id: event(3), metadata: meta)],
+                to: Category.stream(category))
+            try session.append(
+                [TagEvent.merged(into: otherTag).newEvent(id: event(4), metadata: meta)], to: Tag.stream(tag))
+            try session.append(
+                [
+                    NoteEvent.categorized(category: otherCategory).newEvent(id: event(5), metadata: meta),
+                    NoteEvent.tagged(tag: otherTag).newEvent(id: event(6), metadata: meta),
+                    NoteEvent.untagged(tag: tag).newEvent(id: event(7), metadata: meta),
+                ], to: Note.stream(id))
+        }
+        f.advance()
+        try f.book.edit(id, body: "b\n")
+        let outcome = try f.book.restore(id, to: .version(before.version))
+        #expect(outcome.deletedCategory == nil && outcome.deletedTags.isEmpty, "\(outcome)")
+        let n = try f.book.note(id)
+        #expect(n.body == "a\n" && n.category == otherCategory)
+        #expect(try n.tags.compactMap { try f.book.tagName($0) }.sorted() == ["home", "work"])
+        #expect(n.tags.contains(otherTag) && !n.tags.contains(tag))
+        // Undo brings back the version before the restore, filed as it was.
+        try f.book.undo(id)
+        #expect(try f.book.note(id).category == otherCategory && f.book.note(id).tags.contains(otherTag))
+        #expect(try f.book.verify().isEmpty)
+    }
+
     @Test("restore with an expected version that is not the head is a conflict; nothing is appended")
     func restoreConflict() throws {
         let f = try HistoryFixture()
