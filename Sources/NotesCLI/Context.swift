@@ -86,10 +86,11 @@ final class Context: @unchecked Sendable {
     }
 
     /// The usage line of the form given: for a command with actions (`categories rename OLD
-    /// NEW`), the form whose action is the first argument; else the command's first form.
+    /// NEW`), the form whose action is the first argument; with no argument, every form (`remote`
+    /// alone named only `remote set` before 2026-12-06); else the command's first form.
     var usageForm: String {
         let forms = command.usage
-        guard let action = positionals.first else { return forms[0] }
+        guard let action = positionals.first else { return forms.joined(separator: " | notes ") }
         return forms.first { $0.split(separator: " ").dropFirst().first.map(String.init) == action } ?? forms[0]
     }
 
@@ -109,6 +110,10 @@ final class Context: @unchecked Sendable {
     func integer(_ name: String, min: Int = 0) throws(CLIError) -> Int? {
         guard let text = value(name) else { return nil }
         guard let v = Int(text), v >= min else {
+            // Digits alone that do not fit are a number too large, not a wrong kind of value.
+            if Int(text) == nil, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                throw CLIError("--\(name) \(text) is too large; the most is \(Int.max)")
+            }
             throw CLIError("--\(name) must be a whole number of at least \(min), not \"\(text)\"")
         }
         return v

@@ -73,6 +73,7 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         NOTES_PAGER      the pager (else PAGER, else the config's pager, else less -FIRX)
         NOTES_BODY_LIMIT the largest body accepted, in bytes (default 1 MiB)
         NOTES_NOW        pretend the current time is this RFC 3339 instant (reproducible demos, tests)
+        NOTES_REMOTE     the remote log's address for `notes sync` (over the `remote` setting)
         NO_COLOR         never use color
         VISUAL, EDITOR   the editor of `notes edit`
         XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_STATE_HOME  where the store, config and recovery files live

@@ -90,6 +90,7 @@ struct ReliabilityInputTests {
             (["tags", "rename", "a"], "missing argument; usage: notes tags rename OLD NEW"),
             (["tags", "delete"], "missing argument; usage: notes tags delete NAME"),
             (["tags", "delete", "a", "b"], "usage: notes tags delete NAME"),
+            (["remote"], "usage: notes remote set ADDRESS [--notebook NAME] | notes remote show | notes remote unset"),
             (["remote", "set"], "missing ADDRESS; usage: notes remote set ADDRESS"),
             (["remote", "show", "x"], "usage: notes remote show (quote"),
             (["remote", "unset", "x"], "usage: notes remote unset (quote"),
@@ -101,6 +102,21 @@ struct ReliabilityInputTests {
         for (args, message) in cases {
             Self.expectRefused(s.run(args), 2, "\(args)", mentioning: message)
         }
+    }
+
+    @Test("a count too large to hold is named as such, a count of the wrong kind as that (exit 2)")
+    func countsOutOfRange() throws {
+        let s = try Sandbox()
+        _ = try s.add("Note")
+        Self.expectRefused(
+            s.run("list", "--limit", "99999999999999999999"), 2, "huge",
+            mentioning: "--limit 99999999999999999999 is too large")
+        Self.expectRefused(
+            s.run("list", "--limit", "0"), 2, "0", mentioning: "must be a whole number of at least 1, not \"0\"")
+        Self.expectRefused(s.run("list", "--limit", "-5"), 2, "-5", mentioning: "must be a whole number of at least 1")
+        Self.expectRefused(
+            s.run("list", "--limit", "ten"), 2, "ten", mentioning: "must be a whole number of at least 1")
+        #expect(s.run("help", "environment").stdout.contains("NOTES_REMOTE"))
     }
 
     @Test("empty strings are refused with a message, not taken as a path, id or title")
