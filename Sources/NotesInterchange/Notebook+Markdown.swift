@@ -230,6 +230,8 @@ extension Notebook {
         var links: [String] = []
         /// Entries whose names are not UTF-8.
         var badNames: [FileProblem] = []
+        /// `.md` files whose names start with a dot (in folders that do not), not read.
+        var hidden: [String] = []
     }
 
     /// Lists the folder `prefix` of the vault `directory` (hidden entries skipped).
@@ -240,8 +242,13 @@ extension Notebook {
             try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix))
         }
         for entry in entries {
-            if entry.name.hasPrefix(".") { continue }
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
+            if entry.name.hasPrefix(".") {
+                if entry.kind == .file, entry.nameIsUTF8, entry.name.lowercased().hasSuffix(".md") {
+                    listing.hidden.append(relative)
+                }
+                continue
+            }
             guard entry.nameIsUTF8 else {
                 listing.badNames.append(
                     FileProblem(file: relative, reason: "the name is not valid UTF-8; rename it to read it"))
@@ -295,6 +302,13 @@ extension Notebook {
             let n = listing.links.count
             warnings.append(
                 "\(n) symbolic link\(n == 1 ? "" : "s") not followed (\(listing.links.prefix(3).joined(separator: ", "))\(n > 3 ? ", …" : "")): a vault's files are read where they are"
+            )
+        }
+        if !listing.hidden.isEmpty {
+            // Before 2026-12-06 they were left out without a word.
+            let n = listing.hidden.count
+            warnings.append(
+                "\(n) hidden file\(n == 1 ? "" : "s") not read (\(listing.hidden.prefix(3).joined(separator: ", "))\(n > 3 ? ", …" : "")): names starting with a dot are left out, as editors' own files are; rename \(n == 1 ? "it" : "them") to import \(n == 1 ? "it" : "them")"
             )
         }
         var problems: [FileProblem] = listing.badNames

@@ -315,6 +315,23 @@ struct CLIVaultTests {
         #expect(try s.titles() == ["Good"])
     }
 
+    @Test("hidden .md files are not read, and the import says which (hidden folders stay unmentioned)")
+    func hiddenFilesNamed() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("a.md", "# A\n"), (".draft.md", "# Draft\n"), ("sub/.later.MD", "# Later\n"),
+                (".obsidian/workspace.md", "x\n"), (".notes.txt", "x\n"),
+            ])
+        let r = try s.ok("import-markdown", dir)
+        #expect(r.stdout.contains("created 1,"))
+        #expect(r.stderr.contains("2 hidden files not read (.draft.md, sub/.later.MD)"), "\(r.stderr)")
+        #expect(!r.stderr.contains("obsidian"))
+        #expect(try s.titles("--all") == ["A"])
+    }
+
     @Test("hostile vaults: symbolic links not followed, bad names refused by name, odd names made one line")
     func hostileVaults() throws {
         let s = try Sandbox()
