@@ -340,7 +340,11 @@ struct InterchangeMarkdownTests {
         try write(dir + "/fm.md", "---\r\ntitle: 'It''s here'\r\ncategory: \r\ntags: [x]\r\n---\r\nbody\r\n")
         #expect(
             try s.book.importMarkdown(from: dir)
-                == MarkdownImportSummary(created: 3, updated: 0, unchanged: 0, otherFiles: 1))
+                == MarkdownImportSummary(
+                    created: 3, updated: 0, unchanged: 0,
+                    warnings: [
+                        "1 hidden file not read (Ideas/.hidden.md): names starting with a dot are left out, as editors' own files are; rename it to import it"
+                    ], otherFiles: 1))
         let notes = try s.allNotes().sorted { $0.title < $1.title }
         #expect(notes.map(\.title) == ["It's here", "Raised beds", "plain note"])
         #expect(
