@@ -40,6 +40,12 @@ public struct Identifier: Hashable, Comparable, Sendable, CustomStringConvertibl
         }
     }
 
+    /// Calls `body` with the 16 bytes, big-endian, without allocating them (a key for a lookup).
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { try body($0) }
+    }
+
     /// Reads 16 big-endian bytes; nil if `bytes` is not 16 long.
     ///
     /// Inlinable, so that each caller gets it specialized for its collection (generic, it built

@@ -421,7 +421,7 @@ final class Appender {
 /// Calls `body` with the 16 big-endian bytes of `id`, without allocating them.
 @inline(__always)
 func withKey<R>(_ id: Identifier, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-    try withUnsafeBytes(of: (id.high.bigEndian, id.low.bigEndian)) { try body($0) }
+    try id.withBytes(body)
 }
 
 /// Calls `body` with the 8 big-endian bytes of `value` (a position or version key), without

@@ -389,8 +389,7 @@ public final class NotesProjection: ProjectionSet {
 
     /// The row of `id` in `db`, its key on the stack (a page reads 50 of them).
     private func row(_ id: Identifier, in txn: borrowing Transaction, rows db: Database) throws -> NoteRow? {
-        let key = (id.high.bigEndian, id.low.bigEndian)
-        let raw = try withUnsafeBytes(of: key) { k in try txn.get(db, k) }
+        let raw = try id.withBytes { k in try txn.get(db, k) }
         guard let raw else { return nil }
         do { return try NoteRow(id: id, decoding: raw) } catch {
             throw StoreError.damagedProjection("rows projection record of \(id): \(error)")
@@ -435,16 +434,6 @@ public final class NotesProjection: ProjectionSet {
             if out.count >= query.limit { break }
         }
         return out
-    }
-
-    /// `body` given the 16 bytes of `id` as a key, without an array.
-    @inline(__always)
-    private static func withKey<R>(_ id: Identifier, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { k in
-            k.storeBytes(of: id.high.bigEndian, toByteOffset: 0, as: UInt64.self)
-            k.storeBytes(of: id.low.bigEndian, toByteOffset: 8, as: UInt64.self)
-            return try body(UnsafeRawBufferPointer(k))
-        }
     }
 
     /// The id held in the 16 bytes of `key` that end at `end`, read in place.
@@ -901,7 +890,7 @@ public final class NotesProjection: ProjectionSet {
                     try txn.withCursor(databases[DB.notes]) { c in
                         for i in slice {
                             let value = notes[i].encoded()
-                            try Self.withKey(notes[i].id) { k in
+                            try notes[i].id.withBytes { k in
                                 try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                             }
                         }
@@ -909,7 +898,7 @@ public final class NotesProjection: ProjectionSet {
                     try txn.withCursor(databases[DB.rows]) { c in
                         for i in slice {
                             let value = NoteRow(notes[i]).encoded()
-                            try Self.withKey(notes[i].id) { k in
+                            try notes[i].id.withBytes { k in
                                 try value.withUnsafeBytes { v in try c.put(k, v, flags: .append) }
                             }
                         }
