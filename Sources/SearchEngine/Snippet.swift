@@ -44,8 +44,7 @@ public enum Snippet {
     /// together (counted in bytes, not characters), cut at white space, with `…` where the region
     /// cuts the text.
     static func extract(region source: String, width: Int, matcher: Matcher) -> (text: String, matches: [Range<Int>]) {
-        let utf8 = source.utf8
-        let count = utf8.count
+        let count = source.utf8.count
         let span = 4 * width
         var best = 0
         let hits = matcher.tokens(of: source).filter(\.matched)
@@ -59,17 +58,21 @@ public enum Snippet {
                 best = h.start
             }
         }
-        // A region of a few widths either side, each end at white space (never inside a character).
+        // A region of a few widths either side, each end at white space (never inside a character),
+        // read in place (the text is not copied).
         func whiteSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
-        let bytes = Array(utf8)
-        var lo = max(0, best - 2 * span)
-        while lo > 0 && !whiteSpace(bytes[lo - 1]) && lo > best - 4 * span { lo -= 1 }
-        var hi = min(count, best + 3 * span)
-        while hi < count && !whiteSpace(bytes[hi]) && hi < best + 5 * span { hi += 1 }
-        // Without white space near: back to the start of a scalar.
-        while lo > 0 && lo < count && bytes[lo] & 0xC0 == 0x80 { lo -= 1 }
-        while hi < count && bytes[hi] & 0xC0 == 0x80 { hi += 1 }
-        var (text, matches) = extract(String(decoding: bytes[lo..<hi], as: UTF8.self), width: width, matcher: matcher)
+        var whole = source
+        let (lo, hi, region) = whole.withUTF8 { bytes in
+            var lo = max(0, best - 2 * span)
+            while lo > 0 && !whiteSpace(bytes[lo - 1]) && lo > best - 4 * span { lo -= 1 }
+            var hi = min(count, best + 3 * span)
+            while hi < count && !whiteSpace(bytes[hi]) && hi < best + 5 * span { hi += 1 }
+            // Without white space near: back to the start of a scalar.
+            while lo > 0 && lo < count && bytes[lo] & 0xC0 == 0x80 { lo -= 1 }
+            while hi < count && bytes[hi] & 0xC0 == 0x80 { hi += 1 }
+            return (lo, hi, String(decoding: UnsafeBufferPointer(rebasing: bytes[lo..<hi]), as: UTF8.self))
+        }
+        var (text, matches) = extract(region, width: width, matcher: matcher)
         let ellipsis = "\u{2026}"
         if lo > 0 && !text.hasPrefix(ellipsis) {
             text = ellipsis + text
