@@ -36,4 +36,7 @@ public struct PutFlags: OptionSet, Sendable, Hashable {
     public static let append = PutFlags(rawValue: UInt32(MDB_APPEND))
     /// With `dupSort`: the value sorts after the key's stored values. C flag `MDB_APPENDDUP`.
     public static let appendDup = PutFlags(rawValue: UInt32(MDB_APPENDDUP))
+    /// Through a cursor: replace the value of the entry under it, whose key must be the one
+    /// given (no search of the tree). C flag `MDB_CURRENT`.
+    public static let current = PutFlags(rawValue: UInt32(MDB_CURRENT))
 }

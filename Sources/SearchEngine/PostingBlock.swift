@@ -116,29 +116,43 @@ enum PostingBlock {
         }
     }
 
-    /// The frontier of `(tf, length)` pairs, at most `maxBounds` long, flattened.
-    static func frontier(_ pairs: [(tf: UInt32, length: UInt32)]) -> [UInt32] {
+    /// Appends the frontier of the entries' `(weighted tf, length)` pairs, at most `maxBounds`
+    /// long, to `out`: its count as a byte, then each pair as two varints.
+    static func appendFrontier(of entries: ArraySlice<Entry>, to out: inout [UInt8]) {
         // The Pareto points (no other pair has a tf as high and a length as short), found in one
-        // pass: the frontier is short, so this beats sorting every pair of the block.
-        var points: [(tf: UInt32, length: UInt32)] = []
-        for p in pairs {
-            if points.contains(where: { $0.tf >= p.tf && $0.length <= p.length }) { continue }
-            points.removeAll { p.tf >= $0.tf && p.length <= $0.length }
-            points.append(p)
+        // pass: the frontier is short, so this beats sorting every pair of the block. The points
+        // live on the stack (this runs for every block an update writes).
+        withUnsafeTemporaryAllocation(of: (tf: UInt32, length: UInt32).self, capacity: max(1, entries.count)) {
+            points in
+            var n = 0
+            for e in entries {
+                let p = (tf: BM25.weightedTF(title: e.titleTF, body: e.bodyTF), length: e.length)
+                var dominated = false
+                for i in 0..<n where points[i].tf >= p.tf && points[i].length <= p.length {
+                    dominated = true
+                    break
+                }
+                if dominated { continue }
+                var kept = 0
+                for i in 0..<n where !(p.tf >= points[i].tf && p.length <= points[i].length) {
+                    points[kept] = points[i]
+                    kept += 1
+                }
+                points[kept] = p
+                n = kept + 1
+            }
+            // By falling tf, hence by falling length.
+            var live = UnsafeMutableBufferPointer(rebasing: points[0..<n])
+            live.sort { $0.tf > $1.tf }
+            // Along the frontier tf falls and length falls; a run merged into (its first tf, its
+            // last length) dominates every point of the run.
+            let groups = min(n, maxBounds)
+            out.append(UInt8(truncatingIfNeeded: groups))
+            for g in 0..<groups {
+                putVarint(points[g * n / groups].tf, &out)
+                putVarint(points[(g + 1) * n / groups - 1].length, &out)
+            }
         }
-        // By falling tf, hence by falling length.
-        points.sort { $0.tf > $1.tf }
-        // Along the frontier tf falls and length falls; a run merged into (its first tf, its
-        // last length) dominates every point of the run.
-        var out: [UInt32] = []
-        let groups = min(points.count, maxBounds)
-        for g in 0..<groups {
-            let lo = g * points.count / groups
-            let hi = (g + 1) * points.count / groups - 1
-            out.append(points[lo].tf)
-            out.append(points[hi].length)
-        }
-        return out
     }
 
     /// Where a block's columns start (byte offsets in the block) and how wide their values are.
@@ -198,7 +212,7 @@ enum PostingBlock {
     }
 
     /// Appends `values` as a column `bits` wide.
-    static func pack(_ values: some Collection<UInt32>, bits: Int, to out: inout [UInt8]) {
+    static func pack(_ values: some Sequence<UInt32>, bits: Int, to out: inout [UInt8]) {
         guard bits > 0 else { return }
         var acc: UInt64 = 0
         var filled = 0
@@ -216,53 +230,48 @@ enum PostingBlock {
 
     /// Encodes a block. `positions` gives each entry's encoded positions section.
     static func encode(_ entries: [Entry], positions: [UInt8]) -> [UInt8] {
-        var docs: [UInt8] = []
-        encodeDocuments(entries, into: &docs)
-        var pairs: [(tf: UInt32, length: UInt32)] = []
-        pairs.reserveCapacity(entries.count)
-        for e in entries { pairs.append((BM25.weightedTF(title: e.titleTF, body: e.bodyTF), e.length)) }
-        var out = header(count: entries.count, firstDoc: entries.first?.doc ?? 0, docsBytes: docs.count, pairs: pairs)
-        out.reserveCapacity(out.count + docs.count + positions.count)
-        out.append(contentsOf: docs)
-        out.append(contentsOf: positions)
+        var out: [UInt8] = []
+        positions.withUnsafeBytes { encode(entries[...], positions: $0, into: &out) }
         return out
     }
 
-    /// The documents section of `entries` (in doc order), appended to `out`.
-    static func encodeDocuments(_ entries: [Entry], into out: inout [UInt8]) {
+    /// Appends the encoded block of `entries` (in doc order) and their positions sections to
+    /// `out`, with no array but `out` (an update encodes a block for every term it touches).
+    static func encode(_ entries: ArraySlice<Entry>, positions: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         var docMax: UInt32 = 0
         var bodyMax: UInt32 = 0
         var titleMax: UInt32 = 0
         var lengthMax: UInt32 = 0
-        for (k, e) in entries.enumerated() {
-            if k > 0 { docMax = max(docMax, e.doc &- entries[k - 1].doc &- 1) }
+        var previous: UInt32?
+        for e in entries {
+            if let previous { docMax = max(docMax, e.doc &- previous &- 1) }
+            previous = e.doc
             bodyMax = max(bodyMax, e.bodyTF)
             titleMax = max(titleMax, e.titleTF)
             lengthMax = max(lengthMax, e.length)
         }
-        let widths = [bitWidth(docMax), bitWidth(bodyMax), bitWidth(titleMax), bitWidth(lengthMax)]
-        out.reserveCapacity(out.count + 4 + widths.reduce(0) { $0 + columnBytes(entries.count, $1) })
-        for w in widths { out.append(UInt8(w)) }
-        pack(
-            entries.indices.dropFirst().lazy.map { entries[$0].doc &- entries[$0 - 1].doc &- 1 }, bits: widths[0],
-            to: &out)
-        pack(entries.lazy.map(\.bodyTF), bits: widths[1], to: &out)
-        pack(entries.lazy.map(\.titleTF), bits: widths[2], to: &out)
-        pack(entries.lazy.map(\.length), bits: widths[3], to: &out)
-    }
-
-    static func header(count: Int, firstDoc: UInt32, docsBytes: Int, pairs: [(tf: UInt32, length: UInt32)])
-        -> [UInt8]
-    {
-        var out: [UInt8] = []
-        out.reserveCapacity(24)
+        let count = entries.count
+        let docBits = bitWidth(docMax)
+        let bodyBits = bitWidth(bodyMax)
+        let titleBits = bitWidth(titleMax)
+        let lengthBits = bitWidth(lengthMax)
+        let docsBytes =
+            4 + columnBytes(count - 1, docBits) + columnBytes(count, bodyBits) + columnBytes(count, titleBits)
+            + columnBytes(count, lengthBits)
+        out.reserveCapacity(out.count + 24 + 10 * maxBounds + docsBytes + positions.count)
         putVarint(UInt32(truncatingIfNeeded: count), &out)
-        putVarint(firstDoc, &out)
+        putVarint(entries.first?.doc ?? 0, &out)
         putVarint(UInt32(truncatingIfNeeded: docsBytes), &out)
-        let f = frontier(pairs)
-        out.append(UInt8(truncatingIfNeeded: f.count / 2))
-        for v in f { putVarint(v, &out) }
-        return out
+        appendFrontier(of: entries, to: &out)
+        out.append(UInt8(docBits))
+        out.append(UInt8(bodyBits))
+        out.append(UInt8(titleBits))
+        out.append(UInt8(lengthBits))
+        pack(zip(entries, entries.dropFirst()).lazy.map { $1.doc &- $0.doc &- 1 }, bits: docBits, to: &out)
+        pack(entries.lazy.map(\.bodyTF), bits: bodyBits, to: &out)
+        pack(entries.lazy.map(\.titleTF), bits: titleBits, to: &out)
+        pack(entries.lazy.map(\.length), bits: lengthBits, to: &out)
+        out.append(contentsOf: positions)
     }
 
     @inline(__always)
@@ -381,18 +390,31 @@ enum PostingBlock {
     static func decode(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) -> (
         entries: [Entry], positions: [Range<Int>]
     ) {
-        let h = try Header(bytes)
-        let docs = UnsafeMutablePointer<UInt32>.allocate(capacity: h.count)
-        defer { docs.deallocate() }
-        _ = try unpackDocs(bytes, h, into: docs)
         var entries: [Entry] = []
-        entries.reserveCapacity(h.count)
-        for k in 0..<h.count {
-            let (body, title, length) = h.columns.entry(k, bytes)
-            entries.append(Entry(doc: docs[k], titleTF: title, bodyTF: body, length: length))
-        }
         var ranges: [Range<Int>] = []
+        try decode(bytes, into: &entries, positions: &ranges)
+        return (entries, ranges)
+    }
+
+    /// Decodes every entry and the byte range of each entry's positions into `entries` and
+    /// `ranges`, replacing what they held (their storage is kept for the next block).
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, into entries: inout [Entry], positions ranges: inout [Range<Int>]
+    )
+        throws(SearchIndexError)
+    {
+        let h = try Header(bytes)
+        entries.removeAll(keepingCapacity: true)
+        ranges.removeAll(keepingCapacity: true)
+        entries.reserveCapacity(h.count)
         ranges.reserveCapacity(h.count)
+        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: h.count) { (docs) throws(SearchIndexError) in
+            _ = try unpackDocs(bytes, h, into: docs.baseAddress!)
+            for k in 0..<h.count {
+                let (body, title, length) = h.columns.entry(k, bytes)
+                entries.append(Entry(doc: docs[k], titleTF: title, bodyTF: body, length: length))
+            }
+        }
         // Only the extent of each entry's positions is needed (they are copied, not read): count
         // the bytes that end a varint. Readers of positions check the varints themselves.
         var o = h.docsEnd
@@ -409,7 +431,6 @@ enum PostingBlock {
             ranges.append(start..<o)
         }
         guard o == end else { throw .damaged("a posting block has trailing bytes") }
-        return (entries, ranges)
     }
 
     /// Decodes positions from `range` of `bytes` (first absolute, then deltas).

@@ -39,6 +39,9 @@ extension SearchIndex {
         try updateDistinct(changes[start...], in: txn, db)
     }
 
+    /// Changes in a pass from which its stemmer remembers the stems of words it met.
+    static let rememberingStems = 64
+
     /// Text per pass of a batched update (the postings pending take roughly 20 times as much).
     static let passText = 4 << 20
 
@@ -49,7 +52,9 @@ extension SearchIndex {
     ) throws {
         guard !changes.isEmpty else { return }
         var stats = try SearchStats.read(txn, db)
-        let stemmer = db.language.makeStemmer()
+        // A large batch stems the same words over and over; the cache's table (about 900 KB to
+        // clear) would cost a single edit more than its stemming.
+        let stemmer = db.language.makeStemmer(remembering: changes.count >= rememberingStems)
         var analyzer = BatchAnalyzer(stemmer: stemmer)
         var byTerm: [[PostingChange]] = []
         var records: [(doc: UInt32, record: DocRecord)] = []
@@ -116,13 +121,16 @@ extension SearchIndex {
             records.append((doc, DocRecord(new, length: length)))
         }
         // Key order: LMDB inserts in order touch each page once.
-        for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
-            let term = analyzer.terms.term(t)
-            var list = byTerm[t]
-            byTerm[t] = []
-            if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
-            let applied = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
-            try keepTerm(term, applied, in: txn, db)
+        var scratch = PostingScratch()
+        try txn.withCursor(db.postings) { c in
+            for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
+                let term = analyzer.terms.term(t)
+                var list = byTerm[t]
+                byTerm[t] = []
+                if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
+                let applied = try applyPostings(term, list, positions: analyzer.positions, cursor: c, &scratch)
+                try keepTerm(term, applied, cursor: c, in: txn, db)
+            }
         }
         try writeRecords(records, in: txn, db)
         try stats.write(txn, db)
@@ -156,11 +164,14 @@ extension SearchIndex {
             stats.totalLength = stats.totalLength &- UInt64(length)
             cleared.append(doc)
         }
-        for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
-            let term = analyzer.terms.term(t)
-            let list = byTerm[t].sorted { $0.doc < $1.doc }
-            let applied = try applyPostings(term, list, positions: analyzer.positions, in: txn, db)
-            try keepTerm(term, applied, in: txn, db)
+        var scratch = PostingScratch()
+        try txn.withCursor(db.postings) { c in
+            for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
+                let term = analyzer.terms.term(t)
+                let list = byTerm[t].sorted { $0.doc < $1.doc }
+                let applied = try applyPostings(term, list, positions: analyzer.positions, cursor: c, &scratch)
+                try keepTerm(term, applied, cursor: c, in: txn, db)
+            }
         }
         for doc in cleared {
             let key = DocRecord.chunkKey(doc)
@@ -209,6 +220,24 @@ extension SearchIndex {
         }
     }
 
+    /// The buffers ``applyPostings(_:_:positions:cursor:_:)`` reuses from term to term of a
+    /// batch (each was an allocation for every term a note's text holds).
+    struct PostingScratch {
+        var old: [PostingBlock.Entry] = []
+        var oldPositions: [Range<Int>] = []
+        var entries: [PostingBlock.Entry] = []
+        /// Whether each entry is a new posting, whose positions are a range of the pass's store;
+        /// a kept one's are a range of the old block's bytes.
+        var fresh: [Bool] = []
+        var positions: [Range<Int>] = []
+        var cuts: [Int] = []
+        var blockPositions: [UInt8] = []
+        /// The encoded blocks, one after another, and each one's last doc and extent.
+        var encoded: [UInt8] = []
+        var blocks: [(lastDoc: UInt32, bytes: Range<Int>)] = []
+        var key: [UInt8] = []
+    }
+
     /// Applies `changes` (sorted by doc, one per doc) to `term`'s blocks, rewriting each touched
     /// block once; returns how many postings were added minus removed, and whether the term had
     /// a block before.
@@ -216,77 +245,79 @@ extension SearchIndex {
     /// Changes up to a block's last doc go into that block (split when it grows past
     /// ``PostingBlock/maxSize``); changes past the last block fill it up to
     /// ``PostingBlock/targetSize`` and then make new blocks of that size, as a bulk load would.
+    /// `cursor` is on the postings database; the block a change falls in is found by one search
+    /// of its tree and replaced (or deleted) where the cursor stands.
     static func applyPostings(
-        _ term: [UInt8], _ changes: [PostingChange], positions store: [UInt32], in txn: borrowing Transaction,
-        _ db: SearchDatabases
+        _ term: [UInt8], _ changes: [PostingChange], positions store: [UInt32], cursor c: borrowing Cursor,
+        _ s: inout PostingScratch
     ) throws -> (delta: Int, existed: Bool) {
         var delta = 0
         var existed = false
+        s.key.removeAll(keepingCapacity: true)
+        s.key.append(contentsOf: term)
+        for _ in 0..<5 { s.key.append(0) }
+        let lastDocAt = term.count + 1
+        func setLastDoc(_ doc: UInt32) {
+            for i in 0..<4 { s.key[lastDocAt + i] = UInt8(truncatingIfNeeded: doc >> UInt32(24 - 8 * i)) }
+        }
         var k = 0
         while k < changes.count {
-            // The block holding the first change's doc or the first after it; past the end, the last.
-            var found: (key: [UInt8], value: UnsafeRawBufferPointer)?
+            // The block holding the first change's doc or the first after it; past the end, the
+            // last (the entry before the one the search lands on: no block of the term lies
+            // between).
+            setLastDoc(changes[k].doc)
+            var found = try s.key.withUnsafeBytes { key in try c.seek(key) }
             var tail = false
-            try txn.withCursor(db.postings) { c in
-                if let e = try c.seek(blockKey(term, changes[k].doc)), isBlockKey(e.key, of: term) {
-                    found = (Array(e.key), e.value)
-                } else {
-                    tail = true
-                    let probe = blockKey(term, UInt32.max)
-                    let e = try c.seek(probe) != nil ? try c.previous() : try c.last()
-                    if let e, isBlockKey(e.key, of: term) { found = (Array(e.key), e.value) }
-                }
+            if found == nil || !isBlockKey(found!.key, of: term) {
+                tail = true
+                found = found != nil ? try c.previous() : try c.last()
+                if let f = found, !isBlockKey(f.key, of: term) { found = nil }
             }
-            if found != nil { existed = true }
-            var end = changes.count
-            if !tail, let f = found {
-                guard let last = f.key.withUnsafeBytes({ readBigEndianUInt32($0, at: term.count + 1) }) else {
+            var foundLast: UInt32?
+            var source = UnsafeRawBufferPointer(start: nil, count: 0)
+            if let f = found {
+                guard let last = readBigEndianUInt32(f.key, at: lastDocAt) else {
                     throw SearchIndexError.damaged("a posting block key is malformed")
                 }
+                existed = true
+                try PostingBlock.decode(f.value, into: &s.old, positions: &s.oldPositions)
+                if tail && s.old.count >= PostingBlock.targetSize {
+                    // Appending past a full last block: start a new block and leave this one alone.
+                    s.old.removeAll(keepingCapacity: true)
+                } else {
+                    foundLast = last
+                    source = f.value
+                }
+            } else {
+                s.old.removeAll(keepingCapacity: true)
+            }
+            var end = changes.count
+            if !tail, let last = foundLast {
                 end = k
                 while end < changes.count && changes[end].doc <= last { end += 1 }
             }
-            var old: [PostingBlock.Entry] = []
-            var oldRaw: [Range<Int>] = []
-            var source = UnsafeRawBufferPointer(start: nil, count: 0)
-            if let f = found {
-                let decoded = try PostingBlock.decode(f.value)
-                if tail && decoded.entries.count >= PostingBlock.targetSize {
-                    // Appending past a full last block: start a new block and leave this one alone.
-                    found = nil
-                } else {
-                    old = decoded.entries
-                    oldRaw = decoded.positions
-                    source = f.value
-                }
-            }
             // Merge the block's entries with the changes, both in doc order.
-            var entries: [PostingBlock.Entry] = []
-            // Positions: a range of `store` for a new posting, else of the block's bytes.
-            var fresh: [Range<Int>?] = []
-            var raw: [Range<Int>] = []
-            let capacity = old.count + (end - k)
-            entries.reserveCapacity(capacity)
-            fresh.reserveCapacity(capacity)
-            raw.reserveCapacity(capacity)
+            s.entries.removeAll(keepingCapacity: true)
+            s.fresh.removeAll(keepingCapacity: true)
+            s.positions.removeAll(keepingCapacity: true)
             var a = 0
             var g = k
             var touched = false
-            while a < old.count || g < end {
-                if g == end || (a < old.count && old[a].doc < changes[g].doc) {
-                    entries.append(old[a])
-                    fresh.append(nil)
-                    raw.append(oldRaw[a])
+            while a < s.old.count || g < end {
+                if g == end || (a < s.old.count && s.old[a].doc < changes[g].doc) {
+                    s.entries.append(s.old[a])
+                    s.fresh.append(false)
+                    s.positions.append(s.oldPositions[a])
                     a += 1
                     continue
                 }
-                let present = a < old.count && old[a].doc == changes[g].doc
+                let present = a < s.old.count && s.old[a].doc == changes[g].doc
                 let n = changes[g]
                 if !n.removed {
-                    entries.append(
+                    s.entries.append(
                         PostingBlock.Entry(doc: n.doc, titleTF: n.titleTF, bodyTF: n.bodyTF, length: n.length))
-                    fresh.append(n.positions)
-                    raw.append(0..<0)
+                    s.fresh.append(true)
+                    s.positions.append(n.positions)
                     if !present { delta += 1 }
                     touched = true
                 } else if present {
@@ -301,45 +332,61 @@ extension SearchIndex {
                 continue
             }
             // Cut into blocks: a grown middle block into even parts, a tail into full blocks.
-            var cuts: [Int] = [0]
+            let count = s.entries.count
+            s.cuts.removeAll(keepingCapacity: true)
+            s.cuts.append(0)
             if tail {
                 var c = 0
-                while c < entries.count {
-                    c = min(entries.count, c + PostingBlock.targetSize)
-                    cuts.append(c)
+                while c < count {
+                    c = min(count, c + PostingBlock.targetSize)
+                    s.cuts.append(c)
                 }
-            } else if !entries.isEmpty {
+            } else if count > 0 {
                 let parts =
-                    entries.count > PostingBlock.maxSize
-                    ? (entries.count + PostingBlock.targetSize - 1) / PostingBlock.targetSize : 1
-                for p in 1...parts { cuts.append(p * entries.count / parts) }
+                    count > PostingBlock.maxSize ? (count + PostingBlock.targetSize - 1) / PostingBlock.targetSize : 1
+                for p in 1...parts { s.cuts.append(p * count / parts) }
             }
             // Encode everything before touching the database: `source` points into it.
-            var blocks: [(key: [UInt8], value: [UInt8])] = []
-            for (lo, hi) in zip(cuts, cuts.dropFirst()) where lo < hi {
-                var pos: [UInt8] = []
+            s.encoded.removeAll(keepingCapacity: true)
+            s.blocks.removeAll(keepingCapacity: true)
+            for (lo, hi) in zip(s.cuts, s.cuts.dropFirst()) where lo < hi {
+                s.blockPositions.removeAll(keepingCapacity: true)
                 // Runs of kept postings have adjacent positions in the old block: one copy each.
                 var run = 0..<0
                 for i in lo..<hi {
-                    if let p = fresh[i] {
-                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                    let p = s.positions[i]
+                    if s.fresh[i] {
+                        s.blockPositions.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
                         run = 0..<0
-                        PostingBlock.appendPositions(store[p], to: &pos)
-                    } else if run.isEmpty || run.upperBound == raw[i].lowerBound {
-                        run = (run.isEmpty ? raw[i].lowerBound : run.lowerBound)..<raw[i].upperBound
+                        PostingBlock.appendPositions(store[p], to: &s.blockPositions)
+                    } else if run.isEmpty || run.upperBound == p.lowerBound {
+                        run = (run.isEmpty ? p.lowerBound : run.lowerBound)..<p.upperBound
                     } else {
-                        pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
-                        run = raw[i]
+                        s.blockPositions.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                        run = p
                     }
                 }
-                pos.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
-                let slice = Array(entries[lo..<hi])
-                blocks.append((blockKey(term, entries[hi - 1].doc), PostingBlock.encode(slice, positions: pos)))
+                s.blockPositions.append(contentsOf: UnsafeRawBufferPointer(rebasing: source[run]))
+                let from = s.encoded.count
+                s.blockPositions.withUnsafeBytes { pos in
+                    PostingBlock.encode(s.entries[lo..<hi], positions: pos, into: &s.encoded)
+                }
+                s.blocks.append((s.entries[hi - 1].doc, from..<s.encoded.count))
             }
-            if let found, !blocks.contains(where: { $0.key == found.key }) {
-                try txn.delete(db.postings, key: found.key)
+            // The cursor still stands on the block read: a block keeping its key replaces it
+            // there, else it goes; the other blocks are put by key.
+            let kept = foundLast.flatMap { last in s.blocks.firstIndex { $0.lastDoc == last } }
+            if foundLast != nil && kept == nil { try c.deleteCurrent() }
+            let order = kept.map { [$0] + s.blocks.indices.filter { $0 != kept } } ?? Array(s.blocks.indices)
+            for (n, i) in order.enumerated() {
+                setLastDoc(s.blocks[i].lastDoc)
+                let flags: PutFlags = n == 0 && kept != nil ? .current : []
+                try s.key.withUnsafeBytes { key in
+                    try s.encoded.withUnsafeBytes { v in
+                        try c.put(key, UnsafeRawBufferPointer(rebasing: v[s.blocks[i].bytes]), flags: flags)
+                    }
+                }
             }
-            for b in blocks { try txn.put(db.postings, key: b.key, value: b.value) }
             k = end
         }
         return (delta, existed)
@@ -349,15 +396,16 @@ extension SearchIndex {
     /// block is written, taken out with its last. A term's df is the sum of its blocks' counts,
     /// so a posting added to or taken from a term that keeps others writes nothing here (it
     /// was a get and a put of the term's entry, a page of the terms database for each term a
-    /// note's text gained or lost).
+    /// note's text gained or lost). `cursor` is on the postings database.
     static func keepTerm(
-        _ term: [UInt8], _ applied: (delta: Int, existed: Bool), in txn: borrowing Transaction, _ db: SearchDatabases
+        _ term: [UInt8], _ applied: (delta: Int, existed: Bool), cursor c: borrowing Cursor,
+        in txn: borrowing Transaction, _ db: SearchDatabases
     ) throws {
         if applied.delta > 0 && !applied.existed {
             try txn.put(db.terms, key: term, value: [])
         } else if applied.delta < 0 {
-            let remains = try txn.withCursor(db.postings) { c in
-                guard let e = try c.seek(blockKey(term, 0)) else { return false }
+            let remains = try blockKey(term, 0).withUnsafeBytes { key in
+                guard let e = try c.seek(key) else { return false }
                 return isBlockKey(e.key, of: term)
             }
             if !remains { try txn.delete(db.terms, key: term) }
