@@ -268,7 +268,9 @@ public final class NotesProjection: ProjectionSet {
             try txn.put(list, key: k, value: ListIndex.covers(k) ? row ?? [] : [])
         }
         guard let new, let row, let old, NoteRow(old) != NoteRow(new) else { return }
-        for k in ListIndex.keys(for: new, sorts: [.updated]) where ListIndex.covers(k) {
+        // The covering key is among the new keys unless no key moved.
+        let made = newKeys.contains(where: ListIndex.covers) ? newKeys : ListIndex.keys(for: new, sorts: [.updated])
+        for k in made where ListIndex.covers(k) {
             if oldKeys.contains(k) || !newKeys.contains(k) { try txn.put(list, key: k, value: row) }
         }
     }
@@ -977,7 +979,10 @@ enum ListIndex {
     static func prefix(status: ListQuery.StatusFilter, scope: ListQuery.Scope, sort: ListQuery.Sort, pinnedGroup: UInt8)
         -> [UInt8]
     {
-        var k: [UInt8] = [status.rawValue]
+        var k: [UInt8] = []
+        // Room for the whole key a caller goes on to make (a title's 65 bytes and an id at most).
+        k.reserveCapacity(prefixRoom + 65 + 16)
+        k.append(status.rawValue)
         switch scope {
         case .any: k.append(0)
         case .uncategorized: k.append(1)
@@ -1004,26 +1009,35 @@ enum ListIndex {
 
     static func keys(for note: Note, sorts: [ListQuery.Sort] = ListQuery.Sort.allCases) -> [[UInt8]] {
         let status = ListQuery.StatusFilter(rawValue: note.status.rawValue)!
-        let scopes: [ListQuery.Scope] =
-            [.any, note.category.map { .category($0) } ?? .uncategorized] + note.tags.map { .tag($0) }
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(scopes.count * sorts.count)
-        let idBytes = note.id.bytes
-        for s in [status] {
-            for scope in scopes {
-                for sort in sorts {
-                    var k = prefix(status: s, scope: scope, sort: sort, pinnedGroup: note.pinned ? 0 : 1)
-                    switch sort {
-                    case .updated: k.append(contentsOf: descending(note.updatedAt))
-                    case .created: k.append(contentsOf: descending(note.createdAt))
-                    case .title: k.append(contentsOf: titleKey(note.title))
-                    }
-                    k.append(contentsOf: idBytes)
-                    keys.append(k)
+        keys.reserveCapacity((2 + note.tags.count) * sorts.count)
+        // Each part made once (each was an array per key).
+        let title = sorts.contains(.title) ? titleKey(note.title) : []
+        let pinnedGroup: UInt8 = note.pinned ? 0 : 1
+        func add(_ scope: ListQuery.Scope) {
+            for sort in sorts {
+                var k = prefix(status: status, scope: scope, sort: sort, pinnedGroup: pinnedGroup)
+                switch sort {
+                case .updated: appendDescending(note.updatedAt, to: &k)
+                case .created: appendDescending(note.createdAt, to: &k)
+                case .title: k.append(contentsOf: title)
                 }
+                note.id.withBytes { k.append(contentsOf: $0) }
+                keys.append(k)
             }
         }
+        add(.any)
+        add(note.category.map { .category($0) } ?? .uncategorized)
+        for t in note.tags { add(.tag(t)) }
         return keys
+    }
+
+    /// The bytes of a listing key before its sort value: status, scope (and its id), sort,
+    /// pinned group.
+    static let prefixRoom = 1 + 1 + 16 + 1 + 1
+
+    static func appendDescending(_ t: Int64, to k: inout [UInt8]) {
+        withUnsafeBytes(of: ListIndexBulkWriter.descending(t).bigEndian) { k.append(contentsOf: $0) }
     }
 
     /// Whether `key` is one of the default listing's (every note, by update time), whose value
@@ -1034,8 +1048,9 @@ enum ListIndex {
     }
 
     static func descending(_ t: Int64) -> [UInt8] {
-        let v = ~(UInt64(bitPattern: t) ^ 0x8000_0000_0000_0000)
-        return withUnsafeBytes(of: v.bigEndian) { Array($0) }
+        var k: [UInt8] = []
+        appendDescending(t, to: &k)
+        return k
     }
 
     /// Lowercased title bytes, cut at 64 bytes, then a 0 terminator so "a" sorts before "ab".
