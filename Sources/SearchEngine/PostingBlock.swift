@@ -41,9 +41,6 @@ enum PostingBlock {
         var firstDoc: UInt32
         var docsStart: Int
         var docsEnd: Int
-        /// Frontier pairs, flattened: tf0, length0, tf1, length1, ...
-        var bounds: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
-        var boundCount: Int
         var columns: Columns
 
         init(_ bytes: UnsafeRawBufferPointer) throws(SearchIndexError) {
@@ -58,22 +55,8 @@ enum PostingBlock {
             else {
                 throw .damaged("a posting block has a bad header")
             }
-            // Read into locals: this runs once per block in the query path and must not allocate.
-            var b: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
-            b.0 = try r.next()
-            b.1 = try r.next()
-            if boundCount > 1 {
-                b.2 = try r.next()
-                b.3 = try r.next()
-            }
-            if boundCount > 2 {
-                b.4 = try r.next()
-                b.5 = try r.next()
-            }
-            if boundCount > 3 {
-                b.6 = try r.next()
-                b.7 = try r.next()
-            }
+            // The frontier's pairs (read by ``PostingBlock/bound(of:_:)``), skipped.
+            for _ in 0..<(2 * boundCount) { _ = try r.next() }
             guard docsBytes <= bytes.count - r.offset, docsBytes >= 4 else {
                 throw .damaged("a posting block is cut short")
             }
@@ -98,22 +81,29 @@ enum PostingBlock {
             self.firstDoc = firstDoc
             self.docsStart = start
             self.docsEnd = start + docsBytes
-            self.bounds = b
-            self.boundCount = boundCount
             self.columns = Columns(
                 docs: docsColumn, body: bodyColumn, title: titleColumn, length: lengthColumn, docBits: docBits,
                 bodyBits: bodyBits, titleBits: titleBits, lengthBits: lengthBits)
         }
+    }
 
-        /// The highest score any posting of the block can have.
-        @inline(__always)
-        func bound(_ scorer: BM25.TermScorer) -> Double {
-            var best = scorer.score(tf: bounds.0, length: bounds.1)
-            if boundCount > 1 { best = max(best, scorer.score(tf: bounds.2, length: bounds.3)) }
-            if boundCount > 2 { best = max(best, scorer.score(tf: bounds.4, length: bounds.5)) }
-            if boundCount > 3 { best = max(best, scorer.score(tf: bounds.6, length: bounds.7)) }
-            return best
+    /// The highest score any posting of the block in `bytes` can have, from its header's
+    /// frontier alone (a query asks it of every block of a common word, most of which it never
+    /// loads; the columns are checked when a block is loaded).
+    @inline(__always)
+    static func bound(of bytes: UnsafeRawBufferPointer, _ scorer: BM25.TermScorer) throws(SearchIndexError) -> Double {
+        var r = VarintReader(bytes, at: 0)
+        _ = try r.next()
+        _ = try r.next()
+        _ = try r.next()
+        let boundCount = Int(try r.byte())
+        guard boundCount >= 1, boundCount <= maxBounds else { throw .damaged("a posting block has a bad header") }
+        var best = -Double.infinity
+        for _ in 0..<boundCount {
+            let tf = try r.next()
+            best = max(best, scorer.score(tf: tf, length: try r.next()))
         }
+        return best
     }
 
     /// Appends the frontier of the entries' `(weighted tf, length)` pairs, at most `maxBounds`

@@ -44,6 +44,10 @@ extension SearchIndex {
         let postings: Cursor
         let docs: Cursor
         let records: RecordReader
+        /// The slot table of two-word queries (``runTwo(_:_:filter:limit:docs:_:slots:deferred:)``),
+        /// -1 throughout between windows: made once for the searcher, not cleared for each query
+        /// (8 KB, a sixth of a two-word query's instructions).
+        let slots: UnsafeMutablePointer<Int16>
 
         init(_ txn: borrowing Transaction, _ db: SearchDatabases) throws {
             // Every throwing step first: a noncopyable value is initialized all at once.
@@ -61,9 +65,14 @@ extension SearchIndex {
             // it huge); chunks past it are found by the cursor each time.
             records = RecordReader(
                 chunks: txn.readOnly ? min(Int(stats.nextDoc / UInt32(DocRecord.perChunk)) + 1, 8192) : 0)
+            slots = .allocate(capacity: SearchIndex.slotSpan)
+            slots.initialize(repeating: -1, count: SearchIndex.slotSpan)
         }
 
-        deinit { records.deallocate() }
+        deinit {
+            records.deallocate()
+            slots.deallocate()
+        }
 
         /// ``SearchIndex/search(_:filter:limit:in:_:)`` in this searcher's snapshot.
         public func search(_ query: SearchQuery, filter: SearchFilter, limit: Int) throws -> [SearchHit] {
@@ -99,13 +108,16 @@ extension SearchIndex {
             if words.count == 2 && positive.count == 2 && excluded.isEmpty && words[0].field == .any
                 && words[1].field == .any
             {
-                if let hits = try runTwo(words[0], words[1], filter: compiled, limit: limit, docs: docs, records) {
+                if let hits = try runTwo(
+                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, slots: slots)
+                {
                     return hits
                 }
                 words[0].rewind()
                 words[1].rewind()
                 return try runTwo(
-                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, deferred: false) ?? []
+                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, slots: slots,
+                    deferred: false) ?? []
             }
             if words.count == positive.count {
                 return try run(
@@ -275,19 +287,19 @@ extension SearchIndex {
     ) throws -> [SearchHit]? {
         var top = Collector(limit: limit, filter: filter, deferred: deferred)
         defer { top.deallocate() }
-        var order: [(bound: Double, block: Int)] = []
-        order.reserveCapacity(term.blocks.count)
-        for b in term.blocks.indices { order.append((try term.bound(ofBlock: b), b)) }
-        order.sort { $0.bound > $1.bound || ($0.bound == $1.bound && $0.block < $1.block) }
+        // The blocks by falling bound (the lower block first on a tie), taken from a heap: the
+        // top is usually complete after a few blocks, so sorting all of a common word's
+        // hundreds of blocks was wasted.
+        var order = BlockHeap(try term.blocks.indices.map { (try term.bound(ofBlock: $0), $0) })
         let scorer = term.scorer
         let field = term.field
         // The k-th best score, kept in a local: a closure or a call per entry would cost more
         // than the entry's scoring (a note scoring below it cannot enter the top).
         var threshold = top.threshold
-        for (n, (bound, b)) in order.enumerated() {
+        while let (bound, b) = order.pop() {
             // A little slack keeps floating-point summation order from ever pruning a tie.
             if top.isFull && bound * (1 + 1e-9) < threshold { break }
-            if n &+ 1 < order.count { term.prefetch(block: order[n &+ 1].block) }
+            if let next = order.peek { term.prefetch(block: next) }
             let (docs, count, columns, bytes) = try term.entries(ofBlock: b)
             for k in 0..<count {
                 let (bodyTF, titleTF, length) = columns.entry(k, bytes)
@@ -317,7 +329,7 @@ extension SearchIndex {
     /// Deferred (see ``Collector``), nil when it must be run again undeferred (on rewound iterators).
     static func runTwo(
         _ first: TermIterator, _ second: TermIterator, filter: CompiledFilter, limit: Int,
-        docs dc: borrowing Cursor, _ records: RecordReader, deferred: Bool = true
+        docs dc: borrowing Cursor, _ records: RecordReader, slots: UnsafeMutablePointer<Int16>, deferred: Bool = true
     ) throws -> [SearchHit]? {
         var top = Collector(limit: limit, filter: filter, deferred: deferred)
         defer { top.deallocate() }
@@ -330,11 +342,9 @@ extension SearchIndex {
         var matchLead = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
         var matchOther = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
         // The lead's entry number of each doc of a window's span, or -1 (see below).
-        let slots = UnsafeMutablePointer<Int16>.allocate(capacity: slotSpan)
         defer {
             matchLead.deallocate()
             matchOther.deallocate()
-            slots.deallocate()
         }
         var target: UInt32 = 0
         search: while true {
@@ -427,7 +437,7 @@ extension SearchIndex {
         return try top.finish(records: records, filter: filter, through: dc)
     }
 
-    /// The widest span of doc numbers a window of ``runTwo(_:_:filter:limit:docs:_:)`` intersects
+    /// The widest span of doc numbers a window of ``runTwo(_:_:filter:limit:docs:_:slots:deferred:)`` intersects
     /// through a table of slots (8 KB); a wider one is merged.
     static let slotSpan = 4096
 
@@ -447,14 +457,18 @@ extension SearchIndex {
     /// merge, no step waits on the comparison before it, which on common words (long runs of
     /// close doc numbers on both sides) made the merge wait on each load in turn. Writes the
     /// matches' entry numbers, in doc order, from 0 on; returns how many.
+    ///
+    /// `slots` must be -1 throughout, and is again on return: the slots written are put back
+    /// (clearing the whole span each window, 8 KB, was a fifth of a two-word query's
+    /// instructions and pushed the blocks out of the first-level cache).
     @inline(__always)
     static func intersectBySlots(
         _ lead: UnsafeMutablePointer<UInt32>, _ lFrom: Int, _ lTo: Int, _ other: UnsafeMutablePointer<UInt32>,
         _ oFrom: Int, _ oTo: Int, from first: UInt32, span: Int, slots: UnsafeMutablePointer<Int16>,
         leadOut: UnsafeMutablePointer<Int32>, otherOut: UnsafeMutablePointer<Int32>
     ) -> Int {
-        slots.update(repeating: -1, count: span)
-        for i in lowerBound(lead, from: lFrom, to: lTo, of: first)..<lTo {
+        let leads = lowerBound(lead, from: lFrom, to: lTo, of: first)..<lTo
+        for i in leads {
             slots[Int(lead[i] &- first)] = Int16(truncatingIfNeeded: i)
         }
         var m = 0
@@ -465,6 +479,7 @@ extension SearchIndex {
             // 1 when the slot holds an entry, 0 when it is -1.
             m &+= 1 &+ (Int(s) &>> 15)
         }
+        for i in leads { slots[Int(lead[i] &- first)] = -1 }
         return m
     }
 
@@ -721,8 +736,10 @@ final class TermIterator: ClauseIterator {
     private var positionsBlock = -1
     private var positionsFlat: [UInt32] = []
     private var positionsOffsets: [Int] = []
-    /// Block bounds, computed on first use.
-    private var bounds: [Double]
+    /// Block bounds, computed on first use (-1 before). A buffer of its own, not an array
+    /// property: each write of an array held by a class is an exclusivity check at run time,
+    /// about a hundred instructions (a common word's query asks for hundreds of bounds).
+    private let bounds: UnsafeMutablePointer<Double>
     private var shallowIndex = 0
 
     init(blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
@@ -730,12 +747,16 @@ final class TermIterator: ClauseIterator {
         self.scorer = scorer
         self.field = field
         self.cost = cost
-        self.bounds = [Double](repeating: -1, count: blocks.count)
+        bounds = .allocate(capacity: max(1, blocks.count))
+        bounds.initialize(repeating: -1, count: max(1, blocks.count))
         capacity = PostingBlock.maxSize + 1
         docs = .allocate(capacity: capacity)
     }
 
-    deinit { docs.deallocate() }
+    deinit {
+        docs.deallocate()
+        bounds.deallocate()
+    }
 
     private func load(_ b: Int) throws {
         blockIndex = b
@@ -877,7 +898,7 @@ final class TermIterator: ClauseIterator {
 
     /// The best score any entry of block `b` can have.
     func bound(ofBlock b: Int) throws -> Double {
-        if bounds[b] < 0 { bounds[b] = try PostingBlock.Header(blocks[b].bytes).bound(scorer) }
+        if bounds[b] < 0 { bounds[b] = try PostingBlock.bound(of: blocks[b].bytes, scorer) }
         return bounds[b]
     }
 
@@ -1145,4 +1166,52 @@ func conjunctionBound<Part>(
         last = min(last, b.lastDoc)
     }
     return (s, last)
+}
+
+/// Blocks and their bounds as a binary max-heap, by falling bound and then rising block number:
+/// popped, they come in the order a sort of them all would give.
+struct BlockHeap {
+    private var items: [(bound: Double, block: Int)]
+
+    init(_ items: [(bound: Double, block: Int)]) {
+        self.items = items
+        var i = items.count / 2
+        while i > 0 {
+            i -= 1
+            siftDown(i)
+        }
+    }
+
+    @inline(__always)
+    private static func before(_ a: (bound: Double, block: Int), _ b: (bound: Double, block: Int)) -> Bool {
+        a.bound > b.bound || (a.bound == b.bound && a.block < b.block)
+    }
+
+    /// The block that comes next, without taking it.
+    var peek: Int? { items.first?.block }
+
+    /// Takes the block with the highest bound.
+    mutating func pop() -> (bound: Double, block: Int)? {
+        guard let first = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            siftDown(0)
+        }
+        return first
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var i = start
+        let n = items.count
+        while true {
+            let l = 2 * i + 1
+            guard l < n else { return }
+            var best = l
+            if l + 1 < n && Self.before(items[l + 1], items[l]) { best = l + 1 }
+            guard Self.before(items[best], items[i]) else { return }
+            items.swapAt(i, best)
+            i = best
+        }
+    }
 }

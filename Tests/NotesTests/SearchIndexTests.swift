@@ -411,6 +411,26 @@ struct SearchIndexTests {
         }
     }
 
+    @Test("the block heap pops blocks in the order of a sort by falling bound, then rising block")
+    func blockHeapOrder() {
+        var rng = WorkloadRandom(seed: 11)
+        for _ in 0..<300 {
+            // Few distinct bounds, so ties between blocks are common.
+            let items = (0..<rng.next(in: 0...200)).map { b in (bound: Double(rng.next(in: 0...9)) / 4, block: b) }
+                .shuffled(using: &rng)
+            var heap = BlockHeap(items)
+            var popped: [Int] = []
+            while let next = heap.peek {
+                let item = heap.pop()
+                #expect(item?.block == next)
+                popped.append(next)
+            }
+            #expect(heap.pop() == nil)
+            let sorted = items.sorted { $0.bound > $1.bound || ($0.bound == $1.bound && $0.block < $1.block) }
+            #expect(popped == sorted.map(\.block))
+        }
+    }
+
     /// The doc numbers are unpacked in groups of eight by a copy of the loop per width, the rest
     /// one by one: every width, and counts around each group's end and the block's, decode as
     /// they were encoded.
