@@ -377,16 +377,16 @@ extension SearchIndex {
             // there, else it goes; the other blocks are put by key.
             let kept = foundLast.flatMap { last in s.blocks.firstIndex { $0.lastDoc == last } }
             if foundLast != nil && kept == nil { try c.deleteCurrent() }
-            let order = kept.map { [$0] + s.blocks.indices.filter { $0 != kept } } ?? Array(s.blocks.indices)
-            for (n, i) in order.enumerated() {
+            func put(_ i: Int, flags: PutFlags) throws {
                 setLastDoc(s.blocks[i].lastDoc)
-                let flags: PutFlags = n == 0 && kept != nil ? .current : []
                 try s.key.withUnsafeBytes { key in
                     try s.encoded.withUnsafeBytes { v in
                         try c.put(key, UnsafeRawBufferPointer(rebasing: v[s.blocks[i].bytes]), flags: flags)
                     }
                 }
             }
+            if let kept { try put(kept, flags: .current) }
+            for i in s.blocks.indices where i != kept { try put(i, flags: []) }
             k = end
         }
         return (delta, existed)
