@@ -751,6 +751,45 @@ struct InterchangeMarkdownTests {
         #expect(WikiLink.parse("\u{FEFF}[[first]]").map(\.target) == [.title("first")])
     }
 
+    @Test(
+        "#tags of nested list items (indented by a tab or 4 spaces) and of a paragraph's indented lines are tags; indented code and a list item's fenced block are not"
+    )
+    func inlineTagsIndented() {
+        // Obsidian nests list items with a tab: before 2026-12-06 every tag of a nested item was
+        // taken for indented code and dropped by an import (a new user's trial).
+        let body = """
+            - parent #top
+            \t- child #tabchild
+            \t\t- grandchild #tabgrand
+                - spaces #spacechild
+                    ```
+                    #infence in the item's fenced block
+                    ```
+                - after the fence #afterfence
+
+            1. step #step
+               continued #stepcont
+
+            Para
+                continued #lazycont
+
+                real indented code #realcode
+            \tstill code #stillcode
+            # Heading
+                code after a heading #codeafterheading
+            #notaheading
+                continued #aftertagline
+            <!--
+                -->
+            #afteroutdentedcomment
+            """
+        #expect(
+            MarkdownNote.inlineTags(body) == [
+                "top", "tabchild", "tabgrand", "spacechild", "afterfence", "step", "stepcont", "lazycont",
+                "notaheading", "aftertagline", "afteroutdentedcomment",
+            ])
+    }
+
     @Test("titles: setext headings, HTML entities and escapes, no heading from a comment, ... ends front matter")
     func titles() throws {
         func title(_ text: String) throws -> String {
