@@ -294,7 +294,8 @@ struct MarkdownNote: Equatable {
     /// A line indented by 4 columns or more is code only where CommonMark starts or continues an
     /// indented code block there: not in a list (a nested item, `\t- child #tag`, or an item's
     /// own fenced block, which may be indented as deep as the item) and not a paragraph's
-    /// continuation line. Each name once (the first spelling), in order.
+    /// continuation line. A fenced block in a block quote (`> ````, an Obsidian callout's code)
+    /// is code too. Each name once (the first spelling), in order.
     static func inlineTags(_ body: String) -> [String] {
         guard utf8Contains(body, UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
@@ -371,6 +372,9 @@ struct MarkdownNote: Equatable {
         private var inCode = false
         /// A fenced block inside a list item: its marker and run length.
         private var listFence: (marker: UInt8, count: Int)?
+        /// A fenced block inside a block quote (an Obsidian callout's code): its marker and run
+        /// length.
+        private var quoteFence: (marker: UInt8, count: Int)?
         private var lastIndex = -1
 
         /// Whether the line numbered `index` is code: part of an indented code block, or of a
@@ -390,6 +394,25 @@ struct MarkdownNote: Equatable {
                 k += 1
             }
             let text = b[k...]
+            let quoted = columns < 4 || quoteFence != nil ? Self.unquoted(text) : nil
+            if let open = quoteFence {
+                if let inner = quoted {
+                    if let run = Self.fenceRun(inner), run.marker == open.marker, run.count >= open.count,
+                        inner.dropFirst(run.count).allSatisfy({ $0 == 0x20 || $0 == 0x09 })
+                    {
+                        quoteFence = nil
+                    }
+                    return true
+                }
+                // A line out of the quote ends it, and the block in it.
+                quoteFence = nil
+            } else if listFence == nil, !inComment, let inner = quoted, let run = Self.fenceRun(inner),
+                run.marker == 0x7E || !inner.dropFirst(run.count).contains(0x60)
+            {
+                quoteFence = (run.marker, run.count)
+                afterText = false
+                return true
+            }
             if let open = listFence {
                 if let run = Self.fenceRun(text), run.marker == open.marker, run.count >= open.count,
                     text.dropFirst(run.count).allSatisfy({ $0 == 0x20 || $0 == 0x09 })
@@ -437,6 +460,18 @@ struct MarkdownNote: Equatable {
             guard (1...6).contains(hashes) else { return false }
             let rest = text.dropFirst(hashes)
             return rest.isEmpty || rest.first == 0x20 || rest.first == 0x09
+        }
+
+        /// The text of a block quote's line (`> text`, `>> text`) without its markers, or nil
+        /// when `text` is no such line.
+        private static func unquoted(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+            guard text.first == 0x3E else { return nil }
+            var rest = text
+            while rest.first == 0x3E {
+                rest = rest.dropFirst()
+                rest = rest.drop { $0 == 0x20 || $0 == 0x09 }
+            }
+            return rest
         }
 
         /// The run of 3 or more backticks or tildes that starts `text`, if any.

@@ -790,6 +790,26 @@ struct InterchangeMarkdownTests {
             ])
     }
 
+    @Test("#words in a fenced block of a block quote (an Obsidian callout's code) are no tags")
+    func inlineTagsInQuotedFence() {
+        // Before 2026-12-06 an import tagged a note with every `#include` of a callout's code (a
+        // new user's trial).
+        let body = """
+            > [!example] Build #callout
+            > ```c
+            > #include <stdio.h>
+            > ```
+            > after the block #quoted
+            >> ~~~
+            >> #nested
+            >> ~~~
+            > ```
+            > #unclosed
+            out of the quote #out
+            """
+        #expect(MarkdownNote.inlineTags(body) == ["callout", "quoted", "out"])
+    }
+
     @Test("titles: setext headings, HTML entities and escapes, no heading from a comment, ... ends front matter")
     func titles() throws {
         func title(_ text: String) throws -> String {
