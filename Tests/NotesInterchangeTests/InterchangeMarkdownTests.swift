@@ -222,7 +222,7 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.note(id).body.hasSuffix("edited in the copy\n"))
     }
 
-    @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
+    @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds, nor makes them")
     func freshExportReadBack() throws {
         let s = try InterchangeScratch()
         let n = try s.book.add(title: "Meeting", body: "Discussed issue #42b and the #ideas list\n")
@@ -230,6 +230,10 @@ struct InterchangeMarkdownTests {
         try s.book.exportMarkdown(to: dir)
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
         #expect(try s.book.note(n.id).tags.isEmpty && s.book.note(n.id).version == 1)
+        // Nor does it make the tags of those words, with no note (before 2026-12-06 it made
+        // `ideas` and `42b`, empty, and appended their events: a new user's trial).
+        #expect(try s.book.allTags().isEmpty)
+        #expect(try s.head == 1)
         // A file edited by hand is read as Obsidian reads it: its #words are tags.
         let path = try #require(try files(dir).first)
         try write(dir + "/" + path, try read(dir + "/" + path) + "more\n")
