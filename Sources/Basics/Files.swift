@@ -95,17 +95,41 @@ public final class AtomicFile {
     public init(path: String, removingAbandoned: Bool = true) throws(IOFailure) {
         self.path = path
         if removingAbandoned { Self.removeAbandonedTemporaries(of: path) }
-        var template = Array("\(path).tmp-XXXXXX".utf8CString)
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { path.utf8.index(after: $0) }
+        let folder = String(path[..<(slash ?? path.startIndex)])
+        let name = String(path[(slash ?? path.startIndex)...])
+        let temporary = folder + Self.temporaryStem(of: name) + ".tmp-XXXXXX"
+        var template = Array(temporary.utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { makeTemporaryFile($0.baseAddress!) }
-        guard fd >= 0 else { throw IOFailure(.create, "\(path).tmp-XXXXXX", detail: "check the directory") }
+        guard fd >= 0 else { throw IOFailure(.create, temporary, detail: "check the directory") }
         // Held while the file is ours: released when it is closed, by the process's end too.
         _ = flock(fd, LOCK_EX | LOCK_NB)
         self.fd = fd
         temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The most bytes a file name may have (`NAME_MAX` of Linux's file systems).
+    static let longestName = 255
+
+    /// What a temporary of the file `name` is named by before `.tmp-XXXXXX`: the name, or, when
+    /// the name is too long to take those 11 bytes more (a vault's file of 250 bytes, which an
+    /// export writes back), its longest start of whole characters that can.
+    static func temporaryStem(of name: String) -> String {
+        let room = longestName - ".tmp-XXXXXX".utf8.count
+        guard name.utf8.count > room else { return name }
+        var stem = ""
+        var bytes = 0
+        for scalar in name.unicodeScalars {
+            bytes += scalar.utf8.count
+            guard bytes <= room else { break }
+            stem.unicodeScalars.append(scalar)
+        }
+        return stem
+    }
+
     /// Removes the temporaries of `path` that writers killed midway left behind, and returns how
-    /// many: files named as this type names them (`path` + `.tmp-` + six letters or digits),
+    /// many: files named as this type names them (`path` + `.tmp-` + six letters or digits, the
+    /// name cut to fit when it is long: see ``temporaryStem(of:)``),
     /// regular, of this user, last written at least 2 seconds ago and held by no process (a
     /// writer holds its own locked until it renames or removes it). Anything else is left
     /// alone: another name, a link, another user's file, a temporary being written.
@@ -120,7 +144,7 @@ public final class AtomicFile {
     /// (a writer of many files in one folder, `export-markdown`); returns how many.
     @discardableResult
     public static func removeAbandonedTemporaries(in directory: String, of names: Set<String>) -> Int {
-        let targets = Set(names.filter { !$0.isEmpty }.map { Array($0.utf8) })
+        let targets = Set(names.filter { !$0.isEmpty }.map { Array(temporaryStem(of: $0).utf8) })
         let suffix = Array(".tmp-".utf8)
         guard !targets.isEmpty, let listed = directoryNames(directory) else { return 0 }
         var removed = 0

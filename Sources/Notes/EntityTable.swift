@@ -215,3 +215,7 @@ struct EntityTable<E: CountedEntity> {
         return problems
     }
 }
+
+/// What two category (or tag) names that name one category (or tag) have in common: case and
+/// Unicode form folded, as the name index compares them (see `CountedEntity.nameKey`).
+package func entityNameKey(_ name: String) -> [UInt8] { Tag.nameKey(name) }

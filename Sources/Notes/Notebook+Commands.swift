@@ -223,12 +223,14 @@ extension Notebook {
 
     /// The category named `name`, created when none has the name. A creation carries the
     /// command's correlation id `command` (drawn here when it is still nil), so that the command's
-    /// other events, given the same, stay with it when a sync cuts the outbox into batches.
+    /// other events, given the same, stay with it when a sync cuts the outbox into batches. A new
+    /// one gets the id `chosen`, when given (an id drawn earlier from `session`).
     package func ensureCategory(
-        _ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases, command: inout Identifier?
+        _ name: String, id chosen: Identifier? = nil, session: borrowing WriteSession, dbs: ProjectionDatabases,
+        command: inout Identifier?
     ) throws -> Identifier {
         if let c = try projection.category(named: name, in: session.transaction, databases: dbs) { return c.id }
-        let id = session.newID()
+        let id = chosen ?? session.newID()
         var meta = metadata
         if command == nil { command = session.newID() }
         meta.correlationID = command

@@ -247,12 +247,13 @@ extension Notebook {
     }
 
     /// The tag named `name`, created when none has the name, with the command's correlation id
-    /// (see ``ensureCategory(_:session:dbs:command:)``).
+    /// (see ``ensureCategory(_:id:session:dbs:command:)``).
     package func ensureTag(
-        _ name: String, session: borrowing WriteSession, dbs: ProjectionDatabases, command: inout Identifier?
+        _ name: String, id chosen: Identifier? = nil, session: borrowing WriteSession, dbs: ProjectionDatabases,
+        command: inout Identifier?
     ) throws -> Identifier {
         if let t = try projection.tag(named: name, in: session.transaction, databases: dbs) { return t.id }
-        let id = session.newID()
+        let id = chosen ?? session.newID()
         var meta = metadata
         if command == nil { command = session.newID() }
         meta.correlationID = command

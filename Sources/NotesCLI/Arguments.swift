@@ -124,7 +124,10 @@ struct ArgumentParser {
         let available = globalOptions + (command.flatMap(commandOptions) ?? [])
         let names = available.map { "--" + $0.name }
         let stem = arg.split(separator: "=", maxSplits: 1).first.map(String.init) ?? arg
-        let hint = suggestion(for: stem, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
+        // An instant's option as another command names it (`show --as-of`, `list --at`).
+        let instantOptions = ["--as-of", "--at", "--to"]
+        let synonym = instantOptions.contains(stem) ? instantOptions.first { $0 != stem && names.contains($0) } : nil
+        let hint = (suggestion(for: stem, among: names) ?? synonym).map { "; did you mean \"\($0)\"?" } ?? ""
         let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
         // The words after it up to the next option the command knows (or `--`), and every word
         // after a `--`; options given before or after them are left to the user ([OPTIONS]).

@@ -535,18 +535,37 @@ extension Notebook {
             if !movedUnchanged.isEmpty {
                 changing = changing.enumerated().filter { !movedUnchanged.contains($0.offset) }.map(\.element)
             }
-            // Categories and tags next, through the inline projections; then the notes' events,
-            // their projections run in batches as a bulk import's are (so every lookup of the
-            // store is made before the first note is appended).
+            // Categories and tags next: a name no category or tag has yet gets its id now, and is
+            // created through the inline projections once the notes' events are known, only when
+            // one of them files a note under it (a file that changes nothing, such as the store's
+            // own export whose body holds `#words` the note is not tagged with, creates nothing:
+            // before 2026-12-06 it made an empty tag). Then the notes' events, their projections
+            // run in batches as a bulk import's are (so every lookup of the store is made before
+            // the first note is appended).
             var categoryIDs: [String: Identifier] = [:]
             var tagIDsByName: [String: Identifier] = [:]
-            var created: Identifier?
+            var newEntities: [(id: Identifier, name: String, isTag: Bool)] = []
+            var newByKey: [[UInt8]: Identifier] = [:]
             for (item, _) in changing {
-                if let c = item.category, categoryIDs[c] == nil {
-                    categoryIDs[c] = try ensureCategory(c, session: session, dbs: dbs, command: &created)
-                }
-                for name in item.tags where tagIDsByName[name] == nil {
-                    tagIDsByName[name] = try ensureTag(name, session: session, dbs: dbs, command: &created)
+                var wanted: [(name: String, isTag: Bool)] = []
+                if let c = item.category, categoryIDs[c] == nil { wanted.append((c, false)) }
+                for name in item.tags where tagIDsByName[name] == nil { wanted.append((name, true)) }
+                for (name, isTag) in wanted {
+                    var id =
+                        isTag
+                        ? try projection.tag(named: name, in: session.transaction, databases: dbs)?.id
+                        : try projection.category(named: name, in: session.transaction, databases: dbs)?.id
+                    if id == nil {
+                        let key = [isTag ? 1 : 0] + entityNameKey(name)
+                        id = newByKey[key]
+                        if id == nil {
+                            let drawn = session.newID()
+                            newByKey[key] = drawn
+                            newEntities.append((drawn, name, isTag))
+                            id = drawn
+                        }
+                    }
+                    if isTag { tagIDsByName[name] = id } else { categoryIDs[name] = id }
                 }
             }
             var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []
@@ -639,6 +658,24 @@ extension Notebook {
                     events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
                 }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
+            }
+            var named: Set<Identifier> = []
+            for plan in plans {
+                for event in plan.events {
+                    switch event {
+                    case .created(_, _, _, let c?), .categorized(let c?): named.insert(c)
+                    case .tagged(let t): named.insert(t)
+                    default: break
+                    }
+                }
+            }
+            var created: Identifier?
+            for new in newEntities where named.contains(new.id) {
+                if new.isTag {
+                    _ = try ensureTag(new.name, id: new.id, session: session, dbs: dbs, command: &created)
+                } else {
+                    _ = try ensureCategory(new.name, id: new.id, session: session, dbs: dbs, command: &created)
+                }
             }
             try session.deferProjections(expecting: plans.reduce(0) { $0 + $1.events.count })
             for plan in plans {

@@ -83,6 +83,25 @@ struct CLIErrorTests {
         #expect(r.code == 0, "\(r)")
     }
 
+    @Test(
+        "an instant's option named as another command names it (show --as-of, list --at) is answered with this command's"
+    )
+    func instantOptionOfAnotherCommand() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        let before = try Self.events(s)
+        // `list`, `search` and `links` take --as-of; `show` and `blame` --at; `restore` --to. A
+        // new user's trial typed `show ID --as-of DATE` and was only sent to the help.
+        Self.expectFailure(s.run("show", id, "--as-of", "2026-01-01"), 2, mentioning: "did you mean \"--at\"")
+        Self.expectFailure(s.run("blame", id, "--as-of=yesterday"), 2, mentioning: "did you mean \"--at\"")
+        Self.expectFailure(s.run("list", "--at", "yesterday"), 2, mentioning: "did you mean \"--as-of\"")
+        Self.expectFailure(s.run("backlinks", id, "--at", "yesterday"), 2, mentioning: "did you mean \"--as-of\"")
+        Self.expectFailure(s.run("restore", id, "--at", "1"), 2, mentioning: "did you mean \"--to\"")
+        Self.expectFailure(s.run("restore", id, "--as-of", "1"), 2, mentioning: "did you mean \"--to\"")
+        Self.expectFailure(s.run("history", id, "--as-of", "1"), 2, mentioning: "notes help history")
+        #expect(try Self.events(s) == before)
+    }
+
     @Test("usage errors exit 2 with a hint: unknown options and commands, repeated options, missing values")
     func usage() throws {
         let s = try Sandbox()

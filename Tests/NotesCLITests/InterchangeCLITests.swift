@@ -303,6 +303,39 @@ struct InterchangeCLITests {
         for path in kept { #expect(fileExists(path), "\(path) was removed") }
     }
 
+    @Test(
+        "a vault's file whose name is too long for a temporary beside it (250 bytes) is exported back, and a killed export's temporary of it removed"
+    )
+    func longFileNameExportedBack() throws {
+        let s = try Sandbox()
+        let vault = s.path("vault")
+        mkdir(vault, 0o755)
+        // 125 two-byte letters and `.md`: 253 bytes, a name Linux takes; its temporary
+        // `NAME.tmp-XXXXXX` would be 264. Before 2026-12-06 the export stopped at it, "File name
+        // too long", having written no note at all (a new user's trial).
+        let name = String(repeating: "é", count: 125) + ".md"
+        write(file: vault + "/" + name, "long name\n")
+        write(file: vault + "/short.md", "short\n")
+        try s.ok("import-markdown", vault)
+        let out = s.path("out")
+        #expect(try s.ok("export-markdown", out).line == "exported 2 notes to \(out)")
+        #expect(String(decoding: read(file: out + "/" + name), as: UTF8.self).hasSuffix("---\nlong name\n"))
+        #expect(try s.ok("import-markdown", out).line == "created 0, updated 0, unchanged 2")
+        // A temporary of the name cut to fit, left by a killed export, is removed by the next.
+        let stem = String(repeating: "é", count: 122)  // 244 bytes, and `.tmp-XXXXXX` is 255
+        let abandoned = out + "/" + stem + ".tmp-Ab12Cd"
+        write(file: abandoned, "---\nid: half writ")
+        chmod(abandoned, 0o600)
+        var times = [timeval(), timeval()]
+        times[0].tv_sec = time(nil) - 3600
+        times[1].tv_sec = time(nil) - 3600
+        utimes(abandoned, &times)
+        try s.ok("export-markdown", out)
+        #expect(!fileExists(abandoned))
+        let names = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(names.sorted() == [name, "short.md"].sorted(), "\(names)")
+    }
+
     @Test("an alias of a Markdown file that no link can reach (it holds | or [[) is imported with a warning")
     func unreachableAliasWarned() throws {
         let s = try Sandbox()

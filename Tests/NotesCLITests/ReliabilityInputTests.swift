@@ -133,6 +133,16 @@ struct ReliabilityInputTests {
         Self.expectRefused(s.run("import", ""), 2, "import \"\"")
         Self.expectRefused(s.run("import-markdown", ""), 2, "import-markdown \"\"", mentioning: "folder name is empty")
         Self.expectRefused(s.run("export-markdown", ""), 2, "export-markdown \"\"", mentioning: "folder name is empty")
+        // A file or a device where the folder should be (before 2026-12-06: "cannot list
+        // /dev/null: Not a directory", exit 1, saying nothing of what to give).
+        let file = s.path("notes.txt")
+        write(file: file, "mine\n")
+        for path in [file, "/dev/null"] {
+            Self.expectRefused(
+                s.run("export-markdown", path), 2, "export-markdown \(path)",
+                mentioning: "\(path) is not a folder; give a folder to write into")
+        }
+        #expect(read(file: file) == Array("mine\n".utf8))
         Self.expectRefused(s.run("config", "get"), 2, "config get", mentioning: "usage: notes config get KEY")
         Self.expectRefused(s.run("log", "--type", ""), 2, "log --type \"\"", mentioning: "--type needs an event type")
         let long = String(repeating: "c", count: 600)

@@ -222,7 +222,7 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.note(id).body.hasSuffix("edited in the copy\n"))
     }
 
-    @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds")
+    @Test("a folder just exported, read back, changes nothing: not even tags of #words a body holds, nor makes them")
     func freshExportReadBack() throws {
         let s = try InterchangeScratch()
         let n = try s.book.add(title: "Meeting", body: "Discussed issue #42b and the #ideas list\n")
@@ -230,6 +230,10 @@ struct InterchangeMarkdownTests {
         try s.book.exportMarkdown(to: dir)
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
         #expect(try s.book.note(n.id).tags.isEmpty && s.book.note(n.id).version == 1)
+        // Nor does it make the tags of those words, with no note (before 2026-12-06 it made
+        // `ideas` and `42b`, empty, and appended their events: a new user's trial).
+        #expect(try s.book.allTags().isEmpty)
+        #expect(try s.head == 1)
         // A file edited by hand is read as Obsidian reads it: its #words are tags.
         let path = try #require(try files(dir).first)
         try write(dir + "/" + path, try read(dir + "/" + path) + "more\n")
@@ -749,6 +753,65 @@ struct InterchangeMarkdownTests {
         #expect(MarkdownNote.inlineTags("\u{FEFF}```\n#incode [[notalink]]\n```\n#after") == ["after"])
         #expect(WikiLink.parse("\u{FEFF}```\n[[notalink]]\n```\n[[real]]").map(\.target) == [.title("real")])
         #expect(WikiLink.parse("\u{FEFF}[[first]]").map(\.target) == [.title("first")])
+    }
+
+    @Test(
+        "#tags of nested list items (indented by a tab or 4 spaces) and of a paragraph's indented lines are tags; indented code and a list item's fenced block are not"
+    )
+    func inlineTagsIndented() {
+        // Obsidian nests list items with a tab: before 2026-12-06 every tag of a nested item was
+        // taken for indented code and dropped by an import (a new user's trial).
+        let body = """
+            - parent #top
+            \t- child #tabchild
+            \t\t- grandchild #tabgrand
+                - spaces #spacechild
+                    ```
+                    #infence in the item's fenced block
+                    ```
+                - after the fence #afterfence
+
+            1. step #step
+               continued #stepcont
+
+            Para
+                continued #lazycont
+
+                real indented code #realcode
+            \tstill code #stillcode
+            # Heading
+                code after a heading #codeafterheading
+            #notaheading
+                continued #aftertagline
+            <!--
+                -->
+            #afteroutdentedcomment
+            """
+        #expect(
+            MarkdownNote.inlineTags(body) == [
+                "top", "tabchild", "tabgrand", "spacechild", "afterfence", "step", "stepcont", "lazycont",
+                "notaheading", "aftertagline", "afteroutdentedcomment",
+            ])
+    }
+
+    @Test("#words in a fenced block of a block quote (an Obsidian callout's code) are no tags")
+    func inlineTagsInQuotedFence() {
+        // Before 2026-12-06 an import tagged a note with every `#include` of a callout's code (a
+        // new user's trial).
+        let body = """
+            > [!example] Build #callout
+            > ```c
+            > #include <stdio.h>
+            > ```
+            > after the block #quoted
+            >> ~~~
+            >> #nested
+            >> ~~~
+            > ```
+            > #unclosed
+            out of the quote #out
+            """
+        #expect(MarkdownNote.inlineTags(body) == ["callout", "quoted", "out"])
     }
 
     @Test("titles: setext headings, HTML entities and escapes, no heading from a comment, ... ends front matter")

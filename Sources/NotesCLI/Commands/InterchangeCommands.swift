@@ -1,4 +1,5 @@
 import EventStore
+import Glibc
 import Notes
 import NotesInterchange
 import SwiftEvolutionHistory
@@ -83,6 +84,13 @@ let exportMarkdownCommand = Command(
     try ctx.expectPositionals(1...1)
     let dir = ctx.positionals[0]
     guard !dir.isEmpty else { throw CLIError("the folder name is empty; give a folder to write into", code: .usage) }
+    // A file (or a device) where the folder should be: said as such, not as the system's
+    // "cannot list DIR: Not a directory".
+    var st = stat()
+    if stat(dir, &st) == 0, (st.st_mode & S_IFMT) != S_IFDIR {
+        throw CLIError(
+            "\(dir) is not a folder; give a folder to write into (one that does not exist is made)", code: .usage)
+    }
     let summary = try ctx.notebook().exportMarkdown(to: dir)
     if ctx.json {
         ctx.printJSON(
