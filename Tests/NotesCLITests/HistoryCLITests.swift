@@ -121,6 +121,7 @@ struct HistoryCLITests {
             return try r.object()["version"] as? Int
         }
         #expect(try version("v2") == 2)
+        #expect(try version("V2") == 2, "as a shift key or an autocapitalizing keyboard types it")
         #expect(try version("2") == 2)
         #expect(try version("2026-11-01T11:00:00Z") == 2, "exactly at an event")
         #expect(try version("2026-11-01T11:59:59.999999Z") == 2, "between two events")

@@ -50,9 +50,9 @@ let categoriesCommand = Command(
 }
 
 extension Context {
-    /// `3` or `v3`; nil when the text is not a version.
+    /// `3`, `v3` or `V3`; nil when the text is not a version.
     func parseVersion(_ text: String) throws(CLIError) -> UInt64? {
-        let t = text.hasPrefix("v") ? String(text.dropFirst()) : text
+        let t = text.hasPrefix("v") || text.hasPrefix("V") ? String(text.dropFirst()) : text
         guard !t.isEmpty, t.allSatisfy(\.isASCII), t.allSatisfy(\.isNumber) else { return nil }
         guard let v = UInt64(t) else {
             throw CLIError(
