@@ -257,7 +257,15 @@ extension Notebook {
                     end = start - 1
                     start = try lastCommandStart(of: id, version: end, in: txn)
                 }
+                // The import that created the note recorded only its file besides: nothing a
+                // restore puts back, so nothing to undo, as after `add` (it said "nothing changed"
+                // and exited 0).
+                if start == 2, try onlyFileRecord(of: id, versions: 2...end, in: txn) {
+                    throw NotesError.validation(.nothingToUndo(id))
+                }
                 return .version(start - 1)
+            } catch let error as NotesError {
+                throw error
             } catch {
                 throw NotesError.wrap(error)
             }

@@ -111,7 +111,7 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
             return "the tag name \"\(name)\" has an empty part; nest tags as parent/child, with no empty part"
         case .tagExists(let name): return "a tag named \"\(name)\" exists already (names ignore case)"
         case .notAnID(let text): return "\"\(text)\" is not a note id; give at least 4 hex digits of an id"
-        case .nothingToUndo(let id): return "nothing to undo: note \(shortID(id)) has only its creation (v1)"
+        case .nothingToUndo(let id): return "nothing to undo: note \(shortID(id)) has only the command that created it"
         case .unknownEventType(let type, let known):
             return "unknown event type \"\(type)\"; use one of \(known.joined(separator: ", "))"
         case .line(let n, let reason): return "line \(n): \(reason); nothing was imported"

@@ -147,11 +147,17 @@ struct InterchangeMarkdownTests {
         #expect(note.body == "# A\n\none\n" && note.sourcePath == "a.md")
         #expect(try s.book.importMarkdown(from: dir).unchanged == 1)
         #expect(try s.book.note(id).body == "# A\n\none\n")
-        // Undo right after the import that created the note: still its file's.
+        // Undo right after the import that created the note: nothing to undo (as after `add`),
+        // and still its file's.
         try write(dir + "/b.md", "# B\n\nbee\n")
         #expect(try s.book.importMarkdown(from: dir).created == 1)
         let b = try #require(try s.allNotes().first { $0.title == "B" }).id
-        _ = try s.book.undo(b)
+        #expect {
+            try s.book.undo(b)
+        } throws: { error in
+            guard case NotesError.validation(.nothingToUndo(let which)) = error else { return false }
+            return which == b
+        }
         #expect(try s.book.note(b).sourcePath == "b.md")
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2))
         // An import that only found the file renamed is no command an undo stops at.
