@@ -106,6 +106,7 @@ public final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
             try Self.checkFileHoldsItsPages(path: path)
+            if !options.readOnly { try Self.allocateLockFile(path: path, maxReaders: options.maxReaders) }
             try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open \(path)")
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
@@ -187,6 +188,30 @@ public final class Environment: @unchecked Sendable {
             throw LMDBError(
                 code: .corrupted,
                 operation: "open \(path): data.mdb is \(st.st_size) bytes, cut short of the \(needed) its pages take")
+        }
+    }
+
+    /// Gives `lock.mdb` its disk blocks before LMDB maps it. LMDB sizes a new lock file with
+    /// `ftruncate`, which allocates nothing, then writes its header and reader slots through a
+    /// shared map: on a full disk the kernel has no page for that write and kills the process
+    /// with SIGBUS (before 2026-12-06 a first `add` on a full disk ended so, exit 5, "its data.mdb
+    /// may be damaged"). Allocated here first, a full disk is `ENOSPC`, "the disk is full". The
+    /// size is LMDB's own for `maxReaders` slots on 64-bit Linux (64 bytes a slot, 192 bytes of
+    /// header holding the first slot), so LMDB keeps the file as it finds it; a file already as
+    /// large has its holes (a lock file an older version left sparse) filled when there is room.
+    private static func allocateLockFile(path: String, maxReaders: UInt32) throws(LMDBError) {
+        let fd = open(path + "/lock.mdb", O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
+        // A lock file that cannot be opened so is left to LMDB, which names why.
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return }
+        let size = max(Int(st.st_size), (Int(max(maxReaders, 1)) - 1) * 64 + 192)
+        let rc = posix_fallocate(fd, 0, off_t(size))
+        // Only a lack of room for a file LMDB must grow is the error; a file system that cannot
+        // allocate ahead (EOPNOTSUPP, EINVAL) is left to LMDB as before.
+        if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG) && Int(st.st_size) < size {
+            throw LMDBError(rc, "allocate \(path)/lock.mdb")
         }
     }
 

@@ -50,6 +50,30 @@ struct ReliabilityDiskTests {
         #expect(try s.run(["list", "--json"], env: env).array().count == acknowledged.count + 2)
     }
 
+    @Test(
+        "a first add on a full filesystem: exit 1 'the disk is full' (not a SIGBUS in lock.mdb), and works once freed",
+        .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))
+    func newStoreOnFullFilesystem() throws {
+        let s = try Sandbox()
+        let small = s.path("small")
+        mkdir(small, 0o700)
+        try #require(system("mount -t tmpfs -o size=512k,mode=0700 tmpfs '\(small)'") == 0, "mount tmpfs failed")
+        defer { _ = system("umount '\(small)'") }
+        // Fill every block.
+        _ = system("dd if=/dev/zero of='\(small)/filler' bs=4k 2>/dev/null")
+        let env: [String: String?] = ["NOTES_STORE": small + "/store"]
+        let full = s.run(["add", "first", "--body", "small"], env: env)
+        #expect(full.code == 1, "\(full)")
+        #expect(full.stderr.contains("the disk is full"), "\(full.stderr)")
+        #expect(!full.stderr.contains("SIGBUS"), "\(full.stderr)")
+        #expect(full.stdout.isEmpty)
+        unlink(small + "/filler")
+        let after = s.run(["add", "first", "--body", "small"], env: env)
+        #expect(after.code == 0, "\(after)")
+        #expect(s.run(["verify"], env: env).code == 0)
+        #expect(try s.run(["list", "--json"], env: env).array().count == 1)
+    }
+
     /// Runs `notes args` under `ulimit -f blocks` (sh's units: 512 or 1024 bytes).
     static func underLimit(_ s: Sandbox, blocks: Int, _ args: [String]) -> CLIRun {
         s.run(["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", notesBinary] + args, executable: "/bin/sh")
