@@ -101,6 +101,34 @@ struct ReliabilityDiskTests {
         #expect(s.run("verify").code == 0)
     }
 
+    @Test("under ulimit -n 8: one clear line, exit 1 (not SIGILL); with only the soft limit that low, commands run")
+    func openFileLimit() throws {
+        let s = try Sandbox()
+        for i in 0..<5 { try s.add("note \(i)", "--body", "text \(i)") }
+        let export = s.path("export.jsonl")
+        #expect(s.run("export", "--output", export).code == 0)
+        let other = s.path("other")
+        func under(_ limit: String, _ args: [String], store: String) -> CLIRun {
+            s.run(
+                ["-c", "ulimit \(limit) && exec \"$0\" \"$@\"", notesBinary] + args, env: ["NOTES_STORE": store],
+                executable: "/bin/sh")
+        }
+        // Both limits (sh's `ulimit -n`): before 2026-12-06 an import and a rebuild died of SIGILL
+        // in the thread pool ("Illegal instruction", exit 132).
+        for (args, store) in [(["import", export], other), (["rebuild"], s.store), (["list"], s.store)] {
+            let r = under("-n 8", args, store: store)
+            ReliabilityInputTests.expectRefused(
+                r, 1, "\(args)", mentioning: "only 8 open files are allowed (ulimit -n), and notes needs 16")
+        }
+        #expect(!fileExists(other))
+        // The soft limit alone is raised.
+        let imported = under("-S -n 8", ["import", export], store: other)
+        #expect(imported.code == 0 && imported.line == "imported 5 events", "\(imported)")
+        #expect(under("-S -n 8", ["rebuild"], store: s.store).code == 0)
+        #expect(s.run("verify").code == 0)
+        #expect(s.run(["verify"], env: ["NOTES_STORE": other]).code == 0)
+    }
+
     @Test("export --output past ulimit -f: exit 1 'the disk is full', the old file intact, no temporary file")
     func exportPastLimit() throws {
         let s = try Sandbox()
