@@ -95,6 +95,19 @@ public final class EventStore: Sendable {
                 : "\(what), which cannot hold a store; move it out of the folder")
     }
 
+    /// What the entry at `path` (not a folder) is, in words: "a file", "a FIFO (named pipe)",
+    /// "a device" or "a socket". Before 2026-12-06 each was "a file" (`--store /dev/null`).
+    static func kind(of path: String) -> String {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return "not a folder" }
+        switch st.st_mode & S_IFMT {
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "a file"
+        }
+    }
+
     /// The current time in microseconds since the Unix epoch.
     public static let systemClock: @Sendable () -> Int64 = {
         var ts = timespec()
@@ -125,7 +138,7 @@ public final class EventStore: Sendable {
         let env: Environment
         try Self.checkDataFile(in: path)
         do { env = try Environment(path: path, options: configuration.environment) } catch {
-            if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is a file") }
+            if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is \(Self.kind(of: path))") }
             if error.code == .invalid || error.code == .versionMismatch {
                 // LMDB cannot tell a file of another kind from a store whose header pages are
                 // damaged: both are said.

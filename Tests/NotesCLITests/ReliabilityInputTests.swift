@@ -515,6 +515,24 @@ struct ReliabilityInputTests {
         #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
     }
 
+    @Test("a store path that is a file, a FIFO or a device is named for what it is, exit 5, for reads and writes")
+    func storePathKinds() throws {
+        let s = try Sandbox()
+        write(file: s.path("plain"), "text\n")
+        mkfifo(s.path("fifo"), 0o600)
+        for (store, what) in [
+            (s.path("plain"), "a file"), (s.path("fifo"), "a FIFO (named pipe)"), ("/dev/null", "a device"),
+        ] {
+            for args in [["list"], ["add", "X"]] {
+                // Before 2026-12-06 each was "(it is a file)".
+                Self.expectRefused(
+                    s.run(["--store", store] + args), 5, "\(what) \(args)",
+                    mentioning: "\(store) is not a notes store (it is \(what)); choose another path with --store")
+            }
+        }
+        #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
+    }
+
     @Test("a data.mdb that is a FIFO, a directory or a device is refused at once, named as such, never waited on")
     func dataFileNotAFile() throws {
         let s = try Sandbox()
