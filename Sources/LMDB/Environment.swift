@@ -64,6 +64,10 @@ public final class Environment: @unchecked Sendable {
     public let options: Options
     private let resizeLock: UnsafeMutablePointer<pthread_rwlock_t>
     private let restarts = Atomic<Int>(0)
+    /// The error of a map that could not be made (0 while the map is whole): a failed
+    /// `mdb_env_set_mapsize` (`ENOMEM` under `ulimit -v`) leaves LMDB with no map, and a
+    /// transaction begun then would read freed memory. Every transaction after it fails with it.
+    private let lostMap = Atomic<Int32>(0)
 
     /// Write bodies this environment ran again because the map turned out too small, since it
     /// was opened: what a write that grows the map ahead (``reserve(_:)``) keeps at zero.
@@ -363,7 +367,8 @@ public final class Environment: @unchecked Sendable {
         while true {
             pthread_rwlock_rdlock(resizeLock)
             var txn: OpaquePointer?
-            let rc = mdb_txn_begin(handle, nil, 0, &txn)
+            let lost = lostMap.load(ordering: .acquiring)
+            let rc = lost != 0 ? lost : mdb_txn_begin(handle, nil, 0, &txn)
             if rc == MDB_MAP_RESIZED {
                 pthread_rwlock_unlock(resizeLock)
                 adoptGrownMap()
@@ -422,11 +427,15 @@ public final class Environment: @unchecked Sendable {
     /// When another process grew the map, every transaction start fails with
     /// `MDB_MAP_RESIZED` until this process adopts the new size, so adopt it and retry.
     private func beginHoldingSharedLock(_ flags: UInt32, _ txn: inout OpaquePointer?) -> Int32 {
+        let lost = lostMap.load(ordering: .acquiring)
+        if lost != 0 { return lost }
         var rc = mdb_txn_begin(handle, nil, flags, &txn)
         while rc == MDB_MAP_RESIZED {
             pthread_rwlock_unlock(resizeLock)
             adoptGrownMap()
             pthread_rwlock_rdlock(resizeLock)
+            let lost = lostMap.load(ordering: .acquiring)
+            if lost != 0 { return lost }
             rc = mdb_txn_begin(handle, nil, flags, &txn)
         }
         return rc
@@ -454,6 +463,7 @@ public final class Environment: @unchecked Sendable {
     private func growMap() throws(LMDBError) {
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
+        try checkMapIsWhole()
         let current = mapSize
         guard current < options.maxMapSize else {
             throw LMDBError(code: .mapFull, operation: "grow map past its cap of \(options.maxMapSize) bytes")
@@ -468,11 +478,18 @@ public final class Environment: @unchecked Sendable {
         guard bytes > 0, !options.readOnly else { return }
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
+        try checkMapIsWhole()
         let (needed, overflow) = usedBytes.addingReportingOverflow(bytes)
         let wanted = overflow ? options.maxMapSize : min(options.maxMapSize, needed)
         guard wanted > mapSize else { return }
         // Whole MiB: LMDB rounds to pages anyway, and a round size reads better in `stats`.
         try setMapSize(min(options.maxMapSize, (wanted + (1 << 20) - 1) & ~((1 << 20) - 1)))
+    }
+
+    /// Throws the error that lost the map, if one did: LMDB's sizes then point into freed memory.
+    private func checkMapIsWhole() throws(LMDBError) {
+        let lost = lostMap.load(ordering: .acquiring)
+        if lost != 0 { throw LMDBError(lost, "map the store") }
     }
 
     /// Sets the map size; the caller holds the exclusive lock.
@@ -481,7 +498,9 @@ public final class Environment: @unchecked Sendable {
         if let injected = faults.withLock({ $0 }).failure(.growth) {
             throw LMDBError(injected, "mdb_env_set_mapsize")
         }
-        try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")
+        let rc = mdb_env_set_mapsize(handle, size)
+        if rc != MDB_SUCCESS { lostMap.store(rc, ordering: .releasing) }
+        try check(rc, "mdb_env_set_mapsize (\(size >> 20) MiB)")
     }
 
     /// Another process grew the map: adopt its size (LMDB reads it from the file when 0 is set).
@@ -489,7 +508,8 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
         forgetMapRange()
-        mdb_env_set_mapsize(handle, 0)
+        let rc = mdb_env_set_mapsize(handle, 0)
+        if rc != MDB_SUCCESS { lostMap.store(rc, ordering: .releasing) }
     }
 
     // MARK: Resident memory
