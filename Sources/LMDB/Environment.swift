@@ -211,9 +211,12 @@ public final class Environment: @unchecked Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return }
         let size = max(Int(st.st_size), (Int(max(maxReaders, 1)) - 1) * 64 + 192)
-        let rc = posix_fallocate(fd, 0, off_t(size))
-        // Only a lack of room for a file LMDB must grow is the error; a file system that cannot
-        // allocate ahead (EOPNOTSUPP, EINVAL) is left to LMDB as before.
+        // fallocate(2), not posix_fallocate: where a file system cannot allocate ahead, glibc's
+        // posix_fallocate writes a zero byte into each block it reads as zero, and could so
+        // overwrite a reader slot another process just wrote. Such a file system is left to
+        // LMDB as before (EOPNOTSUPP).
+        let rc = notes_allocate(fd, off_t(size))
+        // Only a lack of room for a file LMDB must grow is the error.
         if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG) && Int(st.st_size) < size {
             throw LMDBError(rc, "allocate \(path)/lock.mdb")
         }
