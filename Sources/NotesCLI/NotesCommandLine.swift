@@ -14,6 +14,12 @@ public enum NotesCommandLine {
             "notes: error: stopped by a fault reading the store: its data.mdb may be damaged; run `notes verify`, "
                 + "and if that stops too, restore the store from a backup or save its events with "
                 + "`notes export --output FILE` and import them into a new store", ExitCode.storeUnusable.rawValue)
+        // Before 2026-12-06 an allocation that failed past `ulimit -v` (a large import) was said
+        // to be a damaged data.mdb, exit 5.
+        notes_set_memory_fault_message(
+            "notes: error: stopped for want of memory under the limit on virtual memory (`ulimit -v`): raise the "
+                + "limit and run the command again (what the command was writing was not kept; if it stops so "
+                + "with no limit, run `notes verify`)", ExitCode.failure.rawValue)
     }
 
     public static func main() -> Int32 {

@@ -129,6 +129,60 @@ struct ReliabilityDiskTests {
         #expect(s.run(["verify"], env: ["NOTES_STORE": other]).code == 0)
     }
 
+    @Test("an abort under ulimit -v is said to be want of memory (exit 1), not a damaged data.mdb (exit 5)")
+    func abortUnderMemoryLimit() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept", "--body", "text\n")
+        let started = s.path("started")
+        // An editor that waits: `notes edit` is then a live process to signal, as an import is
+        // when its allocation fails (the Swift runtime aborts with "failed to allocate").
+        let editor = s.script("waiting-editor", "touch '\(started)'\nexec sleep 20\n")
+        for (limit, code, text) in [
+            ("ulimit -v 16000000 && ", Int32(1), "stopped for want of memory under the limit on virtual memory"),
+            ("", Int32(5), "stopped by a fault reading the store"),
+        ] {
+            unlink(started)
+            // A shell starts a program with no signal blocked; the test's thread may block some.
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var unblocked = sigset_t()
+            sigemptyset(&unblocked)
+            posix_spawnattr_setsigmask(&attributes, &unblocked)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            let errors = s.path("io/abort-\(code).err")
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            var vars = s.environment
+            vars["EDITOR"] = editor
+            vars["VISUAL"] = nil
+            var pid: pid_t = 0
+            let rc = withCStrings(["/bin/sh", "-c", limit + "exec \"$0\" edit \"$1\"", notesBinary, id]) { a in
+                withCStrings(vars.map { "\($0.key)=\($0.value)" }) { e in
+                    posix_spawn(&pid, "/bin/sh", &actions, &attributes, a, e)
+                }
+            }
+            try #require(rc == 0, "posix_spawn failed: \(rc)")
+            var waited = 0
+            while !fileExists(started) && waited < 20_000 {
+                usleep(1_000)
+                waited += 1
+            }
+            #expect(fileExists(started), "the editor started")
+            kill(pid, SIGABRT)
+            #expect(waitForExit(pid, seconds: 30) == code, "\(limit)")
+            let said = String(decoding: read(file: errors), as: UTF8.self)
+            #expect(said.hasPrefix("notes: error: " + text) && said.hasSuffix(" (SIGABRT)\n"), "\(said)")
+        }
+        let note = try s.object("show", id)
+        #expect(note["body"] as? String == "text\n" && note["version"] as? Int == 1)
+        #expect(s.run("verify").code == 0)
+    }
+
     @Test("export --output past ulimit -f: exit 1 'the disk is full', the old file intact, no temporary file")
     func exportPastLimit() throws {
         let s = try Sandbox()
