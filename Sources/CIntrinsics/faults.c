@@ -3,11 +3,15 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static char fault_message[512];
 static size_t fault_length;
 static int fault_code = 5;
+static char memory_message[512];
+static size_t memory_length;
+static int memory_code = 1;
 
 static void write_all(const char *text, size_t count) {
     while (count > 0) {
@@ -20,6 +24,15 @@ static void write_all(const char *text, size_t count) {
 
 static void on_fault(int sig) {
     const char *name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "SIGABRT";
+    /* Under a limit on address space (ulimit -v) an abort is most likely the Swift runtime's
+       "failed to allocate" (malloc returns NULL there; without a limit the kernel's OOM killer
+       sends SIGKILL instead), not damage: getrlimit(2) is a plain system call. */
+    struct rlimit limit;
+    if (sig == SIGABRT && memory_length > 0 && getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        write_all(memory_message, memory_length);
+        write_all(" (SIGABRT)\n", 11);
+        _exit(memory_code);
+    }
     write_all(fault_message, fault_length);
     write_all(" (", 2);
     write_all(name, strlen(name));
@@ -43,4 +56,11 @@ void notes_install_fault_handlers(const char *message, int code) {
     sigaction(SIGSEGV, &action, NULL);
     sigaction(SIGBUS, &action, NULL);
     sigaction(SIGABRT, &action, NULL);
+}
+
+void notes_set_memory_fault_message(const char *message, int code) {
+    memory_length = strlen(message);
+    if (memory_length >= sizeof memory_message) memory_length = sizeof memory_message - 1;
+    memcpy(memory_message, message, memory_length);
+    memory_code = code;
 }

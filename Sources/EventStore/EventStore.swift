@@ -47,12 +47,22 @@ public final class EventStore: Sendable {
     /// anything there: a symbolic link to nothing (LMDB would create the file it names, or fail
     /// with a bare "No such file or directory", and a read took the folder for one without a
     /// store yet), a FIFO (its open would wait for a writer for good), a directory, a device or a
-    /// socket. A link to a regular file is the store's file, as LMDB reads it.
+    /// socket. A link to a regular file is the store's file, as LMDB reads it. A `lock.mdb` of
+    /// those kinds is refused too, saying to remove it (LMDB makes a new one): before 2026-12-06
+    /// it was "storage error: mdb_env_open DIR: Illegal seek" (a FIFO), "Is a directory",
+    /// "Invalid argument" (a device) or "No such file or directory" (a dangling link), naming
+    /// neither the file nor what to do.
     static func checkDataFile(in path: String) throws(StoreError) {
-        let file = path + "/data.mdb"
+        try checkStoreFile(path + "/data.mdb", isLock: false)
+        try checkStoreFile(path + "/lock.mdb", isLock: true)
+    }
+
+    private static func checkStoreFile(_ file: String, isLock: Bool) throws(StoreError) {
         var entry = stat()
         guard lstat(file, &entry) == 0 else { return }
         var kind = entry.st_mode & S_IFMT
+        // What to do about a lock file: no data is in it, and LMDB makes a new one.
+        let removeLock = "remove it (it holds no data; a new one is made)"
         if kind == S_IFLNK {
             var target = stat()
             guard stat(file, &target) == 0 else {
@@ -64,8 +74,8 @@ public final class EventStore: Sendable {
                     n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "nothing"
                 throw .unusableDataFile(
                     file: file,
-                    detail: "a dangling symbolic link to \(to), which does not exist (nothing was created); restore "
-                        + "the file it points to")
+                    detail: "a dangling symbolic link to \(to), which does not exist (nothing was created); "
+                        + (isLock ? removeLock : "restore the file it points to"))
             }
             kind = target.st_mode & S_IFMT
         }
@@ -79,7 +89,23 @@ public final class EventStore: Sendable {
         default: what = "not a regular file"
         }
         throw .unusableDataFile(
-            file: file, detail: "\(what), which cannot hold a store; move it out of the folder")
+            file: file,
+            detail: isLock
+                ? "\(what), which cannot be the store's lock file; \(removeLock)"
+                : "\(what), which cannot hold a store; move it out of the folder")
+    }
+
+    /// What the entry at `path` (not a folder) is, in words: "a file", "a FIFO (named pipe)",
+    /// "a device" or "a socket". Before 2026-12-06 each was "a file" (`--store /dev/null`).
+    static func kind(of path: String) -> String {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return "not a folder" }
+        switch st.st_mode & S_IFMT {
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "a file"
+        }
     }
 
     /// The current time in microseconds since the Unix epoch.
@@ -112,7 +138,7 @@ public final class EventStore: Sendable {
         let env: Environment
         try Self.checkDataFile(in: path)
         do { env = try Environment(path: path, options: configuration.environment) } catch {
-            if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is a file") }
+            if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is \(Self.kind(of: path))") }
             if error.code == .invalid || error.code == .versionMismatch {
                 // LMDB cannot tell a file of another kind from a store whose header pages are
                 // damaged: both are said.

@@ -82,6 +82,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                     "permission denied on the store (\(e.operation)); check the owner and mode of the store directory"
             case .readOnlyFileSystem:
                 return "the store is on a read-only file system"
+            case .outOfMemory:
+                // Before 2026-12-06: "storage error: mdb_env_set_mapsize: Cannot allocate memory", exit 5.
+                return
+                    "not enough memory to map the store (\(e.operation)): it is mapped whole, and grows; raise the "
+                    + "limit on virtual memory (`ulimit -v`) or close other programs, and try again (nothing was written)"
             case .mapFull:
                 return "the store reached its size cap (\(e.operation)); raise the cap or free space"
             case .corrupted, .invalid, .panic, .versionMismatch, .pageNotFound:

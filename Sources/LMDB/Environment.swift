@@ -64,6 +64,10 @@ public final class Environment: @unchecked Sendable {
     public let options: Options
     private let resizeLock: UnsafeMutablePointer<pthread_rwlock_t>
     private let restarts = Atomic<Int>(0)
+    /// The error of a map that could not be made (0 while the map is whole): a failed
+    /// `mdb_env_set_mapsize` (`ENOMEM` under `ulimit -v`) leaves LMDB with no map, and a
+    /// transaction begun then would read freed memory. Every transaction after it fails with it.
+    private let lostMap = Atomic<Int32>(0)
 
     /// Write bodies this environment ran again because the map turned out too small, since it
     /// was opened: what a write that grows the map ahead (``reserve(_:)``) keeps at zero.
@@ -106,6 +110,7 @@ public final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
             try Self.checkFileHoldsItsPages(path: path)
+            if !options.readOnly { try Self.allocateLockFile(path: path, maxReaders: options.maxReaders) }
             try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open \(path)")
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
@@ -187,6 +192,33 @@ public final class Environment: @unchecked Sendable {
             throw LMDBError(
                 code: .corrupted,
                 operation: "open \(path): data.mdb is \(st.st_size) bytes, cut short of the \(needed) its pages take")
+        }
+    }
+
+    /// Gives `lock.mdb` its disk blocks before LMDB maps it. LMDB sizes a new lock file with
+    /// `ftruncate`, which allocates nothing, then writes its header and reader slots through a
+    /// shared map: on a full disk the kernel has no page for that write and kills the process
+    /// with SIGBUS (before 2026-12-06 a first `add` on a full disk ended so, exit 5, "its data.mdb
+    /// may be damaged"). Allocated here first, a full disk is `ENOSPC`, "the disk is full". The
+    /// size is LMDB's own for `maxReaders` slots on 64-bit Linux (64 bytes a slot, 192 bytes of
+    /// header holding the first slot), so LMDB keeps the file as it finds it; a file already as
+    /// large has its holes (a lock file an older version left sparse) filled when there is room.
+    private static func allocateLockFile(path: String, maxReaders: UInt32) throws(LMDBError) {
+        let fd = open(path + "/lock.mdb", O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o600)
+        // A lock file that cannot be opened so is left to LMDB, which names why.
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return }
+        let size = max(Int(st.st_size), (Int(max(maxReaders, 1)) - 1) * 64 + 192)
+        // fallocate(2), not posix_fallocate: where a file system cannot allocate ahead, glibc's
+        // posix_fallocate writes a zero byte into each block it reads as zero, and could so
+        // overwrite a reader slot another process just wrote. Such a file system is left to
+        // LMDB as before (EOPNOTSUPP).
+        let rc = notes_allocate(fd, off_t(size))
+        // Only a lack of room for a file LMDB must grow is the error.
+        if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG) && Int(st.st_size) < size {
+            throw LMDBError(rc, "allocate \(path)/lock.mdb")
         }
     }
 
@@ -338,7 +370,8 @@ public final class Environment: @unchecked Sendable {
         while true {
             pthread_rwlock_rdlock(resizeLock)
             var txn: OpaquePointer?
-            let rc = mdb_txn_begin(handle, nil, 0, &txn)
+            let lost = lostMap.load(ordering: .acquiring)
+            let rc = lost != 0 ? lost : mdb_txn_begin(handle, nil, 0, &txn)
             if rc == MDB_MAP_RESIZED {
                 pthread_rwlock_unlock(resizeLock)
                 adoptGrownMap()
@@ -397,11 +430,15 @@ public final class Environment: @unchecked Sendable {
     /// When another process grew the map, every transaction start fails with
     /// `MDB_MAP_RESIZED` until this process adopts the new size, so adopt it and retry.
     private func beginHoldingSharedLock(_ flags: UInt32, _ txn: inout OpaquePointer?) -> Int32 {
+        let lost = lostMap.load(ordering: .acquiring)
+        if lost != 0 { return lost }
         var rc = mdb_txn_begin(handle, nil, flags, &txn)
         while rc == MDB_MAP_RESIZED {
             pthread_rwlock_unlock(resizeLock)
             adoptGrownMap()
             pthread_rwlock_rdlock(resizeLock)
+            let lost = lostMap.load(ordering: .acquiring)
+            if lost != 0 { return lost }
             rc = mdb_txn_begin(handle, nil, flags, &txn)
         }
         return rc
@@ -429,6 +466,7 @@ public final class Environment: @unchecked Sendable {
     private func growMap() throws(LMDBError) {
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
+        try checkMapIsWhole()
         let current = mapSize
         guard current < options.maxMapSize else {
             throw LMDBError(code: .mapFull, operation: "grow map past its cap of \(options.maxMapSize) bytes")
@@ -443,11 +481,18 @@ public final class Environment: @unchecked Sendable {
         guard bytes > 0, !options.readOnly else { return }
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
+        try checkMapIsWhole()
         let (needed, overflow) = usedBytes.addingReportingOverflow(bytes)
         let wanted = overflow ? options.maxMapSize : min(options.maxMapSize, needed)
         guard wanted > mapSize else { return }
         // Whole MiB: LMDB rounds to pages anyway, and a round size reads better in `stats`.
         try setMapSize(min(options.maxMapSize, (wanted + (1 << 20) - 1) & ~((1 << 20) - 1)))
+    }
+
+    /// Throws the error that lost the map, if one did: LMDB's sizes then point into freed memory.
+    private func checkMapIsWhole() throws(LMDBError) {
+        let lost = lostMap.load(ordering: .acquiring)
+        if lost != 0 { throw LMDBError(lost, "map the store") }
     }
 
     /// Sets the map size; the caller holds the exclusive lock.
@@ -456,7 +501,9 @@ public final class Environment: @unchecked Sendable {
         if let injected = faults.withLock({ $0 }).failure(.growth) {
             throw LMDBError(injected, "mdb_env_set_mapsize")
         }
-        try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")
+        let rc = mdb_env_set_mapsize(handle, size)
+        if rc != MDB_SUCCESS { lostMap.store(rc, ordering: .releasing) }
+        try check(rc, "mdb_env_set_mapsize (\(size >> 20) MiB)")
     }
 
     /// Another process grew the map: adopt its size (LMDB reads it from the file when 0 is set).
@@ -464,7 +511,8 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_wrlock(resizeLock)
         defer { pthread_rwlock_unlock(resizeLock) }
         forgetMapRange()
-        mdb_env_set_mapsize(handle, 0)
+        let rc = mdb_env_set_mapsize(handle, 0)
+        if rc != MDB_SUCCESS { lostMap.store(rc, ordering: .releasing) }
     }
 
     // MARK: Resident memory

@@ -56,6 +56,8 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         public static let fileTooLarge = Code(rawValue: EFBIG)
         /// The disk quota was exceeded. The corresponding C error is `EDQUOT`.
         public static let quotaExceeded = Code(rawValue: EDQUOT)
+        /// No memory, or no address space, for the map. The corresponding C error is `ENOMEM`.
+        public static let outOfMemory = Code(rawValue: ENOMEM)
     }
 
     /// The liblmdb or errno code.

@@ -95,7 +95,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .conflict: return CLIError(e.description, code: .conflict)
             case .invalidStreamName, .invalidEventType, .duplicateEventID: return CLIError(e.description, code: .usage)
             case .rebuildSuperseded, .projectionsChanged, .unexpected: return CLIError(e.description, code: .failure)
-            case .storage(let l) where l.isOutOfSpace: return CLIError(e.description, code: .failure)
+            case .storage(let l) where l.isOutOfSpace || l.code == .outOfMemory:
+                return CLIError(e.description, code: .failure)
             case .storage(let l) where l.code == .readOnlyFileSystem:
                 return CLIError(e.description + "; choose a writable store with --store", code: .storeUnusable)
             case .damaged:

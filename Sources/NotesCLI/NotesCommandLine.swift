@@ -14,9 +14,19 @@ public enum NotesCommandLine {
             "notes: error: stopped by a fault reading the store: its data.mdb may be damaged; run `notes verify`, "
                 + "and if that stops too, restore the store from a backup or save its events with "
                 + "`notes export --output FILE` and import them into a new store", ExitCode.storeUnusable.rawValue)
+        // Before 2026-12-06 an allocation that failed past `ulimit -v` (a large import) was said
+        // to be a damaged data.mdb, exit 5.
+        notes_set_memory_fault_message(
+            "notes: error: stopped for want of memory under the limit on virtual memory (`ulimit -v`): raise the "
+                + "limit and run the command again (what the command was writing was not kept; if it stops so "
+                + "with no limit, run `notes verify`)", ExitCode.failure.rawValue)
     }
 
     public static func main() -> Int32 {
+        if let problem = makeRoomForOpenFiles() {
+            Terminal(environment: [:]).error(problem)
+            return ExitCode.failure.rawValue
+        }
         var args: [String] = []
         for i in 1..<Int(CommandLine.argc) {
             guard let p = CommandLine.unsafeArgv[i] else { continue }
@@ -46,6 +56,32 @@ public enum NotesCommandLine {
             e += 1
         }
         return run(arguments: args, environment: env)
+    }
+
+    /// The fewest open files `notes` runs with: its store's files, a file it reads or writes,
+    /// and the descriptors the thread pool of an import, a rebuild or a search opens.
+    static let fewestOpenFiles: rlim_t = 16
+
+    /// Raises the soft limit on open files (`ulimit -S -n`) to 1024, or to the hard limit when
+    /// that is lower, and says what is wrong when fewer than ``fewestOpenFiles`` are allowed even
+    /// then. Below about 10, the thread pool an import, a rebuild or a search starts could not
+    /// open its epoll descriptor and killed the process with SIGILL ("Illegal instruction",
+    /// exit 132: libdispatch's own crash), and other commands failed with "Too many open files"
+    /// called a damaged store (exit 5) or refused files (exit 2); before 2026-12-06 `ulimit -n 8`
+    /// did that to every import.
+    static func makeRoomForOpenFiles() -> String? {
+        var limit = rlimit()
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0 else { return nil }
+        let wanted: rlim_t = 1024
+        if limit.rlim_cur < wanted {
+            var raised = limit
+            raised.rlim_cur = min(wanted, limit.rlim_max)
+            if raised.rlim_cur > limit.rlim_cur, setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        guard limit.rlim_cur < fewestOpenFiles else { return nil }
+        return "only \(limit.rlim_cur) open files are allowed (ulimit -n), and notes needs \(fewestOpenFiles); "
+            + "raise the limit with `ulimit -n 1024` and run the command again"
     }
 
     /// Runs the tool with the given arguments (without the program name) and environment.

@@ -17,6 +17,14 @@ struct StoreFormatTests {
         }
     }
 
+    @Test("no memory for the map (ulimit -v) says so and what to do, not a bare storage error")
+    func mapOutOfMemory() {
+        let text = StoreError.storage(LMDBError(code: .outOfMemory, operation: "mdb_env_set_mapsize (512 MiB)"))
+            .description
+        #expect(text.hasPrefix("not enough memory to map the store (mdb_env_set_mapsize (512 MiB))"), "\(text)")
+        #expect(text.contains("ulimit -v"), "\(text)")
+    }
+
     @Test("a store of a newer format is refused and its data file is left byte for byte")
     func newerFormat() throws {
         let tmp = TemporaryDirectory()

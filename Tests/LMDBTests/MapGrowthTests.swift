@@ -17,6 +17,36 @@ struct MapGrowthTests {
         (0..<size).map { UInt8(truncatingIfNeeded: Int(n) &+ $0) }
     }
 
+    @Test("a map that cannot be made (ENOMEM): every later transaction fails with it, none reads freed memory")
+    func mapThatCannotBeMade() throws {
+        let tmp = TemporaryDirectory()
+        do {
+            let env = try tinyEnvironment(tmp, cap: Int.max)
+            let db = try env.openDatabase("blobs", flags: [.create])
+            try env.write { txn throws in try txn.put(db, key: key(1), value: value(1, size: 100)) }
+            // 256 TiB: more than a process's address space, as a map past `ulimit -v` is.
+            let grown = #expect(throws: LMDBError.self) { try env.reserve(1 << 48) }
+            #expect(grown?.code == .outOfMemory)
+            // Before 2026-12-06 LMDB was left with no map, and these read freed memory (SIGSEGV).
+            for attempt in 0..<2 {
+                let read = #expect(throws: LMDBError.self) { try env.read { txn throws in try txn.count(db) } }
+                #expect(read?.code == .outOfMemory, "\(attempt)")
+                let write = #expect(throws: LMDBError.self) {
+                    try env.write { txn throws in try txn.put(db, key: key(2), value: value(2, size: 100)) }
+                }
+                #expect(write?.code == .outOfMemory, "\(attempt)")
+                #expect(throws: LMDBError.self) { try env.reserve(1 << 20) }
+            }
+        }
+        // The file is whole: a new environment reads it.
+        let env = try tinyEnvironment(tmp)
+        let db = try env.openDatabase("blobs")
+        try env.read { txn throws in
+            #expect(try txn.count(db) == 1)
+            #expect(try txn.get(db, key: key(1)) == value(1, size: 100))
+        }
+    }
+
     @Test("several MB in many small transactions")
     func manyTransactions() throws {
         let tmp = TemporaryDirectory()

@@ -50,6 +50,30 @@ struct ReliabilityDiskTests {
         #expect(try s.run(["list", "--json"], env: env).array().count == acknowledged.count + 2)
     }
 
+    @Test(
+        "a first add on a full filesystem: exit 1 'the disk is full' (not a SIGBUS in lock.mdb), and works once freed",
+        .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))
+    func newStoreOnFullFilesystem() throws {
+        let s = try Sandbox()
+        let small = s.path("small")
+        mkdir(small, 0o700)
+        try #require(system("mount -t tmpfs -o size=512k,mode=0700 tmpfs '\(small)'") == 0, "mount tmpfs failed")
+        defer { _ = system("umount '\(small)'") }
+        // Fill every block.
+        _ = system("dd if=/dev/zero of='\(small)/filler' bs=4k 2>/dev/null")
+        let env: [String: String?] = ["NOTES_STORE": small + "/store"]
+        let full = s.run(["add", "first", "--body", "small"], env: env)
+        #expect(full.code == 1, "\(full)")
+        #expect(full.stderr.contains("the disk is full"), "\(full.stderr)")
+        #expect(!full.stderr.contains("SIGBUS"), "\(full.stderr)")
+        #expect(full.stdout.isEmpty)
+        unlink(small + "/filler")
+        let after = s.run(["add", "first", "--body", "small"], env: env)
+        #expect(after.code == 0, "\(after)")
+        #expect(s.run(["verify"], env: env).code == 0)
+        #expect(try s.run(["list", "--json"], env: env).array().count == 1)
+    }
+
     /// Runs `notes args` under `ulimit -f blocks` (sh's units: 512 or 1024 bytes).
     static func underLimit(_ s: Sandbox, blocks: Int, _ args: [String]) -> CLIRun {
         s.run(["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", notesBinary] + args, executable: "/bin/sh")
@@ -74,6 +98,88 @@ struct ReliabilityDiskTests {
         #expect(s.run("verify").code == 0)
         #expect(try s.titles("--all").count == 30)
         #expect(s.run("add", "big", "--body-file", s.path("body.txt")).code == 0)
+        #expect(s.run("verify").code == 0)
+    }
+
+    @Test("under ulimit -n 8: one clear line, exit 1 (not SIGILL); with only the soft limit that low, commands run")
+    func openFileLimit() throws {
+        let s = try Sandbox()
+        for i in 0..<5 { try s.add("note \(i)", "--body", "text \(i)") }
+        let export = s.path("export.jsonl")
+        #expect(s.run("export", "--output", export).code == 0)
+        let other = s.path("other")
+        func under(_ limit: String, _ args: [String], store: String) -> CLIRun {
+            s.run(
+                ["-c", "ulimit \(limit) && exec \"$0\" \"$@\"", notesBinary] + args, env: ["NOTES_STORE": store],
+                executable: "/bin/sh")
+        }
+        // Both limits (sh's `ulimit -n`): before 2026-12-06 an import and a rebuild died of SIGILL
+        // in the thread pool ("Illegal instruction", exit 132).
+        for (args, store) in [(["import", export], other), (["rebuild"], s.store), (["list"], s.store)] {
+            let r = under("-n 8", args, store: store)
+            ReliabilityInputTests.expectRefused(
+                r, 1, "\(args)", mentioning: "only 8 open files are allowed (ulimit -n), and notes needs 16")
+        }
+        #expect(!fileExists(other))
+        // The soft limit alone is raised.
+        let imported = under("-S -n 8", ["import", export], store: other)
+        #expect(imported.code == 0 && imported.line == "imported 5 events", "\(imported)")
+        #expect(under("-S -n 8", ["rebuild"], store: s.store).code == 0)
+        #expect(s.run("verify").code == 0)
+        #expect(s.run(["verify"], env: ["NOTES_STORE": other]).code == 0)
+    }
+
+    @Test("an abort under ulimit -v is said to be want of memory (exit 1), not a damaged data.mdb (exit 5)")
+    func abortUnderMemoryLimit() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept", "--body", "text\n")
+        let started = s.path("started")
+        // An editor that waits: `notes edit` is then a live process to signal, as an import is
+        // when its allocation fails (the Swift runtime aborts with "failed to allocate").
+        let editor = s.script("waiting-editor", "touch '\(started)'\nexec sleep 20\n")
+        for (limit, code, text) in [
+            ("ulimit -v 16000000 && ", Int32(1), "stopped for want of memory under the limit on virtual memory"),
+            ("", Int32(5), "stopped by a fault reading the store"),
+        ] {
+            unlink(started)
+            // A shell starts a program with no signal blocked; the test's thread may block some.
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var unblocked = sigset_t()
+            sigemptyset(&unblocked)
+            posix_spawnattr_setsigmask(&attributes, &unblocked)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            let errors = s.path("io/abort-\(code).err")
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            var vars = s.environment
+            vars["EDITOR"] = editor
+            vars["VISUAL"] = nil
+            var pid: pid_t = 0
+            let rc = withCStrings(["/bin/sh", "-c", limit + "exec \"$0\" edit \"$1\"", notesBinary, id]) { a in
+                withCStrings(vars.map { "\($0.key)=\($0.value)" }) { e in
+                    posix_spawn(&pid, "/bin/sh", &actions, &attributes, a, e)
+                }
+            }
+            try #require(rc == 0, "posix_spawn failed: \(rc)")
+            var waited = 0
+            while !fileExists(started) && waited < 20_000 {
+                usleep(1_000)
+                waited += 1
+            }
+            #expect(fileExists(started), "the editor started")
+            kill(pid, SIGABRT)
+            #expect(waitForExit(pid, seconds: 30) == code, "\(limit)")
+            let said = String(decoding: read(file: errors), as: UTF8.self)
+            #expect(said.hasPrefix("notes: error: " + text) && said.hasSuffix(" (SIGABRT)\n"), "\(said)")
+        }
+        let note = try s.object("show", id)
+        #expect(note["body"] as? String == "text\n" && note["version"] as? Int == 1)
         #expect(s.run("verify").code == 0)
     }
 

@@ -525,6 +525,24 @@ struct ReliabilityInputTests {
         #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
     }
 
+    @Test("a store path that is a file, a FIFO or a device is named for what it is, exit 5, for reads and writes")
+    func storePathKinds() throws {
+        let s = try Sandbox()
+        write(file: s.path("plain"), "text\n")
+        mkfifo(s.path("fifo"), 0o600)
+        for (store, what) in [
+            (s.path("plain"), "a file"), (s.path("fifo"), "a FIFO (named pipe)"), ("/dev/null", "a device"),
+        ] {
+            for args in [["list"], ["add", "X"]] {
+                // Before 2026-12-06 each was "(it is a file)".
+                Self.expectRefused(
+                    s.run(["--store", store] + args), 5, "\(what) \(args)",
+                    mentioning: "\(store) is not a notes store (it is \(what)); choose another path with --store")
+            }
+        }
+        #expect(String(decoding: read(file: s.path("plain")), as: UTF8.self) == "text\n")
+    }
+
     @Test("a data.mdb that is a FIFO, a directory or a device is refused at once, named as such, never waited on")
     func dataFileNotAFile() throws {
         let s = try Sandbox()
@@ -550,6 +568,40 @@ struct ReliabilityInputTests {
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: store) == ["data.mdb"], "\(name): no lock.mdb")
         }
+    }
+
+    @Test("a lock.mdb that is a FIFO, a directory, a device or a dangling link is named, exit 5; removed, all is back")
+    func lockFileNotAFile() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept", "--body", "text")
+        let lock = s.store + "/lock.mdb"
+        for (name, make, what) in [
+            (
+                "fifo", { (path: String) in mkfifo(path, 0o600) },
+                "a FIFO (named pipe), which cannot be the store's lock file"
+            ),
+            ("directory", { path in mkdir(path, 0o700) }, "a directory, which cannot be the store's lock file"),
+            ("device", { path in symlink("/dev/null", path) }, "a device, which cannot be the store's lock file"),
+            (
+                "dangling link", { path in symlink("/nonexistent/lock", path) },
+                "a dangling symbolic link to /nonexistent/lock"
+            ),
+        ] {
+            #expect(unlink(lock) == 0, "\(name)")
+            #expect(make(lock) == 0, "\(name)")
+            for args in [["list"], ["verify"], ["add", "X"]] {
+                // Before 2026-12-06: "storage error: mdb_env_open DIR: Illegal seek" (a FIFO), "Is a
+                // directory", "Invalid argument" (a device), "No such file or directory" (the link).
+                Self.expectRefused(
+                    s.run(args), 5, "\(name) \(args)",
+                    mentioning: "the store file \(lock) is \(what)")
+                #expect(s.run(args).stderr.contains("remove it (it holds no data; a new one is made)"), "\(name)")
+            }
+            #expect(rmdir(lock) == 0 || unlink(lock) == 0, "\(name)")
+            #expect(s.run("show", id).code == 0, "\(name)")
+        }
+        #expect(s.run("verify").code == 0)
+        #expect(try s.titles() == ["Kept"])
     }
 
     @Test("a data.mdb that is a dangling symbolic link is named as one, exit 5, for reads and writes; nothing made")

@@ -8,4 +8,8 @@
 /// overflow is reported too). For the command-line programs only, never for a library's host.
 void notes_install_fault_handlers(const char *message, int code);
 
+/// Makes a SIGABRT under a limit on address space (`ulimit -v`), where it is most likely an
+/// allocation that failed, end the process with `message` and `code` instead.
+void notes_set_memory_fault_message(const char *message, int code);
+
 #endif
