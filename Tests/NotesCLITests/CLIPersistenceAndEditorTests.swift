@@ -204,41 +204,11 @@ struct CLIPersistenceAndEditorTests {
         for (signal, group, expected) in [(SIGHUP, false, 129), (SIGTERM, false, 143), (SIGINT, true, 1)] {
             unlink(started)
             // In a process group of its own, as a shell's job is: a terminal's Ctrl-C reaches the group.
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            posix_spawnattr_setpgroup(&attributes, 0)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for s in [SIGINT, SIGHUP, SIGTERM] { sigaddset(&defaults, s) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            // A shell starts a program with no signal blocked; the test's thread may block some.
-            var unblocked = sigset_t()
-            sigemptyset(&unblocked)
-            posix_spawnattr_setsigmask(&attributes, &unblocked)
-            posix_spawnattr_setflags(
-                &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             let errors = s.path("io/signal-\(signal).err")
-            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             var vars = s.environment
             vars["EDITOR"] = editor
-            var pid: pid_t = 0
-            let rc = withCStrings([notesBinary, "edit", id]) { a in
-                withCStrings(vars.map { "\($0.key)=\($0.value)" }) { e in
-                    posix_spawn(&pid, notesBinary, &actions, &attributes, a, e)
-                }
-            }
-            try #require(rc == 0, "posix_spawn failed: \(rc)")
-            var waited = 0
-            while !fileExists(started) && waited < 20_000 {
-                usleep(1_000)
-                waited += 1
-            }
+            let pid = try spawnJob([notesBinary, "edit", id], environment: vars, errors: errors, ownGroup: true)
+            waitForFile(started)
             #expect(fileExists(started), "the editor started")
             let names = try FileManager.default.contentsOfDirectory(atPath: temporary)
             #expect(names.contains { $0.hasPrefix("notes-") && $0.hasSuffix(".md") }, "the note's file: \(names)")

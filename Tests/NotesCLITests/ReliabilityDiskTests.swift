@@ -142,36 +142,14 @@ struct ReliabilityDiskTests {
             ("", Int32(5), "stopped by a fault reading the store"),
         ] {
             unlink(started)
-            // A shell starts a program with no signal blocked; the test's thread may block some.
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var unblocked = sigset_t()
-            sigemptyset(&unblocked)
-            posix_spawnattr_setsigmask(&attributes, &unblocked)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             let errors = s.path("io/abort-\(code).err")
-            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             var vars = s.environment
             vars["EDITOR"] = editor
             vars["VISUAL"] = nil
-            var pid: pid_t = 0
-            let rc = withCStrings(["/bin/sh", "-c", limit + "exec \"$0\" edit \"$1\"", notesBinary, id]) { a in
-                withCStrings(vars.map { "\($0.key)=\($0.value)" }) { e in
-                    posix_spawn(&pid, "/bin/sh", &actions, &attributes, a, e)
-                }
-            }
-            try #require(rc == 0, "posix_spawn failed: \(rc)")
-            var waited = 0
-            while !fileExists(started) && waited < 20_000 {
-                usleep(1_000)
-                waited += 1
-            }
+            let pid = try spawnJob(
+                ["/bin/sh", "-c", limit + "exec \"$0\" edit \"$1\"", notesBinary, id], environment: vars, errors: errors
+            )
+            waitForFile(started)
             #expect(fileExists(started), "the editor started")
             kill(pid, SIGABRT)
             #expect(waitForExit(pid, seconds: 30) == code, "\(limit)")

@@ -221,6 +221,55 @@ func waitForExit(_ pid: pid_t, seconds: Double) -> Int32 {
     return (status >> 8) & 0xFF
 }
 
+/// Starts `argv` (its first element the program's path) as a shell starts a job: no signal
+/// blocked, standard input and output `/dev/null`, standard error into the file `errors`; with
+/// `ownGroup`, in a process group of its own (a terminal's Ctrl-C reaches the group) with
+/// SIGINT, SIGHUP and SIGTERM at their defaults. Returns its pid.
+func spawnJob(_ argv: [String], environment: [String: String], errors: String, ownGroup: Bool = false) throws
+    -> pid_t
+{
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var flags = POSIX_SPAWN_SETSIGMASK
+    if ownGroup {
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGINT, SIGHUP, SIGTERM] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        flags |= POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF
+    }
+    // The test's thread may block some signals; a shell's job starts with none blocked.
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    posix_spawnattr_setsigmask(&attributes, &unblocked)
+    posix_spawnattr_setflags(&attributes, Int16(flags))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    var pid: pid_t = 0
+    let rc = withCStrings(argv) { a in
+        withCStrings(environment.map { "\($0.key)=\($0.value)" }) { e in
+            posix_spawn(&pid, argv[0], &actions, &attributes, a, e)
+        }
+    }
+    try #require(rc == 0, "posix_spawn failed: \(rc)")
+    return pid
+}
+
+/// Waits up to 20 s for the file at `path` to exist (a script's sign that it started).
+func waitForFile(_ path: String) {
+    var waited = 0
+    while !fileExists(path) && waited < 20_000 {
+        usleep(1_000)
+        waited += 1
+    }
+}
+
 func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
     var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     pointers.append(nil)
