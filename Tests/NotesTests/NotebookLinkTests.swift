@@ -47,6 +47,62 @@ struct WikiLinkParseTests {
         #expect(crlf.map(\.line) == [1] && crlf.map(\.text) == ["[[T]]"])
     }
 
+    @Test(
+        "code as the #tag scanner has it: a list item's or a block quote's fenced block, indented code, HTML comments")
+    func codeAsTagsHaveIt() {
+        // Before 2026-12-06 these were links (a new user's trial): only fences at the start of a
+        // line and code spans were code to the link parser.
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        let listed = """
+            - item [[top]]
+            \t- child [[child]]
+                - nested
+                    ```
+                    [[in the item's fence]]
+                    ```
+                - after [[after fence]]
+
+            Para
+                continued [[continued]]
+
+                indented code [[code]]
+            \tstill code [[still code]]
+            # Heading
+                code after a heading [[heading code]]
+            [[end]]
+            """
+        #expect(
+            targets(listed) == [
+                .title("top"), .title("child"), .title("after fence"), .title("continued"), .title("end"),
+            ])
+        let quoted = """
+            > [!example] Callout [[callout]]
+            > ```
+            > [[in the callout's code]]
+            > ```
+            > after the block [[quoted]]
+            >> ~~~
+            >> [[nested]]
+            >> ~~~
+            > ```
+            > [[unclosed]]
+            out of the quote [[out]]
+            """
+        #expect(targets(quoted) == [.title("callout"), .title("quoted"), .title("out")])
+        let commented = """
+            <!-- [[x]] --> [[after]] <!-- [[y]]
+            [[still in the comment]]
+            --> [[closed]] `<!--` [[code span opens none]]
+            <!--
+                indented in a comment [[in comment]]
+            -->
+            [[last]]
+            """
+        #expect(
+            targets(commented) == [.title("after"), .title("closed"), .title("code span opens none"), .title("last")])
+        #expect(WikiLink.parse("a\n<!--\n\n-->\n[[T]]").map(\.line) == [4], "lines are still counted")
+    }
+
     @Test("keys fold case, accents and white space, as search terms do")
     func folding() {
         #expect(TextFolding.fold("  Résumé   Draft\t") == "resume draft")
