@@ -282,6 +282,36 @@ struct NotebookLinkTests {
         #expect(try f.book.backlinks(of: ids[1]).count >= 1)
     }
 
+    @Test("a link or embed of a file (image, PDF, audio) is an attachment, not a missing note; a note by the name wins")
+    func attachments() throws {
+        let f = try NotebookFixture()
+        let body = """
+            ![[photo.PNG]] ![[Assets/scan.pdf#page=2|the scan]] [[voice memo.m4a]] ![[drawing.svg|200]]
+            [[Gone]] [[Node.js]] [[v1.2]] [[Plan.md]] [[archive.zip/notes]] [[Report.docx]]
+            """
+        let source = try f.book.add(title: "Trip", body: body).id
+        // Before 2026-12-06 the attachments were listed missing too (a new user's trial).
+        #expect(
+            Set(try f.book.missingLinks().map(\.link.text)) == [
+                "[[Gone]]", "[[Node.js]]", "[[v1.2]]", "[[Plan.md]]", "[[archive.zip/notes]]",
+            ])
+        let targets = try f.book.links(of: source).map(\.target)
+        #expect(
+            targets == Array(repeating: .attachment, count: 4) + Array(repeating: .missing, count: 5) + [.attachment])
+        #expect(try f.book.links(of: source, asOf: f.clock.micros).map(\.target) == targets)
+        #expect(WikiLink.parse("[[a.b/c.JPEG]]").first?.isAttachment == true)
+        #expect(WikiLink.parse("[[Notes.md]] [[png]] [[a.png/b]]").map(\.isAttachment) == [false, false, false])
+        // A note that has the name is what the link leads to.
+        let named = try f.book.add(title: "Report.docx").id
+        guard case .note(let report) = try f.book.links(of: source).last?.target else {
+            Issue.record("expected [[Report.docx]] to lead to the note of that title")
+            return
+        }
+        #expect(report.id == named)
+        #expect(try f.book.backlinks(of: named).map(\.source.id) == [source])
+        #expect(try f.book.verify().isEmpty)
+    }
+
     @Test("a CRLF body's backlinks name the right line; an ambiguous id counts every candidate")
     func crlfAndAmbiguous() throws {
         let f = try NotebookFixture()

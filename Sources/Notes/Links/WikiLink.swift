@@ -197,6 +197,24 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         return String(sub)
     }
 
+    /// Whether the link names a file of another kind than a note, `![[photo.png]]` or
+    /// `[[report.pdf]]`: its target's last path part ends with an extension of
+    /// ``attachmentExtensions`` (any case).
+    public var isAttachment: Bool { key.isAttachment }
+
+    /// The extensions of the files a vault keeps beside its notes that a link or an embed may
+    /// name (Obsidian's images, audio, video, PDF and canvas, and office documents and archives):
+    /// no note is imported from them, so a link to one that no note's title or name matches is an
+    /// attachment, not a missing note. A closed list, so `[[Node.js]]` or `[[v1.2]]` stays a
+    /// note's name.
+    public static let attachmentExtensions: Set<String> = [
+        "avif", "bmp", "gif", "heic", "ico", "jpeg", "jpg", "png", "svg", "tif", "tiff", "webp",
+        "3gp", "aac", "flac", "m4a", "mp3", "oga", "ogg", "opus", "wav",
+        "avi", "m4v", "mkv", "mov", "mp4", "ogv", "webm",
+        "pdf", "canvas", "base", "epub", "csv", "doc", "docx", "odp", "ods", "odt", "ppt", "pptx", "rtf", "xls",
+        "xlsx", "zip",
+    ]
+
     /// The key this link is indexed and resolved by: a title folded (case and accents), or the
     /// id digits.
     public var key: LinkKey {
@@ -213,6 +231,15 @@ public enum LinkKey: Sendable, Hashable {
     case title(String)
     /// Lowercase hex digits of an id.
     case id(String)
+
+    /// Whether it names an attachment (see ``WikiLink/attachmentExtensions``): a folded title
+    /// (lowercase already) whose last path part ends with such an extension.
+    public var isAttachment: Bool {
+        guard case .title(let folded) = self, let dot = folded.lastIndex(of: "."),
+            !folded[dot...].contains("/")
+        else { return false }
+        return WikiLink.attachmentExtensions.contains(String(folded[folded.index(after: dot)...]))
+    }
 }
 
 extension UInt8 {
