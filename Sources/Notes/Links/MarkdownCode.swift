@@ -50,7 +50,7 @@ struct IndentedBlocks {
     /// The line before was blank (or the body starts).
     private var afterBlank = true
     /// In a list: from a line starting with a list marker to a line less indented than its
-    /// text after a blank line.
+    /// text after a blank line, a fenced block or a heading.
     private var inList = false
     /// The last line was indented code: the block goes on, blank lines included.
     private var inCode = false
@@ -130,7 +130,9 @@ struct IndentedBlocks {
         inCode = false
         if Self.isListItem(text) {
             inList = true
-        } else if afterBlank, columns < 2 {
+        } else if columns < 2, afterBlank || !afterText {
+            // Out of the item's text, and no paragraph's line to continue lazily (after a blank
+            // line, a fenced block or a heading): the list ends.
             inList = false
         }
         // A heading is no text a line continues.
