@@ -33,8 +33,10 @@ public final class NotesProjection: ProjectionSet {
     /// `notes-13`: links on a body's first line after a byte-order mark are found. `notes-14`:
     /// category and tag names are keyed in Unicode's composed form (see `nameKey`), and titles
     /// with accents sort by their letters (see `ListIndex.titleKey(_:)`). `notes-15`: no listing
-    /// keys under "every status" (see ``ListIndex``).
-    public var version: String { "notes-15+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// keys under "every status" (see ``ListIndex``). `notes-16`: no links in the fenced blocks
+    /// of list items and block quotes, in indented code blocks or in HTML comments (see
+    /// ``MarkdownCode``).
+    public var version: String { "notes-16+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

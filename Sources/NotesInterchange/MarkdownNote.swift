@@ -300,35 +300,19 @@ struct MarkdownNote: Equatable {
         guard utf8Contains(body, UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
         var seen: Set<String> = []
-        var inComment = false
-        var blocks = IndentedBlocks()
-        WikiLink.forEachLineOutsideFences(Array(body.utf8)) { b, index in
+        // Code, as the link parser has it too (``MarkdownCode``), is passed over.
+        MarkdownCode.forEachTextLine(Array(body.utf8)) { b, _, inComment in
             let i = b.startIndex
             let end = b.endIndex
             let first = b.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? end
-            // An indented code block, or a fenced one in a list; a link reference definition
-            // (`[name]: #anchor`).
-            if blocks.isCode(b, index: index, inComment: inComment) { return }
+            // A link reference definition (`[name]: #anchor`).
             if !inComment, first < end, b[first] == 0x5B, isReferenceDefinition(b, from: first) { return }
             var k = i
             var inCode = false
             while k < end {
                 let c = b[k]
-                // An HTML comment, which may span lines.
-                if inComment {
-                    if c == 0x2D, k + 2 < end, b[k + 1] == 0x2D, b[k + 2] == 0x3E {
-                        inComment = false
-                        k += 3
-                    } else {
-                        k += 1
-                    }
-                    continue
-                }
-                if !inCode, c == 0x3C, k + 3 < end, b[k + 1] == 0x21, b[k + 2] == 0x2D, b[k + 3] == 0x2D {
-                    inComment = true
-                    k += 4
-                    continue
-                }
+                // An HTML comment, which may span lines (none opens in a code span).
+                if !inCode, MarkdownCode.stepComment(b, at: &k, inComment: &inComment) { continue }
                 if c == 0x60 {
                     inCode.toggle()
                     k += 1
@@ -355,145 +339,6 @@ struct MarkdownNote: Equatable {
             }
         }
         return out
-    }
-
-    /// What tells the lines of a body's indented code blocks, and of the fenced blocks of its
-    /// list items, from text indented as a list's or a paragraph's: fed each line outside the
-    /// fences of the top level (``WikiLink/forEachLineOutsideFences(_:_:)``), in order.
-    struct IndentedBlocks {
-        /// The line before was text a line may continue (a paragraph's, a list item's).
-        private var afterText = false
-        /// The line before was blank (or the body starts).
-        private var afterBlank = true
-        /// In a list: from a line starting with a list marker to a line less indented than its
-        /// text after a blank line.
-        private var inList = false
-        /// The last line was indented code: the block goes on, blank lines included.
-        private var inCode = false
-        /// A fenced block inside a list item: its marker and run length.
-        private var listFence: (marker: UInt8, count: Int)?
-        /// A fenced block inside a block quote (an Obsidian callout's code): its marker and run
-        /// length.
-        private var quoteFence: (marker: UInt8, count: Int)?
-        private var lastIndex = -1
-
-        /// Whether the line numbered `index` is code: part of an indented code block, or of a
-        /// fenced one indented as a list item's (its fence lines too).
-        mutating func isCode(_ b: ArraySlice<UInt8>, index: Int, inComment: Bool) -> Bool {
-            if index != lastIndex + 1 {
-                // A fenced block of the top level was passed over: it ends a paragraph.
-                afterText = false
-                afterBlank = false
-                inCode = false
-            }
-            lastIndex = index
-            var columns = 0
-            var k = b.startIndex
-            while k < b.endIndex, b[k] == 0x20 || b[k] == 0x09 {
-                columns = b[k] == 0x09 ? (columns / 4 + 1) * 4 : columns + 1
-                k += 1
-            }
-            let text = b[k...]
-            let quoted = columns < 4 || quoteFence != nil ? Self.unquoted(text) : nil
-            if let open = quoteFence {
-                if let inner = quoted {
-                    if let run = Self.fenceRun(inner), run.marker == open.marker, run.count >= open.count,
-                        inner.dropFirst(run.count).allSatisfy({ $0 == 0x20 || $0 == 0x09 })
-                    {
-                        quoteFence = nil
-                    }
-                    return true
-                }
-                // A line out of the quote ends it, and the block in it.
-                quoteFence = nil
-            } else if listFence == nil, !inComment, let inner = quoted, let run = Self.fenceRun(inner),
-                run.marker == 0x7E || !inner.dropFirst(run.count).contains(0x60)
-            {
-                quoteFence = (run.marker, run.count)
-                afterText = false
-                return true
-            }
-            if let open = listFence {
-                if let run = Self.fenceRun(text), run.marker == open.marker, run.count >= open.count,
-                    text.dropFirst(run.count).allSatisfy({ $0 == 0x20 || $0 == 0x09 })
-                {
-                    listFence = nil
-                }
-                return true
-            }
-            if text.isEmpty {
-                afterBlank = true
-                afterText = false
-                return inCode
-            }
-            defer { afterBlank = false }
-            if columns >= 4, !inComment {
-                if inList {
-                    if let run = Self.fenceRun(text), run.marker == 0x7E || !text.dropFirst(run.count).contains(0x60) {
-                        listFence = (run.marker, run.count)
-                        afterText = false
-                        return true
-                    }
-                    afterText = true
-                    return false
-                }
-                if inCode || !afterText {
-                    inCode = true
-                    return true
-                }
-                return false
-            }
-            inCode = false
-            if Self.isListItem(text) {
-                inList = true
-            } else if afterBlank, columns < 2 {
-                inList = false
-            }
-            // A heading is no text a line continues.
-            afterText = !Self.isHeading(text)
-            return false
-        }
-
-        /// Whether `text` is an ATX heading: 1 to 6 `#`, then white space or the line's end.
-        private static func isHeading(_ text: ArraySlice<UInt8>) -> Bool {
-            let hashes = text.prefix { $0 == 0x23 }.count
-            guard (1...6).contains(hashes) else { return false }
-            let rest = text.dropFirst(hashes)
-            return rest.isEmpty || rest.first == 0x20 || rest.first == 0x09
-        }
-
-        /// The text of a block quote's line (`> text`, `>> text`) without its markers, or nil
-        /// when `text` is no such line.
-        private static func unquoted(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-            guard text.first == 0x3E else { return nil }
-            var rest = text
-            while rest.first == 0x3E {
-                rest = rest.dropFirst()
-                rest = rest.drop { $0 == 0x20 || $0 == 0x09 }
-            }
-            return rest
-        }
-
-        /// The run of 3 or more backticks or tildes that starts `text`, if any.
-        private static func fenceRun(_ text: ArraySlice<UInt8>) -> (marker: UInt8, count: Int)? {
-            guard let marker = text.first, marker == 0x60 || marker == 0x7E else { return nil }
-            let count = text.prefix { $0 == marker }.count
-            return count >= 3 ? (marker, count) : nil
-        }
-
-        /// Whether `text` (a line without its indentation) starts with a list marker: `-`, `*`
-        /// or `+`, or 1 to 9 digits and `.` or `)`, then white space or the line's end.
-        private static func isListItem(_ text: ArraySlice<UInt8>) -> Bool {
-            var k = text.startIndex
-            if let c = text.first, c == 0x2D || c == 0x2A || c == 0x2B {
-                k += 1
-            } else {
-                while k < text.endIndex, k - text.startIndex < 9, (0x30...0x39).contains(text[k]) { k += 1 }
-                guard k > text.startIndex, k < text.endIndex, text[k] == 0x2E || text[k] == 0x29 else { return false }
-                k += 1
-            }
-            return k == text.endIndex || text[k] == 0x20 || text[k] == 0x09
-        }
     }
 
     /// Whether the line, from `from` (a `[`) on, is `[label]: destination`.

@@ -119,9 +119,16 @@ struct CLIVaultTests {
         #expect(try targets(s, id("שלום עולם")) == ["[[東京の計画]]": "東京の計画"])
         let backlinks = try s.ok("backlinks", id("Bases"), "--json").array().map { $0["title"] as? String }
         #expect(Set(backlinks) == ["Properties", "2024-03-05"])
-        // Only links whose targets are not in the vault are missing.
+        // Only links whose targets are not in the vault are missing: the embed of the image beside
+        // the notes is an attachment (before 2026-12-06 it was listed missing, a new user's trial).
         let missing = try s.ok("links", "--missing", "--json").array().map { $0["link"] as? String }
-        #expect(Set(missing) == ["[[diagram.png]]", "[[Never written]]"])
+        #expect(Set(missing) == ["[[Never written]]"])
+        let embed = try s.ok("links", id("Bases"), "--json").array().first {
+            $0["link"] as? String == "[[diagram.png]]"
+        }
+        #expect((embed?["target"] as? [String: Any])?["reason"] as? String == "attachment")
+        #expect(
+            try s.ok("links", id("Bases")).lines.contains { $0.hasPrefix("diagram.png") && $0.hasSuffix("attachment") })
         // Importing the same folder again changes nothing.
         let again = try s.ok("import-markdown", dir, "--json").object()
         #expect(again["created"] as? Int == 0)

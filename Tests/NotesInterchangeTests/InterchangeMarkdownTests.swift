@@ -820,6 +820,15 @@ struct InterchangeMarkdownTests {
         #expect(MarkdownNote.inlineTags(body) == ["callout", "quoted", "out"])
     }
 
+    @Test("a list ends at a line out of its items after their fenced block: indented code after it is code")
+    func inlineTagsAfterListFence() {
+        // Before 2026-12-06 the list went on to the next blank line followed by an outdented
+        // one, so the indented code below was taken for the item's text.
+        let body = "- item #item\n    ```\n    #infence\n    ```\n<!-- note -->\n\n    #code\n\nafter #after"
+        #expect(MarkdownNote.inlineTags(body) == ["item", "after"])
+        #expect(WikiLink.parse(body.replacing("#", with: "[[x]] ")).map(\.line) == [0, 8])
+    }
+
     @Test("titles: setext headings, HTML entities and escapes, no heading from a comment, ... ends front matter")
     func titles() throws {
         func title(_ text: String) throws -> String {

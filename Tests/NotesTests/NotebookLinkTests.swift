@@ -47,6 +47,62 @@ struct WikiLinkParseTests {
         #expect(crlf.map(\.line) == [1] && crlf.map(\.text) == ["[[T]]"])
     }
 
+    @Test(
+        "code as the #tag scanner has it: a list item's or a block quote's fenced block, indented code, HTML comments")
+    func codeAsTagsHaveIt() {
+        // Before 2026-12-06 these were links (a new user's trial): only fences at the start of a
+        // line and code spans were code to the link parser.
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        let listed = """
+            - item [[top]]
+            \t- child [[child]]
+                - nested
+                    ```
+                    [[in the item's fence]]
+                    ```
+                - after [[after fence]]
+
+            Para
+                continued [[continued]]
+
+                indented code [[code]]
+            \tstill code [[still code]]
+            # Heading
+                code after a heading [[heading code]]
+            [[end]]
+            """
+        #expect(
+            targets(listed) == [
+                .title("top"), .title("child"), .title("after fence"), .title("continued"), .title("end"),
+            ])
+        let quoted = """
+            > [!example] Callout [[callout]]
+            > ```
+            > [[in the callout's code]]
+            > ```
+            > after the block [[quoted]]
+            >> ~~~
+            >> [[nested]]
+            >> ~~~
+            > ```
+            > [[unclosed]]
+            out of the quote [[out]]
+            """
+        #expect(targets(quoted) == [.title("callout"), .title("quoted"), .title("out")])
+        let commented = """
+            <!-- [[x]] --> [[after]] <!-- [[y]]
+            [[still in the comment]]
+            --> [[closed]] `<!--` [[code span opens none]]
+            <!--
+                indented in a comment [[in comment]]
+            -->
+            [[last]]
+            """
+        #expect(
+            targets(commented) == [.title("after"), .title("closed"), .title("code span opens none"), .title("last")])
+        #expect(WikiLink.parse("a\n<!--\n\n-->\n[[T]]").map(\.line) == [4], "lines are still counted")
+    }
+
     @Test("keys fold case, accents and white space, as search terms do")
     func folding() {
         #expect(TextFolding.fold("  Résumé   Draft\t") == "resume draft")
@@ -224,6 +280,36 @@ struct NotebookLinkTests {
         try f.book.rebuild()
         #expect(try f.book.verify().isEmpty)
         #expect(try f.book.backlinks(of: ids[1]).count >= 1)
+    }
+
+    @Test("a link or embed of a file (image, PDF, audio) is an attachment, not a missing note; a note by the name wins")
+    func attachments() throws {
+        let f = try NotebookFixture()
+        let body = """
+            ![[photo.PNG]] ![[Assets/scan.pdf#page=2|the scan]] [[voice memo.m4a]] ![[drawing.svg|200]]
+            [[Gone]] [[Node.js]] [[v1.2]] [[Plan.md]] [[archive.zip/notes]] [[Report.docx]]
+            """
+        let source = try f.book.add(title: "Trip", body: body).id
+        // Before 2026-12-06 the attachments were listed missing too (a new user's trial).
+        #expect(
+            Set(try f.book.missingLinks().map(\.link.text)) == [
+                "[[Gone]]", "[[Node.js]]", "[[v1.2]]", "[[Plan.md]]", "[[archive.zip/notes]]",
+            ])
+        let targets = try f.book.links(of: source).map(\.target)
+        #expect(
+            targets == Array(repeating: .attachment, count: 4) + Array(repeating: .missing, count: 5) + [.attachment])
+        #expect(try f.book.links(of: source, asOf: f.clock.micros).map(\.target) == targets)
+        #expect(WikiLink.parse("[[a.b/c.JPEG]]").first?.isAttachment == true)
+        #expect(WikiLink.parse("[[Notes.md]] [[png]] [[a.png/b]]").map(\.isAttachment) == [false, false, false])
+        // A note that has the name is what the link leads to.
+        let named = try f.book.add(title: "Report.docx").id
+        guard case .note(let report) = try f.book.links(of: source).last?.target else {
+            Issue.record("expected [[Report.docx]] to lead to the note of that title")
+            return
+        }
+        #expect(report.id == named)
+        #expect(try f.book.backlinks(of: named).map(\.source.id) == [source])
+        #expect(try f.book.verify().isEmpty)
     }
 
     @Test("a CRLF body's backlinks name the right line; an ambiguous id counts every candidate")

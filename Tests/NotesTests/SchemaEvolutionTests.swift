@@ -447,6 +447,29 @@ struct SchemaEvolutionTests {
         #expect(try again.list(Self.allNotes) == notesBefore)
     }
 
+    @Test("a store whose links were found by the code rule before notes-16 rebuilds at open, once")
+    func linksCodeRuleRebuild() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        let older: String
+        do {
+            let book = try Notebook(path: path, options: schemaOptions())
+            _ = try book.add(title: "Callout", body: "> ```\n> [[in code]]\n> ```\n")
+            // The version such a store holds: the same but for the projections' own number.
+            let current = book.store.currentProjectionVersion
+            #expect(current.hasPrefix("notes-16+"), "the links of a quote's fence, an item's, comments: notes-16")
+            older = "notes-15+" + current.dropFirst("notes-16+".count)
+            try book.store.environment.write { txn in
+                try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
+            }
+        }
+        let book = try Notebook(path: path, options: schemaOptions())
+        #expect(book.rebuildAtOpen?.fromVersion == older)
+        #expect(try book.missingLinks().isEmpty)
+        #expect(try book.verify().isEmpty)
+        #expect(try Notebook(path: path, options: schemaOptions()).rebuildAtOpen == nil)
+    }
+
     static var allNotes: ListQuery {
         var q = ListQuery()
         q.status = .all

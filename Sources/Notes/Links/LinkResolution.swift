@@ -22,6 +22,9 @@ public enum LinkTarget: Sendable, Equatable {
     case missing
     /// Id digits that start the ids of several notes.
     case ambiguous([Identifier])
+    /// No note has (or had) the name, and it is a file's, an image's or a PDF's
+    /// (``WikiLink/isAttachment``): a vault's attachment, not a missing note.
+    case attachment
 }
 
 /// A link of a note's body and where it leads.
@@ -108,7 +111,7 @@ enum LinkResolution {
 
     static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> LinkTarget {
         let ids = try resolve(key, in: world)
-        guard ids.count == 1 else { return ids.isEmpty ? .missing : .ambiguous(ids) }
+        guard ids.count == 1 else { return ids.isEmpty ? (key.isAttachment ? .attachment : .missing) : .ambiguous(ids) }
         guard let note = try world.note(ids[0]) else { return .missing }
         return .note(LinkedNote(note))
     }
@@ -169,12 +172,14 @@ enum LinkResolution {
         return out.sorted(by: order)
     }
 
-    /// Every link of the notebook that leads nowhere.
+    /// Every link of the notebook that leads nowhere; a link to an attachment (a file of the
+    /// vault, `![[photo.png]]`) that no note's name matches is none.
     static func missing<W: LinkWorld & ~Copyable>(in world: borrowing W) throws -> [MissingLink] {
         var sources: [LinkKey: [Identifier]] = [:]
         try world.forEachLink { key, source in sources[key, default: []].append(source) }
         var keysBySource: [Identifier: Set<LinkKey>] = [:]
-        for (key, ids) in sources where try resolve(key, in: world).isEmpty {
+        for (key, ids) in sources where !key.isAttachment {
+            guard try resolve(key, in: world).isEmpty else { continue }
             for s in ids { keysBySource[s, default: []].insert(key) }
         }
         var out: [MissingLink] = []

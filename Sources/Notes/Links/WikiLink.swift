@@ -3,8 +3,10 @@ import SearchEngine
 /// A wiki link in a note's body: `[[Title]]`, `[[Title|label]]`, `[[Title#section]]` or
 /// `[[8+ hex digits of an id]]`.
 ///
-/// Links inside fenced code blocks (```` ``` ```` or `~~~`) and inline code spans are text, not
-/// links. The text between the brackets is one line without `[` or `]`; a target of 8 to 32 hex
+/// Links in code and HTML comments are text, not links: fenced code blocks (```` ``` ```` or
+/// `~~~`), those of a list item or a block quote (`> ````, an Obsidian callout's code), indented
+/// code blocks, inline code spans and `<!-- ... -->`; what is code is decided as the `#tag`
+/// scanner of Markdown import decides it (``MarkdownCode``). The text between the brackets is one line without `[` or `]`; a target of 8 to 32 hex
 /// digits (or a whole UUID) names a note by its id, anything else by its title.
 public struct WikiLink: Sendable, Equatable, Hashable {
     public enum Target: Sendable, Equatable, Hashable {
@@ -42,8 +44,11 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         guard hasDoubleBracket(body.utf8) else { return out }
         // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
         // ASCII bytes only, never inside a character.
-        forEachLineOutsideFences(Array(body.utf8)) { line, index in
-            if hasDoubleBracket(line) { scan(line, index: index, into: &out) }
+        MarkdownCode.forEachTextLine(Array(body.utf8)) { line, index, inComment in
+            // A line without `[[` matters only to a comment that opens or closes in it.
+            if hasDoubleBracket(line) || inComment || line.contains(0x3C) {
+                scan(line, index: index, inComment: &inComment, into: &out)
+            }
         }
         return out
     }
@@ -107,7 +112,11 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         return utf8.withContiguousStorageIfAvailable(search) ?? search(utf8)
     }
 
-    private static func scan(_ line: ArraySlice<UInt8>, index: Int, into out: inout [WikiLink]) {
+    /// The links of one line, outside its code spans and HTML comments (`inComment`: one is open
+    /// where the line starts; left as the line leaves it).
+    private static func scan(
+        _ line: ArraySlice<UInt8>, index: Int, inComment: inout Bool, into out: inout [WikiLink]
+    ) {
         let (open, close, tick): (UInt8, UInt8, UInt8) = (0x5B, 0x5D, 0x60)
         // Inline code spans: a run of backticks up to the next run of the same length. Each run's
         // closing run is found once, so a line of many unmatched runs stays linear.
@@ -132,6 +141,7 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         var i = line.startIndex
         let end = line.endIndex
         while i < end {
+            if MarkdownCode.stepComment(line, at: &i, inComment: &inComment) { continue }
             if line[i] == tick {
                 while runs[run].start < i { run += 1 }
                 let c = closing[run]
@@ -187,6 +197,24 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         return String(sub)
     }
 
+    /// Whether the link names a file of another kind than a note, `![[photo.png]]` or
+    /// `[[report.pdf]]`: its target's last path part ends with an extension of
+    /// ``attachmentExtensions`` (any case).
+    public var isAttachment: Bool { key.isAttachment }
+
+    /// The extensions of the files a vault keeps beside its notes that a link or an embed may
+    /// name (Obsidian's images, audio, video, PDF and canvas, and office documents and archives):
+    /// no note is imported from them, so a link to one that no note's title or name matches is an
+    /// attachment, not a missing note. A closed list, so `[[Node.js]]` or `[[v1.2]]` stays a
+    /// note's name.
+    public static let attachmentExtensions: Set<String> = [
+        "avif", "bmp", "gif", "heic", "ico", "jpeg", "jpg", "png", "svg", "tif", "tiff", "webp",
+        "3gp", "aac", "flac", "m4a", "mp3", "oga", "ogg", "opus", "wav",
+        "avi", "m4v", "mkv", "mov", "mp4", "ogv", "webm",
+        "pdf", "canvas", "base", "epub", "csv", "doc", "docx", "odp", "ods", "odt", "ppt", "pptx", "rtf", "xls",
+        "xlsx", "zip",
+    ]
+
     /// The key this link is indexed and resolved by: a title folded (case and accents), or the
     /// id digits.
     public var key: LinkKey {
@@ -203,6 +231,15 @@ public enum LinkKey: Sendable, Hashable {
     case title(String)
     /// Lowercase hex digits of an id.
     case id(String)
+
+    /// Whether it names an attachment (see ``WikiLink/attachmentExtensions``): a folded title
+    /// (lowercase already) whose last path part ends with such an extension.
+    public var isAttachment: Bool {
+        guard case .title(let folded) = self, let dot = folded.lastIndex(of: "."),
+            !folded[dot...].contains("/")
+        else { return false }
+        return WikiLink.attachmentExtensions.contains(String(folded[folded.index(after: dot)...]))
+    }
 }
 
 extension UInt8 {

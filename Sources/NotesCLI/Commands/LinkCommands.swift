@@ -10,11 +10,13 @@ let linksCommand = Command(
         links (not inside code). A title link leads to the note that has that title now (case and accents
         ignored); else to one with it as another name (an alias, or the name or path of the Markdown file
         it was imported from, with or without .md); else to the note that had it last, so a link follows
-        its note through renames. Hex digits no id starts with are read as a name. With --as-of, titles,
-        names and bodies are those of that instant.
+        its note through renames. Hex digits no id starts with are read as a name. A link or embed that
+        no note's name matches and that names a file by its extension (`![[photo.png]]`, `[[report.pdf]]`:
+        images, audio, video, PDF, canvas, office documents) is an attachment, not a missing note. With
+        --as-of, titles, names and bodies are those of that instant.
         """,
     options: [
-        OptionSpec("missing", "every link of the notebook that leads to no note"),
+        OptionSpec("missing", "every link of the notebook that leads to no note (attachments are not listed)"),
         OptionSpec("as-of", value: "INSTANT", "the links as they were at that instant"),
     ],
     readsOnly: true
@@ -57,6 +59,7 @@ let linksCommand = Command(
             case .note(let n):
                 return [truncate(l.link.label, 40), shortID(n.id), truncate(n.title, 50), ctx.statusMark(n)]
             case .missing: return [truncate(l.link.label, 40), "missing", "", ""]
+            case .attachment: return [truncate(l.link.label, 40), "attachment", "", ""]
             case .ambiguous(let ids): return [truncate(l.link.label, 40), "ambiguous", "\(ids.count) notes", ""]
             }
         }, styles: [{ $0 }, t.cyan, { $0 }, t.red])
@@ -115,6 +118,7 @@ extension Context {
         switch target {
         case .note(let n): return .object([("resolved", .bool(true))] + linkedNoteFields(n))
         case .missing: return .object([("resolved", .bool(false)), ("reason", .string("missing"))])
+        case .attachment: return .object([("resolved", .bool(false)), ("reason", .string("attachment"))])
         case .ambiguous(let ids):
             return .object([
                 ("resolved", .bool(false)), ("reason", .string("ambiguous")),
