@@ -29,8 +29,6 @@ struct ListIndexBulkWriter {
     private var buckets: [[Int32]] = []
 
     private static let sorts = ListQuery.Sort.allCases.count
-    /// The longest key: category or tag prefix (20), a 64-byte title key and its terminator, the id.
-    private static let maxKey = 20 + 65 + 16
 
     init(_ notes: [Note]) {
         self.notes = notes
@@ -56,8 +54,7 @@ struct ListIndexBulkWriter {
                 updated.append(Self.descending(notes[i].updatedAt))
                 created.append(Self.descending(notes[i].createdAt))
                 titles.append(contentsOf: ListIndex.titleKey(notes[i].title))
-                withUnsafeBytes(of: notes[i].id.high.bigEndian) { titles.append(contentsOf: $0) }
-                withUnsafeBytes(of: notes[i].id.low.bigEndian) { titles.append(contentsOf: $0) }
+                notes[i].id.withBytes { titles.append(contentsOf: $0) }
                 titleEnds.append(titles.count)
                 if let c = notes[i].category, categoryIndex[c] == nil {
                     categoryIndex[c] = categories.count
@@ -213,7 +210,7 @@ struct ListIndexBulkWriter {
     {
         var (b, item) = start
         var written = 0
-        var key = [UInt8](repeating: 0, count: Self.maxKey)
+        var key = [UInt8](repeating: 0, count: ListIndex.longestKey)
         let empty: [UInt8] = []
         try empty.withUnsafeBytes { none in
             try titles.withUnsafeBytes { titleBytes in

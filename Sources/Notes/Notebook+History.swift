@@ -264,8 +264,6 @@ extension Notebook {
                     throw NotesError.validation(.nothingToUndo(id))
                 }
                 return .version(start - 1)
-            } catch let error as NotesError {
-                throw error
             } catch {
                 throw NotesError.wrap(error)
             }

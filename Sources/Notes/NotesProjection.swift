@@ -982,8 +982,8 @@ enum ListIndex {
         -> [UInt8]
     {
         var k: [UInt8] = []
-        // Room for the whole key a caller goes on to make (a title's 65 bytes and an id at most).
-        k.reserveCapacity(prefixRoom + 65 + 16)
+        // Room for the whole key a caller goes on to make.
+        k.reserveCapacity(longestKey)
         k.append(status.rawValue)
         switch scope {
         case .any: k.append(0)
@@ -1034,9 +1034,9 @@ enum ListIndex {
         return keys
     }
 
-    /// The bytes of a listing key before its sort value: status, scope (and its id), sort,
-    /// pinned group.
-    static let prefixRoom = 1 + 1 + 16 + 1 + 1
+    /// The longest key: the prefix of a category or tag (status, scope and its id, sort, pinned
+    /// group: 20 bytes), a 64-byte title key and its terminator, the id.
+    static let longestKey = 1 + 1 + 16 + 1 + 1 + 65 + 16
 
     static func appendDescending(_ t: Int64, to k: inout [UInt8]) {
         withUnsafeBytes(of: ListIndexBulkWriter.descending(t).bigEndian) { k.append(contentsOf: $0) }

@@ -6,8 +6,9 @@ import SearchEngine
 /// Links in code and HTML comments are text, not links: fenced code blocks (```` ``` ```` or
 /// `~~~`), those of a list item or a block quote (`> ````, an Obsidian callout's code), indented
 /// code blocks, inline code spans and `<!-- ... -->`; what is code is decided as the `#tag`
-/// scanner of Markdown import decides it (``MarkdownCode``). The text between the brackets is one line without `[` or `]`; a target of 8 to 32 hex
-/// digits (or a whole UUID) names a note by its id, anything else by its title.
+/// scanner of Markdown import decides it (``MarkdownCode``). The text between the brackets is
+/// one line without `[` or `]`; a target of 8 to 32 hex digits (or a whole UUID) names a note by
+/// its id, anything else by its title.
 public struct WikiLink: Sendable, Equatable, Hashable {
     public enum Target: Sendable, Equatable, Hashable {
         /// A title, as written.
