@@ -120,18 +120,7 @@ extension SearchIndex {
             stats.totalLength = stats.totalLength &- UInt64(oldLength ?? 0) &+ UInt64(length)
             records.append((doc, DocRecord(new, length: length)))
         }
-        // Key order: LMDB inserts in order touch each page once.
-        var scratch = PostingScratch()
-        try txn.withCursor(db.postings) { c in
-            for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
-                let term = analyzer.terms.term(t)
-                var list = byTerm[t]
-                byTerm[t] = []
-                if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
-                let applied = try applyPostings(term, list, positions: analyzer.positions, cursor: c, &scratch)
-                try keepTerm(term, applied, cursor: c, in: txn, db)
-            }
-        }
+        try apply(&byTerm, analyzed: analyzer, in: txn, db)
         try writeRecords(records, in: txn, db)
         try stats.write(txn, db)
     }
@@ -164,15 +153,7 @@ extension SearchIndex {
             stats.totalLength = stats.totalLength &- UInt64(length)
             cleared.append(doc)
         }
-        var scratch = PostingScratch()
-        try txn.withCursor(db.postings) { c in
-            for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
-                let term = analyzer.terms.term(t)
-                let list = byTerm[t].sorted { $0.doc < $1.doc }
-                let applied = try applyPostings(term, list, positions: analyzer.positions, cursor: c, &scratch)
-                try keepTerm(term, applied, cursor: c, in: txn, db)
-            }
-        }
+        try apply(&byTerm, analyzed: analyzer, in: txn, db)
         for doc in cleared {
             let key = DocRecord.chunkKey(doc)
             guard var chunk = try txn.get(db.docs, key: key), chunk.count == DocRecord.size * DocRecord.perChunk
@@ -217,6 +198,25 @@ extension SearchIndex {
                 }
             }
             try txn.put(db.docs, key: key, value: chunk)
+        }
+    }
+
+    /// Applies each term's changes (indexed by the analyzer's term numbers) to its blocks, in the
+    /// terms' key order (LMDB inserts in order touch each page once), through one cursor.
+    private static func apply(
+        _ byTerm: inout [[PostingChange]], analyzed analyzer: BatchAnalyzer, in txn: borrowing Transaction,
+        _ db: SearchDatabases
+    ) throws {
+        var scratch = PostingScratch()
+        try txn.withCursor(db.postings) { c in
+            for t in analyzer.terms.sortedTerms() where t < byTerm.count && !byTerm[t].isEmpty {
+                let term = analyzer.terms.term(t)
+                var list = byTerm[t]
+                byTerm[t] = []
+                if !zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) { list.sort { $0.doc < $1.doc } }
+                let applied = try applyPostings(term, list, positions: analyzer.positions, cursor: c, &scratch)
+                try keepTerm(term, applied, cursor: c, in: txn, db)
+            }
         }
     }
 
