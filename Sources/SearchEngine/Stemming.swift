@@ -1,4 +1,5 @@
 internal import CStemmer
+import Glibc
 
 /// The language whose Snowball stemmer reduces indexed and searched words to their stems
 /// (`running`, `runs` and `run` all give `run`), or none.
@@ -66,7 +67,7 @@ final class Stemmer {
     /// the stemmer cannot take (it runs out of memory) is passed on as it is.
     @inline(__always)
     func stem(_ term: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        if let cache, term.count <= StemCache.longest {
+        if let cache, term.count <= StemCache.longest, !term.isEmpty {
             cache.stem(term, by: self, body)
             return
         }
@@ -106,20 +107,22 @@ private final class StemCache {
         var word: (UInt64, UInt64, UInt64)
         var stem: (UInt64, UInt64, UInt64)
         var wordCount: UInt8
-        /// The stem's length; `empty` when the slot holds nothing.
         var stemCount: UInt8
     }
-    private static let empty: UInt8 = 0xFF
 
     private let table: UnsafeMutablePointer<Slot>
 
-    init() {
-        table = .allocate(capacity: Self.slots)
-        table.initialize(
-            repeating: Slot(word: (0, 0, 0), stem: (0, 0, 0), wordCount: 0, stemCount: Self.empty), count: Self.slots)
+    /// Zeroed memory, whose slots are empty (`wordCount` 0: a word has one byte at least). Taken
+    /// from `calloc`, which maps a table this size as pages the system zeroes when they are
+    /// first touched: a stemmer that meets a few words pays for the slots it uses, not for
+    /// writing 900 KB (a search's snippets make one for a few short notes, or for many long ones).
+    /// Nil without the memory (the stemmer then stems every word).
+    init?() {
+        guard let raw = calloc(Self.slots, MemoryLayout<Slot>.stride) else { return nil }
+        table = raw.bindMemory(to: Slot.self, capacity: Self.slots)
     }
 
-    deinit { table.deallocate() }
+    deinit { free(table) }
 
     @inline(__always)
     func stem(_ term: UnsafeBufferPointer<UInt8>, by stemmer: Stemmer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
@@ -131,9 +134,7 @@ private final class StemCache {
         h = (h ^ word.1 ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
         h = (h ^ word.2 ^ UInt64(term.count) ^ (h >> 32)) &* 0x94D0_49BB_1331_11EB
         let slot = table + Int(truncatingIfNeeded: h >> 50) & (Self.slots - 1)
-        if slot.pointee.stemCount != Self.empty, slot.pointee.wordCount == UInt8(term.count),
-            slot.pointee.word == word
-        {
+        if slot.pointee.wordCount == UInt8(term.count), slot.pointee.word == word {
             let n = Int(slot.pointee.stemCount)
             withUnsafeBytes(of: &slot.pointee.stem) { s in
                 s.withMemoryRebound(to: UInt8.self) { b in body(UnsafeBufferPointer(start: b.baseAddress, count: n)) }

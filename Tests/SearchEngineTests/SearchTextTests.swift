@@ -343,11 +343,22 @@ struct SearchTextTests {
                 == "a [budget] x")
     }
 
-    @Test("snippets of ASCII text see the same characters and white space as the grapheme breaking they skip")
-    func snippetCharacters() {
+    @Test(
+        "snippets see the same characters and white space as grapheme breaking of the whole text, which they skip where it is ASCII",
+        arguments: [false, true])
+    func snippetCharacters(beyondASCII: Bool) {
         var rng = SeededGenerator(seed: 7)
-        let pieces = ["a", "b", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{1F}", "~", "\u{7F}", "\n\r"]
-        for _ in 0..<2_000 {
+        var pieces = ["a", "b", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{1F}", "~", "\u{7F}", "\n\r"]
+        if beyondASCII {
+            // Marks that join what comes before (combining, zero-width joiner, spacing, virama),
+            // a prepended mark (joins what follows), flags' halves, emoji, white space beyond
+            // ASCII, letters of other scripts.
+            pieces += [
+                "é", "e\u{301}", "\u{301}", "\u{200D}", "\u{93E}", "\u{94D}", "क", "\u{600}", "🇫", "🇷", "🎉", "👩",
+                "\u{1F3FD}", "\u{A0}", "\u{85}", "\u{2028}", "\u{3000}", "東", "—", "\u{FE0F}",
+            ]
+        }
+        for _ in 0..<4_000 {
             let text = (0..<rng.below(40)).map { _ in pieces[rng.below(pieces.count)] }.joined()
             let utf8 = Array(text.utf8)
             let fast = Snippet.Characters(text, utf8)
