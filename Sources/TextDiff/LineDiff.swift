@@ -119,10 +119,13 @@ struct LineInterner {
     /// The number of distinct lines seen; ids are `0..<count`.
     var count: Int { ids.count }
 
-    mutating func ids(of lines: TextLines) -> [Int] {
+    mutating func ids(of lines: TextLines) -> [Int] { ids(of: lines, lines.indices) }
+
+    /// The ids of the lines `range` of `lines`.
+    mutating func ids(of lines: TextLines, _ range: Range<Int>) -> [Int] {
         var result: [Int] = []
-        result.reserveCapacity(lines.count)
-        for index in lines.indices {
+        result.reserveCapacity(range.count)
+        for index in range {
             let key = lines.key(index)
             if let id = ids[key] {
                 result.append(id)
@@ -286,8 +289,26 @@ public enum LineDiff {
     }
 
     /// How many lines `new` adds to and removes from `old`.
+    ///
+    /// The lines both texts start and end with are left out of the search: some longest common
+    /// subsequence always holds them, so the counts are those of the whole texts' shortest edit
+    /// script (any shortest script has the same counts). A note's `history` counts every
+    /// version's lines against the one before, which mostly differ by a few lines: interning
+    /// every line of both texts was 70% of the `history` of a 50 KB proposal's 59 versions.
     public static func stat(from old: String, to new: String) -> DiffStat {
-        changes(from: TextLines(old), to: TextLines(new)).stat
+        let (a, b) = (TextLines(old), TextLines(new))
+        var head = 0
+        while head < a.count && head < b.count && a.key(head) == b.key(head) { head += 1 }
+        var (endA, endB) = (a.count, b.count)
+        while endA > head && endB > head && a.key(endA - 1) == b.key(endB - 1) {
+            endA -= 1
+            endB -= 1
+        }
+        if head == endA || head == endB { return DiffStat(added: endB - head, removed: endA - head) }
+        var interner = LineInterner()
+        let oldIDs = interner.ids(of: a, head..<endA)
+        let newIDs = interner.ids(of: b, head..<endB)
+        return MyersDiff.changes(old: oldIDs, new: newIDs, idCount: interner.count).stat
     }
 
     static func changes(from old: TextLines, to new: TextLines) -> LineChanges {

@@ -18,6 +18,30 @@ struct LineDiffTests {
         mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
     }
 
+    @Test("stat leaves out the lines both texts start and end with, and counts what a diff of the whole texts counts")
+    func statOfTheMiddle() {
+        var rng = Random(state: 2026)
+        let vocabulary = ["a\n", "b\n", "c\n", "d\n", "\n", "a", "e\u{301}\n", "é\n"]
+        for _ in 0..<3_000 {
+            var old: [String] = (0..<rng.below(30)).map { _ in vocabulary[rng.below(vocabulary.count)] }
+            // A line without a line feed only ends a text.
+            old = old.enumerated().map { $0.offset < old.count - 1 && $0.element == "a" ? "a\n" : $0.element }
+            var new = old
+            for _ in 0..<rng.below(4) {
+                let at = rng.below(new.count + 1)
+                switch rng.below(3) {
+                case 0: new.insert(vocabulary[rng.below(5)], at: at)
+                case 1: if at < new.count { new.remove(at: at) }
+                default: if at < new.count { new[at] = vocabulary[rng.below(5)] }
+                }
+            }
+            new = new.enumerated().map { $0.offset < new.count - 1 && $0.element == "a" ? "a\n" : $0.element }
+            let (a, b) = (old.joined(), new.joined())
+            let whole = LineDiff.changes(from: TextLines(a), to: TextLines(b)).stat
+            #expect(LineDiff.stat(from: a, to: b) == whole, "\(old) -> \(new)")
+        }
+    }
+
     private func render(_ old: String, _ new: String, context: Int = 3) -> String {
         UnifiedDiff.render(
             LineDiff.hunks(from: old, to: new, context: context), oldLabel: "a", newLabel: "b")
