@@ -363,6 +363,87 @@ struct SearchIndexTests {
         try Self.expectSame(f, f.a, all, &rng)
     }
 
+    /// Whether the long variants run (NOTES_LONG_TESTS=1).
+    static let long = getenv("NOTES_LONG_TESTS").map { String(cString: $0) == "1" } ?? false
+
+    /// The sizes users have: thousands of notes of Zipf-distributed prose (common words' lists
+    /// run to hundreds of blocks), edited a line at a time as people edit, in batches of every
+    /// size (an import's, a sync's) and one by one (a `notes edit`'s), both written through the
+    /// batched update's cursor that replaces, splits and deletes blocks where it stands. The
+    /// 3,000-event tests above have a 34-word vocabulary; this one has thousands of words, most
+    /// of them rare (vocabulary entries made and removed all the time).
+    @Test(
+        "random edits of Zipf prose in batches of every size equal the oracle and a bulk load (40,000 events with NOTES_LONG_TESTS=1)"
+    )
+    func zipfEditsAtScale() throws {
+        let (events, maxNotes) = Self.long ? (40_000, 4_000) : (2_000, 300)
+        let f = try Fixture(language: .english)
+        let text = ZipfText(vocabularySize: 3_000)
+        var rng = WorkloadRandom(seed: 2026)
+        var notes: [Identifier: Note] = [:]
+        var order: [Identifier] = []
+        var clock: Int64 = 1_000
+        var step = 0
+        while step < events {
+            // Mostly single edits; now and then a batch of up to 2,000 (an import).
+            let size = rng.chance(0.7) ? 1 : rng.next(in: 2...(rng.chance(0.1) ? 2_000 : 60))
+            var batch: [(old: Note?, new: Note)] = []
+            var inBatch: [Identifier: Note] = [:]
+            for _ in 0..<size {
+                step += 1
+                clock += 1
+                if order.isEmpty || (order.count < maxNotes && rng.chance(0.25)) {
+                    let n = Note(
+                        id: WorkloadRandom.identifier(seed: 2026, salt: 3, index: step),
+                        title: text.title(using: &rng), body: text.body(using: &rng), createdAt: clock,
+                        updatedAt: clock, version: 1)
+                    batch.append((nil, n))
+                    inBatch[n.id] = n
+                    order.append(n.id)
+                    continue
+                }
+                let id = order[rng.next(below: order.count)]
+                guard let old = inBatch[id] ?? notes[id] else { continue }
+                var new = old
+                new.version += 1
+                new.updatedAt = clock
+                switch rng.next(below: 10) {
+                case 0: new.title = text.title(using: &rng)
+                case 1: new.trashed.toggle()
+                case 2: new.body = ""
+                case 3: new.body = text.body(using: &rng)
+                default: new.body = text.edit(old.body, using: &rng)
+                }
+                batch.append((old, new))
+                inBatch[id] = new
+            }
+            try f.update(changes: batch, passText: rng.chance(0.5) ? Int.max : 4_000, f.a)
+            for (id, note) in inBatch { notes[id] = note }
+        }
+        let all = order.compactMap { notes[$0] }
+        let oracle = InMemorySearchIndex(notes: all, language: .english)
+        let stored = try f.contents(f.a)
+        #expect(stored == oracle.contents)
+        try f.bulkLoad(all.shuffled(using: &rng))
+        #expect(try f.contents(f.b) == stored)
+        // Queries of the prose's own words: common, rare, pairs, phrases and prefixes.
+        var queries: [String] = []
+        for _ in 0..<60 {
+            let a = text.word(using: &rng)
+            let b = text.word(using: &rng)
+            let rare = text.vocabulary[rng.next(below: text.vocabulary.count)]
+            queries += [a, rare, "\(a) \(b)", "\(rare) \(a)", "\"\(a) \(b)\"", "\(a.prefix(2))*", "\(a) -\(b)"]
+        }
+        for q in queries {
+            let query = try SearchQuery.parse(q)
+            for filter in [SearchFilter(), .everything] {
+                let limit = [1, 10, 1_000][rng.next(below: 3)]
+                #expect(
+                    try f.search(q, filter, limit: limit) == oracle.search(query, filter: filter, limit: limit), "\(q)")
+            }
+        }
+    }
+
     @Test("a batch inserting 600 postings into one block splits it into blocks of at most 256")
     func batchedSplit() throws {
         let f = try Fixture()
