@@ -348,8 +348,8 @@ final class Context: @unchecked Sendable {
     private static func storeBeingMade(at path: String) -> (pid: String, command: String)? {
         guard let place = stagingPlace(for: path) else { return nil }
         let prefix = Array(stagingPrefix.utf8)
-        let names = (directoryNames(place.parent) ?? []).filter { $0.count == prefix.count + 6 && $0.starts(with: prefix) }
-        for name in names {
+        let names = directoryNames(place.parent) ?? []
+        for name in names where name.count == prefix.count + 6 && name.starts(with: prefix) {
             let folder = place.parent + "/" + String(decoding: name, as: UTF8.self)
             let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
