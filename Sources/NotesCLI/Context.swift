@@ -244,9 +244,15 @@ final class Context: @unchecked Sendable {
             rebuildProgress = progress
         }
         defer { rebuildProgress?.finish() }
-        // A rebuild of another process holds this one up (it may take a while on a big store).
-        options.waitingForRebuild = {
-            let line = "notes: warning: waiting for another notes process to finish rebuilding this store's projections"
+        // Another process's write (a long import, a writer stopped with Ctrl-Z) or rebuild holds
+        // this one up: said once it has lasted a second, on stderr.
+        options.waitNotice = WaitNotice { what, holder in
+            let who = "another notes process" + (holder.map { " (pid \($0))" } ?? "")
+            let line =
+                switch what {
+                case .writing: "notes: warning: waiting for \(who) to finish writing to this store"
+                case .rebuilding: "notes: warning: waiting for \(who) to finish rebuilding this store's projections"
+                }
             writeAll(fd: 2, Array((line + "\n").utf8))
         }
         var book: Notebook?

@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Glibc
+import LMDB
 import Notes
 import SearchEngine
 import Synchronization
@@ -352,7 +353,8 @@ struct SchemaEvolutionTests {
         defer { close(other) }
         let notices = Mutex(0)
         var options = schemaOptions()
-        options.waitingForRebuild = {
+        options.waitNotice = WaitNotice(after: 0) { what, holder in
+            #expect(what == .rebuilding && holder == getpid(), "this process holds it, through `other`")
             notices.withLock { $0 += 1 }
             flock(other, LOCK_UN)
         }
