@@ -33,9 +33,6 @@ public final class EventStore: Sendable {
         public var rebuildIfNeeded = true
         /// Called during a rebuild with (events done, events total).
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
-        /// Called once when a rebuild must first wait for another process's (see
-        /// ``withRebuildLock(_:)``), so that a command can say why it waits.
-        public var waitingForRebuild: (@Sendable () -> Void)?
 
         public init(registry: SchemaRegistry = SchemaRegistry(), projections: (any ProjectionSet)? = nil) {
             self.registry = registry

@@ -236,19 +236,16 @@ extension EventStore {
 
     /// Runs `body` holding an exclusive `flock` on the store's `data.mdb` (through a descriptor
     /// of its own, apart from LMDB's locks, which are on `lock.mdb`), waiting for another
-    /// process's rebuild to end first. The kernel lets go of it when a process ends, killed
-    /// or not, so a rebuild that died holds no one up. Without a descriptor (the file cannot be
-    /// opened) the rebuild goes on unlocked: the rebuild token still refuses a superseded one.
+    /// process's rebuild to end first, as a write waits for another's (``takeProcessLock``, told
+    /// by the environment's ``Environment/Options/waitNotice``). The kernel lets go of it when a
+    /// process ends, killed or not, so a rebuild that died holds no one up. Without a descriptor
+    /// (the file cannot be opened) the rebuild goes on unlocked: the rebuild token still refuses
+    /// a superseded one.
     func withRebuildLock<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         let fd = open(environment.path + "/data.mdb", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return try body() }
         defer { close(fd) }
-        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        if !locked && errno == EWOULDBLOCK {
-            configuration.waitingForRebuild?()
-            locked = flock(fd, LOCK_EX) == 0
-            while !locked && errno == EINTR { locked = flock(fd, LOCK_EX) == 0 }
-        }
+        let locked = takeProcessLock(fd, waitingFor: .rebuilding, notice: configuration.environment.waitNotice)
         defer { if locked { flock(fd, LOCK_UN) } }
         return try body()
     }

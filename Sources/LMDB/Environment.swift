@@ -54,6 +54,9 @@ public final class Environment: @unchecked Sendable {
         public var noSync = false
         /// Create the directory (mode 0700) when it does not exist.
         public var createDirectory = true
+        /// How a write transaction that waits for another process's to end says so (see
+        /// ``takeProcessLock(_:waitingFor:notice:)``); nil waits without a word.
+        public var waitNotice: WaitNotice?
 
         public init() {}
     }
@@ -81,6 +84,12 @@ public final class Environment: @unchecked Sendable {
     let faults: Mutex<FaultCounter?>
     /// How many stale reader slots `mdb_reader_check` cleared when the environment opened.
     public let staleReadersCleared: Int
+    /// A descriptor of `lock.mdb` of its own, whose `flock` a write transaction holds (-1 when
+    /// read-only, or when it cannot be opened): what another process waiting to write finds
+    /// held, and by which pid, where LMDB's mutex says nothing while it waits. LMDB's own locks
+    /// on that file are `fcntl` ones, which a `flock` does not touch; they go when the process
+    /// closes any descriptor of the file, so this one is closed only after the environment.
+    private let writerLock: Int32
 
     /// Opens (and by default creates) the environment in the directory `path`.
     ///
@@ -120,6 +129,7 @@ public final class Environment: @unchecked Sendable {
             throw error
         }
         handle = env
+        writerLock = options.readOnly ? -1 : open(path + "/lock.mdb", O_RDONLY | O_CLOEXEC)
         faults = Mutex(FaultInjection.counter(for: path))
         resizeLock = .allocate(capacity: 1)
         pthread_rwlock_init(resizeLock, nil)
@@ -224,6 +234,7 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(handle)
+        if writerLock >= 0 { close(writerLock) }
         pthread_rwlock_destroy(resizeLock)
         resizeLock.deallocate()
         pthread_mutex_destroy(stateLock)
@@ -367,6 +378,10 @@ public final class Environment: @unchecked Sendable {
     /// is the error, whatever the body made of it (wrapped it, or went on and failed later).
     private func attemptWrite<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         let faults = self.faults.withLock { $0 }
+        // Another process's write (a long import, a writer stopped by Ctrl-Z) holds this up:
+        // said once it lasts (before 2026-12-06 a writer waited on LMDB's mutex without a word).
+        let locked = writerLock >= 0 && takeProcessLock(writerLock, waitingFor: .writing, notice: options.waitNotice)
+        defer { if locked { flock(writerLock, LOCK_UN) } }
         while true {
             pthread_rwlock_rdlock(resizeLock)
             var txn: OpaquePointer?

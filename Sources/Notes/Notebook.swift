@@ -44,8 +44,9 @@ public final class Notebook: Sendable {
         public var searchLanguage: SearchLanguage = .english
         /// Called with (done, total) during a rebuild at open.
         public var progress: (@Sendable (UInt64, UInt64) -> Void)?
-        /// Called once when a rebuild waits for another process's to end.
-        public var waitingForRebuild: (@Sendable () -> Void)?
+        /// How a write or a rebuild that waits for another process's to end says so, once it
+        /// has waited a moment (nil: without a word).
+        public var waitNotice: WaitNotice?
         /// For the benchmark that compares them: a sync's rebase rebuilds every projection instead
         /// of re-folding the records of the streams it touched.
         package var rebaseRebuildsProjections = false
@@ -85,7 +86,7 @@ public final class Notebook: Sendable {
         config.environment.maxMapSize = options.maxStoreBytes
         config.environment.mapSize = options.initialMapBytes
         config.progress = options.progress
-        config.waitingForRebuild = options.waitingForRebuild
+        config.environment.waitNotice = options.waitNotice
         do {
             store = try EventStore(path: path, configuration: config)
             rebuildAtOpen = try store.rebuildIfNeeded()

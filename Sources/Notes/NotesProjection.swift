@@ -35,8 +35,9 @@ public final class NotesProjection: ProjectionSet {
     /// with accents sort by their letters (see `ListIndex.titleKey(_:)`). `notes-15`: no listing
     /// keys under "every status" (see ``ListIndex``). `notes-16`: no links in the fenced blocks
     /// of list items and block quotes, in indented code blocks or in HTML comments (see
-    /// ``MarkdownCode``).
-    public var version: String { "notes-16+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// ``MarkdownCode``). `notes-17`: a heading right under a list item ends the list, so the
+    /// indented code after it holds no links (see ``IndentedBlocks``).
+    public var version: String { "notes-17+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

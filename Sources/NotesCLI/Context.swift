@@ -189,25 +189,37 @@ final class Context: @unchecked Sendable {
             }
         }
         var st = stat()
-        let exists = stat(path, &st) == 0
+        var exists = stat(path, &st) == 0
         // A directory without a data file holds no store yet, and only a command that makes
         // notes from nothing (add, the imports, a clone, `categories add`) makes one there:
         // before 2026-12-06 `notes list` with the store set to a folder of other files
         // (~/Documents) left LMDB's data.mdb and lock.mdb in it, and `notes pin ID`,
         // `notes categories` or `notes rebuild` on a new machine left an empty store behind. A
         // data.mdb that is a link to nothing is there, and the open says what it is.
-        var dataFile = stat()
-        if !createsStore,
-            !exists
+        func noStore() -> Bool {
+            var dataFile = stat()
+            return !exists
                 || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
-        {
-            throw CLIError(
-                "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
-                code: .notFound)
+        }
+        if !createsStore, noStore() {
+            // A first import making the store aside is no store yet, but the answer says so:
+            // before 2026-12-06 it was "no store yet" while the import ran.
+            if let maker = Self.storeBeingMade(at: path) {
+                throw CLIError(
+                    "no store at \(path) yet: `notes \(maker.command)` (pid \(maker.pid)) is making it; "
+                        + "run the command again once it has ended", code: .notFound)
+            }
+            // The import may have moved its store into place meanwhile.
+            exists = stat(path, &st) == 0
+            if noStore() {
+                throw CLIError(
+                    "no store at \(path) yet; add a note with `notes add TITLE` (or choose a store with --store)",
+                    code: .notFound)
+            }
         }
         var openPath = path
         if !command.readsOnly {
-            if makesStoreOnceAccepted, let (staging, lock) = Self.stagingDirectory(for: path) {
+            if makesStoreOnceAccepted, let (staging, lock) = stagingDirectory(for: path) {
                 newStore = (staging, path, lock)
                 openPath = staging
             } else {
@@ -232,9 +244,15 @@ final class Context: @unchecked Sendable {
             rebuildProgress = progress
         }
         defer { rebuildProgress?.finish() }
-        // A rebuild of another process holds this one up (it may take a while on a big store).
-        options.waitingForRebuild = {
-            let line = "notes: warning: waiting for another notes process to finish rebuilding this store's projections"
+        // Another process's write (a long import, a writer stopped with Ctrl-Z) or rebuild holds
+        // this one up: said once it has lasted a second, on stderr.
+        options.waitNotice = WaitNotice { what, holder in
+            let who = "another notes process" + (holder.map { " (pid \($0))" } ?? "")
+            let line =
+                switch what {
+                case .writing: "notes: warning: waiting for \(who) to finish writing to this store"
+                case .rebuilding: "notes: warning: waiting for \(who) to finish rebuilding this store's projections"
+                }
             writeAll(fd: 2, Array((line + "\n").utf8))
         }
         var book: Notebook?
@@ -273,22 +291,11 @@ final class Context: @unchecked Sendable {
     /// run has it; nil otherwise, or when it cannot be made there (the store is then made in
     /// place, as before, and a failure said as before). Such folders that killed runs left
     /// there are removed first (``removeAbandonedStagings(in:)``).
-    private static func stagingDirectory(for path: String) -> (String, Int32)? {
-        // A path ending in `.` or `..` names no new folder a rename can make (rename(2) refuses
-        // them: EBUSY); such a store is made in place, as before.
-        var name = Substring(path)
-        while name.count > 1, name.hasSuffix("/") { name.removeLast() }
-        if let last = name.split(separator: "/").last, last == "." || last == ".." { return nil }
+    private func stagingDirectory(for path: String) -> (String, Int32)? {
         var st = stat()
-        guard lstat(path, &st) != 0, errno == ENOENT else { return nil }
-        var parent = AtomicFile.directory(of: path)
-        while stat(parent, &st) != 0 {
-            guard errno == ENOENT, parent != ".", parent != "/" else { return nil }
-            parent = AtomicFile.directory(of: parent)
-        }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
-        removeAbandonedStagings(in: parent)
-        var template = Array((parent + "/" + stagingPrefix + "XXXXXX").utf8CString)
+        guard lstat(path, &st) != 0, errno == ENOENT, let place = Self.stagingPlace(for: path) else { return nil }
+        Self.removeAbandonedStagings(in: place.parent)
+        var template = Array((place.parent + "/" + Self.stagingPrefix + "XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         guard made else { return nil }
         let staging = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -298,16 +305,76 @@ final class Context: @unchecked Sendable {
             rmdir(staging)
             return nil
         }
+        // What a reader of the store meanwhile is told (``storeBeingMade(at:)``). Without it,
+        // the store is still made; a reader only hears that there is none yet.
+        let note = "\(getpid())\n\(command.name)\n\(place.key)\n"
+        let fd = open(staging + "/" + Self.stagingNote, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            writeAll(fd: fd, Array(note.utf8))
+            close(fd)
+        }
         return (staging, lock)
     }
 
     private static let stagingPrefix = ".notes-new-store-"
+    /// The file in a private folder of a new store that says which process makes it, for which
+    /// path; removed before the folder is moved into place.
+    private static let stagingNote = "making"
+
+    /// Where the private folder of a new store at `path` (that does not exist) is made: the
+    /// nearest folder above it that exists, and `path` spelled from that folder's real path
+    /// (without `.` parts), which a reader that spells the path otherwise finds it by. Nil when
+    /// `path` ends in `.` or `..`: it names no new folder a rename can make (rename(2) refuses
+    /// them: EBUSY), and such a store is made in place, as before.
+    private static func stagingPlace(for path: String) -> (parent: String, key: String)? {
+        let absolute = path.hasPrefix("/")
+        let parts = path.split(separator: "/").map(String.init)
+        guard let last = parts.last, last != ".", last != ".." else { return nil }
+        func folder(_ count: Int) -> String {
+            count == 0 ? (absolute ? "/" : ".") : (absolute ? "/" : "") + parts[..<count].joined(separator: "/")
+        }
+        var count = parts.count - 1
+        var st = stat()
+        while stat(folder(count), &st) != 0 {
+            guard errno == ENOENT, count > 0 else { return nil }
+            count -= 1
+        }
+        let parent = folder(count)
+        guard (st.st_mode & S_IFMT) == S_IFDIR, let real = realpath(parent, nil) else { return nil }
+        defer { free(real) }
+        let base = String(cString: real)
+        let rest = parts[count...].filter { $0 != "." }
+        return (parent, (base == "/" ? "" : base) + "/" + rest.joined(separator: "/"))
+    }
+
+    /// The process, and its command, making the store at `path` aside while it runs (a first
+    /// import, see ``newStore``): the private folder beside it whose note names `path`, which the
+    /// process still holds locked. Nil when there is none (a killed run's folder is held by no
+    /// process).
+    private static func storeBeingMade(at path: String) -> (pid: String, command: String)? {
+        guard let place = stagingPlace(for: path) else { return nil }
+        let prefix = Array(stagingPrefix.utf8)
+        let names = directoryNames(place.parent) ?? []
+        for name in names where name.count == prefix.count + 6 && name.starts(with: prefix) {
+            let folder = place.parent + "/" + String(decoding: name, as: UTF8.self)
+            let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            let held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+            close(fd)
+            guard held, let note = try? readFile(folder + "/" + stagingNote, upTo: 8192) else { continue }
+            let lines = String(decoding: note, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            guard lines.count >= 3, lines[2] == place.key else { continue }
+            return (String(lines[0]), String(lines[1]))
+        }
+        return nil
+    }
 
     /// Removes the private folders of new stores in `parent` that runs killed midway left (an
     /// import stopped by Ctrl-C or SIGKILL): named as ``stagingDirectory(for:)`` names them,
     /// this user's, held by no process (a run holds its own locked until it moves or removes
     /// it), unchanged for 2 seconds (a run locks its folder the moment it made it) and holding
-    /// nothing but LMDB's data.mdb and lock.mdb. Anything else is left alone.
+    /// nothing but LMDB's data.mdb and lock.mdb, and the note of what it was made for. Anything
+    /// else is left alone.
     private static func removeAbandonedStagings(in parent: String) {
         let prefix = Array(stagingPrefix.utf8)
         for name in directoryNames(parent) ?? [] where name.count == prefix.count + 6 && name.starts(with: prefix) {
@@ -315,7 +382,7 @@ final class Context: @unchecked Sendable {
             guard let held = lockIfAbandoned(path, directory: true) else { continue }
             defer { close(held.fd) }
             guard let entries = try? directoryEntries(path),
-                entries.allSatisfy({ $0.kind == .file && ($0.name == "data.mdb" || $0.name == "lock.mdb") })
+                entries.allSatisfy({ $0.kind == .file && ["data.mdb", "lock.mdb", stagingNote].contains($0.name) })
             else { continue }
             removeStore(path)
         }
@@ -341,7 +408,8 @@ final class Context: @unchecked Sendable {
         // The store's files are flushed by its commits; their names in the private folder, and
         // the folder's new name in its parent, by these: a power loss after the answer is
         // printed must not undo the move (and the next first import would then remove the
-        // store as abandoned).
+        // store as abandoned). The note of what the folder was made for stays out of the store.
+        unlink(staging + "/" + Self.stagingNote)
         Self.flushDirectory(staging)
         guard rename(staging, target) == 0 else {
             newStoreTaken = errno == ENOTEMPTY || errno == EEXIST
@@ -388,7 +456,7 @@ final class Context: @unchecked Sendable {
     /// Removes a store folder this run made, and the files LMDB made in it; anything else there
     /// (none is expected) keeps the folder.
     private static func removeStore(_ directory: String) {
-        for name in ["data.mdb", "lock.mdb"] { unlink(directory + "/" + name) }
+        for name in ["data.mdb", "lock.mdb", stagingNote] { unlink(directory + "/" + name) }
         rmdir(directory)
     }
 

@@ -308,17 +308,11 @@ struct MarkdownNote: Equatable {
             // A link reference definition (`[name]: #anchor`).
             if !inComment, first < end, b[first] == 0x5B, isReferenceDefinition(b, from: first) { return }
             var k = i
-            var inCode = false
+            var spans: CodeSpans?
             while k < end {
-                let c = b[k]
-                // An HTML comment, which may span lines (none opens in a code span).
-                if !inCode, MarkdownCode.stepComment(b, at: &k, inComment: &inComment) { continue }
-                if c == 0x60 {
-                    inCode.toggle()
-                    k += 1
-                    continue
-                }
-                guard !inCode, c == 0x23, k == i || isSpace(b[k - 1]) else {
+                // An HTML comment, which may span lines, or a code span (none opens in the other).
+                if MarkdownCode.stepOverCode(b, at: &k, inComment: &inComment, spans: &spans) { continue }
+                guard b[k] == 0x23, k == i || isSpace(b[k - 1]) else {
                     k += 1
                     continue
                 }

@@ -4,7 +4,8 @@ public import LMDB
 /// asked for, it widens the query in two steps, each ranked below the one before.
 ///
 /// 1. Near spellings: every word of 4 or more characters also matches the indexed words within
-///    edit distance 1 (2 for words of 8 or more; a swap of two neighbours counts as one edit).
+///    edit distance 1 (2 for words of 8 or more; a swap of two neighbours counts as one edit);
+///    in a phrase, the phrases its words' near spellings make (``replacingInPhrases(_:in:)``).
 /// 2. Some of the words: a query of plain words (no OR, group or exclusion) also matches notes
 ///    holding any of them, ranked by BM25 (notes with more of the words, and rarer ones, first).
 ///
@@ -53,17 +54,24 @@ public enum ForgivingSearch {
         }
     }
 
-    /// Each word of `stemmed` (a term clause) as `query` wrote it (folded), by its stem.
+    /// Each word of `stemmed` (of a term or a phrase clause) as `query` wrote it (folded), by
+    /// its stem.
     static func written(_ query: SearchQuery, stemmed: SearchQuery) -> [[UInt8]: [UInt8]] {
         var out: [[UInt8]: [UInt8]] = [:]
-        for (a, b) in zip(query.clauses, stemmed.clauses) where a.kind == .term {
-            if let w = a.terms.first, let s = b.terms.first { out[s] = w }
+        for (a, b) in zip(query.clauses, stemmed.clauses)
+        where (a.kind == .term || a.kind == .phrase) && a.terms.count == b.terms.count {
+            for (w, s) in zip(a.terms, b.terms) { out[s] = w }
         }
         return out
     }
 
     /// The most near spellings one word expands to.
     static let maxReplacements = 8
+    /// The most near spellings a word of a phrase expands to, and the most phrases one phrase
+    /// is searched as: each variant is a phrase of its own (its words' positions read again),
+    /// and their number multiplies with the phrase's words.
+    static let maxPhraseReplacements = 3
+    static let maxPhraseVariants = 32
 
     /// Runs `query` through `search` (top-`n` of a query) and widens it when it finds fewer
     /// than `limit` notes, unless `exact`. `vocabulary` visits every indexed word (folded UTF-8,
@@ -94,9 +102,11 @@ public enum ForgivingSearch {
                 if outcome.hits.count == limit { break }
             }
         }
-        // 1. Near spellings of the words the query looks for.
-        let words = Set(query.clauses.filter { !$0.excluded && $0.kind == .term }.compactMap(\.terms.first))
-            .filter { Self.editBudget(Self.scalars($0).count) > 0 }
+        // 1. Near spellings of the words the query looks for, alone or in a phrase (before
+        // 2026-12-06 a phrase's words had none: `"recieve the package"` found nothing).
+        let words = Set(
+            query.clauses.filter { !$0.excluded && ($0.kind == .term || $0.kind == .phrase) }.flatMap(\.terms)
+        ).filter { Self.editBudget(Self.scalars($0).count) > 0 }
         var near: [[UInt8]: [(term: [UInt8], distance: Int, df: UInt64)]] = [:]
         var known: Set<[UInt8]> = []
         if !words.isEmpty {
@@ -183,6 +193,8 @@ public enum ForgivingSearch {
         // The some-words step widens only the words in no note: a word found as written ranks
         // by itself (its near spellings, each scored as a word of its own, would outweigh it).
         var widenedUnknown = query
+        var inPhrases: [[UInt8]: [[UInt8]]] = [:]
+        var unknownInPhrases: [[UInt8]: [[UInt8]]] = [:]
         for word in words.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             guard var found = near[word], !found.isEmpty else { continue }
             found.sort { a, b in
@@ -196,10 +208,14 @@ public enum ForgivingSearch {
                     word: String(decoding: word, as: UTF8.self),
                     replacements: chosen.map { String(decoding: $0, as: UTF8.self) }, unknown: !known.contains(word)))
             widened = SearchQuery(root: Self.replacing(word, by: chosen, in: widened.root))
+            inPhrases[word] = Array(chosen.prefix(maxPhraseReplacements))
             if !known.contains(word) {
                 widenedUnknown = SearchQuery(root: Self.replacing(word, by: chosen, in: widenedUnknown.root))
+                unknownInPhrases[word] = inPhrases[word]
             }
         }
+        widened = SearchQuery(root: Self.replacingInPhrases(inPhrases, in: widened.root))
+        widenedUnknown = SearchQuery(root: Self.replacingInPhrases(unknownInPhrases, in: widenedUnknown.root))
         if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
         // 2. Any of the words, for a query of words side by side (no OR).
         if outcome.hits.count < limit, let (parts, excluded) = Self.conjunction(query.root, widenedUnknown.root),
@@ -306,6 +322,43 @@ public enum ForgivingSearch {
             return .all(parts.map { replacing(word, by: replacements, in: $0) }, excluded: excluded)
         case .any(let parts):
             return .any(parts.map { replacing(word, by: replacements, in: $0) })
+        }
+    }
+
+    /// `node` with every positive phrase that holds a word of `replacements` matching the
+    /// phrases its near spellings make too: the phrase as written, then each word of it in turn
+    /// replaced by its near spellings (nearest first), in every phrase made so far, up to
+    /// ``maxPhraseVariants`` phrases.
+    static func replacingInPhrases(_ replacements: [[UInt8]: [[UInt8]]], in node: SearchQuery.Node)
+        -> SearchQuery.Node
+    {
+        guard !replacements.isEmpty else { return node }
+        switch node {
+        case .clause(let c):
+            guard !c.excluded, c.kind == .phrase else { return node }
+            var variants = [c.terms]
+            for (i, term) in c.terms.enumerated() {
+                guard let near = replacements[term] else { continue }
+                for variant in variants where variants.count < maxPhraseVariants {
+                    for r in near where variants.count < maxPhraseVariants {
+                        var v = variant
+                        v[i] = r
+                        variants.append(v)
+                    }
+                }
+            }
+            guard variants.count > 1 else { return node }
+            return .any(
+                [node]
+                    + variants.dropFirst().map { terms in
+                        var v = c
+                        v.terms = terms
+                        return .clause(v)
+                    })
+        case .all(let parts, let excluded):
+            return .all(parts.map { replacingInPhrases(replacements, in: $0) }, excluded: excluded)
+        case .any(let parts):
+            return .any(parts.map { replacingInPhrases(replacements, in: $0) })
         }
     }
 

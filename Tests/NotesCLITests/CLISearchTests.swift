@@ -77,6 +77,31 @@ struct CLISearchTests {
             try titles(s, sentence, forgiving: true).first == "Shopping", "buy, ham and \"and\": the most of its words")
     }
 
+    @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
+    func phraseTypo() throws {
+        let s = try fixture()
+        // Before 2026-12-06 a phrase's words had no near spellings: "no notes match".
+        let typo = try s.ok("search", "\"recieve the delivery\"")
+        #expect(typo.lines.first == "no exact match for \"recieve\"; showing \"receive\"", "\(typo)")
+        #expect(typo.stdout.contains("Groceries"))
+        #expect(try titles(s, "\"recieve the delivery\"", forgiving: true) == ["Groceries"])
+        let json = try s.ok("search", "\"recieve the delivry\"", "--json").array()
+        #expect(json.map { $0["title"] as? String } == ["Groceries"])
+        #expect(json.map { $0["match"] as? String } == ["near-spelling"], "two words of the phrase corrected")
+        // Still a phrase: the near spellings in another order, or apart, are no match.
+        #expect(try titles(s, "\"delivery the recieve\"", forgiving: true).isEmpty)
+        #expect(try titles(s, "\"recieve delivery\"", forgiving: true).isEmpty)
+        // The phrase as written ranks first; --exact keeps to it.
+        try s.add("Typed", "--body", "we recieve the delivery")
+        let both = try s.ok("search", "\"recieve the delivery\"", "--json").array()
+        #expect(both.map { $0["title"] as? String } == ["Typed", "Groceries"])
+        #expect(both.map { $0["match"] as? String } == ["exact", "near-spelling"])
+        #expect(try titles(s, "\"recieve the delivery\"") == ["Typed"])
+        // An excluded phrase is not widened: it excludes what it says.
+        #expect(try Set(titles(s, "milk -\"recieve the delivery\"", forgiving: true)) == ["Both", "Groceries"])
+        #expect(try titles(s, "milk -\"receive the delivery\"", forgiving: true) == ["Both"])
+    }
+
     @Test("--json results carry where the words matched, in title and snippet; a terminal gets them in bold")
     func matchOffsets() throws {
         let s = try Sandbox()

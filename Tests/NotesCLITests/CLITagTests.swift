@@ -92,7 +92,7 @@ struct CLITagTests {
         try s.ok("trash", t)
         try s.add("5", "--tag", "home")
         try s.add("6", "--tag", "clients/zeta")
-        let text = try s.ok("tags").lines
+        let text = try s.ok("tags", "--all").lines
         #expect(
             text == [
                 "clients  -  1",
@@ -103,13 +103,45 @@ struct CLITagTests {
                 "    q3   1  1",
                 "  beta   0  0",
             ], "\(text)")
-        let json = try s.ok("tags", "--json").array()
+        let json = try s.ok("tags", "--json", "--all").array()
         #expect(
             json.map { $0["name"] as? String } == [
                 "clients", "clients/zeta", "home", "work", "work/acme", "work/acme/q3", "work/beta",
             ])
         #expect(json.map { $0["total"] as? Int } == [1, 1, 1, 3, 3, 1, 0], "a note under two tags counts once")
         for o in json { #expect(Set(o.keys) == ["name", "count", "total"]) }
+    }
+
+    @Test("tags leaves out a tag no note carries (untagged, or only in the trash); --all lists it, 0 0")
+    func tagsWithoutNotesLeftOut() throws {
+        let s = try Sandbox()
+        let a = try s.add("A", "--tag", "work/acme", "--tag", "home")
+        let b = try s.add("B", "--tag", "work/beta", "--tag", "old")
+        try s.ok("untag", a, "home")
+        try s.ok("trash", b)
+        #expect(try s.ok("tags").lines == ["work    -  1", "  acme  1  1"])
+        let json = try s.ok("tags", "--json").array()
+        #expect(json.map { $0["name"] as? String } == ["work", "work/acme"])
+        #expect(
+            try s.ok("tags", "--all").lines == [
+                "home    0  0", "old     0  0", "work    -  1", "  acme  1  1", "  beta  0  0",
+            ])
+        // The tag is still there: tagging with it again finds it, spelled as it was.
+        try s.ok("tag", a, "HOME")
+        #expect(try s.ok("tags").lines == ["home    1  1", "work    -  1", "  acme  1  1"])
+        // None left with a note: the listing says how to see them.
+        try s.ok("trash", a)
+        let none = try s.ok("tags")
+        #expect(none.lines == ["no tag has a note; `notes tags --all` lists the 4 tags without one"], "\(none)")
+        #expect(try s.ok("tags", "--json").array().isEmpty)
+        // --all belongs to the listing: with an action it is refused, and nothing changes.
+        let refused = s.run("tags", "delete", "old", "--all")
+        #expect(refused.code == 2 && refused.stdout.isEmpty, "\(refused)")
+        #expect(
+            refused.stderr
+                == "notes: error: --all is an option of the listing, not of tags delete; usage: notes tags delete NAME\n"
+        )
+        #expect(try s.ok("tags", "--all").lines.count == 5)
     }
 
     @Test("list --tag: descendants included, repeated tags all must match, with --category and statuses")

@@ -270,4 +270,50 @@ struct ReliabilityConcurrencyTests {
         release.signal()
         finished.wait()
     }
+
+    @Test("a writer held up by another process's write says so once after a second, on stderr, then writes")
+    func writerWaitIsSaid() throws {
+        let s = try Sandbox()
+        try s.add("seed")
+        let line = "notes: warning: waiting for another notes process (pid %) to finish writing to this store\n"
+        // Another process holding the store's write lock (a writer stopped with Ctrl-Z, a long
+        // import): a child that takes it with flock(1), a sign that it has, and lets go later.
+        let started = s.path("started")
+        let holder = try spawnJob(
+            ["/usr/bin/flock", s.store + "/lock.mdb", "-c", "touch '\(started)' && sleep 2.5"],
+            environment: s.environment, errors: s.path("io/holder.err"))
+        waitForFile(started)
+        try #require(fileExists(started), "the child took the lock")
+        let began = monotonicSeconds()
+        let waiting = try KillableNotes(s, ["add", "Waited"], tag: "waiting")
+        #expect(waiting.wait(until: monotonicSeconds() + 30))
+        // Before 2026-12-06 it waited without a word.
+        #expect(waiting.finish() == 0, "\(waiting.stderr)")
+        #expect(monotonicSeconds() - began >= 1.0, "it waited for the child")
+        #expect(waiting.stderr == line.replacingOccurrences(of: "%", with: "\(holder)"))
+        #expect(waiting.stdout.count == 9 && !waiting.stdout.contains("waiting"), "\(waiting.stdout)")
+        #expect(waitForExit(holder, seconds: 30) == 0)
+
+        // A write of this process, held past a second: named by its pid, and a real write.
+        let book = try Notebook(path: s.store, options: libraryOptions())
+        for (hold, said) in [(1_500_000 as UInt32, true), (150_000, false)] {
+            let entered = DispatchSemaphore(value: 0)
+            let finished = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                _ = try? book.store.write { _ in
+                    entered.signal()
+                    usleep(hold)
+                }
+                finished.signal()
+            }
+            entered.wait()
+            let writer = try KillableNotes(s, ["add", "After \(hold)"], tag: "writer-\(hold)")
+            #expect(writer.wait(until: monotonicSeconds() + 30))
+            #expect(writer.finish() == 0, "\(writer.stderr)")
+            // A short wait says nothing.
+            #expect(writer.stderr == (said ? line.replacingOccurrences(of: "%", with: "\(getpid())") : ""))
+            finished.wait()
+        }
+        #expect(try Set(s.titles()) == ["seed", "Waited", "After 1500000", "After 150000"])
+    }
 }

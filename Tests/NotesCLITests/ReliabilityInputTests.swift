@@ -296,9 +296,9 @@ struct ReliabilityInputTests {
     }
 
     /// Runs `notes --store STORE import FIFO` into a store folder that does not exist, runs
-    /// `meanwhile` once the import has made its private folder, then feeds the FIFO an export
-    /// of one note each time the import opens it, until the import ends.
-    static func raceFirstImport(_ s: Sandbox, into store: String, meanwhile: () throws -> Void) throws
+    /// `meanwhile` once the import has made its private folder (with the importer's pid), then
+    /// feeds the FIFO an export of one note each time the import opens it, until the import ends.
+    static func raceFirstImport(_ s: Sandbox, into store: String, meanwhile: (pid_t) throws -> Void) throws
         -> KillableNotes
     {
         let source = try Sandbox()
@@ -310,7 +310,7 @@ struct ReliabilityInputTests {
         let deadline = monotonicSeconds() + 60
         while !staged(s) && monotonicSeconds() < deadline { usleep(1000) }
         try #require(staged(s), "the import made no private folder")
-        try meanwhile()
+        try meanwhile(importer.pid)
         /// Whether the importer has the FIFO open.
         func holdsFIFO() -> Bool {
             let dir = "/proc/\(importer.pid)/fd"
@@ -345,7 +345,7 @@ struct ReliabilityInputTests {
         let store = s.path("new")
         // Another process makes the store meanwhile (a first add in another terminal, a script
         // running imports side by side).
-        let importer = try Self.raceFirstImport(s, into: store) { try s.add("Made meanwhile", "--store", store) }
+        let importer = try Self.raceFirstImport(s, into: store) { _ in try s.add("Made meanwhile", "--store", store) }
         // A review's trial: before, the import was refused ("cannot move the new store into place
         // ... (Directory not empty); nothing was kept: run the command again"), exit 1, where
         // before the new stores' private folders both commands went into the one store.
@@ -355,12 +355,41 @@ struct ReliabilityInputTests {
         #expect(!Self.staged(s))
     }
 
+    @Test("a store a first import is making says so to every other command, with the importer's pid: exit 3")
+    func storeBeingMadeSaysSo() throws {
+        let s = try Sandbox()
+        let store = s.path("new/notebook")
+        var said: [CLIRun] = []
+        let importer = try Self.raceFirstImport(s, into: store) { pid in
+            // The path as given, and spelled otherwise (slashes doubled and trailing, a `.` part).
+            said.append(s.run("--store", store, "list"))
+            said.append(s.run("--store", s.root + "//new/./notebook/", "search", "x"))
+            said.append(s.run("--store", store, "pin", "1234"))
+            for r in said {
+                #expect(r.code == 3 && r.stdout.isEmpty, "\(r)")
+                #expect(
+                    r.stderr.hasSuffix(
+                        " yet: `notes import` (pid \(pid)) is making it; run the command again once it has ended\n"),
+                    "\(r.stderr)")
+            }
+            // Another store, not being made, still has none.
+            let other = s.run("--store", s.path("new/other"), "list")
+            #expect(other.code == 3 && other.stderr.contains("no store at \(s.path("new/other")) yet; add a note"))
+        }
+        #expect(said.count == 3)
+        // A review's trial: before 2026-12-06 each said "no store at ... yet; add a note with
+        // `notes add TITLE`", though the import was making it.
+        #expect(importer.status == 0 && importer.stdout == "imported 1 event\n", "\(importer.stderr)")
+        #expect(try s.titles("--store", store) == ["One"])
+        #expect(!Self.staged(s) && !fileExists(store + "/making"))
+    }
+
     @Test("a first import whose new store cannot be moved into place prints no answer: nothing was imported")
     func firstImportNotKeptSaysNothingImported() throws {
         let s = try Sandbox()
         let store = s.path("new")
         // A file is made where the store was to go, meanwhile.
-        let importer = try Self.raceFirstImport(s, into: store) { write(file: store, "not a store\n") }
+        let importer = try Self.raceFirstImport(s, into: store) { _ in write(file: store, "not a store\n") }
         #expect(importer.status != 0)
         // A review's trial: before, stdout said "imported 1 event" above the refusal, though the
         // store holding it was removed.

@@ -753,6 +753,15 @@ struct InterchangeMarkdownTests {
                 "after-comment", "end",
             ])
         #expect(MarkdownNote.inlineTags("no tags here") == [])
+        // A code span of two or more backticks holding `<!--` opens no comment: before
+        // 2026-12-06 each backtick was an edge of a span, and the tags after it were hidden.
+        #expect(
+            MarkdownNote.inlineTags("``<!--`` #one `` `<!--` `` #two ```a``<!--``` #three\n#four")
+                == ["one", "two", "three", "four"])
+        // A backtick that no run closes is a backtick: the rest of its line is no code.
+        #expect(MarkdownNote.inlineTags("a ` b #five ``c`` #six") == ["five", "six"])
+        // A heading right under a list item ends the list: the indented line after it is code.
+        #expect(MarkdownNote.inlineTags("- item #item\n# Heading\n    #code\n#after") == ["item", "after"])
         // A file's byte-order mark stays first in the body; it starts no word and no line (a
         // new-user trial found `#start` missed and a fenced `#incode` taken after one).
         #expect(MarkdownNote.inlineTags("\u{FEFF}#start of body") == ["start"])

@@ -103,6 +103,32 @@ struct WikiLinkParseTests {
         #expect(WikiLink.parse("a\n<!--\n\n-->\n[[T]]").map(\.line) == [4], "lines are still counted")
     }
 
+    @Test("a heading right under a list item ends the list; a code span holding <!-- opens no comment")
+    func headingEndsListAndSpanHidesComment() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // Before 2026-12-06 the heading did not end the list: the indented code after it was
+        // read as the item's text, and its links counted.
+        let headed = """
+            - item [[item]]
+            # Heading [[heading]]
+                code after the heading [[code]]
+            text [[text]]
+            """
+        #expect(targets(headed) == [.title("item"), .title("heading"), .title("text")])
+        // A heading indented as the item's text is the item's: the list goes on.
+        #expect(targets("- item\n  ## In the item\n    - nested [[nested]]") == [.title("nested")])
+        // Code spans of any run of backticks hide a `<!--`; a run that none closes is text.
+        let spans = """
+            ``<!--`` [[after double]] `` `<!--` `` [[after spaced]] `<!--` [[after single]]
+            ```<!-- `` ``` [[after triple]] ` unclosed [[in text]] <!-- [[commented]] -->
+            """
+        #expect(
+            targets(spans) == [
+                .title("after double"), .title("after spaced"), .title("after single"), .title("after triple"),
+                .title("in text"),
+            ])
+    }
+
     @Test("keys fold case, accents and white space, as search terms do")
     func folding() {
         #expect(TextFolding.fold("  Résumé   Draft\t") == "resume draft")

@@ -1,6 +1,7 @@
 import Basics
 import EventStore
 import Glibc
+import LMDB
 import Notes
 import SearchEngine
 import Synchronization
@@ -352,7 +353,8 @@ struct SchemaEvolutionTests {
         defer { close(other) }
         let notices = Mutex(0)
         var options = schemaOptions()
-        options.waitingForRebuild = {
+        options.waitNotice = WaitNotice(after: 0) { what, holder in
+            #expect(what == .rebuilding && holder == getpid(), "this process holds it, through `other`")
             notices.withLock { $0 += 1 }
             flock(other, LOCK_UN)
         }
@@ -457,8 +459,30 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Callout", body: "> ```\n> [[in code]]\n> ```\n")
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-16+"), "the links of a quote's fence, an item's, comments: notes-16")
-            older = "notes-15+" + current.dropFirst("notes-16+".count)
+            #expect(current.hasPrefix("notes-17+"), "the links of a quote's fence, an item's, comments: notes-16")
+            older = "notes-15+" + current.dropFirst("notes-17+".count)
+            try book.store.environment.write { txn in
+                try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
+            }
+        }
+        let book = try Notebook(path: path, options: schemaOptions())
+        #expect(book.rebuildAtOpen?.fromVersion == older)
+        #expect(try book.missingLinks().isEmpty)
+        #expect(try book.verify().isEmpty)
+        #expect(try Notebook(path: path, options: schemaOptions()).rebuildAtOpen == nil)
+    }
+
+    @Test("a store stamped notes-16 (links under a heading right under a list item) rebuilds at open, once")
+    func headingUnderItemRebuild() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        let older: String
+        do {
+            let book = try Notebook(path: path, options: schemaOptions())
+            _ = try book.add(title: "Plan", body: "- item\n# Heading\n    [[in code]]\n")
+            let current = book.store.currentProjectionVersion
+            #expect(current.hasPrefix("notes-17+"), "a heading ends a list: notes-17")
+            older = "notes-16+" + current.dropFirst("notes-17+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

@@ -7,7 +7,7 @@ package enum MarkdownCode {
     /// Calls `body` with each line of `bytes` that is not code (without its line feed, or a
     /// carriage return before it), the line's number from 0, and whether an HTML comment is open
     /// where the line starts; `body` leaves that flag as the line leaves the comment (its scan
-    /// steps over comments with ``stepComment(_:at:inComment:)``, outside its code spans).
+    /// steps over comments and code spans with ``stepOverCode(_:at:inComment:spans:)``).
     package static func forEachTextLine(_ bytes: [UInt8], _ body: (ArraySlice<UInt8>, Int, inout Bool) -> Void) {
         var inComment = false
         var blocks = IndentedBlocks()
@@ -17,11 +17,25 @@ package enum MarkdownCode {
         }
     }
 
-    /// Steps over what an HTML comment holds at `k`: in one (`inComment`), to the byte after its
-    /// `-->` or else the next byte; at a `<!--`, into it. False, with nothing moved, at any other
-    /// byte out of a comment. A scan calls it outside its code spans.
+    /// Steps over what is code or comment at `k` of a line: in an HTML comment (`inComment`), to
+    /// the byte after its `-->` or else the next byte; at a `<!--`, into it; at a backtick, past
+    /// the inline code span it opens (``CodeSpans``, made from the line when first needed).
+    /// False, with nothing moved, at any other byte. A scan calls it at each byte it would read,
+    /// from the line's start, so that no `<!--` in a code span opens a comment and no backtick
+    /// in a comment opens a span.
     @inline(__always)
-    package static func stepComment(_ b: ArraySlice<UInt8>, at k: inout Int, inComment: inout Bool) -> Bool {
+    package static func stepOverCode(
+        _ b: ArraySlice<UInt8>, at k: inout Int, inComment: inout Bool, spans: inout CodeSpans?
+    ) -> Bool {
+        if stepComment(b, at: &k, inComment: &inComment) { return true }
+        guard b[k] == 0x60 else { return false }
+        if spans == nil { spans = CodeSpans(b) }
+        spans?.skip(at: &k)
+        return true
+    }
+
+    @inline(__always)
+    private static func stepComment(_ b: ArraySlice<UInt8>, at k: inout Int, inComment: inout Bool) -> Bool {
         if inComment {
             if b[k] == 0x2D, k + 2 < b.endIndex, b[k + 1] == 0x2D, b[k + 2] == 0x3E {
                 inComment = false
@@ -37,6 +51,50 @@ package enum MarkdownCode {
         inComment = true
         k += 4
         return true
+    }
+}
+
+/// The inline code spans of one line, as CommonMark reads them: a run of backticks opens a span
+/// that the next run of the same length closes, and a run that none closes is backticks. Part of
+/// ``MarkdownCode``: before 2026-12-06 the `#tag` scanner took each backtick for an edge of a
+/// span, so that ``` ``<!--`` ``` opened a comment that hid every tag after it. Each run's
+/// closing run is found once, so a line of many unmatched runs stays linear.
+package struct CodeSpans {
+    private var runs: [(start: Int, count: Int)] = []
+    /// The index in `runs` of the run that closes each run, or -1.
+    private var closing: [Int] = []
+    /// The first run not passed yet.
+    private var next = 0
+
+    init(_ line: ArraySlice<UInt8>) {
+        var p = line.startIndex
+        while p < line.endIndex {
+            guard line[p] == 0x60 else {
+                p += 1
+                continue
+            }
+            let start = p
+            while p < line.endIndex, line[p] == 0x60 { p += 1 }
+            runs.append((start, p - start))
+        }
+        closing = [Int](repeating: -1, count: runs.count)
+        var nextOfLength: [Int: Int] = [:]
+        for r in runs.indices.reversed() {
+            closing[r] = nextOfLength[runs[r].count] ?? -1
+            nextOfLength[runs[r].count] = r
+        }
+    }
+
+    /// At a backtick `k` of the line (a scan reads it from its start, in order): moves `k` past
+    /// the span that starts there, its closing run included, or past the run when none closes it.
+    mutating func skip(at k: inout Int) {
+        while next < runs.count, runs[next].start + runs[next].count <= k { next += 1 }
+        guard next < runs.count else {
+            k += 1
+            return
+        }
+        let c = closing[next]
+        k = c >= 0 ? runs[c].start + runs[c].count : runs[next].start + runs[next].count
     }
 }
 
@@ -130,9 +188,11 @@ struct IndentedBlocks {
         inCode = false
         if Self.isListItem(text) {
             inList = true
-        } else if columns < 2, afterBlank || !afterText {
+        } else if columns < 2, afterBlank || !afterText || Self.isHeading(text) {
             // Out of the item's text, and no paragraph's line to continue lazily (after a blank
-            // line, a fenced block or a heading): the list ends.
+            // line, a fenced block or a heading), or a heading, which no paragraph continues into:
+            // the list ends. Before 2026-12-06 a heading right under an item did not end it, and
+            // the indented code after the heading was read as the item's text.
             inList = false
         }
         // A heading is no text a line continues.

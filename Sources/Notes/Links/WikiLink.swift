@@ -118,37 +118,12 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     private static func scan(
         _ line: ArraySlice<UInt8>, index: Int, inComment: inout Bool, into out: inout [WikiLink]
     ) {
-        let (open, close, tick): (UInt8, UInt8, UInt8) = (0x5B, 0x5D, 0x60)
-        // Inline code spans: a run of backticks up to the next run of the same length. Each run's
-        // closing run is found once, so a line of many unmatched runs stays linear.
-        var runs: [(start: Int, count: Int)] = []
-        var p = line.startIndex
-        while p < line.endIndex {
-            guard line[p] == tick else {
-                p += 1
-                continue
-            }
-            let start = p
-            while p < line.endIndex, line[p] == tick { p += 1 }
-            runs.append((start, p - start))
-        }
-        var closing = [Int](repeating: -1, count: runs.count)
-        var nextOfLength: [Int: Int] = [:]
-        for r in runs.indices.reversed() {
-            closing[r] = nextOfLength[runs[r].count] ?? -1
-            nextOfLength[runs[r].count] = r
-        }
-        var run = 0
+        let (open, close): (UInt8, UInt8) = (0x5B, 0x5D)
+        var spans: CodeSpans?
         var i = line.startIndex
         let end = line.endIndex
         while i < end {
-            if MarkdownCode.stepComment(line, at: &i, inComment: &inComment) { continue }
-            if line[i] == tick {
-                while runs[run].start < i { run += 1 }
-                let c = closing[run]
-                i = c >= 0 ? runs[c].start + runs[c].count : runs[run].start + runs[run].count
-                continue
-            }
+            if MarkdownCode.stepOverCode(line, at: &i, inComment: &inComment, spans: &spans) { continue }
             guard line[i] == open, i + 1 < end, line[i + 1] == open else {
                 i += 1
                 continue

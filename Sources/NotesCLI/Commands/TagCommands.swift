@@ -24,17 +24,26 @@ let untagCommand = Command(
 
 let tagsCommand = Command(
     "tags", abstract: "The tag tree with note counts, or rename and delete tags.",
-    usage: ["tags", "tags rename OLD NEW", "tags delete NAME"],
+    usage: ["tags [--all]", "tags rename OLD NEW", "tags delete NAME"],
     discussion: """
         Each tag shows the notes tagged with it and, in the total, those tagged with it or any tag below
-        it (notes in the trash are not counted). Renaming `work` to `job` renames `work/acme` to `job/acme`;
+        it (notes in the trash are not counted). A tag that no such note carries, itself or below it, is
+        left out; `--all` lists it too. Renaming `work` to `job` renames `work/acme` to `job/acme`;
         deleting a tag deletes the tags below it, and untags their notes with an event each.
-        """
+        """,
+    options: [OptionSpec("all", "also the tags that no note carries (or only notes in the trash)")]
 ) { ctx in
     let args = ctx.positionals
+    if args.first != nil, ctx.flag("all") {
+        throw CLIError("--all is an option of the listing, not of tags \(args[0]); usage: notes \(ctx.usageForm)")
+    }
     switch args.first {
     case nil:
-        let tree = try ctx.notebook().tagTree()
+        // A tag stays after its last note is untagged or trashed (a tag is an entity of its own,
+        // renamed and deleted by name); listed, it is a row of zeros the user never asked for.
+        // Before 2026-12-06 every such tag was listed.
+        let every = try ctx.notebook().tagTree()
+        let tree = ctx.flag("all") ? every : every.filter { $0.total > 0 }
         if ctx.json {
             ctx.printJSON(
                 .array(
@@ -42,7 +51,13 @@ let tagsCommand = Command(
                         .object([("name", .string($0.name)), ("count", .int($0.count)), ("total", .int($0.total))])
                     }))
         } else if tree.isEmpty {
-            ctx.terminal.print(ctx.terminal.dim("no tags"))
+            let hidden = every.filter { $0.id != nil }.count
+            ctx.terminal.print(
+                ctx.terminal.dim(
+                    hidden == 0
+                        ? "no tags"
+                        : "no tag has a note; `notes tags --all` lists the \(hidden) tag\(hidden == 1 ? "" : "s") without one"
+                ))
         } else {
             let t = ctx.terminal
             ctx.printTable(

@@ -1,0 +1,77 @@
+import Dispatch
+import Glibc
+import LMDB
+import Synchronization
+import TestSupport
+import Testing
+
+/// A write that waits for another process's: said once it lasts, with the holder's pid; a short
+/// wait says nothing. "Another process" is a descriptor of `lock.mdb` of the test's own, whose
+/// `flock` a write of the environment finds held as it would another process's (a lock of
+/// another open file); `NotesCLITests` holds it from a child process.
+@Suite("Environment: a write waiting for another process's")
+struct WriterWaitTests {
+    /// What the notices said.
+    final class Notices: Sendable {
+        let said = Mutex<[(StoreWait, Int32?)]>([])
+    }
+
+    /// An environment whose waits are noted; a notice lets `release` go.
+    func setUp(_ tmp: TemporaryDirectory, delay: Int64, notices: Notices, release: Int32? = nil)
+        throws -> (Environment, Database)
+    {
+        var options = Environment.Options()
+        options.waitNotice = WaitNotice(after: delay) { what, holder in
+            notices.said.withLock { $0.append((what, holder)) }
+            if let release { flock(release, LOCK_UN) }
+        }
+        let env = try Environment(path: tmp.path, options: options)
+        let db = try env.openDatabase("things", flags: [.create])
+        return (env, db)
+    }
+
+    @Test("a write held up past the delay says so once, with the holder's pid, then writes when the lock is let go")
+    func longWaitIsSaid() throws {
+        let tmp = TemporaryDirectory()
+        let notices = Notices()
+        _ = try Environment(path: tmp.path)
+        let other = open(tmp.path + "/lock.mdb", O_RDONLY | O_CLOEXEC)
+        try #require(other >= 0 && flock(other, LOCK_EX) == 0)
+        defer { close(other) }
+        let (env, db) = try setUp(tmp, delay: 20_000, notices: notices, release: other)
+        try env.write { txn throws in try txn.put(db, key: [1], value: [1]) }
+        let said = notices.said.withLock { $0 }
+        #expect(said.count == 1)
+        #expect(said.first?.0 == .writing && said.first?.1 == getpid(), "\(said)")
+        #expect(try env.read { txn throws in try txn.get(db, key: [1]) } == [1])
+        // Nothing held: nothing said, and the lock is let go after each write.
+        try env.write { txn throws in try txn.put(db, key: [2], value: [2]) }
+        #expect(notices.said.withLock { $0.count } == 1)
+        #expect(flock(other, LOCK_EX | LOCK_NB) == 0, "the write let the lock go")
+        flock(other, LOCK_UN)
+    }
+
+    @Test("a write held up for less than the delay says nothing")
+    func shortWaitIsNotSaid() throws {
+        let tmp = TemporaryDirectory()
+        let notices = Notices()
+        let (env, db) = try setUp(tmp, delay: 5_000_000, notices: notices)
+        let other = open(tmp.path + "/lock.mdb", O_RDONLY | O_CLOEXEC)
+        try #require(other >= 0 && flock(other, LOCK_EX) == 0)
+        defer { close(other) }
+        // A thread of its own, not a task: the tasks' threads may all be busy with other tests
+        // while this one waits.
+        let letGo = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            usleep(50_000)
+            flock(other, LOCK_UN)
+            letGo.signal()
+        }
+        let start = monotonicSeconds()
+        try env.write { txn throws in try txn.put(db, key: [1], value: [1]) }
+        #expect(monotonicSeconds() - start >= 0.04, "the write waited for the lock")
+        letGo.wait()
+        #expect(notices.said.withLock { $0.isEmpty })
+        #expect(try env.read { txn throws in try txn.get(db, key: [1]) } == [1])
+    }
+}
