@@ -451,38 +451,29 @@ struct SchemaEvolutionTests {
 
     @Test("a store whose links were found by the code rule before notes-16 rebuilds at open, once")
     func linksCodeRuleRebuild() throws {
-        let scratch = try SchemaScratch()
-        let path = scratch.sub("store")
-        let older: String
-        do {
-            let book = try Notebook(path: path, options: schemaOptions())
-            _ = try book.add(title: "Callout", body: "> ```\n> [[in code]]\n> ```\n")
-            // The version such a store holds: the same but for the projections' own number.
-            let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-17+"), "the links of a quote's fence, an item's, comments: notes-16")
-            older = "notes-15+" + current.dropFirst("notes-17+".count)
-            try book.store.environment.write { txn in
-                try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
-            }
-        }
-        let book = try Notebook(path: path, options: schemaOptions())
-        #expect(book.rebuildAtOpen?.fromVersion == older)
-        #expect(try book.missingLinks().isEmpty)
-        #expect(try book.verify().isEmpty)
-        #expect(try Notebook(path: path, options: schemaOptions()).rebuildAtOpen == nil)
+        // The links of a quote's fence, an item's, comments: notes-16.
+        try expectLinksRebuiltOnce(stampedAs: "notes-15", body: "> ```\n> [[in code]]\n> ```\n")
     }
 
     @Test("a store stamped notes-16 (links under a heading right under a list item) rebuilds at open, once")
     func headingUnderItemRebuild() throws {
+        // A heading ends a list: notes-17.
+        try expectLinksRebuiltOnce(stampedAs: "notes-16", body: "- item\n# Heading\n    [[in code]]\n")
+    }
+
+    /// A store holding a note of `body` (whose `[[link]]` lies in code), stamped with the older
+    /// links projection `stamp`, rebuilds at open, once, and then finds no link missing.
+    private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String) throws {
         let scratch = try SchemaScratch()
         let path = scratch.sub("store")
         let older: String
         do {
             let book = try Notebook(path: path, options: schemaOptions())
-            _ = try book.add(title: "Plan", body: "- item\n# Heading\n    [[in code]]\n")
+            _ = try book.add(title: "Note", body: body)
+            // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-17+"), "a heading ends a list: notes-17")
-            older = "notes-16+" + current.dropFirst("notes-17+".count)
+            #expect(current.hasPrefix("notes-17+"))
+            older = stamp + "+" + current.dropFirst("notes-17+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }
