@@ -1,3 +1,5 @@
+import Glibc
+
 /// A short extract of a note around its best matches, with the matched words marked.
 ///
 /// ```swift
@@ -189,29 +191,14 @@ public enum Snippet {
         var isSpace: [Bool] = []
         var count: Int { isSpace.count }
 
-        /// `utf8` is `text`'s. Text of ASCII alone without a CR LF (one character of two bytes)
-        /// is one character a byte, found without breaking the text into grapheme clusters
-        /// (most of the instructions of a search's snippets); other text is broken into
-        /// clusters only where it goes beyond ASCII (a note of 50 KB with a few dashes and
-        /// quotes beyond ASCII was broken whole: a search showing 20 such notes spent half its
-        /// instructions here). `general` breaks all of it, as the reference the tests compare.
+        /// `utf8` is `text`'s. An ASCII byte followed by another is one character (but CR LF),
+        /// found without breaking the text into grapheme clusters (most of the instructions of
+        /// a search's snippets); the text is broken into clusters only where it goes beyond
+        /// ASCII (a note of 50 KB with a few dashes and quotes beyond ASCII was broken whole: a
+        /// search showing 20 such notes spent half its instructions here). `general` breaks all
+        /// of it, as the reference the tests compare.
         init(_ text: String, _ utf8: [UInt8], general: Bool = false) {
-            starts.reserveCapacity(utf8.count + 1)
-            isSpace.reserveCapacity(utf8.count)
-            var previous: UInt8 = 0
-            let ascii =
-                !general
-                && utf8.allSatisfy { b in
-                    defer { previous = b }
-                    return b < 0x80 && !(previous == 0x0D && b == 0x0A)
-                }
-            if ascii {
-                for (i, b) in utf8.enumerated() {
-                    starts.append(i)
-                    // White space among ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
-                    isSpace.append(b == 0x20 || (b >= 0x09 && b <= 0x0D))
-                }
-            } else if general {
+            if general {
                 // The reference: every character as `String` breaks the text.
                 var offset = 0
                 for c in text {
@@ -219,50 +206,67 @@ public enum Snippet {
                     isSpace.append(c.isWhitespace)
                     offset += c.utf8.count
                 }
-            } else {
-                utf8.withUnsafeBufferPointer { u in
-                    let n = u.count
-                    var i = 0
-                    while i < n {
-                        let b = u[i]
-                        if b < 0x80 {
-                            if b == 0x0D && i &+ 1 < n && u[i &+ 1] == 0x0A {
-                                starts.append(i)
-                                isSpace.append(true)
-                                i &+= 2
-                                continue
-                            }
-                            // An ASCII byte before another (or at the end) is a character of its own.
-                            if i &+ 1 == n || u[i &+ 1] < 0x80 {
-                                starts.append(i)
-                                isSpace.append(b == 0x20 || (b >= 0x09 && b <= 0x0D))
-                                i &+= 1
-                                continue
-                            }
-                        }
-                        // Text beyond ASCII, broken into characters by `String`, up to the first
-                        // ASCII byte that follows another (not LF after CR): a character always
-                        // starts there, as no rule joins an ASCII character to the one before
-                        // unless that is CR (or a prepended mark, which is not ASCII).
-                        var j = i &+ 1
-                        while j < n && !(u[j] < 0x80 && u[j &- 1] < 0x80 && !(u[j &- 1] == 0x0D && u[j] == 0x0A)) {
-                            j &+= 1
-                        }
-                        var offset = i
-                        for c in String(decoding: UnsafeBufferPointer(rebasing: u[i..<j]), as: UTF8.self) {
-                            starts.append(offset)
-                            // White space when its first scalar is: among ASCII, the rule above,
-                            // without a look-up of the scalar's properties.
-                            let first = c.utf8.first ?? 0
-                            isSpace.append(
-                                first < 0x80 ? first == 0x20 || (first >= 0x09 && first <= 0x0D) : c.isWhitespace)
-                            offset &+= c.utf8.count
-                        }
-                        i = j
-                    }
-                }
+                starts.append(utf8.count)
+                return
             }
-            starts.append(utf8.count)
+            let n = utf8.count
+            // At most a character a byte: both arrays written in place (appending to them was a
+            // quarter of the snippets' instructions on long notes).
+            var count = 0
+            var spaces: [Bool] = []
+            starts = [Int](unsafeUninitializedCapacity: n + 1) { st, made in
+                spaces = [Bool](unsafeUninitializedCapacity: n) { sp, madeSpaces in
+                    utf8.withUnsafeBufferPointer { u in
+                        var i = 0
+                        while i < n {
+                            let b = u[i]
+                            if b < 0x80 {
+                                if b == 0x0D && i &+ 1 < n && u[i &+ 1] == 0x0A {
+                                    st[count] = i
+                                    sp[count] = true
+                                    count &+= 1
+                                    i &+= 2
+                                    continue
+                                }
+                                // An ASCII byte before another (or at the end) is a character of its own.
+                                if i &+ 1 == n || u[i &+ 1] < 0x80 {
+                                    st[count] = i
+                                    // White space among ASCII: tab, line feed, vertical tab, form
+                                    // feed, carriage return, space.
+                                    sp[count] = b == 0x20 || (b >= 0x09 && b <= 0x0D)
+                                    count &+= 1
+                                    i &+= 1
+                                    continue
+                                }
+                            }
+                            // Text beyond ASCII, broken into characters by `String`, up to the first
+                            // ASCII byte that follows another (not LF after CR): a character always
+                            // starts there, as no rule joins an ASCII character to the one before
+                            // unless that is CR (or a prepended mark, which is not ASCII).
+                            var j = i &+ 1
+                            while j < n && !(u[j] < 0x80 && u[j &- 1] < 0x80 && !(u[j &- 1] == 0x0D && u[j] == 0x0A)) {
+                                j &+= 1
+                            }
+                            var offset = i
+                            for c in String(decoding: UnsafeBufferPointer(rebasing: u[i..<j]), as: UTF8.self) {
+                                st[count] = offset
+                                // White space when its first scalar is: among ASCII, the rule
+                                // above, without a look-up of the scalar's properties.
+                                let first = c.utf8.first ?? 0
+                                sp[count] =
+                                    first < 0x80 ? first == 0x20 || (first >= 0x09 && first <= 0x0D) : c.isWhitespace
+                                count &+= 1
+                                offset &+= c.utf8.count
+                            }
+                            i = j
+                        }
+                    }
+                    madeSpaces = count
+                }
+                st[count] = n
+                made = count &+ 1
+            }
+            isSpace = spaces
         }
     }
 
@@ -363,17 +367,23 @@ public enum Snippet {
             // Each word's number among the phrases' stems (-1: none), when there are phrases.
             var codes: [Int] = []
             let stemmer = text.utf8.count >= Self.rememberingFrom ? remembering?.stemmer ?? stemmer : stemmer
+            /// Whether `word` (a stem) is one of the query's, and its number among the phrases'.
+            /// A function, not a closure kept in a constant: such a closure put the two
+            /// variables it sets on the heap, for every word of the text.
+            func look(_ word: UnsafeBufferPointer<UInt8>, _ matched: inout Bool, _ code: inout Int) {
+                if !matched { matched = Matcher.index(of: word, in: stems) != nil }
+                if !phrases.isEmpty { code = Matcher.index(of: word, in: phraseStems) ?? -1 }
+            }
             Tokenizer.forEachTerm(in: text) { t, s, e in
-                var matched = prefixes.contains { t.starts(with: $0) }
+                var matched = prefixes.contains { Matcher.starts(t, with: $0) }
                 var code = -1
-                let look = { (word: UnsafeBufferPointer<UInt8>) in
-                    if !matched { matched = Matcher.index(of: word, in: stems) != nil }
-                    if !phrases.isEmpty { code = Matcher.index(of: word, in: phraseStems) ?? -1 }
-                }
-                if let stemmer {
-                    stemmer.stem(t) { look($0.isEmpty ? t : $0) }
-                } else {
-                    look(t)
+                // A word a prefix matched needs no stem, unless phrases number it.
+                if !matched || !phrases.isEmpty {
+                    if let stemmer {
+                        stemmer.stem(t) { look($0.isEmpty ? t : $0, &matched, &code) }
+                    } else {
+                        look(t, &matched, &code)
+                    }
                 }
                 tokens.append((s, e, matched))
                 if !phrases.isEmpty { codes.append(code) }
@@ -390,7 +400,16 @@ public enum Snippet {
         /// Where `word` is among `list`, without making an array of it for each word of the
         /// text (a query has few stems).
         private static func index(of word: UnsafeBufferPointer<UInt8>, in list: [[UInt8]]) -> Int? {
-            list.firstIndex { $0.count == word.count && $0.elementsEqual(word) }
+            list.firstIndex { $0.count == word.count && starts(word, with: $0) }
+        }
+
+        /// Whether `word` starts with `prefix`, compared with `memcmp` (the generic comparison
+        /// goes a byte at a time, for every word of every note shown).
+        @inline(__always)
+        private static func starts(_ word: UnsafeBufferPointer<UInt8>, with prefix: [UInt8]) -> Bool {
+            guard word.count >= prefix.count else { return false }
+            guard let w = word.baseAddress, !prefix.isEmpty else { return true }
+            return prefix.withUnsafeBufferPointer { memcmp(w, $0.baseAddress!, prefix.count) == 0 }
         }
     }
 }
