@@ -699,6 +699,33 @@ struct ScrubbingAgreementTests {
         #expect("\(String(describing: plain))".contains(#""oops""#), "\(String(describing: plain))")
     }
 
+    @Test(
+        "a value libpq refuses in the address (sslmode, port, an undefined service) is an invalid address, not an unreachable server"
+    )
+    func invalidOptionValues() {
+        // Before 2026-12-06 each was `unreachable`: "check the network (the outbox is kept)", exit 6,
+        // for an address no retry could use (a new user's trial).
+        for (address, words) in [
+            ("host=/nonexistent-socket-dir sslmode=bogus", #"invalid sslmode value: "bogus""#),
+            ("host=/nonexistent-socket-dir port=abc", #"invalid integer value "abc""#),
+            ("postgresql://db.example:99999/notes", #"invalid port number: "99999""#),
+            ("service=no-such-service-of-notes", #"definition of service "no-such-service-of-notes" not found"#),
+        ] {
+            let error = remoteError { _ = try PostgresConnection(address) }
+            guard case .invalidAddress(let detail) = error else {
+                Issue.record("\(address): expected invalidAddress, got \(String(describing: error))")
+                continue
+            }
+            #expect(detail.contains(words), "\(address): \(detail)")
+        }
+        // A server that is not there is still unreachable: it may be there on the next try.
+        let nowhere = remoteError { _ = try PostgresConnection("host=/nonexistent-socket-dir connect_timeout=2") }
+        guard case .unreachable = nowhere else {
+            Issue.record("expected unreachable, got \(String(describing: nowhere))")
+            return
+        }
+    }
+
     @Test("addresses without a password are read so by libpq and left as they are")
     func noPassword() {
         for address in ["postgresql://ana@db:5432/notes", "postgresql://db/notes?sslmode=require", "host=db dbname=n"] {

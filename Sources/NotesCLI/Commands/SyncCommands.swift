@@ -188,7 +188,8 @@ let syncCommand = Command(
         device's: one folder imported on two devices makes each note once. A remote restored from an older backup is given back the events this store
         confirmed and it lost. --init creates (or upgrades) the remote's schema and the notebook:
         an administrator's step.
-        Exit codes: 0 done, 4 conflicts remain to resolve, 5 the logs diverged, the notebook
+        Exit codes: 0 done, 2 no remote, an address that is not valid, --join needed (or given
+        with --init), 4 conflicts remain to resolve, 5 the logs diverged, the notebook
         differs, the remote refused this role or an event is larger than the remote takes, 6 the
         remote is unreachable (nothing is lost: the outbox stays for the next sync).
         """,
@@ -199,9 +200,23 @@ let syncCommand = Command(
     ]
 ) { ctx in
     try ctx.expectPositionals(0...0)
+    // Two steps, often of two people: --init alone made the schema and said nothing of the join.
+    if ctx.flag("init") && ctx.flag("join") {
+        throw CLIError(
+            "--init and --join are two steps: run `notes sync --init` (an administrator, once), "
+                + "then `notes sync --join`")
+    }
     guard let connect = RemoteConnector.connect else { try execSyncTool() }
     guard let address = remoteAddress(ctx) else {
         throw CLIError("no remote is set; set one with `notes remote set ADDRESS` (or $NOTES_REMOTE)")
+    }
+    // What `remote set` refuses is refused from $NOTES_REMOTE and the config file too: libpq
+    // would take `garbage` for a database's name, and the sync would fail as unreachable (exit 6).
+    if let problem = connectionStringProblem(address) {
+        let from = ctx.environment["NOTES_REMOTE"].map { $0.isEmpty ? "the config" : "$NOTES_REMOTE" } ?? "the config"
+        throw CLIError(
+            "the address in \(from) \(problem): give a libpq connection string (host=db.example dbname=notes) or URI "
+                + "(postgresql://ana@db.example/notes); see `notes remote show`")
     }
     let name = remoteNotebookName(ctx)
     if let problem = notebookNameProblem(name) { throw CLIError("the notebook \(problem), not \"\(name)\"") }
