@@ -215,11 +215,21 @@ public final class PostgresConnection {
             .contains { m.contains($0) }
     }
 
+    ///
+    /// A line that ends without punctuation ends a sentence: libpq's `...failed: No such file or
+    /// directory` then `Is the server running ...?` read as one sentence, joined by a space alone.
     static func oneLine(_ message: String) -> String {
-        message.split(whereSeparator: { $0 == "\n" || $0 == "\t" })
+        let lines = message.split(whereSeparator: { $0 == "\n" || $0 == "\t" })
             .map { $0.trimmingPrefix(" ") }
             .filter { !$0.isEmpty }
-            .joined(separator: " ")
+        var joined = ""
+        for line in lines {
+            if let last = joined.last {
+                joined += ".:;,?!)\"".contains(last) ? " " : ". "
+            }
+            joined += line
+        }
+        return joined
     }
 }
 

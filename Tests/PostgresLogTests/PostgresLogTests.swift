@@ -547,6 +547,8 @@ struct PostgresLogTests {
         }
         #expect(server.contains(nowhere))
         #expect(detail.contains("No such file or directory"))
+        // libpq's two lines are two sentences (before 2026-12-06: "directory Is the server").
+        #expect(detail.contains("No such file or directory. Is the server running"), "\(detail)")
         #expect(error?.description.hasPrefix("cannot reach the remote log at \(nowhere)") == true)
         #expect(
             remoteError { _ = try PostgresConnection("host='unterminated") }
