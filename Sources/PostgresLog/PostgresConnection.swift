@@ -216,8 +216,10 @@ public final class PostgresConnection {
     }
 
     ///
-    /// A line that ends without punctuation ends a sentence: libpq's `...failed: No such file or
-    /// directory` then `Is the server running ...?` read as one sentence, joined by a space alone.
+    /// A line that ends without punctuation before one that starts with a capital letter ends a
+    /// sentence: libpq's `...failed: No such file or directory` then `Is the server running ...?`
+    /// read as one sentence, joined by a space alone. A line that goes on in small letters
+    /// continues its sentence (`...terminated abnormally` then `before or while processing`).
     static func oneLine(_ message: String) -> String {
         let lines = message.split(whereSeparator: { $0 == "\n" || $0 == "\t" })
             .map { $0.trimmingPrefix(" ") }
@@ -225,7 +227,8 @@ public final class PostgresConnection {
         var joined = ""
         for line in lines {
             if let last = joined.last {
-                joined += ".:;,?!)\"".contains(last) ? " " : ". "
+                let continues = ".:;,?!)\"".contains(last) || !(line.first?.isUppercase ?? false)
+                joined += continues ? " " : ". "
             }
             joined += line
         }

@@ -549,6 +549,13 @@ struct PostgresLogTests {
         #expect(detail.contains("No such file or directory"))
         // libpq's two lines are two sentences (before 2026-12-06: "directory Is the server").
         #expect(detail.contains("No such file or directory. Is the server running"), "\(detail)")
+        // A sentence libpq wraps goes on; a new one starts after a full stop.
+        #expect(
+            PostgresConnection.oneLine(
+                "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n"
+                    + "\tbefore or while processing the request.\n")
+                == "server closed the connection unexpectedly. This probably means the server terminated abnormally "
+                + "before or while processing the request.")
         #expect(error?.description.hasPrefix("cannot reach the remote log at \(nowhere)") == true)
         #expect(
             remoteError { _ = try PostgresConnection("host='unterminated") }
