@@ -275,8 +275,10 @@ func syncSummary(_ report: SyncReport) -> String {
     // Events an earlier sync sent (one killed before the remote's answer came back) are
     // confirmed by this one: without a word, "pushed 0, pulled 0" read as nothing done.
     // They are confirmed in place, or by a rebase when other devices' events came with them.
+    // Not always an earlier sync's: a store joining with a history another device pushed too (one
+    // `import-history` of the same file on both: the ids derive from the input) never sent them.
     let earlier = report.confirmed - min(report.confirmed, report.pushed)
-    if earlier > 0 { line += ", " + counted(earlier, "event") + " an earlier sync had sent confirmed" }
+    if earlier > 0 { line += ", " + counted(earlier, "event") + " the remote already held confirmed" }
     if report.namesMerged > 0 {
         line +=
             ", " + counted(report.namesMerged, "same-named category or tag", plural: "same-named categories or tags")
