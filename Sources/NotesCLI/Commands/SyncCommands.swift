@@ -242,7 +242,18 @@ let syncCommand = Command(
     let state = try book.syncState()
     // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
     let id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
-    let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
+    let report: SyncReport
+    do {
+        report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
+    } catch SyncError.otherNotebook(let local, let asked) {
+        // The name given, and what to do: the two ids alone left a user who typed a name to
+        // guess which was which (before 2026-12-06; a new user's trial).
+        throw CLIError(
+            "this store syncs with another notebook (\(local.uuidString)) than \"\(name)\" (\(asked.uuidString)): "
+                + "a store holds one notebook; give its own name with --notebook or `notes remote set ADDRESS "
+                + "--notebook NAME`, or use another store (--store DIR) for \"\(name)\"",
+            code: .storeUnusable)
+    }
     // A clone is kept though notes in it hold conflicts (exit 4 below): they are the remote's.
     try ctx.keepNewStore()
     if ctx.json {
