@@ -241,7 +241,17 @@ let syncCommand = Command(
     let book = try ctx.notebook()
     let state = try book.syncState()
     // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
-    let id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+    let id: Identifier
+    do {
+        id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+    } catch RemoteLogError.permissionDenied(let detail) where detail.contains("no notebook named") {
+        // What to do, beside what the server said (before 2026-12-06 the refusal alone).
+        throw CLIError(
+            RemoteLogError.permissionDenied(detail).description
+                + "; check the name (`notes remote show`, --notebook NAME), ask a writer of the notebook to share "
+                + "it with this role, or create it with `notes sync --join` from a store that never synced",
+            code: .storeUnusable)
+    }
     let report: SyncReport
     do {
         report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
