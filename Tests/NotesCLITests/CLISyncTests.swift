@@ -149,6 +149,15 @@ struct CLISyncTests {
         #expect(unreachable.code == 6, "\(unreachable.stderr)")
         #expect(unreachable.stderr.contains("outbox is kept"))
         #expect(try s.titles() == ["Offline note"])
+        // Where nothing waits to be pushed (no store yet, or --init), no outbox is said to be kept
+        // (before 2026-12-06 it was).
+        let fresh = try Sandbox()
+        let offline: [String: String?] = ["NOTES_REMOTE": "host=/nonexistent-socket-dir dbname=notes"]
+        for args in [["sync"], ["sync", "--join"], ["sync", "--init"]] {
+            let r = fresh.run(args, env: offline)
+            #expect(r.code == 6 && !r.stderr.contains("outbox") && r.stderr.contains("nothing was changed"), "\(r)")
+        }
+        #expect(!fileExists(fresh.store))
         // An address that is not one, from $NOTES_REMOTE or the config file, is refused as `remote
         // set` refuses it, and a value libpq refuses is the address's fault: exit 2, not 6 "check
         // the network" (before 2026-12-06; a new user's trial).

@@ -220,7 +220,22 @@ let syncCommand = Command(
     }
     let name = remoteNotebookName(ctx)
     if let problem = notebookNameProblem(name) { throw CLIError("the notebook \(problem), not \"\(name)\"") }
-    let remote = try connect(address)
+    let remote: any RemoteEventLog
+    do {
+        remote = try connect(address)
+    } catch let error as RemoteLogError {
+        switch error {
+        case .unreachable, .connectionLost, .timedOut:
+            // Without a store (a first sync that would clone) or for --init, nothing waits to be
+            // pushed: "the outbox is kept" was untrue there (before 2026-12-06; a new user's trial).
+            let store = try ctx.storePath()
+            if ctx.flag("init") || access(store + "/data.mdb", F_OK) != 0 {
+                throw CLIError(error.description + "; nothing was changed", code: .remoteUnreachable)
+            }
+        default: break
+        }
+        throw error
+    }
     if ctx.flag("init") {
         let change = try remote.initialize()
         let id = try remote.notebook(named: name, create: true)
