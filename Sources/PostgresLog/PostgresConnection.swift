@@ -61,6 +61,10 @@ public final class PostgresConnection {
             if needsPassword || PostgresConnection.isAuthenticationFailure(detail) {
                 throw .authenticationFailed(server: server, detail: detail)
             }
+            // An option's value libpq refuses before it connects (`sslmode=bogus`, `port=abc`, a
+            // service that is not defined) is the address's fault, not the network's: another try
+            // fails the same way.
+            if PostgresConnection.isAddressProblem(detail) { throw .invalidAddress(detail) }
             // A database that is not there will not be there on the next try either.
             let m = detail.lowercased()
             if m.contains("database \"") && m.contains("does not exist") {
@@ -194,17 +198,41 @@ public final class PostgresConnection {
         return scrubbed(host + port + database)
     }
 
+    /// Whether libpq's `message` refuses a value of the address itself, found before any
+    /// connection was tried (libpq's `connectOptions2` and its service-file reader): an invalid
+    /// value of an option (`invalid sslmode value`, `invalid port number`, `invalid integer value
+    /// ... for connection option`), a service that is not defined or whose file is not there,
+    /// hosts and ports that do not pair up. A message of a connection tried (`connection to server
+    /// ...`, `could not translate host name`) is not one: the network may be back on a retry.
+    static func isAddressProblem(_ message: String) -> Bool {
+        let m = message.lowercased()
+        return ["invalid ", "definition of service", "service file", "could not match "].contains { m.hasPrefix($0) }
+    }
+
     private static func isAuthenticationFailure(_ message: String) -> Bool {
         let m = message.lowercased()
         return ["authentication", "password", "pg_hba.conf", "role \"", "certificate", "permission denied"]
             .contains { m.contains($0) }
     }
 
+    ///
+    /// A line that ends without punctuation before one that starts with a capital letter ends a
+    /// sentence: libpq's `...failed: No such file or directory` then `Is the server running ...?`
+    /// read as one sentence, joined by a space alone. A line that goes on in small letters
+    /// continues its sentence (`...terminated abnormally` then `before or while processing`).
     static func oneLine(_ message: String) -> String {
-        message.split(whereSeparator: { $0 == "\n" || $0 == "\t" })
+        let lines = message.split(whereSeparator: { $0 == "\n" || $0 == "\t" })
             .map { $0.trimmingPrefix(" ") }
             .filter { !$0.isEmpty }
-            .joined(separator: " ")
+        var joined = ""
+        for line in lines {
+            if let last = joined.last {
+                let continues = ".:;,?!)\"".contains(last) || !(line.first?.isUppercase ?? false)
+                joined += continues ? " " : ". "
+            }
+            joined += line
+        }
+        return joined
     }
 }
 

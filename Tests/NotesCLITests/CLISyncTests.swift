@@ -149,6 +149,36 @@ struct CLISyncTests {
         #expect(unreachable.code == 6, "\(unreachable.stderr)")
         #expect(unreachable.stderr.contains("outbox is kept"))
         #expect(try s.titles() == ["Offline note"])
+        // Where nothing waits to be pushed (no store yet, or --init), no outbox is said to be kept
+        // (before 2026-12-06 it was).
+        let fresh = try Sandbox()
+        let offline: [String: String?] = ["NOTES_REMOTE": "host=/nonexistent-socket-dir dbname=notes"]
+        for args in [["sync"], ["sync", "--join"], ["sync", "--init"]] {
+            let r = fresh.run(args, env: offline)
+            #expect(r.code == 6 && !r.stderr.contains("outbox") && r.stderr.contains("nothing was changed"), "\(r)")
+        }
+        #expect(!fileExists(fresh.store))
+        // An address that is not one, from $NOTES_REMOTE or the config file, is refused as `remote
+        // set` refuses it, and a value libpq refuses is the address's fault: exit 2, not 6 "check
+        // the network" (before 2026-12-06; a new user's trial).
+        for (address, words) in [
+            ("garbage", #"the address in $NOTES_REMOTE has no "=" after "garbage""#),
+            ("host=/nonexistent-socket-dir sslmode=bogus", #"not valid (invalid sslmode value: "bogus")"#),
+            ("host=/nonexistent-socket-dir port=abc", "not valid (invalid integer value"),
+        ] {
+            let r = s.run("sync", "--join", env: ["NOTES_REMOTE": address])
+            #expect(r.code == 2 && r.stderr.contains(words), "\(address): \(r)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        }
+        mkdir(s.root + "/config/notes", 0o700)
+        write(file: s.configFile, "remote = garbage\n")
+        let fromConfig = s.run("sync", "--join")
+        #expect(fromConfig.code == 2 && fromConfig.stderr.contains("the address in the config has no"), "\(fromConfig)")
+        unlink(s.configFile)
+        // --init and --join at once: refused, not --init alone.
+        let both = s.run("sync", "--init", "--join", env: ["NOTES_REMOTE": "host=/nonexistent-socket-dir"])
+        #expect(both.code == 2 && both.stderr.contains("two steps"), "\(both)")
+        #expect(try s.titles() == ["Offline note"])
         let stats = try s.ok("stats", "--json", env: ["NOTES_REMOTE": "host=/nonexistent-socket-dir"]).object()
         let sync = try #require(stats["sync"] as? [String: Any])
         #expect(sync["outbox"] as? Int == 1 && sync["remotePosition"] as? Int == 0)

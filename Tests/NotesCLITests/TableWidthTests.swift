@@ -38,15 +38,19 @@ struct TableWidthTests {
 
 @Suite("The sync summary line")
 struct SyncSummaryTests {
-    @Test("events an earlier, killed sync had sent are said to be confirmed, not left as 'pushed 0, pulled 0'")
+    @Test(
+        "events the remote already held (an earlier, killed sync's) are said to be confirmed, not left as 'pushed 0, pulled 0'"
+    )
     func earlierPushConfirmed() {
         var report = SyncReport()
         report.remoteHead = 15_021
         #expect(syncSummary(report) == "pushed 0, pulled 0, merged 0, conflicts 0; at position 15021")
         report.confirmedInPlace = 15_020
+        // Not "an earlier sync had sent": a store that joins with a history another device pushed
+        // too never sent them (before 2026-12-06; a new user's trial).
         #expect(
             syncSummary(report)
-                == "pushed 0, pulled 0, merged 0, conflicts 0, 15020 events an earlier sync had sent confirmed; at position 15021"
+                == "pushed 0, pulled 0, merged 0, conflicts 0, 15020 events the remote already held confirmed; at position 15021"
         )
         // Its own pushes confirmed by the remote's answer are not counted again.
         report.pushed = 20
@@ -59,7 +63,7 @@ struct SyncSummaryTests {
         report.confirmedByRebase = 7
         #expect(
             syncSummary(report)
-                == "pushed 6, pulled 7, merged 0, conflicts 0, 7 events an earlier sync had sent confirmed; at position 15021"
+                == "pushed 6, pulled 7, merged 0, conflicts 0, 7 events the remote already held confirmed; at position 15021"
         )
     }
 
@@ -78,7 +82,7 @@ struct SyncSummaryTests {
         report.confirmedInPlace = 1
         #expect(
             syncSummary(report)
-                == "pushed 0, pulled 0, merged 0, conflicts 0, 1 event an earlier sync had sent confirmed, 2 same-named categories or tags joined, 1 note moved out of categories or tags deleted or merged elsewhere; at position 9"
+                == "pushed 0, pulled 0, merged 0, conflicts 0, 1 event the remote already held confirmed, 2 same-named categories or tags joined, 1 note moved out of categories or tags deleted or merged elsewhere; at position 9"
         )
     }
 }

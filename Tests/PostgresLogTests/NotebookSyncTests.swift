@@ -1281,6 +1281,34 @@ extension NotebookSyncTests {
         try converge([a, b])
     }
 
+    @Test(
+        "a conflict behind an edit an earlier sync sent (its answer lost) names that edit's version as where it started, not the one before"
+    )
+    func conflictBaseAfterLostAnswer() throws {
+        let (a, b) = try pair(159)
+        let n = try a.book.add(title: "Plan", body: "intro\nthe shared line\nend\n")
+        try converge([a, b])
+        try a.book.edit(n.id, body: "intro\nsent, answer lost\nend\n")
+        #expect(throws: SyncError.self) { try a.countedSync { $0.loseAnswers = true } }
+        try a.book.edit(n.id, body: "intro\nwritten on a\nend\n")
+        try b.sync()
+        try b.book.edit(n.id, body: "intro\nwritten on b\nend\n")
+        try b.sync()
+        let report = try a.sync()
+        #expect(report.conflicts == 1, "\(report)")
+        // v2 is a's edit the remote held; a's next edit started from it, b's v3 followed it. Before
+        // 2026-12-06: "an edit of v1 ... and v2-v3", and a history imported on two devices, then
+        // joined, named v0 (a new user's trial).
+        let note = try a.book.note(n.id)
+        let flag = note.properties[NoteProperty.conflict.rawValue]
+        #expect(flag == "an edit of v2 by ana@laptop and v3 changed the same lines", "\(note.properties)")
+        #expect(
+            note.body.contains("<<<<<<< edit of v2 by ana@laptop\n")
+                && note.body.contains(">>>>>>> v3, first in the shared log"), "\(note.body)")
+        #expect(note.body.contains("written on a\n") && note.body.contains("written on b\n"))
+        try converge([a, b])
+    }
+
     @Test("a push whose answer does not chain to the device's events is confirmed by pulling them back")
     func pushAnswerNotTrusted() throws {
         let (a, b) = try pair(154)

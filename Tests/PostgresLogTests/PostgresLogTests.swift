@@ -547,6 +547,15 @@ struct PostgresLogTests {
         }
         #expect(server.contains(nowhere))
         #expect(detail.contains("No such file or directory"))
+        // libpq's two lines are two sentences (before 2026-12-06: "directory Is the server").
+        #expect(detail.contains("No such file or directory. Is the server running"), "\(detail)")
+        // A sentence libpq wraps goes on; a new one starts after a full stop.
+        #expect(
+            PostgresConnection.oneLine(
+                "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n"
+                    + "\tbefore or while processing the request.\n")
+                == "server closed the connection unexpectedly. This probably means the server terminated abnormally "
+                + "before or while processing the request.")
         #expect(error?.description.hasPrefix("cannot reach the remote log at \(nowhere)") == true)
         #expect(
             remoteError { _ = try PostgresConnection("host='unterminated") }
@@ -697,6 +706,33 @@ struct ScrubbingAgreementTests {
         // Without a password, the word is named.
         let plain = remoteError { _ = try PostgresConnection("host=x oops") }
         #expect("\(String(describing: plain))".contains(#""oops""#), "\(String(describing: plain))")
+    }
+
+    @Test(
+        "a value libpq refuses in the address (sslmode, port, an undefined service) is an invalid address, not an unreachable server"
+    )
+    func invalidOptionValues() {
+        // Before 2026-12-06 each was `unreachable`: "check the network (the outbox is kept)", exit 6,
+        // for an address no retry could use (a new user's trial).
+        for (address, words) in [
+            ("host=/nonexistent-socket-dir sslmode=bogus", #"invalid sslmode value: "bogus""#),
+            ("host=/nonexistent-socket-dir port=abc", #"invalid integer value "abc""#),
+            ("postgresql://db.example:99999/notes", #"invalid port number: "99999""#),
+            ("service=no-such-service-of-notes", #"definition of service "no-such-service-of-notes" not found"#),
+        ] {
+            let error = remoteError { _ = try PostgresConnection(address) }
+            guard case .invalidAddress(let detail) = error else {
+                Issue.record("\(address): expected invalidAddress, got \(String(describing: error))")
+                continue
+            }
+            #expect(detail.contains(words), "\(address): \(detail)")
+        }
+        // A server that is not there is still unreachable: it may be there on the next try.
+        let nowhere = remoteError { _ = try PostgresConnection("host=/nonexistent-socket-dir connect_timeout=2") }
+        guard case .unreachable = nowhere else {
+            Issue.record("expected unreachable, got \(String(describing: nowhere))")
+            return
+        }
     }
 
     @Test("addresses without a password are read so by libpq and left as they are")

@@ -1,5 +1,6 @@
 import Basics
 import EventStore
+import FoundationEssentials
 import Glibc
 import Notes
 import PostgresFixture
@@ -93,6 +94,47 @@ struct SyncKillTests {
         #expect(try runSync(store: store, address: c.address(), notebook: "book-302", join: false, killAfter: nil) == 0)
         #expect(try directoryEntries(tmp.path + "/not/yet").map(\.name) == ["store"])
         #expect(access(store + "/data.mdb", F_OK) == 0)
+    }
+
+    @Test("a store pointed at another notebook is refused naming the notebook asked for and what to do")
+    func otherNotebookNamed() throws {
+        let c = try cluster()
+        _ = try makeNotebook(c, 303)
+        _ = try makeNotebook(c, 304)
+        let a = try NotebookFixture(stem: 1)
+        try a.book.add(title: "One")
+        #expect(try runSync(store: a.path, address: c.address(), notebook: "book-303", join: true, killAfter: nil) == 0)
+        let before = try a.book.syncState()
+        let (status, message) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-304")
+        // Before 2026-12-06: "this store syncs with notebook UUID, not UUID; use another store ...".
+        #expect(status == 5, "\(message)")
+        #expect(
+            message.hasPrefix("notes: error: this store syncs with another notebook (")
+                && message.contains(#"than "book-304" ("#) && message.contains("--notebook"), "\(message)")
+        #expect(message.split(separator: "\n").count == 1)
+        #expect(try a.book.syncState().confirmed == before.confirmed, "nothing changed")
+        // A name the remote does not have says what to do (before 2026-12-06 the refusal alone).
+        let (missing, why) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-303-typo")
+        #expect(missing == 5, "\(why)")
+        #expect(
+            why.contains("there is no notebook named 'book-303-typo'") && why.contains("check the name")
+                && why.contains("notes sync --join"), "\(why)")
+        #expect(why.split(separator: "\n").count == 1)
+    }
+
+    /// Runs `notes-sync --store STORE sync --notebook NAME` to its end: its exit status and standard error.
+    private func runSyncForErrors(store: String, address: String, notebook: String) throws -> (Int32, String) {
+        let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
+        let tmp = TemporaryDirectory("notes-sync-errors")
+        let errors = open(tmp.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let child = try ChildProcess.spawn(
+            [binary, "--store", store, "sync", "--notebook", notebook],
+            environment: ["NOTES_REMOTE=" + address, "HOME=/tmp", "PATH=/usr/bin:/bin", "NO_COLOR=1"],
+            standardError: errors)
+        let status = child.wait()
+        close(errors)
+        let message = try #require(FileManager.default.contents(atPath: tmp.path + "/stderr"))
+        return (status, String(decoding: message, as: UTF8.self))
     }
 
     @Test("killing notes sync at random moments loses nothing, duplicates nothing; the next sync finishes")

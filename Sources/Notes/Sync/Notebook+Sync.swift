@@ -1053,6 +1053,12 @@ struct Rebase {
     private var versions: [String: [UInt64: UInt64]] = [:]
     /// Per stream, the version the outbox's first event of it followed.
     private var baseOf: [String: UInt64] = [:]
+    /// Per stream, the remote's version of the last of the outbox's events of it that the remote
+    /// returned (one an earlier sync sent and never heard back of, or the same event another
+    /// device pushed: one history imported on both) before the first it did not: where this
+    /// device's changes that are rebased start from in the shared log, as merges and conflicts
+    /// name it. Absent when the remote returned none before it (``baseOf`` is that place).
+    private var sharedBaseOf: [String: UInt64] = [:]
     /// The streams of the outbox.
     private var outboxStreams: Set<String> = []
     /// The names the pulled events give categories and tags, by stream, and whether each is live.
@@ -1086,10 +1092,14 @@ struct Rebase {
         pulledCreations = createdBefore
         self.outbox = outbox
         self.confirmedVersions = confirmedVersions
+        var rebased: Set<String> = []
         for e in outbox {
             outboxStreams.insert(e.stream)
             if baseOf[e.stream] == nil { baseOf[e.stream] = e.version - 1 }
             if let v = confirmedVersions[e.id] { versions[e.stream, default: [:]][e.version] = v }
+            if !rebased.contains(e.stream) {
+                if let v = confirmedVersions[e.id] { sharedBaseOf[e.stream] = v } else { rebased.insert(e.stream) }
+            }
         }
         for e in pulled {
             if case .note(let id) = StreamRef(e.stream) {
@@ -1162,7 +1172,9 @@ struct Rebase {
                     if let base, let theirs {
                         // The version of the shared log this device's changes of the note started
                         // from (its earlier outbox events, rebased, come after the other device's).
-                        let baseVersion = baseOf[stream] ?? (e.version - 1)
+                        // Past the events the remote already held (before 2026-12-06 a store that
+                        // joined with a history another device had pushed too named v0 here).
+                        let baseVersion = sharedBaseOf[stream] ?? baseOf[stream] ?? (e.version - 1)
                         var body = ours
                         var clean = true
                         if theirs.body != base.body, theirs.body != ours, ours != base.body {

@@ -9,8 +9,8 @@ let historyCommand = Command(
     discussion: """
         One line per stored event. A legacy NoteUpdated event is one line with both of its changes.
         An event of a synced notebook whose device claims another instant than the one the shared
-        log recorded ends with "(written INSTANT on the device)" ("writtenAt" in --json): the
-        device's claim, never used for order or time travel.
+        log recorded by a minute or more ends with "(written INSTANT on the device)" ("writtenAt"
+        in --json, wherever it differs): the device's claim, never used for order or time travel.
         """,
     readsOnly: true
 ) { ctx in
@@ -39,7 +39,7 @@ let historyCommand = Command(
                 "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), actorCell(r.metadata.actor),
                 r.storedType,
                 e.summary
-                    + (claimedInstant(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
+                    + (shownClaim(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
                         ?? ""),
             ]
         }, styles: [t.cyan, t.dim, t.dim, { $0 }, { $0 }])
@@ -345,6 +345,15 @@ func historyJSON(_ e: HistoryEntry) -> JSONValue {
 /// recorded: a shared log records every event at its own instant. Only shown, never ordered by.
 func claimedInstant(_ metadata: EventMetadata, _ recordedAt: Int64) -> String? {
     guard let at = metadata.writtenAt, at != recordedAt else { return nil }
+    return RFC3339.format(micros: at)
+}
+
+/// The device's claim as the history table shows it: only a minute or more from the recorded
+/// instant. A sync records each event it pushes seconds after its device wrote it, and that delay
+/// at the end of every line said nothing (before 2026-12-06); `--json` keeps every claim that
+/// differs (``claimedInstant(_:_:)``).
+func shownClaim(_ metadata: EventMetadata, _ recordedAt: Int64) -> String? {
+    guard let at = metadata.writtenAt, abs(at - recordedAt) >= 60_000_000 else { return nil }
     return RFC3339.format(micros: at)
 }
 

@@ -188,7 +188,8 @@ let syncCommand = Command(
         device's: one folder imported on two devices makes each note once. A remote restored from an older backup is given back the events this store
         confirmed and it lost. --init creates (or upgrades) the remote's schema and the notebook:
         an administrator's step.
-        Exit codes: 0 done, 4 conflicts remain to resolve, 5 the logs diverged, the notebook
+        Exit codes: 0 done, 2 no remote, an address that is not valid, --join needed (or given
+        with --init), 4 conflicts remain to resolve, 5 the logs diverged, the notebook
         differs, the remote refused this role or an event is larger than the remote takes, 6 the
         remote is unreachable (nothing is lost: the outbox stays for the next sync).
         """,
@@ -199,13 +200,42 @@ let syncCommand = Command(
     ]
 ) { ctx in
     try ctx.expectPositionals(0...0)
+    // Two steps, often of two people: --init alone made the schema and said nothing of the join.
+    if ctx.flag("init") && ctx.flag("join") {
+        throw CLIError(
+            "--init and --join are two steps: run `notes sync --init` (an administrator, once), "
+                + "then `notes sync --join`")
+    }
     guard let connect = RemoteConnector.connect else { try execSyncTool() }
     guard let address = remoteAddress(ctx) else {
         throw CLIError("no remote is set; set one with `notes remote set ADDRESS` (or $NOTES_REMOTE)")
     }
+    // What `remote set` refuses is refused from $NOTES_REMOTE and the config file too: libpq
+    // would take `garbage` for a database's name, and the sync would fail as unreachable (exit 6).
+    if let problem = connectionStringProblem(address) {
+        let from = ctx.environment["NOTES_REMOTE"].map { $0.isEmpty ? "the config" : "$NOTES_REMOTE" } ?? "the config"
+        throw CLIError(
+            "the address in \(from) \(problem): give a libpq connection string (host=db.example dbname=notes) or URI "
+                + "(postgresql://ana@db.example/notes); see `notes remote show`")
+    }
     let name = remoteNotebookName(ctx)
     if let problem = notebookNameProblem(name) { throw CLIError("the notebook \(problem), not \"\(name)\"") }
-    let remote = try connect(address)
+    let remote: any RemoteEventLog
+    do {
+        remote = try connect(address)
+    } catch let error as RemoteLogError {
+        switch error {
+        case .unreachable, .connectionLost, .timedOut:
+            // Without a store (a first sync that would clone) or for --init, nothing waits to be
+            // pushed: "the outbox is kept" was untrue there (before 2026-12-06; a new user's trial).
+            let store = try ctx.storePath()
+            if ctx.flag("init") || access(store + "/data.mdb", F_OK) != 0 {
+                throw CLIError(error.description + "; nothing was changed", code: .remoteUnreachable)
+            }
+        default: break
+        }
+        throw error
+    }
     if ctx.flag("init") {
         let change = try remote.initialize()
         let id = try remote.notebook(named: name, create: true)
@@ -226,8 +256,29 @@ let syncCommand = Command(
     let book = try ctx.notebook()
     let state = try book.syncState()
     // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
-    let id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
-    let report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
+    let id: Identifier
+    do {
+        id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+    } catch RemoteLogError.permissionDenied(let detail) where detail.contains("no notebook named") {
+        // What to do, beside what the server said (before 2026-12-06 the refusal alone).
+        throw CLIError(
+            RemoteLogError.permissionDenied(detail).description
+                + "; check the name (`notes remote show`, --notebook NAME), ask a writer of the notebook to share "
+                + "it with this role, or create it with `notes sync --join` from a store that never synced",
+            code: .storeUnusable)
+    }
+    let report: SyncReport
+    do {
+        report = try book.sync(with: remote, notebook: id, join: ctx.flag("join"))
+    } catch SyncError.otherNotebook(let local, let asked) {
+        // The name given, and what to do: the two ids alone left a user who typed a name to
+        // guess which was which (before 2026-12-06; a new user's trial).
+        throw CLIError(
+            "this store syncs with another notebook (\(local.uuidString)) than \"\(name)\" (\(asked.uuidString)): "
+                + "a store holds one notebook; give its own name with --notebook or `notes remote set ADDRESS "
+                + "--notebook NAME`, or use another store (--store DIR) for \"\(name)\"",
+            code: .storeUnusable)
+    }
     // A clone is kept though notes in it hold conflicts (exit 4 below): they are the remote's.
     try ctx.keepNewStore()
     if ctx.json {
@@ -260,8 +311,10 @@ func syncSummary(_ report: SyncReport) -> String {
     // Events an earlier sync sent (one killed before the remote's answer came back) are
     // confirmed by this one: without a word, "pushed 0, pulled 0" read as nothing done.
     // They are confirmed in place, or by a rebase when other devices' events came with them.
+    // Not always an earlier sync's: a store joining with a history another device pushed too (one
+    // `import-history` of the same file on both: the ids derive from the input) never sent them.
     let earlier = report.confirmed - min(report.confirmed, report.pushed)
-    if earlier > 0 { line += ", " + counted(earlier, "event") + " an earlier sync had sent confirmed" }
+    if earlier > 0 { line += ", " + counted(earlier, "event") + " the remote already held confirmed" }
     if report.namesMerged > 0 {
         line +=
             ", " + counted(report.namesMerged, "same-named category or tag", plural: "same-named categories or tags")
