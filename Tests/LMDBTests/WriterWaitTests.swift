@@ -75,3 +75,53 @@ struct WriterWaitTests {
         #expect(try env.read { txn throws in try txn.get(db, key: [1]) } == [1])
     }
 }
+
+extension WriterWaitTests {
+    @Test("two threads writing at once: the lock stays held until the second write has ended")
+    func lockHeldAcrossThreadsWrites() throws {
+        let tmp = TemporaryDirectory()
+        let env = try Environment(path: tmp.path)
+        let db = try env.openDatabase("things", flags: [.create])
+        let (firstIn, letFirstGo, secondStarts, secondIn, letSecondGo, done) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0),
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        DispatchQueue.global().async {
+            try? env.write { txn throws in
+                try txn.put(db, key: [1], value: [1])
+                firstIn.signal()
+                letFirstGo.wait()
+            }
+            done.signal()
+        }
+        firstIn.wait()
+        DispatchQueue.global().async {
+            secondStarts.signal()
+            try? env.write { txn throws in
+                try txn.put(db, key: [2], value: [2])
+                secondIn.signal()
+                letSecondGo.wait()
+            }
+            done.signal()
+        }
+        // The second thread reaches its wait for the write (before 2026-12-06 it took the flock
+        // of the first's descriptor at once, then waited on LMDB's mutex).
+        secondStarts.wait()
+        usleep(200_000)
+        letFirstGo.signal()
+        secondIn.wait()
+        // "Another process": a descriptor of its own, whose flock the second write must hold.
+        let other = open(tmp.path + "/lock.mdb", O_RDONLY | O_CLOEXEC)
+        try #require(other >= 0)
+        let free = flock(other, LOCK_EX | LOCK_NB) == 0
+        if free { flock(other, LOCK_UN) }
+        letSecondGo.signal()
+        done.wait()
+        done.wait()
+        // A review's trial: before, the first write let the lock go under the second, and
+        // another process waiting to write was held up on LMDB's mutex without a word.
+        #expect(!free, "another process could take the lock while this process wrote")
+        #expect(try env.read { txn throws in try txn.get(db, key: [2]) } == [2])
+        close(other)
+    }
+}
