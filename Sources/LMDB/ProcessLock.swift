@@ -77,11 +77,20 @@ func flockHolder(of fd: Int32) -> Int32? {
         guard n > 0 else { break }
         bytes += chunk[..<n]
     }
-    for line in bytes.split(separator: 0x0A) {
+    return flockHolder(in: bytes, file: file)
+}
+
+/// The pid `locks` (the text of `/proc/locks`) names as holding a `flock` on `file`
+/// (`major:minor:inode`), or nil. A pid of 0 is none: the kernel shows a holder of another pid
+/// namespace (a container sharing the store's folder) so, and before 2026-12-06 the notice said
+/// "(pid 0)".
+package func flockHolder(in locks: [UInt8], file: [UInt8]) -> Int32? {
+    for line in locks.split(separator: 0x0A) {
         let fields = line.split(separator: 0x20)
         // A waiter's line has `->` after the number; the holder's does not.
         guard fields.count >= 6, fields[1].elementsEqual("FLOCK".utf8), fields[5].elementsEqual(file) else { continue }
-        return Int32(String(decoding: fields[4], as: UTF8.self))
+        guard let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0 else { return nil }
+        return pid
     }
     return nil
 }
