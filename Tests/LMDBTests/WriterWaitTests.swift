@@ -143,3 +143,21 @@ extension WriterWaitTests {
         #expect(holder("1: FLOCK  ADVISORY  WRITE 0 fe:00:1234 0 EOF\n") == nil)
     }
 }
+
+extension WriterWaitTests {
+    @Test("a write waiting for another's tries again within a few milliseconds, however long it has waited")
+    func pollPausesStayShort() {
+        var pause: UInt32 = 1_000
+        var waited: UInt64 = 0
+        var tries = 0
+        while waited < 1_000_000 {
+            pause = nextPollPause(after: pause)
+            waited += UInt64(pause)
+            tries += 1
+            // A review's trial: before, the pauses grew to 50 ms, and a write held up 65 ms ended
+            // 64 ms after the lock was let go (an add takes 16 ms).
+            #expect(pause <= 5_000, "a pause of \(pause) µs")
+        }
+        #expect(tries <= 300, "\(tries) tries in the notice's second")
+    }
+}
