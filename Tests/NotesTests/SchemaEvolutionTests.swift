@@ -459,8 +459,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Callout", body: "> ```\n> [[in code]]\n> ```\n")
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-17+"), "the links of a quote's fence, an item's, comments: notes-16")
-            older = "notes-15+" + current.dropFirst("notes-17+".count)
+            #expect(current.hasPrefix("notes-18+"), "the links of a quote's fence, an item's, comments: notes-16")
+            older = "notes-15+" + current.dropFirst("notes-18+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }
@@ -481,8 +481,30 @@ struct SchemaEvolutionTests {
             let book = try Notebook(path: path, options: schemaOptions())
             _ = try book.add(title: "Plan", body: "- item\n# Heading\n    [[in code]]\n")
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-17+"), "a heading ends a list: notes-17")
-            older = "notes-16+" + current.dropFirst("notes-17+".count)
+            #expect(current.hasPrefix("notes-18+"), "a heading ends a list: notes-17")
+            older = "notes-16+" + current.dropFirst("notes-18+".count)
+            try book.store.environment.write { txn in
+                try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
+            }
+        }
+        let book = try Notebook(path: path, options: schemaOptions())
+        #expect(book.rebuildAtOpen?.fromVersion == older)
+        #expect(try book.missingLinks().isEmpty)
+        #expect(try book.verify().isEmpty)
+        #expect(try Notebook(path: path, options: schemaOptions()).rebuildAtOpen == nil)
+    }
+
+    @Test("a store stamped notes-17 (links in indented code under a thematic break) rebuilds at open, once")
+    func breakUnderItemRebuild() throws {
+        let scratch = try SchemaScratch()
+        let path = scratch.sub("store")
+        let older: String
+        do {
+            let book = try Notebook(path: path, options: schemaOptions())
+            _ = try book.add(title: "Plan", body: "- item\n---\n    [[in code]]\n")
+            let current = book.store.currentProjectionVersion
+            #expect(current.hasPrefix("notes-18+"), "a thematic break ends a list: notes-18")
+            older = "notes-17+" + current.dropFirst("notes-18+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }
