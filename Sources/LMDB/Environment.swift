@@ -90,6 +90,12 @@ public final class Environment: @unchecked Sendable {
     /// on that file are `fcntl` ones, which a `flock` does not touch; they go when the process
     /// closes any descriptor of the file, so this one is closed only after the environment.
     private let writerLock: Int32
+    /// Held by the write transaction of this process that holds (or waits for) the `flock` of
+    /// ``writerLock``: a `flock` belongs to the open file, not to a thread, so a second thread's
+    /// write took it at once while the first held it, and the first let it go under the second
+    /// (before 2026-12-06 another process then waited on LMDB's mutex without a word). LMDB's
+    /// mutex keeps a process's writers one at a time anyway.
+    private let writerGate: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Opens (and by default creates) the environment in the directory `path`.
     ///
@@ -135,6 +141,8 @@ public final class Environment: @unchecked Sendable {
         pthread_rwlock_init(resizeLock, nil)
         stateLock = .allocate(capacity: 1)
         pthread_mutex_init(stateLock, nil)
+        writerGate = .allocate(capacity: 1)
+        pthread_mutex_init(writerGate, nil)
     }
 
     /// Refuses a data file shorter than the pages its newest meta page counts (a copy stopped
@@ -239,6 +247,8 @@ public final class Environment: @unchecked Sendable {
         resizeLock.deallocate()
         pthread_mutex_destroy(stateLock)
         stateLock.deallocate()
+        pthread_mutex_destroy(writerGate)
+        writerGate.deallocate()
     }
 
     typealias Code = LMDBError.Code
@@ -380,8 +390,13 @@ public final class Environment: @unchecked Sendable {
         let faults = self.faults.withLock { $0 }
         // Another process's write (a long import, a writer stopped by Ctrl-Z) holds this up:
         // said once it lasts (before 2026-12-06 a writer waited on LMDB's mutex without a word).
+        // One thread of this process at a time holds it (see ``writerGate``).
+        pthread_mutex_lock(writerGate)
         let locked = writerLock >= 0 && takeProcessLock(writerLock, waitingFor: .writing, notice: options.waitNotice)
-        defer { if locked { flock(writerLock, LOCK_UN) } }
+        defer {
+            if locked { flock(writerLock, LOCK_UN) }
+            pthread_mutex_unlock(writerGate)
+        }
         while true {
             pthread_rwlock_rdlock(resizeLock)
             var txn: OpaquePointer?

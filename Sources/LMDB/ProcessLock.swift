@@ -39,7 +39,7 @@ package func takeProcessLock(_ fd: Int32, waitingFor what: StoreWait, notice: Wa
         var pause: UInt32 = 1_000
         while monotonicMicros() - start < notice.delay {
             usleep(pause)
-            pause = min(pause * 2, 50_000)
+            pause = nextPollPause(after: pause)
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
             guard errno == EWOULDBLOCK || errno == EINTR else { return false }
         }
@@ -50,6 +50,15 @@ package func takeProcessLock(_ fd: Int32, waitingFor what: StoreWait, notice: Wa
     }
     return true
 }
+
+/// The longest pause between two tries of a lock another process holds (microseconds): how
+/// late a waiting write may start after the lock was let go. Before 2026-12-06 the pauses grew to
+/// 50 ms, and a write held up 65 ms by another ended 64 ms after it let go, where an add takes
+/// 16 ms; a try is one system call, so 250 in the notice's second cost nothing.
+package let longestPollPause: UInt32 = 4_000
+
+/// The pause after `pause`: doubled, up to ``longestPollPause``.
+package func nextPollPause(after pause: UInt32) -> UInt32 { min(pause * 2, longestPollPause) }
 
 /// The pid of a process that holds a `flock` on the file of `fd`, as `/proc/locks` lists it
 /// (`1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF`: the device's major and minor numbers
@@ -77,11 +86,20 @@ func flockHolder(of fd: Int32) -> Int32? {
         guard n > 0 else { break }
         bytes += chunk[..<n]
     }
-    for line in bytes.split(separator: 0x0A) {
+    return flockHolder(in: bytes, file: file)
+}
+
+/// The pid `locks` (the text of `/proc/locks`) names as holding a `flock` on `file`
+/// (`major:minor:inode`), or nil. A pid of 0 is none: the kernel shows a holder of another pid
+/// namespace (a container sharing the store's folder) so, and before 2026-12-06 the notice said
+/// "(pid 0)".
+package func flockHolder(in locks: [UInt8], file: [UInt8]) -> Int32? {
+    for line in locks.split(separator: 0x0A) {
         let fields = line.split(separator: 0x20)
         // A waiter's line has `->` after the number; the holder's does not.
         guard fields.count >= 6, fields[1].elementsEqual("FLOCK".utf8), fields[5].elementsEqual(file) else { continue }
-        return Int32(String(decoding: fields[4], as: UTF8.self))
+        guard let pid = Int32(String(decoding: fields[4], as: UTF8.self)), pid > 0 else { return nil }
+        return pid
     }
     return nil
 }

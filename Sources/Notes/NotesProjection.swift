@@ -36,8 +36,9 @@ public final class NotesProjection: ProjectionSet {
     /// keys under "every status" (see ``ListIndex``). `notes-16`: no links in the fenced blocks
     /// of list items and block quotes, in indented code blocks or in HTML comments (see
     /// ``MarkdownCode``). `notes-17`: a heading right under a list item ends the list, so the
-    /// indented code after it holds no links (see ``IndentedBlocks``).
-    public var version: String { "notes-17+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// indented code after it holds no links (see ``IndentedBlocks``). `notes-18`: so does a
+    /// thematic break, and a setext heading's underline under a paragraph.
+    public var version: String { "notes-18+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

@@ -359,14 +359,38 @@ final class Context: @unchecked Sendable {
             let folder = place.parent + "/" + String(decoding: name, as: UTF8.self)
             let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
-            let held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
-            close(fd)
-            guard held, let note = try? readFile(folder + "/" + stagingNote, upTo: 8192) else { continue }
+            var st = stat()
+            let held =
+                fstat(fd, &st) == 0 && st.st_uid == geteuid() && flock(fd, LOCK_SH | LOCK_NB) != 0
+                && errno == EWOULDBLOCK
+            defer { close(fd) }
+            guard held, let note = Self.readStagingNote(in: fd) else { continue }
             let lines = String(decoding: note, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             guard lines.count >= 3, lines[2] == place.key else { continue }
             return (String(lines[0]), String(lines[1]))
         }
         return nil
+    }
+
+    /// The note of the private folder `folder` (a descriptor of it), as ``stagingDirectory(for:)``
+    /// writes it: a regular file of this user's, not a link, read without waiting. Nil for
+    /// anything else: before 2026-12-06 a FIFO of that name, in a folder another process held,
+    /// kept every command on the missing store waiting for a writer for good.
+    private static func readStagingNote(in folder: Int32) -> [UInt8]? {
+        let fd = openat(folder, stagingNote, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        var count = 0
+        while count < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            count += n
+        }
+        return Array(bytes[..<count])
     }
 
     /// Removes the private folders of new stores in `parent` that runs killed midway left (an

@@ -384,6 +384,40 @@ struct ReliabilityInputTests {
         #expect(!Self.staged(s) && !fileExists(store + "/making"))
     }
 
+    @Test(
+        "a held private folder whose note is a FIFO, or not this user's file: a command on the missing store answers at once"
+    )
+    func storeBeingMadeNoteNotAFile() throws {
+        let s = try Sandbox()
+        let store = s.path("new/notebook")
+        let folder = s.path("new/.notes-new-store-abcdef")
+        try #require(mkdir(s.path("new"), 0o700) == 0 && mkdir(folder, 0o700) == 0)
+        // Held as a run holds its own (here by this process: the command is another one).
+        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        defer { close(lock) }
+        let noStore =
+            "notes: error: no store at \(store) yet; add a note with `notes add TITLE` (or choose a store with --store)\n"
+        // The note a FIFO (another user's folder in a shared parent, or a hand's): opening it
+        // for reading waited for a writer for good.
+        try #require(mkfifo(folder + "/making", 0o600) == 0)
+        let reader = try KillableNotes(s, ["--store", store, "list"], tag: "fifo")
+        // A review's trial: before, `notes list` never ended (killed after 10 s).
+        let ended = reader.wait(until: monotonicSeconds() + 10)
+        if !ended { _ = reader.killNow() }
+        #expect(ended, "notes list waited on the FIFO")
+        #expect(reader.status == 3 && reader.stderr == noStore, "\(reader.stderr)")
+        // The note a link to a file that names this store: not the run's own note.
+        unlink(folder + "/making")
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        try #require(realpath(s.path("new"), &buffer) != nil)
+        let real = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        write(file: s.path("elsewhere"), "1\nimport\n\(real)/notebook\n")
+        try #require(symlink(s.path("elsewhere"), folder + "/making") == 0)
+        let linked = s.run("--store", store, "list")
+        #expect(linked.code == 3 && linked.stderr == noStore, "\(linked)")
+    }
+
     @Test("a first import whose new store cannot be moved into place prints no answer: nothing was imported")
     func firstImportNotKeptSaysNothingImported() throws {
         let s = try Sandbox()

@@ -129,6 +129,30 @@ struct WikiLinkParseTests {
             ])
     }
 
+    @Test(
+        "a thematic break ends a list, and it or a setext underline ends a paragraph: the indented code after is code")
+    func breakAndUnderlineEndText() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: `- foo` then `---` is a list then a thematic break (no underline continues
+        // an item lazily), `***` and `- - -` are breaks (a break wins over a list item), and
+        // `para` then `---` or `===` a setext heading; after each, a line indented by 4 starts
+        // an indented code block. A review's trial: before 2026-12-06 every one of these links
+        // counted.
+        for rule in ["---", "***", "___", "- - -", "* * *"] {
+            #expect(
+                targets("- item [[item]]\n\(rule)\n    [[code]]\ntext [[text]]") == [.title("item"), .title("text")],
+                "\(rule)")
+            #expect(targets("para [[para]]\n\(rule)\n    [[code]]") == [.title("para")], "\(rule)")
+        }
+        #expect(targets("para [[para]]\n===\n    [[code]]") == [.title("para")])
+        #expect(targets("para [[para]]\n  --\n    [[code]]") == [.title("para")])
+        // What stays text: a paragraph's lazy line, `===` under an item (lazy text, no heading),
+        // and a break indented as the item's text keeps the list.
+        #expect(targets("para\n    [[lazy]]") == [.title("lazy")])
+        #expect(targets("- item\n===\n    [[lazy]]") == [.title("lazy")])
+        #expect(targets("- item\n  ***\n    - nested [[nested]]") == [.title("nested")])
+    }
+
     @Test("keys fold case, accents and white space, as search terms do")
     func folding() {
         #expect(TextFolding.fold("  Résumé   Draft\t") == "resume draft")

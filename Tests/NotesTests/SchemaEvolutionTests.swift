@@ -461,6 +461,12 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-16", body: "- item\n# Heading\n    [[in code]]\n")
     }
 
+    @Test("a store stamped notes-17 (links in indented code under a thematic break) rebuilds at open, once")
+    func breakUnderItemRebuild() throws {
+        // A thematic break ends a list: notes-18.
+        try expectLinksRebuiltOnce(stampedAs: "notes-17", body: "- item\n---\n    [[in code]]\n")
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` lies in code), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds no link missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String) throws {
@@ -472,8 +478,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-17+"))
-            older = stamp + "+" + current.dropFirst("notes-17+".count)
+            #expect(current.hasPrefix("notes-18+"))
+            older = stamp + "+" + current.dropFirst("notes-18+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

@@ -186,6 +186,19 @@ struct IndentedBlocks {
             return false
         }
         inCode = false
+        // A thematic break (`***`, `---`, `- - -`: it wins over a list item), or a setext
+        // heading's underline under a paragraph's line: no text a line continues, and at columns
+        // 0-1 a break ends the list (no underline continues an item lazily, so `- item` then
+        // `---` is a break). Before 2026-12-06 the indented code under one was read as text.
+        if !inComment, Self.isThematicBreak(text) {
+            if columns < 2 { inList = false }
+            afterText = false
+            return false
+        }
+        if !inComment, afterText, !inList || columns >= 2, Self.isSetextUnderline(text) {
+            afterText = false
+            return false
+        }
         if Self.isListItem(text) {
             inList = true
         } else if columns < 2, afterBlank || !afterText || Self.isHeading(text) {
@@ -198,6 +211,28 @@ struct IndentedBlocks {
         // A heading is no text a line continues.
         afterText = !Self.isHeading(text)
         return false
+    }
+
+    /// Whether `text` (from its first character that is no white space) is a thematic break:
+    /// three or more of one of `*`, `-`, `_`, with white space alone between them.
+    private static func isThematicBreak(_ text: ArraySlice<UInt8>) -> Bool {
+        guard let c = text.first, c == 0x2A || c == 0x2D || c == 0x5F else { return false }
+        var count = 0
+        for b in text {
+            if b == c {
+                count += 1
+            } else if b != 0x20 && b != 0x09 {
+                return false
+            }
+        }
+        return count >= 3
+    }
+
+    /// Whether `text` is a setext heading's underline: a run of `=` or of `-`, then white space
+    /// alone.
+    private static func isSetextUnderline(_ text: ArraySlice<UInt8>) -> Bool {
+        guard let c = text.first, c == 0x3D || c == 0x2D else { return false }
+        return text.drop { $0 == c }.allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 
     /// Whether `text` is an ATX heading: 1 to 6 `#`, then white space or the line's end.
