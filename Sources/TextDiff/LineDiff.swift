@@ -292,7 +292,8 @@ public enum LineDiff {
     ///
     /// The lines both texts start and end with are left out of the search: some longest common
     /// subsequence always holds them, so the counts are those of the whole texts' shortest edit
-    /// script (any shortest script has the same counts). A note's `history` counts every
+    /// script (any shortest script has the same counts; past the cost limit, where the search
+    /// settles for a longer script, the two may differ). A note's `history` counts every
     /// version's lines against the one before, which mostly differ by a few lines: interning
     /// every line of both texts was 70% of the `history` of a 50 KB proposal's 59 versions.
     public static func stat(from old: String, to new: String) -> DiffStat {
