@@ -575,16 +575,7 @@ public final class Environment: @unchecked Sendable {
         var fd: Int32 = -1
         var st = stat()
         guard mdb_env_get_fd(handle, &fd) == 0, fstat(fd, &st) == 0 else { return nil }
-        let maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
-        guard maps >= 0 else { return nil }
-        defer { close(maps) }
-        var text: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(maps, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            text.append(contentsOf: buffer[0..<n])
-        }
+        guard let text = procFile("/proc/self/maps") else { return nil }
         // "start-end perms offset dev inode path"
         for line in text.split(separator: UInt8(ascii: "\n")) {
             let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)

@@ -75,18 +75,25 @@ func flockHolder(of fd: Int32) -> Int32? {
         return digits.count < 2 ? "0" + digits : digits
     }
     let file = Array("\(hex(major)):\(hex(minor)):\(st.st_ino)".utf8)
-    let locks = open("/proc/locks", O_RDONLY | O_CLOEXEC)
-    guard locks >= 0 else { return nil }
-    defer { close(locks) }
+    guard let bytes = procFile("/proc/locks") else { return nil }
+    return flockHolder(in: bytes, file: file)
+}
+
+/// The whole text of a file of `/proc` (whose size `stat` gives as 0, so it is read until its
+/// end), or nil when it cannot be opened.
+func procFile(_ path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
     var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16_384)
+    var chunk = [UInt8](repeating: 0, count: 65_536)
     while true {
-        let n = read(locks, &chunk, chunk.count)
+        let n = read(fd, &chunk, chunk.count)
         if n < 0, errno == EINTR { continue }
         guard n > 0 else { break }
         bytes += chunk[..<n]
     }
-    return flockHolder(in: bytes, file: file)
+    return bytes
 }
 
 /// The pid `locks` (the text of `/proc/locks`) names as holding a `flock` on `file`
