@@ -266,7 +266,12 @@ struct NotebookSyncTests {
         try b.book.edit(n.id, body: "intro\nwritten on b\nend\n")
         try b.sync()
         let report = try a.sync()
-        #expect(report.conflicts == 1 && report.unresolvedConflicts == 1)
+        #expect(report.conflicts == 1 && report.unresolvedConflicts == 1 && report.conflictsPulled == 0)
+        // The other device pulls the conflict a recorded: counted as pulled, not as its own
+        // (before 2026-12-07 its summary said "conflicts 0" and the sync exited 4 for it).
+        let pulled = try b.sync()
+        #expect(pulled.conflicts == 0 && pulled.conflictsPulled == 1 && pulled.unresolvedConflicts == 1, "\(pulled)")
+        #expect(try b.sync().conflictsPulled == 0, "pulled once, not again while unresolved")
         try converge([a, b])
         for d in [a, b] {
             let note = try d.book.note(n.id)

@@ -69,6 +69,9 @@ public struct SyncReport: Sendable, Equatable {
     public var remoteHead: UInt64 = 0
     /// Notes in conflict after the sync (these and earlier ones not yet resolved).
     public var unresolvedConflicts = 0
+    /// Notes whose conflict another device recorded and this sync pulled (not in ``conflicts``,
+    /// which counts this device's own), unresolved at its end.
+    public var conflictsPulled = 0
 
     public init() {}
 }
@@ -220,6 +223,9 @@ extension Notebook {
         // The notes this sync's rebases flagged: a note is one conflict however many rounds or
         // chunks flag it.
         var conflicted: Set<Identifier> = []
+        // The notes in conflict before: those the sync ends with beside them and this sync's own
+        // came with the pull.
+        let conflictedBefore = try conflictedNoteIDs()
         // The notes the last chunk pulled created (another device's, not this one's pulled back):
         // a note and the events that say which file it was imported from may come in two chunks,
         // and the second's rebase must still know the note as the other device's new one
@@ -316,7 +322,9 @@ extension Notebook {
                     }
                 }
                 report.remoteHead = state.confirmed
-                report.unresolvedConflicts = try conflictedNotes().count
+                let conflictedAfter = try conflictedNoteIDs()
+                report.unresolvedConflicts = conflictedAfter.count
+                report.conflictsPulled = conflictedAfter.subtracting(conflictedBefore).subtracting(conflicted).count
                 return report
             }
         }
@@ -1018,6 +1026,11 @@ extension Notebook {
                 return position
             }
         } catch { throw NotesError.wrap(error) }
+    }
+
+    /// The ids of the notes whose body holds a sync conflict not resolved yet.
+    func conflictedNoteIDs() throws(NotesError) -> Set<Identifier> {
+        try read { txn, dbs in Set(try projection.conflictedIDs(in: txn, databases: dbs)) }
     }
 
     /// Notes whose body holds a sync conflict not resolved yet, by title.
