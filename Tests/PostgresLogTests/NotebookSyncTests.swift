@@ -1314,6 +1314,27 @@ extension NotebookSyncTests {
         try converge([a, b])
     }
 
+    @Test("a conflict's other side names the other device's versions, not this device's own event rebased before it")
+    func conflictOtherSideExcludesOwnEvents() throws {
+        let (a, b) = try pair(175)
+        let n = try a.book.add(title: "Plan", body: "intro\nthe shared line\nend\n")
+        try converge([a, b])
+        try b.book.edit(n.id, body: "intro\nwritten on b\nend\n")
+        try b.sync()
+        // a pins, then edits: the pin is rebased first (v3, after b's v2), then the edit conflicts.
+        try a.book.pin(n.id)
+        try a.book.edit(n.id, body: "intro\nwritten on a\nend\n")
+        let report = try a.sync()
+        #expect(report.conflicts == 1, "\(report)")
+        let note = try a.book.note(n.id)
+        #expect(note.pinned)
+        // Before 2026-12-07: "v2-v3", v3 being a's own pin.
+        let flag = note.properties[NoteProperty.conflict.rawValue]
+        #expect(flag == "an edit of v1 by ana@laptop and v2 changed the same lines", "\(note.properties)")
+        #expect(note.body.contains(">>>>>>> v2, first in the shared log\n"), "\(note.body)")
+        try converge([a, b])
+    }
+
     @Test("a push whose answer does not chain to the device's events is confirmed by pulling them back")
     func pushAnswerNotTrusted() throws {
         let (a, b) = try pair(154)

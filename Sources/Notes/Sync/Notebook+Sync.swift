@@ -1080,6 +1080,10 @@ struct Rebase {
     private var fates = EntityFates()
     /// The notes the pulled events touched.
     private var pulledNotes: Set<Identifier> = []
+    /// The last version of each note stream that another device's pulled event made: where a
+    /// conflict's other side ends (this device's own events, rebased or confirmed after it, are
+    /// no part of it).
+    private var lastForeignVersion: [String: UInt64] = [:]
     /// The streams this rebase appended to, in order (with repeats).
     private(set) var appendedStreams: [String] = []
     /// The categories and tags this rebase deleted (as they are now), with the deleting event.
@@ -1118,6 +1122,7 @@ struct Rebase {
             if case .note(let id) = StreamRef(e.stream) {
                 pulledNotes.insert(id)
                 if e.version == 1 { pulledCreations.insert(id) }
+                if confirmedVersions[e.id] == nil { lastForeignVersion[e.stream] = e.version }
             }
             let kind: EntityKind
             switch StreamRef(e.stream) {
@@ -1191,9 +1196,14 @@ struct Rebase {
                         var body = ours
                         var clean = true
                         if theirs.body != base.body, theirs.body != ours, ours != base.body {
+                            // The other device's versions: not this device's events rebased
+                            // before this one (a pin behind the edit), which came after them
+                            // (before 2026-12-07 "v2-v3" named its own pin v3 too).
+                            let theirsEnd =
+                                lastForeignVersion[stream].map { max(min($0, theirs.version), baseVersion + 1) }
+                                ?? theirs.version
                             let theirRange =
-                                theirs.version > baseVersion + 1
-                                ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
+                                theirsEnd > baseVersion + 1 ? "v\(baseVersion + 1)-v\(theirsEnd)" : "v\(theirsEnd)"
                             // The markers of many conflicting hunks could make an event larger
                             // than the remote takes, which would stop this device's pushes for
                             // good: past half of it, the conflict holds both sides whole under
