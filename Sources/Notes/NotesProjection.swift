@@ -37,8 +37,10 @@ public final class NotesProjection: ProjectionSet {
     /// of list items and block quotes, in indented code blocks or in HTML comments (see
     /// ``MarkdownCode``). `notes-17`: a heading right under a list item ends the list, so the
     /// indented code after it holds no links (see ``IndentedBlocks``). `notes-18`: so does a
-    /// thematic break, and a setext heading's underline under a paragraph.
-    public var version: String { "notes-18+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// thematic break, and a setext heading's underline under a paragraph. `notes-19`: a code span
+    /// over lines of a paragraph is code, and a `<!--` in it opens no comment (see
+    /// ``MarkdownCode/LineState``).
+    public var version: String { "notes-19+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

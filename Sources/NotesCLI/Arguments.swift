@@ -45,7 +45,8 @@ struct ParsedArguments: Sendable {
 
 /// Splits argv by the rules of the CLI: global options anywhere, an option's value taken as
 /// given even when it begins with `-`, `--` ends the options, `--name=value` accepted,
-/// repeating an option is an error unless it is repeatable.
+/// repeating an option (a flag too, or a flag and its short alias) is an error unless it is
+/// repeatable.
 struct ArgumentParser {
     let commandOptions: (String) -> [OptionSpec]?
 
@@ -111,7 +112,11 @@ struct ArgumentParser {
                 result.values[spec.name] = value
             } else {
                 if inline != nil { throw CLIError("option --\(spec.name) takes no value") }
-                result.flags.insert(spec.name)
+                // As an option with a value given twice is (before 2026-12-07 `--json --json`
+                // was taken, `--limit 1 --limit 1` refused).
+                guard result.flags.insert(spec.name).inserted else {
+                    throw CLIError("option --\(spec.name) is given more than once; give it once")
+                }
             }
         }
         return result

@@ -237,12 +237,24 @@ package final class ImportInput {
         }
     }
 
-    /// The refusal of line `line`, over `limit` bytes.
+    /// The refusal of line `line`, over `limit` bytes. It names the body limit the line limit was
+    /// made from, the one the user set or knows: the line limit alone (7340032 for 1 MiB, the
+    /// worst case of JSON's escapes) read as a limit nobody had set (before 2026-12-07).
     static func overlong(line: Int, limit: Int) -> InterchangeError {
-        InterchangeError(
+        guard let body = bodyLimit(forLine: limit) else {
+            return InterchangeError(line: line, "the line is over \(limit) bytes, longer than any event")
+        }
+        return InterchangeError(
             line: line,
-            "the line is over \(limit) bytes, longer than any event a body of the limit makes "
-                + "(\(InvalidInput.raiseBodyLimit))")
+            "the line is longer than any event with a body within the limit of \(body) bytes "
+                + "(\(InvalidInput.raiseBodyLimit)): it is over \(limit) bytes")
+    }
+
+    /// The body limit whose ``maxLineBytes(forBody:)`` is `limit`, or nil when none is.
+    package static func bodyLimit(forLine limit: Int) -> Int? {
+        guard limit > 1 << 20, limit != .max else { return nil }
+        let body = (limit - (1 << 20)) / 6
+        return maxLineBytes(forBody: body) == limit ? body : nil
     }
 
     /// The longest line an import reads for bodies of up to `maxBodyBytes`: JSON may write each

@@ -301,17 +301,21 @@ struct MarkdownNote: Equatable {
         var out: [String] = []
         var seen: Set<String> = []
         // Code, as the link parser has it too (``MarkdownCode``), is passed over.
-        MarkdownCode.forEachTextLine(Array(body.utf8)) { b, _, inComment in
+        MarkdownCode.forEachTextLine(Array(body.utf8)) { b, _, state in
             let i = b.startIndex
             let end = b.endIndex
             let first = b.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? end
             // A link reference definition (`[name]: #anchor`).
-            if !inComment, first < end, b[first] == 0x5B, isReferenceDefinition(b, from: first) { return }
+            if !state.inComment, !state.startsInCodeSpan, first < end, b[first] == 0x5B,
+                isReferenceDefinition(b, from: first)
+            {
+                return
+            }
             var k = i
             var spans: CodeSpans?
             while k < end {
                 // An HTML comment, which may span lines, or a code span (none opens in the other).
-                if MarkdownCode.stepOverCode(b, at: &k, inComment: &inComment, spans: &spans) { continue }
+                if MarkdownCode.stepOverCode(b, at: &k, state: &state, spans: &spans) { continue }
                 guard b[k] == 0x23, k == i || isSpace(b[k - 1]) else {
                     k += 1
                     continue

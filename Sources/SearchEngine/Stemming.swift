@@ -202,26 +202,43 @@ extension SearchQuery {
 }
 
 extension Snippet {
-    /// For each of `stems`, the first word of `texts` (folded, as written) whose stem it is:
-    /// what to show a reader for a stem the index matched (`receive` for `receiv`).
+    /// For each of `stems`, the word of `texts` (folded, as written) whose stem it is that they
+    /// hold most often (of those as often, the shortest, then the first in byte order): what to
+    /// show a reader for a stem the index matched (`receive` for `receiv`). Before 2026-12-07 it
+    /// was the first met, any form: `showing "receivers"` for `recieve` in notes that mostly say
+    /// `receive`.
     public static func words(
         forStems stems: [String], in texts: [String], language: SearchLanguage
     ) -> [String: String] {
-        var wanted = Set(stems)
+        let wanted = Set(stems)
         var found: [String: String] = [:]
         guard !wanted.isEmpty else { return found }
         guard let stemmer = language.makeStemmer() else {
             for s in stems { found[s] = s }
             return found
         }
-        for text in texts where !wanted.isEmpty {
+        var counts: [String: [String: Int]] = [:]
+        for text in texts {
             Tokenizer.forEachTerm(in: text) { t, _, _ in
                 stemmer.stem(t) { stem in
                     let key = String(decoding: stem.isEmpty ? t : stem, as: UTF8.self)
-                    if wanted.remove(key) != nil { found[key] = String(decoding: t, as: UTF8.self) }
+                    if wanted.contains(key) {
+                        counts[key, default: [:]][String(decoding: t, as: UTF8.self), default: 0] += 1
+                    }
                 }
             }
         }
+        for (stem, forms) in counts {
+            found[stem] = forms.min(by: shownBefore)?.key
+        }
         return found
+    }
+
+    /// Whether `a` (a word and how often it is met) is shown before `b`: more often, then shorter,
+    /// then first in byte order.
+    static func shownBefore(_ a: (key: String, value: Int), _ b: (key: String, value: Int)) -> Bool {
+        if a.value != b.value { return a.value > b.value }
+        if a.key.utf8.count != b.key.utf8.count { return a.key.utf8.count < b.key.utf8.count }
+        return a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
     }
 }

@@ -31,7 +31,7 @@ struct CLISearchTests {
         #expect(try titles(s, "body:milk category:food") == ["Groceries"])
         #expect(try titles(s, "milk category:\"food\"") == ["Groceries"])
         #expect(try titles(s, "title:(shopping OR nothing)") == ["Shopping"])
-        #expect(try titles(s, "ham AND milk", "--exact") == ["Both"])
+        #expect(try titles(s, "ham AND milk") == ["Both"])
         #expect(try titles(s, "tag:kitchen ham OR bread") == ["Both"])
         // An empty alternative in a category of its own: nothing, and exit 0.
         #expect(try titles(s, "milk category:food category:food") == ["Groceries"])
@@ -55,7 +55,7 @@ struct CLISearchTests {
         #expect(ranked.allSatisfy { $0["match"] as? String == "some-words" })
         let exact = try s.ok("search", "ham", "milk", "eggs", "--exact")
         #expect(exact.line == "no notes match")
-        #expect(try titles(s, "recieve", "--exact").isEmpty)
+        #expect(try titles(s, "recieve").isEmpty)
         #expect(try titles(s, "mediteranaen", forgiving: true) == ["Mediterranean diet"], "two edits in a long word")
         // A note found by one word of a split one (`wind-tunnel` is a phrase of two words): the
         // snippet is around that word, marked (before 2026-12-06, the body's start, nothing marked).

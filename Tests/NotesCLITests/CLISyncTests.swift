@@ -14,7 +14,7 @@ struct CLISyncTests {
         let shown = try s.ok("remote", "show").stdout
         #expect(shown.contains("host=db.example dbname=notes sslmode=verify-full  (config)"))
         #expect(shown.contains("notebook  team"))
-        let json = try s.object("remote", "show", "--json")
+        let json = try s.object("remote", "show")
         #expect(json["notebook"] as? String == "team" && json["from"] as? String == "config")
         let env = s.run("remote", "show", env: ["NOTES_REMOTE": "service=other"])
         #expect(env.code == 0 && env.stdout.contains("service=other  ($NOTES_REMOTE)"))
@@ -127,14 +127,14 @@ struct CLISyncTests {
     func conflictInJSON() throws {
         let s = try Sandbox()
         let id = try s.add("Plan", "--body", "x")
-        #expect(try s.object("show", id, "--json")["conflict"] is NSNull)
-        let full = try #require(try s.object("show", id, "--json")["id"] as? String)
+        #expect(try s.object("show", id)["conflict"] is NSNull)
+        let full = try #require(try s.object("show", id)["id"] as? String)
         // The flag a sync's rebase sets, brought in as an event line.
         let line =
             #"{"eventId":"00000000-0000-4000-8000-0000000000a1","stream":"note/\#(full)","version":2,"type":"NotePropertySet","schemaVersion":1,"recordedAt":"2026-11-29T12:00:00Z","metadata":{"actor":"a"},"data":{"key":"conflict","value":"both changed line 1"}}"#
         write(file: s.path("flag.jsonl"), line + "\n")
         try s.ok("import", s.path("flag.jsonl"))
-        #expect(try s.object("show", id, "--json")["conflict"] as? String == "both changed line 1")
+        #expect(try s.object("show", id)["conflict"] as? String == "both changed line 1")
         #expect(try s.ok("list", "--json").array().first?["conflict"] as? String == "both changed line 1")
     }
 

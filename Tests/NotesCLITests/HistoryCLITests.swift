@@ -156,7 +156,7 @@ struct HistoryCLITests {
         #expect(Self.run(s, ["show", id, "--at", "soon"]).code == 2)
     }
 
-    @Test("diff prints field changes then a unified body diff; identical versions print nothing")
+    @Test("diff prints field changes then a unified body diff; identical versions say so in one line")
     func diff() throws {
         let s = try Sandbox()
         let id = try Self.story(s)
@@ -179,9 +179,13 @@ struct HistoryCLITests {
         // TO defaults to the head; instants work on both sides.
         let toHead = try Self.ok(s, "diff", id, "2026-11-01T12:00:00Z").stdout
         #expect(toHead == "category: Home -> Work\npinned: false -> true\ntrashed: false -> true\n")
-        for (a, b) in [("3", "3"), ("v2", "2026-11-01T11:30:00Z"), ("2026-11-01T11:00:00Z", "v2")] {
+        // One version twice says so, on standard output (before 2026-12-07 it printed nothing).
+        for (a, b, v) in [("3", "3", 3), ("v2", "2026-11-01T11:30:00Z", 2), ("2026-11-01T11:00:00Z", "v2", 2)] {
             let same = Self.run(s, ["diff", id, a, b])
-            #expect(same.code == 0 && same.stdout.isEmpty, "\(a) \(b): \(same)")
+            #expect(
+                same.code == 0 && same.stderr.isEmpty
+                    && same.stdout == "\(short) v\(v) and v\(v) are the same version: nothing differs\n",
+                "\(a) \(b): \(same)")
         }
         let json = try Self.run(s, ["diff", id, "v1", "v2", "--json"]).object()
         #expect(json["from"] as? Int == 1 && json["to"] as? Int == 2)
@@ -193,6 +197,10 @@ struct HistoryCLITests {
         #expect(lines.last?["text"] as? String == "bread")
         let empty = try Self.run(s, ["diff", id, "4", "4", "--json"]).object()
         #expect((empty["hunks"] as? [Any])?.isEmpty == true && (empty["fields"] as? [Any])?.isEmpty == true)
+        #expect(empty["from"] as? Int == 4 && empty["to"] as? Int == 4 && empty.count == 4, "the same keys as ever")
+        // Two versions alike (trashed, then taken out of the trash) say so too.
+        try Self.ok(s, "untrash", id, now: Self.hour(6))
+        #expect(try Self.ok(s, "diff", id, "5", "7").stdout == "\(short) v5 and v7 do not differ\n")
         #expect(Self.run(s, ["diff", id, "v9"]).code == 3)
         #expect(Self.run(s, ["diff", id]).code == 2)
     }

@@ -561,12 +561,19 @@ struct ReliabilityInputTests {
         Self.expectRefused(s.run("list", "--limit", "1", "--limit", "2"), 2, "--limit twice")
         Self.expectRefused(
             s.run("edit", id, "--expect-version", "1", "--expect-version", "1", "--body", "x"), 2, "--expect-version")
-        for args in [["list", "--json", "--json"], ["list", "--pinned", "--pinned"], ["add", "Y", "--pin", "--pin"]] {
+        // A flag twice is refused as an option with a value twice is, before or after the command
+        // (before 2026-12-07 it was taken; `add Y --pin --pin` added a note).
+        for (args, flag) in [
+            (["list", "--json", "--json"], "--json"), (["--json", "list", "--json"], "--json"),
+            (["list", "--pinned", "--pinned"], "--pinned"), (["add", "Y", "--pin", "--pin"], "--pin"),
+            (["list", "--no-pager", "--no-pager"], "--no-pager"), (["list", "-h", "--help"], "--help"),
+        ] {
             let r = s.run(args)
-            #expect(r.code == 0 || r.code == 2, "\(args): \(r)")
+            #expect(r.code == 2 && r.stdout.isEmpty, "\(args): \(r)")
+            #expect(r.stderr == "notes: error: option \(flag) is given more than once; give it once\n", "\(args): \(r)")
         }
         #expect(!fileExists(s.path("a")) && !fileExists(s.path("b")))
-        #expect(try Self.events(s) <= before + 1)
+        #expect(try Self.events(s) == before)
     }
 
     @Test("odd store paths: below a file, a device, a dangling symlink, a very long path")

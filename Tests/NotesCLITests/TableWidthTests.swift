@@ -67,6 +67,23 @@ struct SyncSummaryTests {
         )
     }
 
+    @Test("a conflict another device recorded is said to be pulled, so the line agrees with the exit 4 after it")
+    func pulledConflict() {
+        var report = SyncReport()
+        report.remoteHead = 12
+        report.pulled = 3
+        report.conflictsPulled = 1
+        report.unresolvedConflicts = 1
+        #expect(
+            syncSummary(report)
+                == "pushed 0, pulled 3, merged 0, conflicts 0, 1 conflict pulled from another device; at position 12")
+        report.conflicts = 1
+        report.conflictsPulled = 2
+        #expect(
+            syncSummary(report)
+                == "pushed 0, pulled 3, merged 0, conflicts 1, 2 conflicts pulled from another device; at position 12")
+    }
+
     @Test("a repair of crossed pushes says what it joined and moved")
     func crossedPushRepair() {
         var report = SyncReport()

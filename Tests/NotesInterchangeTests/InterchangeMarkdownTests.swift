@@ -760,6 +760,15 @@ struct InterchangeMarkdownTests {
                 == ["one", "two", "three", "four"])
         // A backtick that no run closes is a backtick: the rest of its line is no code.
         #expect(MarkdownNote.inlineTags("a ` b #five ``c`` #six") == ["five", "six"])
+        // A code span over two lines of a paragraph: its `<!--` opens no comment (before
+        // 2026-12-07 the tags after it were hidden), and its own text is code.
+        #expect(MarkdownNote.inlineTags("a `span #in\n<!-- still` #seven\n#eight") == ["seven", "eight"])
+        #expect(MarkdownNote.inlineTags("a ``span\nstill `\n<!--`` #nine") == ["nine"])
+        // A run that no line of its paragraph closes is backticks: a blank line, a heading or a
+        // list item ends the paragraph.
+        for end in ["\n\n", "\n# Head ", "\n- item "] {
+            #expect(MarkdownNote.inlineTags("a ` #ten" + end + "b` #eleven") == ["ten", "eleven"], "\(end)")
+        }
         // A heading right under a list item ends the list: the indented line after it is code.
         #expect(MarkdownNote.inlineTags("- item #item\n# Heading\n    #code\n#after") == ["item", "after"])
         // A file's byte-order mark stays first in the body; it starts no word and no line (a

@@ -512,7 +512,16 @@ struct InterchangeTests {
             try s.book.importEvents(fromFile: file)
             Issue.record("imported")
         } catch {
-            #expect("\(error)".contains("line 2: the line is over \(limit) bytes"), "\(error)")
+            // The body limit the user set, not only the line limit made from it (before
+            // 2026-12-07 "over 1054576 bytes" alone; with 1 MiB, "over 7340032 bytes").
+            #expect(
+                "\(error)".contains(
+                    "line 2: the line is longer than any event with a body within the limit of 1000 bytes (raise it with "
+                ),
+                "\(error)")
+            #expect("\(error)".contains("): it is over \(limit) bytes;"), "\(error)")
+            #expect(ImportInput.bodyLimit(forLine: ImportInput.maxLineBytes(forBody: 1 << 20)) == 1 << 20)
+            #expect(ImportInput.bodyLimit(forLine: .max) == nil && ImportInput.bodyLimit(forLine: 7) == nil)
         }
         #expect(try s.head == 0)
     }

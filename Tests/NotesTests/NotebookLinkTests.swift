@@ -129,6 +129,31 @@ struct WikiLinkParseTests {
             ])
     }
 
+    @Test("a code span over lines of a paragraph is code, and a <!-- in it opens no comment")
+    func spanOverLines() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // Before 2026-12-07 the span's first backtick was a backtick (no run of its line closed
+        // it), so the `<!--` on its next line opened a comment hiding every link after it.
+        let spanned = """
+            use `the <!-- and
+            --> markers` [[after]]
+            still `<!--` [[later]]
+            """
+        #expect(targets(spanned) == [.title("after"), .title("later")])
+        // The span's own lines are code, over three lines and a line without a backtick too.
+        #expect(
+            targets("a ``one [[in]]\ntwo [[in too]]\n<!-- ``three [[out]]\n[[last]]") == [
+                .title("out"), .title("last"),
+            ])
+        // A run that no line of the paragraph closes is backticks: the rest is text.
+        #expect(targets("a ` [[one]]\n\nb ` [[two]]") == [.title("one"), .title("two")])
+        #expect(targets("- a ` [[one]]\n- b ` [[two]]") == [.title("one"), .title("two")])
+        #expect(targets("a ` [[one]]\n```\n` [[fenced]]\n```\n` [[three]]") == [.title("one"), .title("three")])
+        // A comment still hides a backtick, and its span opens on no later line.
+        #expect(targets("<!-- ` -->[[one]]\n` [[two]]") == [.title("one"), .title("two")])
+        #expect(WikiLink.parse("a `x\ny` [[T]]").map(\.line) == [1])
+    }
+
     @Test(
         "a thematic break ends a list, and it or a setext underline ends a paragraph: the indented code after is code")
     func breakAndUnderlineEndText() {

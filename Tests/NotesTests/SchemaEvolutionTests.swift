@@ -467,7 +467,13 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-17", body: "- item\n---\n    [[in code]]\n")
     }
 
-    /// A store holding a note of `body` (whose `[[link]]` lies in code), stamped with the older
+    @Test("a store stamped notes-18 (a code span over two lines opened a comment) rebuilds at open, once")
+    func spanOverLinesRebuild() throws {
+        // A code span over lines is code, its `<!--` no comment: notes-19.
+        try expectLinksRebuiltOnce(stampedAs: "notes-18", body: "a `span\n<!-- in it` [[Note]]\n")
+    }
+
+    /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds no link missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String) throws {
         let scratch = try SchemaScratch()
@@ -478,8 +484,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-18+"))
-            older = stamp + "+" + current.dropFirst("notes-18+".count)
+            #expect(current.hasPrefix("notes-19+"))
+            older = stamp + "+" + current.dropFirst("notes-19+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

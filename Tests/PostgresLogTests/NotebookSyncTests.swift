@@ -266,7 +266,12 @@ struct NotebookSyncTests {
         try b.book.edit(n.id, body: "intro\nwritten on b\nend\n")
         try b.sync()
         let report = try a.sync()
-        #expect(report.conflicts == 1 && report.unresolvedConflicts == 1)
+        #expect(report.conflicts == 1 && report.unresolvedConflicts == 1 && report.conflictsPulled == 0)
+        // The other device pulls the conflict a recorded: counted as pulled, not as its own
+        // (before 2026-12-07 its summary said "conflicts 0" and the sync exited 4 for it).
+        let pulled = try b.sync()
+        #expect(pulled.conflicts == 0 && pulled.conflictsPulled == 1 && pulled.unresolvedConflicts == 1, "\(pulled)")
+        #expect(try b.sync().conflictsPulled == 0, "pulled once, not again while unresolved")
         try converge([a, b])
         for d in [a, b] {
             let note = try d.book.note(n.id)
@@ -1306,6 +1311,27 @@ extension NotebookSyncTests {
             note.body.contains("<<<<<<< edit of v2 by ana@laptop\n")
                 && note.body.contains(">>>>>>> v3, first in the shared log"), "\(note.body)")
         #expect(note.body.contains("written on a\n") && note.body.contains("written on b\n"))
+        try converge([a, b])
+    }
+
+    @Test("a conflict's other side names the other device's versions, not this device's own event rebased before it")
+    func conflictOtherSideExcludesOwnEvents() throws {
+        let (a, b) = try pair(175)
+        let n = try a.book.add(title: "Plan", body: "intro\nthe shared line\nend\n")
+        try converge([a, b])
+        try b.book.edit(n.id, body: "intro\nwritten on b\nend\n")
+        try b.sync()
+        // a pins, then edits: the pin is rebased first (v3, after b's v2), then the edit conflicts.
+        try a.book.pin(n.id)
+        try a.book.edit(n.id, body: "intro\nwritten on a\nend\n")
+        let report = try a.sync()
+        #expect(report.conflicts == 1, "\(report)")
+        let note = try a.book.note(n.id)
+        #expect(note.pinned)
+        // Before 2026-12-07: "v2-v3", v3 being a's own pin.
+        let flag = note.properties[NoteProperty.conflict.rawValue]
+        #expect(flag == "an edit of v1 by ana@laptop and v2 changed the same lines", "\(note.properties)")
+        #expect(note.body.contains(">>>>>>> v2, first in the shared log\n"), "\(note.body)")
         try converge([a, b])
     }
 

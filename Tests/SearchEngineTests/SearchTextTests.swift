@@ -54,6 +54,23 @@ struct SearchTextTests {
         }
     }
 
+    /// Before 2026-12-07 the first form met was shown: `showing "receivers"` for `recieve`.
+    @Test("a stem is shown as the word the texts hold most often, then the shortest, not the first met")
+    func wordForAStem() throws {
+        let stemmer = try #require(SearchLanguage.english.makeStemmer())
+        let stem = String(decoding: stemmer.stem(Array("receive".utf8)), as: UTF8.self)
+        #expect(stemmer.stem(Array("receivers".utf8)) == Array(stem.utf8), "one stem of the three forms")
+        let texts = ["Receivers of the parcel", "They receive it. Received?", "We receive mail"]
+        #expect(Snippet.words(forStems: [stem], in: texts, language: .english) == [stem: "receive"])
+        // As often: the shortest; as long: the first in byte order, whatever the texts' order.
+        let once = ["Receivers", "received", "receive"]
+        #expect(Snippet.words(forStems: [stem], in: once, language: .english) == [stem: "receive"])
+        #expect(Snippet.words(forStems: [stem], in: once.reversed(), language: .english) == [stem: "receive"])
+        #expect(
+            Snippet.words(forStems: [stem], in: ["receivers", "received"], language: .english) == [stem: "received"])
+        #expect(Snippet.words(forStems: [stem, "absent"], in: texts, language: .english)["absent"] == nil)
+    }
+
     @Test("numbers, apostrophes and separators")
     func wordBoundaries() {
         #expect(terms("don't stop 3.14 1,000 end. x,y") == ["dont", "stop", "3.14", "1,000", "end", "x", "y"])

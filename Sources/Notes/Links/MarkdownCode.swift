@@ -4,33 +4,122 @@
 /// blocks, fenced blocks of a list item (indented as deep as the item) or of a block quote
 /// (`> ````, an Obsidian callout's code), and HTML comments (`<!-- ... -->`, over lines too).
 package enum MarkdownCode {
-    /// Calls `body` with each line of `bytes` that is not code (without its line feed, or a
-    /// carriage return before it), the line's number from 0, and whether an HTML comment is open
-    /// where the line starts; `body` leaves that flag as the line leaves the comment (its scan
-    /// steps over comments and code spans with ``stepOverCode(_:at:inComment:spans:)``).
-    package static func forEachTextLine(_ bytes: [UInt8], _ body: (ArraySlice<UInt8>, Int, inout Bool) -> Void) {
-        var inComment = false
-        var blocks = IndentedBlocks()
-        WikiLink.forEachLineOutsideFences(bytes) { line, index in
-            if blocks.isCode(line, index: index, inComment: inComment) { return }
-            body(line, index, &inComment)
+    /// What a scan of a body's lines carries from one line to the next: whether an HTML comment
+    /// is open, and whether an inline code span is (one a backtick run opened on an earlier line
+    /// of the paragraph, which a run as long on a later line of it closes).
+    package struct LineState {
+        /// An HTML comment is open (where the line starts, while the scan has not passed it).
+        package var inComment = false
+        /// The length of the backtick run of a code span open where the line starts, if any.
+        fileprivate var openSpan: Int?
+        /// The body's bytes: where a run that no later run of the line closes looks for its
+        /// closing run on the paragraph's next lines.
+        fileprivate let bytes: [UInt8]
+        /// For a run length, the offset of a paragraph's end before which no run of that length
+        /// starts after the last place looked from: each paragraph is searched once per length.
+        private var noCloserBefore: [Int: Int] = [:]
+
+        fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
+
+        /// Whether the line starts inside a code span opened on an earlier line.
+        package var startsInCodeSpan: Bool { openSpan != nil }
+
+        /// Whether a run of exactly `count` backticks starts on a line after the one ending at
+        /// `lineEnd`, before the paragraph ends (a blank line, a fence, a heading, a thematic
+        /// break, a list item, the end of the body).
+        fileprivate mutating func closesLater(_ count: Int, after lineEnd: Int) -> Bool {
+            if let end = noCloserBefore[count], lineEnd < end { return false }
+            var p = lineEnd
+            while p < bytes.count, bytes[p] != 0x0A { p += 1 }
+            while p < bytes.count {
+                let start = p + 1
+                var end = start
+                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+                let line = bytes[start..<end]
+                if IndentedBlocks.endsParagraph(line) {
+                    noCloserBefore[count] = start
+                    return false
+                }
+                var k = start
+                while k < end {
+                    guard bytes[k] == 0x60 else {
+                        k += 1
+                        continue
+                    }
+                    let run = k
+                    while k < end, bytes[k] == 0x60 { k += 1 }
+                    if k - run == count { return true }
+                }
+                p = end
+            }
+            noCloserBefore[count] = bytes.count
+            return false
         }
     }
 
-    /// Steps over what is code or comment at `k` of a line: in an HTML comment (`inComment`), to
-    /// the byte after its `-->` or else the next byte; at a `<!--`, into it; at a backtick, past
-    /// the inline code span it opens (``CodeSpans``, made from the line when first needed).
-    /// False, with nothing moved, at any other byte. A scan calls it at each byte it would read,
-    /// from the line's start, so that no `<!--` in a code span opens a comment and no backtick
-    /// in a comment opens a span.
+    /// Calls `body` with each line of `bytes` that is not code (without its line feed, or a
+    /// carriage return before it), the line's number from 0, and what is open where the line
+    /// starts (an HTML comment, a code span of lines before); `body` leaves that state as the
+    /// line leaves it (its scan steps over comments and code spans with
+    /// ``stepOverCode(_:at:state:spans:)`` from the line's start, and reads every line that holds
+    /// a backtick or starts in a span).
+    package static func forEachTextLine(_ bytes: [UInt8], _ body: (ArraySlice<UInt8>, Int, inout LineState) -> Void) {
+        var state = LineState(bytes: bytes)
+        var blocks = IndentedBlocks()
+        var last = -1
+        WikiLink.forEachLineOutsideFences(bytes) { line, index in
+            // A span goes on only over the paragraph's next line.
+            if index != last + 1 || (state.openSpan != nil && IndentedBlocks.endsParagraph(line)) {
+                state.openSpan = nil
+            }
+            last = index
+            if blocks.isCode(line, index: index, inComment: state.inComment) {
+                state.openSpan = nil
+                return
+            }
+            body(line, index, &state)
+        }
+    }
+
+    /// Steps over what is code or comment at `k` of a line: in a code span a line before opened,
+    /// to the byte after its closing run (or the line's end); in an HTML comment
+    /// (`state.inComment`), to the byte after its `-->` or else the next byte; at a `<!--`, into
+    /// it; at a backtick, past the inline code span it opens (``CodeSpans``, made from the line
+    /// when first needed), to the line's end when the run that closes it is on a later line of
+    /// the paragraph. False, with nothing moved, at any other byte. A scan calls it at each byte
+    /// it would read, from the line's start, so that no `<!--` in a code span opens a comment and
+    /// no backtick in a comment opens a span (before 2026-12-07 a span over two lines was
+    /// backticks, and a `<!--` in its second line hid every tag and link after it).
     @inline(__always)
     package static func stepOverCode(
-        _ b: ArraySlice<UInt8>, at k: inout Int, inComment: inout Bool, spans: inout CodeSpans?
+        _ b: ArraySlice<UInt8>, at k: inout Int, state: inout LineState, spans: inout CodeSpans?
     ) -> Bool {
-        if stepComment(b, at: &k, inComment: &inComment) { return true }
+        if let open = state.openSpan {
+            // At the line's start: past the first run as long, which closes the span.
+            var p = b.startIndex
+            k = b.endIndex
+            while p < b.endIndex {
+                guard b[p] == 0x60 else {
+                    p += 1
+                    continue
+                }
+                let run = p
+                while p < b.endIndex, b[p] == 0x60 { p += 1 }
+                if p - run == open {
+                    k = p
+                    state.openSpan = nil
+                    break
+                }
+            }
+            return true
+        }
+        if stepComment(b, at: &k, inComment: &state.inComment) { return true }
         guard b[k] == 0x60 else { return false }
         if spans == nil { spans = CodeSpans(b) }
-        spans?.skip(at: &k)
+        if let unclosed = spans?.skip(at: &k), state.closesLater(unclosed, after: b.endIndex) {
+            state.openSpan = unclosed
+            k = b.endIndex
+        }
         return true
     }
 
@@ -86,15 +175,17 @@ package struct CodeSpans {
     }
 
     /// At a backtick `k` of the line (a scan reads it from its start, in order): moves `k` past
-    /// the span that starts there, its closing run included, or past the run when none closes it.
-    mutating func skip(at k: inout Int) {
+    /// the span that starts there, its closing run included, or past the run when none of the
+    /// line closes it, and then returns the run's length (a later line may close it).
+    mutating func skip(at k: inout Int) -> Int? {
         while next < runs.count, runs[next].start + runs[next].count <= k { next += 1 }
         guard next < runs.count else {
             k += 1
-            return
+            return nil
         }
         let c = closing[next]
         k = c >= 0 ? runs[c].start + runs[c].count : runs[next].start + runs[next].count
+        return c >= 0 ? nil : runs[next].count
     }
 }
 
@@ -211,6 +302,16 @@ struct IndentedBlocks {
         // A heading is no text a line continues.
         afterText = !Self.isHeading(text)
         return false
+    }
+
+    /// Whether `line` ends a paragraph before it, so that no code span goes on into it: a blank
+    /// line (in a block quote too), a fence, an ATX heading, a thematic break or a list item.
+    static func endsParagraph(_ line: ArraySlice<UInt8>) -> Bool {
+        var text = line.drop { $0 == 0x20 || $0 == 0x09 }
+        if text.last == 0x0D { text = text.dropLast() }
+        if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x3E }) { return true }
+        if line.count - text.count < 4, fenceRun(text) != nil { return true }
+        return isHeading(text) || isThematicBreak(text) || isListItem(text)
     }
 
     /// Whether `text` (from its first character that is no white space) is a thematic break:

@@ -45,10 +45,13 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         guard hasDoubleBracket(body.utf8) else { return out }
         // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
         // ASCII bytes only, never inside a character.
-        MarkdownCode.forEachTextLine(Array(body.utf8)) { line, index, inComment in
-            // A line without `[[` matters only to a comment that opens or closes in it.
-            if hasDoubleBracket(line) || inComment || line.contains(0x3C) {
-                scan(line, index: index, inComment: &inComment, into: &out)
+        MarkdownCode.forEachTextLine(Array(body.utf8)) { line, index, state in
+            // A line without `[[` matters only to a comment or a code span that opens or closes
+            // in it.
+            if hasDoubleBracket(line) || state.inComment || state.startsInCodeSpan || line.contains(0x3C)
+                || line.contains(0x60)
+            {
+                scan(line, index: index, state: &state, into: &out)
             }
         }
         return out
@@ -113,17 +116,17 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         return utf8.withContiguousStorageIfAvailable(search) ?? search(utf8)
     }
 
-    /// The links of one line, outside its code spans and HTML comments (`inComment`: one is open
+    /// The links of one line, outside its code spans and HTML comments (`state`: what is open
     /// where the line starts; left as the line leaves it).
     private static func scan(
-        _ line: ArraySlice<UInt8>, index: Int, inComment: inout Bool, into out: inout [WikiLink]
+        _ line: ArraySlice<UInt8>, index: Int, state: inout MarkdownCode.LineState, into out: inout [WikiLink]
     ) {
         let (open, close): (UInt8, UInt8) = (0x5B, 0x5D)
         var spans: CodeSpans?
         var i = line.startIndex
         let end = line.endIndex
         while i < end {
-            if MarkdownCode.stepOverCode(line, at: &i, inComment: &inComment, spans: &spans) { continue }
+            if MarkdownCode.stepOverCode(line, at: &i, state: &state, spans: &spans) { continue }
             guard line[i] == open, i + 1 < end, line[i + 1] == open else {
                 i += 1
                 continue

@@ -69,6 +69,9 @@ public struct SyncReport: Sendable, Equatable {
     public var remoteHead: UInt64 = 0
     /// Notes in conflict after the sync (these and earlier ones not yet resolved).
     public var unresolvedConflicts = 0
+    /// Notes whose conflict another device recorded and this sync pulled (not in ``conflicts``,
+    /// which counts this device's own), unresolved at its end.
+    public var conflictsPulled = 0
 
     public init() {}
 }
@@ -220,6 +223,9 @@ extension Notebook {
         // The notes this sync's rebases flagged: a note is one conflict however many rounds or
         // chunks flag it.
         var conflicted: Set<Identifier> = []
+        // The notes in conflict before: those the sync ends with beside them and this sync's own
+        // came with the pull.
+        let conflictedBefore = try conflictedNoteIDs()
         // The notes the last chunk pulled created (another device's, not this one's pulled back):
         // a note and the events that say which file it was imported from may come in two chunks,
         // and the second's rebase must still know the note as the other device's new one
@@ -316,7 +322,9 @@ extension Notebook {
                     }
                 }
                 report.remoteHead = state.confirmed
-                report.unresolvedConflicts = try conflictedNotes().count
+                let conflictedAfter = try conflictedNoteIDs()
+                report.unresolvedConflicts = conflictedAfter.count
+                report.conflictsPulled = conflictedAfter.subtracting(conflictedBefore).subtracting(conflicted).count
                 return report
             }
         }
@@ -1020,6 +1028,11 @@ extension Notebook {
         } catch { throw NotesError.wrap(error) }
     }
 
+    /// The ids of the notes whose body holds a sync conflict not resolved yet.
+    func conflictedNoteIDs() throws(NotesError) -> Set<Identifier> {
+        try read { txn, dbs in Set(try projection.conflictedIDs(in: txn, databases: dbs)) }
+    }
+
     /// Notes whose body holds a sync conflict not resolved yet, by title.
     public func conflictedNotes() throws(NotesError) -> [Note] {
         try read { txn, dbs in
@@ -1067,6 +1080,10 @@ struct Rebase {
     private var fates = EntityFates()
     /// The notes the pulled events touched.
     private var pulledNotes: Set<Identifier> = []
+    /// The last version of each note stream that another device's pulled event made: where a
+    /// conflict's other side ends (this device's own events, rebased or confirmed after it, are
+    /// no part of it).
+    private var lastForeignVersion: [String: UInt64] = [:]
     /// The streams this rebase appended to, in order (with repeats).
     private(set) var appendedStreams: [String] = []
     /// The categories and tags this rebase deleted (as they are now), with the deleting event.
@@ -1105,6 +1122,7 @@ struct Rebase {
             if case .note(let id) = StreamRef(e.stream) {
                 pulledNotes.insert(id)
                 if e.version == 1 { pulledCreations.insert(id) }
+                if confirmedVersions[e.id] == nil { lastForeignVersion[e.stream] = e.version }
             }
             let kind: EntityKind
             switch StreamRef(e.stream) {
@@ -1178,9 +1196,14 @@ struct Rebase {
                         var body = ours
                         var clean = true
                         if theirs.body != base.body, theirs.body != ours, ours != base.body {
+                            // The other device's versions: not this device's events rebased
+                            // before this one (a pin behind the edit), which came after them
+                            // (before 2026-12-07 "v2-v3" named its own pin v3 too).
+                            let theirsEnd =
+                                lastForeignVersion[stream].map { max(min($0, theirs.version), baseVersion + 1) }
+                                ?? theirs.version
                             let theirRange =
-                                theirs.version > baseVersion + 1
-                                ? "v\(baseVersion + 1)-v\(theirs.version)" : "v\(theirs.version)"
+                                theirsEnd > baseVersion + 1 ? "v\(baseVersion + 1)-v\(theirsEnd)" : "v\(theirsEnd)"
                             // The markers of many conflicting hunks could make an event larger
                             // than the remote takes, which would stop this device's pushes for
                             // good: past half of it, the conflict holds both sides whole under

@@ -50,8 +50,8 @@ let diffCommand = Command(
     usage: ["diff ID FROM [TO]"],
     discussion: """
         FROM and TO are versions (3 or v3) or instants (RFC 3339, YYYY-MM-DD, "2h ago", yesterday...).
-        TO defaults to the latest version. Identical versions print nothing. The body diff is in
-        `diff -u` form, so `patch` applies it.
+        TO defaults to the latest version. The body diff is in `diff -u` form, so `patch` applies
+        it. Versions that do not differ (one version given twice) print one line saying so.
         """,
     options: [OptionSpec("context", short: "U", value: "N", "lines of context around each change (default 3)")],
     readsOnly: true
@@ -73,8 +73,17 @@ let diffCommand = Command(
         return
     }
     let t = ctx.terminal
-    for change in diff.fields { t.print(t.bold(t.shown(fieldLine(change)))) }
     let short = shortID(id)
+    // Nothing printed read as a command that did nothing (before 2026-12-07).
+    if diff.fields.isEmpty && diff.hunks.isEmpty {
+        let (a, b) = (diff.from.version, diff.to.version)
+        t.print(
+            a == b
+                ? "\(short) v\(a) and v\(b) are the same version: nothing differs"
+                : "\(short) v\(a) and v\(b) do not differ")
+        return
+    }
+    for change in diff.fields { t.print(t.bold(t.shown(fieldLine(change)))) }
     let hunks = diff.hunks.map { h in
         var h = h
         for i in h.lines.indices { h.lines[i].text = t.shown(h.lines[i].text) }

@@ -287,6 +287,7 @@ let syncCommand = Command(
                 ("pushed", .int(report.pushed)), ("pulled", .int(report.pulled)), ("merged", .int(report.merged)),
                 ("conflicts", .int(report.conflicts)), ("namesMerged", .int(report.namesMerged)),
                 ("refiled", .int(report.refiled)), ("importsJoined", .int(report.importsJoined)),
+                ("conflictsPulled", .int(report.conflictsPulled)),
                 ("unresolvedConflicts", .int(report.unresolvedConflicts)),
                 ("rounds", .int(report.rounds)),
                 ("remotePosition", .uint(report.remoteHead)), ("restored", .int(report.restored)),
@@ -313,6 +314,11 @@ func syncSummary(_ report: SyncReport) -> String {
     // They are confirmed in place, or by a rebase when other devices' events came with them.
     // Not always an earlier sync's: a store joining with a history another device pushed too (one
     // `import-history` of the same file on both: the ids derive from the input) never sent them.
+    // A conflict another device recorded comes with the pull: "conflicts 0" alone, then exit 4
+    // for the note it flags, read as a contradiction (before 2026-12-07).
+    if report.conflictsPulled > 0 {
+        line += ", " + counted(report.conflictsPulled, "conflict") + " pulled from another device"
+    }
     let earlier = report.confirmed - min(report.confirmed, report.pushed)
     if earlier > 0 { line += ", " + counted(earlier, "event") + " the remote already held confirmed" }
     if report.namesMerged > 0 {
