@@ -320,11 +320,11 @@ extension SearchIndex {
     /// Two words anywhere in the note (the commonest conjunction): block-max pruning as in
     /// ``run(positive:excluded:filter:limit:docs:_:)``, but once both words' blocks are loaded,
     /// the doc numbers the two blocks share are found in one pass over each (through a table of
-    /// slots by doc number when their span is narrow, else a branch-free merge, or a binary
-    /// search of each doc of the sparser side when one has far fewer), not by a
-    /// call of each iterator per doc, whose branches the processor cannot predict. The same
-    /// notes are scored with the same sums (first word's score plus the second's), so the
-    /// results are the same.
+    /// slots by doc number when their span is narrow, else by comparing four docs of each with
+    /// four of the other at once, or by a binary search of each doc of the sparser side when
+    /// one has far fewer), not by a call of each iterator per doc, whose branches the processor
+    /// cannot predict. The same notes are scored with the same sums (first word's score plus the
+    /// second's), so the results are the same.
     ///
     /// Deferred (see ``Collector``), nil when it must be run again undeferred (on rewound iterators).
     static func runTwo(
@@ -404,21 +404,12 @@ extension SearchIndex {
                     pa, ia, ea, pb, ib, eb, from: pb[ib], span: span, slots: slots,
                     leadOut: matchLead, otherOut: matchOther)
             } else {
-                var i = ia
-                var j = ib
-                while i < ea && j < eb {
-                    let u = Int64(pa[i])
-                    let v = Int64(pb[j])
-                    // `below` is 1 when u < v, `above` when u > v: sign bits, which the compiler
-                    // does not turn into branches (it did with `u <= v ? 1 : 0`).
-                    let below = Int((u &- v) &>> 63) & 1
-                    let above = Int((v &- u) &>> 63) & 1
-                    matchLead[m] = Int32(truncatingIfNeeded: i)
-                    matchOther[m] = Int32(truncatingIfNeeded: j)
-                    m &+= 1 &- (below | above)
-                    i &+= 1 &- above
-                    j &+= 1 &- below
-                }
+                // Four docs of each side against each other at once (a merge waited on each
+                // comparison in turn: a fifth of a two-word query's time on sparse blocks).
+                m = Int(
+                    notes_intersect_sorted(
+                        pa + ia, Int32(truncatingIfNeeded: ea &- ia), pb + ib, Int32(truncatingIfNeeded: eb &- ib),
+                        Int32(truncatingIfNeeded: ia), Int32(truncatingIfNeeded: ib), matchLead, matchOther))
             }
             for k in 0..<m {
                 let i = Int(matchLead[k])

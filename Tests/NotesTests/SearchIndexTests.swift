@@ -1,4 +1,5 @@
 import Basics
+import CIntrinsics
 import Dispatch
 import EventStore
 import Glibc
@@ -542,6 +543,85 @@ struct SearchIndexTests {
                 let block = PostingBlock.encode(entries, positions: positions)
                 let decoded = try block.withUnsafeBytes { try PostingBlock.decode($0).entries }
                 #expect(decoded == entries, "width \(width), \(count) entries")
+                // The AVX2 groups (where the processor has it) and the scalar loop agree.
+                for vector in [false, true] {
+                    let docs = try block.withUnsafeBytes { b in
+                        let h = try PostingBlock.Header(b)
+                        var out = [UInt32](repeating: 0, count: h.count)
+                        let last = try out.withUnsafeMutableBufferPointer { o in
+                            try PostingBlock.unpackDocs(b, h, into: o.baseAddress!, vector: vector)
+                        }
+                        #expect(last == out.last)
+                        return out
+                    }
+                    #expect(docs == entries.map(\.doc), "width \(width), \(count) entries, vector \(vector)")
+                }
+            }
+        }
+    }
+
+    /// The four-at-a-time intersection of two blocks' doc numbers gives what a set intersection
+    /// does, in order, with each side's entry numbers: lists of every length around the groups
+    /// of four, sparse and dense overlaps, docs above 2^31.
+    @Test("the vector intersection of two rising lists finds every shared doc in order")
+    func vectorIntersection() {
+        var rng = WorkloadRandom(seed: 11)
+        for round in 0..<600 {
+            let span = [8, 64, 1_000, 100_000][round % 4]
+            let base: UInt32 = round % 3 == 0 ? UInt32(1) << 31 : 0
+            func list() -> [UInt32] {
+                let n = rng.next(in: 0...40) + (round % 5 == 0 ? 200 : 0)
+                return Array(Set((0..<n).map { _ in base + UInt32(rng.next(below: span)) })).sorted()
+            }
+            let a = list()
+            let b = list()
+            let (aBase, bBase) = (Int32(rng.next(below: 50)), Int32(rng.next(below: 50)))
+            var outA = [Int32](repeating: -1, count: max(1, min(a.count, b.count)))
+            var outB = outA
+            let m = outA.withUnsafeMutableBufferPointer { oa in
+                outB.withUnsafeMutableBufferPointer { ob in
+                    Int(
+                        notes_intersect_sorted(
+                            a, Int32(a.count), b, Int32(b.count), aBase, bBase, oa.baseAddress!, ob.baseAddress!))
+                }
+            }
+            let bIndex = Dictionary(uniqueKeysWithValues: b.enumerated().map { ($1, $0) })
+            let expected = a.enumerated().compactMap { i, d in bIndex[d].map { (Int32(i) + aBase, Int32($0) + bBase) } }
+            #expect(m == expected.count, "round \(round)")
+            guard m == expected.count else { continue }
+            #expect(Array(outA[..<m]) == expected.map(\.0) && Array(outB[..<m]) == expected.map(\.1), "round \(round)")
+        }
+    }
+
+    /// Doc numbers whose sum passes 2^32 (a damaged first doc) are refused by both unpackers,
+    /// not wrapped into a list that no longer rises.
+    @Test("posting blocks whose doc numbers overflow are damaged")
+    func blockDocsOverflow() throws {
+        // 129 entries 256 apart from 2^28 (a five-byte varint), then the first doc made
+        // 2^32 - 1,000 (five bytes too): the sum passes 2^32 in the first groups.
+        let entries = (0..<129).map {
+            PostingBlock.Entry(doc: (1 << 28) + UInt32($0) * 256, titleTF: 0, bodyTF: 1, length: 10)
+        }
+        var positions: [UInt8] = []
+        for _ in entries { PostingBlock.appendPositions([0], to: &positions) }
+        var block = PostingBlock.encode(entries, positions: positions)
+        var count: [UInt8] = []
+        putVarint(129, &count)
+        var was: [UInt8] = []
+        putVarint(1 << 28, &was)
+        var now: [UInt8] = []
+        putVarint(UInt32.max - 1_000, &now)
+        #expect(was.count == now.count && Array(block[count.count..<(count.count + was.count)]) == was)
+        block.replaceSubrange(count.count..<(count.count + was.count), with: now)
+        for vector in [false, true] {
+            #expect(throws: SearchIndexError.self) {
+                try block.withUnsafeBytes { b in
+                    let h = try PostingBlock.Header(b)
+                    var out = [UInt32](repeating: 0, count: h.count)
+                    _ = try out.withUnsafeMutableBufferPointer { o in
+                        try PostingBlock.unpackDocs(b, h, into: o.baseAddress!, vector: vector)
+                    }
+                }
             }
         }
     }

@@ -12,6 +12,8 @@
 #include "faults.h"
 #include "termination.h"
 #include "uuid.h"
+#include "unpack.h"
+#include "intersect.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);
