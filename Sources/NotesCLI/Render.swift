@@ -163,6 +163,9 @@ func displayWidth(_ s: String) -> Int {
             (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
             || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
             || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1FAFF).contains(v) || (0x20000...0x3FFFD).contains(v)
+            // A flag (two regional indicators, one character): two columns, as terminals draw
+            // it (before 2026-12-07 one, so a row with a flag in its title stood a column out).
+            || (0x1F1E6...0x1F1FF).contains(v)
         w += wide ? 2 : 1
     }
     return w

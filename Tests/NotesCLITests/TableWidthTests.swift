@@ -16,6 +16,8 @@ struct TableWidthTests {
         #expect(displayWidth("日本") == 4)
         #expect(displayWidth("e\u{301}clair") == 6, "a combining mark takes no column")
         #expect(displayWidth("🙂 ok") == 5)
+        #expect(displayWidth("🇫🇷 ok") == 5, "a flag is two columns")
+        #expect(displayWidth("👨\u{200D}👩\u{200D}👧 ok") == 5, "a family joined by ZWJ is one emoji")
     }
 
     @Test("a title is cut at the width with an ellipsis, and line breaks become spaces")
