@@ -175,6 +175,22 @@ extension Notebook {
         .notFound(.note(id))
     }
 
+    /// The error for a note whose stream in the log holds no event: not found, unless the
+    /// projections hold the note, which only damage makes so (they are written in the
+    /// transaction of each append). Before 2026-12-07 a damaged stream index or listing key
+    /// made `history`, `show --at` and `restore` say "no note has id ...; try `notes list
+    /// --all`", exit 3, of a note `list --all` showed.
+    func missingFromLog(_ id: Identifier, in txn: borrowing Transaction) -> NotesError {
+        do {
+            let dbs = try store.activeProjections(in: txn)
+            guard try projection.note(id, in: txn, databases: dbs) != nil else { return Self.missing(id) }
+        } catch { return NotesError.wrap(error) }
+        return .store(
+            .damaged(
+                position: nil,
+                detail: "note \(shortID(id)) is in the projections, but the log's index holds no event of it"))
+    }
+
     /// Applies the events `decide` returns for the current note, in one transaction.
     func change(_ id: Identifier, expectedVersion: UInt64? = nil, _ decide: (Note) throws -> [NoteEvent])
         throws(NotesError) -> Note
@@ -198,7 +214,21 @@ extension Notebook {
         _ events: [NoteEvent], to id: Identifier, expecting: ExpectedVersion, session: borrowing WriteSession,
         dbs: ProjectionDatabases, command: Identifier? = nil
     ) throws -> Note {
-        try appendEvents(events, to: id, expecting: expecting, session: session, command: command)
+        do {
+            try appendEvents(events, to: id, expecting: expecting, session: session, command: command)
+        } catch StoreError.conflict(_, let expected, let actual) {
+            // `expecting` is the projection's version, read in this transaction, which holds
+            // the store's writer: no other process can have appended meanwhile. Before
+            // 2026-12-07 such damage said "it changed meanwhile; try again", exit 4.
+            let projected: String
+            switch expected {
+            case .exact(let v): projected = "is at version \(v) in the projections"
+            default: projected = "is new"
+            }
+            throw StoreError.damaged(
+                position: nil,
+                detail: "note \(shortID(id)) \(projected), but its stream is at version \(actual) in the log")
+        }
         guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
             throw Self.missing(id)
         }

@@ -119,6 +119,9 @@ extension Notebook {
             seen = latest > 0
             if found == nil && seen {
                 latest = try store.streamVersion(Note.stream(id), in: txn)
+                // A version up to the stream's head that the fold did not meet: a damaged index
+                // (before 2026-12-07, "has no version 2 (versions run from 1 to 9)", exit 3).
+                if version >= 1 && version <= latest { throw Self.versionsMissing(id, version...version) }
                 throw NotesError.notFound(.version(version, of: id, latest: latest))
             }
         case .instant(let instant):
@@ -132,7 +135,7 @@ extension Notebook {
                 throw NotesError.notFound(.noteBefore(instant, id))
             }
         }
-        guard let found else { throw Self.missing(id) }
+        guard let found else { throw missingFromLog(id, in: txn) }
         return found
     }
 
@@ -151,8 +154,8 @@ extension Notebook {
                 previous = rev.note
                 return true
             }
+            if out.isEmpty { throw missingFromLog(id, in: txn) }
         }
-        if out.isEmpty { throw Self.missing(id) }
         return out
     }
 
@@ -207,8 +210,8 @@ extension Notebook {
                 }
                 return true
             }
+            if owners.isEmpty { throw missingFromLog(id, in: txn) }
         }
-        if owners.isEmpty { throw Self.missing(id) }
         return Blame.attribute(bodies).map { line in
             let rev = owners[min(max(line.revision, 0), owners.count - 1)]
             return BlamedLine(
@@ -275,7 +278,9 @@ extension Notebook {
         throws -> Bool
     {
         var only = true
+        var seen = false
         try store.forEachEvent(inStream: Note.stream(id), versions: versions, in: txn) { view in
+            seen = true
             for e in try store.lift(view) {
                 guard case .propertySet(let key, _) = try NoteEvent.decode(e), NoteProperty.fileRecord.contains(key)
                 else {
@@ -285,7 +290,19 @@ extension Notebook {
             }
             return true
         }
+        // The versions are the stream's own (below its head): none found is a damaged index, not
+        // a note with nothing to undo.
+        if !seen { throw Self.versionsMissing(id, versions) }
         return only
+    }
+
+    /// Versions of a note below its stream's head that the log's index does not hold: damage.
+    static func versionsMissing(_ id: Identifier, _ versions: ClosedRange<UInt64>) -> StoreError {
+        let which =
+            versions.count == 1
+            ? "version \(versions.lowerBound) of note \(shortID(id)) is"
+            : "versions \(versions.lowerBound) to \(versions.upperBound) of note \(shortID(id)) are"
+        return .damaged(position: nil, detail: "\(which) missing from the log's index")
     }
 
     /// The first version (at least 2) of the events that end at `version` and share its

@@ -30,9 +30,9 @@ extension Notebook {
                     out.append(rev)
                     return true
                 }
+                if out.isEmpty { throw missingFromLog(id, in: txn) }
             }
         } catch { throw NotesError.wrap(error) }
-        if out.isEmpty { throw Self.missing(id) }
         return out
     }
 

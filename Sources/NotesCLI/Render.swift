@@ -140,13 +140,23 @@ func counted(_ count: some BinaryInteger, _ noun: String, plural: String? = nil)
     "\(count) " + (count == 1 ? noun : plural ?? noun + "s")
 }
 
-/// Cuts `s` to at most `width` characters, marking the cut with an ellipsis, and shows line
-/// breaks as spaces so one note is one line.
+/// Cuts `s` to at most `width` terminal columns, marking the cut with an ellipsis, and shows
+/// line breaks as spaces so one note is one line. (Before 2026-12-07 it cut at `width`
+/// characters, so a title in CJK took twice the columns of the others and widened every row.)
 func truncate(_ s: String, _ width: Int) -> String {
     // Most titles are printable ASCII: one byte, one character, one column.
     if s.utf8.count <= width, s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return s }
     let flat = String(s.map { $0.isNewline ? " " : $0 })
-    return flat.count <= width ? flat : String(flat.prefix(width - 1)) + "…"
+    if displayWidth(flat) <= width { return flat }
+    var cut = ""
+    var used = 0
+    for ch in flat {
+        let w = columns(ch)
+        if used + w > width - 1 { break }
+        cut.append(ch)
+        used += w
+    }
+    return cut + "…"
 }
 
 /// Terminal columns a string takes: wide for CJK and emoji, zero for combining marks.
@@ -155,17 +165,23 @@ func displayWidth(_ s: String) -> Int {
     // were most of the instructions of `notes list`).
     if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return s.utf8.count }
     var w = 0
-    for ch in s {
-        guard let first = ch.unicodeScalars.first else { continue }
-        let v = first.value
-        if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark }) { continue }
-        let wide =
-            (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
-            || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
-            || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1FAFF).contains(v) || (0x20000...0x3FFFD).contains(v)
-        w += wide ? 2 : 1
-    }
+    for ch in s { w += columns(ch) }
     return w
+}
+
+/// Terminal columns one character takes: 2 for CJK and emoji, 0 for combining marks, else 1.
+private func columns(_ ch: Character) -> Int {
+    guard let first = ch.unicodeScalars.first else { return 0 }
+    let v = first.value
+    if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark }) { return 0 }
+    let wide =
+        (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+        || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
+        || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1FAFF).contains(v) || (0x20000...0x3FFFD).contains(v)
+        // A flag (two regional indicators, one character): two columns, as terminals draw
+        // it (before 2026-12-07 one, so a row with a flag in its title stood a column out).
+        || (0x1F1E6...0x1F1FF).contains(v)
+    return wide ? 2 : 1
 }
 
 extension Array where Element == String {

@@ -13,12 +13,39 @@ public struct ImportSummary: Sendable, Equatable {
     public var appended: Int
     /// Events skipped because their id was already stored (an earlier import of the same file).
     public var skipped: Int
+    /// Events appended that are dated before the store's last event from before the import
+    /// (`storeInstant`), so recorded at that instant instead: the log's time never goes back.
+    public var recordedLater: Int
+    /// The instant of the store's last event before the import, when `recordedLater` is not 0.
+    public var storeInstant: Int64?
 
-    public init(events: Int, appended: Int, skipped: Int) {
+    public init(events: Int, appended: Int, skipped: Int, recordedLater: Int = 0, storeInstant: Int64? = nil) {
         self.events = events
         self.appended = appended
         self.skipped = skipped
+        self.recordedLater = recordedLater
+        self.storeInstant = storeInstant
     }
+}
+
+/// Counts the events of an import dated before the store's last event (from before the
+/// import), which the log records at that instant instead: `--as-of` an instant before it
+/// does not show them. Before 2026-12-07 an import into a notebook in use (the Swift Evolution
+/// history into one with a note of today) dated every event today without a word.
+package struct LaterRecording: Sendable {
+    /// The instant of the store's last event when the import began; nil for an empty store.
+    package let storeInstant: Int64?
+    package private(set) var count = 0
+
+    package init(storeInstant: Int64?) { self.storeInstant = storeInstant }
+
+    /// Notes an event appended with its own instant `at`.
+    package mutating func note(_ at: Int64?) {
+        if let at, let storeInstant, at < storeInstant { count += 1 }
+    }
+
+    /// The instant to report beside the count: the store's, when any event was recorded later.
+    package var reportedInstant: Int64? { count > 0 ? storeInstant : nil }
 }
 
 extension Notebook {
@@ -398,9 +425,12 @@ private struct ImportAppender {
     /// run ahead of this one's).
     static let allowedLead: Int64 = 86_400_000_000
 
+    var later: LaterRecording
+
     init(book: Notebook, session: borrowing WriteSession) throws {
         self.book = book
         mayBeStored = try book.store.headPosition(in: session.transaction) > 0
+        later = LaterRecording(storeInstant: try book.store.lastRecordedAt(in: session.transaction))
     }
 
     mutating func add(_ e: ImportedEvent, session: borrowing WriteSession) throws {
@@ -439,7 +469,10 @@ private struct ImportAppender {
 
     /// The log's time never goes back: an event dated far ahead of this machine's clock would
     /// date every later change of the store then, and hide them from `--as-of now`.
-    private func checkInstant(_ e: ImportedEvent) throws {
+    private mutating func checkInstant(_ e: ImportedEvent) throws {
+        later.note(e.event.recordedAt)
+        summary.recordedLater = later.count
+        summary.storeInstant = later.reportedInstant
         guard let at = e.event.recordedAt else { return }
         let now = book.store.configuration.clock()
         guard at > now &+ Self.allowedLead else { return }

@@ -204,14 +204,24 @@ public struct HistoryImportSummary: Sendable, Equatable {
     public var skipped: Int
     /// Categories created (one event each, beside the note events).
     public var categoriesCreated: Int
+    /// Events appended (categories' too) dated before the store's last event from before the
+    /// import (`storeInstant`), so recorded at that instant: the log's time never goes back.
+    public var recordedLater: Int
+    /// The instant of the store's last event before the import, when `recordedLater` is not 0.
+    public var storeInstant: Int64?
 
-    public init(lines: Int, notes: Int, events: Int, appended: Int, skipped: Int, categoriesCreated: Int = 0) {
+    public init(
+        lines: Int, notes: Int, events: Int, appended: Int, skipped: Int, categoriesCreated: Int = 0,
+        recordedLater: Int = 0, storeInstant: Int64? = nil
+    ) {
         self.lines = lines
         self.notes = notes
         self.events = events
         self.appended = appended
         self.skipped = skipped
         self.categoriesCreated = categoriesCreated
+        self.recordedLater = recordedLater
+        self.storeInstant = storeInstant
     }
 }
 
@@ -227,6 +237,7 @@ extension Notebook {
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             try session.deferProjections(expecting: converter.planned.count)
             var writer = HistoryWriter(book: self, dbs: dbs)
+            writer.later = LaterRecording(storeInstant: try store.lastRecordedAt(in: session.transaction))
             writer.summary = HistoryImportSummary(
                 lines: converter.lineCount, notes: converter.noteCount, events: converter.planned.count, appended: 0,
                 skipped: 0)
@@ -235,6 +246,8 @@ extension Notebook {
                 if session.deferredBytes >= Self.importProjectionBytes { try session.applyDeferredProjections() }
             }
             try writer.flush(session: session)
+            writer.summary.recordedLater = writer.later.count
+            writer.summary.storeInstant = writer.later.reportedInstant
             return writer.summary
         }
     }
@@ -271,6 +284,7 @@ private struct HistoryWriter {
     let dbs: ProjectionDatabases
     var summary = HistoryImportSummary(lines: 0, notes: 0, events: 0, appended: 0, skipped: 0)
     var categories: [String: Identifier] = [:]
+    var later = LaterRecording(storeInstant: nil)
     var group: [NewEvent] = []
     var groupNote: Identifier?
 
@@ -298,6 +312,7 @@ private struct HistoryWriter {
         case .trashed: event = .trashed
         }
         let meta = EventMetadata(actor: p.actor, command: "notes import-history")
+        later.note(p.recordedAt)
         group.append(event.newEvent(id: p.id, metadata: meta, recordedAt: p.recordedAt))
     }
 
@@ -328,6 +343,7 @@ private struct HistoryWriter {
                 recordedAt: p.recordedAt)
             let r = try session.append([created], to: Category.stream(id))
             summary.categoriesCreated += r.appended
+            if r.appended > 0 { later.note(p.recordedAt) }
         }
         categories[name] = id
         return id

@@ -694,3 +694,51 @@ struct InterchangeCLITests {
         #expect(String(decoding: read(file: dir + "/long.md"), as: UTF8.self).contains("# \(whole)\n"))
     }
 }
+
+extension InterchangeCLITests {
+    @Test(
+        "an import into a store with later events says how many it recorded at the store's last instant; into a new one, nothing"
+    )
+    func importDatedBeforeTheStore() throws {
+        // A history of 2026-01-01, exported from one store...
+        let old = try Sandbox(now: "2026-01-01T09:00:00Z")
+        try old.add("Old one", "--body", "a")
+        try old.add("Old two", "--tag", "t")
+        let file = old.path("old.jsonl")
+        try old.ok("export", "--output", file)
+        let lines = String(decoding: read(file: file), as: UTF8.self).split(separator: "\n").count
+
+        // ...into a notebook in use since: every event is recorded at its last instant.
+        let s = try Sandbox()
+        try s.add("Today's note")
+        let r = try s.ok("import", file)
+        let warning =
+            "notes: warning: \(lines) events are dated before the store's last event (2026-11-29T12:00:00.000000Z) "
+            + "and recorded at its instant"
+        // Before 2026-12-07 the import said nothing of it: a history of years, all dated today.
+        #expect(r.stderr.hasPrefix(warning) && r.stderr.contains("import into a new store"), "\(r)")
+        #expect(r.stdout == "imported \(lines) events\n", "the summary stays on stdout: \(r.stdout)")
+        #expect(try s.titles("--as-of", "2026-06-01") == [], "what the warning says")
+        // Again: nothing appended, nothing to say.
+        let again = try s.ok("import", file, "--json")
+        #expect(try again.object()["recordedLater"] as? Int == 0 && again.stderr.isEmpty, "\(again)")
+
+        // Into a new store the dates are kept, and nothing is said.
+        let fresh = s.run("import", file, "--store", s.path("fresh"), "--json")
+        #expect(fresh.code == 0 && fresh.stderr.isEmpty, "\(fresh)")
+        #expect(try fresh.object()["recordedLater"] as? Int == 0)
+        #expect(try s.titles("--as-of", "2026-06-01", "--store", s.path("fresh")).sorted() == ["Old one", "Old two"])
+
+        // import-history: the sample's revisions of 2015-2016 into the notebook in use.
+        let history = try s.ok("import-history", Self.sample, "--json")
+        let summary = try history.object()
+        let appended = try #require(summary["appended"] as? Int)
+        let categories = try #require(summary["categoriesCreated"] as? Int)
+        #expect(appended > 0 && summary["recordedLater"] as? Int == appended + categories, "\(summary)")
+        #expect(history.stderr.contains("\(appended + categories) events are dated before the store's last event"))
+        let into = s.path("history")
+        let kept = s.run("import-history", Self.sample, "--store", into, "--json")
+        #expect(kept.code == 0 && kept.stderr.isEmpty, "\(kept)")
+        #expect(try kept.object()["recordedLater"] as? Int == 0)
+    }
+}

@@ -397,3 +397,66 @@ extension ReliabilityTamperTests {
         #expect(try s.ok("search", "bystander", "--json").stdout.contains("bystander one"))
     }
 }
+
+extension ReliabilityTamperTests {
+    /// Deletes `versions` of the victim's stream from the log's index (`streams`), and its head
+    /// (`stream_heads`) when `head` is set, as a flipped bit in those pages can lose them.
+    func damageStreamIndex(_ f: Fixture, versions: [UInt64], head: Bool = false) throws {
+        let book = try Notebook(path: f.sandbox.store, options: libraryOptions())
+        let stream = Array(Note.stream(try book.resolve(f.victim)).utf8)
+        let env = book.store.environment
+        let streams = try env.openDatabase("streams")
+        let heads = try env.openDatabase("stream_heads")
+        try env.write { txn throws in
+            for v in versions {
+                var key = stream + [0]
+                withUnsafeBytes(of: v.bigEndian) { key.append(contentsOf: $0) }
+                #expect(try txn.delete(streams, key: key))
+            }
+            if head { #expect(try txn.delete(heads, key: stream)) }
+        }
+    }
+
+    @Test(
+        "a note the log's index has lost (its events, a version, its head): damage, exit 5, not 'no note' or 'changed meanwhile'",
+        arguments: ["every version", "one version", "the head"])
+    func streamIndexDamage(kind: String) throws {
+        let f = try Fixture()
+        let s = f.sandbox
+        let before = try s.ok("export").stdout
+        switch kind {
+        case "every version": try damageStreamIndex(f, versions: [1, 2])
+        case "one version": try damageStreamIndex(f, versions: [1])
+        default: try damageStreamIndex(f, versions: [], head: true)
+        }
+        // The note is still listed (its projection is whole).
+        #expect(try s.titles("--all").contains("victim"))
+        var commands: [[String]] = [["restore", f.victim, "--to", "1"], ["undo", f.victim]]
+        if kind == "the head" {
+            // A write checks the head it appends after (an edit reads no index).
+            commands += [["edit", f.victim, "--title", "x"], ["tag", f.victim, "t"]]
+        } else {
+            commands += [
+                ["show", f.victim, "--at", "1"], ["diff", f.victim, "1", "2"], ["blame", f.victim, "--at", "1"],
+            ]
+        }
+        if kind == "every version" { commands += [["history", f.victim], ["blame", f.victim]] }
+        for args in commands {
+            let r = s.run(args)
+            // Before 2026-12-07: "no note has id ...; try `notes list --all`" or "has no version 1
+            // (versions run from 1 to 2)" (exit 3), "nothing to undo" (exit 2), or "it changed
+            // meanwhile; run `notes show ID` and try again" (exit 4).
+            #expect(r.code == 5, "notes \(args.joined(separator: " ")): \(r)")
+            #expect(r.stderr.contains("the store is damaged") && r.stderr.contains(f.victim), "\(r.stderr)")
+            #expect(r.stderr.contains("notes verify"), "says what to do: \(r.stderr)")
+            #expect(!r.stderr.contains("current body") && !r.stderr.contains(Fixture.marker), "echoes note text")
+        }
+        #expect(s.run("verify").code == 5)
+        // Nothing was written, and the bystanders still read and change.
+        #expect(try s.ok("export").stdout == before)
+        for id in f.others { #expect(s.run("history", id).code == 0) }
+        try s.ok("edit", f.others[0], "--title", "still writable")
+        // A note that does not exist is still not found (exit 3).
+        #expect(s.run("history", "0123456789abcdef0123456789abcdef").code == 3)
+    }
+}

@@ -16,6 +16,8 @@ struct TableWidthTests {
         #expect(displayWidth("日本") == 4)
         #expect(displayWidth("e\u{301}clair") == 6, "a combining mark takes no column")
         #expect(displayWidth("🙂 ok") == 5)
+        #expect(displayWidth("🇫🇷 ok") == 5, "a flag is two columns")
+        #expect(displayWidth("👨\u{200D}👩\u{200D}👧 ok") == 5, "a family joined by ZWJ is one emoji")
     }
 
     @Test("a title is cut at the width with an ellipsis, and line breaks become spaces")
@@ -26,6 +28,13 @@ struct TableWidthTests {
         #expect(truncate("two\nlines", 60) == "two lines")
         #expect(truncate("crlf\r\nend", 60) == "crlf end")
         #expect(truncate("ééé", 2) == "é…")
+        // Cut by columns, not characters: a CJK title of 60 characters took 120 columns and
+        // widened every row of the listing (before 2026-12-07).
+        #expect(truncate("日本語日本語", 5) == "日本…")
+        #expect(truncate("日本語日本語", 12) == "日本語日本語")
+        let wide = truncate(String(repeating: "日本語", count: 40), 60)
+        #expect(displayWidth(wide) == 59 && wide.hasSuffix("…"), "\(wide)")
+        #expect(displayWidth(truncate(String(repeating: "🇫🇷", count: 40), 60)) <= 60)
     }
 
     @Test("every command is found by its name, and no other name is")

@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Glibc
 import Notes
@@ -50,6 +51,9 @@ let importCommand = Command(
         a bad line (reported with its number) imports nothing. Events already in the store (by event
         id) are skipped, so importing a file twice, or resuming with a longer export, is safe. Each
         stream's versions must continue the stream in this store; positions are this store's own.
+        The log's time never goes back: an event dated before the store's last event is recorded at
+        that event's instant, and a warning says how many were (import into a new store to keep
+        their dates).
         """
 ) { ctx in
     try ctx.expectPositionals(1...1)
@@ -59,13 +63,25 @@ let importCommand = Command(
         ctx.printJSON(
             .object([
                 ("events", .int(summary.events)), ("appended", .int(summary.appended)),
-                ("skipped", .int(summary.skipped)),
+                ("skipped", .int(summary.skipped)), ("recordedLater", .int(summary.recordedLater)),
             ]))
     } else {
         var line = "imported \(summary.appended) event\(summary.appended == 1 ? "" : "s")"
         if summary.skipped > 0 { line += " (\(summary.skipped) already in the store)" }
         ctx.terminal.print(line)
     }
+    warnRecordedLater(ctx, summary.recordedLater, storeInstant: summary.storeInstant)
+}
+
+/// Says how many imported events were recorded at the store's last instant, later than their
+/// own (the log's time never goes back): time travel to their dates does not find them.
+func warnRecordedLater(_ ctx: Context, _ count: Int, storeInstant: Int64?) {
+    guard count > 0, let storeInstant else { return }
+    ctx.terminal.warn(
+        "\(counted(count, "event")) \(count == 1 ? "is" : "are") dated before the store's last event "
+            + "(\(RFC3339.format(micros: storeInstant))) and recorded at its instant, as the log's time never "
+            + "goes back: `--as-of` or `--at` an earlier instant does not show \(count == 1 ? "it" : "them"); "
+            + "to keep the dates, import into a new store (--store DIR)")
 }
 
 let exportMarkdownCommand = Command(
@@ -176,7 +192,9 @@ let importHistoryCommand = Command(
         (see Samples/README.md). A document and its renames become one note: create, edit, rename and
         delete become NoteCreated, NoteRetitled/NoteBodyEdited/NoteCategorized and NoteTrashed, by the
         commit's author at the commit's time, categorized by status. FILE may be gzip-compressed (.gz).
-        Ids are derived from the input, so importing the same history again changes nothing.
+        Ids are derived from the input, so importing the same history again changes nothing. Into a
+        store with later events, the revisions are recorded at the store's last instant (the log's
+        time never goes back), and a warning says so: import into a new store to keep their dates.
         """
 ) { ctx in
     try ctx.expectPositionals(1...1)
@@ -188,6 +206,7 @@ let importHistoryCommand = Command(
                 ("lines", .int(summary.lines)), ("notes", .int(summary.notes)), ("events", .int(summary.events)),
                 ("appended", .int(summary.appended)), ("skipped", .int(summary.skipped)),
                 ("categoriesCreated", .int(summary.categoriesCreated)),
+                ("recordedLater", .int(summary.recordedLater)),
             ]))
     } else {
         var line = "imported \(summary.notes) note\(summary.notes == 1 ? "" : "s") from \(summary.lines) lines: "
@@ -198,4 +217,5 @@ let importHistoryCommand = Command(
         }
         ctx.terminal.print(line)
     }
+    warnRecordedLater(ctx, summary.recordedLater, storeInstant: summary.storeInstant)
 }
