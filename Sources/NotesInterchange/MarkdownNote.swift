@@ -356,16 +356,20 @@ struct MarkdownNote: Equatable {
             || c == 0x2F || c >= 0x80
     }
 
+    /// The title a file's text gives (its front matter's `title` when not empty, else its first
+    /// heading's text), or nil when the file's name gives it: a file renamed since its import
+    /// is then retitled (see `Notebook.importMarkdown`).
+    static func namedBy(frontMatter: String?, body: String) -> String? {
+        if let given = frontMatter.map(Notebook.trim), !given.isEmpty { return given }
+        if let heading = firstHeading(body).map(plainText), !heading.isEmpty { return heading }
+        return nil
+    }
+
     /// The title of an imported file: the front matter's `title` when it is not empty, else the
     /// first heading's text without its Markdown syntax, else the file's name; cut at a word
     /// boundary with `…` when it is over the limit (`cut` says so).
     static func title(frontMatter: String?, body: String, fileStem: String) -> (title: String, cut: Bool) {
-        var title = fileStem
-        if let given = frontMatter.map(Notebook.trim), !given.isEmpty {
-            title = given
-        } else if let heading = firstHeading(body).map(plainText), !heading.isEmpty {
-            title = heading
-        }
+        let title = namedBy(frontMatter: frontMatter, body: body) ?? fileStem
         let limit = Notebook.maxTitleCharacters
         guard title.count > limit else { return (title, false) }
         var cut = String(title.prefix(limit - 1))

@@ -33,6 +33,9 @@ struct VaultItem: Sendable {
     var digest: String
     /// What was changed to import it (a title cut to the limit).
     var warnings: [String] = []
+    /// Whether the title is the file's name (neither a front matter `title` nor a heading gives
+    /// one): renamed, the file retitles its note.
+    var titleFromName = false
 }
 
 /// A value handed between threads that never touch it at once (each writes its own slots).
@@ -647,6 +650,9 @@ extension Notebook {
                     summary.created += 1
                 }
             }
+            // The titles files whose text gives none take from their names, by path.
+            var nameTitles: [String: String] = [:]
+            for item in items where item.titleFromName { nameTitles[item.file] = item.title }
             for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
                 var events: [NoteEvent] = []
@@ -656,6 +662,18 @@ extension Notebook {
                 }
                 if let source, source != note.sourcePath {
                     events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
+                    // A file whose title is its name, renamed (its bytes unchanged): the rename
+                    // is the file's edit of the title, taken as any edit of the file is (a move
+                    // into another folder that keeps the name changes no title). Before
+                    // 2026-12-07 the note kept the old name's title.
+                    if let title = nameTitles[source], let old = note.sourcePath,
+                        Self.titleOfName(old).map({ !$0.isSameBytes(as: title) }) ?? true,
+                        !title.isSameBytes(as: note.title)
+                    {
+                        events.append(.retitled(title: title))
+                        summary.unchanged -= 1
+                        summary.updated += 1
+                    }
                 }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
             }
@@ -704,12 +722,11 @@ extension Notebook {
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote
         do { md = try MarkdownNote.parse(text) } catch { return refuse(error.message) }
-        // Names from the file system may hold what a title or category cannot (a line break).
-        let stem = MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
-        let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: stem)
+        let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: Self.fileStem(file))
         var item = VaultItem(
             file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "", kept: md.keptText,
             digest: SHA256.hex(SHA256.hash(bytes)))
+        item.titleFromName = MarkdownNote.namedBy(frontMatter: md.title, body: md.body) == nil
         // A title taken from a heading stays whole in the body; one from the front matter would
         // be lost past the cut, so the body starts with it as a heading.
         var body = md.body
@@ -752,6 +769,18 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
+    }
+
+    /// The name of a vault's file without its folders and `.md`, on one line (names from the file
+    /// system may hold what a title cannot, a line break).
+    static func fileStem(_ file: String) -> String {
+        MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
+    }
+
+    /// The title the name of the vault's file `file` gives a note whose text gives none, or nil
+    /// when it cannot be one.
+    static func titleOfName(_ file: String) -> String? {
+        try? validTitle(MarkdownNote.title(frontMatter: nil, body: "", fileStem: fileStem(file)).title)
     }
 
     /// `body` of each element, on as many threads as there are cores (at most 4), in order.

@@ -646,6 +646,51 @@ struct InterchangeMarkdownTests {
         #expect(try s.allNotes().filter { $0.title.hasSuffix("omposed") }.count == 2)
     }
 
+    @Test("a file whose title is its name, renamed, retitles its note (once, no second note); a title its text gives stays")
+    func renamedFileRetitles() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/Scratch.md", "just text\n")
+        try write(v + "/Headed.md", "# Heading title\n\ntext\n")
+        try write(v + "/Fronted.md", "---\ntitle: Given\n---\ntext\n")
+        try write(v + "/Kept.md", "kept text\n")
+        #expect(try s.book.importMarkdown(from: v).created == 4)
+        let before = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        func move(_ from: String, _ to: String) throws {
+            try FileManager.default.createDirectory(
+                atPath: ((v + "/" + to) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(rename(v + "/" + from, v + "/" + to) == 0)
+        }
+        for (from, to) in [
+            ("Scratch.md", "Draft ideas.md"), ("Headed.md", "h2.md"), ("Fronted.md", "f2.md"), ("Kept.md", "sub/Kept.md"),
+        ] {
+            try move(from, to)
+        }
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(
+            summary.movedFiles == 4 && summary.updated == 1 && summary.unchanged == 3 && summary.created == 0
+                && summary.missingFiles == 0, "\(summary)")
+        var notes = try s.allNotes()
+        #expect(notes.count == 4)
+        func note(_ title: String) throws -> Note { try #require(notes.first { $0.id == before[title] }) }
+        #expect(try note("Scratch").title == "Draft ideas" && note("Scratch").sourcePath == "Draft ideas.md")
+        #expect(try note("Heading title").title == "Heading title" && note("Heading title").sourcePath == "h2.md")
+        #expect(try note("Given").title == "Given")
+        #expect(try note("Kept").title == "Kept" && note("Kept").sourcePath == "sub/Kept.md")
+        // Imported again: nothing changes.
+        #expect(try s.book.importMarkdown(from: v) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 4))
+        // Retitled in the store: a move that keeps the file's name keeps that title; a rename
+        // is the file's edit of it, and is taken.
+        _ = try s.book.edit(try note("Kept").id, title: "Mine")
+        _ = try s.book.edit(try note("Scratch").id, title: "Also mine")
+        try move("sub/Kept.md", "other/Kept.md")
+        try move("Draft ideas.md", "Final.md")
+        #expect(try s.book.importMarkdown(from: v).movedFiles == 2)
+        notes = try s.allNotes()
+        #expect(notes.count == 4)
+        #expect(try note("Kept").title == "Mine" && note("Scratch").title == "Final")
+    }
+
     @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")
     func skippedIsNotMissing() throws {
         let s = try InterchangeScratch()
