@@ -11,6 +11,9 @@ public struct MarkdownExportSummary: Sendable, Equatable {
     public var files: Int
     /// Files of an earlier export removed because their note moved to another file name.
     public var moved: Int
+    /// Notes in the trash not written back into their own folder, whose files were deleted from
+    /// it (`import-markdown --prune` trashed them).
+    public var deletedInTrash = 0
 
     public init(files: Int, moved: Int) {
         self.files = files
@@ -55,8 +58,14 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var skipped: [FileProblem]
     /// Files that are not `.md` (outside hidden folders), left alone.
     public var otherFiles: Int
-    /// Notes imported from this folder before whose files are gone (the notes are kept).
+    /// Notes imported from this folder before whose files are gone (the notes are kept), those
+    /// moved to the trash by this import (`prune`) left out.
     public var missingFiles = 0
+    /// Notes whose files were deleted from the folder, moved to the trash by this import
+    /// (`prune`; `notes untrash` brings one back).
+    public var pruned = 0
+    /// Of ``missingFiles``, the notes not in the trash: those an import with `prune` would move there.
+    public var prunable = 0
     /// Folders imported before whose files are no longer in their place and whose notes this
     /// folder holds unchanged at the same paths: the folder moved (or another device imported
     /// it from another place), so its files update those notes rather than make new ones.
@@ -101,6 +110,11 @@ extension Notebook {
         for c in try categories() { names[c.id] = c.name }
         var tagNames: [Identifier: String] = [:]
         for t in try allTags() { tagNames[t.id] = t.name }
+        // The folder as it was: a trashed note imported from it whose file was deleted from it
+        // is not written back (an import with `prune` trashed it for that; before 2026-12-07
+        // each export brought the file back).
+        var st = stat()
+        let existing = stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
         try io { () throws(IOFailure) in try makeDirectories(directory) }
         var earlier: [Identifier: [String]] = [:]
         for file in try markdownFiles(in: directory) {
@@ -125,6 +139,13 @@ extension Notebook {
         // a file copied under another name, leave one note's earlier file where another's now is).
         var written: Set<String> = []
         for note in notes {
+            if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
+                note.properties[NoteProperty.vault.rawValue].map({ Array($0.utf8) == Array(existing.utf8) }) == true,
+                !Self.exists(Array(existing.utf8), Array(path.utf8))
+            {
+                summary.deletedInTrash += 1
+                continue
+            }
             let category = note.category.flatMap { names[$0] }
             var file: String
             if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
@@ -289,9 +310,14 @@ extension Notebook {
     /// Files that cannot be read are refused all at once, each with why, and nothing is
     /// imported; with `skipInvalid` the others are imported and the refused ones listed in the
     /// summary.
+    ///
+    /// The notes of this folder whose files are gone from it (neither moved within it nor
+    /// skipped as invalid) are kept as they are; with `prune` those not in the trash are moved
+    /// there (one `NoteTrashed` each, undone by `untrash`), and ``exportMarkdown(to:)`` into
+    /// this folder does not write them back.
     @discardableResult
-    public func importMarkdown(from directory: String, skipInvalid: Bool = false) throws(NotesError)
-        -> MarkdownImportSummary
+    public func importMarkdown(from directory: String, skipInvalid: Bool = false, prune: Bool = false)
+        throws(NotesError) -> MarkdownImportSummary
     {
         var listing = VaultListing()
         try listVault(directory, into: &listing)
@@ -650,6 +676,27 @@ extension Notebook {
                     summary.created += 1
                 }
             }
+            // The notes whose files were deleted from the folder: its notes whose path holds no
+            // file (nor a file skipped as invalid) that no file of the folder was matched to (by
+            // its id, or moved). With `prune` those not in the trash go there.
+            var pruning: Set<Identifier> = []
+            if summary.missingFiles > 0 {
+                for (path, id) in byPath
+                where present[path] == nil && !skippedFiles.contains(path) && !matched.contains(id)
+                    && relocating[id].flatMap({ $0 }) == nil
+                {
+                    guard let note = try projection.note(id, in: session.transaction, databases: dbs), !note.trashed
+                    else { continue }
+                    pruning.insert(id)
+                }
+            }
+            if prune {
+                summary.pruned = pruning.count
+                summary.missingFiles -= pruning.count
+            } else {
+                summary.prunable = pruning.count
+                pruning = []
+            }
             // The titles files whose text gives none take from their names, by path.
             var nameTitles: [String: String] = [:]
             for item in items where item.titleFromName { nameTitles[item.file] = item.title }
@@ -675,7 +722,12 @@ extension Notebook {
                         summary.updated += 1
                     }
                 }
+                if pruning.remove(id) != nil { events.append(.trashed) }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
+            }
+            for id in pruning.sorted() {
+                guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
+                plans.append((id, [.trashed], .exact(note.version)))
             }
             var named: Set<Identifier> = []
             for plan in plans {

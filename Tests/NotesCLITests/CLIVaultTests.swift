@@ -85,6 +85,31 @@ struct CLIVaultTests {
         (".obsidian/ignored.md", "# never read"),
     ]
 
+    @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
+    func deletedFilePruned() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, [("Keep.md", "# Keep\n"), ("Gone.md", "# Gone\n")])
+        try s.ok("import-markdown", dir)
+        #expect(unlink(dir + "/Gone.md") == 0)
+        #expect(
+            try s.ok("import-markdown", dir).line
+                == "created 0, updated 0, unchanged 1; 1 note from files no longer in the folder kept (--prune moves it to the trash)"
+        )
+        #expect(try s.titles("--trashed").isEmpty)
+        #expect(
+            try s.ok("import-markdown", dir, "--prune").line
+                == "created 0, updated 0, unchanged 1; 1 note whose file was deleted from the folder moved to the trash (notes untrash ID brings one back)"
+        )
+        #expect(try s.titles("--trashed") == ["Gone"])
+        #expect(
+            try s.ok("export-markdown", dir).line
+                == "exported 1 note to \(dir); 1 note in the trash whose file was deleted from it not written back")
+        #expect(!fileExists(dir + "/Gone.md"))
+        let json = try s.ok("import-markdown", dir, "--prune", "--json").object()
+        #expect(json["pruned"] as? Int == 0 && json["missingFiles"] as? Int == 1 && json["prunable"] as? Int == 0)
+    }
+
     @Test("an Obsidian vault: YAML lists, aliases, tags, links to files and aliases, embeds; again: no change")
     func obsidianVault() throws {
         let s = try Sandbox()

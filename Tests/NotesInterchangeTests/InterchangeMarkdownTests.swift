@@ -555,6 +555,7 @@ struct InterchangeMarkdownTests {
                 == {
                     var same = MarkdownImportSummary(created: 0, updated: 0, unchanged: 7)
                     same.missingFiles = 4
+                    same.prunable = 4
                     return same
                 }())
     }
@@ -646,7 +647,7 @@ struct InterchangeMarkdownTests {
         #expect(try s.allNotes().filter { $0.title.hasSuffix("omposed") }.count == 2)
     }
 
-    @Test("a file whose title is its name, renamed, retitles its note (once, no second note); a title its text gives stays")
+    @Test("a file whose title is its name, renamed, retitles its note (once, no second note); a text's title stays")
     func renamedFileRetitles() throws {
         let s = try InterchangeScratch()
         let v = s.path + "/V"
@@ -662,7 +663,8 @@ struct InterchangeMarkdownTests {
             #expect(rename(v + "/" + from, v + "/" + to) == 0)
         }
         for (from, to) in [
-            ("Scratch.md", "Draft ideas.md"), ("Headed.md", "h2.md"), ("Fronted.md", "f2.md"), ("Kept.md", "sub/Kept.md"),
+            ("Scratch.md", "Draft ideas.md"), ("Headed.md", "h2.md"), ("Fronted.md", "f2.md"),
+            ("Kept.md", "sub/Kept.md"),
         ] {
             try move(from, to)
         }
@@ -689,6 +691,52 @@ struct InterchangeMarkdownTests {
         notes = try s.allNotes()
         #expect(notes.count == 4)
         #expect(try note("Kept").title == "Mine" && note("Scratch").title == "Final")
+    }
+
+    @Test("prune trashes the notes whose files were deleted (not moved or skipped); an export into it skips them")
+    func pruneDeletedFiles() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        for name in ["a", "b", "c", "d", "e"] { try write(v + "/\(name).md", "# \(name)\n\n\(name) text\n") }
+        #expect(try s.book.importMarkdown(from: v).created == 5)
+        // b deleted, c moved, d unreadable, e deleted after its note was trashed here.
+        try FileManager.default.removeItem(atPath: v + "/b.md")
+        try FileManager.default.createDirectory(atPath: v + "/sub", withIntermediateDirectories: true)
+        #expect(rename(v + "/c.md", v + "/sub/c.md") == 0)
+        try write(v + "/d.md", "---\ntags: [x\n---\n")
+        let e = try #require(try s.allNotes().first { $0.title == "e" })
+        _ = try s.book.trash(e.id)
+        try FileManager.default.removeItem(atPath: v + "/e.md")
+        var summary = try s.book.importMarkdown(from: v, skipInvalid: true)
+        #expect(summary.missingFiles == 2 && summary.prunable == 1 && summary.pruned == 0, "\(summary)")
+        #expect(try s.allNotes().filter(\.trashed).map(\.title) == ["e"])
+        summary = try s.book.importMarkdown(from: v, skipInvalid: true, prune: true)
+        #expect(
+            summary.pruned == 1 && summary.missingFiles == 1 && summary.prunable == 0 && summary.movedFiles == 0,
+            "\(summary)")
+        let trashed = try s.allNotes().filter(\.trashed)
+        #expect(trashed.map(\.title).sorted() == ["b", "e"])
+        // One event: the trash.
+        #expect(trashed.first { $0.title == "b" }?.version == 5)
+        // Again: nothing more to prune.
+        summary = try s.book.importMarkdown(from: v, skipInvalid: true, prune: true)
+        #expect(summary.pruned == 0 && summary.missingFiles == 2 && summary.prunable == 0, "\(summary)")
+        // An export into the folder writes back neither deleted file; into another folder, both,
+        // marked as in the trash. A note trashed here whose file is still there is written back.
+        try write(v + "/d.md", "# d\n\nd text\n")
+        let a = try #require(try s.allNotes().first { $0.title == "a" })
+        _ = try s.book.trash(a.id)
+        let home = try s.book.exportMarkdown(to: v)
+        #expect(home.files == 3 && home.deletedInTrash == 2, "\(home)")
+        #expect(try files(v) == ["a.md", "d.md", "sub/c.md"])
+        #expect(try read(v + "/a.md").contains("trashed: true"))
+        let other = try s.book.exportMarkdown(to: s.path + "/W")
+        #expect(other.files == 5 && other.deletedInTrash == 0)
+        #expect(try read(s.path + "/W/b.md").contains("trashed: true"))
+        // Untrashed, the note is written back again.
+        _ = try s.book.untrash(try #require(trashed.first { $0.title == "b" }).id)
+        #expect(try s.book.exportMarkdown(to: v).deletedInTrash == 1)
+        #expect(FileManager.default.fileExists(atPath: v + "/b.md"))
     }
 
     @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")
