@@ -21,6 +21,14 @@ public struct MarkdownExportSummary: Sendable, Equatable {
     }
 }
 
+/// A link or embed of an attachment whose file a vault does not hold.
+public struct MissingAttachment: Sendable, Equatable {
+    /// The vault's file that holds the link (its path in the folder).
+    public var file: String
+    /// The attachment as the link names it (`diagram.png`, `img/a.png`).
+    public var link: String
+}
+
 /// A vault file read and checked: what its note will be.
 struct VaultItem: Sendable {
     var file: String
@@ -39,6 +47,8 @@ struct VaultItem: Sendable {
     /// Whether the title is the file's name (neither a front matter `title` nor a heading gives
     /// one): renamed, the file retitles its note.
     var titleFromName = false
+    /// The attachments its body links to or embeds.
+    var attachments: [VaultAttachments.Reference] = []
 }
 
 /// A value handed between threads that never touch it at once (each writes its own slots).
@@ -66,6 +76,10 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var pruned = 0
     /// Of ``missingFiles``, the notes not in the trash: those an import with `prune` would move there.
     public var prunable = 0
+    /// The links and embeds of attachments (`![[photo.png]]`, `![](img/a.png)`) whose files are
+    /// not in the folder, each with the file that holds it (the import goes on: they lead
+    /// nowhere until the files are added).
+    public var missingAttachments: [MissingAttachment] = []
     /// Folders imported before whose files are no longer in their place and whose notes this
     /// folder holds unchanged at the same paths: the folder moved (or another device imported
     /// it from another place), so its files update those notes rather than make new ones.
@@ -249,6 +263,8 @@ extension Notebook {
         var markdown: [String] = []
         /// Other files, left alone.
         var others = 0
+        /// Their paths, which attachments are looked up in.
+        var otherPaths: [String] = []
         /// Symbolic links, not followed: a vault's files are read where they are, and a link
         /// could lead out of the folder or back into it.
         var links: [String] = []
@@ -282,7 +298,9 @@ extension Notebook {
             case .directory: try listVault(directory, prefix: relative, into: &listing)
             case .symbolicLink: listing.links.append(relative)
             case .file where entry.name.lowercased().hasSuffix(".md"): listing.markdown.append(relative)
-            case .file, .other: listing.others += 1
+            case .file, .other:
+                listing.others += 1
+                listing.otherPaths.append(relative)
             }
         }
     }
@@ -362,6 +380,25 @@ extension Notebook {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
             throw .validation(.files(problems))
         }
+        // Attachments linked to that the folder does not hold (before 2026-12-07 not a word).
+        var missingAttachments: [MissingAttachment] = []
+        if items.contains(where: { !$0.attachments.isEmpty }) {
+            let index = VaultAttachments.Index(files + listing.otherPaths + listing.links)
+            for item in items {
+                var said: Set<String> = []
+                for reference in item.attachments
+                where !index.holds(reference, from: item.file) && said.insert(reference.target).inserted {
+                    missingAttachments.append(MissingAttachment(file: item.file, link: reference.target))
+                }
+            }
+        }
+        if !missingAttachments.isEmpty {
+            let n = missingAttachments.count
+            let named = missingAttachments.prefix(3).map { "\($0.link) in \($0.file)" }.joined(separator: ", ")
+            warnings.append(
+                "\(n) linked attachment\(n == 1 ? " is" : "s are") not in the folder (\(named)\(n > 3 ? ", …" : "")): the link\(n == 1 ? " leads" : "s lead") nowhere until the file\(n == 1 ? " is" : "s are") added"
+            )
+        }
         // The map is grown ahead (for twice these bytes) so that the write runs once, not twice
         // (the first time to find the map too small). A file's text is stored twice (in its
         // events and its note) beside its postings; each note takes about 12 KB of its own (its
@@ -373,6 +410,7 @@ extension Notebook {
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
+            summary.missingAttachments = missingAttachments
             // The notes imported from this folder before, by path (its bytes: two normal forms of
             // one name are two files, and two folders too: places are compared as bytes).
             var byPath: [[UInt8]: Identifier] = [:]
@@ -779,6 +817,7 @@ extension Notebook {
             file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "", kept: md.keptText,
             digest: SHA256.hex(SHA256.hash(bytes)))
         item.titleFromName = MarkdownNote.namedBy(frontMatter: md.title, body: md.body) == nil
+        item.attachments = VaultAttachments.references(md.body)
         // A title taken from a heading stays whole in the body; one from the front matter would
         // be lost past the cut, so the body starts with it as a heading.
         var body = md.body

@@ -85,6 +85,29 @@ struct CLIVaultTests {
         (".obsidian/ignored.md", "# never read"),
     ]
 
+    @Test("attachments linked but not in the folder: one warning on stderr, the first names, exit 0; --json lists them")
+    func missingAttachmentsSaid() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("Plan.md", "![[here.png]] ![[gone.png]] ![](img/a.png) [r](docs/r%C3%A9sum%C3%A9.pdf)\n![[x.jpg]]\n"),
+                ("Other.md", "![[gone2.png]]\n"), ("here.png", "P"),
+            ])
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0, "\(r)")
+        #expect(r.line == "created 2, updated 0, unchanged 0; 1 other file left alone")
+        #expect(
+            r.stderr
+                == "notes: warning: 5 linked attachments are not in the folder (gone2.png in Other.md, gone.png in Plan.md, img/a.png in Plan.md, …): the links lead nowhere until the files are added\n"
+        )
+        let json = try s.ok("import-markdown", dir, "--json").object()
+        let listed = try #require(json["missingAttachments"] as? [[String: String]])
+        #expect(listed.map { $0["link"] ?? "" } == ["gone2.png", "gone.png", "img/a.png", "docs/résumé.pdf", "x.jpg"])
+        #expect(listed.first?["file"] == "Other.md")
+    }
+
     @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
     func deletedFilePruned() throws {
         let s = try Sandbox()

@@ -739,6 +739,50 @@ struct InterchangeMarkdownTests {
         #expect(FileManager.default.fileExists(atPath: v + "/b.md"))
     }
 
+    @Test("links and embeds of attachments the folder does not hold are reported, not those it holds or in code")
+    func missingAttachments() throws {
+        let destinations = VaultAttachments.markdownDestinations(
+            "![a](img/a.png) [d](<my doc.pdf> \"t\") `[c](code.png)` [p](x(1).png)\n```\n![f](fenced.png)\n```\n"
+                + "[e](a%20b.png#p) [[w]] ](plain.png)")
+        #expect(destinations.map(\.line) == [0, 0, 0, 4, 4])
+        #expect(destinations.map(\.destination) == ["img/a.png", "my doc.pdf", "x(1).png", "a b.png#p", "plain.png"])
+        #expect(
+            VaultAttachments.references(
+                "![[pic.PNG]] [[Node.js]] [[note]] ![[Other note]] [w](https://x.org/a.png) [m](mailto:a@b.png) "
+                    + "[q](doc.pdf?x=1) [n](other.md)")
+                == [
+                    .init(target: "pic.PNG", markdown: false), .init(target: "doc.pdf", markdown: true),
+                ])
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/img/a.png", "P")
+        try write(v + "/Projects/diagram.png", "P")
+        try write(v + "/Projects/img/c.png", "P")
+        try write(
+            v + "/Plan.md",
+            "![[diagram.png]] ![[Projects/diagram.png]] ![[A.png]] ![[missing.png]] ![[missing.png]]\n"
+                + "![](img/a.png) ![](img/b.png) ![](/img/a.png) `![[code.png]]`\n")
+        try write(v + "/Projects/Ideas.md", "![](img/c.png) ![](../img/a.png) ![](../img/zz.png) ![](img/a.png)\n")
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.created == 2)
+        #expect(
+            summary.missingAttachments == [
+                MissingAttachment(file: "Plan.md", link: "missing.png"),
+                MissingAttachment(file: "Plan.md", link: "img/b.png"),
+                MissingAttachment(file: "Projects/Ideas.md", link: "../img/zz.png"),
+            ], "\(summary.missingAttachments)")
+        #expect(
+            summary.warnings == [
+                "3 linked attachments are not in the folder (missing.png in Plan.md, img/b.png in Plan.md, "
+                    + "../img/zz.png in Projects/Ideas.md): the links lead nowhere until the files are added"
+            ])
+        // Once the files are there, nothing is said.
+        try write(v + "/img/b.png", "P")
+        try write(v + "/img/zz.png", "P")
+        try write(v + "/attachments/missing.png", "P")
+        #expect(try s.book.importMarkdown(from: v).missingAttachments == [])
+    }
+
     @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")
     func skippedIsNotMissing() throws {
         let s = try InterchangeScratch()

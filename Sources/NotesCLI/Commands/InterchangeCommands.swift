@@ -158,6 +158,13 @@ let importMarkdownCommand = Command(
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
                 ("pruned", .int(summary.pruned)), ("prunable", .int(summary.prunable)),
+                (
+                    "missingAttachments",
+                    .array(
+                        summary.missingAttachments.map {
+                            .object([("file", .string($0.file)), ("link", .string($0.link))])
+                        })
+                ),
                 ("movedFiles", .int(summary.movedFiles)), ("olderExports", .int(summary.olderExports)),
                 ("movedFrom", .array(summary.movedFrom.map { .string($0) })),
             ]))
