@@ -112,8 +112,66 @@ extension Notebook {
     /// Exporting again into the same folder rewrites the files; when a note's title or
     /// category changed, the file of the earlier export (found by the `id` in its front
     /// matter) is removed. Files without a known id are left alone.
+    ///
+    /// A folder that does not exist yet is written all or nothing: the files go into a private
+    /// folder beside it, `.notes-export-XXXXXX`, renamed to `directory` once all are written;
+    /// on a failure (a full disk) that folder is removed, and the error says nothing was written.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        var st = stat()
+        guard lstat(directory, &st) != 0 && errno == ENOENT else {
+            return try exportMarkdown(to: directory, writingInto: directory)
+        }
+        var target = directory
+        while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        let parent = AtomicFile.directory(of: target)
+        // The folders above it made for it, deepest first: removed too when the export fails.
+        var madeAbove: [String] = []
+        var above = parent
+        while lstat(above, &st) != 0 && errno == ENOENT && !madeAbove.contains(above) {
+            madeAbove.append(above)
+            above = AtomicFile.directory(of: above)
+        }
+        try io { () throws(IOFailure) in try makeDirectories(parent) }
+        var template = Array((parent + "/.notes-export-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            let failure = IOFailure(.makeDirectory, parent + "/.notes-export-XXXXXX", detail: "check the folder")
+            for folder in madeAbove { rmdir(folder) }
+            throw .io(failure)
+        }
+        let staging = String(cString: made)
+        do throws(NotesError) {
+            let summary = try exportMarkdown(to: directory, writingInto: staging)
+            guard rename(staging, target) == 0 else {
+                throw NotesError.io(IOFailure(.rename, staging, detail: "to \(target)"))
+            }
+            return summary
+        } catch {
+            Self.removeTree(staging)
+            for folder in madeAbove { rmdir(folder) }
+            guard case .io(var failure) = error else { throw error }
+            if failure.path.hasPrefix(staging) { failure.path = target + failure.path.dropFirst(staging.count) }
+            failure.detail =
+                (failure.detail.map { $0 + "; " } ?? "")
+                + "nothing was exported: \(target) was not made, and what was written of it was removed"
+            throw .io(failure)
+        }
+    }
+
+    /// Removes the folder `path` and all it holds (the export's own staging folder).
+    static func removeTree(_ path: String) {
+        for entry in (try? directoryEntries(path)) ?? [] {
+            let full = path + "/" + entry.name
+            if entry.kind == .directory { removeTree(full) } else { unlink(full) }
+        }
+        rmdir(path)
+    }
+
+    /// Writes the notes as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or the
+    /// staging folder of a new one.
+    private func exportMarkdown(to directory: String, writingInto root: String) throws(NotesError)
+        -> MarkdownExportSummary
+    {
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -128,11 +186,11 @@ extension Notebook {
         // is not written back (an import with `prune` trashed it for that; before 2026-12-07
         // each export brought the file back).
         var st = stat()
-        let existing = stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
-        try io { () throws(IOFailure) in try makeDirectories(directory) }
+        let existing = root == directory && stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
+        try io { () throws(IOFailure) in try makeDirectories(root) }
         var earlier: [Identifier: [String]] = [:]
-        for file in try markdownFiles(in: directory) {
-            guard let bytes = try? readFile(directory + "/" + file, upTo: options.maxBodyBytes + (1 << 16)),
+        for file in try markdownFiles(in: root) {
+            guard let bytes = try? readFile(root + "/" + file, upTo: options.maxBodyBytes + (1 << 16)),
                 let text = String(validating: bytes, as: UTF8.self), let id = (try? MarkdownNote.parse(text))?.id
             else { continue }
             earlier[id, default: []].append(file)
@@ -177,9 +235,9 @@ extension Notebook {
             }
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             try io { () throws(IOFailure) in
-                if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
+                if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
                 // Not swept here (one look through the folder per note): once per folder below.
-                let out = try AtomicFile(path: directory + "/" + file, removingAbandoned: false)
+                let out = try AtomicFile(path: root + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
@@ -187,7 +245,7 @@ extension Notebook {
             summary.files += 1
             written.insert(file)
             for old in earlier[note.id] ?? [] where !written.contains(old) {
-                unlink(directory + "/" + old)
+                unlink(root + "/" + old)
                 summary.moved += 1
             }
         }
@@ -196,7 +254,7 @@ extension Notebook {
         var byFolder: [String: Set<String>] = [:]
         for file in written {
             let slash = file.lastIndex(of: "/")
-            let folder = slash.map { directory + "/" + file[..<$0] } ?? directory
+            let folder = slash.map { root + "/" + file[..<$0] } ?? root
             byFolder[folder, default: []].insert(slash.map { String(file[file.index(after: $0)...]) } ?? file)
         }
         for (folder, names) in byFolder { AtomicFile.removeAbandonedTemporaries(in: folder, of: names) }

@@ -78,7 +78,9 @@ let exportMarkdownCommand = Command(
         pinned, archived, trashed, created and updated, then every key the imported file had that the
         store does not read, as the file had it; the body follows byte for byte. Exporting again into
         DIR rewrites the files (a renamed note moves to its new file); a note in the trash imported from
-        DIR whose file was deleted from it (import-markdown --prune) is not written back.
+        DIR whose file was deleted from it (import-markdown --prune) is not written back. A DIR that does
+        not exist is written all or nothing: into a hidden folder beside it, renamed to DIR once every
+        file is written, and removed if the export fails (a full disk).
         """,
     readsOnly: true
 ) { ctx in
