@@ -49,6 +49,10 @@ struct VaultItem: Sendable {
     var titleFromName = false
     /// The attachments its body links to or embeds.
     var attachments: [VaultAttachments.Reference] = []
+    /// The file's whole text, kept only when its body links to its own name (`[[Name`): renamed
+    /// by an editor that rewrote those links to the new name (Obsidian does), it is found moved
+    /// by its text with the links named as before (``Notebook/filesMoved(gone:newcomers:)``).
+    var selfLinkedText: String?
 }
 
 /// A value handed between threads that never touch it at once (each writes its own slots).
@@ -876,6 +880,7 @@ extension Notebook {
             digest: SHA256.hex(SHA256.hash(bytes)))
         item.titleFromName = MarkdownNote.namedBy(frontMatter: md.title, body: md.body) == nil
         item.attachments = VaultAttachments.references(md.body)
+        if md.body.contains("[[" + Self.fileStem(file)) { item.selfLinkedText = text }
         // A title taken from a heading stays whole in the body; one from the front matter would
         // be lost past the cut, so the body starts with it as a heading.
         var body = md.body
@@ -993,6 +998,27 @@ extension Notebook {
         match(
             { $0.sourcePath.map(name) }, { name($0.file) },
             alike: { note, item in Self.mostlyAlike(note.body, item.body) })
+        // Renamed by an editor that rewrote the file's links to itself to the new name (Obsidian
+        // does): its text with them named as before is the gone file's, byte for byte. Before
+        // 2026-12-07 such a file made a second note.
+        var pairs: [(n: Int, g: Int)] = []
+        for (n, item) in newcomers.enumerated() where found[n] == nil {
+            guard let text = item.selfLinkedText else { continue }
+            let stem = fileStem(item.file)
+            for (g, note) in gone.enumerated() where !taken.contains(note.id) {
+                guard let path = note.sourcePath, let digest = note.properties[NoteProperty.sourceDigest.rawValue]
+                else { continue }
+                let old = fileStem(path)
+                guard old != stem else { continue }
+                let before = text.replacing("[[" + stem, with: "[[" + old)
+                if SHA256.hex(SHA256.hash(Array(before.utf8))) == digest { pairs.append((n, g)) }
+            }
+        }
+        for pair in pairs
+        where pairs.filter({ $0.n == pair.n }).count == 1 && pairs.filter({ $0.g == pair.g }).count == 1 {
+            found[pair.n] = gone[pair.g]
+            taken.insert(gone[pair.g].id)
+        }
         return found
     }
 

@@ -691,6 +691,19 @@ struct InterchangeMarkdownTests {
         notes = try s.allNotes()
         #expect(notes.count == 4)
         #expect(try note("Kept").title == "Mine" && note("Scratch").title == "Final")
+        // Renamed by an editor that rewrote the file's links to itself (Obsidian does): the same
+        // note, retitled, its body the file's.
+        try write(v + "/Final.md", "just text, see [[Final]] and [[Final#top|here]]\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        try move("Final.md", "Last.md")
+        try write(v + "/Last.md", "just text, see [[Last]] and [[Last#top|here]]\n")
+        let renamed = try s.book.importMarkdown(from: v)
+        #expect(renamed.movedFiles == 1 && renamed.updated == 1 && renamed.created == 0, "\(renamed)")
+        notes = try s.allNotes()
+        #expect(notes.count == 4)
+        #expect(
+            try note("Scratch").title == "Last"
+                && note("Scratch").body == "just text, see [[Last]] and [[Last#top|here]]\n")
     }
 
     @Test("prune trashes the notes whose files were deleted (not moved or skipped); an export into it skips them")
