@@ -360,16 +360,20 @@ struct MarkdownNote: Equatable {
             || c == 0x2F || c >= 0x80
     }
 
+    /// The title a file's text gives (its front matter's `title` when not empty, else its first
+    /// heading's text), or nil when the file's name gives it: a file renamed since its import
+    /// is then retitled (see `Notebook.importMarkdown`).
+    static func namedBy(frontMatter: String?, body: String) -> String? {
+        if let given = frontMatter.map(Notebook.trim), !given.isEmpty { return given }
+        if let heading = firstHeading(body).map(plainText), !heading.isEmpty { return heading }
+        return nil
+    }
+
     /// The title of an imported file: the front matter's `title` when it is not empty, else the
     /// first heading's text without its Markdown syntax, else the file's name; cut at a word
     /// boundary with `…` when it is over the limit (`cut` says so).
     static func title(frontMatter: String?, body: String, fileStem: String) -> (title: String, cut: Bool) {
-        var title = fileStem
-        if let given = frontMatter.map(Notebook.trim), !given.isEmpty {
-            title = given
-        } else if let heading = firstHeading(body).map(plainText), !heading.isEmpty {
-            title = heading
-        }
+        let title = namedBy(frontMatter: frontMatter, body: body) ?? fileStem
         let limit = Notebook.maxTitleCharacters
         guard title.count > limit else { return (title, false) }
         var cut = String(title.prefix(limit - 1))
@@ -548,5 +552,166 @@ struct MarkdownNote: Equatable {
         // writes a note imported from that path: the file or the folder could not be made.
         if name.lowercased().hasSuffix(".md") { name = name.dropLast(3) + "_md" }
         return name
+    }
+}
+
+/// The attachments a vault's file links to or embeds, and whether the folder holds them.
+enum VaultAttachments {
+    /// A link to an attachment, as written: `![[photo.png]]` or `[[report.pdf]]` (a wiki link,
+    /// looked up by path from the folder's top or by the end of a path, as Obsidian resolves
+    /// one), or `![](img/a.png)` (a Markdown link, a path from the file's own folder, or else
+    /// looked up as a wiki link is).
+    struct Reference: Sendable, Equatable {
+        var target: String
+        var markdown: Bool
+    }
+
+    /// The links of `body` that name an attachment (a file whose extension is one of
+    /// ``WikiLink/attachmentExtensions``), outside code and comments: wiki links and embeds, and
+    /// the relative destinations of Markdown links and images (not a URL, `https:` or `mailto:`;
+    /// percent escapes decoded, `#fragment` and `?query` dropped).
+    /// In the order of their lines (wiki links before Markdown links on one line).
+    static func references(_ body: String) -> [Reference] {
+        var out: [(line: Int, reference: Reference)] = []
+        for link in WikiLink.parse(body) where link.isAttachment {
+            if case .title(let t) = link.target { out.append((link.line, Reference(target: t, markdown: false))) }
+        }
+        for (line, destination) in markdownDestinations(body) {
+            var path = Substring(destination)
+            if let cut = path.firstIndex(where: { $0 == "#" || $0 == "?" }) { path = path[..<cut] }
+            // A scheme (`https:`, `mailto:`, `data:`, `obsidian:`) before any slash: not a file of the folder.
+            if let colon = path.firstIndex(of: ":"), !path[..<colon].contains("/") { continue }
+            guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"),
+                WikiLink.attachmentExtensions.contains(path[path.index(after: dot)...].lowercased())
+            else { continue }
+            out.append((line, Reference(target: String(path), markdown: true)))
+        }
+        // Stable: each kind is in order already.
+        return out.enumerated().sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }.map(
+            \.element.reference)
+    }
+
+    /// The destinations of the Markdown links and images of `body` (`[text](dest)`,
+    /// `![alt](<dest with spaces> "title")`), outside code and comments, percent escapes decoded,
+    /// each with its line's number from 0.
+    static func markdownDestinations(_ body: String) -> [(line: Int, destination: String)] {
+        var out: [(line: Int, destination: String)] = []
+        let bytes = Array(body.utf8)
+        // Most bodies hold no `](`: one pass settles them.
+        guard bytes.indices.dropFirst().contains(where: { bytes[$0 - 1] == 0x5D && bytes[$0] == 0x28 }) else {
+            return out
+        }
+        MarkdownCode.forEachTextLine(bytes) { line, number, inComment in
+            var spans: CodeSpans?
+            var k = line.startIndex
+            let end = line.endIndex
+            while k < end {
+                if MarkdownCode.stepOverCode(line, at: &k, inComment: &inComment, spans: &spans) { continue }
+                guard line[k] == 0x5D, k + 1 < end, line[k + 1] == 0x28 else {
+                    k += 1
+                    continue
+                }
+                var j = k + 2
+                while j < end, line[j] == 0x20 { j += 1 }
+                var destination: ArraySlice<UInt8>
+                if j < end, line[j] == 0x3C {
+                    var e = j + 1
+                    while e < end, line[e] != 0x3E { e += 1 }
+                    guard e < end else {
+                        k += 2
+                        continue
+                    }
+                    destination = line[(j + 1)..<e]
+                    k = e + 1
+                } else {
+                    // Up to white space or the `)` that closes it (balanced parentheses inside).
+                    var depth = 0
+                    var e = j
+                    scan: while e < end, line[e] != 0x20, line[e] != 0x09 {
+                        switch line[e] {
+                        case 0x28: depth += 1
+                        case 0x29:
+                            if depth == 0 { break scan }
+                            depth -= 1
+                        default: break
+                        }
+                        e += 1
+                    }
+                    destination = line[j..<e]
+                    k = max(e, k + 2)
+                }
+                if !destination.isEmpty { out.append((number, percentDecoded(destination))) }
+            }
+        }
+        return out
+    }
+
+    /// `bytes` with `%XX` escapes decoded; as written when the result is not UTF-8.
+    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String {
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x41...0x46: return c - 0x37
+            case 0x61...0x66: return c - 0x57
+            default: return nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            if bytes[i] == 0x25, i + 2 < bytes.endIndex, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) {
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self) ?? String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The files of a folder, to look links up in: by path from its top, and by every end of a
+    /// path that starts after a `/` (`a.png` and `img/a.png` of `notes/img/a.png`), without
+    /// regard to case (Obsidian finds `Photo.PNG` by `photo.png`).
+    struct Index {
+        private var ends: Set<String> = []
+
+        init(_ files: some Sequence<String>) {
+            for file in files {
+                let lower = file.lowercased()
+                ends.insert(lower)
+                var rest = Substring(lower)
+                while let slash = rest.firstIndex(of: "/") {
+                    rest = rest[rest.index(after: slash)...]
+                    ends.insert(String(rest))
+                }
+            }
+        }
+
+        /// `path` with `.` and `..` resolved, or nil when it leaves the folder.
+        static func normalized(_ path: String) -> String? {
+            var parts: [Substring] = []
+            for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+                if part == "." { continue }
+                if part == ".." {
+                    guard parts.popLast() != nil else { return nil }
+                    continue
+                }
+                parts.append(part)
+            }
+            return parts.isEmpty ? nil : parts.joined(separator: "/").lowercased()
+        }
+
+        /// Whether the folder holds the file `reference` of the vault file `file` names.
+        func holds(_ reference: Reference, from file: String) -> Bool {
+            if reference.markdown, !reference.target.hasPrefix("/") {
+                let folder = file.split(separator: "/").dropLast().joined(separator: "/")
+                if let relative = Self.normalized(folder + "/" + reference.target), ends.contains(relative) {
+                    return true
+                }
+            }
+            guard let path = Self.normalized(reference.target) else { return false }
+            return ends.contains(path)
+        }
     }
 }

@@ -11,11 +11,22 @@ public struct MarkdownExportSummary: Sendable, Equatable {
     public var files: Int
     /// Files of an earlier export removed because their note moved to another file name.
     public var moved: Int
+    /// Notes in the trash not written back into their own folder, whose files were deleted from
+    /// it (`import-markdown --prune` trashed them).
+    public var deletedInTrash = 0
 
     public init(files: Int, moved: Int) {
         self.files = files
         self.moved = moved
     }
+}
+
+/// A link or embed of an attachment whose file a vault does not hold.
+public struct MissingAttachment: Sendable, Equatable {
+    /// The vault's file that holds the link (its path in the folder).
+    public var file: String
+    /// The attachment as the link names it (`diagram.png`, `img/a.png`).
+    public var link: String
 }
 
 /// A vault file read and checked: what its note will be.
@@ -33,6 +44,15 @@ struct VaultItem: Sendable {
     var digest: String
     /// What was changed to import it (a title cut to the limit).
     var warnings: [String] = []
+    /// Whether the title is the file's name (neither a front matter `title` nor a heading gives
+    /// one): renamed, the file retitles its note.
+    var titleFromName = false
+    /// The attachments its body links to or embeds.
+    var attachments: [VaultAttachments.Reference] = []
+    /// The file's whole text, kept only when its body links to its own name (`[[Name`): renamed
+    /// by an editor that rewrote those links to the new name (Obsidian does), it is found moved
+    /// by its text with the links named as before (``Notebook/filesMoved(gone:newcomers:)``).
+    var selfLinkedText: String?
 }
 
 /// A value handed between threads that never touch it at once (each writes its own slots).
@@ -52,8 +72,18 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var skipped: [FileProblem]
     /// Files that are not `.md` (outside hidden folders), left alone.
     public var otherFiles: Int
-    /// Notes imported from this folder before whose files are gone (the notes are kept).
+    /// Notes imported from this folder before whose files are gone (the notes are kept), those
+    /// moved to the trash by this import (`prune`) left out.
     public var missingFiles = 0
+    /// Notes whose files were deleted from the folder, moved to the trash by this import
+    /// (`prune`; `notes untrash` brings one back).
+    public var pruned = 0
+    /// Of ``missingFiles``, the notes not in the trash: those an import with `prune` would move there.
+    public var prunable = 0
+    /// The links and embeds of attachments (`![[photo.png]]`, `![](img/a.png)`) whose files are
+    /// not in the folder, each with the file that holds it (the import goes on: they lead
+    /// nowhere until the files are added).
+    public var missingAttachments: [MissingAttachment] = []
     /// Folders imported before whose files are no longer in their place and whose notes this
     /// folder holds unchanged at the same paths: the folder moved (or another device imported
     /// it from another place), so its files update those notes rather than make new ones.
@@ -86,8 +116,66 @@ extension Notebook {
     /// Exporting again into the same folder rewrites the files; when a note's title or
     /// category changed, the file of the earlier export (found by the `id` in its front
     /// matter) is removed. Files without a known id are left alone.
+    ///
+    /// A folder that does not exist yet is written all or nothing: the files go into a private
+    /// folder beside it, `.notes-export-XXXXXX`, renamed to `directory` once all are written;
+    /// on a failure (a full disk) that folder is removed, and the error says nothing was written.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        var st = stat()
+        guard lstat(directory, &st) != 0 && errno == ENOENT else {
+            return try exportMarkdown(to: directory, writingInto: directory)
+        }
+        var target = directory
+        while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        let parent = AtomicFile.directory(of: target)
+        // The folders above it made for it, deepest first: removed too when the export fails.
+        var madeAbove: [String] = []
+        var above = parent
+        while lstat(above, &st) != 0 && errno == ENOENT && !madeAbove.contains(above) {
+            madeAbove.append(above)
+            above = AtomicFile.directory(of: above)
+        }
+        try io { () throws(IOFailure) in try makeDirectories(parent) }
+        var template = Array((parent + "/.notes-export-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            let failure = IOFailure(.makeDirectory, parent + "/.notes-export-XXXXXX", detail: "check the folder")
+            for folder in madeAbove { rmdir(folder) }
+            throw .io(failure)
+        }
+        let staging = String(cString: made)
+        do throws(NotesError) {
+            let summary = try exportMarkdown(to: directory, writingInto: staging)
+            guard rename(staging, target) == 0 else {
+                throw NotesError.io(IOFailure(.rename, staging, detail: "to \(target)"))
+            }
+            return summary
+        } catch {
+            Self.removeTree(staging)
+            for folder in madeAbove { rmdir(folder) }
+            guard case .io(var failure) = error else { throw error }
+            if failure.path.hasPrefix(staging) { failure.path = target + failure.path.dropFirst(staging.count) }
+            failure.detail =
+                (failure.detail.map { $0 + "; " } ?? "")
+                + "nothing was exported: \(target) was not made, and what was written of it was removed"
+            throw .io(failure)
+        }
+    }
+
+    /// Removes the folder `path` and all it holds (the export's own staging folder).
+    static func removeTree(_ path: String) {
+        for entry in (try? directoryEntries(path)) ?? [] {
+            let full = path + "/" + entry.name
+            if entry.kind == .directory { removeTree(full) } else { unlink(full) }
+        }
+        rmdir(path)
+    }
+
+    /// Writes the notes as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or the
+    /// staging folder of a new one.
+    private func exportMarkdown(to directory: String, writingInto root: String) throws(NotesError)
+        -> MarkdownExportSummary
+    {
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -98,10 +186,15 @@ extension Notebook {
         for c in try categories() { names[c.id] = c.name }
         var tagNames: [Identifier: String] = [:]
         for t in try allTags() { tagNames[t.id] = t.name }
-        try io { () throws(IOFailure) in try makeDirectories(directory) }
+        // The folder as it was: a trashed note imported from it whose file was deleted from it
+        // is not written back (an import with `prune` trashed it for that; before 2026-12-07
+        // each export brought the file back).
+        var st = stat()
+        let existing = root == directory && stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
+        try io { () throws(IOFailure) in try makeDirectories(root) }
         var earlier: [Identifier: [String]] = [:]
-        for file in try markdownFiles(in: directory) {
-            guard let bytes = try? readFile(directory + "/" + file, upTo: options.maxBodyBytes + (1 << 16)),
+        for file in try markdownFiles(in: root) {
+            guard let bytes = try? readFile(root + "/" + file, upTo: options.maxBodyBytes + (1 << 16)),
                 let text = String(validating: bytes, as: UTF8.self), let id = (try? MarkdownNote.parse(text))?.id
             else { continue }
             earlier[id, default: []].append(file)
@@ -122,6 +215,13 @@ extension Notebook {
         // a file copied under another name, leave one note's earlier file where another's now is).
         var written: Set<String> = []
         for note in notes {
+            if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
+                note.properties[NoteProperty.vault.rawValue].map({ Array($0.utf8) == Array(existing.utf8) }) == true,
+                !Self.exists(Array(existing.utf8), Array(path.utf8))
+            {
+                summary.deletedInTrash += 1
+                continue
+            }
             let category = note.category.flatMap { names[$0] }
             var file: String
             if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
@@ -139,9 +239,9 @@ extension Notebook {
             }
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             try io { () throws(IOFailure) in
-                if !folder.isEmpty { try makeDirectories(directory + "/" + folder) }
+                if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
                 // Not swept here (one look through the folder per note): once per folder below.
-                let out = try AtomicFile(path: directory + "/" + file, removingAbandoned: false)
+                let out = try AtomicFile(path: root + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
@@ -149,7 +249,7 @@ extension Notebook {
             summary.files += 1
             written.insert(file)
             for old in earlier[note.id] ?? [] where !written.contains(old) {
-                unlink(directory + "/" + old)
+                unlink(root + "/" + old)
                 summary.moved += 1
             }
         }
@@ -158,7 +258,7 @@ extension Notebook {
         var byFolder: [String: Set<String>] = [:]
         for file in written {
             let slash = file.lastIndex(of: "/")
-            let folder = slash.map { directory + "/" + file[..<$0] } ?? directory
+            let folder = slash.map { root + "/" + file[..<$0] } ?? root
             byFolder[folder, default: []].insert(slash.map { String(file[file.index(after: $0)...]) } ?? file)
         }
         for (folder, names) in byFolder { AtomicFile.removeAbandonedTemporaries(in: folder, of: names) }
@@ -225,6 +325,8 @@ extension Notebook {
         var markdown: [String] = []
         /// Other files, left alone.
         var others = 0
+        /// Their paths, which attachments are looked up in.
+        var otherPaths: [String] = []
         /// Symbolic links, not followed: a vault's files are read where they are, and a link
         /// could lead out of the folder or back into it.
         var links: [String] = []
@@ -258,7 +360,9 @@ extension Notebook {
             case .directory: try listVault(directory, prefix: relative, into: &listing)
             case .symbolicLink: listing.links.append(relative)
             case .file where entry.name.lowercased().hasSuffix(".md"): listing.markdown.append(relative)
-            case .file, .other: listing.others += 1
+            case .file, .other:
+                listing.others += 1
+                listing.otherPaths.append(relative)
             }
         }
     }
@@ -286,9 +390,14 @@ extension Notebook {
     /// Files that cannot be read are refused all at once, each with why, and nothing is
     /// imported; with `skipInvalid` the others are imported and the refused ones listed in the
     /// summary.
+    ///
+    /// The notes of this folder whose files are gone from it (neither moved within it nor
+    /// skipped as invalid) are kept as they are; with `prune` those not in the trash are moved
+    /// there (one `NoteTrashed` each, undone by `untrash`), and ``exportMarkdown(to:)`` into
+    /// this folder does not write them back.
     @discardableResult
-    public func importMarkdown(from directory: String, skipInvalid: Bool = false) throws(NotesError)
-        -> MarkdownImportSummary
+    public func importMarkdown(from directory: String, skipInvalid: Bool = false, prune: Bool = false)
+        throws(NotesError) -> MarkdownImportSummary
     {
         var listing = VaultListing()
         try listVault(directory, into: &listing)
@@ -333,6 +442,25 @@ extension Notebook {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
             throw .validation(.files(problems))
         }
+        // Attachments linked to that the folder does not hold (before 2026-12-07 not a word).
+        var missingAttachments: [MissingAttachment] = []
+        if items.contains(where: { !$0.attachments.isEmpty }) {
+            let index = VaultAttachments.Index(files + listing.otherPaths + listing.links)
+            for item in items {
+                var said: Set<String> = []
+                for reference in item.attachments
+                where !index.holds(reference, from: item.file) && said.insert(reference.target).inserted {
+                    missingAttachments.append(MissingAttachment(file: item.file, link: reference.target))
+                }
+            }
+        }
+        if !missingAttachments.isEmpty {
+            let n = missingAttachments.count
+            let named = missingAttachments.prefix(3).map { "\($0.link) in \($0.file)" }.joined(separator: ", ")
+            warnings.append(
+                "\(n) linked attachment\(n == 1 ? " is" : "s are") not in the folder (\(named)\(n > 3 ? ", …" : "")): the link\(n == 1 ? " leads" : "s lead") nowhere until the file\(n == 1 ? " is" : "s are") added"
+            )
+        }
         // The map is grown ahead (for twice these bytes) so that the write runs once, not twice
         // (the first time to find the map too small). A file's text is stored twice (in its
         // events and its note) beside its postings; each note takes about 12 KB of its own (its
@@ -344,6 +472,7 @@ extension Notebook {
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
                 created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
+            summary.missingAttachments = missingAttachments
             // The notes imported from this folder before, by path (its bytes: two normal forms of
             // one name are two files, and two folders too: places are compared as bytes).
             var byPath: [[UInt8]: Identifier] = [:]
@@ -647,6 +776,30 @@ extension Notebook {
                     summary.created += 1
                 }
             }
+            // The notes whose files were deleted from the folder: its notes whose path holds no
+            // file (nor a file skipped as invalid) that no file of the folder was matched to (by
+            // its id, or moved). With `prune` those not in the trash go there.
+            var pruning: Set<Identifier> = []
+            if summary.missingFiles > 0 {
+                for (path, id) in byPath
+                where present[path] == nil && !skippedFiles.contains(path) && !matched.contains(id)
+                    && relocating[id].flatMap({ $0 }) == nil
+                {
+                    guard let note = try projection.note(id, in: session.transaction, databases: dbs), !note.trashed
+                    else { continue }
+                    pruning.insert(id)
+                }
+            }
+            if prune {
+                summary.pruned = pruning.count
+                summary.missingFiles -= pruning.count
+            } else {
+                summary.prunable = pruning.count
+                pruning = []
+            }
+            // The titles files whose text gives none take from their names, by path.
+            var nameTitles: [String: String] = [:]
+            for item in items where item.titleFromName { nameTitles[item.file] = item.title }
             for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
                 var events: [NoteEvent] = []
@@ -656,8 +809,25 @@ extension Notebook {
                 }
                 if let source, source != note.sourcePath {
                     events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
+                    // A file whose title is its name, renamed (its bytes unchanged): the rename
+                    // is the file's edit of the title, taken as any edit of the file is (a move
+                    // into another folder that keeps the name changes no title). Before
+                    // 2026-12-07 the note kept the old name's title.
+                    if let title = nameTitles[source], let old = note.sourcePath,
+                        Self.titleOfName(old).map({ !$0.isSameBytes(as: title) }) ?? true,
+                        !title.isSameBytes(as: note.title)
+                    {
+                        events.append(.retitled(title: title))
+                        summary.unchanged -= 1
+                        summary.updated += 1
+                    }
                 }
+                if pruning.remove(id) != nil { events.append(.trashed) }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
+            }
+            for id in pruning.sorted() {
+                guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
+                plans.append((id, [.trashed], .exact(note.version)))
             }
             var named: Set<Identifier> = []
             for plan in plans {
@@ -704,12 +874,13 @@ extension Notebook {
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote
         do { md = try MarkdownNote.parse(text) } catch { return refuse(error.message) }
-        // Names from the file system may hold what a title or category cannot (a line break).
-        let stem = MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
-        let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: stem)
+        let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: Self.fileStem(file))
         var item = VaultItem(
             file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "", kept: md.keptText,
             digest: SHA256.hex(SHA256.hash(bytes)))
+        item.titleFromName = MarkdownNote.namedBy(frontMatter: md.title, body: md.body) == nil
+        item.attachments = VaultAttachments.references(md.body)
+        if md.body.contains("[[" + Self.fileStem(file)) { item.selfLinkedText = text }
         // A title taken from a heading stays whole in the body; one from the front matter would
         // be lost past the cut, so the body starts with it as a heading.
         var body = md.body
@@ -752,6 +923,18 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
+    }
+
+    /// The name of a vault's file without its folders and `.md`, on one line (names from the file
+    /// system may hold what a title cannot, a line break).
+    static func fileStem(_ file: String) -> String {
+        MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
+    }
+
+    /// The title the name of the vault's file `file` gives a note whose text gives none, or nil
+    /// when it cannot be one.
+    static func titleOfName(_ file: String) -> String? {
+        try? validTitle(MarkdownNote.title(frontMatter: nil, body: "", fileStem: fileStem(file)).title)
     }
 
     /// `body` of each element, on as many threads as there are cores (at most 4), in order.
@@ -815,6 +998,27 @@ extension Notebook {
         match(
             { $0.sourcePath.map(name) }, { name($0.file) },
             alike: { note, item in Self.mostlyAlike(note.body, item.body) })
+        // Renamed by an editor that rewrote the file's links to itself to the new name (Obsidian
+        // does): its text with them named as before is the gone file's, byte for byte. Before
+        // 2026-12-07 such a file made a second note.
+        var pairs: [(n: Int, g: Int)] = []
+        for (n, item) in newcomers.enumerated() where found[n] == nil {
+            guard let text = item.selfLinkedText else { continue }
+            let stem = fileStem(item.file)
+            for (g, note) in gone.enumerated() where !taken.contains(note.id) {
+                guard let path = note.sourcePath, let digest = note.properties[NoteProperty.sourceDigest.rawValue]
+                else { continue }
+                let old = fileStem(path)
+                guard old != stem else { continue }
+                let before = text.replacing("[[" + stem, with: "[[" + old)
+                if SHA256.hex(SHA256.hash(Array(before.utf8))) == digest { pairs.append((n, g)) }
+            }
+        }
+        for pair in pairs
+        where pairs.filter({ $0.n == pair.n }).count == 1 && pairs.filter({ $0.g == pair.g }).count == 1 {
+            found[pair.n] = gone[pair.g]
+            taken.insert(gone[pair.g].id)
+        }
         return found
     }
 

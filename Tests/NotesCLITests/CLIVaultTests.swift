@@ -85,6 +85,54 @@ struct CLIVaultTests {
         (".obsidian/ignored.md", "# never read"),
     ]
 
+    @Test("attachments linked but not in the folder: one warning on stderr, the first names, exit 0; --json lists them")
+    func missingAttachmentsSaid() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("Plan.md", "![[here.png]] ![[gone.png]] ![](img/a.png) [r](docs/r%C3%A9sum%C3%A9.pdf)\n![[x.jpg]]\n"),
+                ("Other.md", "![[gone2.png]]\n"), ("here.png", "P"),
+            ])
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0, "\(r)")
+        #expect(r.line == "created 2, updated 0, unchanged 0; 1 other file left alone")
+        #expect(
+            r.stderr
+                == "notes: warning: 5 linked attachments are not in the folder (gone2.png in Other.md, gone.png in Plan.md, img/a.png in Plan.md, …): the links lead nowhere until the files are added\n"
+        )
+        let json = try s.ok("import-markdown", dir, "--json").object()
+        let listed = try #require(json["missingAttachments"] as? [[String: String]])
+        #expect(listed.map { $0["link"] ?? "" } == ["gone2.png", "gone.png", "img/a.png", "docs/résumé.pdf", "x.jpg"])
+        #expect(listed.first?["file"] == "Other.md")
+    }
+
+    @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
+    func deletedFilePruned() throws {
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(dir, [("Keep.md", "# Keep\n"), ("Gone.md", "# Gone\n")])
+        try s.ok("import-markdown", dir)
+        #expect(unlink(dir + "/Gone.md") == 0)
+        #expect(
+            try s.ok("import-markdown", dir).line
+                == "created 0, updated 0, unchanged 1; 1 note from files no longer in the folder kept (--prune moves it to the trash)"
+        )
+        #expect(try s.titles("--trashed").isEmpty)
+        #expect(
+            try s.ok("import-markdown", dir, "--prune").line
+                == "created 0, updated 0, unchanged 1; 1 note whose file was deleted from the folder moved to the trash (notes untrash ID brings one back)"
+        )
+        #expect(try s.titles("--trashed") == ["Gone"])
+        #expect(
+            try s.ok("export-markdown", dir).line
+                == "exported 1 note to \(dir); 1 note in the trash whose file was deleted from it not written back")
+        #expect(!fileExists(dir + "/Gone.md"))
+        let json = try s.ok("import-markdown", dir, "--prune", "--json").object()
+        #expect(json["pruned"] as? Int == 0 && json["missingFiles"] as? Int == 1 && json["prunable"] as? Int == 0)
+    }
+
     @Test("an Obsidian vault: YAML lists, aliases, tags, links to files and aliases, embeds; again: no change")
     func obsidianVault() throws {
         let s = try Sandbox()

@@ -177,6 +177,33 @@ struct ReliabilityDiskTests {
         #expect(s.run("export", "--output", out).code == 0)
     }
 
+    @Test("export-markdown into a new folder past ulimit -f: exit 1, one line, nothing of the folder left")
+    func markdownExportPastLimit() throws {
+        let s = try Sandbox()
+        for i in 0..<3 { try s.add("small \(i)", "--body", "text \(i)") }
+        write(file: s.path("body.txt"), String(repeating: "0123456789", count: 30_000))  // 300 kB
+        try s.add("big", "--body-file", s.path("body.txt"))
+        try s.add("after", "--body", "text")
+        mkdir(s.path("out"), 0o700)
+        let target = s.path("out/new/vault")
+        let r = Self.underLimit(s, blocks: 64, ["export-markdown", target])
+        #expect(r.code == 1, "\(r)")
+        #expect(r.stdout.isEmpty)
+        #expect(
+            r.stderr.hasPrefix("notes: error: cannot write \(target)/big-")
+                && r.stderr.hasSuffix(
+                    ": the disk is full (File too large); nothing was exported: \(target) was not made, and what was "
+                        + "written of it was removed\n"),
+            "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        // Neither the folder, nor the one made above it, nor the staging folder is left.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("out")).isEmpty)
+        let whole = try s.ok("export-markdown", target)
+        #expect(whole.line == "exported 5 notes to \(target)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target).count == 5)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("out/new")) == ["vault"])
+    }
+
     @Test(
         "export --output onto a full filesystem: exit 1 'the disk is full', the store untouched",
         .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))

@@ -555,6 +555,7 @@ struct InterchangeMarkdownTests {
                 == {
                     var same = MarkdownImportSummary(created: 0, updated: 0, unchanged: 7)
                     same.missingFiles = 4
+                    same.prunable = 4
                     return same
                 }())
     }
@@ -644,6 +645,155 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: composed).created == 1)
         #expect(try s.book.importMarkdown(from: decomposed).created == 1)
         #expect(try s.allNotes().filter { $0.title.hasSuffix("omposed") }.count == 2)
+    }
+
+    @Test("a file whose title is its name, renamed, retitles its note (once, no second note); a text's title stays")
+    func renamedFileRetitles() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/Scratch.md", "just text\n")
+        try write(v + "/Headed.md", "# Heading title\n\ntext\n")
+        try write(v + "/Fronted.md", "---\ntitle: Given\n---\ntext\n")
+        try write(v + "/Kept.md", "kept text\n")
+        #expect(try s.book.importMarkdown(from: v).created == 4)
+        let before = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        func move(_ from: String, _ to: String) throws {
+            try FileManager.default.createDirectory(
+                atPath: ((v + "/" + to) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(rename(v + "/" + from, v + "/" + to) == 0)
+        }
+        for (from, to) in [
+            ("Scratch.md", "Draft ideas.md"), ("Headed.md", "h2.md"), ("Fronted.md", "f2.md"),
+            ("Kept.md", "sub/Kept.md"),
+        ] {
+            try move(from, to)
+        }
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(
+            summary.movedFiles == 4 && summary.updated == 1 && summary.unchanged == 3 && summary.created == 0
+                && summary.missingFiles == 0, "\(summary)")
+        var notes = try s.allNotes()
+        #expect(notes.count == 4)
+        func note(_ title: String) throws -> Note { try #require(notes.first { $0.id == before[title] }) }
+        #expect(try note("Scratch").title == "Draft ideas" && note("Scratch").sourcePath == "Draft ideas.md")
+        #expect(try note("Heading title").title == "Heading title" && note("Heading title").sourcePath == "h2.md")
+        #expect(try note("Given").title == "Given")
+        #expect(try note("Kept").title == "Kept" && note("Kept").sourcePath == "sub/Kept.md")
+        // Imported again: nothing changes.
+        #expect(try s.book.importMarkdown(from: v) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 4))
+        // Retitled in the store: a move that keeps the file's name keeps that title; a rename
+        // is the file's edit of it, and is taken.
+        _ = try s.book.edit(try note("Kept").id, title: "Mine")
+        _ = try s.book.edit(try note("Scratch").id, title: "Also mine")
+        try move("sub/Kept.md", "other/Kept.md")
+        try move("Draft ideas.md", "Final.md")
+        #expect(try s.book.importMarkdown(from: v).movedFiles == 2)
+        notes = try s.allNotes()
+        #expect(notes.count == 4)
+        #expect(try note("Kept").title == "Mine" && note("Scratch").title == "Final")
+        // Renamed by an editor that rewrote the file's links to itself (Obsidian does): the same
+        // note, retitled, its body the file's.
+        try write(v + "/Final.md", "just text, see [[Final]] and [[Final#top|here]]\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        try move("Final.md", "Last.md")
+        try write(v + "/Last.md", "just text, see [[Last]] and [[Last#top|here]]\n")
+        let renamed = try s.book.importMarkdown(from: v)
+        #expect(renamed.movedFiles == 1 && renamed.updated == 1 && renamed.created == 0, "\(renamed)")
+        notes = try s.allNotes()
+        #expect(notes.count == 4)
+        #expect(
+            try note("Scratch").title == "Last"
+                && note("Scratch").body == "just text, see [[Last]] and [[Last#top|here]]\n")
+    }
+
+    @Test("prune trashes the notes whose files were deleted (not moved or skipped); an export into it skips them")
+    func pruneDeletedFiles() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        for name in ["a", "b", "c", "d", "e"] { try write(v + "/\(name).md", "# \(name)\n\n\(name) text\n") }
+        #expect(try s.book.importMarkdown(from: v).created == 5)
+        // b deleted, c moved, d unreadable, e deleted after its note was trashed here.
+        try FileManager.default.removeItem(atPath: v + "/b.md")
+        try FileManager.default.createDirectory(atPath: v + "/sub", withIntermediateDirectories: true)
+        #expect(rename(v + "/c.md", v + "/sub/c.md") == 0)
+        try write(v + "/d.md", "---\ntags: [x\n---\n")
+        let e = try #require(try s.allNotes().first { $0.title == "e" })
+        _ = try s.book.trash(e.id)
+        try FileManager.default.removeItem(atPath: v + "/e.md")
+        var summary = try s.book.importMarkdown(from: v, skipInvalid: true)
+        #expect(summary.missingFiles == 2 && summary.prunable == 1 && summary.pruned == 0, "\(summary)")
+        #expect(try s.allNotes().filter(\.trashed).map(\.title) == ["e"])
+        summary = try s.book.importMarkdown(from: v, skipInvalid: true, prune: true)
+        #expect(
+            summary.pruned == 1 && summary.missingFiles == 1 && summary.prunable == 0 && summary.movedFiles == 0,
+            "\(summary)")
+        let trashed = try s.allNotes().filter(\.trashed)
+        #expect(trashed.map(\.title).sorted() == ["b", "e"])
+        // One event: the trash.
+        #expect(trashed.first { $0.title == "b" }?.version == 5)
+        // Again: nothing more to prune.
+        summary = try s.book.importMarkdown(from: v, skipInvalid: true, prune: true)
+        #expect(summary.pruned == 0 && summary.missingFiles == 2 && summary.prunable == 0, "\(summary)")
+        // An export into the folder writes back neither deleted file; into another folder, both,
+        // marked as in the trash. A note trashed here whose file is still there is written back.
+        try write(v + "/d.md", "# d\n\nd text\n")
+        let a = try #require(try s.allNotes().first { $0.title == "a" })
+        _ = try s.book.trash(a.id)
+        let home = try s.book.exportMarkdown(to: v)
+        #expect(home.files == 3 && home.deletedInTrash == 2, "\(home)")
+        #expect(try files(v) == ["a.md", "d.md", "sub/c.md"])
+        #expect(try read(v + "/a.md").contains("trashed: true"))
+        let other = try s.book.exportMarkdown(to: s.path + "/W")
+        #expect(other.files == 5 && other.deletedInTrash == 0)
+        #expect(try read(s.path + "/W/b.md").contains("trashed: true"))
+        // Untrashed, the note is written back again.
+        _ = try s.book.untrash(try #require(trashed.first { $0.title == "b" }).id)
+        #expect(try s.book.exportMarkdown(to: v).deletedInTrash == 1)
+        #expect(FileManager.default.fileExists(atPath: v + "/b.md"))
+    }
+
+    @Test("links and embeds of attachments the folder does not hold are reported, not those it holds or in code")
+    func missingAttachments() throws {
+        let destinations = VaultAttachments.markdownDestinations(
+            "![a](img/a.png) [d](<my doc.pdf> \"t\") `[c](code.png)` [p](x(1).png)\n```\n![f](fenced.png)\n```\n"
+                + "[e](a%20b.png#p) [[w]] ](plain.png)")
+        #expect(destinations.map(\.line) == [0, 0, 0, 4, 4])
+        #expect(destinations.map(\.destination) == ["img/a.png", "my doc.pdf", "x(1).png", "a b.png#p", "plain.png"])
+        #expect(
+            VaultAttachments.references(
+                "![[pic.PNG]] [[Node.js]] [[note]] ![[Other note]] [w](https://x.org/a.png) [m](mailto:a@b.png) "
+                    + "[q](doc.pdf?x=1) [n](other.md)")
+                == [
+                    .init(target: "pic.PNG", markdown: false), .init(target: "doc.pdf", markdown: true),
+                ])
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/img/a.png", "P")
+        try write(v + "/Projects/diagram.png", "P")
+        try write(v + "/Projects/img/c.png", "P")
+        try write(
+            v + "/Plan.md",
+            "![[diagram.png]] ![[Projects/diagram.png]] ![[A.png]] ![[missing.png]] ![[missing.png]]\n"
+                + "![](img/a.png) ![](img/b.png) ![](/img/a.png) `![[code.png]]`\n")
+        try write(v + "/Projects/Ideas.md", "![](img/c.png) ![](../img/a.png) ![](../img/zz.png) ![](img/a.png)\n")
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.created == 2)
+        #expect(
+            summary.missingAttachments == [
+                MissingAttachment(file: "Plan.md", link: "missing.png"),
+                MissingAttachment(file: "Plan.md", link: "img/b.png"),
+                MissingAttachment(file: "Projects/Ideas.md", link: "../img/zz.png"),
+            ], "\(summary.missingAttachments)")
+        #expect(
+            summary.warnings == [
+                "3 linked attachments are not in the folder (missing.png in Plan.md, img/b.png in Plan.md, "
+                    + "../img/zz.png in Projects/Ideas.md): the links lead nowhere until the files are added"
+            ])
+        // Once the files are there, nothing is said.
+        try write(v + "/img/b.png", "P")
+        try write(v + "/img/zz.png", "P")
+        try write(v + "/attachments/missing.png", "P")
+        #expect(try s.book.importMarkdown(from: v).missingAttachments == [])
     }
 
     @Test("a file skipped as invalid is not counted as gone from the folder; a deleted one is")

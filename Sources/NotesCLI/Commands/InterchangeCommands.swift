@@ -93,7 +93,10 @@ let exportMarkdownCommand = Command(
         matter holds id, title, category, tags (those not written as #tags in the body), aliases,
         pinned, archived, trashed, created and updated, then every key the imported file had that the
         store does not read, as the file had it; the body follows byte for byte. Exporting again into
-        DIR rewrites the files (a renamed note moves to its new file).
+        DIR rewrites the files (a renamed note moves to its new file); a note in the trash imported from
+        DIR whose file was deleted from it (import-markdown --prune) is not written back. A DIR that does
+        not exist is written all or nothing: into a hidden folder beside it, renamed to DIR once every
+        file is written, and removed if the export fails (a full disk).
         """,
     readsOnly: true
 ) { ctx in
@@ -110,15 +113,24 @@ let exportMarkdownCommand = Command(
     let summary = try ctx.notebook().exportMarkdown(to: dir)
     if ctx.json {
         ctx.printJSON(
-            .object([("directory", .string(dir)), ("files", .int(summary.files)), ("moved", .int(summary.moved))]))
+            .object([
+                ("directory", .string(dir)), ("files", .int(summary.files)), ("moved", .int(summary.moved)),
+                ("deletedInTrash", .int(summary.deletedInTrash)),
+            ]))
     } else {
-        ctx.terminal.print("exported \(summary.files) note\(summary.files == 1 ? "" : "s") to \(dir)")
+        var line = "exported \(summary.files) note\(summary.files == 1 ? "" : "s") to \(dir)"
+        if summary.deletedInTrash > 0 {
+            let n = summary.deletedInTrash
+            line +=
+                "; \(n) note\(n == 1 ? "" : "s") in the trash whose file\(n == 1 ? " was" : "s were") deleted from it not written back"
+        }
+        ctx.terminal.print(line)
     }
 }
 
 let importMarkdownCommand = Command(
     "import-markdown", abstract: "Create or update notes from the .md files in DIR (a vault).",
-    usage: ["import-markdown DIR [--skip-invalid]"],
+    usage: ["import-markdown DIR [--skip-invalid] [--prune]"],
     discussion: """
         Front matter is YAML. Title: its `title` when not empty, else the first `# heading` as text
         (links become their text, images and badges drop out), else the file name; over 500
@@ -136,12 +148,20 @@ let importMarkdownCommand = Command(
         a folder inside DIR or around it is the same file, and updates its note. Files that are not
         .md are counted and left alone; hidden folders (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
         with why, and nothing is imported; --skip-invalid imports the others and lists those skipped.
+
+        Notes whose files were deleted from DIR are kept as they are, and counted; --prune moves them
+        to the trash (notes untrash brings one back), and export-markdown into DIR then does not write
+        them back.
         """,
-    options: [OptionSpec("skip-invalid", "import the readable files; list each file skipped and why")]
+    options: [
+        OptionSpec("skip-invalid", "import the readable files; list each file skipped and why"),
+        OptionSpec("prune", "move the notes whose files were deleted from DIR to the trash"),
+    ]
 ) { ctx in
     try ctx.expectPositionals(1...1)
     try expectInput(ctx.positionals[0], folder: true)
-    let summary = try ctx.notebook().importMarkdown(from: ctx.positionals[0], skipInvalid: ctx.flag("skip-invalid"))
+    let summary = try ctx.notebook().importMarkdown(
+        from: ctx.positionals[0], skipInvalid: ctx.flag("skip-invalid"), prune: ctx.flag("prune"))
     for warning in summary.warnings { ctx.terminal.warn(warning) }
     for problem in summary.skipped { ctx.terminal.warn("skipped \(problem.file): \(problem.reason)") }
     if ctx.json {
@@ -155,6 +175,14 @@ let importMarkdownCommand = Command(
                         summary.skipped.map { .object([("file", .string($0.file)), ("reason", .string($0.reason))]) })
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
+                ("pruned", .int(summary.pruned)), ("prunable", .int(summary.prunable)),
+                (
+                    "missingAttachments",
+                    .array(
+                        summary.missingAttachments.map {
+                            .object([("file", .string($0.file)), ("link", .string($0.link))])
+                        })
+                ),
                 ("movedFiles", .int(summary.movedFiles)), ("olderExports", .int(summary.olderExports)),
                 ("movedFrom", .array(summary.movedFrom.map { .string($0) })),
             ]))
@@ -167,6 +195,16 @@ let importMarkdownCommand = Command(
         if summary.missingFiles > 0 {
             let n = summary.missingFiles
             line += "; \(n) note\(n == 1 ? "" : "s") from files no longer in the folder kept"
+            if summary.prunable > 0 {
+                let p = summary.prunable
+                let which = p == n ? (n == 1 ? "it" : "them") : "the \(p) not in the trash"
+                line += " (--prune moves \(which) to the trash)"
+            }
+        }
+        if summary.pruned > 0 {
+            let n = summary.pruned
+            line +=
+                "; \(n) note\(n == 1 ? "" : "s") whose file\(n == 1 ? " was" : "s were") deleted from the folder moved to the trash (notes untrash ID brings one back)"
         }
         if summary.movedFiles > 0 {
             let n = summary.movedFiles
