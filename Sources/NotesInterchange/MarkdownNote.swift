@@ -601,12 +601,12 @@ enum VaultAttachments {
         guard bytes.indices.dropFirst().contains(where: { bytes[$0 - 1] == 0x5D && bytes[$0] == 0x28 }) else {
             return out
         }
-        MarkdownCode.forEachTextLine(bytes) { line, number, inComment in
+        MarkdownCode.forEachTextLine(bytes) { line, number, state in
             var spans: CodeSpans?
             var k = line.startIndex
             let end = line.endIndex
             while k < end {
-                if MarkdownCode.stepOverCode(line, at: &k, inComment: &inComment, spans: &spans) { continue }
+                if MarkdownCode.stepOverCode(line, at: &k, state: &state, spans: &spans) { continue }
                 guard line[k] == 0x5D, k + 1 < end, line[k + 1] == 0x28 else {
                     k += 1
                     continue
