@@ -769,6 +769,8 @@ struct InterchangeMarkdownTests {
         for end in ["\n\n", "\n# Head ", "\n- item "] {
             #expect(MarkdownNote.inlineTags("a ` #ten" + end + "b` #eleven") == ["ten", "eleven"], "\(end)")
         }
+        // So does a setext heading's underline: the heading's backtick is a backtick.
+        #expect(MarkdownNote.inlineTags("a ` #ten\n===\nb` #eleven") == ["ten", "eleven"])
         // A heading right under a list item ends the list: the indented line after it is code.
         #expect(MarkdownNote.inlineTags("- item #item\n# Heading\n    #code\n#after") == ["item", "after"])
         // A file's byte-order mark stays first in the body; it starts no word and no line (a

@@ -154,6 +154,22 @@ struct WikiLinkParseTests {
         #expect(WikiLink.parse("a `x\ny` [[T]]").map(\.line) == [1])
     }
 
+    @Test("a setext underline ends the paragraph: a backtick above it opens no span below it")
+    func spanStopsAtSetextUnderline() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: `Use the ` key [[Keyboard]]` is a heading's text, its backtick a backtick
+        // (no run of the heading closes it), so the link is a link; the next line's backtick
+        // opens nothing either. A span carried past the underline hid [[Keyboard]].
+        for underline in ["===", "--", "  =", "-"] {
+            #expect(
+                targets("Use the ` key [[Keyboard]]\n\(underline)\nPress ` for [[Console]]") == [
+                    .title("Keyboard"), .title("Console"),
+                ], "\(underline)")
+        }
+        // An underline indented four columns is the paragraph's text: the span goes on over it.
+        #expect(targets("a ` [[in]]\n    ===\nb ` [[out]]") == [.title("out")])
+    }
+
     @Test(
         "a thematic break ends a list, and it or a setext underline ends a paragraph: the indented code after is code")
     func breakAndUnderlineEndText() {

@@ -305,12 +305,15 @@ struct IndentedBlocks {
     }
 
     /// Whether `line` ends a paragraph before it, so that no code span goes on into it: a blank
-    /// line (in a block quote too), a fence, an ATX heading, a thematic break or a list item.
+    /// line (in a block quote too), a fence, an ATX heading, a thematic break, a list item, or a
+    /// setext heading's underline (`===`, `--`: the lines above are a heading, whose unclosed
+    /// backtick is a backtick; before 2026-12-07 a span went on past it and hid the heading's
+    /// links and tags).
     static func endsParagraph(_ line: ArraySlice<UInt8>) -> Bool {
         var text = line.drop { $0 == 0x20 || $0 == 0x09 }
         if text.last == 0x0D { text = text.dropLast() }
         if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x3E }) { return true }
-        if line.count - text.count < 4, fenceRun(text) != nil { return true }
+        if line.count - text.count < 4, fenceRun(text) != nil || isSetextUnderline(text) { return true }
         return isHeading(text) || isThematicBreak(text) || isListItem(text)
     }
 
