@@ -771,6 +771,8 @@ struct InterchangeMarkdownTests {
         }
         // So does a setext heading's underline: the heading's backtick is a backtick.
         #expect(MarkdownNote.inlineTags("a ` #ten\n===\nb` #eleven") == ["ten", "eleven"])
+        // And a block quote's first line.
+        #expect(MarkdownNote.inlineTags("a ` #ten\n> b` #eleven") == ["ten", "eleven"])
         // A heading right under a list item ends the list: the indented line after it is code.
         #expect(MarkdownNote.inlineTags("- item #item\n# Heading\n    #code\n#after") == ["item", "after"])
         // A file's byte-order mark stays first in the body; it starts no word and no line (a

@@ -170,6 +170,21 @@ struct WikiLinkParseTests {
         #expect(targets("a ` [[in]]\n    ===\nb ` [[out]]") == [.title("out")])
     }
 
+    @Test("a block quote's first line ends the paragraph before it: a backtick above opens no span into it")
+    func spanStopsAtQuote() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: `>` starts a block quote, which ends the paragraph above; that paragraph's
+        // backtick is a backtick, and its link a link (a span carried into the quote hid it).
+        #expect(
+            targets("Press ` for [[Console]]\n> Tip: the ` key [[Keys]]") == [.title("Console"), .title("Keys")])
+        #expect(targets("Press ` for [[Console]]\n   > [!tip] ` [[Keys]]") == [.title("Console"), .title("Keys")])
+        // Inside a quote, a span goes on over the quote's lines, and over a lazy line after them.
+        #expect(targets("> a ` [[in]]\n> b ` [[out]]") == [.title("out")])
+        #expect(targets("> a ` [[in]]\nlazy [[in too]]\n> b ` [[out]]") == [.title("out")])
+        // Indented four columns, `>` is the paragraph's text.
+        #expect(targets("a ` [[in]]\n    > b ` [[out]]") == [.title("out")])
+    }
+
     @Test(
         "a thematic break ends a list, and it or a setext underline ends a paragraph: the indented code after is code")
     func breakAndUnderlineEndText() {

@@ -473,7 +473,7 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-18", body: "a `span\n<!-- in it` [[Note]]\n")
     }
 
-    @Test("a store stamped notes-19 (a span carried past a setext underline) rebuilds at open, once")
+    @Test("a store stamped notes-19 (a span carried past a setext underline or into a quote) rebuilds at open, once")
     func spanPastUnderlineRebuild() throws {
         // A setext underline ends the paragraph, and the span: notes-20.
         try expectLinksRebuiltOnce(stampedAs: "notes-19", body: "Use ` for [[Note]]\n===\nPress `\n")
