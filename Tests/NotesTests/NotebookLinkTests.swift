@@ -142,7 +142,7 @@ struct WikiLinkParseTests {
         #expect(targets(spanned) == [.title("after"), .title("later")])
         // The span's own lines are code, over three lines and a line without a backtick too.
         #expect(
-            targets("a ``one [[in]]\ntwo [[in too]]\n<!-- ``three [[out]]\n[[last]]") == [
+            targets("a ``one [[in]]\ntwo [[in too]]\nx <!-- ``three [[out]]\n[[last]]") == [
                 .title("out"), .title("last"),
             ])
         // A run that no line of the paragraph closes is backticks: the rest is text.
@@ -183,6 +183,21 @@ struct WikiLinkParseTests {
         #expect(targets("> a ` [[in]]\nlazy [[in too]]\n> b ` [[out]]") == [.title("out")])
         // Indented four columns, `>` is the paragraph's text.
         #expect(targets("a ` [[in]]\n    > b ` [[out]]") == [.title("out")])
+    }
+
+    @Test("`<!--` first on a line starts an HTML block, which ends the paragraph: no span goes on into it")
+    func spanStopsAtCommentBlock() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: the paragraph's backtick is a backtick, its link a link; the comment opens
+        // (a span carried into it hid the link above and let the comment's text be read).
+        #expect(
+            targets("Press ` for [[Console]]\n<!-- the ` key [[Hidden]]\n-->\n[[After]]") == [
+                .title("Console"), .title("After"),
+            ])
+        #expect(targets("Press ` for [[Console]]\n   <!-- ` -->[[Shown]]") == [.title("Console"), .title("Shown")])
+        // Elsewhere on the line a `<!--` is in the span, and opens nothing.
+        #expect(targets("a ` [[in]]\nx <!-- ` [[out]]") == [.title("out")])
+        #expect(targets("a ` [[in]]\n    <!-- ` [[out]]") == [.title("out")])
     }
 
     @Test(

@@ -470,12 +470,13 @@ struct SchemaEvolutionTests {
     @Test("a store stamped notes-18 (a code span over two lines opened a comment) rebuilds at open, once")
     func spanOverLinesRebuild() throws {
         // A code span over lines is code, its `<!--` no comment: notes-19.
-        try expectLinksRebuiltOnce(stampedAs: "notes-18", body: "a `span\n<!-- in it` [[Note]]\n")
+        try expectLinksRebuiltOnce(stampedAs: "notes-18", body: "a `span\nx <!-- in it` [[Note]]\n")
     }
 
     @Test("a store stamped notes-19 (a span carried past a setext underline or into a quote) rebuilds at open, once")
     func spanPastUnderlineRebuild() throws {
-        // A setext underline ends the paragraph, and the span: notes-20.
+        // A setext underline ends the paragraph, and the span (so do a quote and `<!--` first on
+        // a line): notes-20.
         try expectLinksRebuiltOnce(stampedAs: "notes-19", body: "Use ` for [[Note]]\n===\nPress `\n")
     }
 

@@ -317,15 +317,20 @@ struct IndentedBlocks {
     /// line (in a block quote too), a fence, an ATX heading, a thematic break, a list item, or a
     /// setext heading's underline (`===`, `--`: the lines above are a heading, whose unclosed
     /// backtick is a backtick; before 2026-12-07 a span went on past it and hid the heading's
-    /// links and tags). A paragraph outside a block quote (`inQuote` false: the line it is read
+    /// links and tags), or an HTML comment's first line (`<!--` first on the line: an HTML block,
+    /// which interrupts a paragraph; before 2026-12-07 the span went on into it, so the comment
+    /// did not open and the paragraph's links after its backtick were dropped). A paragraph outside a block quote (`inQuote` false: the line it is read
     /// from is no quote's) ends at a quote's first line too (`> text`; before 2026-12-07 a span
     /// went on into the quote and hid the links after the paragraph's backtick).
     static func endsParagraph(_ line: ArraySlice<UInt8>, inQuote: Bool) -> Bool {
         var text = line.drop { $0 == 0x20 || $0 == 0x09 }
         if text.last == 0x0D { text = text.dropLast() }
         if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x3E }) { return true }
+        // `<!--` first on a line starts an HTML block, which CommonMark lets interrupt a
+        // paragraph: the comment opens there, and no span of the lines above goes on into it.
         if line.count - text.count < 4,
             fenceRun(text) != nil || isSetextUnderline(text) || (!inQuote && text.first == 0x3E)
+                || text.starts(with: [0x3C, 0x21, 0x2D, 0x2D])
         {
             return true
         }
