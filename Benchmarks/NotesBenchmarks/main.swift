@@ -124,8 +124,8 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     // `notes-bench search --notes FILE --queries FILE ...`: the search comparison alone, on the
     // caller's data (see runSearchBenchmark for its options).
     let searchOptions: Set<String> = [
-        "--notes", "--queries", "--count", "--seed", "--limit", "--dir", "--collection", "--language", "--peer", "--times",
-        "--repeat",
+        "--notes", "--queries", "--count", "--seed", "--limit", "--dir", "--collection", "--language", "--peer",
+        "--times", "--repeat",
     ]
     if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "search",
         CommandLine.arguments.dropFirst(2).contains(where: searchOptions.contains)

@@ -39,8 +39,10 @@ public final class NotesProjection: ProjectionSet {
     /// indented code after it holds no links (see ``IndentedBlocks``). `notes-18`: so does a
     /// thematic break, and a setext heading's underline under a paragraph. `notes-19`: a code span
     /// over lines of a paragraph is code, and a `<!--` in it opens no comment (see
-    /// ``MarkdownCode/LineState``).
-    public var version: String { "notes-19+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// ``MarkdownCode/LineState``). `notes-20`: a setext heading's underline ends the paragraph,
+    /// and so does a block quote's first line, so no span goes on past them (see
+    /// ``IndentedBlocks/endsParagraph(_:inQuote:)``).
+    public var version: String { "notes-20+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

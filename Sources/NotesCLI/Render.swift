@@ -181,6 +181,10 @@ private func columns(_ ch: Character) -> Int {
         // A flag (two regional indicators, one character): two columns, as terminals draw
         // it (before 2026-12-07 one, so a row with a flag in its title stood a column out).
         || (0x1F1E6...0x1F1FF).contains(v)
+        // Emoji drawn as emoji by default outside those blocks (`✅`, `❌`, `⭐`, `⚡`, `⌛`: East
+        // Asian Width W, two columns in terminals and wcwidth); before 2026-12-07 one, so a
+        // title starting `✅ ` stood a column out of the listing.
+        || first.properties.isEmojiPresentation
     return wide ? 2 : 1
 }
 

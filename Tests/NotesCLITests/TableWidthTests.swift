@@ -18,6 +18,15 @@ struct TableWidthTests {
         #expect(displayWidth("🙂 ok") == 5)
         #expect(displayWidth("🇫🇷 ok") == 5, "a flag is two columns")
         #expect(displayWidth("👨\u{200D}👩\u{200D}👧 ok") == 5, "a family joined by ZWJ is one emoji")
+        // Emoji drawn as emoji by default (Emoji_Presentation, East Asian Width W) outside the
+        // blocks of pictographs: two columns, as terminals and wcwidth draw them.
+        for emoji in ["✅", "❌", "⭐", "⚡", "⌛", "☕", "🀄", "🆗"] {
+            #expect(displayWidth(emoji + " done") == 7, "\(emoji)")
+        }
+        // Symbols drawn as text unless asked otherwise stay one column.
+        for symbol in ["✓", "☺", "©", "→", "★"] {
+            #expect(displayWidth(symbol + " done") == 6, "\(symbol)")
+        }
     }
 
     @Test("a title is cut at the width with an ellipsis, and line breaks become spaces")
@@ -35,6 +44,7 @@ struct TableWidthTests {
         let wide = truncate(String(repeating: "日本語", count: 40), 60)
         #expect(displayWidth(wide) == 59 && wide.hasSuffix("…"), "\(wide)")
         #expect(displayWidth(truncate(String(repeating: "🇫🇷", count: 40), 60)) <= 60)
+        #expect(displayWidth(truncate(String(repeating: "✅ ", count: 40), 60)) <= 60)
     }
 
     @Test("every command is found by its name, and no other name is")

@@ -912,13 +912,21 @@ struct InterchangeMarkdownTests {
         #expect(MarkdownNote.inlineTags("a ` b #five ``c`` #six") == ["five", "six"])
         // A code span over two lines of a paragraph: its `<!--` opens no comment (before
         // 2026-12-07 the tags after it were hidden), and its own text is code.
-        #expect(MarkdownNote.inlineTags("a `span #in\n<!-- still` #seven\n#eight") == ["seven", "eight"])
-        #expect(MarkdownNote.inlineTags("a ``span\nstill `\n<!--`` #nine") == ["nine"])
+        #expect(MarkdownNote.inlineTags("a `span #in\nx <!-- still` #seven\n#eight") == ["seven", "eight"])
+        #expect(MarkdownNote.inlineTags("a ``span\nstill `\nx <!--`` #nine") == ["nine"])
+        // `<!--` first on a line starts an HTML block, which ends the paragraph (CommonMark): the
+        // backtick above is a backtick, and the comment hides what follows it.
+        #expect(MarkdownNote.inlineTags("a `span #in\n<!-- still` #seven\n#eight") == ["in"])
+        #expect(MarkdownNote.inlineTags("a ` #in\n<!-- ` -->\nb #after") == ["in", "after"])
         // A run that no line of its paragraph closes is backticks: a blank line, a heading or a
         // list item ends the paragraph.
         for end in ["\n\n", "\n# Head ", "\n- item "] {
             #expect(MarkdownNote.inlineTags("a ` #ten" + end + "b` #eleven") == ["ten", "eleven"], "\(end)")
         }
+        // So does a setext heading's underline: the heading's backtick is a backtick.
+        #expect(MarkdownNote.inlineTags("a ` #ten\n===\nb` #eleven") == ["ten", "eleven"])
+        // And a block quote's first line.
+        #expect(MarkdownNote.inlineTags("a ` #ten\n> b` #eleven") == ["ten", "eleven"])
         // A heading right under a list item ends the list: the indented line after it is code.
         #expect(MarkdownNote.inlineTags("- item #item\n# Heading\n    #code\n#after") == ["item", "after"])
         // A file's byte-order mark stays first in the body; it starts no word and no line (a

@@ -142,7 +142,7 @@ struct WikiLinkParseTests {
         #expect(targets(spanned) == [.title("after"), .title("later")])
         // The span's own lines are code, over three lines and a line without a backtick too.
         #expect(
-            targets("a ``one [[in]]\ntwo [[in too]]\n<!-- ``three [[out]]\n[[last]]") == [
+            targets("a ``one [[in]]\ntwo [[in too]]\nx <!-- ``three [[out]]\n[[last]]") == [
                 .title("out"), .title("last"),
             ])
         // A run that no line of the paragraph closes is backticks: the rest is text.
@@ -152,6 +152,52 @@ struct WikiLinkParseTests {
         // A comment still hides a backtick, and its span opens on no later line.
         #expect(targets("<!-- ` -->[[one]]\n` [[two]]") == [.title("one"), .title("two")])
         #expect(WikiLink.parse("a `x\ny` [[T]]").map(\.line) == [1])
+    }
+
+    @Test("a setext underline ends the paragraph: a backtick above it opens no span below it")
+    func spanStopsAtSetextUnderline() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: `Use the ` key [[Keyboard]]` is a heading's text, its backtick a backtick
+        // (no run of the heading closes it), so the link is a link; the next line's backtick
+        // opens nothing either. A span carried past the underline hid [[Keyboard]].
+        for underline in ["===", "--", "  =", "-"] {
+            #expect(
+                targets("Use the ` key [[Keyboard]]\n\(underline)\nPress ` for [[Console]]") == [
+                    .title("Keyboard"), .title("Console"),
+                ], "\(underline)")
+        }
+        // An underline indented four columns is the paragraph's text: the span goes on over it.
+        #expect(targets("a ` [[in]]\n    ===\nb ` [[out]]") == [.title("out")])
+    }
+
+    @Test("a block quote's first line ends the paragraph before it: a backtick above opens no span into it")
+    func spanStopsAtQuote() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: `>` starts a block quote, which ends the paragraph above; that paragraph's
+        // backtick is a backtick, and its link a link (a span carried into the quote hid it).
+        #expect(
+            targets("Press ` for [[Console]]\n> Tip: the ` key [[Keys]]") == [.title("Console"), .title("Keys")])
+        #expect(targets("Press ` for [[Console]]\n   > [!tip] ` [[Keys]]") == [.title("Console"), .title("Keys")])
+        // Inside a quote, a span goes on over the quote's lines, and over a lazy line after them.
+        #expect(targets("> a ` [[in]]\n> b ` [[out]]") == [.title("out")])
+        #expect(targets("> a ` [[in]]\nlazy [[in too]]\n> b ` [[out]]") == [.title("out")])
+        // Indented four columns, `>` is the paragraph's text.
+        #expect(targets("a ` [[in]]\n    > b ` [[out]]") == [.title("out")])
+    }
+
+    @Test("`<!--` first on a line starts an HTML block, which ends the paragraph: no span goes on into it")
+    func spanStopsAtCommentBlock() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark: the paragraph's backtick is a backtick, its link a link; the comment opens
+        // (a span carried into it hid the link above and let the comment's text be read).
+        #expect(
+            targets("Press ` for [[Console]]\n<!-- the ` key [[Hidden]]\n-->\n[[After]]") == [
+                .title("Console"), .title("After"),
+            ])
+        #expect(targets("Press ` for [[Console]]\n   <!-- ` -->[[Shown]]") == [.title("Console"), .title("Shown")])
+        // Elsewhere on the line a `<!--` is in the span, and opens nothing.
+        #expect(targets("a ` [[in]]\nx <!-- ` [[out]]") == [.title("out")])
+        #expect(targets("a ` [[in]]\n    <!-- ` [[out]]") == [.title("out")])
     }
 
     @Test(

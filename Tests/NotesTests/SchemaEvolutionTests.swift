@@ -470,7 +470,14 @@ struct SchemaEvolutionTests {
     @Test("a store stamped notes-18 (a code span over two lines opened a comment) rebuilds at open, once")
     func spanOverLinesRebuild() throws {
         // A code span over lines is code, its `<!--` no comment: notes-19.
-        try expectLinksRebuiltOnce(stampedAs: "notes-18", body: "a `span\n<!-- in it` [[Note]]\n")
+        try expectLinksRebuiltOnce(stampedAs: "notes-18", body: "a `span\nx <!-- in it` [[Note]]\n")
+    }
+
+    @Test("a store stamped notes-19 (a span carried past a setext underline or into a quote) rebuilds at open, once")
+    func spanPastUnderlineRebuild() throws {
+        // A setext underline ends the paragraph, and the span (so do a quote and `<!--` first on
+        // a line): notes-20.
+        try expectLinksRebuiltOnce(stampedAs: "notes-19", body: "Use ` for [[Note]]\n===\nPress `\n")
     }
 
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
@@ -484,8 +491,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-19+"))
-            older = stamp + "+" + current.dropFirst("notes-19+".count)
+            #expect(current.hasPrefix("notes-20+"))
+            older = stamp + "+" + current.dropFirst("notes-20+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

@@ -12,6 +12,9 @@ package enum MarkdownCode {
         package var inComment = false
         /// The length of the backtick run of a code span open where the line starts, if any.
         fileprivate var openSpan: Int?
+        /// Whether the line that opened ``openSpan`` is a block quote's: if not, a quote's first
+        /// line ends its paragraph.
+        fileprivate var openInQuote = false
         /// The body's bytes: where a run that no later run of the line closes looks for its
         /// closing run on the paragraph's next lines.
         fileprivate let bytes: [UInt8]
@@ -26,8 +29,9 @@ package enum MarkdownCode {
 
         /// Whether a run of exactly `count` backticks starts on a line after the one ending at
         /// `lineEnd`, before the paragraph ends (a blank line, a fence, a heading, a thematic
-        /// break, a list item, the end of the body).
-        fileprivate mutating func closesLater(_ count: Int, after lineEnd: Int) -> Bool {
+        /// break, a list item, a setext underline, the end of the body; and when that line is no
+        /// block quote's, `inQuote` false, a quote's first line).
+        fileprivate mutating func closesLater(_ count: Int, after lineEnd: Int, inQuote: Bool) -> Bool {
             if let end = noCloserBefore[count], lineEnd < end { return false }
             var p = lineEnd
             while p < bytes.count, bytes[p] != 0x0A { p += 1 }
@@ -36,7 +40,7 @@ package enum MarkdownCode {
                 var end = start
                 while end < bytes.count, bytes[end] != 0x0A { end += 1 }
                 let line = bytes[start..<end]
-                if IndentedBlocks.endsParagraph(line) {
+                if IndentedBlocks.endsParagraph(line, inQuote: inQuote) {
                     noCloserBefore[count] = start
                     return false
                 }
@@ -69,7 +73,9 @@ package enum MarkdownCode {
         var last = -1
         WikiLink.forEachLineOutsideFences(bytes) { line, index in
             // A span goes on only over the paragraph's next line.
-            if index != last + 1 || (state.openSpan != nil && IndentedBlocks.endsParagraph(line)) {
+            if index != last + 1
+                || (state.openSpan != nil && IndentedBlocks.endsParagraph(line, inQuote: state.openInQuote))
+            {
                 state.openSpan = nil
             }
             last = index
@@ -116,8 +122,11 @@ package enum MarkdownCode {
         if stepComment(b, at: &k, inComment: &state.inComment) { return true }
         guard b[k] == 0x60 else { return false }
         if spans == nil { spans = CodeSpans(b) }
-        if let unclosed = spans?.skip(at: &k), state.closesLater(unclosed, after: b.endIndex) {
+        if let unclosed = spans?.skip(at: &k),
+            state.closesLater(unclosed, after: b.endIndex, inQuote: IndentedBlocks.startsQuote(b))
+        {
             state.openSpan = unclosed
+            state.openInQuote = IndentedBlocks.startsQuote(b)
             k = b.endIndex
         }
         return true
@@ -305,13 +314,33 @@ struct IndentedBlocks {
     }
 
     /// Whether `line` ends a paragraph before it, so that no code span goes on into it: a blank
-    /// line (in a block quote too), a fence, an ATX heading, a thematic break or a list item.
-    static func endsParagraph(_ line: ArraySlice<UInt8>) -> Bool {
+    /// line (in a block quote too), a fence, an ATX heading, a thematic break, a list item, or a
+    /// setext heading's underline (`===`, `--`: the lines above are a heading, whose unclosed
+    /// backtick is a backtick; before 2026-12-07 a span went on past it and hid the heading's
+    /// links and tags), or an HTML comment's first line (`<!--` first on the line: an HTML block,
+    /// which interrupts a paragraph; before 2026-12-07 the span went on into it, so the comment
+    /// did not open and the paragraph's links after its backtick were dropped). A paragraph outside a block quote (`inQuote` false: the line it is read
+    /// from is no quote's) ends at a quote's first line too (`> text`; before 2026-12-07 a span
+    /// went on into the quote and hid the links after the paragraph's backtick).
+    static func endsParagraph(_ line: ArraySlice<UInt8>, inQuote: Bool) -> Bool {
         var text = line.drop { $0 == 0x20 || $0 == 0x09 }
         if text.last == 0x0D { text = text.dropLast() }
         if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x3E }) { return true }
-        if line.count - text.count < 4, fenceRun(text) != nil { return true }
+        // `<!--` first on a line starts an HTML block, which CommonMark lets interrupt a
+        // paragraph: the comment opens there, and no span of the lines above goes on into it.
+        if line.count - text.count < 4,
+            fenceRun(text) != nil || isSetextUnderline(text) || (!inQuote && text.first == 0x3E)
+                || text.starts(with: [0x3C, 0x21, 0x2D, 0x2D])
+        {
+            return true
+        }
         return isHeading(text) || isThematicBreak(text) || isListItem(text)
+    }
+
+    /// Whether `line` is a block quote's (`>` after at most three spaces).
+    static func startsQuote(_ line: ArraySlice<UInt8>) -> Bool {
+        let text = line.drop { $0 == 0x20 || $0 == 0x09 }
+        return line.count - text.count < 4 && text.first == 0x3E
     }
 
     /// Whether `text` (from its first character that is no white space) is a thematic break:
