@@ -12,10 +12,11 @@
 // The rest of the two lists, one doc at a time.
 static int merge_tail(
     const uint32_t *a, int i, int na, const uint32_t *b, int j, int nb, int32_t aBase, int32_t bBase,
-    int32_t *outA, int32_t *outB, int m) {
+    int32_t *outA, int32_t *outB, int room, int m) {
     while (i < na && j < nb) {
         uint32_t u = a[i], v = b[j];
         if (u == v) {
+            if (m == room) return m;
             outA[m] = aBase + i;
             outB[m] = bBase + j;
             m++;
@@ -28,7 +29,7 @@ static int merge_tail(
 
 int notes_intersect_sorted(
     const uint32_t *a, int na, const uint32_t *b, int nb, int32_t aBase, int32_t bBase, int32_t *outA,
-    int32_t *outB) {
+    int32_t *outB, int room) {
     int i = 0, j = 0, m = 0;
 #if defined(__x86_64__)
     // Signed comparisons would misorder docs of 2^31 and above; only equality is compared in
@@ -48,6 +49,7 @@ int notes_intersect_sorted(
             uint32_t d = a[i + k];
             int l = 0;
             while (b[j + l] != d) l++;
+            if (m == room) return m;
             outA[m] = aBase + i + k;
             outB[m] = bBase + j + l;
             m++;
@@ -57,5 +59,5 @@ int notes_intersect_sorted(
         j += (lastB <= lastA) ? 4 : 0;
     }
 #endif
-    return merge_tail(a, i, na, b, j, nb, aBase, bBase, outA, outB, m);
+    return merge_tail(a, i, na, b, j, nb, aBase, bBase, outA, outB, room, m);
 }

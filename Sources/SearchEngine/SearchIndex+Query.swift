@@ -409,7 +409,8 @@ extension SearchIndex {
                 m = Int(
                     notes_intersect_sorted(
                         pa + ia, Int32(truncatingIfNeeded: ea &- ia), pb + ib, Int32(truncatingIfNeeded: eb &- ib),
-                        Int32(truncatingIfNeeded: ia), Int32(truncatingIfNeeded: ib), matchLead, matchOther))
+                        Int32(truncatingIfNeeded: ia), Int32(truncatingIfNeeded: ib), matchLead, matchOther,
+                        Int32(truncatingIfNeeded: capacity)))
             }
             for k in 0..<m {
                 let i = Int(matchLead[k])

@@ -582,7 +582,8 @@ struct SearchIndexTests {
                 outB.withUnsafeMutableBufferPointer { ob in
                     Int(
                         notes_intersect_sorted(
-                            a, Int32(a.count), b, Int32(b.count), aBase, bBase, oa.baseAddress!, ob.baseAddress!))
+                            a, Int32(a.count), b, Int32(b.count), aBase, bBase, oa.baseAddress!, ob.baseAddress!,
+                            Int32(oa.count)))
                 }
             }
             let bIndex = Dictionary(uniqueKeysWithValues: b.enumerated().map { ($1, $0) })
@@ -591,6 +592,18 @@ struct SearchIndexTests {
             guard m == expected.count else { continue }
             #expect(Array(outA[..<m]) == expected.map(\.0) && Array(outB[..<m]) == expected.map(\.1), "round \(round)")
         }
+        // Lists that do not rise (damage) share more than the shorter holds: no more than
+        // `room` are written.
+        let a: [UInt32] = [5, 5, 5, 5, 5, 5, 5, 5]
+        let b: [UInt32] = [5, 5, 5, 5]
+        var outA = [Int32](repeating: -1, count: 6)
+        var outB = outA
+        let m = outA.withUnsafeMutableBufferPointer { oa in
+            outB.withUnsafeMutableBufferPointer { ob in
+                notes_intersect_sorted(a, 8, b, 4, 0, 0, oa.baseAddress!, ob.baseAddress!, 3)
+            }
+        }
+        #expect(m == 3 && outA[3...].allSatisfy { $0 == -1 } && outB[3...].allSatisfy { $0 == -1 })
     }
 
     /// Doc numbers whose sum passes 2^32 (a damaged first doc) are refused by both unpackers,
