@@ -104,14 +104,8 @@ package enum MarkdownCode {
             // At the line's start: past the first run as long, which closes the span.
             var p = b.startIndex
             k = b.endIndex
-            while p < b.endIndex {
-                guard b[p] == 0x60 else {
-                    p += 1
-                    continue
-                }
-                let run = p
-                while p < b.endIndex, b[p] == 0x60 { p += 1 }
-                if p - run == open {
+            while let run = nextBacktickRun(b, from: &p) {
+                if run.count == open {
                     k = p
                     state.openSpan = nil
                     break
@@ -130,6 +124,17 @@ package enum MarkdownCode {
             k = b.endIndex
         }
         return true
+    }
+
+    /// The next run of backticks in `b` at or after `p`: where it starts and how long it is,
+    /// with `p` moved past it; nil (and `p` at the end) when there is none.
+    @inline(__always)
+    static func nextBacktickRun(_ b: ArraySlice<UInt8>, from p: inout Int) -> (start: Int, count: Int)? {
+        while p < b.endIndex, b[p] != 0x60 { p += 1 }
+        guard p < b.endIndex else { return nil }
+        let start = p
+        while p < b.endIndex, b[p] == 0x60 { p += 1 }
+        return (start, p - start)
     }
 
     @inline(__always)
@@ -166,15 +171,7 @@ package struct CodeSpans {
 
     init(_ line: ArraySlice<UInt8>) {
         var p = line.startIndex
-        while p < line.endIndex {
-            guard line[p] == 0x60 else {
-                p += 1
-                continue
-            }
-            let start = p
-            while p < line.endIndex, line[p] == 0x60 { p += 1 }
-            runs.append((start, p - start))
-        }
+        while let run = MarkdownCode.nextBacktickRun(line, from: &p) { runs.append(run) }
         closing = [Int](repeating: -1, count: runs.count)
         var nextOfLength: [Int: Int] = [:]
         for r in runs.indices.reversed() {
