@@ -325,6 +325,14 @@ struct ReliabilityInputTests {
             let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { continue }
             _ = good.withUnsafeBytes { writeFully(fd: fd, $0) }
+            // Held open until the importer has read it all: its `open` has then returned, so
+            // `holdsFIFO` sees its descriptor. Polled at once, under load it could miss a reader
+            // still inside `open`, and the loop wrote a second copy into the same read (a CI run
+            // of a clean clone, 2026-12-07, failed so with the long run beside it).
+            var unread: Int32 = 1
+            while ioctl(fd, UInt(FIONREAD), &unread) == 0 && unread > 0
+                && !importer.wait(until: monotonicSeconds() + 0.002) && monotonicSeconds() < deadline
+            {}
             close(fd)
             while !importer.wait(until: monotonicSeconds() + 0.005) && holdsFIFO() && monotonicSeconds() < deadline {}
         }
@@ -428,7 +436,9 @@ struct ReliabilityInputTests {
         // A review's trial: before, stdout said "imported 1 event" above the refusal, though the
         // store holding it was removed.
         #expect(importer.stdout.isEmpty, "\(importer.stdout)")
-        #expect(importer.stderr.contains("nothing was kept") || importer.stderr.contains("not a notes store"))
+        #expect(
+            importer.stderr.contains("nothing was kept") || importer.stderr.contains("not a notes store"),
+            "\(importer.stderr)")
         #expect(!Self.staged(s))
     }
 
