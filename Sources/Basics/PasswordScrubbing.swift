@@ -189,8 +189,9 @@ private func isKeywordByte(_ c: UInt8) -> Bool {
         || c == UInt8(ascii: "_")
 }
 
-/// `bytes` with `%XX` decoded (a `%` not followed by two hex digits kept as it is).
-private func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+/// `bytes` with `%XX` decoded (a `%` not followed by two hex digits kept as it is): a
+/// connection URI's password here, a Markdown link's destination in a vault's import.
+package func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
     var out: [UInt8] = []
     var j = bytes.startIndex
     while j < bytes.endIndex {

@@ -640,34 +640,14 @@ enum VaultAttachments {
                     destination = line[j..<e]
                     k = max(e, k + 2)
                 }
-                if !destination.isEmpty { out.append((number, percentDecoded(destination))) }
+                if !destination.isEmpty {
+                    // As written when the decoded bytes are not UTF-8.
+                    let decoded = String(validating: percentDecoded(destination), as: UTF8.self)
+                    out.append((number, decoded ?? String(decoding: destination, as: UTF8.self)))
+                }
             }
         }
         return out
-    }
-
-    /// `bytes` with `%XX` escapes decoded; as written when the result is not UTF-8.
-    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String {
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x41...0x46: return c - 0x37
-            case 0x61...0x66: return c - 0x57
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            if bytes[i] == 0x25, i + 2 < bytes.endIndex, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) {
-                out.append(high << 4 | low)
-                i += 3
-            } else {
-                out.append(bytes[i])
-                i += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     /// The files of a folder, to look links up in: by path from its top, and by every end of a
