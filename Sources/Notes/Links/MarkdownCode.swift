@@ -45,14 +45,8 @@ package enum MarkdownCode {
                     return false
                 }
                 var k = start
-                while k < end {
-                    guard bytes[k] == 0x60 else {
-                        k += 1
-                        continue
-                    }
-                    let run = k
-                    while k < end, bytes[k] == 0x60 { k += 1 }
-                    if k - run == count { return true }
+                while let run = MarkdownCode.nextBacktickRun(line, from: &k) {
+                    if run.count == count { return true }
                 }
                 p = end
             }
