@@ -308,8 +308,11 @@ struct ReliabilityInputTests {
         try #require(mkfifo(fifo, 0o600) == 0)
         let importer = try KillableNotes(s, ["--store", store, "import", fifo], tag: "importer")
         let deadline = monotonicSeconds() + 60
-        while !staged(s) && monotonicSeconds() < deadline { usleep(1000) }
-        try #require(staged(s), "the import made no private folder")
+        // Until the folder has its note, whole: the import makes the folder, locks it, then writes
+        // the note, and a command run between those saw no store being made (a CI run of a clean
+        // clone, 2026-12-07, ran `list` there and heard "no store ... yet; add a note").
+        while !madeNote(s) && monotonicSeconds() < deadline { usleep(1000) }
+        try #require(madeNote(s), "the import made no private folder with its note")
         try meanwhile(importer.pid)
         /// Whether the importer has the FIFO open.
         func holdsFIFO() -> Bool {
@@ -338,6 +341,16 @@ struct ReliabilityInputTests {
         }
         _ = importer.finish()
         return importer
+    }
+
+    /// Whether a private folder of a new store in the sandbox's root has its note, all three lines.
+    static func madeNote(_ s: Sandbox) -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: s.root)) ?? []).contains {
+            guard $0.hasPrefix(".notes-new-store-"),
+                let note = try? String(contentsOfFile: s.root + "/" + $0 + "/making", encoding: .utf8)
+            else { return false }
+            return note.split(separator: "\n", omittingEmptySubsequences: false).count == 4
+        }
     }
 
     /// Whether a private folder of a new store is in the sandbox's root.
