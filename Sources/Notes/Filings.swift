@@ -26,10 +26,26 @@ struct Filing: Hashable, Sendable {
     static let byNote: UInt8 = 2
 
     /// The key under which the notes of a scope are found.
-    var scopeKey: [UInt8] { Self.prefix(kind, scope) + note.bytes }
+    var scopeKey: [UInt8] {
+        var k: [UInt8] = []
+        k.reserveCapacity(34)
+        k.append(Self.byScope)
+        k.append(kind.rawValue)
+        scope.withBytes { k.append(contentsOf: $0) }
+        note.withBytes { k.append(contentsOf: $0) }
+        return k
+    }
 
     /// The key under which the scopes of a note are found.
-    var noteKey: [UInt8] { Self.prefix(of: note) + [kind.rawValue] + scope.bytes }
+    var noteKey: [UInt8] {
+        var k: [UInt8] = []
+        k.reserveCapacity(34)
+        k.append(Self.byNote)
+        note.withBytes { k.append(contentsOf: $0) }
+        k.append(kind.rawValue)
+        scope.withBytes { k.append(contentsOf: $0) }
+        return k
+    }
 
     /// The start of the keys of the notes ever filed under `scope`.
     static func prefix(_ kind: Kind, _ scope: Identifier) -> [UInt8] { [byScope, kind.rawValue] + scope.bytes }

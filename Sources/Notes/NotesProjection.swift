@@ -229,22 +229,23 @@ public final class NotesProjection: ProjectionSet {
     /// is gone), and moves its share of the category and tag counts.
     func storeRecords(old: Note?, new: Note?, in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
         guard let id = new?.id ?? old?.id else { return }
+        let key = id.bytes
         let row = new.map { NoteRow($0).encoded() }
         if let new, let row {
-            try txn.put(databases[DB.notes], key: id.bytes, value: new.encoded())
-            try txn.put(databases[DB.rows], key: id.bytes, value: row)
+            try txn.put(databases[DB.notes], key: key, value: new.encoded())
+            try txn.put(databases[DB.rows], key: key, value: row)
         } else {
-            _ = try txn.delete(databases[DB.notes], key: id.bytes)
-            _ = try txn.delete(databases[DB.rows], key: id.bytes)
+            _ = try txn.delete(databases[DB.notes], key: key)
+            _ = try txn.delete(databases[DB.rows], key: key)
         }
         if let isConflicted = new?.isConflicted, isConflicted != old?.isConflicted {
             if isConflicted {
-                try txn.put(databases[DB.conflicts], key: id.bytes, value: [])
+                try txn.put(databases[DB.conflicts], key: key, value: [])
             } else {
-                _ = try txn.delete(databases[DB.conflicts], key: id.bytes)
+                _ = try txn.delete(databases[DB.conflicts], key: key)
             }
         } else if new == nil, old?.isConflicted == true {
-            _ = try txn.delete(databases[DB.conflicts], key: id.bytes)
+            _ = try txn.delete(databases[DB.conflicts], key: key)
         }
         // A note whose listing fields other than its update time are unchanged (an edit of its
         // text) moves only in the listings by update time: only those keys are made and compared.
@@ -996,10 +997,10 @@ enum ListIndex {
         case .uncategorized: k.append(1)
         case .category(let id):
             k.append(2)
-            k.append(contentsOf: id.bytes)
+            id.withBytes { k.append(contentsOf: $0) }
         case .tag(let id):
             k.append(3)
-            k.append(contentsOf: id.bytes)
+            id.withBytes { k.append(contentsOf: $0) }
         }
         k.append(sort.rawValue)
         k.append(pinnedGroup)

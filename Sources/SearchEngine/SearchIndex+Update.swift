@@ -166,7 +166,8 @@ extension SearchIndex {
     }
 
     static func ordinal(of id: Identifier, in txn: borrowing Transaction, _ db: SearchDatabases) throws -> UInt32? {
-        guard let v = try txn.get(db.ids, key: id.bytes) else { return nil }
+        // Read in place, the key from the stack: a note's append looks its doc number up once.
+        guard let v = try id.withBytes({ k in try txn.get(db.ids, k) }) else { return nil }
         guard v.count == 4 else { throw SearchIndexError.damaged("a note's doc number has \(v.count) bytes") }
         return UInt32(v[0]) << 24 | UInt32(v[1]) << 16 | UInt32(v[2]) << 8 | UInt32(v[3])
     }

@@ -50,10 +50,13 @@ public struct SHA256: @unchecked Sendable {
     /// Pads the message and returns its 32-byte digest.
     public consuming func finalize() -> [UInt8] {
         var context = self.context
-        return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
-            SHA256_Final(digest.baseAddress, &context)
-            count = 32
+        // Into the stack, then copied: `[UInt8](unsafeUninitializedCapacity:)` costs a lookup of
+        // the array's type metadata each time (see `Identifier.bytes`), once per appended event.
+        var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digest) {
+            _ = SHA256_Final($0.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
         }
+        return withUnsafeBytes(of: digest) { Array($0) }
     }
 
     /// The digest of `bytes`.

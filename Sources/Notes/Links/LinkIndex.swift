@@ -82,7 +82,7 @@ enum LinkIndex {
     static func titleKey(_ folded: String, note: Identifier) -> [UInt8] {
         var k = keyPart(folded)
         k.append(0)
-        k.append(contentsOf: note.bytes)
+        note.withBytes { k.append(contentsOf: $0) }
         return k
     }
 
