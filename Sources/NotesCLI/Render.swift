@@ -56,16 +56,19 @@ extension Context {
         if n.pinned { flags.append(t.yellow("pinned")) }
         if n.archived { flags.append("archived") }
         if n.trashed { flags.append(t.red("trashed")) }
-        t.print(t.bold(t.shown(n.title)))
+        // The header's names are shown as a table's cells are (``oneLine(_:)``), through a pipe
+        // too: a control character as its symbol, a bidi control as its escape (before
+        // 2026-12-07 a title holding U+202E turned its heading line around on a terminal).
+        t.print(t.bold(oneLine(n.title)))
         var meta = "  v\(n.version)\(mark)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
-        if let c = labels.category { meta += "  [\(t.shown(c))]" }
+        if let c = labels.category { meta += "  [\(oneLine(c))]" }
         var line = t.cyan(shortID(n.id)) + t.dim(meta)
         if !flags.isEmpty { line += "  " + flags.concatenated(separator: " ") }
         t.print(line)
         if !labels.tags.isEmpty {
-            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + t.shown($0)) }.concatenated(separator: " "))
+            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + oneLine($0)) }.concatenated(separator: " "))
         }
-        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + t.shown(n.aliases.concatenated(separator: ", "))) }
+        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + oneLine(n.aliases.concatenated(separator: ", "))) }
         // A file name may hold any byte but `/`: a line break or an escape in it is shown as a
         // symbol, so that it neither splits the header nor reaches the terminal.
         if let path = n.sourcePath { t.print(t.dim("  from: ") + oneLine(t.shown(path))) }
