@@ -172,11 +172,22 @@ func displayWidth(_ s: String) -> Int {
     return w
 }
 
-/// Terminal columns one character takes: 2 for CJK and emoji, 0 for combining marks, else 1.
+/// Terminal columns one character takes: 2 for CJK and emoji, 0 for combining marks and
+/// zero-width format characters, else 1.
 private func columns(_ ch: Character) -> Int {
     guard let first = ch.unicodeScalars.first else { return 0 }
     let v = first.value
-    if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark }) { return 0 }
+    if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark || isZeroWidthFormat($0) }) {
+        return 0
+    }
+    // A keycap (`1️⃣`: a digit, `#` or `*`, U+FE0F, U+20E3) or a text symbol asked to be drawn as
+    // emoji (`❤️`: U+FE0F after it): two columns, as terminals draw them (before 2026-12-07 one,
+    // the first character's, so a row holding one stood a column out).
+    if ch.unicodeScalars.count > 1,
+        ch.unicodeScalars.contains(where: { $0.value == 0x20E3 || $0.value == 0xFE0F })
+    {
+        return 2
+    }
     let wide =
         (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
         || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
@@ -189,6 +200,17 @@ private func columns(_ ch: Character) -> Int {
         // title starting `✅ ` stood a column out of the listing.
         || first.properties.isEmojiPresentation
     return wide ? 2 : 1
+}
+
+/// Whether `c` is a format character terminals draw in no column: the zero-width space,
+/// non-joiner and joiner, the left-to-right and right-to-left marks (U+200B-U+200F), the word
+/// joiner and invisible operators (U+2060-U+2064) and the zero-width no-break space, or
+/// byte-order mark (U+FEFF). Before 2026-12-07 each took a column when it stood alone.
+private func isZeroWidthFormat(_ c: Unicode.Scalar) -> Bool {
+    switch c.value {
+    case 0x200B...0x200F, 0x2060...0x2064, 0xFEFF: return true
+    default: return false
+    }
 }
 
 extension Array where Element == String {
