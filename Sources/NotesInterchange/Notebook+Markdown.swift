@@ -120,15 +120,18 @@ extension Notebook {
     /// A folder that does not exist yet is written all or nothing: the files go into a private
     /// folder beside it, `.notes-export-XXXXXX`, renamed to `directory` once all are written;
     /// on a failure (a full disk) that folder is removed, and the error says nothing was written.
+    /// The export holds it under an `flock` while it writes; such folders that killed exports
+    /// left beside `directory` are removed first (``removeAbandonedExportStagings(in:)``).
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        var target = directory
+        while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        let parent = AtomicFile.directory(of: target)
+        Self.removeAbandonedExportStagings(in: parent)
         var st = stat()
         guard lstat(directory, &st) != 0 && errno == ENOENT else {
             return try exportMarkdown(to: directory, writingInto: directory)
         }
-        var target = directory
-        while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
-        let parent = AtomicFile.directory(of: target)
         // The folders above it made for it, deepest first: removed too when the export fails.
         var madeAbove: [String] = []
         var above = parent
@@ -137,13 +140,19 @@ extension Notebook {
             above = AtomicFile.directory(of: above)
         }
         try io { () throws(IOFailure) in try makeDirectories(parent) }
-        var template = Array((parent + "/.notes-export-XXXXXX").utf8CString)
+        var template = Array((parent + "/" + Self.exportStagingPrefix + "XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            let failure = IOFailure(.makeDirectory, parent + "/.notes-export-XXXXXX", detail: "check the folder")
+            let failure = IOFailure(
+                .makeDirectory, parent + "/" + Self.exportStagingPrefix + "XXXXXX", detail: "check the folder")
             for folder in madeAbove { rmdir(folder) }
             throw .io(failure)
         }
         let staging = String(cString: made)
+        // Held while this export has it (by the process's end too): a later export or import
+        // takes a folder no process holds for a killed export's, and removes it.
+        let lock = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+        defer { if lock >= 0 { close(lock) } }
         do throws(NotesError) {
             let summary = try exportMarkdown(to: directory, writingInto: staging)
             guard rename(staging, target) == 0 else {
@@ -159,6 +168,37 @@ extension Notebook {
                 (failure.detail.map { $0 + "; " } ?? "")
                 + "nothing was exported: \(target) was not made, and what was written of it was removed"
             throw .io(failure)
+        }
+    }
+
+    /// What an export's private folder of a new folder is named by before its six characters.
+    static let exportStagingPrefix = ".notes-export-"
+
+    /// Removes the private folders that exports killed midway (Ctrl-C, SIGKILL) left in `parent`
+    /// (before 2026-12-07 each stayed there for good), as a new store's are removed
+    /// (``removeAbandonedFolders(in:prefix:holdsOnlyItsOwn:remove:)``: held by no process,
+    /// unchanged for 2 seconds), when they hold nothing but what an export writes: folders,
+    /// `.md` files and the temporaries of them. Called by an export beside them and by an import
+    /// of the folder holding them.
+    static func removeAbandonedExportStagings(in parent: String) {
+        removeAbandonedFolders(in: parent, prefix: exportStagingPrefix, holdsOnlyItsOwn: holdsOnlyExportFiles) {
+            removeTree($0)
+        }
+    }
+
+    /// Whether the folder `path`, and each folder in it, holds only folders, `.md` files and
+    /// their temporaries (`NAME.tmp-XXXXXX`, see ``AtomicFile``): what an export writes.
+    private static func holdsOnlyExportFiles(_ path: String) -> Bool {
+        guard let entries = try? directoryEntries(path) else { return false }
+        return entries.allSatisfy { entry in
+            switch entry.kind {
+            case .directory: return holdsOnlyExportFiles(path + "/" + entry.name)
+            case .file:
+                let name = Array(entry.name.utf8)
+                let temporary = name.count > 11 && name[(name.count - 11)...].starts(with: Array(".tmp-".utf8))
+                return entry.nameIsUTF8 && (entry.name.lowercased().hasSuffix(".md") || temporary)
+            default: return false
+            }
         }
     }
 
@@ -399,6 +439,8 @@ extension Notebook {
     public func importMarkdown(from directory: String, skipInvalid: Bool = false, prune: Bool = false)
         throws(NotesError) -> MarkdownImportSummary
     {
+        // The private folders that exports into new folders here, killed midway, left.
+        Self.removeAbandonedExportStagings(in: directory)
         var listing = VaultListing()
         try listVault(directory, into: &listing)
         let (files, others) = (listing.markdown, listing.others)

@@ -96,7 +96,8 @@ let exportMarkdownCommand = Command(
         DIR rewrites the files (a renamed note moves to its new file); a note in the trash imported from
         DIR whose file was deleted from it (import-markdown --prune) is not written back. A DIR that does
         not exist is written all or nothing: into a hidden folder beside it, renamed to DIR once every
-        file is written, and removed if the export fails (a full disk).
+        file is written, and removed if the export fails (a full disk); one that a killed export left
+        is removed by the next export beside it, or by an import-markdown of the folder holding it.
         """,
     readsOnly: true
 ) { ctx in
