@@ -80,6 +80,9 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var pruned = 0
     /// Of ``missingFiles``, the notes not in the trash: those an import with `prune` would move there.
     public var prunable = 0
+    /// Notes an import with `prune` moved to the trash whose files are back in the folder: taken
+    /// out of the trash by this import (unless the file's front matter says `trashed: true`).
+    public var restored = 0
     /// The links and embeds of attachments (`![[photo.png]]`, `![](img/a.png)`) whose files are
     /// not in the folder, each with the file that holds it (the import goes on: they lead
     /// nowhere until the files are added).
@@ -170,6 +173,12 @@ extension Notebook {
             throw .io(failure)
         }
     }
+
+    /// What `prune` appends to a note whose file is gone: it goes to the trash, marked as trashed
+    /// for that (``NoteProperty/sourceGone``), so that the import finding the file back takes it out.
+    static let pruneEvents: [NoteEvent] = [
+        .propertySet(key: NoteProperty.sourceGone.rawValue, value: "true"), .trashed,
+    ]
 
     /// What an export's private folder of a new folder is named by before its six characters.
     static let exportStagingPrefix = ".notes-export-"
@@ -636,7 +645,15 @@ extension Notebook {
                 matched.insert(id)
                 claimedByID[id] = note
             }
+            /// The notes that `prune` trashed for their files being gone whose files are here
+            /// again, with what their files say of the trash.
+            var cameBack: [Identifier: (note: Note, trashed: Bool?)] = [:]
             for (i, item) in items.enumerated() {
+                defer {
+                    if let note = existingOf[i], note.properties[NoteProperty.sourceGone.rawValue] != nil {
+                        cameBack[note.id] = (note, item.md.trashed)
+                    }
+                }
                 let file = Array(item.file.utf8)
                 var existing = existingOf[i]
                 if existing == nil {
@@ -655,6 +672,7 @@ extension Notebook {
                             try projection.note($0, in: session.transaction, databases: dbs)
                         }
                     if let existing { matched.insert(existing.id) }
+                    existingOf[i] = existing
                 }
                 if let existing, digestHere(existing, file: item.file) == item.digest {
                     summary.unchanged += 1
@@ -864,12 +882,31 @@ extension Notebook {
                         summary.updated += 1
                     }
                 }
-                if pruning.remove(id) != nil { events.append(.trashed) }
+                if pruning.remove(id) != nil { events += Self.pruneEvents }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
             }
             for id in pruning.sorted() {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
-                plans.append((id, [.trashed], .exact(note.version)))
+                plans.append((id, Self.pruneEvents, .exact(note.version)))
+            }
+            // A file that `prune` trashed the note of, for being gone, is back: the note comes
+            // out of the trash (before 2026-12-07 it stayed there, though its file was imported
+            // again), unless the file says `trashed: true`; a note trashed otherwise stays.
+            for (id, back) in cameBack.sorted(by: { $0.key < $1.key }) {
+                let index = plans.firstIndex { $0.id == id }
+                let planned = index.map { plans[$0].events } ?? []
+                var events: [NoteEvent] = []
+                let untrashing = planned.contains { if case .untrashed = $0 { return true } else { return false } }
+                if back.note.trashed, back.trashed != true, !untrashing {
+                    events.append(.untrashed)
+                }
+                if back.note.trashed, back.trashed != true { summary.restored += 1 }
+                events.append(.propertySet(key: NoteProperty.sourceGone.rawValue, value: ""))
+                if let index {
+                    plans[index].events += events
+                } else {
+                    plans.append((id, events, .exact(back.note.version)))
+                }
             }
             var named: Set<Identifier> = []
             for plan in plans {

@@ -152,7 +152,8 @@ let importMarkdownCommand = Command(
 
         Notes whose files were deleted from DIR are kept as they are, and counted; --prune moves them
         to the trash (notes untrash brings one back), and export-markdown into DIR then does not write
-        them back.
+        them back. When such a file is put back in DIR, the next import takes its note out of the
+        trash (unless the file says trashed: true).
         """,
     options: [
         OptionSpec("skip-invalid", "import the readable files; list each file skipped and why"),
@@ -177,6 +178,7 @@ let importMarkdownCommand = Command(
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
                 ("pruned", .int(summary.pruned)), ("prunable", .int(summary.prunable)),
+                ("restored", .int(summary.restored)),
                 (
                     "missingAttachments",
                     .array(
@@ -206,6 +208,10 @@ let importMarkdownCommand = Command(
             let n = summary.pruned
             line +=
                 "; \(n) note\(n == 1 ? "" : "s") whose file\(n == 1 ? " was" : "s were") deleted from the folder moved to the trash (notes untrash ID brings one back)"
+        }
+        if summary.restored > 0 {
+            let n = summary.restored
+            line += "; \(n) note\(n == 1 ? " whose file is" : "s whose files are") back taken out of the trash"
         }
         if summary.movedFiles > 0 {
             let n = summary.movedFiles
