@@ -123,6 +123,10 @@ extension Notebook {
     /// A folder that does not exist yet is written all or nothing: the files go into a private
     /// folder beside it, `.notes-export-XXXXXX`, renamed to `directory` once all are written;
     /// on a failure (a full disk) that folder is removed, and the error says nothing was written.
+    /// Into a folder that exists, the files go into such a private folder inside it first, and
+    /// each is renamed into place only once all are written (the earlier files of notes that
+    /// moved removed after): a failure while writing (a full disk) leaves the folder as it was;
+    /// one while renaming (or a kill then) leaves each file whole, some new and some as they were.
     /// The export holds it under an `flock` while it writes; such folders that killed exports
     /// left beside `directory` are removed first (``removeAbandonedExportStagings(in:)``).
     @discardableResult
@@ -133,7 +137,9 @@ extension Notebook {
         Self.removeAbandonedExportStagings(in: parent)
         var st = stat()
         guard lstat(directory, &st) != 0 && errno == ENOENT else {
-            return try exportMarkdown(to: directory, writingInto: directory)
+            // Its own private folder is inside it: those killed exports left there too.
+            Self.removeAbandonedExportStagings(in: target)
+            return try exportMarkdown(to: directory, writingInto: directory, staged: true)
         }
         // The folders above it made for it, deepest first: removed too when the export fails.
         var madeAbove: [String] = []
@@ -221,10 +227,11 @@ extension Notebook {
     }
 
     /// Writes the notes as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or the
-    /// staging folder of a new one.
-    private func exportMarkdown(to directory: String, writingInto root: String) throws(NotesError)
-        -> MarkdownExportSummary
-    {
+    /// staging folder of a new one. `staged` (an existing `directory`): every file is written
+    /// into a private folder inside `root` first, and renamed into place once all are.
+    private func exportMarkdown(
+        to directory: String, writingInto root: String, staged: Bool = false
+    ) throws(NotesError) -> MarkdownExportSummary {
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -263,6 +270,30 @@ extension Notebook {
         // this export was written there (two notes imported from one path in two folders, or
         // a file copied under another name, leave one note's earlier file where another's now is).
         var written: Set<String> = []
+        // An existing folder's private folder, held under an `flock` while this export has it
+        // (see ``removeAbandonedExportStagings(in:)``): where the files are written first.
+        var staging: String?
+        var lock: Int32 = -1
+        defer {
+            if let staging { Self.removeTree(staging) }
+            if lock >= 0 { close(lock) }
+        }
+        if staged {
+            var template = Array((root + "/" + Self.exportStagingPrefix + "XXXXXX").utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw .io(
+                    IOFailure(
+                        .makeDirectory, root + "/" + Self.exportStagingPrefix + "XXXXXX", detail: "check the folder"))
+            }
+            staging = String(cString: made)
+            lock = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+        }
+        let writeRoot = staging ?? root
+        // With `staging`: the files written there, and the earlier files to remove once they
+        // are in place.
+        var pending: [String] = []
+        var removals: [String] = []
         for note in notes {
             if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
                 note.properties[NoteProperty.vault.rawValue].map({ Array($0.utf8) == Array(existing.utf8) }) == true,
@@ -287,20 +318,50 @@ extension Notebook {
                 used.insert(Array(file.lowercased().utf8))
             }
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
-            try io { () throws(IOFailure) in
-                if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
+            do throws(IOFailure) {
+                if !folder.isEmpty { try makeDirectories(writeRoot + "/" + folder) }
                 // Not swept here (one look through the folder per note): once per folder below.
-                let out = try AtomicFile(path: root + "/" + file, removingAbandoned: false)
+                let out = try AtomicFile(path: writeRoot + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
+            } catch {
+                guard let staging else { throw .io(error) }
+                // Nothing of the folder was changed yet: said so, of the file's place in it.
+                var failure = error
+                if failure.path.hasPrefix(staging) { failure.path = root + failure.path.dropFirst(staging.count) }
+                failure.detail =
+                    (failure.detail.map { $0 + "; " } ?? "") + "nothing was exported: \(directory) is as it was"
+                throw .io(failure)
             }
             summary.files += 1
             written.insert(file)
+            if staging != nil { pending.append(file) }
             for old in earlier[note.id] ?? [] where !written.contains(old) {
-                unlink(root + "/" + old)
+                if staging != nil { removals.append(old) } else { unlink(root + "/" + old) }
                 summary.moved += 1
             }
+        }
+        if let staging {
+            // Every file is written: each goes into place, then the earlier files of notes that
+            // moved go (those no note of this export was written at).
+            for (done, file) in pending.enumerated() {
+                let folder = file.split(separator: "/").dropLast().joined(separator: "/")
+                do throws(IOFailure) {
+                    if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
+                    guard rename(staging + "/" + file, root + "/" + file) == 0 else {
+                        throw IOFailure(.rename, root + "/" + file)
+                    }
+                } catch {
+                    var failure = error
+                    failure.detail =
+                        (failure.detail.map { $0 + "; " } ?? "")
+                        + "\(done) of \(pending.count) files of the export were put in place, each whole, the others "
+                        + "left as they were: export again"
+                    throw .io(failure)
+                }
+            }
+            for old in removals where !written.contains(old) { unlink(root + "/" + old) }
         }
         // The temporaries an export killed midway left of these files, one look through each
         // folder (not one per note file): before 2026-12-06 they stayed in the folder for good.

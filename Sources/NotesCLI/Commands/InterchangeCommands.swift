@@ -97,7 +97,10 @@ let exportMarkdownCommand = Command(
         DIR whose file was deleted from it (import-markdown --prune) is not written back. A DIR that does
         not exist is written all or nothing: into a hidden folder beside it, renamed to DIR once every
         file is written, and removed if the export fails (a full disk); one that a killed export left
-        is removed by the next export beside it, or by an import-markdown of the folder holding it.
+        is removed by the next export beside it, or by an import-markdown of the folder holding it. In
+        a DIR that exists, every file is written into a hidden folder inside it first and renamed into
+        place once all are: a failure while writing leaves DIR as it was, one while renaming leaves
+        each file whole, some new and some old.
         """,
     readsOnly: true
 ) { ctx in
