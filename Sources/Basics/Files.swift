@@ -327,6 +327,31 @@ public func lockIfAbandoned(_ path: String, directory: Bool) -> (fd: Int32, devi
     return (fd, UInt64(st.st_dev), UInt64(st.st_ino))
 }
 
+/// Removes the private folders that runs killed midway (Ctrl-C, SIGKILL) left in `parent`, and
+/// returns how many: named `prefix` and six more bytes (as `mkdtemp` names them), this user's,
+/// not links, held by no process (a run holds its own under an exclusive `flock` until it moves
+/// or removes it), unchanged for ``abandonedAfterSeconds`` (a run locks its folder the moment it
+/// made it) and, as `holdsOnlyItsOwn` says of the folder's path, holding nothing but what such a
+/// run writes; `remove` then removes it, while the lock is held. Anything else is left alone.
+/// The one sweep of a new store's private folder (`notes import` into a new store) and of an
+/// export's (`export-markdown` into a new folder).
+@discardableResult
+public func removeAbandonedFolders(
+    in parent: String, prefix: String, holdsOnlyItsOwn: (String) -> Bool, remove: (String) -> Void
+) -> Int {
+    let start = Array(prefix.utf8)
+    var removed = 0
+    for name in directoryNames(parent) ?? [] where name.count == start.count + 6 && name.starts(with: start) {
+        let path = parent + "/" + String(decoding: name, as: UTF8.self)
+        guard let held = lockIfAbandoned(path, directory: true) else { continue }
+        defer { close(held.fd) }
+        guard holdsOnlyItsOwn(path) else { continue }
+        remove(path)
+        removed += 1
+    }
+    return removed
+}
+
 /// The entries of a directory (without `.` and `..`), sorted by their names' bytes.
 public func directoryEntries(_ path: String) throws(IOFailure) -> [DirectoryEntry] {
     guard let names = directoryNames(path) else { throw IOFailure(.list, path) }

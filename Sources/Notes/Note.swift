@@ -94,13 +94,17 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// versions conflict. The body holds both between conflict markers; the next edit of the
     /// body (or a restore) removes the property, and so resolves the conflict.
     case conflict
+    /// Set (to `true`) by `import-markdown --prune` as it moves the note to the trash because
+    /// its file is gone from its folder; removed by the import that finds the file back, which
+    /// takes the note out of the trash (a note trashed otherwise stays there).
+    case sourceGone = "source-gone"
 
     /// What the store knows of the files the note was imported from (path, folder and digests):
     /// a fact about that file, not part of any version of the note, so a restore or an
     /// undo leaves it as it is (else the next import of the folder would take the note for a
     /// stranger to its file, or undo the restore).
     public static let fileRecord: Set<String> = [
-        source.rawValue, vault.rawValue, sourceDigest.rawValue, copyDigest.rawValue,
+        source.rawValue, vault.rawValue, sourceDigest.rawValue, copyDigest.rawValue, sourceGone.rawValue,
     ]
 
     /// The lines of a list property, without empty ones.

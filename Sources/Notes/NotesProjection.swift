@@ -41,8 +41,10 @@ public final class NotesProjection: ProjectionSet {
     /// over lines of a paragraph is code, and a `<!--` in it opens no comment (see
     /// ``MarkdownCode/LineState``). `notes-20`: a setext heading's underline ends the paragraph,
     /// and so does a block quote's first line, so no span goes on past them (see
-    /// ``IndentedBlocks/endsParagraph(_:inQuote:)``).
-    public var version: String { "notes-20+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// ``IndentedBlocks/endsParagraph(_:_:)``). `notes-21`: so do an HTML block's first line
+    /// (`<div>`) and a nested quote; an ordered item not numbered 1, an empty item and a marker
+    /// indented 4 columns past the paragraph's item do not.
+    public var version: String { "notes-21+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

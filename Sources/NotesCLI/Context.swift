@@ -400,15 +400,11 @@ final class Context: @unchecked Sendable {
     /// nothing but LMDB's data.mdb and lock.mdb, and the note of what it was made for. Anything
     /// else is left alone.
     private static func removeAbandonedStagings(in parent: String) {
-        let prefix = Array(stagingPrefix.utf8)
-        for name in directoryNames(parent) ?? [] where name.count == prefix.count + 6 && name.starts(with: prefix) {
-            let path = parent + "/" + String(decoding: name, as: UTF8.self)
-            guard let held = lockIfAbandoned(path, directory: true) else { continue }
-            defer { close(held.fd) }
-            guard let entries = try? directoryEntries(path),
-                entries.allSatisfy({ $0.kind == .file && ["data.mdb", "lock.mdb", stagingNote].contains($0.name) })
-            else { continue }
-            removeStore(path)
+        removeAbandonedFolders(in: parent, prefix: stagingPrefix) { path in
+            guard let entries = try? directoryEntries(path) else { return false }
+            return entries.allSatisfy { $0.kind == .file && ["data.mdb", "lock.mdb", stagingNote].contains($0.name) }
+        } remove: {
+            removeStore($0)
         }
     }
 

@@ -56,16 +56,19 @@ extension Context {
         if n.pinned { flags.append(t.yellow("pinned")) }
         if n.archived { flags.append("archived") }
         if n.trashed { flags.append(t.red("trashed")) }
-        t.print(t.bold(t.shown(n.title)))
+        // The header's names are shown as a table's cells are (``oneLine(_:)``), through a pipe
+        // too: a control character as its symbol, a bidi control as its escape (before
+        // 2026-12-07 a title holding U+202E turned its heading line around on a terminal).
+        t.print(t.bold(oneLine(n.title)))
         var meta = "  v\(n.version)\(mark)  updated \(relative(n.updatedAt))  created \(relative(n.createdAt))"
-        if let c = labels.category { meta += "  [\(t.shown(c))]" }
+        if let c = labels.category { meta += "  [\(oneLine(c))]" }
         var line = t.cyan(shortID(n.id)) + t.dim(meta)
         if !flags.isEmpty { line += "  " + flags.concatenated(separator: " ") }
         t.print(line)
         if !labels.tags.isEmpty {
-            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + t.shown($0)) }.concatenated(separator: " "))
+            t.print(t.dim("  tags: ") + labels.tags.map { t.green("#" + oneLine($0)) }.concatenated(separator: " "))
         }
-        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + t.shown(n.aliases.concatenated(separator: ", "))) }
+        if !n.aliases.isEmpty { t.print(t.dim("  aliases: ") + oneLine(n.aliases.concatenated(separator: ", "))) }
         // A file name may hold any byte but `/`: a line break or an escape in it is shown as a
         // symbol, so that it neither splits the header nor reaches the terminal.
         if let path = n.sourcePath { t.print(t.dim("  from: ") + oneLine(t.shown(path))) }
@@ -169,11 +172,22 @@ func displayWidth(_ s: String) -> Int {
     return w
 }
 
-/// Terminal columns one character takes: 2 for CJK and emoji, 0 for combining marks, else 1.
+/// Terminal columns one character takes: 2 for CJK and emoji, 0 for combining marks and
+/// zero-width format characters, else 1.
 private func columns(_ ch: Character) -> Int {
     guard let first = ch.unicodeScalars.first else { return 0 }
     let v = first.value
-    if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark }) { return 0 }
+    if ch.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark || isZeroWidthFormat($0) }) {
+        return 0
+    }
+    // A keycap (`1️⃣`: a digit, `#` or `*`, U+FE0F, U+20E3) or a text symbol asked to be drawn as
+    // emoji (`❤️`: U+FE0F after it): two columns, as terminals draw them (before 2026-12-07 one,
+    // the first character's, so a row holding one stood a column out).
+    if ch.unicodeScalars.count > 1,
+        ch.unicodeScalars.contains(where: { $0.value == 0x20E3 || $0.value == 0xFE0F })
+    {
+        return 2
+    }
     let wide =
         (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
         || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
@@ -186,6 +200,17 @@ private func columns(_ ch: Character) -> Int {
         // title starting `✅ ` stood a column out of the listing.
         || first.properties.isEmojiPresentation
     return wide ? 2 : 1
+}
+
+/// Whether `c` is a format character terminals draw in no column: the zero-width space,
+/// non-joiner and joiner, the left-to-right and right-to-left marks (U+200B-U+200F), the word
+/// joiner and invisible operators (U+2060-U+2064) and the zero-width no-break space, or
+/// byte-order mark (U+FEFF). Before 2026-12-07 each took a column when it stood alone.
+private func isZeroWidthFormat(_ c: Unicode.Scalar) -> Bool {
+    switch c.value {
+    case 0x200B...0x200F, 0x2060...0x2064, 0xFEFF: return true
+    default: return false
+    }
 }
 
 extension Array where Element == String {

@@ -80,6 +80,9 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     public var pruned = 0
     /// Of ``missingFiles``, the notes not in the trash: those an import with `prune` would move there.
     public var prunable = 0
+    /// Notes an import with `prune` moved to the trash whose files are back in the folder: taken
+    /// out of the trash by this import (unless the file's front matter says `trashed: true`).
+    public var restored = 0
     /// The links and embeds of attachments (`![[photo.png]]`, `![](img/a.png)`) whose files are
     /// not in the folder, each with the file that holds it (the import goes on: they lead
     /// nowhere until the files are added).
@@ -120,15 +123,24 @@ extension Notebook {
     /// A folder that does not exist yet is written all or nothing: the files go into a private
     /// folder beside it, `.notes-export-XXXXXX`, renamed to `directory` once all are written;
     /// on a failure (a full disk) that folder is removed, and the error says nothing was written.
+    /// Into a folder that exists, the files go into such a private folder inside it first, and
+    /// each is renamed into place only once all are written (the earlier files of notes that
+    /// moved removed after): a failure while writing (a full disk) leaves the folder as it was;
+    /// one while renaming (or a kill then) leaves each file whole, some new and some as they were.
+    /// The export holds it under an `flock` while it writes; such folders that killed exports
+    /// left beside `directory` are removed first (``removeAbandonedExportStagings(in:)``).
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
-        var st = stat()
-        guard lstat(directory, &st) != 0 && errno == ENOENT else {
-            return try exportMarkdown(to: directory, writingInto: directory)
-        }
         var target = directory
         while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
         let parent = AtomicFile.directory(of: target)
+        Self.removeAbandonedExportStagings(in: parent)
+        var st = stat()
+        guard lstat(directory, &st) != 0 && errno == ENOENT else {
+            // Its own private folder is inside it: those killed exports left there too.
+            Self.removeAbandonedExportStagings(in: target)
+            return try exportMarkdown(to: directory, writingInto: directory, staged: true)
+        }
         // The folders above it made for it, deepest first: removed too when the export fails.
         var madeAbove: [String] = []
         var above = parent
@@ -137,13 +149,19 @@ extension Notebook {
             above = AtomicFile.directory(of: above)
         }
         try io { () throws(IOFailure) in try makeDirectories(parent) }
-        var template = Array((parent + "/.notes-export-XXXXXX").utf8CString)
+        var template = Array((parent + "/" + Self.exportStagingPrefix + "XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            let failure = IOFailure(.makeDirectory, parent + "/.notes-export-XXXXXX", detail: "check the folder")
+            let failure = IOFailure(
+                .makeDirectory, parent + "/" + Self.exportStagingPrefix + "XXXXXX", detail: "check the folder")
             for folder in madeAbove { rmdir(folder) }
             throw .io(failure)
         }
         let staging = String(cString: made)
+        // Held while this export has it (by the process's end too): a later export or import
+        // takes a folder no process holds for a killed export's, and removes it.
+        let lock = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+        defer { if lock >= 0 { close(lock) } }
         do throws(NotesError) {
             let summary = try exportMarkdown(to: directory, writingInto: staging)
             guard rename(staging, target) == 0 else {
@@ -162,6 +180,43 @@ extension Notebook {
         }
     }
 
+    /// What `prune` appends to a note whose file is gone: it goes to the trash, marked as trashed
+    /// for that (``NoteProperty/sourceGone``), so that the import finding the file back takes it out.
+    static let pruneEvents: [NoteEvent] = [
+        .propertySet(key: NoteProperty.sourceGone.rawValue, value: "true"), .trashed,
+    ]
+
+    /// What an export's private folder of a new folder is named by before its six characters.
+    static let exportStagingPrefix = ".notes-export-"
+
+    /// Removes the private folders that exports killed midway (Ctrl-C, SIGKILL) left in `parent`
+    /// (before 2026-12-07 each stayed there for good), as a new store's are removed
+    /// (``removeAbandonedFolders(in:prefix:holdsOnlyItsOwn:remove:)``: held by no process,
+    /// unchanged for 2 seconds), when they hold nothing but what an export writes: folders,
+    /// `.md` files and the temporaries of them. Called by an export beside them and by an import
+    /// of the folder holding them.
+    static func removeAbandonedExportStagings(in parent: String) {
+        removeAbandonedFolders(in: parent, prefix: exportStagingPrefix, holdsOnlyItsOwn: holdsOnlyExportFiles) {
+            removeTree($0)
+        }
+    }
+
+    /// Whether the folder `path`, and each folder in it, holds only folders, `.md` files and
+    /// their temporaries (`NAME.tmp-XXXXXX`, see ``AtomicFile``): what an export writes.
+    private static func holdsOnlyExportFiles(_ path: String) -> Bool {
+        guard let entries = try? directoryEntries(path) else { return false }
+        return entries.allSatisfy { entry in
+            switch entry.kind {
+            case .directory: return holdsOnlyExportFiles(path + "/" + entry.name)
+            case .file:
+                let name = Array(entry.name.utf8)
+                let temporary = name.count > 11 && name[(name.count - 11)...].starts(with: Array(".tmp-".utf8))
+                return entry.nameIsUTF8 && (entry.name.lowercased().hasSuffix(".md") || temporary)
+            default: return false
+            }
+        }
+    }
+
     /// Removes the folder `path` and all it holds (the export's own staging folder).
     static func removeTree(_ path: String) {
         for entry in (try? directoryEntries(path)) ?? [] {
@@ -172,10 +227,11 @@ extension Notebook {
     }
 
     /// Writes the notes as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or the
-    /// staging folder of a new one.
-    private func exportMarkdown(to directory: String, writingInto root: String) throws(NotesError)
-        -> MarkdownExportSummary
-    {
+    /// staging folder of a new one. `staged` (an existing `directory`): every file is written
+    /// into a private folder inside `root` first, and renamed into place once all are.
+    private func exportMarkdown(
+        to directory: String, writingInto root: String, staged: Bool = false
+    ) throws(NotesError) -> MarkdownExportSummary {
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -214,6 +270,30 @@ extension Notebook {
         // this export was written there (two notes imported from one path in two folders, or
         // a file copied under another name, leave one note's earlier file where another's now is).
         var written: Set<String> = []
+        // An existing folder's private folder, held under an `flock` while this export has it
+        // (see ``removeAbandonedExportStagings(in:)``): where the files are written first.
+        var staging: String?
+        var lock: Int32 = -1
+        defer {
+            if let staging { Self.removeTree(staging) }
+            if lock >= 0 { close(lock) }
+        }
+        if staged {
+            var template = Array((root + "/" + Self.exportStagingPrefix + "XXXXXX").utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw .io(
+                    IOFailure(
+                        .makeDirectory, root + "/" + Self.exportStagingPrefix + "XXXXXX", detail: "check the folder"))
+            }
+            staging = String(cString: made)
+            lock = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+        }
+        let writeRoot = staging ?? root
+        // With `staging`: the files written there, and the earlier files to remove once they
+        // are in place.
+        var pending: [String] = []
+        var removals: [String] = []
         for note in notes {
             if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
                 note.properties[NoteProperty.vault.rawValue].map({ Array($0.utf8) == Array(existing.utf8) }) == true,
@@ -238,20 +318,50 @@ extension Notebook {
                 used.insert(Array(file.lowercased().utf8))
             }
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
-            try io { () throws(IOFailure) in
-                if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
+            do throws(IOFailure) {
+                if !folder.isEmpty { try makeDirectories(writeRoot + "/" + folder) }
                 // Not swept here (one look through the folder per note): once per folder below.
-                let out = try AtomicFile(path: root + "/" + file, removingAbandoned: false)
+                let out = try AtomicFile(path: writeRoot + "/" + file, removingAbandoned: false)
                 let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
+            } catch {
+                guard let staging else { throw .io(error) }
+                // Nothing of the folder was changed yet: said so, of the file's place in it.
+                var failure = error
+                if failure.path.hasPrefix(staging) { failure.path = root + failure.path.dropFirst(staging.count) }
+                failure.detail =
+                    (failure.detail.map { $0 + "; " } ?? "") + "nothing was exported: \(directory) is as it was"
+                throw .io(failure)
             }
             summary.files += 1
             written.insert(file)
+            if staging != nil { pending.append(file) }
             for old in earlier[note.id] ?? [] where !written.contains(old) {
-                unlink(root + "/" + old)
+                if staging != nil { removals.append(old) } else { unlink(root + "/" + old) }
                 summary.moved += 1
             }
+        }
+        if let staging {
+            // Every file is written: each goes into place, then the earlier files of notes that
+            // moved go (those no note of this export was written at).
+            for (done, file) in pending.enumerated() {
+                let folder = file.split(separator: "/").dropLast().joined(separator: "/")
+                do throws(IOFailure) {
+                    if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
+                    guard rename(staging + "/" + file, root + "/" + file) == 0 else {
+                        throw IOFailure(.rename, root + "/" + file)
+                    }
+                } catch {
+                    var failure = error
+                    failure.detail =
+                        (failure.detail.map { $0 + "; " } ?? "")
+                        + "\(done) of \(pending.count) files of the export were put in place, each whole, the others "
+                        + "left as they were: export again"
+                    throw .io(failure)
+                }
+            }
+            for old in removals where !written.contains(old) { unlink(root + "/" + old) }
         }
         // The temporaries an export killed midway left of these files, one look through each
         // folder (not one per note file): before 2026-12-06 they stayed in the folder for good.
@@ -399,6 +509,8 @@ extension Notebook {
     public func importMarkdown(from directory: String, skipInvalid: Bool = false, prune: Bool = false)
         throws(NotesError) -> MarkdownImportSummary
     {
+        // The private folders that exports into new folders here, killed midway, left.
+        Self.removeAbandonedExportStagings(in: directory)
         var listing = VaultListing()
         try listVault(directory, into: &listing)
         let (files, others) = (listing.markdown, listing.others)
@@ -594,7 +706,15 @@ extension Notebook {
                 matched.insert(id)
                 claimedByID[id] = note
             }
+            /// The notes that `prune` trashed for their files being gone whose files are here
+            /// again, with what their files say of the trash.
+            var cameBack: [Identifier: (note: Note, trashed: Bool?)] = [:]
             for (i, item) in items.enumerated() {
+                defer {
+                    if let note = existingOf[i], note.properties[NoteProperty.sourceGone.rawValue] != nil {
+                        cameBack[note.id] = (note, item.md.trashed)
+                    }
+                }
                 let file = Array(item.file.utf8)
                 var existing = existingOf[i]
                 if existing == nil {
@@ -613,6 +733,7 @@ extension Notebook {
                             try projection.note($0, in: session.transaction, databases: dbs)
                         }
                     if let existing { matched.insert(existing.id) }
+                    existingOf[i] = existing
                 }
                 if let existing, digestHere(existing, file: item.file) == item.digest {
                     summary.unchanged += 1
@@ -822,12 +943,31 @@ extension Notebook {
                         summary.updated += 1
                     }
                 }
-                if pruning.remove(id) != nil { events.append(.trashed) }
+                if pruning.remove(id) != nil { events += Self.pruneEvents }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
             }
             for id in pruning.sorted() {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
-                plans.append((id, [.trashed], .exact(note.version)))
+                plans.append((id, Self.pruneEvents, .exact(note.version)))
+            }
+            // A file that `prune` trashed the note of, for being gone, is back: the note comes
+            // out of the trash (before 2026-12-07 it stayed there, though its file was imported
+            // again), unless the file says `trashed: true`; a note trashed otherwise stays.
+            for (id, back) in cameBack.sorted(by: { $0.key < $1.key }) {
+                let index = plans.firstIndex { $0.id == id }
+                let planned = index.map { plans[$0].events } ?? []
+                var events: [NoteEvent] = []
+                let untrashing = planned.contains { if case .untrashed = $0 { return true } else { return false } }
+                if back.note.trashed, back.trashed != true, !untrashing {
+                    events.append(.untrashed)
+                }
+                if back.note.trashed, back.trashed != true { summary.restored += 1 }
+                events.append(.propertySet(key: NoteProperty.sourceGone.rawValue, value: ""))
+                if let index {
+                    plans[index].events += events
+                } else {
+                    plans.append((id, events, .exact(back.note.version)))
+                }
             }
             var named: Set<Identifier> = []
             for plan in plans {

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Testing
 
@@ -72,6 +73,28 @@ struct CLINoteCommandTests {
         // A body without a final newline still ends the output with one.
         let bare = try s.add("Bare", "--body", "no newline")
         #expect(try s.ok("show", bare).stdout.hasSuffix("\nno newline\n"))
+    }
+
+    @Test("show escapes control and bidi characters in its header as tables do, through a pipe too; the body as is")
+    func showEscapesHeader() throws {
+        let s = try Sandbox()
+        // Before 2026-12-07 the heading line printed the title raw: U+202E (a right-to-left
+        // override) turned the line around, and through a pipe U+009B (a CSI) went out as it was.
+        let title = "Bad\u{9B}2J abc\u{202E}def"
+        let body = "body \u{202E}kept\n"
+        let id = try s.add(
+            title, "--body", body, "--category", "Work\u{2067}x", "--tag", "t\u{200F}ag")
+        try s.ok("alias", id, "al\u{202D}ias")
+        let human = try s.ok("show", id)
+        #expect(human.lines.first == "Bad\u{FFFD}2J abc<U+202E>def", "\(human.stdout)")
+        let header = human.lines.prefix { !$0.isEmpty }
+        #expect(header.count == 4, "\(human.stdout)")
+        #expect(
+            !header.joined().unicodeScalars.contains { isBidiControl($0) || breaksLine($0) }, "\(human.stdout)")
+        #expect(header[1].contains("[Work<U+2067>x]") && header[2].contains("#t<U+200F>ag"), "\(human.stdout)")
+        #expect(header[3].contains("al<U+202D>ias"), "\(human.stdout)")
+        #expect(human.stdout.hasSuffix("\n" + body), "the body is printed as is: \(human.stdout)")
+        #expect(try s.object("show", id)["title"] as? String == title, "--json gives the title exactly")
     }
 
     @Test("edit changes the title and the body, one event each, and checks --expect-version")

@@ -131,6 +131,15 @@ struct CLIVaultTests {
         #expect(!fileExists(dir + "/Gone.md"))
         let json = try s.ok("import-markdown", dir, "--prune", "--json").object()
         #expect(json["pruned"] as? Int == 0 && json["missingFiles"] as? Int == 1 && json["prunable"] as? Int == 0)
+        // The file put back: its note comes out of the trash, and the summary says so (before
+        // 2026-12-07 it stayed in the trash).
+        write(file: dir + "/Gone.md", "# Gone\n")
+        #expect(
+            try s.ok("import-markdown", dir, "--prune").line
+                == "created 0, updated 0, unchanged 2; 1 note whose file is back taken out of the trash")
+        #expect(try s.titles("--trashed").isEmpty)
+        let again = try s.ok("import-markdown", dir, "--prune", "--json").object()
+        #expect(again["restored"] as? Int == 0 && again["updated"] as? Int == 0, "\(again)")
     }
 
     @Test("an Obsidian vault: YAML lists, aliases, tags, links to files and aliases, embeds; again: no change")

@@ -1,5 +1,6 @@
 import Basics
 import EventStore
+import Foundation
 import Glibc
 import Notes
 import TestSupport
@@ -145,6 +146,92 @@ struct ReliabilityCrashTests {
             lifetimes[.rebuild, default: 0.2] *= 1.05
         }
         return killed
+    }
+
+    @Test(
+        "export-markdown into a new folder, killed midway, leaves its private folder: the next export beside it, or an import of the folder holding it, removes it"
+    )
+    func killedMarkdownExportStagingRemoved() throws {
+        let s = try Sandbox()
+        var rng = SeededGenerator(seed: 0x5_7A9E)
+        // Enough notes that the export writes for a while: a kill lands while it does.
+        let (text, _) = importLines(notes: 1500, edits: 0, tag: "kill", rng: &rng)
+        write(file: s.path("notes.jsonl"), text)
+        try s.ok("import", s.path("notes.jsonl"))
+        let parent = s.path("exports")
+        mkdir(parent, 0o700)
+        func stagings(_ parent: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []).filter {
+                $0.hasPrefix(".notes-export-")
+            }.sorted()
+        }
+        func setModified(_ path: String, secondsAgo: Int) {
+            var times = [timeval(), timeval()]
+            times[0].tv_sec = time(nil) - secondsAgo
+            times[1].tv_sec = time(nil) - secondsAgo
+            utimes(path, &times)
+        }
+        var attempts = 0
+        /// Runs exports into a new folder of `parent`, each SIGKILLed once its private folder is
+        /// there, until one leaves it behind; returns its name.
+        func killedExport(in parent: String) throws -> String {
+            while attempts < 40 {
+                attempts += 1
+                let target = parent + "/vault"
+                let child = try KillableNotes(s, ["export-markdown", target], tag: "export-\(attempts)")
+                let deadline = monotonicSeconds() + 60
+                while stagings(parent).isEmpty, !child.wait(until: 0), monotonicSeconds() < deadline { usleep(100) }
+                usleep(UInt32(attempts % 4) * 3000)
+                guard child.killNow() else {
+                    // It finished first: its folder is in place, and no private one is left.
+                    #expect(child.finish() == 0 && stagings(parent).isEmpty, "\(child.stderr)")
+                    try? FileManager.default.removeItem(atPath: target)
+                    continue
+                }
+                if let left = stagings(parent).first { return left }
+                try? FileManager.default.removeItem(atPath: target)
+            }
+            Issue.record("no kill of 40 landed while the export wrote")
+            return ""
+        }
+        let left = try killedExport(in: parent)
+        try #require(!left.isEmpty)
+        // Before 2026-12-07 it stayed there for good. Changed a moment ago, it is left alone (an
+        // export that just made its folder has not locked it yet)...
+        try s.ok("export-markdown", parent + "/fresh")
+        #expect(stagings(parent) == [left])
+        // ...and, unchanged for 2 seconds and held by no process, removed by the next export.
+        // Left alone: one a running export holds (here, this process), one holding a file no
+        // export writes, another name.
+        func folder(_ name: String, holding files: [String]) -> String {
+            let dir = parent + "/" + name
+            mkdir(dir, 0o700)
+            mkdir(dir + "/Work", 0o700)
+            for file in files { write(file: dir + "/Work/" + file, "x") }
+            setModified(dir, secondsAgo: 3600)
+            return dir
+        }
+        let kept = [
+            folder(".notes-export-held01", holding: ["a.md"]), folder(".notes-export-note01", holding: ["a.txt"]),
+            folder(".notes-export-x", holding: ["a.md"]),
+        ]
+        let lock = open(kept[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        defer { close(lock) }
+        setModified(parent + "/" + left, secondsAgo: 3600)
+        try s.ok("export-markdown", parent + "/again")
+        #expect(!fileExists(parent + "/" + left), "\(left) was left")
+        for dir in kept { #expect(fileExists(dir), "\(dir) was removed") }
+        // An import of the folder holding one removes it too (it reads that folder).
+        let vaults = s.path("vaults")
+        mkdir(vaults, 0o700)
+        write(file: vaults + "/note.md", "# A note\n")
+        let second = try killedExport(in: vaults)
+        try #require(!second.isEmpty)
+        setModified(vaults + "/" + second, secondsAgo: 3600)
+        try s.ok("--store", s.path("other"), "import-markdown", vaults)
+        #expect(!fileExists(vaults + "/" + second), "\(second) was left")
+        for dir in kept { #expect(fileExists(dir), "\(dir) was removed") }
     }
 
     /// The store after a kill: verify passes, the log is gap-free, every acknowledged write is

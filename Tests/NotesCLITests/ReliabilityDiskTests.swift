@@ -205,6 +205,49 @@ struct ReliabilityDiskTests {
     }
 
     @Test(
+        "export-markdown into a folder that exists, stopped by a file size limit: every file as it was, nothing left"
+    )
+    func markdownExportIntoExistingPastLimit() throws {
+        let s = try Sandbox()
+        var small: [String] = []
+        for i in 0..<3 { small.append(try s.add("small \(i)", "--body", "text \(i)", "--category", "Work")) }
+        let big = try s.add("big", "--body", "short")
+        let vault = s.path("vault")
+        try s.ok("export-markdown", vault)
+        /// Every entry under `folder` (hidden ones too) and its bytes.
+        func contents(_ folder: String) -> [String: [UInt8]] {
+            var out: [String: [UInt8]] = [:]
+            for name in (try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? [] {
+                var st = stat()
+                let path = folder + "/" + name
+                guard lstat(path, &st) == 0 else { continue }
+                out[name] = (st.st_mode & S_IFMT) == S_IFREG ? read(file: path) : []
+            }
+            return out
+        }
+        let before = contents(vault)
+        try #require(before.count == 5, "\(before.keys.sorted())")
+        // Every note edited (one retitled, so its file moves), the last one past the limit.
+        for (i, id) in small.enumerated() { try s.ok("edit", id, "--body", "edited \(i)") }
+        try s.ok("edit", small[0], "--title", "renamed")
+        write(file: s.path("body.txt"), String(repeating: "0123456789", count: 30_000))  // 300 kB
+        try s.ok("edit", big, "--body-file", s.path("body.txt"))
+        let r = Self.underLimit(s, blocks: 64, ["export-markdown", vault])
+        #expect(r.code == 1, "\(r)")
+        #expect(
+            r.stderr.hasPrefix("notes: error: cannot write \(vault)/big-")
+                && r.stderr.hasSuffix("; nothing was exported: \(vault) is as it was\n"), "\(r.stderr)")
+        // Before 2026-12-07 the files written before the failure were the new ones (the moved
+        // note's earlier file removed), the others as they were.
+        #expect(contents(vault) == before)
+        #expect(try s.ok("export-markdown", vault).line == "exported 4 notes to \(vault)")
+        let after = contents(vault)
+        #expect(after.count == 5 && after.keys.contains { $0.hasPrefix("Work/renamed-") }, "\(after.keys.sorted())")
+        let texts = after.values.map { String(decoding: $0, as: UTF8.self) }
+        #expect(texts.filter { $0.contains("edited ") }.count == 3 && !texts.contains { $0.contains("text 0") })
+    }
+
+    @Test(
         "export --output onto a full filesystem: exit 1 'the disk is full', the store untouched",
         .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))
     func exportOntoFullFilesystem() throws {

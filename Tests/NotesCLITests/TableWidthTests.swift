@@ -29,6 +29,37 @@ struct TableWidthTests {
         }
     }
 
+    @Test("zero-width format characters take no column; keycaps and symbols with U+FE0F take two")
+    func formatCharactersKeycapsAndVariationSelectors() {
+        // Before 2026-12-07 a format character standing alone took a column, and a keycap or a
+        // text symbol asked to be drawn as emoji (U+FE0F) took one: rows holding one stood out.
+        let formats: [UInt32] = [
+            0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF,
+        ]
+        for v in formats {
+            let c = String(Character(Unicode.Scalar(v)!))
+            #expect(displayWidth("a" + c + "b") == 2, "U+\(String(v, radix: 16))")
+            #expect(displayWidth(c) == 0, "U+\(String(v, radix: 16)) alone")
+            #expect(displayWidth("日" + c + "本") == 4, "U+\(String(v, radix: 16)) between wide ones")
+        }
+        #expect(displayWidth("\u{FEFF}Title") == 5, "a byte-order mark before a title")
+        for keycap in ["1\u{FE0F}\u{20E3}", "#\u{FE0F}\u{20E3}", "*\u{FE0F}\u{20E3}", "0\u{FE0F}\u{20E3}"] {
+            #expect(displayWidth(keycap + " ok") == 5, "\(keycap)")
+        }
+        for symbol in ["\u{2764}\u{FE0F}", "\u{263A}\u{FE0F}", "\u{2714}\u{FE0F}", "\u{00A9}\u{FE0F}"] {
+            #expect(displayWidth(symbol + " ok") == 5, "\(symbol)")
+        }
+        // Without U+FE0F they are text, one column; an emoji already two stays two.
+        #expect(displayWidth("\u{2764} ok") == 4 && displayWidth("\u{263A} ok") == 4)
+        #expect(displayWidth("\u{2705}\u{FE0F} ok") == 5)
+        #expect(displayWidth("1\u{FE0F}\u{20E3}\u{200B}2\u{FE0F}\u{20E3}") == 4)
+        // A cut counts them so too.
+        #expect(
+            truncate(String(repeating: "\u{2764}\u{FE0F}", count: 40), 10) == String(
+                repeating: "\u{2764}\u{FE0F}", count: 4) + "…")
+        #expect(truncate("a\u{200B}b\u{200B}c", 3) == "a\u{200B}b\u{200B}c")
+    }
+
     @Test("a title is cut at the width with an ellipsis, and line breaks become spaces")
     func truncation() {
         #expect(truncate("short", 60) == "short")

@@ -729,8 +729,8 @@ struct InterchangeMarkdownTests {
             "\(summary)")
         let trashed = try s.allNotes().filter(\.trashed)
         #expect(trashed.map(\.title).sorted() == ["b", "e"])
-        // One event: the trash.
-        #expect(trashed.first { $0.title == "b" }?.version == 5)
+        // Two events: the mark that its file is gone (``NoteProperty/sourceGone``), and the trash.
+        #expect(trashed.first { $0.title == "b" }?.version == 6)
         // Again: nothing more to prune.
         summary = try s.book.importMarkdown(from: v, skipInvalid: true, prune: true)
         #expect(summary.pruned == 0 && summary.missingFiles == 2 && summary.prunable == 0, "\(summary)")
@@ -750,6 +750,42 @@ struct InterchangeMarkdownTests {
         _ = try s.book.untrash(try #require(trashed.first { $0.title == "b" }).id)
         #expect(try s.book.exportMarkdown(to: v).deletedInTrash == 1)
         #expect(FileManager.default.fileExists(atPath: v + "/b.md"))
+    }
+
+    @Test("a note pruned for its deleted file leaves the trash when the file is back; one trashed otherwise stays")
+    func prunedNoteComesBack() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        for name in ["a", "b", "c", "d", "e"] { try write(v + "/\(name).md", "# \(name)\n\n\(name) text\n") }
+        #expect(try s.book.importMarkdown(from: v).created == 5)
+        func note(_ title: String) throws -> Note { try #require(try s.allNotes().first { $0.title == title }) }
+        // a, b, c deleted and pruned; e trashed here, then its file deleted too.
+        _ = try s.book.trash(try note("e").id)
+        for name in ["a", "b", "c", "e"] { try FileManager.default.removeItem(atPath: v + "/\(name).md") }
+        var summary = try s.book.importMarkdown(from: v, prune: true)
+        #expect(summary.pruned == 3 && summary.restored == 0, "\(summary)")
+        #expect(try s.allNotes().filter(\.trashed).map(\.title).sorted() == ["a", "b", "c", "e"])
+        // Back: a as it was, b edited, c saying it is in the trash; e, trashed here, too.
+        try write(v + "/a.md", "# a\n\na text\n")
+        try write(v + "/b.md", "# b\n\nb text, edited\n")
+        try write(v + "/c.md", "---\ntrashed: true\n---\n# c\n\nc text\n")
+        try write(v + "/e.md", "# e\n\ne text\n")
+        let versions = try Dictionary(uniqueKeysWithValues: ["a", "b", "c", "e"].map { ($0, try note($0).version) })
+        // Before 2026-12-07 each stayed in the trash, its file imported again all the same.
+        summary = try s.book.importMarkdown(from: v)
+        #expect(summary.restored == 2 && summary.updated == 1 && summary.created == 0, "\(summary)")
+        #expect(try s.allNotes().filter(\.trashed).map(\.title).sorted() == ["c", "e"])
+        #expect(try note("b").body.hasSuffix("b text, edited\n"))
+        // a: the untrash and the mark removed; c: the mark removed; e: nothing.
+        #expect(try note("a").version == versions["a"]! + 2)
+        #expect(try note("c").version == versions["c"]! + 1)
+        #expect(try note("e").version == versions["e"]!)
+        for title in ["a", "b", "c"] {
+            #expect(try note(title).properties[NoteProperty.sourceGone.rawValue] == nil, "\(title)")
+        }
+        // Again: nothing changes.
+        summary = try s.book.importMarkdown(from: v, prune: true)
+        #expect(summary.restored == 0 && summary.updated == 0 && summary.pruned == 0, "\(summary)")
     }
 
     @Test("links and embeds of attachments the folder does not hold are reported, not those it holds or in code")

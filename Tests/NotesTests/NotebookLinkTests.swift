@@ -200,6 +200,76 @@ struct WikiLinkParseTests {
         #expect(targets("a ` [[in]]\n    <!-- ` [[out]]") == [.title("out")])
     }
 
+    @Test("an HTML block's first line (kinds 1 to 6) ends the paragraph: no span goes on into it; kind 7 does not")
+    func spanStopsAtHTMLBlock() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark 0.31: a line starting an HTML block of kinds 1 to 6 interrupts a paragraph,
+        // whose backtick is then a backtick. Before 2026-12-07 the span went on into the block
+        // and hid [[Console]].
+        let starts = [
+            "<div>", "<div class=\"x\">", "</table>", "<hr/>", "<DIV>", "  <section", "<search>", "<h1>", "<script>",
+            "<pre", "<style type=\"t\">", "<textarea>", "<?php", "<!DOCTYPE html>", "<!doctype html>",
+            "<![CDATA[", "<!-- x -->",
+        ]
+        for start in starts {
+            #expect(
+                targets("Press ` for [[Console]]\n\(start)\n` [[Shown]]") == [.title("Console"), .title("Shown")],
+                "\(start)")
+        }
+        // Kind 7 (any other tag alone on its line), a name that only starts as a block's, `<!`
+        // without a letter, or a block's start indented 4 columns: the paragraph's text.
+        for text in ["<span>", "<custom-tag>", "</span>", "<divx>", "<pref>", "<! x", "<", "    <div>"] {
+            #expect(targets("a ` [[in]]\n\(text)\nb ` [[out]]") == [.title("out")], "\(text)")
+        }
+    }
+
+    @Test("a nested quote ends a quote's paragraph; a lazy line of a nested quote goes on with it")
+    func spanStopsAtNestedQuote() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // Before 2026-12-07 any quote's line went on with a quote's span, and `>>` hid [[in]].
+        #expect(targets("> a ` [[one]]\n>> b ` [[two]]") == [.title("one"), .title("two")])
+        #expect(targets("> a ` [[one]]\n> > b ` [[two]]") == [.title("one"), .title("two")])
+        // A line of fewer markers is a lazy line of the deeper quote's paragraph.
+        #expect(targets(">> a ` [[in]]\n> b ` [[out]]") == [.title("out")])
+        // A heading or a list item inside the quote ends its paragraph too.
+        #expect(targets("> a ` [[one]]\n> # b ` [[two]]") == [.title("one"), .title("two")])
+        #expect(targets("> a ` [[one]]\n> - b ` [[two]]") == [.title("one"), .title("two")])
+    }
+
+    @Test("list items end a paragraph as CommonMark has them: ordered from 1, with text, indented less than 4")
+    func spanAndListItems() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        let ended: [WikiLink.Target] = [.title("one"), .title("two")]
+        let spanned: [WikiLink.Target] = [.title("out")]
+        // Only an item with text, and an ordered one numbered 1, interrupts a paragraph: `2.`,
+        // `14)` and an empty `*` are the paragraph's text, and the span goes on over them (before
+        // 2026-12-07 each ended it, and the paragraph's links after its backtick counted).
+        #expect(targets("a ` [[one]]\n1. b ` [[two]]") == ended)
+        #expect(targets("a ` [[one]]\n01) b ` [[two]]") == ended)
+        #expect(targets("a ` [[one]]\n- b ` [[two]]") == ended)
+        #expect(targets("a ` [[in]]\n2. b ` [[out]]") == spanned)
+        #expect(targets("a ` [[in]]\n14) b ` [[out]]") == spanned)
+        #expect(targets("a ` [[in]]\n*\nb ` [[out]]") == spanned)
+        #expect(targets("a ` [[in]]\n1.\nb ` [[out]]") == spanned)
+        // In a list, an item less indented than the item's text starts an item of the list (or of
+        // an outer one), whatever its number.
+        #expect(targets("- a ` [[one]]\n2. b ` [[two]]") == ended)
+        #expect(targets("1. a ` [[one]]\n2. b ` [[two]]") == ended)
+        #expect(targets("- a\n  - b ` [[one]]\n- c ` [[two]]") == ended)
+        #expect(targets("- a ` [[one]]\n-\n  b ` [[two]]") == ended)
+        // A marker indented 4 columns or more past the text of the paragraph's item (or the
+        // line's start, outside lists) is no marker: the paragraph's text (before 2026-12-07 it
+        // ended the paragraph); less than that, a nested item, which ends it.
+        #expect(targets("a ` [[in]]\n    - b ` [[out]]") == spanned)
+        #expect(targets("a ` [[in]]\n\t1. b ` [[out]]") == spanned)
+        #expect(targets("a ` [[in]]\n    # b ` [[out]]") == spanned)
+        #expect(targets("- a ` [[in]]\n      - b ` [[out]]") == spanned)
+        #expect(targets("- a ` [[one]]\n    - b ` [[two]]") == ended)
+        #expect(targets("- a ` [[one]]\n\t- b ` [[two]]") == ended)
+        #expect(targets("- a\n\n  b ` [[in]]\n  2. c ` [[out]]") == spanned)
+        #expect(targets("- a\n\n  b ` [[one]]\n  1. c ` [[two]]") == ended)
+    }
+
     @Test(
         "a thematic break ends a list, and it or a setext underline ends a paragraph: the indented code after is code")
     func breakAndUnderlineEndText() {

@@ -12,15 +12,22 @@ package enum MarkdownCode {
         package var inComment = false
         /// The length of the backtick run of a code span open where the line starts, if any.
         fileprivate var openSpan: Int?
-        /// Whether the line that opened ``openSpan`` is a block quote's: if not, a quote's first
-        /// line ends its paragraph.
-        fileprivate var openInQuote = false
+        /// Where the paragraph of the line that opened ``openSpan`` is: what ends it.
+        fileprivate var openParagraph = Paragraph()
+        /// Where the paragraph of the line being read is.
+        fileprivate var lineParagraph = Paragraph()
         /// The body's bytes: where a run that no later run of the line closes looks for its
         /// closing run on the paragraph's next lines.
         fileprivate let bytes: [UInt8]
-        /// For a run length, the offset of a paragraph's end before which no run of that length
-        /// starts after the last place looked from: each paragraph is searched once per length.
-        private var noCloserBefore: [Int: Int] = [:]
+        /// For a run length (and where the paragraph is), the offset of a paragraph's end before
+        /// which no run of that length starts after the last place looked from: each paragraph is
+        /// searched once per length.
+        private var noCloserBefore: [CloserKey: Int] = [:]
+
+        private struct CloserKey: Hashable {
+            var count: Int
+            var paragraph: Paragraph
+        }
 
         fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -28,11 +35,11 @@ package enum MarkdownCode {
         package var startsInCodeSpan: Bool { openSpan != nil }
 
         /// Whether a run of exactly `count` backticks starts on a line after the one ending at
-        /// `lineEnd`, before the paragraph ends (a blank line, a fence, a heading, a thematic
-        /// break, a list item, a setext underline, the end of the body; and when that line is no
-        /// block quote's, `inQuote` false, a quote's first line).
-        fileprivate mutating func closesLater(_ count: Int, after lineEnd: Int, inQuote: Bool) -> Bool {
-            if let end = noCloserBefore[count], lineEnd < end { return false }
+        /// `lineEnd`, before the paragraph (where `paragraph` tells) ends: see
+        /// ``IndentedBlocks/endsParagraph(_:_:)``, or the end of the body.
+        fileprivate mutating func closesLater(_ count: Int, after lineEnd: Int, paragraph: Paragraph) -> Bool {
+            let key = CloserKey(count: count, paragraph: paragraph)
+            if let end = noCloserBefore[key], lineEnd < end { return false }
             var p = lineEnd
             while p < bytes.count, bytes[p] != 0x0A { p += 1 }
             while p < bytes.count {
@@ -40,8 +47,8 @@ package enum MarkdownCode {
                 var end = start
                 while end < bytes.count, bytes[end] != 0x0A { end += 1 }
                 let line = bytes[start..<end]
-                if IndentedBlocks.endsParagraph(line, inQuote: inQuote) {
-                    noCloserBefore[count] = start
+                if IndentedBlocks.endsParagraph(line, paragraph) {
+                    noCloserBefore[key] = start
                     return false
                 }
                 var k = start
@@ -50,7 +57,7 @@ package enum MarkdownCode {
                 }
                 p = end
             }
-            noCloserBefore[count] = bytes.count
+            noCloserBefore[key] = bytes.count
             return false
         }
     }
@@ -68,7 +75,7 @@ package enum MarkdownCode {
         WikiLink.forEachLineOutsideFences(bytes) { line, index in
             // A span goes on only over the paragraph's next line.
             if index != last + 1
-                || (state.openSpan != nil && IndentedBlocks.endsParagraph(line, inQuote: state.openInQuote))
+                || (state.openSpan != nil && IndentedBlocks.endsParagraph(line, state.openParagraph))
             {
                 state.openSpan = nil
             }
@@ -77,6 +84,8 @@ package enum MarkdownCode {
                 state.openSpan = nil
                 return
             }
+            let quotes = IndentedBlocks.quoteMarkers(line).depth
+            state.lineParagraph = Paragraph(quotes: quotes, column: quotes == 0 ? blocks.itemColumn : 0)
             body(line, index, &state)
         }
     }
@@ -111,10 +120,10 @@ package enum MarkdownCode {
         guard b[k] == 0x60 else { return false }
         if spans == nil { spans = CodeSpans(b) }
         if let unclosed = spans?.skip(at: &k),
-            state.closesLater(unclosed, after: b.endIndex, inQuote: IndentedBlocks.startsQuote(b))
+            state.closesLater(unclosed, after: b.endIndex, paragraph: state.lineParagraph)
         {
             state.openSpan = unclosed
-            state.openInQuote = IndentedBlocks.startsQuote(b)
+            state.openParagraph = state.lineParagraph
             k = b.endIndex
         }
         return true
@@ -189,6 +198,13 @@ package struct CodeSpans {
     }
 }
 
+/// Where a paragraph is, as far as what ends it goes: in how many block quotes, and at which
+/// column the text of the list item it is in starts (0 outside lists, and in quotes).
+struct Paragraph: Hashable {
+    var quotes = 0
+    var column = 0
+}
+
 /// What tells the lines of a body's indented code blocks, and of the fenced blocks of its
 /// list items, from text indented as a list's or a paragraph's: fed each line outside the
 /// fences of the top level (``WikiLink/forEachLineOutsideFences(_:_:)``), in order. Part of
@@ -209,6 +225,33 @@ struct IndentedBlocks {
     /// length.
     private var quoteFence: (marker: UInt8, count: Int)?
     private var lastIndex = -1
+    /// The columns where the text of each list item open at the line starts, outermost first.
+    private var itemColumns: [Int] = []
+
+    /// The column where the text of the innermost list item the last line is in starts, 0 when
+    /// it is in none: a paragraph there ends at a list marker less indented, and a line indented
+    /// 4 columns past it is the paragraph's text.
+    var itemColumn: Int { inList ? itemColumns.last ?? 0 : 0 }
+
+    /// Keeps ``itemColumns`` by a line of a list, not blank, indented `columns`: a list item
+    /// ends the items whose text starts further right and opens its own; after a blank line, any
+    /// other line ends them too (no paragraph's line goes on lazily there).
+    private mutating func trackItems(_ text: ArraySlice<UInt8>, columns: Int) {
+        let item = Self.listMarker(text)
+        guard item != nil || afterBlank else { return }
+        while let last = itemColumns.last, last > columns { itemColumns.removeLast() }
+        guard let item else { return }
+        // The text starts 1 to 4 columns after the marker; 5 or more, or none, and it starts 1
+        // after it (the rest is indented code, or the item is empty).
+        var k = text.startIndex + item.width
+        var spaces = 0
+        while k < text.endIndex, text[k] == 0x20 {
+            spaces += 1
+            k += 1
+        }
+        let gap = k == text.endIndex || spaces > 4 || text[k] == 0x09 ? 1 : spaces
+        itemColumns.append(columns + item.width + gap)
+    }
 
     /// Whether the line numbered `index` is code: part of an indented code block, or of a
     /// fenced one indented as a list item's (its fence lines too).
@@ -262,6 +305,7 @@ struct IndentedBlocks {
         defer { afterBlank = false }
         if columns >= 4, !inComment {
             if inList {
+                trackItems(text, columns: columns)
                 if let run = Self.fenceRun(text), run.marker == 0x7E || !text.dropFirst(run.count).contains(0x60) {
                     listFence = (run.marker, run.count)
                     afterText = false
@@ -291,8 +335,12 @@ struct IndentedBlocks {
             return false
         }
         if Self.isListItem(text) {
+            if !inList { itemColumns.removeAll() }
             inList = true
-        } else if columns < 2, afterBlank || !afterText || Self.isHeading(text) {
+            trackItems(text, columns: columns)
+        } else if inList, columns >= 2 || !(afterBlank || !afterText || Self.isHeading(text)) {
+            trackItems(text, columns: columns)
+        } else if columns < 2 {
             // Out of the item's text, and no paragraph's line to continue lazily (after a blank
             // line, a fenced block or a heading), or a heading, which no paragraph continues into:
             // the list ends. Before 2026-12-06 a heading right under an item did not end it, and
@@ -304,34 +352,93 @@ struct IndentedBlocks {
         return false
     }
 
-    /// Whether `line` ends a paragraph before it, so that no code span goes on into it: a blank
-    /// line (in a block quote too), a fence, an ATX heading, a thematic break, a list item, or a
-    /// setext heading's underline (`===`, `--`: the lines above are a heading, whose unclosed
-    /// backtick is a backtick; before 2026-12-07 a span went on past it and hid the heading's
-    /// links and tags), or an HTML comment's first line (`<!--` first on the line: an HTML block,
-    /// which interrupts a paragraph; before 2026-12-07 the span went on into it, so the comment
-    /// did not open and the paragraph's links after its backtick were dropped). A paragraph outside a block quote (`inQuote` false: the line it is read
-    /// from is no quote's) ends at a quote's first line too (`> text`; before 2026-12-07 a span
-    /// went on into the quote and hid the links after the paragraph's backtick).
-    static func endsParagraph(_ line: ArraySlice<UInt8>, inQuote: Bool) -> Bool {
-        var text = line.drop { $0 == 0x20 || $0 == 0x09 }
+    /// Whether `line` ends a paragraph before it (where `paragraph` tells), so that no code span
+    /// goes on into it: CommonMark's blocks that interrupt a paragraph. A blank line (in a block
+    /// quote too); a block quote deeper than the paragraph's (`>` first when the paragraph is in
+    /// none, `>>` under `> text`; before 2026-12-07 a nested quote's line went on with the span);
+    /// and, indented less than 4 columns past the text of the paragraph's list item (or the
+    /// line's start): a fence, an ATX heading, a thematic break, a setext heading's underline
+    /// (before 2026-12-07 a span went on past it and hid the heading's links and tags), an HTML
+    /// block's first line (``startsHTMLBlock(_:)``), or a list item that may interrupt a
+    /// paragraph: one with text, and when ordered, numbered 1 (`2. x` is the paragraph's text).
+    /// Any list marker less indented than the text of the paragraph's item starts an item of an
+    /// outer list, which ends it. Indented 4 columns or more past that, none of these is one: the
+    /// line is the paragraph's (before 2026-12-07 a list marker, a heading or a break so indented
+    /// ended it, and `2.` ended it anywhere).
+    static func endsParagraph(_ line: ArraySlice<UInt8>, _ paragraph: Paragraph) -> Bool {
+        let (quotes, rest) = quoteMarkers(line)
+        var text = rest.drop { $0 == 0x20 || $0 == 0x09 }
         if text.last == 0x0D { text = text.dropLast() }
-        if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x3E }) { return true }
-        // `<!--` first on a line starts an HTML block, which CommonMark lets interrupt a
-        // paragraph: the comment opens there, and no span of the lines above goes on into it.
-        if line.count - text.count < 4,
-            fenceRun(text) != nil || isSetextUnderline(text) || (!inQuote && text.first == 0x3E)
-                || text.starts(with: [0x3C, 0x21, 0x2D, 0x2D])
-        {
-            return true
+        if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) || quotes > paragraph.quotes { return true }
+        var columns = 0
+        for b in rest[..<text.startIndex] { columns = b == 0x09 ? (columns / 4 + 1) * 4 : columns + 1 }
+        let base = quotes == paragraph.quotes ? paragraph.column : 0
+        guard columns < base + 4 else { return false }
+        if let item = listMarker(text) {
+            // An item of an outer list, or one that starts a list here: CommonMark lets only an
+            // item with text, and an ordered one numbered 1, interrupt a paragraph.
+            if columns < base { return true }
+            let after = text.dropFirst(item.width)
+            if after.contains(where: { $0 != 0x20 && $0 != 0x09 }), item.number == nil || item.number == 1 {
+                return true
+            }
         }
-        return isHeading(text) || isThematicBreak(text) || isListItem(text)
+        return fenceRun(text) != nil || isSetextUnderline(text) || isHeading(text) || isThematicBreak(text)
+            || startsHTMLBlock(text)
     }
 
-    /// Whether `line` is a block quote's (`>` after at most three spaces).
-    static func startsQuote(_ line: ArraySlice<UInt8>) -> Bool {
-        let text = line.drop { $0 == 0x20 || $0 == 0x09 }
-        return line.count - text.count < 4 && text.first == 0x3E
+    /// How many block quote markers (`>`, each after at most three spaces, and a space after it
+    /// dropped) start `line`, and the line after them.
+    static func quoteMarkers(_ line: ArraySlice<UInt8>) -> (depth: Int, rest: ArraySlice<UInt8>) {
+        var rest = line
+        var depth = 0
+        while true {
+            let text = rest.drop { $0 == 0x20 }
+            guard rest.count - text.count < 4, text.first == 0x3E else { return (depth, rest) }
+            depth += 1
+            rest = text.dropFirst()
+            if rest.first == 0x20 { rest = rest.dropFirst() }
+        }
+    }
+
+    /// The names of CommonMark's HTML blocks of kind 6, a tag of which starts a block that
+    /// interrupts a paragraph (`<div>`, `</table>`, `<hr/>`).
+    private static let blockTagNames: Set<[UInt8]> = Set(
+        [
+            "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center", "col",
+            "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+            "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr",
+            "html", "iframe", "legend", "li", "link", "main", "menu", "menuitem", "nav", "noframes", "ol",
+            "optgroup", "option", "p", "param", "search", "section", "summary", "table", "tbody", "td", "tfoot",
+            "th", "thead", "title", "tr", "track", "ul",
+        ].map { Array($0.utf8) })
+
+    /// The tag names of CommonMark's HTML blocks of kind 1.
+    private static let rawTagNames: Set<[UInt8]> = Set(["pre", "script", "style", "textarea"].map { Array($0.utf8) })
+
+    /// Whether `text` (a line from its first character that is no white space) starts an HTML
+    /// block of the kinds that interrupt a paragraph (CommonMark 0.31, kinds 1 to 6): `<pre`,
+    /// `<script`, `<style` or `<textarea` then white space, `>` or the line's end; `<!--`; `<?`;
+    /// `<!` and an ASCII letter; `<![CDATA[`; or `<` or `</` and a name of ``blockTagNames``
+    /// (any case) then white space, the line's end, `>` or `/>`. Kind 7 (any other whole tag
+    /// alone on its line, `<span>`) interrupts no paragraph, and is left out.
+    static func startsHTMLBlock(_ text: ArraySlice<UInt8>) -> Bool {
+        func isLetter(_ c: UInt8) -> Bool { (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) }
+        guard text.first == 0x3C else { return false }
+        let rest = text.dropFirst()
+        if rest.first == 0x3F || rest.starts(with: Array("![CDATA[".utf8)) { return true }
+        if rest.first == 0x21 {
+            // `<!--`, or `<!` and a letter (a declaration).
+            return rest.dropFirst().starts(with: [0x2D, 0x2D]) || rest.dropFirst().first.map(isLetter) == true
+        }
+        let closing = rest.first == 0x2F
+        let named = closing ? rest.dropFirst() : rest
+        let name = named.prefix { isLetter($0) || (0x30...0x39).contains($0) }
+        let lower = name.map { isLetter($0) ? $0 | 0x20 : $0 }
+        let after = named.dropFirst(name.count)
+        let ends = after.isEmpty || after.first == 0x20 || after.first == 0x09 || after.first == 0x3E
+        if !closing, rawTagNames.contains(lower) { return ends }
+        return blockTagNames.contains(lower) && (ends || after.starts(with: [0x2F, 0x3E]))
     }
 
     /// Whether `text` (from its first character that is no white space) is a thematic break:
@@ -385,15 +492,26 @@ struct IndentedBlocks {
 
     /// Whether `text` (a line without its indentation) starts with a list marker: `-`, `*`
     /// or `+`, or 1 to 9 digits and `.` or `)`, then white space or the line's end.
-    private static func isListItem(_ text: ArraySlice<UInt8>) -> Bool {
+    private static func isListItem(_ text: ArraySlice<UInt8>) -> Bool { listMarker(text) != nil }
+
+    /// The list marker `text` (a line without its indentation) starts with, if any: how many
+    /// bytes it takes, and an ordered one's number (nil for `-`, `*`, `+`).
+    private static func listMarker(_ text: ArraySlice<UInt8>) -> (width: Int, number: Int?)? {
         var k = text.startIndex
+        var number: Int?
         if let c = text.first, c == 0x2D || c == 0x2A || c == 0x2B {
             k += 1
         } else {
-            while k < text.endIndex, k - text.startIndex < 9, (0x30...0x39).contains(text[k]) { k += 1 }
-            guard k > text.startIndex, k < text.endIndex, text[k] == 0x2E || text[k] == 0x29 else { return false }
+            var value = 0
+            while k < text.endIndex, k - text.startIndex < 9, (0x30...0x39).contains(text[k]) {
+                value = value * 10 + Int(text[k] - 0x30)
+                k += 1
+            }
+            guard k > text.startIndex, k < text.endIndex, text[k] == 0x2E || text[k] == 0x29 else { return nil }
             k += 1
+            number = value
         }
-        return k == text.endIndex || text[k] == 0x20 || text[k] == 0x09
+        guard k == text.endIndex || text[k] == 0x20 || text[k] == 0x09 else { return nil }
+        return (k - text.startIndex, number)
     }
 }

@@ -96,7 +96,11 @@ let exportMarkdownCommand = Command(
         DIR rewrites the files (a renamed note moves to its new file); a note in the trash imported from
         DIR whose file was deleted from it (import-markdown --prune) is not written back. A DIR that does
         not exist is written all or nothing: into a hidden folder beside it, renamed to DIR once every
-        file is written, and removed if the export fails (a full disk).
+        file is written, and removed if the export fails (a full disk); one that a killed export left
+        is removed by the next export beside it, or by an import-markdown of the folder holding it. In
+        a DIR that exists, every file is written into a hidden folder inside it first and renamed into
+        place once all are: a failure while writing leaves DIR as it was, one while renaming leaves
+        each file whole, some new and some old.
         """,
     readsOnly: true
 ) { ctx in
@@ -151,7 +155,8 @@ let importMarkdownCommand = Command(
 
         Notes whose files were deleted from DIR are kept as they are, and counted; --prune moves them
         to the trash (notes untrash brings one back), and export-markdown into DIR then does not write
-        them back.
+        them back. When such a file is put back in DIR, the next import takes its note out of the
+        trash (unless the file says trashed: true).
         """,
     options: [
         OptionSpec("skip-invalid", "import the readable files; list each file skipped and why"),
@@ -176,6 +181,7 @@ let importMarkdownCommand = Command(
                 ),
                 ("otherFiles", .int(summary.otherFiles)), ("missingFiles", .int(summary.missingFiles)),
                 ("pruned", .int(summary.pruned)), ("prunable", .int(summary.prunable)),
+                ("restored", .int(summary.restored)),
                 (
                     "missingAttachments",
                     .array(
@@ -205,6 +211,10 @@ let importMarkdownCommand = Command(
             let n = summary.pruned
             line +=
                 "; \(n) note\(n == 1 ? "" : "s") whose file\(n == 1 ? " was" : "s were") deleted from the folder moved to the trash (notes untrash ID brings one back)"
+        }
+        if summary.restored > 0 {
+            let n = summary.restored
+            line += "; \(n) note\(n == 1 ? " whose file is" : "s whose files are") back taken out of the trash"
         }
         if summary.movedFiles > 0 {
             let n = summary.movedFiles
