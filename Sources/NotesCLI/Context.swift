@@ -168,11 +168,26 @@ final class Context: @unchecked Sendable {
 
     var actor: String {
         if let a = environment["NOTES_ACTOR"], !a.isEmpty { return a }
-        let user = environment["USER"] ?? environment["LOGNAME"] ?? String(getuid())
+        let user = environment["USER"] ?? environment["LOGNAME"] ?? Self.accountName() ?? String(getuid())
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, 255)
         let hostName = String(decoding: host.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return "\(user)@\(hostName.isEmpty ? "localhost" : hostName)"
+    }
+
+    /// The name of this process's user account in `/etc/passwd`, when it has one: cron, systemd
+    /// units and containers run commands without `USER` or `LOGNAME`, whose events were recorded
+    /// as `0@host` before 2026-12-07 rather than `root@host`. The file is read rather than asked
+    /// through `getpwuid`, which a statically linked program cannot use (NSS loads libraries).
+    static func accountName() -> String? {
+        guard let bytes = try? readFile("/etc/passwd", upTo: 1 << 22) else { return nil }
+        let uid = String(getuid())
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: ":"), maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count == 4, !fields[0].isEmpty, fields[2].elementsEqual(uid.utf8) else { continue }
+            return String(decoding: fields[0], as: UTF8.self)
+        }
+        return nil
     }
 
     /// Opens the notebook once. Creates the store (and its parent directories) on first use.
