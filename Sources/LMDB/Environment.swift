@@ -411,6 +411,8 @@ public final class Environment: @unchecked Sendable {
                 pthread_rwlock_unlock(resizeLock)
                 throw LMDBError(rc, "mdb_txn_begin (write)")
             }
+            // Pages a writer killed midway (SIGKILL, a power loss) wrote past the committed ones.
+            cutBackToCommittedPages()
             var mapFull = false
             let outcome: Result<R, any Error> = withUnsafeMutablePointer(to: &mapFull) { flag in
                 Result { try body(Transaction(handle: txn, readOnly: false, faults: faults, mapFull: flag)) }
@@ -446,18 +448,9 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Gives back to the disk the pages a failed write transaction wrote past the committed ones.
-    ///
-    /// A transaction writes its pages into the file before it commits (at the commit, and when it
-    /// spills dirty pages during a large write), growing the file past the last page the committed
-    /// state uses; aborted, it leaves them there. After a large import stopped by a full disk the
-    /// file had grown to take every block of it (a 110 KB store became 3 MB on a 3 MiB disk, in a
-    /// new user's trial), so that nothing else could be written there and "free some space and try
-    /// again" could not be followed. Those pages hold nothing: no meta page names them (the last
-    /// page only grows from commit to commit), and no reader's snapshot reaches past the committed
-    /// last page. So the file is cut back to the committed pages, inside a write transaction of its
-    /// own so that no other writer runs meanwhile. The caller holds `resizeLock` shared and no
-    /// transaction. Best effort: a failure leaves the file as it was.
+    /// Gives back to the disk the pages a failed write transaction wrote past the committed ones,
+    /// in a write transaction of its own (see ``cutBackToCommittedPages()``). The caller holds
+    /// `resizeLock` shared and no transaction. Best effort: a failure leaves the file as it was.
     private func releaseUncommittedPages() {
         guard !options.readOnly else { return }
         var fd: Int32 = -1
@@ -468,8 +461,27 @@ public final class Environment: @unchecked Sendable {
             let txn
         else { return }
         defer { mdb_txn_abort(txn) }
+        cutBackToCommittedPages()
+    }
+
+    /// Cuts `data.mdb` back to the pages the committed state uses; the caller holds a write
+    /// transaction that has written nothing yet, so no other writer runs meanwhile.
+    ///
+    /// A transaction writes its pages into the file before it commits (at the commit, and when it
+    /// spills dirty pages during a large write), growing the file past the last page the committed
+    /// state uses; aborted or killed, it leaves them there. After a large import stopped by a full
+    /// disk the file had grown to take every block of it (a 110 KB store became 3 MB on a 3 MiB
+    /// disk, in a new user's trial), so that nothing else could be written there and "free some
+    /// space and try again" could not be followed. Those pages hold nothing: no meta page names
+    /// them (the last page only grows from commit to commit), and no reader's snapshot reaches past
+    /// the committed last page. A committed write leaves the file at exactly its pages, so this
+    /// costs an `fstat` where there is nothing to cut. Best effort: a failure leaves the file.
+    private func cutBackToCommittedPages() {
+        var fd: Int32 = -1
+        var st = stat()
+        guard mdb_env_get_fd(handle, &fd) == 0, fstat(fd, &st) == 0 else { return }
         let used = usedBytes
-        if fstat(fd, &st) == 0, Int(st.st_size) > used { _ = ftruncate(fd, off_t(used)) }
+        if Int(st.st_size) > used { _ = ftruncate(fd, off_t(used)) }
     }
 
     /// liblmdb reports a short write as `EIO` (mdb_page_flush), and a short write is what a full
