@@ -78,6 +78,28 @@ final class Context: @unchecked Sendable {
     var tagValues: [String] { values("tag").map(Self.tagName) }
     var positionals: [String] { arguments.positionals }
 
+    /// Whether `-`, standard input, is among the arguments. One after `--` is text: `notes add
+    /// -- -` adds a note titled "-" (before 2026-12-07 it said "missing TITLE").
+    var standardInputGiven: Bool { positionals.prefix(arguments.optionsEndedAt ?? positionals.count).contains("-") }
+
+    /// The positional arguments but the `-` that stands for standard input.
+    var textArguments: [String] {
+        let end = arguments.optionsEndedAt ?? positionals.count
+        return positionals.enumerated().filter { $0.offset >= end || $0.element != "-" }.map(\.element)
+    }
+
+    /// The error for an argument one too many, `advice` after it; one that looks like an option
+    /// but came after `--` is text, and the error says so (before 2026-12-07 `notes add -- -x
+    /// --body B` said to quote a title with spaces and to give the body with --body).
+    func unexpectedArgument(_ extra: String, _ advice: String) -> CLIError {
+        if let end = arguments.optionsEndedAt, extra.hasPrefix("-"), positionals[end...].contains(extra) {
+            return CLIError(
+                "unexpected argument \"\(extra)\": after --, every argument is text, not an option; "
+                    + "give the options before --")
+        }
+        return CLIError("unexpected argument \"\(extra)\"; \(advice)")
+    }
+
     func positional(_ index: Int, _ label: String) throws(CLIError) -> String {
         guard index < positionals.count else {
             throw CLIError("missing \(label); usage: notes \(usageForm)")
@@ -98,8 +120,7 @@ final class Context: @unchecked Sendable {
     func expectPositionals(_ range: ClosedRange<Int>, usage: String? = nil) throws(CLIError) {
         let form = usage ?? usageForm
         if positionals.count > range.upperBound {
-            let extra = positionals[range.upperBound]
-            throw CLIError("unexpected argument \"\(extra)\"; usage: notes \(form) (quote text with spaces)")
+            throw unexpectedArgument(positionals[range.upperBound], "usage: notes \(form) (quote text with spaces)")
         }
         if positionals.count < range.lowerBound {
             throw CLIError("missing argument; usage: notes \(form)")
