@@ -399,8 +399,17 @@ extension Notebook {
     public func importMarkdown(from directory: String, skipInvalid: Bool = false, prune: Bool = false)
         throws(NotesError) -> MarkdownImportSummary
     {
+        try importMarkdown(from: directory, skipInvalid: skipInvalid, prune: prune, afterListing: nil)
+    }
+
+    /// ``importMarkdown(from:skipInvalid:prune:)``, running `afterListing` between the folder's
+    /// listing and the reading of its files (tests: a file removed then).
+    func importMarkdown(from directory: String, skipInvalid: Bool, prune: Bool, afterListing: (() -> Void)?)
+        throws(NotesError) -> MarkdownImportSummary
+    {
         var listing = VaultListing()
         try listVault(directory, into: &listing)
+        afterListing?()
         let (files, others) = (listing.markdown, listing.others)
         let vault = try Self.vaultPath(directory)
         // Files are read and parsed on every core (they are independent), then taken in order.
@@ -421,9 +430,16 @@ extension Notebook {
             )
         }
         var problems: [FileProblem] = listing.badNames
+        // Files removed since the listing (an editor or a sync client saving one by removing it
+        // first) are left out, as skipped files are (a prune leaves their notes): before
+        // 2026-12-07 such a file refused the whole import, exit 2, "No such file or directory;
+        // check its permissions".
+        var vanished: [FileProblem] = []
         var seen: [Identifier: String] = [:]
         for (file, outcome) in zip(files, parsed) {
             switch outcome {
+            case .failure(let problem) where problem.vanished:
+                vanished.append(problem)
             case .failure(let problem):
                 problems.append(problem)
             case .success(let item):
@@ -442,6 +458,7 @@ extension Notebook {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
             throw .validation(.files(problems))
         }
+        problems += vanished
         // Attachments linked to that the folder does not hold (before 2026-12-07 not a word).
         var missingAttachments: [MissingAttachment] = []
         if items.contains(where: { !$0.attachments.isEmpty }) {
@@ -864,6 +881,12 @@ extension Notebook {
         let bytes: [UInt8]
         let limit = options.maxBodyBytes + (1 << 16)
         do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch {
+            if error.code == ENOENT {
+                var problem = FileProblem(
+                    file: file, reason: "the file was removed while the folder was read; import again to read it")
+                problem.vanished = true
+                return .failure(problem)
+            }
             return refuse("the file cannot be read: \(error); check its permissions")
         }
         if bytes.count > limit {
