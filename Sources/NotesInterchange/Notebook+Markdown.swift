@@ -337,11 +337,20 @@ extension Notebook {
     }
 
     /// Lists the folder `prefix` of the vault `directory` (hidden entries skipped).
-    private func listVault(_ directory: String, prefix: String = "", into listing: inout VaultListing)
-        throws(NotesError)
-    {
-        let entries = try io { () throws(IOFailure) in
-            try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix))
+    /// `beforeFolder` runs before each folder inside is listed, with its path (tests: a folder
+    /// removed then).
+    private func listVault(
+        _ directory: String, prefix: String = "", into listing: inout VaultListing,
+        beforeFolder: ((String) -> Void)? = nil
+    ) throws(NotesError) {
+        if !prefix.isEmpty { beforeFolder?(prefix) }
+        let entries: [DirectoryEntry]
+        do { entries = try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix)) } catch {
+            // A folder inside removed (or replaced) since its parent was listed, by a sync client
+            // or an editor: as if it were not there. Before 2026-12-07 the import stopped, exit 1,
+            // "cannot list DIR/sub: No such file or directory".
+            if !prefix.isEmpty, error.code == ENOENT || error.code == ENOTDIR { return }
+            throw .io(error)
         }
         for entry in entries {
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
@@ -357,7 +366,7 @@ extension Notebook {
                 continue
             }
             switch entry.kind {
-            case .directory: try listVault(directory, prefix: relative, into: &listing)
+            case .directory: try listVault(directory, prefix: relative, into: &listing, beforeFolder: beforeFolder)
             case .symbolicLink: listing.links.append(relative)
             case .file where entry.name.lowercased().hasSuffix(".md"): listing.markdown.append(relative)
             case .file, .other:
@@ -402,13 +411,15 @@ extension Notebook {
         try importMarkdown(from: directory, skipInvalid: skipInvalid, prune: prune, afterListing: nil)
     }
 
-    /// ``importMarkdown(from:skipInvalid:prune:)``, running `afterListing` between the folder's
-    /// listing and the reading of its files (tests: a file removed then).
-    func importMarkdown(from directory: String, skipInvalid: Bool, prune: Bool, afterListing: (() -> Void)?)
-        throws(NotesError) -> MarkdownImportSummary
-    {
+    /// ``importMarkdown(from:skipInvalid:prune:)``, running `beforeFolder` before each folder
+    /// inside is listed and `afterListing` between the listing and the reading of the files
+    /// (tests: a folder or a file removed then).
+    func importMarkdown(
+        from directory: String, skipInvalid: Bool, prune: Bool, beforeFolder: ((String) -> Void)? = nil,
+        afterListing: (() -> Void)?
+    ) throws(NotesError) -> MarkdownImportSummary {
         var listing = VaultListing()
-        try listVault(directory, into: &listing)
+        try listVault(directory, into: &listing, beforeFolder: beforeFolder)
         afterListing?()
         let (files, others) = (listing.markdown, listing.others)
         let vault = try Self.vaultPath(directory)

@@ -49,6 +49,14 @@ struct InterchangeMarkdownTests {
         #expect(summary.created == 1 && summary.updated == 1 && summary.pruned == 0, "\(summary)")
         #expect(summary.skipped.map(\.file) == ["b.md"] && summary.skipped.allSatisfy(\.vanished), "\(summary)")
         #expect(try s.allNotes().filter { !$0.trashed }.map(\.title).sorted() == ["a", "b", "c"])
+        // A folder removed after its parent was listed: as if it were not there (before
+        // 2026-12-07 the import stopped, "cannot list vault/gone: No such file or directory").
+        try write(v + "/gone/d.md", "# d\n")
+        let again = try s.book.importMarkdown(
+            from: v, skipInvalid: false, prune: false,
+            beforeFolder: { if $0 == "gone" { try? FileManager.default.removeItem(atPath: v + "/gone") } },
+            afterListing: nil)
+        #expect(again.created == 0 && again.unchanged == 2 && again.skipped.isEmpty, "\(again)")
     }
 
     @Test("export-markdown then import-markdown into an empty store gives the same notes")
