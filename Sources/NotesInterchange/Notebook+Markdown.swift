@@ -147,7 +147,7 @@ extension Notebook {
         do throws(NotesError) {
             let summary = try exportMarkdown(to: directory, writingInto: staging)
             guard rename(staging, target) == 0 else {
-                throw NotesError.io(IOFailure(.rename, staging, detail: "to \(target)"))
+                throw NotesError.io(IOFailure(.rename, "\(staging) to \(target)"))
             }
             return summary
         } catch {
