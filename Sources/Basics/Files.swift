@@ -184,7 +184,9 @@ public final class AtomicFile {
             throw failure
         }
         guard rename(temporaryPath, path) == 0 else {
-            let failure = IOFailure(.rename, temporaryPath, detail: "to \(path)")
+            // Both names before the reason: "cannot rename A to B: Is a directory" (before
+            // 2026-12-07 "cannot rename A: Is a directory; to B").
+            let failure = IOFailure(.rename, "\(temporaryPath) to \(path)")
             unlink(temporaryPath)
             throw failure
         }

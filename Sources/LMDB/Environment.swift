@@ -411,6 +411,8 @@ public final class Environment: @unchecked Sendable {
                 pthread_rwlock_unlock(resizeLock)
                 throw LMDBError(rc, "mdb_txn_begin (write)")
             }
+            // Pages a writer killed midway (SIGKILL, a power loss) wrote past the committed ones.
+            cutBackToCommittedPages()
             var mapFull = false
             let outcome: Result<R, any Error> = withUnsafeMutablePointer(to: &mapFull) { flag in
                 Result { try body(Transaction(handle: txn, readOnly: false, faults: faults, mapFull: flag)) }
@@ -418,8 +420,14 @@ public final class Environment: @unchecked Sendable {
             let result: R
             switch outcome {
             case .success(let r): result = r
-            case .failure(let error):
+            case .failure(var error):
                 mdb_txn_abort(txn)
+                // A page spilled by a put is written as the commit's are: name a short write's cause
+                // before the pages are given back, which frees the disk that caused it.
+                if let e = error as? LMDBError, e.code.rawValue == EIO {
+                    error = LMDBError(reclassifiedIOError(), e.operation)
+                }
+                releaseUncommittedPages()
                 pthread_rwlock_unlock(resizeLock)
                 if mapFull { throw LMDBError(code: .mapFull, operation: "write transaction: \(error)") }
                 throw error
@@ -431,10 +439,49 @@ public final class Environment: @unchecked Sendable {
             } else {
                 commit = mdb_txn_commit(txn)
             }
+            // Named before the pages are given back, which frees the disk that caused it.
+            let failure = commit == EIO ? reclassifiedIOError() : commit
+            if commit != MDB_SUCCESS { releaseUncommittedPages() }
             pthread_rwlock_unlock(resizeLock)
-            try check(commit == EIO ? reclassifiedIOError() : commit, "mdb_txn_commit")
+            try check(failure, "mdb_txn_commit")
             return result
         }
+    }
+
+    /// Gives back to the disk the pages a failed write transaction wrote past the committed ones,
+    /// in a write transaction of its own (see ``cutBackToCommittedPages()``). The caller holds
+    /// `resizeLock` shared and no transaction. Best effort: a failure leaves the file as it was.
+    private func releaseUncommittedPages() {
+        guard !options.readOnly else { return }
+        var fd: Int32 = -1
+        var st = stat()
+        guard mdb_env_get_fd(handle, &fd) == 0, fstat(fd, &st) == 0, Int(st.st_size) > usedBytes else { return }
+        var txn: OpaquePointer?
+        guard lostMap.load(ordering: .acquiring) == 0, mdb_txn_begin(handle, nil, 0, &txn) == MDB_SUCCESS,
+            let txn
+        else { return }
+        defer { mdb_txn_abort(txn) }
+        cutBackToCommittedPages()
+    }
+
+    /// Cuts `data.mdb` back to the pages the committed state uses; the caller holds a write
+    /// transaction that has written nothing yet, so no other writer runs meanwhile.
+    ///
+    /// A transaction writes its pages into the file before it commits (at the commit, and when it
+    /// spills dirty pages during a large write), growing the file past the last page the committed
+    /// state uses; aborted or killed, it leaves them there. After a large import stopped by a full
+    /// disk the file had grown to take every block of it (a 110 KB store became 3 MB on a 3 MiB
+    /// disk, in a new user's trial), so that nothing else could be written there and "free some
+    /// space and try again" could not be followed. Those pages hold nothing: no meta page names
+    /// them (the last page only grows from commit to commit), and no reader's snapshot reaches past
+    /// the committed last page. A committed write leaves the file at exactly its pages, so this
+    /// costs an `fstat` where there is nothing to cut. Best effort: a failure leaves the file.
+    private func cutBackToCommittedPages() {
+        var fd: Int32 = -1
+        var st = stat()
+        guard mdb_env_get_fd(handle, &fd) == 0, fstat(fd, &st) == 0 else { return }
+        let used = usedBytes
+        if Int(st.st_size) > used { _ = ftruncate(fd, off_t(used)) }
     }
 
     /// liblmdb reports a short write as `EIO` (mdb_page_flush), and a short write is what a full

@@ -139,6 +139,9 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
 public struct FileProblem: Error, Sendable, Equatable {
     public var file: String
     public var reason: String
+    /// The file was listed but gone when it was read (an editor or a sync client saving it by
+    /// removing it first): left out, never a reason to refuse an import.
+    public var vanished = false
 
     public init(file: String, reason: String) {
         self.file = file

@@ -37,6 +37,9 @@ struct ParsedArguments: Sendable {
     /// Every value of each repeatable option, in the order given.
     var repeated: [String: [String]] = [:]
     var flags: Set<String> = []
+    /// How many positional arguments came before `--`, when it was given: those after it are
+    /// text, whatever they look like.
+    var optionsEndedAt: Int?
 
     func value(_ name: String) -> String? { values[name] }
     func allValues(_ name: String) -> [String] { repeated[name] ?? [] }
@@ -71,6 +74,7 @@ struct ArgumentParser {
                     result.command = args[i]
                     i += 1
                 }
+                result.optionsEndedAt = result.positionals.count
                 continue
             }
             var name: String
@@ -152,6 +156,14 @@ struct ArgumentParser {
             return CLIError(
                 "unknown option \"\(stem)\"; a query that holds a word starting with - goes after --: "
                     + "notes search \(options ? "[OPTIONS] " : "")-- \(shellQuoted(query))")
+        }
+        if command == "add", arg.dropFirst().allSatisfy({ ("0"..."9").contains($0) }), arg.count > 1 {
+            // `add` takes one title: the words given as one (before 2026-12-07 the advice was
+            // `notes add 'Buy milk' -- -5`, two titles, which add refused in turn).
+            let title = (parsed.positionals + [arg] + tail + afterEnd).joined(separator: " ")
+            return CLIError(
+                "unknown option \"\(arg)\"; a title that holds a word starting with - goes after --, in one "
+                    + "argument: notes add \(options ? "[OPTIONS] " : "")-- \(shellQuoted(title))")
         }
         if let command, arg.dropFirst().allSatisfy({ ("0"..."9").contains($0) }), arg.count > 1 {
             let given = ([command] + parsed.positionals).map(shellQuoted).joined(separator: " ")

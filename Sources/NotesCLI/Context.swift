@@ -78,6 +78,28 @@ final class Context: @unchecked Sendable {
     var tagValues: [String] { values("tag").map(Self.tagName) }
     var positionals: [String] { arguments.positionals }
 
+    /// Whether `-`, standard input, is among the arguments. One after `--` is text: `notes add
+    /// -- -` adds a note titled "-" (before 2026-12-07 it said "missing TITLE").
+    var standardInputGiven: Bool { positionals.prefix(arguments.optionsEndedAt ?? positionals.count).contains("-") }
+
+    /// The positional arguments but the `-` that stands for standard input.
+    var textArguments: [String] {
+        let end = arguments.optionsEndedAt ?? positionals.count
+        return positionals.enumerated().filter { $0.offset >= end || $0.element != "-" }.map(\.element)
+    }
+
+    /// The error for an argument one too many, `advice` after it; one that looks like an option
+    /// but came after `--` is text, and the error says so (before 2026-12-07 `notes add -- -x
+    /// --body B` said to quote a title with spaces and to give the body with --body).
+    func unexpectedArgument(_ extra: String, _ advice: String) -> CLIError {
+        if let end = arguments.optionsEndedAt, extra.hasPrefix("-"), positionals[end...].contains(extra) {
+            return CLIError(
+                "unexpected argument \"\(extra)\": after --, every argument is text, not an option; "
+                    + "give the options before --")
+        }
+        return CLIError("unexpected argument \"\(extra)\"; \(advice)")
+    }
+
     func positional(_ index: Int, _ label: String) throws(CLIError) -> String {
         guard index < positionals.count else {
             throw CLIError("missing \(label); usage: notes \(usageForm)")
@@ -98,8 +120,7 @@ final class Context: @unchecked Sendable {
     func expectPositionals(_ range: ClosedRange<Int>, usage: String? = nil) throws(CLIError) {
         let form = usage ?? usageForm
         if positionals.count > range.upperBound {
-            let extra = positionals[range.upperBound]
-            throw CLIError("unexpected argument \"\(extra)\"; usage: notes \(form) (quote text with spaces)")
+            throw unexpectedArgument(positionals[range.upperBound], "usage: notes \(form) (quote text with spaces)")
         }
         if positionals.count < range.lowerBound {
             throw CLIError("missing argument; usage: notes \(form)")
@@ -168,11 +189,26 @@ final class Context: @unchecked Sendable {
 
     var actor: String {
         if let a = environment["NOTES_ACTOR"], !a.isEmpty { return a }
-        let user = environment["USER"] ?? environment["LOGNAME"] ?? String(getuid())
+        let user = environment["USER"] ?? environment["LOGNAME"] ?? Self.accountName() ?? String(getuid())
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, 255)
         let hostName = String(decoding: host.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return "\(user)@\(hostName.isEmpty ? "localhost" : hostName)"
+    }
+
+    /// The name of this process's user account in `/etc/passwd`, when it has one: cron, systemd
+    /// units and containers run commands without `USER` or `LOGNAME`, whose events were recorded
+    /// as `0@host` before 2026-12-07 rather than `root@host`. The file is read rather than asked
+    /// through `getpwuid`, which a statically linked program cannot use (NSS loads libraries).
+    static func accountName() -> String? {
+        guard let bytes = try? readFile("/etc/passwd", upTo: 1 << 22) else { return nil }
+        let uid = String(getuid())
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: ":"), maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count == 4, !fields[0].isEmpty, fields[2].elementsEqual(uid.utf8) else { continue }
+            return String(decoding: fields[0], as: UTF8.self)
+        }
+        return nil
     }
 
     /// Opens the notebook once. Creates the store (and its parent directories) on first use.

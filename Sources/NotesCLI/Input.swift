@@ -63,7 +63,7 @@ extension Context {
 
     /// The body given by `--body`, `--body-file` or `-`, or nil when none was given.
     func bodyArgument(dashAllowed: Bool = true) throws(CLIError) -> String? {
-        let dash = dashAllowed && positionals.contains("-")
+        let dash = dashAllowed && standardInputGiven
         let given = [value("body") != nil, value("body-file") != nil, dash].filter { $0 }.count
         if given > 1 { throw CLIError("give the body once: --body TEXT, --body-file PATH or - (standard input)") }
         if let b = value("body") { return b }

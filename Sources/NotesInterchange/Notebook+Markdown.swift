@@ -165,7 +165,7 @@ extension Notebook {
         do throws(NotesError) {
             let summary = try exportMarkdown(to: directory, writingInto: staging)
             guard rename(staging, target) == 0 else {
-                throw NotesError.io(IOFailure(.rename, staging, detail: "to \(target)"))
+                throw NotesError.io(IOFailure(.rename, "\(staging) to \(target)"))
             }
             return summary
         } catch {
@@ -447,11 +447,20 @@ extension Notebook {
     }
 
     /// Lists the folder `prefix` of the vault `directory` (hidden entries skipped).
-    private func listVault(_ directory: String, prefix: String = "", into listing: inout VaultListing)
-        throws(NotesError)
-    {
-        let entries = try io { () throws(IOFailure) in
-            try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix))
+    /// `beforeFolder` runs before each folder inside is listed, with its path (tests: a folder
+    /// removed then).
+    private func listVault(
+        _ directory: String, prefix: String = "", into listing: inout VaultListing,
+        beforeFolder: ((String) -> Void)? = nil
+    ) throws(NotesError) {
+        if !prefix.isEmpty { beforeFolder?(prefix) }
+        let entries: [DirectoryEntry]
+        do { entries = try directoryEntries(directory + (prefix.isEmpty ? "" : "/" + prefix)) } catch {
+            // A folder inside removed (or replaced) since its parent was listed, by a sync client
+            // or an editor: as if it were not there. Before 2026-12-07 the import stopped, exit 1,
+            // "cannot list DIR/sub: No such file or directory".
+            if !prefix.isEmpty, error.code == ENOENT || error.code == ENOTDIR { return }
+            throw .io(error)
         }
         for entry in entries {
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
@@ -467,7 +476,7 @@ extension Notebook {
                 continue
             }
             switch entry.kind {
-            case .directory: try listVault(directory, prefix: relative, into: &listing)
+            case .directory: try listVault(directory, prefix: relative, into: &listing, beforeFolder: beforeFolder)
             case .symbolicLink: listing.links.append(relative)
             case .file where entry.name.lowercased().hasSuffix(".md"): listing.markdown.append(relative)
             case .file, .other:
@@ -509,10 +518,21 @@ extension Notebook {
     public func importMarkdown(from directory: String, skipInvalid: Bool = false, prune: Bool = false)
         throws(NotesError) -> MarkdownImportSummary
     {
+        try importMarkdown(from: directory, skipInvalid: skipInvalid, prune: prune, afterListing: nil)
+    }
+
+    /// ``importMarkdown(from:skipInvalid:prune:)``, running `beforeFolder` before each folder
+    /// inside is listed and `afterListing` between the listing and the reading of the files
+    /// (tests: a folder or a file removed then).
+    func importMarkdown(
+        from directory: String, skipInvalid: Bool, prune: Bool, beforeFolder: ((String) -> Void)? = nil,
+        afterListing: (() -> Void)?
+    ) throws(NotesError) -> MarkdownImportSummary {
         // The private folders that exports into new folders here, killed midway, left.
         Self.removeAbandonedExportStagings(in: directory)
         var listing = VaultListing()
-        try listVault(directory, into: &listing)
+        try listVault(directory, into: &listing, beforeFolder: beforeFolder)
+        afterListing?()
         let (files, others) = (listing.markdown, listing.others)
         let vault = try Self.vaultPath(directory)
         // Files are read and parsed on every core (they are independent), then taken in order.
@@ -533,9 +553,16 @@ extension Notebook {
             )
         }
         var problems: [FileProblem] = listing.badNames
+        // Files removed since the listing (an editor or a sync client saving one by removing it
+        // first) are left out, as skipped files are (a prune leaves their notes): before
+        // 2026-12-07 such a file refused the whole import, exit 2, "No such file or directory;
+        // check its permissions".
+        var vanished: [FileProblem] = []
         var seen: [Identifier: String] = [:]
         for (file, outcome) in zip(files, parsed) {
             switch outcome {
+            case .failure(let problem) where problem.vanished:
+                vanished.append(problem)
             case .failure(let problem):
                 problems.append(problem)
             case .success(let item):
@@ -554,6 +581,7 @@ extension Notebook {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
             throw .validation(.files(problems))
         }
+        problems += vanished
         // Attachments linked to that the folder does not hold (before 2026-12-07 not a word).
         var missingAttachments: [MissingAttachment] = []
         if items.contains(where: { !$0.attachments.isEmpty }) {
@@ -1004,6 +1032,12 @@ extension Notebook {
         let bytes: [UInt8]
         let limit = options.maxBodyBytes + (1 << 16)
         do { bytes = try readFile(directory + "/" + file, upTo: limit) } catch {
+            if error.code == ENOENT {
+                var problem = FileProblem(
+                    file: file, reason: "the file was removed while the folder was read; import again to read it")
+                problem.vanished = true
+                return .failure(problem)
+            }
             return refuse("the file cannot be read: \(error); check its permissions")
         }
         if bytes.count > limit {

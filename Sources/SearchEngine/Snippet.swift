@@ -31,7 +31,11 @@ public enum Snippet {
     static func extract(title: String, body: String, width: Int, matcher: Matcher) -> (
         text: String, matches: [Range<Int>]
     ) {
-        let source = body.isEmpty ? title : body
+        var source = body.isEmpty ? title : body
+        // A byte-order mark that starts the body (a file saved by a Windows editor, imported byte
+        // for byte) marks the encoding, not text: before 2026-12-07 it began the snippet, an
+        // invisible character on the terminal and in `--json`, counted in the match offsets.
+        if source.unicodeScalars.first == "\u{FEFF}" { source = String(source.unicodeScalars.dropFirst()) }
         let width = max(width, 16)
         guard source.utf8.count > wholeTextLimit else { return extract(source, width: width, matcher: matcher) }
         return extract(region: source, width: width, matcher: matcher)

@@ -49,4 +49,19 @@ struct FilesTests {
         #expect(throws: IOFailure.self) { try readFile(dir.child("absent"), upTo: 10) }
         #expect(throws: IOFailure.self) { try readFile(dir.path, upTo: 10) }
     }
+
+    @Test("a rename that fails names both paths before the reason, and leaves no temporary")
+    func renameFailureNamesBoth() throws {
+        let dir = TemporaryDirectory()
+        let target = dir.child("out.md")
+        let file = try AtomicFile(path: target)
+        try file.write(Array("text".utf8))
+        // The target became a folder holding a file meanwhile (someone else's hands).
+        #expect(mkdir(target, 0o700) == 0)
+        write(Array("x".utf8), to: target + "/inside")
+        let error = #expect(throws: IOFailure.self) { try file.commit() }
+        let text = error?.description ?? ""
+        #expect(text.hasPrefix("cannot rename \(target).tmp-") && text.contains(" to \(target): "), "\(text)")
+        #expect(try directoryEntries(dir.path).map(\.name) == ["out.md"])
+    }
 }

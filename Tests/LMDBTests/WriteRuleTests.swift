@@ -77,6 +77,24 @@ struct WriteRuleTests {
         #expect(small.mapSize == 1 << 20)
     }
 
+    @Test("pages written past the committed ones (a writer that failed or was killed) are given back to the disk")
+    func uncommittedPagesGivenBack() throws {
+        let tmp = TemporaryDirectory()
+        let env = try environment(tmp, map: 64 << 20)
+        let db = try env.openDatabase("blobs", flags: [.create])
+        try env.write { txn throws in try fill(txn, db, count: 10, size: 3000) }
+        let committed = env.fileSize
+        #expect(committed == env.usedBytes)
+        // (A write that fails at its commit on a full disk: ReliabilityDiskTests.) Pages a killed writer left (the file longer than its committed pages): the next write
+        // gives them back. Before 2026-12-07 they stayed for good.
+        let fd = open(tmp.path + "/data.mdb", O_WRONLY | O_CLOEXEC)
+        #expect(fd >= 0 && ftruncate(fd, off_t(committed + (8 << 20))) == 0)
+        close(fd)
+        try env.write { txn throws in try txn.put(db, key: key(99_999), value: [1]) }
+        #expect(env.fileSize == env.usedBytes && env.fileSize < committed + (1 << 20), "\(env.fileSize)")
+        #expect(try env.read { txn throws in try txn.count(db) } == 11)
+    }
+
     @Test("the Nth put, commit or growth fails with the planned error, once; nothing of the transaction stays")
     func injectedFaults() throws {
         for failure in FaultInjection.Failure.allCases {

@@ -74,6 +74,13 @@ struct CLICategoryTests {
         #expect(metadata[0]["actor"] as? String == "tester@test" && metadata[0]["command"] as? String == "notes add")
         let bob = try #require(metadata[2]["actor"] as? String)
         #expect(bob.hasPrefix("bob@") && bob.count > 4, "user@host without NOTES_ACTOR: \(bob)")
+        // Without USER and LOGNAME (cron, systemd, containers): the account's name, not its uid.
+        if let account = getpwuid(getuid())?.pointee.pw_name.map({ String(cString: $0) }) {
+            let c = s.run(["add", "C"], env: ["NOTES_ACTOR": nil, "USER": nil, "LOGNAME": nil])
+            #expect(c.code == 0, "\(c)")
+            let actor = try #require(try s.ok("log", "--limit", "1", "--json").array().first?["actor"] as? String)
+            #expect(actor.hasPrefix(account + "@"), "no USER nor LOGNAME: \(actor)")
+        }
         for m in metadata[3...] {
             #expect(m["actor"] as? String == "carol@desk" && m["command"] as? String == "notes categories")
         }

@@ -120,7 +120,14 @@ struct CLIErrorTests {
             s.run("search", "actor", "-isolation", "-n", "5"), 2,
             mentioning: #"goes after --: notes search [OPTIONS] -- 'actor -isolation'"#)
         Self.expectFailure(
-            s.run("add", "Buy milk", "-5"), 2, mentioning: "goes after --: notes add 'Buy milk' -- -5")
+            s.run("add", "Buy milk", "-5"), 2, mentioning: "goes after --, in one argument: notes add -- 'Buy milk -5'")
+        // After --, every argument is text: an option there is said to be text.
+        Self.expectFailure(
+            s.run("add", "--", "-x", "--body", "B"), 2,
+            mentioning: #"unexpected argument "--body": after --, every argument is text"#)
+        Self.expectFailure(
+            s.run("edit", id, "--", "--title", "T"), 2,
+            mentioning: #"unexpected argument "--title": after --, every argument is text"#)
         Self.expectFailure(
             s.run("search", "actor", "-isolation", "-sendable"), 2,
             mentioning: "goes after --: notes search -- 'actor -isolation -sendable'")
@@ -149,6 +156,11 @@ struct CLIErrorTests {
         Self.expectFailure(s.run("edit", id, "--expect-version", "0"), 2, mentioning: "--expect-version")
         Self.expectFailure(s.run("--json"), 2, mentioning: "no command")
         #expect(try Self.events(s) == before)
+        // The advice is a command that works (before 2026-12-07: `notes add 'Buy milk' -- -5`,
+        // refused in turn); after --, `-` is a title, not standard input ("missing TITLE").
+        #expect(try s.ok("add", "--", "Buy milk -5").stdout.count == 9)
+        let dash = try s.ok("add", "--body", "B", "--", "-")
+        #expect(try s.object("show", String(dash.line))["title"] as? String == "-")
 
         // No arguments at all prints the overview and exits 2 (a usage error), on stdout.
         let bare = s.run([])

@@ -74,6 +74,39 @@ struct ReliabilityDiskTests {
         #expect(try s.run(["list", "--json"], env: env).array().count == 1)
     }
 
+    @Test(
+        "a large import stopped by a full disk gives the disk back: data.mdb as before, room for other files",
+        .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))
+    func failedImportGivesTheDiskBack() throws {
+        let s = try Sandbox()
+        let small = s.path("small")
+        mkdir(small, 0o700)
+        try #require(system("mount -t tmpfs -o size=3m,mode=0700 tmpfs '\(small)'") == 0, "mount tmpfs failed")
+        defer { _ = system("umount '\(small)'") }
+        let env: [String: String?] = ["NOTES_STORE": small + "/store"]
+        #expect(s.run(["add", "first", "--body", "small"], env: env).code == 0)
+        var st = stat()
+        try #require(stat(small + "/store/data.mdb", &st) == 0)
+        let before = Int(st.st_size)
+        // 4 MB of notes for a 3 MiB disk: the import's pages fill it before its commit.
+        let vault = s.path("vault")
+        mkdir(vault, 0o700)
+        for i in 0..<70 { write(file: vault + "/n\(i).md", String(repeating: "word\(i) ", count: 9000)) }
+        let full = s.run(["import-markdown", vault], env: env)
+        #expect(full.code == 1, "\(full)")
+        #expect(full.stderr.contains("the disk is full"), "\(full.stderr)")
+        // Before 2026-12-07 data.mdb kept the pages of the failed write: it took the whole disk.
+        try #require(stat(small + "/store/data.mdb", &st) == 0)
+        #expect(Int(st.st_size) == before, "data.mdb grew from \(before) to \(st.st_size) bytes")
+        let other = small + "/other"
+        write(file: other, [UInt8](repeating: 0x2A, count: 1 << 20))
+        try #require(stat(other, &st) == 0)
+        #expect(st.st_size == 1 << 20, "the disk is still full after the failed import")
+        #expect(s.run(["verify"], env: env).code == 0)
+        #expect(s.run(["add", "second", "--body", "small"], env: env).code == 0)
+        #expect(try s.run(["list", "--json"], env: env).array().count == 2)
+    }
+
     /// Runs `notes args` under `ulimit -f blocks` (sh's units: 512 or 1024 bytes).
     static func underLimit(_ s: Sandbox, blocks: Int, _ args: [String]) -> CLIRun {
         s.run(["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", notesBinary] + args, executable: "/bin/sh")

@@ -34,6 +34,31 @@ struct InterchangeMarkdownTests {
         }
     }
 
+    @Test("a file removed between the listing and the reading is left out, not a refusal; a prune keeps its note")
+    func fileRemovedWhileRead() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        try write(v + "/a.md", "# a\n\nalpha\n")
+        try write(v + "/b.md", "# b\n\nbeta\n")
+        _ = try s.book.importMarkdown(from: v)
+        try write(v + "/a.md", "# a\n\nalpha, edited\n")
+        try write(v + "/c.md", "# c\n\ngamma\n")
+        // An editor or a sync client saving b.md (removed, then written again) while it is read.
+        let summary = try s.book.importMarkdown(
+            from: v, skipInvalid: false, prune: true, afterListing: { unlink(v + "/b.md") })
+        #expect(summary.created == 1 && summary.updated == 1 && summary.pruned == 0, "\(summary)")
+        #expect(summary.skipped.map(\.file) == ["b.md"] && summary.skipped.allSatisfy(\.vanished), "\(summary)")
+        #expect(try s.allNotes().filter { !$0.trashed }.map(\.title).sorted() == ["a", "b", "c"])
+        // A folder removed after its parent was listed: as if it were not there (before
+        // 2026-12-07 the import stopped, "cannot list vault/gone: No such file or directory").
+        try write(v + "/gone/d.md", "# d\n")
+        let again = try s.book.importMarkdown(
+            from: v, skipInvalid: false, prune: false,
+            beforeFolder: { if $0 == "gone" { try? FileManager.default.removeItem(atPath: v + "/gone") } },
+            afterListing: nil)
+        #expect(again.created == 0 && again.unchanged == 2 && again.skipped.isEmpty, "\(again)")
+    }
+
     @Test("export-markdown then import-markdown into an empty store gives the same notes")
     func roundTrip() throws {
         let s = try InterchangeScratch()

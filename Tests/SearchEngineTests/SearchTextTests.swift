@@ -358,6 +358,9 @@ struct SearchTextTests {
         #expect(
             Snippet.make(title: "", body: "a\r\nbudget\t\u{0B}\u{0C}x", query: q, highlight: ("[", "]"))
                 == "a [budget] x")
+        // A byte-order mark that starts the body is not shown, nor counted in the offsets.
+        let marked = Snippet.extract(title: "T", body: "\u{FEFF}budget\r\nplan", query: q)
+        #expect(marked.text == "budget plan" && marked.matches == [0..<6, 7..<11], "\(marked)")
     }
 
     @Test(

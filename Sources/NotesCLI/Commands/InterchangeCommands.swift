@@ -152,6 +152,7 @@ let importMarkdownCommand = Command(
         a folder inside DIR or around it is the same file, and updates its note. Files that are not
         .md are counted and left alone; hidden folders (.obsidian) are skipped. A file that cannot be read refuses the import, every such file named
         with why, and nothing is imported; --skip-invalid imports the others and lists those skipped.
+        A file removed while DIR is read (an editor or a sync saving it) is left out with a warning.
 
         Notes whose files were deleted from DIR are kept as they are, and counted; --prune moves them
         to the trash (notes untrash brings one back), and export-markdown into DIR then does not write

@@ -17,10 +17,10 @@ let addCommand = Command(
         OptionSpec("pin", short: "p", "pin the note"),
     ]
 ) { ctx in
-    let rest = ctx.positionals.filter { $0 != "-" }
+    let rest = ctx.textArguments
     guard let title = rest.first else { throw CLIError("missing TITLE; usage: notes \(ctx.command.usage[0])") }
     if rest.count > 1 {
-        throw CLIError("unexpected argument \"\(rest[1])\"; quote a title with spaces, give the body with --body")
+        throw ctx.unexpectedArgument(rest[1], "quote a title with spaces, give the body with --body")
     }
     // A title the store cannot hold is refused before the store is opened: a first `add ""`
     // made an empty store.
@@ -70,9 +70,9 @@ let editCommand = Command(
         OptionSpec("expect-version", value: "N", "fail with exit code 4 unless the note is at version N")
     ]
 ) { ctx in
-    let rest = ctx.positionals.filter { $0 != "-" }
+    let rest = ctx.textArguments
     guard let idText = rest.first else { throw CLIError("missing ID; usage: notes \(ctx.command.usage[0])") }
-    if rest.count > 1 { throw CLIError("unexpected argument \"\(rest[1])\"; usage: notes \(ctx.command.usage[0])") }
+    if rest.count > 1 { throw ctx.unexpectedArgument(rest[1], "usage: notes \(ctx.command.usage[0])") }
     let id = try ctx.noteID(idText)
     let expected = try ctx.integer("expect-version", min: 1).map(UInt64.init)
     let body = try ctx.bodyArgument()
