@@ -379,8 +379,15 @@ extension Notebook {
                 let folder = file.split(separator: "/").dropLast().joined(separator: "/")
                 do throws(IOFailure) {
                     if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
-                    guard rename(staging + "/" + file, root + "/" + file) == 0 else {
-                        throw IOFailure(.rename, root + "/" + file)
+                    if rename(staging + "/" + file, root + "/" + file) != 0 {
+                        // A folder of it on another file system (a link to one, a mount point),
+                        // which no rename reaches: the file is written there whole, as it was
+                        // before 2026-12-07 (since then the export failed, moving nothing).
+                        guard errno == EXDEV else { throw IOFailure(.rename, root + "/" + file) }
+                        let bytes = try readFile(staging + "/" + file, upTo: Int(Int32.max))
+                        let out = try AtomicFile(path: root + "/" + file, removingAbandoned: false)
+                        try out.write(bytes)
+                        try out.commit(sync: false)
                     }
                 } catch {
                     var failure = error
