@@ -69,7 +69,13 @@ extension Notebook {
 
     @discardableResult
     public func trash(_ id: Identifier) throws(NotesError) -> Note {
-        try change(id) { $0.trashed ? [] : [.trashed] }
+        // Trashed by hand, the note is no longer in the trash for its file being gone: the mark
+        // `import-markdown --prune` left (``NoteProperty/sourceGone``) goes, so that the file's
+        // return leaves it there (before 2026-12-07 a mark kept past an untrash took it out).
+        let gone = NoteProperty.sourceGone.rawValue
+        return try change(id) { note in
+            note.trashed ? [] : [.trashed] + (note.properties[gone] == nil ? [] : [.propertySet(key: gone, value: "")])
+        }
     }
 
     @discardableResult

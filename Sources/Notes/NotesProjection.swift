@@ -43,8 +43,9 @@ public final class NotesProjection: ProjectionSet {
     /// and so does a block quote's first line, so no span goes on past them (see
     /// ``IndentedBlocks/endsParagraph(_:_:)``). `notes-21`: so do an HTML block's first line
     /// (`<div>`) and a nested quote; an ordered item not numbered 1, an empty item and a marker
-    /// indented 4 columns past the paragraph's item do not.
-    public var version: String { "notes-21+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// indented 4 columns past the paragraph's item do not. `notes-22`: nor does a setext
+    /// underline on a lazy line (`> a` then `===`: the quote's paragraph goes on).
+    public var version: String { "notes-22+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

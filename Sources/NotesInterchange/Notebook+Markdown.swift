@@ -149,21 +149,20 @@ extension Notebook {
             above = AtomicFile.directory(of: above)
         }
         try io { () throws(IOFailure) in try makeDirectories(parent) }
-        var template = Array((parent + "/" + Self.exportStagingPrefix + "XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            let failure = IOFailure(
-                .makeDirectory, parent + "/" + Self.exportStagingPrefix + "XXXXXX", detail: "check the folder")
+        let staging: String
+        let lock: Int32
+        do throws(IOFailure) {
+            (staging, lock) = try Self.makeExportStaging(in: parent)
+        } catch {
             for folder in madeAbove { rmdir(folder) }
-            throw .io(failure)
+            throw .io(error)
         }
-        let staging = String(cString: made)
-        // Held while this export has it (by the process's end too): a later export or import
-        // takes a folder no process holds for a killed export's, and removes it.
-        let lock = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
         defer { if lock >= 0 { close(lock) } }
         do throws(NotesError) {
             let summary = try exportMarkdown(to: directory, writingInto: staging)
+            // Its mark goes before it becomes the folder (a kill between the two leaves a private
+            // folder no sweep takes: kept, as anything unmarked is).
+            unlink(staging + "/" + Self.exportStagingMark)
             guard rename(staging, target) == 0 else {
                 throw NotesError.io(IOFailure(.rename, "\(staging) to \(target)"))
             }
@@ -189,6 +188,33 @@ extension Notebook {
     /// What an export's private folder of a new folder is named by before its six characters.
     static let exportStagingPrefix = ".notes-export-"
 
+    /// The file an export writes first into its private folder: only a folder holding it is
+    /// taken for one a killed export left (a user's own `.notes-export-backup` is not one).
+    static let exportStagingMark = "making"
+
+    /// Makes an export's private folder in `folder` (`mkdtemp`), holds it under an `flock` (the
+    /// descriptor returned; -1 when it could not be opened) and writes its mark in it.
+    static func makeExportStaging(in folder: String) throws(IOFailure) -> (path: String, lock: Int32) {
+        var template = Array((folder + "/" + exportStagingPrefix + "XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw IOFailure(.makeDirectory, folder + "/" + exportStagingPrefix + "XXXXXX", detail: "check the folder")
+        }
+        let staging = String(cString: made)
+        // Held while this export has it (by the process's end too): a later export or import
+        // takes a folder no process holds for a killed export's, and removes it.
+        let lock = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+        let mark = open(staging + "/" + exportStagingMark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard mark >= 0 else {
+            let failure = IOFailure(.create, staging + "/" + exportStagingMark)
+            rmdir(staging)
+            if lock >= 0 { close(lock) }
+            throw failure
+        }
+        close(mark)
+        return (staging, lock)
+    }
+
     /// Removes the private folders that exports killed midway (Ctrl-C, SIGKILL) left in `parent`
     /// (before 2026-12-07 each stayed there for good), as a new store's are removed
     /// (``removeAbandonedFolders(in:prefix:holdsOnlyItsOwn:remove:)``: held by no process,
@@ -201,19 +227,30 @@ extension Notebook {
         }
     }
 
-    /// Whether the folder `path`, and each folder in it, holds only folders, `.md` files and
-    /// their temporaries (`NAME.tmp-XXXXXX`, see ``AtomicFile``): what an export writes.
+    /// Whether the folder `path` holds the mark of an export's private folder
+    /// (``exportStagingMark``; before 2026-12-07 none was asked for, and a user's own folder
+    /// named as one, `.notes-export-backup`, holding notes, was removed) and, with each folder
+    /// in it, only folders, `.md` files and their temporaries (`NAME.tmp-XXXXXX`, see
+    /// ``AtomicFile``): what an export writes.
     private static func holdsOnlyExportFiles(_ path: String) -> Bool {
-        guard let entries = try? directoryEntries(path) else { return false }
-        return entries.allSatisfy { entry in
-            switch entry.kind {
-            case .directory: return holdsOnlyExportFiles(path + "/" + entry.name)
-            case .file:
-                let name = Array(entry.name.utf8)
-                let temporary = name.count > 11 && name[(name.count - 11)...].starts(with: Array(".tmp-".utf8))
-                return entry.nameIsUTF8 && (entry.name.lowercased().hasSuffix(".md") || temporary)
-            default: return false
-            }
+        guard let entries = try? directoryEntries(path),
+            entries.contains(where: { $0.kind == .file && $0.name == exportStagingMark })
+        else { return false }
+        return entries.allSatisfy { $0.kind == .file && $0.name == exportStagingMark || holdsOnlyExportFiles(path, $0) }
+    }
+
+    /// Whether `entry` of the folder `path` is what an export writes: a folder holding only
+    /// that, a `.md` file or a temporary of one.
+    private static func holdsOnlyExportFiles(_ path: String, _ entry: DirectoryEntry) -> Bool {
+        switch entry.kind {
+        case .directory:
+            guard let entries = try? directoryEntries(path + "/" + entry.name) else { return false }
+            return entries.allSatisfy { holdsOnlyExportFiles(path + "/" + entry.name, $0) }
+        case .file:
+            let name = Array(entry.name.utf8)
+            let temporary = name.count > 11 && name[(name.count - 11)...].starts(with: Array(".tmp-".utf8))
+            return entry.nameIsUTF8 && (entry.name.lowercased().hasSuffix(".md") || temporary)
+        default: return false
         }
     }
 
@@ -279,15 +316,8 @@ extension Notebook {
             if lock >= 0 { close(lock) }
         }
         if staged {
-            var template = Array((root + "/" + Self.exportStagingPrefix + "XXXXXX").utf8CString)
-            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-                throw .io(
-                    IOFailure(
-                        .makeDirectory, root + "/" + Self.exportStagingPrefix + "XXXXXX", detail: "check the folder"))
-            }
-            staging = String(cString: made)
-            lock = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }
+            let made = try io { () throws(IOFailure) in try Self.makeExportStaging(in: root) }
+            (staging, lock) = (made.path, made.lock)
         }
         let writeRoot = staging ?? root
         // With `staging`: the files written there, and the earlier files to remove once they
@@ -349,8 +379,15 @@ extension Notebook {
                 let folder = file.split(separator: "/").dropLast().joined(separator: "/")
                 do throws(IOFailure) {
                     if !folder.isEmpty { try makeDirectories(root + "/" + folder) }
-                    guard rename(staging + "/" + file, root + "/" + file) == 0 else {
-                        throw IOFailure(.rename, root + "/" + file)
+                    if rename(staging + "/" + file, root + "/" + file) != 0 {
+                        // A folder of it on another file system (a link to one, a mount point),
+                        // which no rename reaches: the file is written there whole, as it was
+                        // before 2026-12-07 (since then the export failed, moving nothing).
+                        guard errno == EXDEV else { throw IOFailure(.rename, root + "/" + file) }
+                        let bytes = try readFile(staging + "/" + file, upTo: Int(Int32.max))
+                        let out = try AtomicFile(path: root + "/" + file, removingAbandoned: false)
+                        try out.write(bytes)
+                        try out.commit(sync: false)
                     }
                 } catch {
                     var failure = error

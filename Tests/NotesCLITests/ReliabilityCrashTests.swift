@@ -180,7 +180,13 @@ struct ReliabilityCrashTests {
                 let target = parent + "/vault"
                 let child = try KillableNotes(s, ["export-markdown", target], tag: "export-\(attempts)")
                 let deadline = monotonicSeconds() + 60
-                while stagings(parent).isEmpty, !child.wait(until: 0), monotonicSeconds() < deadline { usleep(100) }
+                // Once it has marked its folder (``Notebook/exportStagingMark``): a kill before
+                // leaves one no sweep takes.
+                while !stagings(parent).contains(where: { fileExists(parent + "/" + $0 + "/making") }),
+                    !child.wait(until: 0), monotonicSeconds() < deadline
+                {
+                    usleep(100)
+                }
                 usleep(UInt32(attempts % 4) * 3000)
                 guard child.killNow() else {
                     // It finished first: its folder is in place, and no private one is left.
@@ -202,18 +208,21 @@ struct ReliabilityCrashTests {
         #expect(stagings(parent) == [left])
         // ...and, unchanged for 2 seconds and held by no process, removed by the next export.
         // Left alone: one a running export holds (here, this process), one holding a file no
-        // export writes, another name.
-        func folder(_ name: String, holding files: [String]) -> String {
+        // export writes, another name, and one without an export's mark (a user's own folder
+        // so named: before 2026-12-07 it was removed, notes and all).
+        func folder(_ name: String, holding files: [String], marked: Bool = true) -> String {
             let dir = parent + "/" + name
             mkdir(dir, 0o700)
             mkdir(dir + "/Work", 0o700)
             for file in files { write(file: dir + "/Work/" + file, "x") }
+            if marked { write(file: dir + "/making", "") }
             setModified(dir, secondsAgo: 3600)
             return dir
         }
         let kept = [
             folder(".notes-export-held01", holding: ["a.md"]), folder(".notes-export-note01", holding: ["a.txt"]),
             folder(".notes-export-x", holding: ["a.md"]),
+            folder(".notes-export-backup", holding: ["a.md"], marked: false),
         ]
         let lock = open(kept[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         try #require(lock >= 0 && flock(lock, LOCK_EX) == 0)

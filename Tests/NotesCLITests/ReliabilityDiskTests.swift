@@ -280,6 +280,40 @@ struct ReliabilityDiskTests {
         #expect(texts.filter { $0.contains("edited ") }.count == 3 && !texts.contains { $0.contains("text 0") })
     }
 
+    /// Whether /dev/shm is a folder on a file system other than /tmp's, where sandboxes are.
+    static let shmIsElsewhere: Bool = {
+        var (shm, tmp) = (stat(), stat())
+        return stat("/dev/shm", &shm) == 0 && stat("/tmp", &tmp) == 0 && shm.st_dev != tmp.st_dev
+    }()
+
+    @Test(
+        "export-markdown into a folder that exists, a subfolder a link to another file system: written there",
+        .enabled(if: shmIsElsewhere, "needs /dev/shm on a file system of its own"))
+    func markdownExportIntoExistingAcrossFileSystems() throws {
+        let s = try Sandbox()
+        let id = try s.add("work note", "--body", "first", "--category", "Work")
+        let vault = s.path("vault")
+        try s.ok("export-markdown", vault)
+        // The Work folder moved to another file system, a link to it left in its place.
+        var template = Array("/dev/shm/notes-exdev-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
+        let elsewhere = try #require(made)
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: vault + "/Work")
+        try #require(names.count == 1, "\(names)")
+        let text = String(decoding: read(file: vault + "/Work/" + names[0]), as: UTF8.self)
+        write(file: elsewhere + "/" + names[0], text)
+        try FileManager.default.removeItem(atPath: vault + "/Work")
+        try #require(symlink(elsewhere, vault + "/Work") == 0)
+        try s.ok("edit", id, "--body", "second")
+        // Before 2026-12-07 the rename out of the export's private folder failed (EXDEV): exit 1,
+        // nothing exported.
+        #expect(try s.ok("export-markdown", vault).line == "exported 1 note to \(vault)")
+        #expect(String(decoding: read(file: elsewhere + "/" + names[0]), as: UTF8.self).hasSuffix("---\nsecond"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == names)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: vault).sorted() == ["Work"])
+    }
+
     @Test(
         "export --output onto a full filesystem: exit 1 'the disk is full', the store untouched",
         .enabled(if: ReliabilityInputTests.canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a small tmpfs"))

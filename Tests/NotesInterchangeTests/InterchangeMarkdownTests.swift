@@ -813,6 +813,27 @@ struct InterchangeMarkdownTests {
         #expect(summary.restored == 0 && summary.updated == 0 && summary.pruned == 0, "\(summary)")
     }
 
+    @Test("a pruned note taken out of the trash, then trashed by hand, stays there when its file is back")
+    func prunedNoteTrashedByHandStays() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a.md", "# a\n\na text\n")
+        #expect(try s.book.importMarkdown(from: v).created == 1)
+        let id = try #require(try s.allNotes().first?.id)
+        try FileManager.default.removeItem(atPath: v + "/a.md")
+        #expect(try s.book.importMarkdown(from: v, prune: true).pruned == 1)
+        // Out of the trash, then into it again by hand: the trash is the user's now, not prune's.
+        _ = try s.book.untrash(id)
+        _ = try s.book.trash(id)
+        #expect(try s.allNotes().first?.properties[NoteProperty.sourceGone.rawValue] == nil)
+        try write(v + "/a.md", "# a\n\na text\n")
+        // A review's trial: before 2026-12-07 the mark prune left outlived the untrash, and the
+        // file's return took the note out of the trash the user had put it in.
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.restored == 0, "\(summary)")
+        #expect(try s.allNotes().first?.trashed == true)
+    }
+
     @Test("links and embeds of attachments the folder does not hold are reported, not those it holds or in code")
     func missingAttachments() throws {
         let destinations = VaultAttachments.markdownDestinations(

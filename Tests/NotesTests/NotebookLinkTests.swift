@@ -236,6 +236,22 @@ struct WikiLinkParseTests {
         #expect(targets("> a ` [[one]]\n> - b ` [[two]]") == [.title("one"), .title("two")])
     }
 
+    @Test("a setext underline on a lazy line (under a quote's or an item's paragraph) is text: the span goes on")
+    func spanGoesOnOverLazyUnderline() {
+        func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }
+        // CommonMark 0.31.2: the underline cannot be a lazy continuation line of a quote or a
+        // list item (`> foo` then `===` is the quote's paragraph `foo ===`), so the span opened
+        // above goes on past it. A review's trial: before 2026-12-07 `===` or `--` ended the
+        // paragraph there, and [[in]] counted.
+        #expect(targets("> a ` [[in]]\n===\n> b ` [[out]]") == [.title("out")])
+        #expect(targets("> a ` [[in]]\n--\n> b ` [[out]]") == [.title("out")])
+        #expect(targets("- a ` [[in]]\n===\n  b ` [[out]]") == [.title("out")])
+        // In the paragraph's own container it is an underline, and ends it; `---` is a break too.
+        #expect(targets("> a ` [[one]]\n> ===\n> b ` [[two]]") == [.title("one"), .title("two")])
+        #expect(targets("- a ` [[one]]\n  ===\n  b ` [[two]]") == [.title("one"), .title("two")])
+        #expect(targets("> a ` [[one]]\n---\nb ` [[two]]") == [.title("one"), .title("two")])
+    }
+
     @Test("list items end a paragraph as CommonMark has them: ordered from 1, with text, indented less than 4")
     func spanAndListItems() {
         func targets(_ body: String) -> [WikiLink.Target] { WikiLink.parse(body).map(\.target) }

@@ -358,7 +358,8 @@ struct IndentedBlocks {
     /// none, `>>` under `> text`; before 2026-12-07 a nested quote's line went on with the span);
     /// and, indented less than 4 columns past the text of the paragraph's list item (or the
     /// line's start): a fence, an ATX heading, a thematic break, a setext heading's underline
-    /// (before 2026-12-07 a span went on past it and hid the heading's links and tags), an HTML
+    /// when the line is no lazy one (before 2026-12-07 a span went on past it and hid the
+    /// heading's links and tags), an HTML
     /// block's first line (``startsHTMLBlock(_:)``), or a list item that may interrupt a
     /// paragraph: one with text, and when ordered, numbered 1 (`2. x` is the paragraph's text).
     /// Any list marker less indented than the text of the paragraph's item starts an item of an
@@ -383,8 +384,12 @@ struct IndentedBlocks {
                 return true
             }
         }
-        return fenceRun(text) != nil || isSetextUnderline(text) || isHeading(text) || isThematicBreak(text)
-            || startsHTMLBlock(text)
+        // A line of fewer quotes than the paragraph's, or less indented than its item's text, can
+        // only go on with it lazily: an underline there is text (CommonMark: no setext underline
+        // is a lazy line; before 2026-12-07 `===` under `> a` ended the quote's paragraph).
+        let lazy = quotes < paragraph.quotes || columns < base
+        return fenceRun(text) != nil || (!lazy && isSetextUnderline(text)) || isHeading(text)
+            || isThematicBreak(text) || startsHTMLBlock(text)
     }
 
     /// How many block quote markers (`>`, each after at most three spaces, and a space after it
