@@ -182,8 +182,9 @@ private func columns(_ ch: Character) -> Int {
     }
     // A keycap (`1️⃣`: a digit, `#` or `*`, U+FE0F, U+20E3) or a text symbol asked to be drawn as
     // emoji (`❤️`: U+FE0F after it): two columns, as terminals draw them (before 2026-12-07 one,
-    // the first character's, so a row holding one stood a column out).
-    if ch.unicodeScalars.count > 1,
+    // the first character's, so a row holding one stood a column out). Only a character that has
+    // an emoji form: a letter followed by U+FE0F has none, and terminals draw it as the letter.
+    if ch.unicodeScalars.count > 1, first.properties.isEmoji,
         ch.unicodeScalars.contains(where: { $0.value == 0x20E3 || $0.value == 0xFE0F })
     {
         return 2

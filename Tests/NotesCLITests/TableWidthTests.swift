@@ -52,6 +52,8 @@ struct TableWidthTests {
         // Without U+FE0F they are text, one column; an emoji already two stays two.
         #expect(displayWidth("\u{2764} ok") == 4 && displayWidth("\u{263A} ok") == 4)
         #expect(displayWidth("\u{2705}\u{FE0F} ok") == 5)
+        // A letter has no emoji form: U+FE0F after it changes nothing (a review, 2026-12-07).
+        #expect(displayWidth("a\u{FE0F}b") == 2 && displayWidth("\u{00E9}\u{FE0F} ok") == 4)
         #expect(displayWidth("1\u{FE0F}\u{20E3}\u{200B}2\u{FE0F}\u{20E3}") == 4)
         // A cut counts them so too.
         #expect(
