@@ -170,12 +170,10 @@ extension Notebook {
         } catch {
             Self.removeTree(staging)
             for folder in madeAbove { rmdir(folder) }
-            guard case .io(var failure) = error else { throw error }
-            if failure.path.hasPrefix(staging) { failure.path = target + failure.path.dropFirst(staging.count) }
-            failure.detail =
-                (failure.detail.map { $0 + "; " } ?? "")
-                + "nothing was exported: \(target) was not made, and what was written of it was removed"
-            throw .io(failure)
+            guard case .io(let failure) = error else { throw error }
+            throw .io(
+                failure.placed(from: staging, in: target).adding(
+                    "nothing was exported: \(target) was not made, and what was written of it was removed"))
         }
     }
 
@@ -358,11 +356,8 @@ extension Notebook {
             } catch {
                 guard let staging else { throw .io(error) }
                 // Nothing of the folder was changed yet: said so, of the file's place in it.
-                var failure = error
-                if failure.path.hasPrefix(staging) { failure.path = root + failure.path.dropFirst(staging.count) }
-                failure.detail =
-                    (failure.detail.map { $0 + "; " } ?? "") + "nothing was exported: \(directory) is as it was"
-                throw .io(failure)
+                throw .io(
+                    error.placed(from: staging, in: root).adding("nothing was exported: \(directory) is as it was"))
             }
             summary.files += 1
             written.insert(file)
@@ -390,12 +385,10 @@ extension Notebook {
                         try out.commit(sync: false)
                     }
                 } catch {
-                    var failure = error
-                    failure.detail =
-                        (failure.detail.map { $0 + "; " } ?? "")
-                        + "\(done) of \(pending.count) files of the export were put in place, each whole, the others "
-                        + "left as they were: export again"
-                    throw .io(failure)
+                    throw .io(
+                        error.adding(
+                            "\(done) of \(pending.count) files of the export were put in place, each whole, the "
+                                + "others left as they were: export again"))
                 }
             }
             for old in removals where !written.contains(old) { unlink(root + "/" + old) }
@@ -1022,11 +1015,11 @@ extension Notebook {
                 let index = plans.firstIndex { $0.id == id }
                 let planned = index.map { plans[$0].events } ?? []
                 var events: [NoteEvent] = []
-                let untrashing = planned.contains { if case .untrashed = $0 { return true } else { return false } }
-                if back.note.trashed, back.trashed != true, !untrashing {
-                    events.append(.untrashed)
+                if back.note.trashed, back.trashed != true {
+                    let untrashing = planned.contains { if case .untrashed = $0 { true } else { false } }
+                    if !untrashing { events.append(.untrashed) }
+                    summary.restored += 1
                 }
-                if back.note.trashed, back.trashed != true { summary.restored += 1 }
                 events.append(.propertySet(key: NoteProperty.sourceGone.rawValue, value: ""))
                 if let index {
                     plans[index].events += events
@@ -1289,5 +1282,22 @@ extension Notebook {
             throw .validation(.file(directory, reason: "the folder's path is not valid UTF-8; rename the folder"))
         }
         return path
+    }
+}
+
+extension IOFailure {
+    /// This failure with `note` said after its detail (`...; note`).
+    fileprivate func adding(_ note: String) -> IOFailure {
+        var failure = self
+        failure.detail = (detail.map { $0 + "; " } ?? "") + note
+        return failure
+    }
+
+    /// This failure of a file in an export's private folder `staging` named by its place in
+    /// `folder`, where the export was to put it.
+    fileprivate func placed(from staging: String, in folder: String) -> IOFailure {
+        var failure = self
+        if path.hasPrefix(staging) { failure.path = folder + path.dropFirst(staging.count) }
+        return failure
     }
 }
