@@ -142,13 +142,14 @@ enum SearchBridge {
         with state: NotebookState, in txn: borrowing Transaction, databases: ProjectionDatabases,
         language: SearchLanguage
     ) throws -> [String] {
-        let stored: SearchIndexContents
+        let stored: SearchIndexDigest
         do {
-            stored = try SearchIndex.contents(in: txn, databases: SearchDatabases(databases, language: language))
+            stored = try SearchIndex.digest(in: txn, databases: SearchDatabases(databases, language: language))
         } catch {
             return ["the search index is damaged: \(error)"]
         }
-        let expected = InMemorySearchIndex(notes: state.notes.values, language: language).contents
+        let expected = SearchIndexDigest(
+            documents: state.notes.values.lazy.map(SearchDocument.init), language: language)
         if stored == expected { return [] }
         var problems: [String] = []
         if stored.documents != expected.documents {

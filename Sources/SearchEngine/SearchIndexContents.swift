@@ -30,6 +30,66 @@ public struct SearchIndexContents: Sendable, Equatable {
     public var terms: [String: [Posting]]
 }
 
+/// A fingerprint of ``SearchIndexContents`` that holds no posting: each term's postings are
+/// summed into a digest that does not depend on their order, the records are kept whole.
+/// `verify` compares the stored index with the log through it: two copies of every posting
+/// (with its positions) took 1.4 GB at 1,000,000 events, and would grow with the store.
+///
+/// Two indexes with equal contents have equal digests; unequal contents give unequal digests
+/// but with a chance of 2^-64 per term (the postings' hashes are `Hasher`'s, whose seed is
+/// the process's: digests compare within one process only).
+public struct SearchIndexDigest: Sendable, Equatable {
+    /// The postings of one term: how many, and two sums of their hashes.
+    public struct TermDigest: Sendable, Equatable {
+        var postings: UInt64 = 0
+        var sum: UInt64 = 0
+        var mixed: UInt64 = 0
+
+        mutating func add(
+            _ id: Identifier, titleTF: UInt32, bodyTF: UInt32, length: UInt32, _ positions: some Sequence<UInt32>
+        ) {
+            var h = Hasher()
+            h.combine(id)
+            h.combine(titleTF)
+            h.combine(bodyTF)
+            h.combine(length)
+            for p in positions { h.combine(p) }
+            let v = UInt64(truncatingIfNeeded: h.finalize())
+            postings &+= 1
+            sum &+= v
+            // A second sum of a different function of each hash, so that no two sets of
+            // postings cancel each other by design.
+            mixed &+= (v ^ (v >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        }
+    }
+
+    public var documents: UInt64 = 0
+    public var totalLength: UInt64 = 0
+    public var records: [Identifier: SearchIndexContents.Record] = [:]
+    /// By term (folded text).
+    public var terms: [[UInt8]: TermDigest] = [:]
+
+    public init() {}
+
+    /// The digest an index over `notes` must have, each note analyzed and let go of in turn.
+    public init(documents notes: some Sequence<SearchDocument>, language: SearchLanguage) {
+        // The stems of the last words met are remembered, as the bulk build does.
+        let stemmer = language.makeStemmer(remembering: true)
+        for note in notes {
+            let a = AnalyzedNote(note, stemmer: stemmer)
+            let r = DocRecord(note, length: a.length)
+            records[r.id] = .init(
+                category: r.category, updatedAt: r.updatedAt, length: r.length, pinned: r.pinned, status: r.status)
+            documents += 1
+            totalLength &+= UInt64(a.length)
+            for e in a.entries {
+                terms[e.term, default: TermDigest()].add(
+                    r.id, titleTF: e.titleTF, bodyTF: e.bodyTF, length: a.length, e.positions)
+            }
+        }
+    }
+}
+
 extension SearchIndex {
     /// The logical contents of the index, after checking its structure: blocks in order and
     /// matching their keys, every term of the vocabulary with a posting and every block with a
@@ -37,9 +97,48 @@ extension SearchIndex {
     public static func contents(in txn: borrowing Transaction, databases db: SearchDatabases) throws
         -> SearchIndexContents
     {
+        var records: [Identifier: SearchIndexContents.Record] = [:]
+        var terms: [String: [SearchIndexContents.Posting]] = [:]
+        var list: [SearchIndexContents.Posting] = []
+        let (documents, totalLength) = try walk(
+            in: txn, databases: db, record: { records[$0] = $1 },
+            posting: { list.append($0) },
+            termEnd: { term in
+                terms[String(decoding: term, as: UTF8.self)] = list.sorted { $0.id < $1.id }
+                list.removeAll(keepingCapacity: true)
+            })
+        return SearchIndexContents(documents: documents, totalLength: totalLength, records: records, terms: terms)
+    }
+
+    /// The digest of the index's logical contents (see ``SearchIndexDigest``), after the checks
+    /// of ``contents(in:databases:)``, holding one posting in memory at a time.
+    public static func digest(in txn: borrowing Transaction, databases db: SearchDatabases) throws
+        -> SearchIndexDigest
+    {
+        var digest = SearchIndexDigest()
+        var term = SearchIndexDigest.TermDigest()
+        (digest.documents, digest.totalLength) = try walk(
+            in: txn, databases: db, record: { digest.records[$0] = $1 },
+            posting: { term.add($0.id, titleTF: $0.titleTF, bodyTF: $0.bodyTF, length: $0.length, $0.positions) },
+            termEnd: { bytes in
+                digest.terms[bytes] = term
+                term = SearchIndexDigest.TermDigest()
+            })
+        return digest
+    }
+
+    /// Checks the index's structure while giving each note's record, then each term's postings
+    /// in doc-number order followed by the term (in the vocabulary's order); returns the
+    /// statistics' count of documents and total length.
+    static func walk(
+        in txn: borrowing Transaction, databases db: SearchDatabases,
+        record: (Identifier, SearchIndexContents.Record) throws -> Void,
+        posting: (SearchIndexContents.Posting) throws -> Void, termEnd: ([UInt8]) throws -> Void
+    ) throws -> (documents: UInt64, totalLength: UInt64) {
         let stats = try SearchStats.read(txn, db)
         var byDoc: [UInt32: Identifier] = [:]
-        var records: [Identifier: SearchIndexContents.Record] = [:]
+        var numbered: UInt64 = 0
+        var lengths: UInt64 = 0
         try txn.withCursor(db.ids) { c in
             var e = try c.first()
             while let entry = e {
@@ -49,25 +148,33 @@ extension SearchIndex {
                 guard doc < stats.nextDoc, byDoc[doc] == nil else {
                     throw SearchIndexError.damaged("doc number \(doc) is used twice or out of range")
                 }
-                guard let r = try record(doc, in: txn, db), r.id == id else {
+                guard let r = try Self.record(doc, in: txn, db), r.id == id else {
                     throw SearchIndexError.damaged("note \(id) has no record")
                 }
                 byDoc[doc] = id
-                records[id] = .init(
-                    category: r.category, updatedAt: r.updatedAt, length: r.length, pinned: r.pinned, status: r.status)
+                numbered += 1
+                lengths &+= UInt64(r.length)
+                try record(
+                    id,
+                    .init(
+                        category: r.category, updatedAt: r.updatedAt, length: r.length, pinned: r.pinned,
+                        status: r.status))
                 e = try c.next()
             }
         }
-        guard UInt64(records.count) == stats.documents else {
-            throw SearchIndexError.damaged(
-                "\(records.count) notes are numbered but the statistics count \(stats.documents)")
+        guard numbered == stats.documents else {
+            throw SearchIndexError.damaged("\(numbered) notes are numbered but the statistics count \(stats.documents)")
         }
-        guard records.values.reduce(UInt64(0), { $0 + UInt64($1.length) }) == stats.totalLength else {
+        guard lengths == stats.totalLength else {
             throw SearchIndexError.damaged("the total length does not match the notes")
         }
-        var terms: [String: [SearchIndexContents.Posting]] = [:]
+        // Blocks counted term by term, then all of them: every block belongs to a term of the
+        // terms database.
+        var counted = 0
         try txn.withCursor(db.terms) { tc in
             try txn.withCursor(db.postings) { pc in
+                var entries: [PostingBlock.Entry] = []
+                var ranges: [Range<Int>] = []
                 var e = try tc.first()
                 while let entry = e {
                     let term = Array(entry.key)
@@ -75,10 +182,11 @@ extension SearchIndex {
                         throw SearchIndexError.damaged(
                             "the vocabulary entry of \(String(decoding: term, as: UTF8.self)) is not empty")
                     }
-                    var list: [SearchIndexContents.Posting] = []
                     var previous: UInt32? = nil
-                    for block in try blockList(term, pc) {
-                        let (entries, ranges) = try PostingBlock.decode(block.bytes)
+                    let blocks = try blockList(term, pc)
+                    counted += blocks.count
+                    for block in blocks {
+                        try PostingBlock.decode(block.bytes, into: &entries, positions: &ranges)
                         guard entries.last?.doc == block.lastDoc else {
                             throw SearchIndexError.damaged(
                                 "a block of \(String(decoding: term, as: UTF8.self)) does not match its key")
@@ -89,21 +197,20 @@ extension SearchIndex {
                                     "a posting of \(String(decoding: term, as: UTF8.self)) is out of order or unknown")
                             }
                             previous = p.doc
-                            list.append(
+                            try posting(
                                 .init(
                                     id: id, titleTF: p.titleTF, bodyTF: p.bodyTF, length: p.length,
                                     positions: try PostingBlock.positions(block.bytes, range)))
                         }
                     }
-                    guard !list.isEmpty else {
+                    guard previous != nil else {
                         throw SearchIndexError.damaged("\(String(decoding: term, as: UTF8.self)) has no posting")
                     }
-                    terms[String(decoding: term, as: UTF8.self)] = list.sorted { $0.id < $1.id }
+                    try termEnd(term)
                     e = try tc.next()
                 }
             }
         }
-        // Every block belongs to a term of the terms database.
         var blocks = 0
         try txn.withCursor(db.postings) { c in
             var e = try c.first()
@@ -112,15 +219,10 @@ extension SearchIndex {
                 e = try c.next()
             }
         }
-        var counted = 0
-        try txn.withCursor(db.postings) { pc in
-            for term in terms.keys { counted += try blockList(Array(term.utf8), pc).count }
-        }
         guard blocks == counted else {
             throw SearchIndexError.damaged("\(blocks - counted) posting blocks have no term")
         }
-        return SearchIndexContents(
-            documents: stats.documents, totalLength: stats.totalLength, records: records, terms: terms)
+        return (stats.documents, stats.totalLength)
     }
 }
 

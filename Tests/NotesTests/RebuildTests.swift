@@ -221,6 +221,36 @@ struct RebuildTests {
         #expect(try book.verify().isEmpty)
         #expect(try book.list(ListQuery()).map(\.title) == ["Only"])
     }
+
+    @Test(
+        "verify finds a search index that reads well but holds other postings or another record, and rebuild repairs it"
+    )
+    func searchIndexDiffering() throws {
+        let f = try NotebookFixture()
+        let a = try f.book.add(title: "Groceries", body: "milk and bread")
+        try f.book.add(title: "Work", body: "write the report")
+        #expect(try f.book.verify().isEmpty)
+        let language = f.book.projection.searchLanguage
+        let dbs = try f.book.read { _, dbs in dbs }
+        // The index as if the first note's body were another: well formed, wrong.
+        var other = a
+        other.body = "milk and butter"
+        try f.book.store.environment.write { txn throws in
+            try SearchBridge.update(changes: [(old: a, new: other)], in: txn, databases: dbs, language: language)
+        }
+        #expect(try f.book.verify().map(\.detail) == ["2 search terms have postings that differ from the log"])
+        try f.book.rebuild()
+        #expect(try f.book.verify().isEmpty)
+        // Only the record: the same words, pinned (in the databases the rebuild swapped in).
+        var pinned = a
+        pinned.pinned = true
+        let rebuilt = try f.book.read { _, dbs in dbs }
+        try f.book.store.environment.write { txn throws in
+            try SearchBridge.update(changes: [(old: a, new: pinned)], in: txn, databases: rebuilt, language: language)
+        }
+        let problems = try f.book.verify().map(\.detail)
+        #expect(problems == ["search record of note \(shortID(a.id)) differs from the log"], "\(problems)")
+    }
 }
 
 /// SplitMix64 for the random notebooks.

@@ -96,6 +96,10 @@ struct SearchIndexTests {
         func contents(_ db: SearchDatabases) throws -> SearchIndexContents {
             try env.read { txn in try SearchIndex.contents(in: txn, databases: db) }
         }
+
+        func digest(_ db: SearchDatabases) throws -> SearchIndexDigest {
+            try env.read { txn in try SearchIndex.digest(in: txn, databases: db) }
+        }
     }
 
     static func id(_ n: Int) -> Identifier { Identifier(high: 0xA000 + UInt64(n), low: UInt64(n)) }
@@ -313,6 +317,10 @@ struct SearchIndexTests {
         let oracle = InMemorySearchIndex(notes: all, language: language)
         #expect(try f.contents(f.a) == oracle.contents)
         #expect(try f.contents(f.b) == f.contents(f.a))
+        // The digest `verify` compares: equal for equal contents, whichever way each was built.
+        let digest = SearchIndexDigest(documents: all.map { SearchDocument($0) }, language: language)
+        #expect(try f.digest(f.a) == digest)
+        #expect(try f.digest(f.b) == digest)
         try Self.expectSame(f, f.b, all, &rng)
     }
 
@@ -362,6 +370,40 @@ struct SearchIndexTests {
         #expect(try f.contents(f.a) == InMemorySearchIndex(notes: all, language: .none).contents)
         #expect(try f.contents(f.a) == f.contents(f.b))
         try Self.expectSame(f, f.a, all, &rng)
+    }
+
+    @Test("the digest tells apart contents that differ in one posting's positions, tf or length, or one record")
+    func digestDifferences() throws {
+        let f = try Fixture()
+        for n in Self.corpus { try f.update(old: nil, new: n) }
+        let stored = try f.digest(f.a)
+        #expect(stored == SearchIndexDigest(documents: Self.corpus.map { SearchDocument($0) }, language: .none))
+        #expect(stored.documents == 5 && stored.records.count == 5)
+        func expected(_ change: (inout Note) -> Void) -> SearchIndexDigest {
+            var notes = Self.corpus
+            change(&notes[1])
+            return SearchIndexDigest(documents: notes.map { SearchDocument($0) }, language: .none)
+        }
+        // The same words in another order: every tf and the length equal, positions not.
+        let swapped = expected { $0.body = "banana apple apple cherry" }
+        #expect(swapped != stored && swapped.records == stored.records)
+        #expect(Set(swapped.terms.keys) == Set(stored.terms.keys))
+        #expect(
+            swapped.terms.keys.filter { swapped.terms[$0] != stored.terms[$0] }.count == 2, "apple and banana moved")
+        // One more word: its own term, and the length every other posting of the note carries.
+        let longer = expected { $0.body += " banana" }
+        #expect(longer.totalLength == stored.totalLength + 1)
+        #expect(longer.terms.keys.filter { longer.terms[$0] != stored.terms[$0] }.count == 3)
+        // The word in the title instead of the body.
+        let moved = expected {
+            $0.title = "cherry"
+            $0.body = "apple apple banana"
+        }
+        #expect(moved.terms[Array("cherry".utf8)] != stored.terms[Array("cherry".utf8)])
+        // Only the record.
+        let pinned = expected { $0.pinned = true }
+        #expect(pinned != stored && pinned.terms == stored.terms)
+        #expect(pinned.records.keys.filter { pinned.records[$0] != stored.records[$0] } == [Self.id(2)])
     }
 
     /// Whether the long variants run (NOTES_LONG_TESTS=1).
