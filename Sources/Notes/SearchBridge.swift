@@ -1,5 +1,6 @@
 import Dispatch
 import EventStore
+import Glibc
 import LMDB
 public import SearchEngine
 
@@ -232,13 +233,21 @@ extension Notebook {
         }
     }
 
-    /// The forgiving search over a state replayed in memory (`search --as-of`).
+    /// The forgiving search over a state replayed in memory (`search --as-of`), through an index
+    /// of its notes built for it (``ScratchSearchIndex``; in memory when none can be made in
+    /// the temporary folder).
     public static func search(
         _ query: SearchQuery, filter: SearchFilter, limit: Int, exact: Bool, in state: NotebookState,
-        language: SearchLanguage
+        language: SearchLanguage, temporaryFolder: String = Notebook.temporaryFolder
     ) -> ForgivingResults {
-        let outcome = InMemorySearchIndex(notes: state.notes.values, language: language).forgivingSearch(
-            query, filter: filter, limit: limit, exact: exact)
+        let documents = state.notes.values.map(SearchDocument.init)
+        let outcome =
+            (try? ScratchSearchIndex.with(documents, language: language, temporaryFolder: temporaryFolder) {
+                txn, db in
+                try SearchIndex.forgivingSearch(query, filter: filter, limit: limit, exact: exact, in: txn, db)
+            })
+            ?? InMemorySearchIndex(documents: documents, language: language).forgivingSearch(
+                query, filter: filter, limit: limit, exact: exact)
         return ForgivingResults(
             results: outcome.hits.compactMap { hit, match in
                 state.notes[hit.id].map { (SearchResult(note: $0, score: hit.score), match) }
@@ -253,13 +262,25 @@ extension Notebook {
             query, filter: filter, limit: limit, in: try state(asOf: instant), language: projection.searchLanguage)
     }
 
-    /// The same search over a state replayed in memory, its words stemmed in `language`.
+    /// The same search over a state replayed in memory, its words stemmed in `language` (through
+    /// a ``ScratchSearchIndex``, as the forgiving one).
     public static func search(
-        _ query: SearchQuery, filter: SearchFilter, limit: Int, in state: NotebookState, language: SearchLanguage
+        _ query: SearchQuery, filter: SearchFilter, limit: Int, in state: NotebookState, language: SearchLanguage,
+        temporaryFolder: String = Notebook.temporaryFolder
     ) -> [SearchResult] {
-        let index = InMemorySearchIndex(notes: state.notes.values, language: language)
-        return index.search(query, filter: filter, limit: limit).compactMap { hit in
-            state.notes[hit.id].map { SearchResult(note: $0, score: hit.score) }
-        }
+        let documents = state.notes.values.map(SearchDocument.init)
+        let hits =
+            (try? ScratchSearchIndex.with(documents, language: language, temporaryFolder: temporaryFolder) {
+                txn, db in
+                try SearchIndex.search(query, filter: filter, limit: limit, in: txn, db)
+            })
+            ?? InMemorySearchIndex(documents: documents, language: language).search(query, filter: filter, limit: limit)
+        return hits.compactMap { hit in state.notes[hit.id].map { SearchResult(note: $0, score: hit.score) } }
+    }
+
+    /// Where scratch indexes are made unless told: `TMPDIR`, else `/tmp`.
+    public static var temporaryFolder: String {
+        guard let value = getenv("TMPDIR").map({ String(cString: $0) }), !value.isEmpty else { return "/tmp" }
+        return value
     }
 }

@@ -1,9 +1,11 @@
 import Basics
 import EventStore
+import FoundationEssentials
 import Glibc
 import LMDB
 import Notes
 import NotesWorkload
+import SearchEngine
 import Synchronization
 import TestSupport
 import Testing
@@ -532,6 +534,47 @@ struct AuditLogTests {
         let early = try f.book.state(asOf: HistoryFixture.at(hours: 0))
         #expect(early.notes.count == 1 && early.events == 2)
         #expect(try f.book.state(asOf: HistoryFixture.start - 1).notes.isEmpty)
+    }
+
+    @Test(
+        "search as of an instant: the notes as they were, near spellings too; a scratch index that leaves nothing, or none"
+    )
+    func searchAsOf() throws {
+        let f = try HistoryFixture()
+        let a = try f.book.add(title: "Groceries", body: "milk and bread")
+        try f.book.add(title: "Recipes", body: "bread with butter, receive the flour")
+        let then = f.advance()
+        f.advance()
+        try f.book.edit(a.id, body: "eggs and cheese")
+        try f.book.trash(a.id)
+        var template = Array("/tmp/notes-scratch-test-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { p in p.baseAddress.flatMap { mkdtemp($0) } }
+        let folder = String(cString: try #require(made))
+        defer { rmdir(folder) }
+        let state = try f.book.state(asOf: then)
+        let language = f.book.projection.searchLanguage
+        func titles(_ q: String, in folder: String, exact: Bool = false) throws -> [String] {
+            let found = Notebook.search(
+                try SearchQuery.parse(q), filter: SearchFilter(), limit: 10, exact: exact, in: state,
+                language: language, temporaryFolder: folder)
+            return found.results.map(\.result.note.title)
+        }
+        // Through a scratch index in `folder`, and in memory where none can be made: the same.
+        for place in [folder, folder + "/missing"] {
+            #expect(try Set(titles("bread", in: place)) == ["Groceries", "Recipes"])
+            #expect(try titles("milk", in: place) == ["Groceries"])
+            #expect(try titles("cheese", in: place).isEmpty, "not written yet")
+            #expect(try titles("recieve", in: place) == ["Recipes"], "a near spelling")
+            #expect(try titles("recieve", in: place, exact: true).isEmpty)
+            let plain = Notebook.search(
+                try SearchQuery.parse("milk"), filter: SearchFilter(), limit: 10, in: state, language: language,
+                temporaryFolder: place)
+            #expect(plain.map(\.note.title) == ["Groceries"] && plain.map(\.note.body) == ["milk and bread"])
+        }
+        // Nothing is left in the folder (the index's files go as soon as it is open).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        // Now the note is in the trash, with other words.
+        #expect(try f.book.search(try SearchQuery.parse("milk"), asOf: f.now).isEmpty)
     }
 }
 

@@ -2,6 +2,7 @@ import Basics
 import CIntrinsics
 import Dispatch
 import EventStore
+import FoundationEssentials
 import Glibc
 import LMDB
 import NotesWorkload
@@ -404,6 +405,32 @@ struct SearchIndexTests {
         let pinned = expected { $0.pinned = true }
         #expect(pinned != stored && pinned.terms == stored.terms)
         #expect(pinned.records.keys.filter { pinned.records[$0] != stored.records[$0] } == [Self.id(2)])
+    }
+
+    @Test("a scratch index holds what the oracle holds, searches as the stored one, and leaves no file behind")
+    func scratchIndex() throws {
+        var template = Array("/tmp/notes-scratch-index-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { p in p.baseAddress.flatMap { mkdtemp($0) } }
+        let folder = String(cString: try #require(made))
+        defer { rmdir(folder) }
+        let documents = Self.corpus.map { SearchDocument($0) }
+        let (contents, hits, files) = try ScratchSearchIndex.with(
+            documents, language: .english, temporaryFolder: folder
+        ) { txn, db in
+            (
+                try SearchIndex.contents(in: txn, databases: db),
+                try SearchIndex.search(try SearchQuery.parse("apples"), filter: SearchFilter(), limit: 3, in: txn, db),
+                try FileManager.default.contentsOfDirectory(atPath: folder)
+            )
+        }
+        #expect(files.isEmpty, "the files went once the index was open")
+        #expect(contents == InMemorySearchIndex(documents: documents, language: .english).contents)
+        let oracle = InMemorySearchIndex(documents: documents, language: .english)
+        #expect(hits == oracle.search(try SearchQuery.parse("apples"), filter: SearchFilter(), limit: 3))
+        #expect(hits.count == 3)
+        #expect(throws: LMDBError.self) {
+            try ScratchSearchIndex.with(documents, language: .none, temporaryFolder: folder + "/missing") { _, _ in 0 }
+        }
     }
 
     /// Whether the long variants run (NOTES_LONG_TESTS=1).

@@ -107,7 +107,8 @@ let searchCommand = Command(
         }
         found = Notebook.search(
             query, filter: filter, limit: limit, exact: ctx.flag("exact"), in: state,
-            language: book.projection.searchLanguage)
+            language: book.projection.searchLanguage,
+            temporaryFolder: ctx.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
         past = state
     } else {
         if !tagNames.isEmpty {
