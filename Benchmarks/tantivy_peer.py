@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tantivy, through its Python binding, as a peer of `notes-bench search` (run by it as a child).
 
-    tantivy_peer.py --notes FILE --tokenizer NAME --limit K --out FILE [--set NAME MODE FILE]...
+    tantivy_peer.py --notes FILE --tokenizer NAME --limit K --out FILE [--repeat R] [--set NAME MODE FILE]...
 
 Builds an index of the notes file (one note a line: an id, a tab, the text) in a
 temporary directory, one text field with the given tokenizer (`default`: lower case; `en_stem`:
@@ -13,9 +13,12 @@ them, ranked by BM25 (query syntax characters become spaces, the tokenizer split
 so no word is read as an operator, a field or a phrase).
 
 Each query is timed around `searcher.search` alone (the query is parsed before, the ids are
-read after): the time of a process or of the Python loop would not be Tantivy's. Writes one
-JSON object to --out: the version, the build's wall and CPU seconds, and for each set the
-seconds of each query and the top-K line numbers of the notes (from 0). When tantivy cannot be
+read after): the time of a process or of the Python loop would not be Tantivy's. After a warm-up
+pass, R timed passes (1 by default); each query keeps its first timed pass's seconds and its
+fastest of the R, as `notes-bench search --repeat R` keeps ours. Writes one JSON object to
+--out: the version, the build's wall and CPU seconds, and for each set the seconds of each
+query (`times`, the fastest; `first`, the first timed pass) and the top-K line numbers of the
+notes (from 0). When tantivy cannot be
 imported, writes {"skipped": reason} and exits 3.
 """
 import argparse
@@ -33,6 +36,7 @@ def main():
     p.add_argument("--tokenizer", default="default")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--out", required=True)
+    p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--set", nargs=3, action="append", default=[], metavar=("NAME", "MODE", "FILE"))
     args = p.parse_args()
 
@@ -72,17 +76,22 @@ def main():
             with open(path, encoding="utf-8") as f:
                 texts = [line.rstrip("\n") for line in f if line.strip()]
             queries = [parse(index, t, mode) for t in texts]
-            times, hits = [], []
-            for run in range(2):  # a warm-up pass, then the timed one
-                times, hits = [], []
+            repeats = max(1, args.repeat)
+            times, first, hits = [], [], []
+            for run in range(repeats + 1):  # a warm-up pass, then the timed ones
+                these = []
                 for q in queries:
                     start = time.perf_counter()
                     result = searcher.search(q, args.limit, count=False)
-                    times.append(time.perf_counter() - start)
-                    if run == 1:
+                    these.append(time.perf_counter() - start)
+                    if run == repeats:
                         addresses = [address for _, address in result.hits]
                         hits.append([int(v) for v in searcher.fast_field_values("ord", addresses)])
-            sets.append({"name": name, "times": times, "hits": hits})
+                if run == 1:
+                    first, times = these, these
+                elif run > 1:
+                    times = [min(a, b) for a, b in zip(times, these)]
+            sets.append({"name": name, "times": times, "first": first, "hits": hits})
         with open(args.out, "w") as f:
             json.dump(
                 {"version": version, "build_wall": build_wall, "build_cpu": build_cpu, "sets": sets},

@@ -17,9 +17,12 @@ struct TantivyPeer {
         var version: String
         var buildWall: Double
         var buildCPU: Double
-        /// By set name: each query's seconds, and its top hits as line numbers of the notes.
+        /// By set name: each query's seconds (the fastest of the timed passes), and its top hits
+        /// as line numbers of the notes.
         var times: [String: [Double]]
         var hits: [String: [[Int64]]]
+        /// By set name: each query's seconds in the first timed pass.
+        var firstTimes: [String: [Double]] = [:]
     }
 
     enum Outcome {
@@ -27,8 +30,11 @@ struct TantivyPeer {
         case skipped(String)
     }
 
-    /// Indexes `texts` (line n is note n) with `tokenizer` and runs `sets` for the top `limit`.
-    static func run(texts: [String], tokenizer: String, limit: Int, sets: [QuerySet], dir: String) -> Outcome {
+    /// Indexes `texts` (line n is note n) with `tokenizer` and runs `sets` for the top `limit`:
+    /// a warm-up pass, then `repeats` timed passes.
+    static func run(
+        texts: [String], tokenizer: String, limit: Int, sets: [QuerySet], dir: String, repeats: Int = 1
+    ) -> Outcome {
         guard let root = projectRoot() else {
             return .skipped("Benchmarks/tantivy_peer.py not found (run notes-bench from the project's directory)")
         }
@@ -53,7 +59,7 @@ struct TantivyPeer {
         let outPath = dir + "/tantivy-out.json"
         var arguments = [
             python, root + "/Benchmarks/tantivy_peer.py", "--notes", notesPath, "--tokenizer", tokenizer,
-            "--limit", String(limit), "--out", outPath,
+            "--limit", String(limit), "--out", outPath, "--repeat", String(repeats),
         ]
         var files = [notesPath, outPath]
         do {
@@ -84,6 +90,7 @@ struct TantivyPeer {
         for set in json["sets"]?.arrayValue ?? [] {
             guard let name = set["name"]?.stringValue else { continue }
             run.times[name] = (set["times"]?.arrayValue ?? []).compactMap(\.doubleValue)
+            run.firstTimes[name] = (set["first"]?.arrayValue ?? []).compactMap(\.doubleValue)
             run.hits[name] = (set["hits"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.int64Value) }
         }
         return .ran(run)
