@@ -981,10 +981,16 @@ struct InterchangeMarkdownTests {
             """
         #expect(
             MarkdownNote.inlineTags(body) == [
-                "start", "mid/dle", "Mid", "y2k", "after-code", "旅行", "emoji", "under_score", "visible",
+                "start", "mid/dle", "Mid", "y2k", "after-code", "旅行", "emoji🎉", "under_score", "visible",
                 "after-comment", "end",
             ])
         #expect(MarkdownNote.inlineTags("no tags here") == [])
+        // Emoji are tag characters, as Obsidian has them (before 2026-12-07 `#🚀launch` was no tag,
+        // and an emoji ended one): a sequence joined or modified is one character; general
+        // punctuation and the ideographic full stop end a tag.
+        #expect(
+            MarkdownNote.inlineTags("#🚀launch #done✅ #🚀 #👩🏽‍💻/work #🇫🇷trip #wow‼ #ok。 #1️⃣ #2026🎉")
+                == ["🚀launch", "done✅", "🚀", "👩🏽‍💻/work", "🇫🇷trip", "wow", "ok", "2026🎉"])
         // A code span of two or more backticks holding `<!--` opens no comment: before
         // 2026-12-06 each backtick was an edge of a span, and the tags after it were hidden.
         #expect(
