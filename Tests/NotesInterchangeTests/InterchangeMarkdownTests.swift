@@ -1375,4 +1375,31 @@ struct InterchangeMarkdownTests {
         let exported = try read(out + "/Projects/Plan.md")
         #expect(exported.hasSuffix(try #require(files["Projects/Plan.md"])))
     }
+
+    @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
+    func sameFolderThroughAnotherPath() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        try write(v + "/a.md", "# a\n\nalpha\n")
+        try write(v + "/sub/b.md", "# b\n\nbeta\n")
+        _ = try s.book.importMarkdown(from: v)
+        // The notes as a first import through a bind mount of the folder records them: a path to
+        // it that is not its real path (stood in for by a symbolic link, which the import would
+        // resolve were it given one).
+        let mount = s.path + "/mnt"
+        #expect(symlink(v, mount) == 0)
+        for note in try s.allNotes() { try s.book.setProperty(note.id, key: "vault", value: mount) }
+        let before = try s.allNotes()
+        // Before 2026-12-07 each file made a note again: places were compared as paths only.
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.created == 0 && again.unchanged == 2 && again.movedFrom.isEmpty, "\(again)")
+        #expect(try s.allNotes() == before, "nothing recorded again")
+        try write(v + "/a.md", "# a\n\nalpha, edited\n")
+        let edited = try s.book.importMarkdown(from: v)
+        #expect(edited.created == 0 && edited.updated == 1, "\(edited)")
+        let notes = try s.allNotes()
+        #expect(notes.count == 2)
+        #expect(notes.allSatisfy { $0.properties["vault"] == mount })
+        #expect(notes.first { $0.sourcePath == "a.md" }?.body == "# a\n\nalpha, edited\n")
+    }
 }

@@ -146,7 +146,8 @@ let importMarkdownCommand = Command(
         export-markdown.
 
         A file whose `id` names a note updates it, and so does a file imported from DIR before
-        (matched by its path in DIR): only what changed. A file moved within DIR (into a subfolder,
+        (matched by its path in DIR; DIR reached through another path, a bind mount, is the same
+        folder): only what changed. A file moved within DIR (into a subfolder,
         or renamed) keeps its note when its bytes, else its name, match one gone file only. Other
         files create notes, so importing DIR again changes nothing. A folder imported before that moved (renamed, or imported on another
         device from another place) is matched the same way when its files are gone from their
