@@ -137,8 +137,9 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     /// Markdown's brackets are matched as CommonMark matches them: a `]` closes the nearest `[`
     /// still open; a link's text may hold brackets, and no link is inside another (once a link
     /// is made, the `[` before it open no link); `\[` and `\]` are no brackets; `![...](...)`
-    /// is an image. Each `(` is read at most once as a destination's start, and a destination ends
-    /// at the next bracket or white space, so a line of any length is read in linear time.
+    /// is an image. A destination ends at the next bracket or white space, and a title at its
+    /// closing mark (a `(` title at any parenthesis), so the stretches read after each `](` barely
+    /// overlap and a line of any length is read in linear time (``MarkdownLink``).
     private static func scan(
         _ line: ArraySlice<UInt8>, index: Int, state: inout MarkdownCode.LineState, folder: [Substring],
         into out: inout [WikiLink]
