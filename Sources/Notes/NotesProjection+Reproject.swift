@@ -44,9 +44,9 @@ extension NotesProjection {
                     note: id, old: nil, new: new, titles: folded.titles, names: folded.names, in: txn,
                     databases: links)
             }
-            if let old, old.body != new?.body {
-                let kept = new.map { LinkIndex.keys(of: $0.body) } ?? []
-                for k in LinkIndex.keys(of: old.body) where !kept.contains(k) {
+            if let old, LinkIndex.linksMayDiffer(old, new) {
+                let kept = new.map { LinkIndex.keys(of: $0) } ?? []
+                for k in LinkIndex.keys(of: old) where !kept.contains(k) {
                     _ = try txn.delete(links.links, key: LinkIndex.linkKey(k, source: id))
                 }
             }

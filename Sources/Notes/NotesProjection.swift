@@ -44,8 +44,9 @@ public final class NotesProjection: ProjectionSet {
     /// ``IndentedBlocks/endsParagraph(_:_:)``). `notes-21`: so do an HTML block's first line
     /// (`<div>`) and a nested quote; an ordered item not numbered 1, an empty item and a marker
     /// indented 4 columns past the paragraph's item do not. `notes-22`: nor does a setext
-    /// underline on a lazy line (`> a` then `===`: the quote's paragraph goes on).
-    public var version: String { "notes-22+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// underline on a lazy line (`> a` then `===`: the quote's paragraph goes on). `notes-23`: a
+    /// Markdown link to a note's file, `[text](other.md)`, is a link (see ``MarkdownLink``).
+    public var version: String { "notes-23+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

@@ -35,8 +35,9 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         and AND are operators only in capitals. Case and accents are ignored (resume finds Résumé),
         and so are Hebrew points and Arabic harakat. Results are ranked by BM25; title matches
         count more. When fewer notes than --limit match, words of 4+ letters also match near
-        spellings (1 edit, 2 for 8+ letters), then notes with some of the words follow, each
-        ranked below, and a line says so; --exact turns that off.
+        spellings (1 edit, 2 for 8+ letters), and notes with some of the words follow, ranked
+        together below: more of the words as written first (a near spelling of a word the notes
+        hold counts for nothing there), and a line says so; --exact turns that off.
         """
     ),
     (

@@ -289,8 +289,9 @@ struct MarkdownNote: Equatable {
     }
 
     /// The `#tags` of a body, as Obsidian finds them: a `#` at the start of a line or after
-    /// white space, then letters, digits, `_`, `-` and `/` with at least one that is not a
-    /// digit; not in code (fenced blocks, indented blocks, code spans) nor in a heading's `# `.
+    /// white space, then letters, digits, emoji (``isEmoji(_:)``), `_`, `-` and `/` with at
+    /// least one that is not a digit; not in code (fenced blocks, indented blocks, code spans)
+    /// nor in a heading's `# `.
     /// A line indented by 4 columns or more is code only where CommonMark starts or continues an
     /// indented code block there: not in a list (a nested item, `\t- child #tag`, or an item's
     /// own fenced block, which may be indented as deep as the item) and not a paragraph's
@@ -323,8 +324,8 @@ struct MarkdownNote: Equatable {
                 var j = k + 1
                 while j < end, isTagByte(b[j]) { j += 1 }
                 var name = String(decoding: b[(k + 1)..<j], as: UTF8.self)
-                // Bytes of letters were taken whole; anything not a letter or digit ends the name.
-                if let stop = name.firstIndex(where: { !($0.isLetter || $0.isNumber || "_-/".contains($0)) }) {
+                // Bytes of letters and emoji were taken whole; anything else ends the name.
+                if let stop = name.firstIndex(where: { !isTagCharacter($0) }) {
                     name = String(name[..<stop])
                 }
                 while name.hasSuffix("/") { name.removeLast() }
@@ -337,6 +338,22 @@ struct MarkdownNote: Equatable {
             }
         }
         return out
+    }
+
+    /// Whether `c` may be in a tag's name: a letter, a digit, `_`, `-`, `/` or an emoji.
+    private static func isTagCharacter(_ c: Character) -> Bool {
+        c.isLetter || c.isNumber || "_-/".contains(c) || isEmoji(c)
+    }
+
+    /// Whether `c` is an emoji, which Obsidian takes into a tag (`#🚀launch`, `#done✅`): a
+    /// character past ASCII whose first scalar has Unicode's Emoji property (its modifiers,
+    /// joiners and variation selectors are part of the character), but no general punctuation
+    /// (U+2000 to U+206F: `‼`, `⁉`), which ends a tag there. Before 2026-12-07 an emoji ended
+    /// the tag, and `#🚀launch` was none.
+    static func isEmoji(_ c: Character) -> Bool {
+        guard let first = c.unicodeScalars.first, first.value >= 0x80, !(0x2000...0x206F).contains(first.value)
+        else { return false }
+        return first.properties.isEmoji
     }
 
     /// Whether the line, from `from` (a `[`) on, is `[label]: destination`.

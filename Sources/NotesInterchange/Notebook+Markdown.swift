@@ -564,7 +564,7 @@ extension Notebook {
         try listVault(directory, into: &listing, beforeFolder: beforeFolder)
         afterListing?()
         let (files, others) = (listing.markdown, listing.others)
-        let vault = try Self.vaultPath(directory)
+        let realFolder = try Self.vaultPath(directory)
         // Files are read and parsed on every core (they are independent), then taken in order.
         let parsed = Self.inParallel(files) { readVaultFile($0, in: directory) }
         var items: [VaultItem] = []
@@ -648,10 +648,16 @@ extension Notebook {
             var byPath: [[UInt8]: Identifier] = [:]
             var all = ListQuery()
             all.status = .all
+            let listed = try projection.list(all, in: session.transaction, databases: dbs)
+            // This folder as the notes recorded it when they came through another path to it (a
+            // bind mount): that place's import, not a second folder's (before 2026-12-07 each of
+            // its files made a note again).
+            let vault = Self.recordedPlace(
+                of: realFolder, among: Set(listed.compactMap { $0.properties[NoteProperty.vault.rawValue] }))
             let here = Array(vault.utf8)
             // Other folders' notes, by folder then path, for a folder that moved (below).
             var elsewhere: [[UInt8]: [[UInt8]: RecordedFile]] = [:]
-            for note in try projection.list(all, in: session.transaction, databases: dbs) {
+            for note in listed {
                 guard let path = note.sourcePath, let from = note.properties[NoteProperty.vault.rawValue] else {
                     continue
                 }
@@ -1269,6 +1275,25 @@ extension Notebook {
 
     /// A folder's path as bytes, ending in `/` (the root is `/` alone): what its files' paths start with.
     static func folderPrefix(_ folder: [UInt8]) -> [UInt8] { folder.last == 0x2F ? folder : folder + [0x2F] }
+
+    /// The place of `places` (folders notes were imported from) that is the folder `vault` under
+    /// another path, else `vault`: a place other than `vault` whose directory is the same one,
+    /// by device and inode (the first such place in byte order). One `stat` per place other
+    /// than `vault`; a place that cannot be reached now is no match.
+    static func recordedPlace(of vault: String, among places: Set<String>) -> String {
+        var here = stat()
+        guard stat(vault, &here) == 0, here.st_mode & S_IFMT == S_IFDIR else { return vault }
+        for place in places.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        where place != vault {
+            var there = stat()
+            if stat(place, &there) == 0, there.st_mode & S_IFMT == S_IFDIR, there.st_dev == here.st_dev,
+                there.st_ino == here.st_ino
+            {
+                return place
+            }
+        }
+        return vault
+    }
 
     /// The digest of a file of no bytes.
     static let emptyFileDigest = SHA256.hex(SHA256.hash([UInt8]()))

@@ -1,13 +1,15 @@
+import Basics
 public import LMDB
 
 /// A search that does not stop at "no notes match": when the exact query finds fewer notes than
-/// asked for, it widens the query in two steps, each ranked below the one before.
+/// asked for, it widens the query in two steps, ranked below the notes it found.
 ///
 /// 1. Near spellings: every word of 4 or more characters also matches the indexed words within
 ///    edit distance 1 (2 for words of 8 or more; a swap of two neighbours counts as one edit);
 ///    in a phrase, the phrases its words' near spellings make (``replacingInPhrases(_:in:)``).
 /// 2. Some of the words: a query of plain words (no OR, group or exclusion) also matches notes
 ///    holding any of them, ranked by BM25 (notes with more of the words, and rarer ones, first).
+///    When it runs, the notes of step 1 are ranked with its notes, by the same score.
 ///
 /// The outcome says which hits came from which step, and which spellings were used, so the
 /// caller can tell the reader what was done.
@@ -216,16 +218,43 @@ public enum ForgivingSearch {
         }
         widened = SearchQuery(root: Self.replacingInPhrases(inPhrases, in: widened.root))
         widenedUnknown = SearchQuery(root: Self.replacingInPhrases(unknownInPhrases, in: widenedUnknown.root))
-        if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
         // 2. Any of the words, for a query of words side by side (no OR).
-        if outcome.hits.count < limit, let (parts, excluded) = Self.conjunction(query.root, widenedUnknown.root),
-            parts.count > 1
-        {
-            try add(
-                SearchQuery(root: excluded.isEmpty ? .any(parts) : .all([.any(parts)], excluded: excluded)),
-                as: .someWords)
+        guard let (parts, excluded) = Self.conjunction(query.root, widenedUnknown.root), parts.count > 1 else {
+            if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
+            return outcome
         }
+        let someWords = SearchQuery(root: excluded.isEmpty ? .any(parts) : .all([.any(parts)], excluded: excluded))
+        // The notes of both steps ranked together by the words they hold, as the some-words
+        // query scores them: a note found through a near spelling of a word the notes hold
+        // (`them` for `theme`) ranks by its other words. Before 2026-12-07 every near-spelling
+        // note came first, so `how do I install a theme?` ranked "how do I install them" above
+        // the notes with both `install` and `theme`.
+        let wanted = limit - outcome.hits.count
+        let nearHits =
+            try outcome.corrections.isEmpty
+            ? [] : search(widened, wanted + seen.count).filter { !seen.contains($0.id) }
+        let some = try search(someWords, wanted + seen.count + nearHits.count).filter { !seen.contains($0.id) }
+        outcome.hits += Self.ranked(near: nearHits, some: some).prefix(wanted)
         return outcome
+    }
+
+    /// The near-spelling hits and the some-words hits as one list: by the score the some-words
+    /// query gives each note (a near-spelling note it did not return holds none of its words, or
+    /// fewer than every note it returned: 0), then a near-spelling note first, then each step's
+    /// own order. A near-spelling note carries that score.
+    static func ranked(near: [SearchHit], some: [SearchHit]) -> [(hit: SearchHit, match: Match)] {
+        var scores: [Identifier: Double] = [:]
+        for hit in some { scores[hit.id] = hit.score }
+        var all: [(hit: SearchHit, match: Match, order: Int)] = []
+        for (k, hit) in near.enumerated() {
+            all.append((SearchHit(id: hit.id, score: scores[hit.id] ?? 0), .nearSpelling, k))
+        }
+        let nearIDs = Set(near.map(\.id))
+        for (k, hit) in some.enumerated() where !nearIDs.contains(hit.id) {
+            all.append((hit, .someWords, near.count + k))
+        }
+        all.sort { a, b in a.hit.score != b.hit.score ? a.hit.score > b.hit.score : a.order < b.order }
+        return all.map { ($0.hit, $0.match) }
     }
 
     /// The words (phrases, prefixes) and the exclusions of a query of words side by side, in

@@ -49,6 +49,16 @@ struct CLISearchTests {
         #expect(
             some.lines.first == "no note has every word; showing notes with some of them (--exact: only notes with all)"
         )
+        // Both steps: their notes ranked together, the note with a near spelling of every word first.
+        let both = try s.ok("search", "recieve", "milk")
+        #expect(
+            both.lines.prefix(2) == [
+                "no exact match for \"recieve\"; showing \"receive\"",
+                "no note has every word; showing notes with a near spelling or some of them (--exact: only notes with all)",
+            ], "\(both)")
+        let bothJSON = try s.ok("search", "recieve", "milk", "--json").array()
+        #expect(bothJSON.map { $0["title"] as? String } == ["Groceries", "Both"])
+        #expect(bothJSON.map { $0["match"] as? String } == ["near-spelling", "some-words"])
         let ranked = try s.ok("search", "ham", "milk", "eggs", "--json").array()
         #expect(ranked.first?["title"] as? String == "Shopping", "the note with more of the words first")
         #expect(ranked.count == 3)

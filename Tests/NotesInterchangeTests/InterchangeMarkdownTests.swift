@@ -981,10 +981,16 @@ struct InterchangeMarkdownTests {
             """
         #expect(
             MarkdownNote.inlineTags(body) == [
-                "start", "mid/dle", "Mid", "y2k", "after-code", "旅行", "emoji", "under_score", "visible",
+                "start", "mid/dle", "Mid", "y2k", "after-code", "旅行", "emoji🎉", "under_score", "visible",
                 "after-comment", "end",
             ])
         #expect(MarkdownNote.inlineTags("no tags here") == [])
+        // Emoji are tag characters, as Obsidian has them (before 2026-12-07 `#🚀launch` was no tag,
+        // and an emoji ended one): a sequence joined or modified is one character; general
+        // punctuation and the ideographic full stop end a tag.
+        #expect(
+            MarkdownNote.inlineTags("#🚀launch #done✅ #🚀 #👩🏽‍💻/work #🇫🇷trip #wow‼ #ok。 #1️⃣ #2026🎉")
+                == ["🚀launch", "done✅", "🚀", "👩🏽‍💻/work", "🇫🇷trip", "wow", "ok", "2026🎉"])
         // A code span of two or more backticks holding `<!--` opens no comment: before
         // 2026-12-06 each backtick was an edge of a span, and the tags after it were hidden.
         #expect(
@@ -1294,5 +1300,106 @@ struct InterchangeMarkdownTests {
         let note = try #require(try s.allNotes().first)
         #expect(note.tags.count == 3000)
         #expect(try s.book.importMarkdown(from: s.path + "/V").unchanged == 1)
+    }
+
+    @Test("a vault's Markdown links between files are links: from each file's folder, by file name, through edits")
+    func markdownLinksInVault() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        let files = [
+            "index.md": """
+            # Index
+
+            See [the plan](Projects/Plan.md), [notes](<Projects/Meeting Notes.md>).
+            Again [actions](Projects/Meeting%20Notes.md#Actions), and [gone](Gone.md).
+            Not links: [site](https://example.com/Plan.md) ![pic](Projects/Plan.md) `[code](Projects/Plan.md)`
+
+            """,
+            "Projects/Plan.md": "# Plan\n\nBack to [index](../index.md) and [meeting](Meeting%20Notes.md).\n",
+            "Projects/Meeting Notes.md": "# Meeting Notes\n\nSee [plan](./Plan.md), and [[Plan]].\n",
+            // A link by file name alone, from another folder (Obsidian's shortest form).
+            "Daily/today.md": "# today\n\n[short](Plan.md)\n",
+        ]
+        for (path, text) in files { try write(v + "/" + path, text) }
+        _ = try s.book.importMarkdown(from: v)
+        let byPath = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.sourcePath ?? "", $0.id) })
+        let (index, plan, meeting, today) = (
+            try #require(byPath["index.md"]), try #require(byPath["Projects/Plan.md"]),
+            try #require(byPath["Projects/Meeting Notes.md"]), try #require(byPath["Daily/today.md"])
+        )
+        // Each link as written, and the id of the note it leads to (nil: none).
+        func leads(_ id: Identifier) throws -> [String: Identifier?] {
+            var out: [String: Identifier?] = [:]
+            for l in try s.book.links(of: id) {
+                let target: Identifier? = if case .note(let n) = l.target { n.id } else { nil }
+                out.updateValue(target, forKey: l.link.text)
+            }
+            return out
+        }
+        #expect(
+            try leads(index) == [
+                "[the plan](Projects/Plan.md)": plan, "[notes](<Projects/Meeting Notes.md>)": meeting,
+                "[actions](Projects/Meeting%20Notes.md#Actions)": meeting, "[gone](Gone.md)": Identifier?.none,
+            ])
+        #expect(try leads(plan) == ["[index](../index.md)": index, "[meeting](Meeting%20Notes.md)": meeting])
+        #expect(try leads(today) == ["[short](Plan.md)": plan])
+        func backlinks(_ id: Identifier) throws -> [Identifier] { try s.book.backlinks(of: id).map(\.source.id) }
+        #expect(Set(try backlinks(plan)) == [index, meeting, today])
+        #expect(
+            try s.book.backlinks(of: meeting).map(\.line).sorted() == [
+                "Again [actions](Projects/Meeting%20Notes.md#Actions), and [gone](Gone.md).",
+                "Back to [index](../index.md) and [meeting](Meeting%20Notes.md).",
+                "See [the plan](Projects/Plan.md), [notes](<Projects/Meeting Notes.md>).",
+            ])
+        #expect(try s.book.missingLinks().map(\.link.text) == ["[gone](Gone.md)"])
+        #expect(!(try s.book.linkedNotes().isEmpty))
+        #expect(try s.book.links(of: index, asOf: s.clock.micros.withLock { $0 }) == (try s.book.links(of: index)))
+
+        // A renamed note keeps its file's path: the links still lead to it, bodies unchanged.
+        _ = try s.book.edit(plan, title: "Roadmap")
+        #expect(try leads(index)["[the plan](Projects/Plan.md)"] == .some(plan))
+        #expect(Set(try backlinks(plan)) == [index, meeting, today])
+        // An edit that drops a link drops its backlink; a note in the trash still links.
+        _ = try s.book.edit(meeting, body: "# Meeting Notes\n\nNothing here.\n")
+        #expect(Set(try backlinks(plan)) == [index, today])
+        _ = try s.book.trash(index)
+        #expect(try s.book.backlinks(of: plan).first { $0.source.id == index }?.source.status == .trashed)
+        #expect(try s.book.backlinks(of: meeting).map(\.source.id) == [index, index, plan], "by title, then line")
+        #expect(
+            try s.book.backlinks(of: plan, asOf: s.clock.micros.withLock { $0 }) == (try s.book.backlinks(of: plan)))
+        #expect(try s.book.verify().isEmpty)
+
+        // Export writes each body back byte for byte, its links as written.
+        let out = s.path + "/out"
+        try s.book.exportMarkdown(to: out)
+        let exported = try read(out + "/Projects/Plan.md")
+        #expect(exported.hasSuffix(try #require(files["Projects/Plan.md"])))
+    }
+
+    @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
+    func sameFolderThroughAnotherPath() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        try write(v + "/a.md", "# a\n\nalpha\n")
+        try write(v + "/sub/b.md", "# b\n\nbeta\n")
+        _ = try s.book.importMarkdown(from: v)
+        // The notes as a first import through a bind mount of the folder records them: a path to
+        // it that is not its real path (stood in for by a symbolic link, which the import would
+        // resolve were it given one).
+        let mount = s.path + "/mnt"
+        #expect(symlink(v, mount) == 0)
+        for note in try s.allNotes() { try s.book.setProperty(note.id, key: "vault", value: mount) }
+        let before = try s.allNotes()
+        // Before 2026-12-07 each file made a note again: places were compared as paths only.
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.created == 0 && again.unchanged == 2 && again.movedFrom.isEmpty, "\(again)")
+        #expect(try s.allNotes() == before, "nothing recorded again")
+        try write(v + "/a.md", "# a\n\nalpha, edited\n")
+        let edited = try s.book.importMarkdown(from: v)
+        #expect(edited.created == 0 && edited.updated == 1, "\(edited)")
+        let notes = try s.allNotes()
+        #expect(notes.count == 2)
+        #expect(notes.allSatisfy { $0.properties["vault"] == mount })
+        #expect(notes.first { $0.sourcePath == "a.md" }?.body == "# a\n\nalpha, edited\n")
     }
 }

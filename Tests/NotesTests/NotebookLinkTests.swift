@@ -365,6 +365,12 @@ struct NotebookLinkTests {
                     if !ids.isEmpty, rng.next(below: 4) == 0 {
                         return "[[\(shortID(ids[rng.next(below: ids.count)]))]]"
                     }
+                    if rng.next(below: 3) == 0 {
+                        // Markdown links, read from the folder of the note's file (which case 6
+                        // changes with no change of the body).
+                        let files = ["Plan.md", "../Plan.md", "er/Inbox.md", "/vault/Plan.md", "Ideas%202.md", "x.md"]
+                        return "see [it](\(files[rng.next(below: files.count)]))"
+                    }
                     let pool = titles + ["Nowhere"]
                     return "line [[\(pool[rng.next(below: pool.count)])]]"
                 }.joined(separator: "\n")
@@ -551,6 +557,29 @@ struct NotebookLinkTests {
         #expect(ids.count == 12)
         #expect(now == (try f.book.links(of: source, asOf: f.clock.micros)))
         #expect(notebookError { _ = try f.book.resolve("deadbeef") }?.description.contains("matches 12 notes") == true)
+    }
+
+    @Test("a Markdown link's path is read from the folder of the note's file, the very file's note first")
+    func markdownLinkFromPlace() throws {
+        let f = try NotebookFixture()
+        let deep = try f.book.add(title: "Deep plan").id
+        try f.book.setProperty(deep, key: "source", value: "deep/Plan.md")
+        let root = try f.book.add(title: "Root plan").id
+        try f.book.setProperty(root, key: "source", value: "Plan.md")
+        let linking = try f.book.add(title: "L", body: "[the plan](Plan.md)").id
+        func target() throws -> Identifier? {
+            if case .note(let n) = try f.book.links(of: linking).first?.target { return n.id }
+            return nil
+        }
+        // deep/Plan.md holds `plan.md` as another name too, and held it first.
+        #expect(try target() == root)
+        // The note's file moves to deep/: the same body now names deep/Plan.md.
+        try f.book.setProperty(linking, key: "source", value: "deep/L.md")
+        #expect(try target() == deep)
+        #expect(try f.book.backlinks(of: deep).map(\.source.id) == [linking])
+        #expect(try f.book.backlinks(of: root).isEmpty)
+        #expect(try f.book.links(of: linking, asOf: f.clock.micros) == (try f.book.links(of: linking)))
+        #expect(try f.book.verify().isEmpty)
     }
 
     @Test("the projection's rules: a current holder first, a live one before a trashed one, else the last holder")

@@ -493,9 +493,15 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-21", body: "> Use ` for [[Note]]\n===\n> Press `\n")
     }
 
+    @Test("a store stamped notes-22 (a Markdown link to a note's file was text) rebuilds at open, once")
+    func markdownLinkRebuild() throws {
+        // `[text](file.md)` is a link: notes-23.
+        try expectLinksRebuiltOnce(stampedAs: "notes-22", body: "[the note](Note.md) [gone](Gone.md)\n", missing: 1)
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
-    /// links projection `stamp`, rebuilds at open, once, and then finds no link missing.
-    private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String) throws {
+    /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
+    private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
         let scratch = try SchemaScratch()
         let path = scratch.sub("store")
         let older: String
@@ -504,15 +510,15 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-22+"))
-            older = stamp + "+" + current.dropFirst("notes-22+".count)
+            #expect(current.hasPrefix("notes-23+"))
+            older = stamp + "+" + current.dropFirst("notes-23+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }
         }
         let book = try Notebook(path: path, options: schemaOptions())
         #expect(book.rebuildAtOpen?.fromVersion == older)
-        #expect(try book.missingLinks().isEmpty)
+        #expect(try book.missingLinks().count == missing)
         #expect(try book.verify().isEmpty)
         #expect(try Notebook(path: path, options: schemaOptions()).rebuildAtOpen == nil)
     }

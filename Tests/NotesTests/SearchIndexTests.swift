@@ -1081,9 +1081,48 @@ struct SearchIndexTests {
         #expect(try run("ham milk", exact: true).hits.count == 1)
         #expect(try run("recieve", exact: true).hits.isEmpty)
         #expect(try run("(ham milk) OR zzz").hits.map(\.hit.id) == [Self.id(5)])
+        // A typo read right gives every word: ranked with the notes of some words, it is first.
+        let typoAndWord = try run("recieve parcel")
+        #expect(typoAndWord.hits.map(\.hit.id) == [Self.id(1), Self.id(2)])
+        #expect(typoAndWord.hits.map(\.match) == [.nearSpelling, .someWords])
         // A query that finds enough notes as written is not widened.
         #expect(try run("ham milk", limit: 1).hits.map(\.match) == [.exact])
         #expect(try run("parcel", limit: 2).corrections.isEmpty)
+    }
+
+    @Test("a question: notes with more of its words rank above a note found through a near spelling of one")
+    func questionRanksWordsAboveNearSpellings() throws {
+        let f = try Fixture(language: .english)
+        // Twenty notes of the question's common words, none about themes.
+        let verbs = ["cook", "bake", "brew", "fix", "file"]
+        let things = ["rice", "bread", "tea", "bikes"]
+        var notes = (0..<20).map { k in
+            Self.note(k + 1, "How-to \(k)", "How do I \(verbs[k % 5]) \(things[k / 5])? I do it with a pot.")
+        }
+        notes += [
+            // Every word of the question but `theme`, and `them`, one edit from it.
+            Self.note(21, "Plugins", "How do I add plugins? I install them from a list."),
+            Self.note(22, "Theme setup", "Install a theme from the community list."),
+            Self.note(23, "Dark theme", "To install the dark theme, open the settings."),
+            Self.note(24, "Colours", "A theme of blue and green."),
+        ]
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        let question = "how do I install a theme?"
+        let found = try f.forgiving(question, oracle: oracle)
+        #expect(found.corrections.map(\.word) == ["theme"])
+        // Before 2026-12-07 "Plugins" came first: every near-spelling note ranked above every
+        // note with some of the words.
+        #expect(found.hits.prefix(2).map(\.hit.id).sorted() == [Self.id(22), Self.id(23)], "\(found.hits)")
+        #expect(found.hits.prefix(2).allSatisfy { $0.match == .someWords })
+        let plugins = try #require(found.hits.firstIndex { $0.hit.id == Self.id(21) })
+        #expect(found.hits[plugins].match == .nearSpelling)
+        // One order by the score the near-spelling note carries too.
+        #expect(found.hits.map(\.hit.score) == found.hits.map(\.hit.score).sorted(by: >))
+        #expect(try f.forgiving(question, oracle: oracle, exact: true).hits.isEmpty)
+        // A typo of `install` changes nothing of that: read right, it is a word the notes hold.
+        let typo = try f.forgiving("how do I instal a theme", oracle: oracle)
+        #expect(typo.hits.prefix(2).map(\.hit.id).sorted() == [Self.id(22), Self.id(23)], "\(typo.hits)")
     }
 
     @Test(

@@ -52,7 +52,10 @@ public struct TitleHolder: Sendable, Equatable {
 ///   names of each note, what its backlinks are found by.
 /// - `links`: `kind | key part of the key | 0 | source note id` → the whole key: one entry
 ///   per distinct link target written in a note's current body (kind 1 a folded title, 2 id
-///   digits), what backlinks and missing links are read from.
+///   digits), what backlinks and missing links are read from. A Markdown link's file (kind 3)
+///   is keyed by the key part of its file name without `.md` (folded), then 0, the first 16
+///   bytes of the path's SHA-256, and the source: a note is found by what links to its name,
+///   whatever folder the link's path names.
 ///
 /// A key part is the text itself, or for a text over 400 bytes its first 384 bytes and the first
 /// 16 bytes of its SHA-256 (LMDB keys are at most 511 bytes); readers compare the whole text
@@ -116,18 +119,24 @@ enum LinkIndex {
         switch key {
         case .title(let t): return (1, t)
         case .id(let hex): return (2, hex)
+        case .file(let path): return (3, path)
         }
     }
 
+    /// The start of the keys of `key`'s entries; for a file, of every file of its name.
     static func linkPrefix(_ key: LinkKey) -> [UInt8] {
         let (kind, text) = keyBytes(key)
         var k: [UInt8] = [kind]
-        k += keyPart(text)
+        k += keyPart(key.fileName ?? text)
         k.append(0)
         return k
     }
 
-    static func linkKey(_ key: LinkKey, source: Identifier) -> [UInt8] { linkPrefix(key) + source.bytes }
+    static func linkKey(_ key: LinkKey, source: Identifier) -> [UInt8] {
+        var k = linkPrefix(key)
+        if case .file(let path) = key { k += SHA256.hash(Array(path.utf8)).prefix(16) }
+        return k + source.bytes
+    }
 
     static func linkValue(_ key: LinkKey) -> [UInt8] { Array(keyBytes(key).text.utf8) }
 
@@ -138,6 +147,7 @@ enum LinkIndex {
         switch key[0] {
         case 1: return (.title(text), source)
         case 2: return (.id(text), source)
+        case 3: return (.file(text), source)
         default: return nil
         }
     }
@@ -169,8 +179,14 @@ enum LinkIndex {
         kind == .propertySet && p.key.isOne(of: naming)
     }
 
-    /// The distinct link keys of a body.
-    static func keys(of body: String) -> Set<LinkKey> { Set(WikiLink.parse(body).map(\.key)) }
+    /// The distinct link keys of a note's body (its Markdown links read from its file's folder).
+    static func keys(of note: Note) -> Set<LinkKey> { Set(WikiLink.parse(note).map(\.key)) }
+
+    /// Whether the links a note's body holds may differ between `old` and `new`: its body, or the
+    /// file its Markdown links are read from, changed.
+    static func linksMayDiffer(_ old: Note?, _ new: Note?) -> Bool {
+        old?.body != new?.body || old?.sourcePath != new?.sourcePath
+    }
 
     // MARK: Title spans
 
@@ -288,9 +304,9 @@ enum LinkIndex {
             held = n.names
         }
         let linksDB = databases.links
-        guard old?.body != new.body else { return }
-        let before = old.map { keys(of: $0.body) } ?? []
-        let after = keys(of: new.body)
+        guard linksMayDiffer(old, new) else { return }
+        let before = old.map { keys(of: $0) } ?? []
+        let after = keys(of: new)
         for k in before where !after.contains(k) { _ = try txn.delete(linksDB, key: linkKey(k, source: id)) }
         for k in after where !before.contains(k) {
             try txn.put(linksDB, key: linkKey(k, source: id), value: linkValue(k))

@@ -1,6 +1,7 @@
 public import Basics
 import EventStore
 import LMDB
+import SearchEngine
 
 /// A note a link leads to, or that links: its id, title and status at the instant asked about.
 public struct LinkedNote: Sendable, Equatable {
@@ -58,7 +59,8 @@ protocol LinkWorld: ~Copyable {
     /// Every folded title and other name the note held.
     func titles(of id: Identifier) throws -> [String]
     /// The links naming `key` and their sources; for an id key, every id key with its first
-    /// eight digits.
+    /// eight digits; for a title key, every file key of that file name too (a Markdown link may
+    /// lead to the note by its title or file name).
     func linkers(of key: LinkKey) throws -> [(key: LinkKey, source: Identifier)]
     /// Every link key of every note's body, by source.
     func forEachLink(_ body: (LinkKey, Identifier) throws -> Void) throws
@@ -72,7 +74,11 @@ protocol LinkWorld: ~Copyable {
 /// from), by the same rule. When none holds it at all, to the note that held it last, as a title
 /// or another name: `[[Old title]]` follows its note through renames. An id link leads to the
 /// one note whose id starts with its digits; when none does, the digits are a name, resolved as
-/// a title link's is.
+/// a title link's is. A Markdown link's file leads to the note that holds its path as another
+/// name now (the note imported from that very file first, then one from a file whose path ends
+/// with it, each by the rule above); else its file name without
+/// `.md` is a title link's (the note of that title, or of that file name in another folder);
+/// else to the note that held the path last.
 enum LinkResolution {
     static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> [Identifier] {
         switch key {
@@ -85,9 +91,24 @@ enum LinkResolution {
             if let best = try current(titles, in: world) { return [best] }
             let others = try world.aliasHolders(of: folded)
             if let best = try current(others, in: world) { return [best] }
-            let last = (titles + others).max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }
-            return last.map { [$0.note] } ?? []
+            return latest(titles + others).map { [$0] } ?? []
+        case .file(let path):
+            // The note from that very file first (every note from a file that ends with the
+            // path holds it as another name too), then one from such a file.
+            let placed = try world.aliasHolders(of: path)
+            var exact: [TitleHolder] = []
+            for h in placed where h.until == nil {
+                if let from = try world.note(h.note)?.sourcePath, TextFolding.fold(from) == path { exact.append(h) }
+            }
+            if let best = try current(exact, in: world) ?? current(placed, in: world) { return [best] }
+            let named = try resolve(.title(key.fileName ?? ""), in: world)
+            return named.isEmpty ? latest(placed).map { [$0] } ?? [] : named
         }
+    }
+
+    /// The holder that gave the name up last.
+    private static func latest(_ holders: [TitleHolder]) -> Identifier? {
+        holders.max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }?.note
     }
 
     /// Of the holders that hold the name now, one not in the trash, then the first to take it.
@@ -120,7 +141,7 @@ enum LinkResolution {
     static func outgoing<W: LinkWorld & ~Copyable>(of note: Note, in world: borrowing W) throws -> [OutgoingLink] {
         var targets: [LinkKey: LinkTarget] = [:]
         var out: [OutgoingLink] = []
-        for link in WikiLink.parse(note.body) {
+        for link in WikiLink.parse(note) {
             let key = link.key
             if targets[key] == nil { targets[key] = try target(key, in: world) }
             out.append(OutgoingLink(link: link, target: targets[key]!))
@@ -155,7 +176,7 @@ enum LinkResolution {
             guard let note = try world.note(source) else { continue }
             // One backlink per line: the first link of the line that leads here.
             var first: [WikiLink] = []
-            for link in WikiLink.parse(note.body) where keys.contains(link.key) && link.line != first.last?.line {
+            for link in WikiLink.parse(note) where keys.contains(link.key) && link.line != first.last?.line {
                 first.append(link)
             }
             guard !first.isEmpty else { continue }
@@ -185,7 +206,7 @@ enum LinkResolution {
         var out: [MissingLink] = []
         for (source, keys) in keysBySource {
             guard let note = try world.note(source) else { continue }
-            for link in WikiLink.parse(note.body) where keys.contains(link.key) {
+            for link in WikiLink.parse(note) where keys.contains(link.key) {
                 out.append(MissingLink(source: LinkedNote(note), link: link))
             }
         }
@@ -282,7 +303,14 @@ struct ProjectionLinkWorld: LinkWorld, ~Copyable {
         try scan(LinkIndex.links, prefix: prefix) { e in
             guard let (k, source) = LinkIndex.link(key: e.key, value: e.value) else { return }
             if case .title = key, k != key { return }
+            if case .file = key, k != key { return }
             out.append((k, source))
+        }
+        if case .title(let name) = key, !name.contains("/") {
+            try scan(LinkIndex.links, prefix: LinkIndex.linkPrefix(.file(name + ".md"))) { e in
+                guard let (k, source) = LinkIndex.link(key: e.key, value: e.value), k.fileName == name else { return }
+                out.append((k, source))
+            }
         }
         return out
     }
@@ -301,6 +329,8 @@ struct StateLinkWorld: LinkWorld {
     private var holdersByName: [String: [TitleHolder]] = [:]
     private var titlesByNote: [Identifier: [String]] = [:]
     private var linksByKey: [LinkKey: [Identifier]] = [:]
+    /// The file keys of ``linksByKey`` by their file names.
+    private var filesByName: [String: Set<LinkKey>] = [:]
     /// Every note's hex id, sorted: id digits find their notes by binary search.
     private var hexIDs: [(hex: String, id: Identifier)]
 
@@ -316,7 +346,10 @@ struct StateLinkWorld: LinkWorld {
             titlesByNote[h.holder.note, default: []].append(h.folded)
         }
         for note in state.notes.values {
-            for key in LinkIndex.keys(of: note.body) { linksByKey[key, default: []].append(note.id) }
+            for key in LinkIndex.keys(of: note) {
+                linksByKey[key, default: []].append(note.id)
+                if let name = key.fileName { filesByName[name, default: []].insert(key) }
+            }
         }
     }
 
@@ -345,7 +378,11 @@ struct StateLinkWorld: LinkWorld {
 
     func linkers(of key: LinkKey) throws -> [(key: LinkKey, source: Identifier)] {
         switch key {
-        case .title:
+        case .title(let name):
+            var out = (linksByKey[key] ?? []).map { (key: key, source: $0) }
+            for file in filesByName[name] ?? [] { out += (linksByKey[file] ?? []).map { (file, $0) } }
+            return out
+        case .file:
             return (linksByKey[key] ?? []).map { (key, $0) }
         case .id(let start):
             var out: [(key: LinkKey, source: Identifier)] = []

@@ -35,8 +35,8 @@ struct LinkTables {
         titleOrder = Self.keyOrder(titles)
         nameOrder = Self.keyOrder(names)
         var links = EntryTable()
-        for note in notes.values where WikiLink.hasDoubleBracket(note.body.utf8) {
-            for key in LinkIndex.keys(of: note.body) {
+        for note in notes.values where WikiLink.mayHoldLink(note.body.utf8) {
+            for key in LinkIndex.keys(of: note) {
                 links.append(key: LinkIndex.linkKey(key, source: note.id), value: LinkIndex.linkValue(key))
             }
         }

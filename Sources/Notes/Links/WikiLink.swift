@@ -9,12 +9,19 @@ import SearchEngine
 /// scanner of Markdown import decides it (``MarkdownCode``). The text between the brackets is
 /// one line without `[` or `]`; a target of 8 to 32 hex digits (or a whole UUID) names a note by
 /// its id, anything else by its title.
+///
+/// A Markdown link to a note's file, `[text](other.md)`, is one too (``Target/file(_:)``, see
+/// ``MarkdownLink``), in the same places.
 public struct WikiLink: Sendable, Equatable, Hashable {
     public enum Target: Sendable, Equatable, Hashable {
         /// A title, as written.
         case title(String)
         /// Lowercase hex digits of an id, 8 to 32 of them.
         case id(String)
+        /// A Markdown link's file: its path within the vault, `.md` included, resolved from the
+        /// folder of the linking note's file (or the vault's root for a note from no file),
+        /// percent-decoded, without its `#fragment` (`sub/Other Note.md`).
+        case file(String)
     }
 
     /// The mark of a link's syntax that `name` holds (`|`, `#`, `[[` or `]]`), if any: no link
@@ -38,20 +45,26 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     /// The link as written, brackets included.
     public var text: String
 
-    /// Every link of `body`, in order.
-    public static func parse(_ body: String) -> [WikiLink] {
+    /// Every link of `note`'s body, in order: its Markdown links resolved from the folder of the
+    /// file it was imported from (``Note/sourcePath``).
+    public static func parse(_ note: Note) -> [WikiLink] { parse(note.body, place: note.sourcePath) }
+
+    /// Every link of `body`, in order; `place` is the path within its vault of the file the body
+    /// is from, which a Markdown link's relative path starts from (nil: the vault's root).
+    public static func parse(_ body: String, place: String? = nil) -> [WikiLink] {
         var out: [WikiLink] = []
         // Most bodies hold no link: one pass over the bytes settles them.
-        guard hasDoubleBracket(body.utf8) else { return out }
+        guard mayHoldLink(body.utf8) else { return out }
+        let folder = MarkdownLink.folder(of: place)
         // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
         // ASCII bytes only, never inside a character.
         MarkdownCode.forEachTextLine(Array(body.utf8)) { line, index, state in
-            // A line without `[[` matters only to a comment or a code span that opens or closes
-            // in it.
-            if hasDoubleBracket(line) || state.inComment || state.startsInCodeSpan || line.contains(0x3C)
+            // A line without `[[` or `](` matters only to a comment or a code span that opens or
+            // closes in it.
+            if mayHoldLink(line) || state.inComment || state.startsInCodeSpan || line.contains(0x3C)
                 || line.contains(0x60)
             {
-                scan(line, index: index, state: &state, into: &out)
+                scan(line, index: index, state: &state, folder: folder, into: &out)
             }
         }
         return out
@@ -101,14 +114,15 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         return (marker, run, rest.allSatisfy { $0 == 0x20 || $0 == 0x09 }, rest.contains(0x60))
     }
 
-    /// Whether the text holds `[[`: a plain byte loop (the standard library's substring search is
-    /// generic and costs more than the rest of a replay's fold).
+    /// Whether the text holds `[[` (a wiki link's start) or `](` (a Markdown link's middle): a
+    /// plain byte loop (the standard library's substring search is generic and costs more than
+    /// the rest of a replay's fold).
     @inline(__always)
-    static func hasDoubleBracket(_ utf8: some Collection<UInt8>) -> Bool {
+    static func mayHoldLink(_ utf8: some Collection<UInt8>) -> Bool {
         func search(_ bytes: some Sequence<UInt8>) -> Bool {
             var previous: UInt8 = 0
             for b in bytes {
-                if b == 0x5B && previous == 0x5B { return true }
+                if previous == 0x5B && b == 0x5B || previous == 0x5D && b == 0x28 { return true }
                 previous = b
             }
             return false
@@ -117,17 +131,70 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     }
 
     /// The links of one line, outside its code spans and HTML comments (`state`: what is open
-    /// where the line starts; left as the line leaves it).
+    /// where the line starts; left as the line leaves it): wiki links, and Markdown links to a
+    /// note's file (``MarkdownLink``), whose relative paths start from `folder`.
+    ///
+    /// Markdown's brackets are matched as CommonMark matches them: a `]` closes the nearest `[`
+    /// still open; a link's text may hold brackets, and no link is inside another (once a link
+    /// is made, the `[` before it open no link); `\[` and `\]` are no brackets; `![...](...)`
+    /// is an image. A destination ends at the next bracket or white space, and a title at its
+    /// closing mark (a `(` title at any parenthesis), so the stretches read after each `](` barely
+    /// overlap and a line of any length is read in linear time (``MarkdownLink``).
     private static func scan(
-        _ line: ArraySlice<UInt8>, index: Int, state: inout MarkdownCode.LineState, into out: inout [WikiLink]
+        _ line: ArraySlice<UInt8>, index: Int, state: inout MarkdownCode.LineState, folder: [Substring],
+        into out: inout [WikiLink]
     ) {
         let (open, close): (UInt8, UInt8) = (0x5B, 0x5D)
         var spans: CodeSpans?
         var i = line.startIndex
         let end = line.endIndex
+        // The Markdown brackets open at `i`: where each is, and whether it opens an image.
+        var openers: [(at: Int, image: Bool)] = []
+        // Openers below this index open no link: they hold a link already.
+        var inactiveBelow = 0
+        // The byte a backslash escapes, if any.
+        var escaped = -1
         while i < end {
             if MarkdownCode.stepOverCode(line, at: &i, state: &state, spans: &spans) { continue }
-            guard line[i] == open, i + 1 < end, line[i + 1] == open else {
+            let b = line[i]
+            if b == 0x5C {
+                if escaped != i { escaped = i + 1 }
+                i += 1
+                continue
+            }
+            if b == close, escaped != i, let opener = openers.popLast() {
+                let active = openers.count >= inactiveBelow
+                inactiveBelow = min(inactiveBelow, openers.count)
+                if i + 1 < end, line[i + 1] == 0x28, let parsed = MarkdownLink.destination(line, from: i + 2) {
+                    if active && !opener.image {
+                        // No link inside a link: the brackets open before this one open none.
+                        inactiveBelow = openers.count
+                        if let path = MarkdownLink.filePath(parsed.destination, from: folder) {
+                            let inner = trim(String(decoding: line[(opener.at + 1)..<i], as: UTF8.self))
+                            out.append(
+                                WikiLink(
+                                    target: .file(path),
+                                    label: inner.isEmpty ? String(decoding: parsed.written, as: UTF8.self) : inner,
+                                    line: index, text: String(decoding: line[opener.at..<parsed.end], as: UTF8.self)))
+                        }
+                    }
+                    if active {
+                        i = parsed.end
+                        continue
+                    }
+                }
+                i += 1
+                continue
+            }
+            guard b == open else {
+                i += 1
+                continue
+            }
+            if escaped != i {
+                let image = i > line.startIndex && line[i - 1] == 0x21 && escaped != i - 1
+                openers.append((i, image))
+            }
+            guard i + 1 < end, line[i + 1] == open else {
                 i += 1
                 continue
             }
@@ -138,6 +205,8 @@ public struct WikiLink: Sendable, Equatable, Hashable {
                 i += 1
                 continue
             }
+            // A wiki link is no Markdown bracket.
+            openers.removeLast(escaped != i ? 1 : 0)
             let inner = String(decoding: line[(i + 2)..<j], as: UTF8.self)
             let text = String(decoding: line[i..<(j + 2)], as: UTF8.self)
             if let link = link(inner, text: text, line: index) { out.append(link) }
@@ -200,6 +269,7 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         switch target {
         case .title(let t): return .title(TextFolding.fold(t))
         case .id(let hex): return .id(hex)
+        case .file(let path): return .file(TextFolding.fold(path))
         }
     }
 }
@@ -210,6 +280,16 @@ public enum LinkKey: Sendable, Hashable {
     case title(String)
     /// Lowercase hex digits of an id.
     case id(String)
+    /// A folded path within the vault, `.md` included: a Markdown link's file.
+    case file(String)
+
+    /// A file key's file name without `.md`, folded: the name the link falls back to when no
+    /// note is from that path (for any other key, nil).
+    var fileName: String? {
+        guard case .file(let path) = self else { return nil }
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        return TextFolding.fold(String(name.dropLast(3)))
+    }
 
     /// Whether it names an attachment (see ``WikiLink/attachmentExtensions``): a folded title
     /// (lowercase already) whose last path part ends with such an extension.

@@ -140,11 +140,14 @@ let importMarkdownCommand = Command(
         (links become their text, images and badges drop out), else the file name; over 500
         characters it is cut at a word boundary with a warning. Category: `category`, else the top
         folder the file is in. Tags: `tags` (a list or one name) and the #tags and #nested/tags of the
-        body. Aliases: `aliases`; a wiki link to an alias, to the file's name or to its path leads to
-        the note. Other keys are kept and written back by export-markdown.
+        body (letters, digits, emoji, _, - and /; not all digits). Aliases: `aliases`; a wiki link to an
+        alias, to the file's name or to its path leads to the note, and so does a Markdown link to the
+        file, [text](path.md), from the linking file's folder. Other keys are kept and written back by
+        export-markdown.
 
         A file whose `id` names a note updates it, and so does a file imported from DIR before
-        (matched by its path in DIR): only what changed. A file moved within DIR (into a subfolder,
+        (matched by its path in DIR; DIR reached through another path, a bind mount, is the same
+        folder): only what changed. A file moved within DIR (into a subfolder,
         or renamed) keeps its note when its bytes, else its name, match one gone file only. Other
         files create notes, so importing DIR again changes nothing. A folder imported before that moved (renamed, or imported on another
         device from another place) is matched the same way when its files are gone from their

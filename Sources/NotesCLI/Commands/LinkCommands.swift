@@ -12,8 +12,12 @@ let linksCommand = Command(
         it was imported from, with or without .md); else to the note that had it last, so a link follows
         its note through renames. Hex digits no id starts with are read as a name. A link or embed that
         no note's name matches and that names a file by its extension (`![[photo.png]]`, `[[report.pdf]]`:
-        images, audio, video, PDF, canvas, office documents) is an attachment, not a missing note. With
-        --as-of, titles, names and bodies are those of that instant.
+        images, audio, video, PDF, canvas, office documents) is an attachment, not a missing note. A
+        Markdown link to a note's file, `[text](other.md)`, `[text](sub/My%20Note.md#part)` or
+        `[text](<my note.md>)`, is a link too (not a URL, an image or a file of another extension): its
+        path is read from the folder of the file the note was imported from (from the vault's root for a
+        note from no file) and leads to the note from that file, else to the note the file name without
+        .md names as `[[name]]` would. With --as-of, titles, names and bodies are those of that instant.
         """,
     options: [
         OptionSpec("missing", "every link of the notebook that leads to no note (attachments are not listed)"),

@@ -13,8 +13,9 @@ let searchCommand = Command(
         "exact phrase", prefix*, -excluded and title:word / body:word are understood; tag:NAME and
         category:NAME (or tag:"two words") keep notes with that tag (or one below it) or category, like
         --tag and --category. Case and accents are ignored. Results are ranked by BM25 (title matches
-        count more). When fewer notes than asked for match, near spellings of the words, then notes
-        with some of the words, follow, and a line says so; --exact turns that off. Matched words are
+        count more). When fewer notes than asked for match, notes with near spellings of the words and
+        notes with some of the words follow, ranked together (more of the words as written first), and a
+        line says so; --exact turns that off. Matched words are
         bold on a terminal; --json gives their offsets (Unicode scalars) in title and snippet. See
         `notes help search`.
         """,
@@ -219,12 +220,13 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
         }
     }
     if used.contains(.someWords) {
-        let every = found.results.filter { $0.match != .someWords }.count
-        let near = used.contains(.nearSpelling) ? " (or a near spelling)" : ""
+        // The near-spelling notes are ranked with the some-words ones, by the words they hold.
+        let every = found.results.filter { $0.match == .exact }.count
+        let near = used.contains(.nearSpelling) ? "a near spelling or " : ""
         lines.append(
             every == 0
-                ? "no note has every word; showing notes with some of them (--exact: only notes with all)"
-                : "\(every) note\(every == 1 ? " has" : "s have") every word\(near); then notes with some of them")
+                ? "no note has every word; showing notes with \(near)some of them (--exact: only notes with all)"
+                : "\(every) note\(every == 1 ? " has" : "s have") every word; then notes with \(near)some of them")
     }
     return lines
 }
