@@ -1046,6 +1046,33 @@ struct SearchIndexTests {
         }
     }
 
+    @Test("the single edits of a word as written are stemmed only for words no note holds")
+    func singleEditsOnlyForUnknownWords() throws {
+        let words: [[UInt8]] = ["receiv", "parcel", "the"].map { Array($0.utf8) }
+        var stemmed: [String] = []
+        func run(_ q: String) throws -> ForgivingSearch.Outcome {
+            let query = try SearchQuery.parse(q)
+            let stemmedQuery = query.stemmed(.english)
+            return try ForgivingSearch.run(
+                stemmedQuery, limit: 10, exact: false, search: { _, _ in [] },
+                vocabulary: { visit in for w in words { w.withUnsafeBufferPointer { visit($0) } } },
+                written: ForgivingSearch.written(query, stemmed: stemmedQuery),
+                stem: { w in
+                    stemmed.append(String(decoding: w, as: UTF8.self))
+                    return SearchLanguage.english.makeStemmer()!.stem(w)
+                },
+                documentFrequency: { w in words.contains(w) ? 1 : nil })
+        }
+        // Every word is in a note: nothing to undo in their endings.
+        _ = try run("received parcels")
+        #expect(stemmed.count == 0, "single edits stemmed")
+        // `recieved` is in no note: its single edits are stemmed, and one is `received`.
+        let typo = try run("recieved parcels")
+        #expect(stemmed.contains("received"))
+        #expect(stemmed.filter { $0.contains("parc") }.count == 0, "none of `parcels`, which the notes hold")
+        #expect(typo.corrections.map(\.replacements) == [["receiv"]], "\(typo.corrections)")
+    }
+
     @Test("a forgiving search: near spellings, then some of the words, each below the one before, as the oracle does")
     func forgivingSearch() throws {
         let f = try Fixture()
