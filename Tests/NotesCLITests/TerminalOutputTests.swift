@@ -204,6 +204,31 @@ struct TerminalOutputTests {
     }
 
     @Test(
+        "closed standard descriptors (`>&- 2>&-`, `<&-`): nothing printed lands in the store's files, which stay whole"
+    )
+    func closedStandardDescriptors() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept", "--body", "a body\n")
+        let shell = "/bin/sh"
+        // Before 2026-12-07 the store's files took the closed numbers: this error message was
+        // written over data.mdb's first page, and every later command said "not a notes store".
+        var r = s.run(["-c", "notes show 0000 >&- 2>&-"], executable: shell)
+        #expect(r.code == 3, "\(r)")
+        r = s.run(["-c", "notes show 0000 2>&-"], executable: shell)
+        #expect(r.code == 3, "\(r)")
+        // A write is stored before its id is printed; the closed output is the error it was.
+        r = s.run(["-c", "notes add 'Added blind' >&-"], executable: shell)
+        #expect(r.code == 1, "\(r)")
+        #expect(r.stderr.hasPrefix("notes: error: cannot write standard output"), "\(r)")
+        r = s.run(["-c", "notes add 'From nothing' - <&-"], executable: shell)
+        #expect(r.code == 0, "\(r)")
+        #expect(try s.ok("verify").stdout.hasPrefix("ok: "))
+        let titles = try s.run("list", "--json").array().compactMap { $0["title"] as? String }
+        #expect(Set(titles) == ["Kept", "Added blind", "From nothing"], "\(titles)")
+        #expect(try s.ok("show", id).stdout.contains("a body"))
+    }
+
+    @Test(
         "a failing standard output (a full disk) is an error, exit 1; a reader that went away (EPIPE) is not; a pager that cannot start leaves the output written directly"
     )
     func outputFailures() throws {
