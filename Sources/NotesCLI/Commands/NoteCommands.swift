@@ -196,9 +196,10 @@ let listCommand = Command(
             try ctx.preloadLabels(categories: rows.map { $0.category }, tags: rows.map { $0.tags })
         }
     }
-    // Notes whose last version is still in the outbox of a store that syncs (not in a past
-    // listing: the shared log's past is confirmed).
-    let sync = past == nil ? try ctx.syncMarks() : nil
+    // Notes whose version (now, or at the --as-of instant) is still in the outbox of a store
+    // that syncs. A past listing reads the outbox too, so its versions from there are marked as
+    // `show --at` marks them (before 2026-12-07 `list --as-of now` showed them unmarked).
+    let sync = try ctx.syncMarks()
     func pending(_ id: Identifier, _ version: UInt64) throws -> Bool {
         try !ctx.pendingMark(id, version: version, state: sync).isEmpty
     }
