@@ -223,12 +223,20 @@ struct TerminalOutputTests {
             r.stderr
                 == "notes: error: cannot write standard output: it is closed (Bad file descriptor); send it to a file or to /dev/null\n",
             "\(r)")
-        r = s.run(["-c", "notes add 'From nothing' - <&-"], executable: shell)
+        // A closed standard input gives no text: refused, nothing written (before 2026-12-07
+        // it read as empty, and `edit ID - <&-` emptied the body).
+        for command in ["notes add 'From nothing' - <&-", "notes edit \(id) - <&-"] {
+            r = s.run(["-c", command], executable: shell)
+            #expect(r.code == 1, "\(command): \(r)")
+            #expect(r.stderr.contains("standard input: it is closed; pipe the text in"), "\(command): \(r)")
+        }
+        // Not asked for (no `-`), a closed standard input is no body, as a terminal is.
+        r = s.run(["-c", "notes add 'No body' <&-"], executable: shell)
         #expect(r.code == 0, "\(r)")
         #expect(try s.ok("verify").stdout.hasPrefix("ok: "))
         let titles = try s.run("list", "--json").array().compactMap { $0["title"] as? String }
-        #expect(Set(titles) == ["Kept", "Added blind", "From nothing"], "\(titles)")
-        #expect(try s.ok("show", id).stdout.contains("a body"))
+        #expect(Set(titles) == ["Kept", "Added blind", "No body"], "\(titles)")
+        #expect(try s.object("show", id)["body"] as? String == "a body\n")
     }
 
     @Test(

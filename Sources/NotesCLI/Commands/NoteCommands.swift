@@ -27,7 +27,8 @@ let addCommand = Command(
     do { _ = try Notebook.validTypedTitle(title) } catch { throw CLIError.from(error) }
     var body = try ctx.bodyArgument()
     if body == nil && !ctx.terminal.stdinIsTTY {
-        body = try readText(path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit)
+        body = try readText(
+            path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit, closedIsEmpty: true)
     }
     let note = try ctx.notebook().add(
         title: title, body: body ?? "", category: ctx.value("category"), tags: ctx.tagValues,
