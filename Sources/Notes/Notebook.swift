@@ -153,6 +153,17 @@ public final class Notebook: Sendable {
         }
     }
 
+    /// The rows of the notes of every status whose hex id starts with `prefix` (lowercase hex
+    /// digits, any number of them), at most `limit`, in the order of their ids: what shell
+    /// completion offers for the digits typed.
+    public func rows(withIDPrefix prefix: String, limit: Int) throws(NotesError) -> [NoteRow] {
+        try read { txn, dbs in
+            try projection.notes(withPrefix: prefix, limit: limit, in: txn, databases: dbs).compactMap { id in
+                try projection.row(id, in: txn, databases: dbs)
+            }
+        }
+    }
+
     /// The current note, or a not-found error.
     public func note(_ id: Identifier) throws(NotesError) -> Note {
         let n = try read { txn, dbs in try projection.note(id, in: txn, databases: dbs) }

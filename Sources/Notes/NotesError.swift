@@ -31,6 +31,11 @@ public enum NotesError: Error, Sendable, CustomStringConvertible {
             let list = candidates.prefix(10).map { "\(shortID($0.id)) \"\($0.title)\"" }.joined(separator: ", ")
             return "\"\(prefix)\" matches \(candidates.count) notes (\(list)); type more digits of the id"
         case .conflict(let id, let expected, let actual):
+            // A version the note has not reached did not change "meanwhile" (before 2026-12-07
+            // `--expect-version 999` of a note at v60 said it had).
+            guard expected <= actual else {
+                return "note \(shortID(id)) is at version \(actual), not \(expected): it has no version \(expected) yet"
+            }
             return "note \(shortID(id)) is at version \(actual), not \(expected): it changed meanwhile"
         case .refused(let e): return "refused: \(e)"
         case .store(let e): return e.description

@@ -68,7 +68,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
                 while IFS= read -r line; do
                     [[ $1 == ids ]] && line=${line%%$'\\t'*}
                     [[ "$line" == "$want"* ]] && COMPREPLY+=("$(printf '%q' "$line")")
-                done < <(notes "${store[@]}" __complete "$1" 2>/dev/null)
+                done < <(notes "${store[@]}" __complete "$1" "$want" 2>/dev/null)
             }
             _notes() {
                 local cur prev cmd opts i
@@ -127,7 +127,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
             _notes_ids() {
                 local -a ids
                 # Ids are hex (no colon to escape); the title after the tab is the description.
-                ids=(${(f)"$(notes $_notes_store __complete ids 2>/dev/null | sed 's/\t/:/')"})
+                ids=(${(f)"$(notes $_notes_store __complete ids "$PREFIX" 2>/dev/null | sed 's/\t/:/')"})
                 _describe 'note' ids
             }
             _notes_categories() {
@@ -256,7 +256,7 @@ func completionScript(_ shell: String) throws(CLIError) -> String {
         // `-F`: the file names that `complete -c notes -f` turned off for every other word.
         let pathCommands = (fileCommands + folderCommands).joined(separator: " ")
         out += "complete -c notes -n '__fish_seen_subcommand_from \(pathCommands)' -F\n"
-        out += "complete -c notes -n '__notes_after \(ids)' -a '(__notes_complete ids)'\n"
+        out += "complete -c notes -n '__notes_after \(ids)' -a '(__notes_complete ids (commandline -ct))'\n"
         out += "complete -c notes -n '__notes_after_id categorize' -a '(__notes_complete categories)'\n"
         out +=
             "complete -c notes -n '__fish_seen_subcommand_from tag untag; and not __notes_after tag untag' -a '(__notes_complete tags)'\n"
@@ -280,7 +280,7 @@ let completionCommand = Command(
 /// Hidden: values for the completion scripts. Quiet on any error (no store yet, etc.).
 let completeCommand = Command(
     "__complete", abstract: "Values for shell completion (ids, categories, tags).",
-    usage: ["__complete ids|categories|tags"],
+    usage: ["__complete ids [DIGITS]|categories|tags"],
     readsOnly: true
 ) { ctx in
     ctx.terminal.pagerAllowed = false
@@ -288,9 +288,20 @@ let completeCommand = Command(
     guard let book = try? ctx.notebook() else { return }
     switch what {
     case "ids":
-        var q = ListQuery()
-        q.limit = 500
-        for n in (try? book.listRows(q)) ?? [] { ctx.terminal.print(shortID(n.id) + "\t" + truncate(n.title, 60)) }
+        // The digits typed (the scripts pass the word being completed): the notes whose id starts
+        // with them, of every status. Without them, the latest page of `notes list`. Before
+        // 2026-12-07 that page was all a Tab offered: in a store of more than 500 notes most ids
+        // completed to nothing, and `untrash` never offered a note in the trash.
+        let typed = String(ctx.positionals.dropFirst().first?.lowercased().filter { $0 != "-" } ?? "")
+        let rows: [NoteRow]?
+        if !typed.isEmpty && typed.count <= 32 && typed.allSatisfy(\.isHexDigit) {
+            rows = try? book.rows(withIDPrefix: typed, limit: 500)
+        } else {
+            var q = ListQuery()
+            q.limit = 500
+            rows = try? book.listRows(q)
+        }
+        for n in rows ?? [] { ctx.terminal.print(shortID(n.id) + "\t" + truncate(n.title, 60)) }
     case "categories":
         for c in (try? book.categories()) ?? [] { ctx.terminal.print(c.name) }
     case "tags":

@@ -226,6 +226,14 @@ final class Context: @unchecked Sendable {
         }
         var st = stat()
         var exists = stat(path, &st) == 0
+        // A path through a file (`--store notes.txt/sub`) can never hold a store: said as `add`
+        // says it (exit 5), not "no store yet; add a note", which `add` then refused (before
+        // 2026-12-07).
+        if !exists && errno == ENOTDIR {
+            throw CLIError(
+                "\(path) is not a notes store (it is not a folder); choose another path with --store",
+                code: .storeUnusable)
+        }
         // A directory without a data file holds no store yet, and only a command that makes
         // notes from nothing (add, the imports, a clone, `categories add`) makes one there:
         // before 2026-12-06 `notes list` with the store set to a folder of other files

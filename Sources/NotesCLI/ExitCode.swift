@@ -9,7 +9,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case failure = 1
     /// A usage or validation error: bad arguments or input. Nothing was changed.
     case usage = 2
-    /// No note, category or tag matches, or an id prefix is ambiguous.
+    /// No note, version, category or tag matches, or an id prefix is ambiguous; or there is no
+    /// store yet.
     case notFound = 3
     /// The note changed since the expected version; nothing was overwritten.
     case conflict = 4
@@ -25,7 +26,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .failure:
             return "other failure (for example a full disk, a file that cannot be read or written, a failing editor)"
         case .usage: return "usage or validation error (bad arguments or input); nothing was changed"
-        case .notFound: return "no note, category or tag matches, or an id prefix is ambiguous"
+        case .notFound:
+            // Before 2026-12-07 the help left out the store that is not there yet, which every
+            // command but those that make notes from nothing exits 3 for.
+            return "no note, version, category or tag matches, or an id prefix is ambiguous; or there is no store yet"
         case .conflict: return "conflict: the note changed since the expected version; nothing was overwritten"
         case .storeUnusable:
             return

@@ -21,7 +21,11 @@ func expectInput(_ path: String, folder: Bool = false) throws(CLIError) {
 
 /// Reads a whole file (or stdin for `-`), refusing more than `limit` bytes and invalid UTF-8;
 /// `raise`: how to raise the limit, said when it is met.
-func readText(path: String, limit: Int, what: String, raise: String? = nil) throws(CLIError) -> String {
+/// `closedIsEmpty`: a closed standard input reads as no text (`add`'s body, read from a
+/// standard input that is not a terminal without being asked for), instead of being refused.
+func readText(
+    path: String, limit: Int, what: String, raise: String? = nil, closedIsEmpty: Bool = false
+) throws(CLIError) -> String {
     guard !path.isEmpty else { throw CLIError("the \(what) name is empty; give a file, or - for standard input") }
     let fd: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
@@ -38,7 +42,15 @@ func readText(path: String, limit: Int, what: String, raise: String? = nil) thro
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 65_536) }
         if n < 0 {
             if errno == EINTR { continue }
-            if errno == EBADF && fd == 0 { break }
+            // A closed standard input (held on /dev/null for writing only, see
+            // `NotesCommandLine.holdStandardDescriptors`) has no text to give: before 2026-12-07
+            // it read as empty, so `notes edit ID - <&-` emptied the note's body, exit 0.
+            if errno == EBADF && fd == 0 {
+                if closedIsEmpty { break }
+                throw CLIError(
+                    "cannot read the \(what) from standard input: it is closed; pipe the text in, or give it with "
+                        + "--body or --body-file", code: .failure)
+            }
             throw CLIError("cannot read \(what) \(path): \(errorText())", code: .failure)
         }
         if n == 0 { break }

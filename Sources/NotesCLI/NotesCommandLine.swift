@@ -23,6 +23,7 @@ public enum NotesCommandLine {
     }
 
     public static func main() -> Int32 {
+        guard holdStandardDescriptors() else { return ExitCode.failure.rawValue }
         if let problem = makeRoomForOpenFiles() {
             Terminal(environment: [:]).error(problem)
             return ExitCode.failure.rawValue
@@ -56,6 +57,26 @@ public enum NotesCommandLine {
             e += 1
         }
         return run(arguments: args, environment: env)
+    }
+
+    /// Opens `/dev/null` on each standard descriptor (0, 1, 2) the process was started without
+    /// (`notes list >&-`, a daemon or cron job that closed them), in the mode no use of it takes:
+    /// write-only for standard input, read-only for the others. Otherwise the next file opened
+    /// took the closed number: `lock.mdb` or `data.mdb` became standard output or standard error,
+    /// and a printed id or error message was written over the store's first page, so that
+    /// `notes show 0000 >&- 2>&-` left a store no command could open (exit 5, "not a notes
+    /// store"; before 2026-12-07). Reading a closed standard input still gives no text, and
+    /// writing a closed standard output is the error it was, exit 1. False when `/dev/null`
+    /// cannot be opened, as nothing may then be opened safely (exit 1, with nowhere to say why).
+    static func holdStandardDescriptors() -> Bool {
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            let opened = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_NOCTTY)
+            guard opened == fd else {
+                if opened >= 0 { close(opened) }
+                return false
+            }
+        }
+        return true
     }
 
     /// The fewest open files `notes` runs with: its store's files, a file it reads or writes,

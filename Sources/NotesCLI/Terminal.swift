@@ -83,7 +83,15 @@ final class Terminal {
         guard !outputClosed, !buffer.isEmpty else { return }
         guard let failure = buffer.withUnsafeBytes({ writeFully(fd: 1, $0) }) else { return }
         outputClosed = true
-        if failure != EPIPE { outputFailure = IOFailure(.write, "standard output", code: failure) }
+        // A closed standard output is held on /dev/null for reading only (see
+        // `NotesCommandLine.holdStandardDescriptors`): EBADF says it was closed, and how to run.
+        if failure == EBADF {
+            outputFailure = IOFailure(
+                .write, "standard output", code: nil,
+                detail: "it is closed (Bad file descriptor); send it to a file or to /dev/null")
+        } else if failure != EPIPE {
+            outputFailure = IOFailure(.write, "standard output", code: failure)
+        }
     }
 
     /// Pipes the buffer into `sh -c PAGER`; false if the pager could not start (the shell could

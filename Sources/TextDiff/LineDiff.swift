@@ -115,6 +115,20 @@ struct LineKey: Hashable {
 /// One interner can serve many texts (blame interns every revision once).
 struct LineInterner {
     private var ids: [LineKey: Int] = [:]
+    /// Whether a new line's bytes are copied into the table. An interner that outlives the texts
+    /// it saw (blame's) copies, so as not to keep each whole text alive; one used for a single
+    /// diff of two texts that live as long as it does not.
+    private var copiesLines = true
+
+    init() {}
+
+    /// An interner for one diff of texts that outlive it: lines not copied, and the table sized
+    /// for `lines` lines at once. Growing it and copying each line was half the time of the
+    /// `history` of a 5.8 MB note (2026-12-07).
+    init(borrowingLinesOf lines: Int) {
+        copiesLines = false
+        ids.reserveCapacity(lines)
+    }
 
     /// The number of distinct lines seen; ids are `0..<count`.
     var count: Int { ids.count }
@@ -132,7 +146,7 @@ struct LineInterner {
             } else {
                 let id = ids.count
                 // Copy the line so the table does not keep the whole text's buffer alive.
-                ids[LineKey(bytes: ArraySlice(Array(key.bytes)))] = id
+                ids[copiesLines ? LineKey(bytes: ArraySlice(Array(key.bytes))) : key] = id
                 result.append(id)
             }
         }
@@ -306,14 +320,14 @@ public enum LineDiff {
             endB -= 1
         }
         if head == endA || head == endB { return DiffStat(added: endB - head, removed: endA - head) }
-        var interner = LineInterner()
+        var interner = LineInterner(borrowingLinesOf: (endA - head) + (endB - head))
         let oldIDs = interner.ids(of: a, head..<endA)
         let newIDs = interner.ids(of: b, head..<endB)
         return MyersDiff.changes(old: oldIDs, new: newIDs, idCount: interner.count).stat
     }
 
     static func changes(from old: TextLines, to new: TextLines) -> LineChanges {
-        var interner = LineInterner()
+        var interner = LineInterner(borrowingLinesOf: old.count + new.count)
         let oldIDs = interner.ids(of: old)
         let newIDs = interner.ids(of: new)
         return MyersDiff.changes(old: oldIDs, new: newIDs, idCount: interner.count)

@@ -32,6 +32,11 @@ struct CLICategoryTests {
         #expect(renamed["name"] as? String == "Job" && renamed["count"] as? Int == 2)
         #expect(try s.object("show", a)["category"] as? String == "Job", "notes follow the rename")
         #expect(try s.ok("categories", "rename", "Job", "JOB").line == "renamed to JOB", "a change of case is a rename")
+        // Before 2026-12-07 a rename to the name it has said "renamed to JOB", though it
+        // appended nothing (as `tags rename` says, it changes nothing).
+        let events = try s.ok("log", "--json").stdout
+        #expect(try s.ok("categories", "rename", "job", " JOB ").line == "JOB already has that name; nothing changed")
+        #expect(try s.ok("log", "--json").stdout == events, "nothing was appended")
 
         let versions = try [a, b, t].map { try s.object("show", $0)["version"] as? Int }
         let deleted = try s.object("categories", "delete", "job")

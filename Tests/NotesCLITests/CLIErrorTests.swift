@@ -231,6 +231,14 @@ struct CLIErrorTests {
         write(file: s.path("a-file"), "not a store\n")
         Self.expectFailure(s.run("--store", s.path("a-file"), "list"), 5, mentioning: "not a notes store")
         Self.expectFailure(s.run("--store", s.path("a-file"), "add", "X"), 5, mentioning: "--store")
+        // A path through the file: every command as `add` (before 2026-12-07 a read said "no
+        // store yet; add a note", exit 3, and `add` then refused it).
+        let through = s.path("a-file") + "/sub"
+        for args in [["list"], ["add", "X"], ["stats"]] {
+            Self.expectFailure(
+                s.run(["--store", through] + args), 5,
+                mentioning: "\(through) is not a notes store (it is not a folder); choose another path with --store")
+        }
         #expect(String(decoding: read(file: s.path("a-file")), as: UTF8.self) == "not a store\n")
 
         let id = try s.add("Note")

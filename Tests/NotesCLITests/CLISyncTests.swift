@@ -200,6 +200,14 @@ struct CLISyncTests {
         #expect(!(try s.ok("list").stdout.contains("(not synced)")), "no remote: no mark")
         #expect(try s.ok("list", "--json", env: remote).array().first?["pending"] as? Bool == true)
         #expect(try s.ok("list", "--json").array().first?["pending"] == nil)
+        // A past listing that holds the version marks it too, as `show --at` does (before
+        // 2026-12-07 `list --as-of` showed versions of the outbox as if the remote held them).
+        #expect(try s.ok("show", id, "--at", "now", "--json", env: remote).object()["pending"] as? Bool == true)
+        for order in [["--as-of", "now"], ["--as-of", "now", "--sort", "title"]] {
+            #expect(s.run(["list"] + order, env: remote).stdout.contains("(not synced)"), "\(order)")
+            #expect(try s.run(["list", "--json"] + order, env: remote).array().first?["pending"] as? Bool == true)
+            #expect(!s.run(["list"] + order).stdout.contains("(not synced)"), "no remote: no mark")
+        }
     }
 
     @Test("conflicts lists none in a store that never synced")

@@ -23,7 +23,8 @@ struct TerminalCompletionTests {
             }
             #expect(r.stdout.contains("__complete"), "\(shell) asks notes for values")
             #expect(
-                ["_values ids", "__complete ids", "_complete ids)"].contains(where: r.stdout.contains),
+                ["_values ids", "__complete ids", "_complete ids (commandline -ct))"].contains(
+                    where: r.stdout.contains),
                 "\(shell) completes ids")
             #expect(
                 ["_values categories", "__complete categories", "_complete categories)"].contains(
@@ -49,6 +50,34 @@ struct TerminalCompletionTests {
         let quiet = fresh.run("__complete", "ids")
         #expect(quiet.code == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet)")
         #expect(!fileExists(fresh.store))
+    }
+
+    @Test(
+        "`notes __complete ids DIGITS` offers every note whose id starts with them: past the 500 of a page, in the trash too"
+    )
+    func completeIDsByDigits() throws {
+        let s = try Sandbox()
+        // 520 notes; the oldest, the only one whose id starts with "b", is past the latest 500.
+        var lines: [String] = []
+        for i in 0..<520 {
+            let id =
+                i == 0 ? "b0000000-0000-4000-8000-000000000000" : String(format: "a%07x-0000-4000-8000-000000000000", i)
+            let time = String(format: "2026-01-01T00:%02d:%02d.000000Z", i / 60, i % 60)
+            let event = UUID().uuidString.lowercased()
+            lines.append(
+                #"{"position":\#(i + 1),"eventId":"\#(event)","stream":"note/\#(id)","version":1,"type":"NoteCreated","#
+                    + #""schemaVersion":2,"recordedAt":"\#(time)","metadata":{"actor":"t"},"#
+                    + #""data":{"title":"Note \#(i)","body":"","pinned":false,"category":null}}"#)
+        }
+        write(file: s.path("many.jsonl"), lines.joined(separator: "\n") + "\n")
+        try s.ok("import", s.path("many.jsonl"))
+        // Before 2026-12-07 the latest page was all a Tab offered, whatever digits were typed.
+        #expect(!(try s.ok("__complete", "ids").stdout.contains("b0000000")), "the latest page leaves it out")
+        #expect(try s.ok("__complete", "ids", "b").lines == ["b0000000\tNote 0"])
+        #expect(try s.ok("__complete", "ids", "a000000").lines.count == 15)
+        try s.ok("trash", "b0000000")
+        #expect(try s.ok("__complete", "ids", "B0").lines == ["b0000000\tNote 0"], "untrash completes it")
+        #expect(try s.ok("__complete", "ids", "xyz").lines.count == 500, "not digits: the latest page")
     }
 
     @Test("the bash script, run in bash, offers commands, options, note ids and category names")

@@ -89,6 +89,10 @@ struct TerminalHelpTests {
         }
         let codes = try s.ok("help", "exit-codes").stdout
         for code in 0...5 { #expect(codes.contains("\(code)  "), "exit code \(code)") }
+        // Every command but those that make notes exits 3 where there is no store yet.
+        let noStore = s.run(["list", "--store", s.path("nowhere")])
+        #expect(noStore.code == 3, "\(noStore)")
+        #expect(codes.contains("3  no note, version, category or tag matches") && codes.contains("no store yet"))
         #expect(try s.ok("help", "time-travel").stdout.contains("--at"))
         // Topics that share a command's name show both the command and the concept.
         let search = try s.ok("help", "search").stdout

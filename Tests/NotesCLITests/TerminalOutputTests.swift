@@ -204,6 +204,42 @@ struct TerminalOutputTests {
     }
 
     @Test(
+        "closed standard descriptors (`>&- 2>&-`, `<&-`): nothing printed lands in the store's files, which stay whole"
+    )
+    func closedStandardDescriptors() throws {
+        let s = try Sandbox()
+        let id = try s.add("Kept", "--body", "a body\n")
+        let shell = "/bin/sh"
+        // Before 2026-12-07 the store's files took the closed numbers: this error message was
+        // written over data.mdb's first page, and every later command said "not a notes store".
+        var r = s.run(["-c", "notes show 0000 >&- 2>&-"], executable: shell)
+        #expect(r.code == 3, "\(r)")
+        r = s.run(["-c", "notes show 0000 2>&-"], executable: shell)
+        #expect(r.code == 3, "\(r)")
+        // A write is stored before its id is printed; the closed output is the error it was.
+        r = s.run(["-c", "notes add 'Added blind' >&-"], executable: shell)
+        #expect(r.code == 1, "\(r)")
+        #expect(
+            r.stderr
+                == "notes: error: cannot write standard output: it is closed (Bad file descriptor); send it to a file or to /dev/null\n",
+            "\(r)")
+        // A closed standard input gives no text: refused, nothing written (before 2026-12-07
+        // it read as empty, and `edit ID - <&-` emptied the body).
+        for command in ["notes add 'From nothing' - <&-", "notes edit \(id) - <&-"] {
+            r = s.run(["-c", command], executable: shell)
+            #expect(r.code == 1, "\(command): \(r)")
+            #expect(r.stderr.contains("standard input: it is closed; pipe the text in"), "\(command): \(r)")
+        }
+        // Not asked for (no `-`), a closed standard input is no body, as a terminal is.
+        r = s.run(["-c", "notes add 'No body' <&-"], executable: shell)
+        #expect(r.code == 0, "\(r)")
+        #expect(try s.ok("verify").stdout.hasPrefix("ok: "))
+        let titles = try s.run("list", "--json").array().compactMap { $0["title"] as? String }
+        #expect(Set(titles) == ["Kept", "Added blind", "No body"], "\(titles)")
+        #expect(try s.object("show", id)["body"] as? String == "a body\n")
+    }
+
+    @Test(
         "a failing standard output (a full disk) is an error, exit 1; a reader that went away (EPIPE) is not; a pager that cannot start leaves the output written directly"
     )
     func outputFailures() throws {

@@ -78,6 +78,10 @@ struct NotebookCommandTests {
         }
         #expect(id == n.id && expected == 1 && actual == 2)
         #expect(error?.description.contains("it changed meanwhile") == true)
+        // A version it never had is no change meanwhile.
+        let ahead = notebookError { try f.book.edit(n.id, body: "mine", expectedVersion: 9) }
+        let said = ahead?.description
+        #expect(said == "note \(shortID(n.id)) is at version 2, not 9: it has no version 9 yet", "\(said ?? "nil")")
         #expect(try f.head == head)
         #expect(try f.book.note(n.id).body == "changed elsewhere")
     }

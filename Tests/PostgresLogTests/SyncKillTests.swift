@@ -122,6 +122,28 @@ struct SyncKillTests {
         #expect(why.split(separator: "\n").count == 1)
     }
 
+    @Test("sync --init says how a store joins the notebook it made")
+    func initSaysHowToJoin() throws {
+        let c = try cluster()
+        let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
+        let tmp = TemporaryDirectory("notes-sync-init")
+        let output = open(tmp.path + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let child = try ChildProcess.spawn(
+            [binary, "--store", tmp.path + "/store", "sync", "--init", "--notebook", "book-305"],
+            environment: ["NOTES_REMOTE=" + c.address(), "HOME=/tmp", "PATH=/usr/bin:/bin", "NO_COLOR=1"],
+            standardOutput: output)
+        let status = child.wait()
+        close(output)
+        let bytes = try #require(FileManager.default.contents(atPath: tmp.path + "/stdout"))
+        let text = String(decoding: bytes, as: UTF8.self)
+        // Before 2026-12-07 it named the notebook and stopped there.
+        #expect(status == 0, "\(text)")
+        #expect(
+            text.contains(#"notebook "book-305" is "#) && text.contains("run `notes sync` from a store without notes")
+                && text.contains("`notes sync --join` from one with notes"), "\(text)")
+        #expect(access(tmp.path + "/store", F_OK) != 0, "--init makes no store")
+    }
+
     /// Runs `notes-sync --store STORE sync --notebook NAME` to its end: its exit status and standard error.
     private func runSyncForErrors(store: String, address: String, notebook: String) throws -> (Int32, String) {
         let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")

@@ -29,9 +29,13 @@ let categoriesCommand = Command(
         }
     case "rename":
         try ctx.expectPositionals(3...3)
+        let before = try book.category(named: args[1]).name
         let c = try book.renameCategory(args[1], to: args[2])
         if ctx.json {
             ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))]))
+        } else if c.name == before {
+            // The name it has (a rename appends nothing then), as `tags rename` says.
+            ctx.terminal.print("\(c.name) already has that name; nothing changed")
         } else {
             ctx.terminal.print("renamed to \(c.name)")
         }

@@ -27,7 +27,8 @@ let addCommand = Command(
     do { _ = try Notebook.validTypedTitle(title) } catch { throw CLIError.from(error) }
     var body = try ctx.bodyArgument()
     if body == nil && !ctx.terminal.stdinIsTTY {
-        body = try readText(path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit)
+        body = try readText(
+            path: "-", limit: ctx.bodyLimit, what: "body", raise: InvalidInput.raiseBodyLimit, closedIsEmpty: true)
     }
     let note = try ctx.notebook().add(
         title: title, body: body ?? "", category: ctx.value("category"), tags: ctx.tagValues,
@@ -196,9 +197,10 @@ let listCommand = Command(
             try ctx.preloadLabels(categories: rows.map { $0.category }, tags: rows.map { $0.tags })
         }
     }
-    // Notes whose last version is still in the outbox of a store that syncs (not in a past
-    // listing: the shared log's past is confirmed).
-    let sync = past == nil ? try ctx.syncMarks() : nil
+    // Notes whose version (now, or at the --as-of instant) is still in the outbox of a store
+    // that syncs. A past listing reads the outbox too, so its versions from there are marked as
+    // `show --at` marks them (before 2026-12-07 `list --as-of now` showed them unmarked).
+    let sync = try ctx.syncMarks()
     func pending(_ id: Identifier, _ version: UInt64) throws -> Bool {
         try !ctx.pendingMark(id, version: version, state: sync).isEmpty
     }

@@ -249,7 +249,11 @@ let syncCommand = Command(
             ctx.printJSON(
                 .object([("schema", .string(what)), ("notebook", .string(name)), ("id", .string(id.uuidString))]))
         } else {
-            ctx.terminal.print("\(what); notebook \"\(name)\" is \(id.uuidString)")
+            // --init joins no store: before 2026-12-07 it said nothing of the next step, and a
+            // note added before the first sync then needed --join, to a user's surprise.
+            ctx.terminal.print(
+                "\(what); notebook \"\(name)\" is \(id.uuidString); to join it, run `notes sync` from a store "
+                    + "without notes (it clones the notebook) or `notes sync --join` from one with notes")
         }
         return
     }
