@@ -145,18 +145,28 @@ extension Notebook {
     /// are those of both parts; a part that changed nothing adds nothing.
     public func history(of id: Identifier) throws(NotesError) -> [HistoryEntry] {
         var out: [HistoryEntry] = []
+        try history(of: id) { out.append($0) }
+        return out
+    }
+
+    /// ``history(of:)`` an entry at a time, oldest first: only the entry given and the version
+    /// before it are held, so the history of a large note with many versions takes the memory
+    /// of two of them (`notes history` of a 5.8 MB note with 85 versions held every version's
+    /// body, about 1 GB, before 2026-12-07). `body` runs inside the read transaction.
+    public func history(of id: Identifier, _ body: (HistoryEntry) throws -> Void) throws(NotesError) {
         try read { txn, _ in
             let names = NameBook(store: store)
             var previous: Note?
+            var any = false
             try foldRevisions(of: id, in: txn) { rev in
                 let changes = try names.changes(previous, rev.note, at: rev.position, in: txn)
-                out.append(HistoryEntry(revision: rev, changes: changes))
+                try body(HistoryEntry(revision: rev, changes: changes))
                 previous = rev.note
+                any = true
                 return true
             }
-            if out.isEmpty { throw missingFromLog(id, in: txn) }
+            if !any { throw missingFromLog(id, in: txn) }
         }
-        return out
     }
 
     /// The changes from one state of the note to another (`to` defaults to the head).

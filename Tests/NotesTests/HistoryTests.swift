@@ -111,6 +111,11 @@ struct HistoryTests {
         let id = try Self.story(f)
         let entries = try f.book.history(of: id)
         #expect(entries.map(\.revision.version) == Array(1...7))
+        // An entry at a time (what `notes history` reads), the same entries.
+        var streamed: [HistoryEntry] = []
+        try f.book.history(of: id) { streamed.append($0) }
+        #expect(streamed == entries)
+        #expect(throws: NotesError.self) { try f.book.history(of: Identifier(high: 9, low: 9)) { _ in } }
         #expect(
             entries.map(\.revision.storedType) == [
                 "NoteCreated", "NoteBodyEdited", "NoteRetitled", "NotePinned", "NoteCategorized", "NoteArchived",

@@ -17,32 +17,33 @@ let historyCommand = Command(
     try ctx.expectPositionals(1...1)
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
-    let entries = try book.history(of: id)
     // Versions still in the outbox of a store that syncs: `v5*`, `"pending": true`.
     let sync = try ctx.syncMarks()
     func pending(_ e: HistoryEntry) -> Bool { sync?.isPending(position: e.revision.position) ?? false }
+    // Each entry becomes its row (or JSON) as it comes: the entries hold the note's whole body at
+    // each version, which for a large note with many versions took a gigabyte.
     if ctx.json {
-        ctx.printJSON(
-            .array(
-                entries.map { e in
-                    guard pending(e), case .object(var fields) = historyJSON(e) else { return historyJSON(e) }
-                    fields.append(("pending", .bool(true)))
-                    return .object(fields)
-                }))
+        var values: [JSONValue] = []
+        try book.history(of: id) { e in
+            guard pending(e), case .object(var fields) = historyJSON(e) else { return values.append(historyJSON(e)) }
+            fields.append(("pending", .bool(true)))
+            values.append(.object(fields))
+        }
+        ctx.printJSON(.array(values))
         return
     }
     let t = ctx.terminal
-    ctx.printTable(
-        entries.map { e in
-            let r = e.revision
-            return [
-                "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), actorCell(r.metadata.actor),
-                r.storedType,
-                e.summary
-                    + (shownClaim(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" }
-                        ?? ""),
-            ]
-        }, styles: [t.cyan, t.dim, t.dim, { $0 }, { $0 }])
+    var rows: [[String]] = []
+    try book.history(of: id) { e in
+        let r = e.revision
+        rows.append([
+            "v\(r.version)" + (pending(e) ? "*" : ""), ctx.relative(r.recordedAt), actorCell(r.metadata.actor),
+            r.storedType,
+            e.summary
+                + (shownClaim(r.metadata, r.recordedAt).map { " (written \(wholeSeconds($0)) on the device)" } ?? ""),
+        ])
+    }
+    ctx.printTable(rows, styles: [t.cyan, t.dim, t.dim, { $0 }, { $0 }])
 }
 
 let diffCommand = Command(
