@@ -207,26 +207,33 @@ extension Notebook {
     /// Every line of the body (at `selector`, else now) with the version that last changed it.
     public func blame(_ id: Identifier, at selector: RevisionSelector? = nil) throws(NotesError) -> [BlamedLine] {
         // Only versions whose body differs from the one before take part, so a note with many
-        // flag changes costs no more than its body edits.
-        var bodies: [String] = []
-        var owners: [NoteRevision] = []
+        // flag changes costs no more than its body edits. Each is attributed as it comes: only
+        // the last body is held (all of them were, 300 MB for 61 versions of a 4.4 MB note).
+        var attributor: Blame.Attributor?
+        var last: String?
+        var owners: [(version: UInt64, recordedAt: Int64, actor: String)] = []
         try read { txn, _ in
-            var last = UInt64.max
-            if let selector { last = try revision(of: id, at: selector, in: txn).version }
-            try foldRevisions(of: id, upToVersion: last, in: txn) { rev in
-                if bodies.last != rev.note.body {
-                    bodies.append(rev.note.body)
-                    owners.append(rev)
+            var upTo = UInt64.max
+            if let selector { upTo = try revision(of: id, at: selector, in: txn).version }
+            try foldRevisions(of: id, upToVersion: upTo, in: txn) { rev in
+                if last != rev.note.body {
+                    if attributor == nil {
+                        attributor = Blame.Attributor(rev.note.body)
+                    } else {
+                        attributor?.add(rev.note.body)
+                    }
+                    last = rev.note.body
+                    owners.append((rev.version, rev.recordedAt, rev.metadata.actor))
                 }
                 return true
             }
             if owners.isEmpty { throw missingFromLog(id, in: txn) }
         }
-        return Blame.attribute(bodies).map { line in
-            let rev = owners[min(max(line.revision, 0), owners.count - 1)]
+        return (attributor?.lines ?? []).map { line in
+            let owner = owners[min(max(line.revision, 0), owners.count - 1)]
             return BlamedLine(
-                text: line.text, hasNewline: line.hasNewline, version: rev.version, recordedAt: rev.recordedAt,
-                actor: rev.metadata.actor)
+                text: line.text, hasNewline: line.hasNewline, version: owner.version, recordedAt: owner.recordedAt,
+                actor: owner.actor)
         }
     }
 

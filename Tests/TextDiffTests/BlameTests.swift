@@ -138,4 +138,17 @@ struct BlameTests {
         }
         #expect(elapsed < .seconds(5), "blaming 1,000 versions took \(elapsed)")
     }
+
+    @Test("the attributor, a revision at a time, blames as the whole list does, at every step")
+    func attributorAgrees() {
+        let revisions = ["a\nb\nc\n", "a\nB\nc\n", "x\na\nB\nc", "x\na\nB\nc\nd\n", "", "a\na\na\n", "a\nb\na\n"]
+        var attributor = Blame.Attributor(revisions[0])
+        #expect(attributor.lines == Blame.attribute(revisions, upTo: 0))
+        for index in 1..<revisions.count {
+            attributor.add(revisions[index])
+            #expect(attributor.revision == index)
+            #expect(attributor.lines == Blame.attribute(revisions, upTo: index), "revision \(index)")
+        }
+        #expect(Blame.attribute(["a\n", "a\nb\n", "A\nb\n"]).map(\.revision) == [2, 1])
+    }
 }
