@@ -57,7 +57,7 @@ public struct LogQuery: Sendable, Equatable {
     public var note: Identifier?
     /// Only events of this type (stored or lifted, any case), e.g. `NoteRetitled`.
     public var type: String?
-    /// Only events by this actor (exact).
+    /// Only events by this actor (the whole name, any case).
     public var actor: String?
     public var limit = Int.max
     /// Oldest first instead of newest first.
@@ -455,6 +455,25 @@ extension Notebook {
         var version: UInt64
     }
 
+    /// Whether two names are equal but for case: ASCII letters compared byte by byte (no
+    /// string made for each event of a scan), other text through `lowercased()`.
+    static func sameIgnoringCase(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var x = a.utf8.makeIterator()
+        var y = b.utf8.makeIterator()
+        while true {
+            switch (x.next(), y.next()) {
+            case (nil, nil): return true
+            case (let p?, let q?):
+                if p >= 0x80 || q >= 0x80 { return a.lowercased() == b.lowercased() }
+                let lp = p >= 0x41 && p <= 0x5A ? p | 0x20 : p
+                let lq = q >= 0x41 && q <= 0x5A ? q | 0x20 : q
+                if lp != lq { return false }
+            default: return a.lowercased() == b.lowercased()
+            }
+        }
+    }
+
     private func logHeaders(_ query: LogQuery, typeFilter: String?, in txn: borrowing Transaction) throws
         -> [LogHeader]
     {
@@ -465,7 +484,7 @@ extension Notebook {
         func consider(_ view: EventView, forward: Bool) throws -> Bool {
             if forward ? view.recordedAt > until : view.recordedAt < since { return false }
             guard view.recordedAt >= since && view.recordedAt <= until else { return true }
-            if let actor = query.actor, view.actor != actor { return true }
+            if let actor = query.actor, !Self.sameIgnoringCase(view.actor, actor) { return true }
             if let typeFilter {
                 let type = view.type
                 if type != typeFilter, try !store.lift(view).contains(where: { $0.type == typeFilter }) { return true }

@@ -304,6 +304,11 @@ struct HistoryCLITests {
         #expect(try positions("--reverse", "--limit", "2") == [1, 2])
         #expect(try positions("-n", "1") == [5])
         #expect(try positions("--actor", "bob") == [3])
+        // Any case, the whole name (before 2026-12-07 `BOB` found nothing and said nothing).
+        #expect(try positions("--actor", "BOB") == [3])
+        #expect(try positions("--actor", "bo").isEmpty)
+        let none = Self.run(s, ["log", "--actor", "bo"])
+        #expect(none.code == 0 && none.stdout.contains("no events by \"bo\" (an actor is matched whole"), "\(none)")
         #expect(try positions("--note", a) == [4, 2])
         #expect(try positions("--type", "NoteCreated") == [3, 2])
         #expect(try positions("--since", Self.hour(1), "--until", Self.hour(2)) == [4, 3])

@@ -3,13 +3,14 @@ import EventStore
 import FoundationEssentials
 import Glibc
 import LMDB
-import Notes
 import NotesWorkload
 import SearchEngine
 import Synchronization
 import TestSupport
 import Testing
 import TextDiff
+
+@testable import Notes
 
 /// A notebook in a fresh temporary directory with a clock the test moves by hand and
 /// sequential ids, so every instant and id in these tests is known.
@@ -522,6 +523,16 @@ struct AuditLogTests {
         #expect(try f.book.log(q).isEmpty)
         q.oldestFirst = false
         #expect(try f.book.log(q).isEmpty)
+    }
+
+    @Test("log --actor names are compared whole, in any case, non-ASCII letters too")
+    func actorCase() {
+        #expect(Notebook.sameIgnoringCase("Doug Gregor", "doug gregor"))
+        #expect(Notebook.sameIgnoringCase("JÜRGEN@host", "jürgen@host"))
+        #expect(Notebook.sameIgnoringCase("", ""))
+        #expect(!Notebook.sameIgnoringCase("bob", "bo"))
+        #expect(!Notebook.sameIgnoringCase("bo", "bob"))
+        #expect(!Notebook.sameIgnoringCase("b[b", "b{b"), "only letters are folded")
     }
 
     @Test("as-of before and after a category rename: the category has the name it had then")

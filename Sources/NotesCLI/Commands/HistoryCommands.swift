@@ -194,7 +194,7 @@ let logCommand = Command(
         OptionSpec("until", value: "INSTANT", "only events at or before this instant"),
         OptionSpec("note", value: "ID", "only this note's events"),
         OptionSpec("type", value: "TYPE", "only events of this type (e.g. NoteRetitled)"),
-        OptionSpec("actor", value: "NAME", "only events by this actor"),
+        OptionSpec("actor", value: "NAME", "only events by this actor (the whole name, any case)"),
         OptionSpec("limit", short: "n", value: "N", "at most N events"),
         OptionSpec("reverse", short: "r", "oldest first"),
     ],
@@ -228,7 +228,9 @@ let logCommand = Command(
         return
     }
     if entries.isEmpty {
-        ctx.terminal.print(ctx.terminal.dim("no events"))
+        // An actor is matched whole: say so, since a first name alone finds nothing.
+        let byActor = q.actor.map { " by \"\($0)\" (an actor is matched whole, in any case, as `notes log` shows it)" }
+        ctx.terminal.print(ctx.terminal.dim("no events" + (byActor ?? "")))
         return
     }
     let t = ctx.terminal
