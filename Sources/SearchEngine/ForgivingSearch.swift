@@ -9,7 +9,8 @@ public import LMDB
 ///    in a phrase, the phrases its words' near spellings make (``replacingInPhrases(_:in:)``).
 /// 2. Some of the words: a query of plain words (no OR, group or exclusion) also matches notes
 ///    holding any of them, ranked by BM25 (notes with more of the words, and rarer ones, first).
-///    When it runs, the notes of step 1 are ranked with its notes, by the same score.
+///    When it runs, the notes of step 1 are ranked with its notes, by the same score, but for
+///    those with every word once the words in no note are read as their near spellings: first.
 ///
 /// The outcome says which hits came from which step, and which spellings were used, so the
 /// caller can tell the reader what was done.
@@ -233,11 +234,22 @@ public enum ForgivingSearch {
         // note came first, so `how do I install a theme?` ranked "how do I install them" above
         // the notes with both `install` and `theme`.
         let wanted = limit - outcome.hits.count
+        // First the notes with every word once the words in no note (typos) are read as their
+        // near spellings: such a word counts as the word. The some-words score cannot rank
+        // them, as it scores each near spelling as a word of its own: before this, for
+        // `generic paramter packs` a note holding only `parameter`, `param1` and `param2` (three
+        // near spellings of one word) ranked above the notes with all three words.
+        let typoHits =
+            try outcome.corrections.contains(where: \.unknown)
+            ? search(widenedUnknown, wanted + seen.count).filter { !seen.contains($0.id) } : []
+        let typoIDs = Set(typoHits.map(\.id))
+        seen.formUnion(typoIDs)
         let nearHits =
             try outcome.corrections.isEmpty
             ? [] : search(widened, wanted + seen.count).filter { !seen.contains($0.id) }
         let some = try search(someWords, wanted + seen.count + nearHits.count).filter { !seen.contains($0.id) }
-        outcome.hits += Self.ranked(near: nearHits, some: some).prefix(wanted)
+        outcome.hits += (typoHits.map { ($0, Match.nearSpelling) } + Self.ranked(near: nearHits, some: some))
+            .prefix(wanted)
         return outcome
     }
 

@@ -87,6 +87,29 @@ struct CLISearchTests {
             try titles(s, sentence, forgiving: true).first == "Shopping", "buy, ham and \"and\": the most of its words")
     }
 
+    @Test("the near spellings of a word the notes hold are named only when a near-spelling note is shown")
+    func nearSpellingsNamedWhenShown() throws {
+        let s = try fixture()
+        try s.add("Theme setup", "--body", "install the theme")
+        // Every word through `them`, one edit from `theme`; `plugin` is common, `theme` rare.
+        try s.add("Plugins", "--body", "I install them, each plugin")
+        try s.add("Plugin list", "--body", "a plugin")
+        try s.add("Plugin docs", "--body", "the plugin docs")
+        let both = try s.ok("search", "install", "theme", "plugin", "--json").array()
+        #expect(both.prefix(2).map { $0["title"] as? String } == ["Theme setup", "Plugins"], "\(both)")
+        #expect(both.prefix(2).map { $0["match"] as? String } == ["some-words", "near-spelling"])
+        let all = try s.ok("search", "install", "theme", "plugin")
+        #expect(all.stdout.contains("also showing near spellings of \"theme\""), "\(all)")
+        // The near-spelling note cut by --limit: no near spelling of `theme` was used. A review's
+        // trial: before 2026-12-07 the line said so all the same.
+        let one = try s.ok("search", "install", "theme", "plugin", "--limit", "1")
+        #expect(one.stdout.contains("Theme setup") && !one.stdout.contains("Plugins"), "\(one)")
+        #expect(!one.stdout.contains("near spelling"), "\(one)")
+        #expect(
+            one.lines.first == "no note has every word; showing notes with some of them (--exact: only notes with all)",
+            "\(one)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

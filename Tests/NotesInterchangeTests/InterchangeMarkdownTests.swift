@@ -834,6 +834,20 @@ struct InterchangeMarkdownTests {
         #expect(try s.allNotes().first?.trashed == true)
     }
 
+    @Test("a line full of unclosed `](<` is read in linear time, and a `<` ends a `<...>` destination unclosed")
+    func markdownDestinationsOfUnclosedAngles() throws {
+        // A review's trial: before 2026-12-07 each `](<` read to the end of the line, and a
+        // 1 MB line of them held `import-markdown` for minutes.
+        let line = String(repeating: "[a](<", count: 200_000)
+        let clock = ContinuousClock()
+        var found: [(line: Int, destination: String)] = []
+        let elapsed = clock.measure { found = VaultAttachments.markdownDestinations(line + "\n") }
+        #expect(found.isEmpty)
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
+        #expect(
+            VaultAttachments.markdownDestinations("[x](<a<b.png>) [y](<c d.png>)").map(\.destination) == ["c d.png"])
+    }
+
     @Test("links and embeds of attachments the folder does not hold are reported, not those it holds or in code")
     func missingAttachments() throws {
         let destinations = VaultAttachments.markdownDestinations(

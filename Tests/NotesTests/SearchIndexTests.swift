@@ -1152,6 +1152,27 @@ struct SearchIndexTests {
         #expect(typo.hits.prefix(2).map(\.hit.id).sorted() == [Self.id(22), Self.id(23)], "\(typo.hits)")
     }
 
+    @Test("a note with every word once a typo is read right ranks above one holding many spellings of one word")
+    func typoCorrectedNoteRanksAboveSpellingsOfOneWord() throws {
+        let f = try Fixture(language: .english)
+        var notes = [
+            Self.note(1, "Packs", "a generic parameter pack, and more text about other things to make it longer"),
+            // One word of the query only, in four of the typo's near spellings: the some-words
+            // score counts each as a word of its own.
+            Self.note(2, "Interop", "parameter param1 param2 params"),
+        ]
+        notes += (3...8).map { k in Self.note(k, "Filler \(k)", "generic code and a pack of words \(k)") }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        let found = try f.forgiving("generic paramter pack", oracle: oracle)
+        #expect(found.corrections.first { $0.word == "paramter" }?.unknown == true)
+        // A review's trial: before 2026-12-07 "Interop" came first (8.5 against 1.3).
+        #expect(found.hits.map(\.hit.id).prefix(2) == [Self.id(1), Self.id(2)], "\(found.hits)")
+        #expect(found.hits.first?.match == .nearSpelling)
+        #expect(found.hits.count == 8)
+        #expect(found.hits.dropFirst().allSatisfy { $0.match == .someWords })
+    }
+
     @Test(
         "some of the words: groups and exclusions of a query without OR, split words, near spellings of unknown words only"
     )

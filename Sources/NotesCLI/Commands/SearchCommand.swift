@@ -211,8 +211,13 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
     var lines: [String] = []
     let used = Set(found.results.map(\.match))
     if used.contains(.nearSpelling) || used.contains(.someWords) {
-        // Words found nowhere first: they are what the reader most likely mistyped.
-        for c in found.corrections.filter(\.unknown) + found.corrections.filter({ !$0.unknown }) {
+        // Words found nowhere first: they are what the reader most likely mistyped. Their near
+        // spellings widen both steps; those of a word the notes hold only the near-spelling
+        // one, so they are named only when a near-spelling note is shown (before 2026-12-07
+        // `install theme colour --limit 1` said "also showing near spellings of "theme"" over
+        // a some-words note alone, the near-spelling ones ranked below it).
+        let known = used.contains(.nearSpelling) ? found.corrections.filter { !$0.unknown } : []
+        for c in found.corrections.filter(\.unknown) + known {
             lines.append(
                 c.unknown
                     ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
