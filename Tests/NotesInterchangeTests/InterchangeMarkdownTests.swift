@@ -1390,6 +1390,52 @@ struct InterchangeMarkdownTests {
         #expect(exported.hasSuffix(try #require(files["Projects/Plan.md"])))
     }
 
+    @Test("two vaults with the same paths: each Markdown link leads to the file of its own vault")
+    func markdownLinksStayInTheirVault() throws {
+        let s = try InterchangeScratch()
+        for (vault, name) in [("w1", "B one"), ("w2", "B two")] {
+            try write(s.path + "/" + vault + "/a.md", "# A\n\nSee [x](b.md).\n")
+            try write(s.path + "/" + vault + "/b.md", "# \(name)\n\nbeta\n")
+            _ = try s.book.importMarkdown(from: s.path + "/" + vault)
+        }
+        let notes = try s.allNotes()
+        #expect(notes.count == 4)
+        func note(_ vault: String, _ path: String) throws -> Identifier {
+            try #require(
+                notes.first { $0.sourcePath == path && $0.properties["vault"]?.hasSuffix("/" + vault) == true }
+            ).id
+        }
+        let (a1, b1) = (try note("w1", "a.md"), try note("w1", "b.md"))
+        let (a2, b2) = (try note("w2", "a.md"), try note("w2", "b.md"))
+        func target(_ id: Identifier, asOf instant: Int64? = nil) throws -> String? {
+            if case .note(let n) = try s.book.links(of: id, asOf: instant).first?.target { return n.title }
+            return nil
+        }
+        // Before 2026-12-07 both led to w1's b.md ("B one"): only the path within the vault was
+        // compared.
+        #expect(try target(a1) == "B one")
+        #expect(try target(a2) == "B two")
+        #expect(try s.book.backlinks(of: b1).map(\.source.id) == [a1])
+        #expect(try s.book.backlinks(of: b2).map(\.source.id) == [a2])
+        #expect(try s.book.missingLinks().isEmpty)
+        #expect(try s.book.linkedNotes() == [a1, b1, a2, b2])
+        let now = s.clock.micros.withLock { $0 }
+        #expect(try target(a2, asOf: now) == "B two")
+        #expect(try s.book.backlinks(of: b1, asOf: now).map(\.source.id) == [a1])
+        #expect(try s.book.backlinks(of: b2, asOf: now).map(\.source.id) == [a2])
+        #expect(try s.book.linkedNotes(asOf: now) == [a1, b1, a2, b2])
+
+        // With its own vault's b.md in the trash, w2's link still leads there; gone from the
+        // store's notes of that path altogether (its file renamed), the other vault's is next.
+        _ = try s.book.trash(b2)
+        #expect(try target(a2) == "B two")
+        try s.book.setProperty(b2, key: "source", value: "c.md")
+        #expect(try target(a2) == "B one")
+        #expect(Set(try s.book.backlinks(of: b1).map(\.source.id)) == [a1, a2])
+        #expect(try s.book.backlinks(of: b1, asOf: s.clock.micros.withLock { $0 }) == (try s.book.backlinks(of: b1)))
+        #expect(try s.book.verify().isEmpty)
+    }
+
     @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
     func sameFolderThroughAnotherPath() throws {
         let s = try InterchangeScratch()

@@ -358,6 +358,7 @@ struct NotebookLinkTests {
         let titles = ["Plan", "plan ", "Roadmap", "Résumé", "resume", "Ideas", "Inbox", "Log", "Old plan", "Ideas 2"]
         var ids: [Identifier] = []
         var past: [(instant: Int64, answers: Answers)] = []
+        let sources = ["", "vault/Plan.md", "Ideas.md", "deep/er/Inbox.md", "Nowhere.md"]
         for step in 0..<160 {
             f.clock.advance()
             func body() -> String {
@@ -378,6 +379,13 @@ struct NotebookLinkTests {
             switch ids.isEmpty ? 0 : rng.next(below: 8) {
             case 0, 1:
                 ids.append(try f.book.add(title: titles[rng.next(below: titles.count)], body: body()).id)
+                if rng.next(below: 2) == 0 {
+                    // Two vaults that hold the same paths: a Markdown link prefers its own
+                    // vault's file (a note of none, not imported, has no preference).
+                    try f.book.setProperty(ids.last!, key: "vault", value: rng.next(below: 2) == 0 ? "/w1" : "/w2")
+                    let file = sources[1 + rng.next(below: sources.count - 1)]
+                    if rng.next(below: 2) == 0 { try f.book.setProperty(ids.last!, key: "source", value: file) }
+                }
             case 2: _ = try f.book.edit(ids[rng.next(below: ids.count)], title: titles[rng.next(below: titles.count)])
             case 3: _ = try f.book.edit(ids[rng.next(below: ids.count)], body: body())
             case 4:
@@ -392,9 +400,11 @@ struct NotebookLinkTests {
                 if rng.next(below: 2) == 0 {
                     _ = try f.book.setAliases(
                         id, (0..<rng.next(below: 3)).map { _ in titles.randomElement(using: &rng)! })
+                } else if rng.next(below: 3) == 0 {
+                    let vaults = ["", "/w1", "/w2"]
+                    try f.book.setProperty(id, key: "vault", value: vaults[rng.next(below: vaults.count)])
                 } else {
-                    let files = ["", "vault/Plan.md", "Ideas.md", "deep/er/Inbox.md", "Nowhere.md"]
-                    try f.book.setProperty(id, key: "source", value: files[rng.next(below: files.count)])
+                    try f.book.setProperty(id, key: "source", value: sources[rng.next(below: sources.count)])
                 }
             default:
                 let id = ids[rng.next(below: ids.count)]
@@ -412,6 +422,15 @@ struct NotebookLinkTests {
         #expect(try f.book.verify().isEmpty)
         #expect(past.contains { !$0.answers.missing.isEmpty && !$0.answers.linked.isEmpty })
         #expect(past.contains { $0.answers.backlinks.values.contains { $0.count > 2 } })
+        // Some path was held in both vaults at the end.
+        var vaultsByPath: [String: Set<String>] = [:]
+        for note in try ids.map({ try f.book.note($0) }) {
+            if let path = note.sourcePath, let vault = note.properties["vault"] {
+                vaultsByPath[path, default: []].insert(vault)
+            }
+        }
+        #expect(vaultsByPath.values.contains { $0.count == 2 }, "\(vaultsByPath)")
+
         for (instant, then) in past {
             let known = Array(then.outgoing.keys)
             #expect(try answers(f.book, ids: known, asOf: instant) == then, "as of \(instant)")

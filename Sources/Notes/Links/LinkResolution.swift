@@ -78,51 +78,99 @@ protocol LinkWorld: ~Copyable {
 /// name now (the note imported from that very file first, then one from a file whose path ends
 /// with it, each by the rule above); else its file name without
 /// `.md` is a title link's (the note of that title, or of that file name in another folder);
-/// else to the note that held the path last.
+/// else to the note that held the path last. Paths are relative to a vault, and two vaults may
+/// hold the same one: wherever a Markdown link has a choice, a note of the linking note's own
+/// vault (its `vault` property) comes first (the note from that very file of that vault first
+/// of all), so where a file link leads depends on the vault of the note it is in. A note from no
+/// vault has no such preference; nor has a wiki link.
 enum LinkResolution {
-    static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> [Identifier] {
+    /// The notes `key` leads to, written in a note of `vault` (which only a file key heeds).
+    static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: String?, in world: borrowing W) throws
+        -> [Identifier]
+    {
         switch key {
         case .id(let hex):
             // Digits no id starts with may be a name (`[[20240105]]`, a daily note's file).
             let ids = try world.notes(withIDPrefix: hex)
-            return ids.isEmpty ? try resolve(.title(hex), in: world) : ids
+            return ids.isEmpty ? try resolve(title: hex, preferring: nil, in: world) : ids
         case .title(let folded):
-            let titles = try world.holders(of: folded)
-            if let best = try current(titles, in: world) { return [best] }
-            let others = try world.aliasHolders(of: folded)
-            if let best = try current(others, in: world) { return [best] }
-            return latest(titles + others).map { [$0] } ?? []
+            return try resolve(title: folded, preferring: nil, in: world)
         case .file(let path):
             // The note from that very file first (every note from a file that ends with the
-            // path holds it as another name too), then one from such a file.
+            // path holds it as another name too), then one from such a file; of each, one of
+            // the linking note's vault first.
             let placed = try world.aliasHolders(of: path)
             var exact: [TitleHolder] = []
             for h in placed where h.until == nil {
                 if let from = try world.note(h.note)?.sourcePath, TextFolding.fold(from) == path { exact.append(h) }
             }
-            if let best = try current(exact, in: world) ?? current(placed, in: world) { return [best] }
-            let named = try resolve(.title(key.fileName ?? ""), in: world)
-            return named.isEmpty ? latest(placed).map { [$0] } ?? [] : named
+            if let best = try current(exact, preferring: vault, in: world)
+                ?? current(placed, preferring: vault, in: world)
+            {
+                return [best]
+            }
+            let named = try resolve(title: key.fileName ?? "", preferring: vault, in: world)
+            return named.isEmpty ? try latest(placed, preferring: vault, in: world).map { [$0] } ?? [] : named
         }
     }
 
-    /// The holder that gave the name up last.
-    private static func latest(_ holders: [TitleHolder]) -> Identifier? {
-        holders.max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }?.note
+    /// A title link's note; with a `vault`, one of that vault wherever there is a choice.
+    private static func resolve<W: LinkWorld & ~Copyable>(
+        title folded: String, preferring vault: String?, in world: borrowing W
+    ) throws -> [Identifier] {
+        let titles = try world.holders(of: folded)
+        if let best = try current(titles, preferring: vault, in: world) { return [best] }
+        let others = try world.aliasHolders(of: folded)
+        if let best = try current(others, preferring: vault, in: world) { return [best] }
+        return try latest(titles + others, preferring: vault, in: world).map { [$0] } ?? []
     }
 
-    /// Of the holders that hold the name now, one not in the trash, then the first to take it.
-    private static func current<W: LinkWorld & ~Copyable>(_ holders: [TitleHolder], in world: borrowing W) throws
-        -> Identifier?
+    /// The vault a note was imported from (its `vault` property), if any.
+    static func vault(of note: Note?) -> String? { note?.properties[NoteProperty.vault.rawValue] }
+
+    /// The vault a link of `key` in note `source` is read in: the note's for a Markdown link's
+    /// file, none for any other link (a wiki link leads where it leads from every vault).
+    static func vault<W: LinkWorld & ~Copyable>(reading key: LinkKey, in source: Identifier, of world: borrowing W)
+        throws -> String?
     {
-        var best: (trashed: Bool, since: UInt64, id: Identifier)?
+        guard case .file = key else { return nil }
+        return vault(of: try world.note(source))
+    }
+
+    /// Whether note `id` is of `vault` (always, when no vault is asked for).
+    private static func isOf<W: LinkWorld & ~Copyable>(_ vault: String?, _ id: Identifier, in world: borrowing W)
+        throws -> Bool
+    {
+        guard let vault else { return true }
+        return self.vault(of: try world.note(id)) == vault
+    }
+
+    /// The holder that gave the name up last; with a `vault`, of that vault if one is.
+    private static func latest<W: LinkWorld & ~Copyable>(
+        _ holders: [TitleHolder], preferring vault: String?, in world: borrowing W
+    ) throws -> Identifier? {
+        var pool = holders
+        if vault != nil {
+            var own: [TitleHolder] = []
+            for h in holders where try isOf(vault, h.note, in: world) { own.append(h) }
+            if !own.isEmpty { pool = own }
+        }
+        return pool.max { ($0.until ?? 0, $1.note) < ($1.until ?? 0, $0.note) }?.note
+    }
+
+    /// Of the holders that hold the name now, one of `vault` (when asked for), then one not in
+    /// the trash, then the first to take it.
+    private static func current<W: LinkWorld & ~Copyable>(
+        _ holders: [TitleHolder], preferring vault: String?, in world: borrowing W
+    ) throws -> Identifier? {
+        var best: (other: Int, trashed: Int, since: UInt64, id: Identifier)?
         for h in holders where h.until == nil {
-            let trashed = try world.note(h.note)?.trashed ?? true
-            let candidate = (trashed, h.since, h.note)
+            let note = try world.note(h.note)
+            let trashed = note?.trashed ?? true
+            let other = vault == nil || self.vault(of: note) == vault ? 0 : 1
+            let candidate = (other, trashed ? 1 : 0, h.since, h.note)
             if let b = best {
-                if (candidate.0 ? 1 : 0, candidate.1, candidate.2) < (b.trashed ? 1 : 0, b.since, b.id) {
-                    best = candidate
-                }
+                if candidate < b { best = candidate }
             } else {
                 best = candidate
             }
@@ -130,8 +178,33 @@ enum LinkResolution {
         return best?.id
     }
 
-    static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, in world: borrowing W) throws -> LinkTarget {
-        let ids = try resolve(key, in: world)
+    /// The sources of each key, parted by the vault the key is read in (see
+    /// ``vault(reading:in:of:)``): each part resolves once.
+    private static func byVault<W: LinkWorld & ~Copyable>(
+        _ sources: [LinkKey: [Identifier]], in world: borrowing W
+    ) throws -> [(key: LinkKey, vault: String?, sources: [Identifier])] {
+        var out: [(key: LinkKey, vault: String?, sources: [Identifier])] = []
+        for (key, ids) in sources {
+            guard case .file = key else {
+                out.append((key, nil, ids))
+                continue
+            }
+            var parts: [String?: [Identifier]] = [:]
+            var order: [String?] = []
+            for s in ids {
+                let v = try vault(reading: key, in: s, of: world)
+                if parts[v] == nil { order.append(v) }
+                parts[v, default: []].append(s)
+            }
+            for v in order { out.append((key, v, parts[v]!)) }
+        }
+        return out
+    }
+
+    static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: String?, in world: borrowing W) throws
+        -> LinkTarget
+    {
+        let ids = try resolve(key, from: vault, in: world)
         guard ids.count == 1 else { return ids.isEmpty ? (key.isAttachment ? .attachment : .missing) : .ambiguous(ids) }
         guard let note = try world.note(ids[0]) else { return .missing }
         return .note(LinkedNote(note))
@@ -143,7 +216,10 @@ enum LinkResolution {
         var out: [OutgoingLink] = []
         for link in WikiLink.parse(note) {
             let key = link.key
-            if targets[key] == nil { targets[key] = try target(key, in: world) }
+            if targets[key] == nil {
+                let vault = if case .file = key { vault(of: note) } else { String?.none }
+                targets[key] = try target(key, from: vault, in: world)
+            }
             out.append(OutgoingLink(link: link, target: targets[key]!))
         }
         return out
@@ -152,10 +228,14 @@ enum LinkResolution {
     /// The links of other notes (and the note itself) that lead to `id`, by linking note.
     static func backlinks<W: LinkWorld & ~Copyable>(to id: Identifier, in world: borrowing W) throws -> [Backlink] {
         var keysBySource: [Identifier: Set<LinkKey>] = [:]
-        var leads: [LinkKey: Bool] = [:]
+        // Whether each key leads here, by the vault it is read in.
+        var leads: [LinkKey: [String?: Bool]] = [:]
         func consider(_ key: LinkKey, _ source: Identifier, _ world: borrowing W) throws {
-            if leads[key] == nil { leads[key] = try resolve(key, in: world) == [id] }
-            if leads[key]! { keysBySource[source, default: []].insert(key) }
+            let vault = try vault(reading: key, in: source, of: world)
+            if leads[key]?[vault] == nil {
+                leads[key, default: [:]][vault] = try resolve(key, from: vault, in: world) == [id]
+            }
+            if leads[key]![vault]! { keysBySource[source, default: []].insert(key) }
         }
         for title in try world.titles(of: id) {
             for (key, source) in try world.linkers(of: .title(title)) { try consider(key, source, world) }
@@ -199,8 +279,8 @@ enum LinkResolution {
         var sources: [LinkKey: [Identifier]] = [:]
         try world.forEachLink { key, source in sources[key, default: []].append(source) }
         var keysBySource: [Identifier: Set<LinkKey>] = [:]
-        for (key, ids) in sources where !key.isAttachment {
-            guard try resolve(key, in: world).isEmpty else { continue }
+        for (key, vault, ids) in try byVault(sources, in: world) where !key.isAttachment {
+            guard try resolve(key, from: vault, in: world).isEmpty else { continue }
             for s in ids { keysBySource[s, default: []].insert(key) }
         }
         var out: [MissingLink] = []
@@ -220,8 +300,8 @@ enum LinkResolution {
         var sources: [LinkKey: [Identifier]] = [:]
         try world.forEachLink { key, source in sources[key, default: []].append(source) }
         var linked: Set<Identifier> = []
-        for (key, ids) in sources {
-            let target = try resolve(key, in: world)
+        for (key, vault, ids) in try byVault(sources, in: world) {
+            let target = try resolve(key, from: vault, in: world)
             guard target.count == 1 else { continue }
             for s in ids where s != target[0] {
                 linked.insert(s)

@@ -16,8 +16,9 @@ let linksCommand = Command(
         Markdown link to a note's file, `[text](other.md)`, `[text](sub/My%20Note.md#part)` or
         `[text](<my note.md>)`, is a link too (not a URL, an image or a file of another extension): its
         path is read from the folder of the file the note was imported from (from the vault's root for a
-        note from no file) and leads to the note from that file, else to the note the file name without
-        .md names as `[[name]]` would. With --as-of, titles, names and bodies are those of that instant.
+        note from no file) and leads to the note from that file (of the linking note's own vault first,
+        when several vaults hold that path), else to the note the file name without .md names as
+        `[[name]]` would. With --as-of, titles, names and bodies are those of that instant.
         """,
     options: [
         OptionSpec("missing", "every link of the notebook that leads to no note (attachments are not listed)"),
