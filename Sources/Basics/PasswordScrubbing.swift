@@ -190,7 +190,8 @@ private func isKeywordByte(_ c: UInt8) -> Bool {
 }
 
 /// `bytes` with `%XX` decoded (a `%` not followed by two hex digits kept as it is): a
-/// connection URI's password here, a Markdown link's destination in a vault's import.
+/// connection URI's password here; a Markdown link's destination, for the attachment check of a
+/// vault's import and for links between its notes.
 package func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
     var out: [UInt8] = []
     var j = bytes.startIndex

@@ -1,3 +1,5 @@
+import Basics
+
 /// The Markdown links of a body that are links between notes: an inline link whose destination
 /// is a path ending in `.md`, `[text](other.md)`, `[text](sub/Other%20Note.md)`,
 /// `[text](other.md#heading)`, `[text](<other note.md>)` (CommonMark's inline links, on one
@@ -126,32 +128,6 @@ enum MarkdownLink {
             k += 1
         }
         return false
-    }
-
-    /// `%XX` sequences as the bytes they stand for; a `%` without two hex digits after it is
-    /// itself.
-    private static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x41...0x46: c - 0x41 + 10
-            case 0x61...0x66: c - 0x61 + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var k = bytes.startIndex
-        while k < bytes.endIndex {
-            if bytes[k] == 0x25, k + 2 < bytes.endIndex, let high = hex(bytes[k + 1]), let low = hex(bytes[k + 2]) {
-                out.append(high << 4 | low)
-                k += 3
-            } else {
-                out.append(bytes[k])
-                k += 1
-            }
-        }
-        return out
     }
 }
 
