@@ -49,6 +49,9 @@ public struct Note: Sendable, Equatable, Hashable {
     /// The path, relative to the folder, of the Markdown file the note was imported from.
     public var sourcePath: String? { properties[NoteProperty.source.rawValue] }
 
+    /// The folder (an absolute path) ``sourcePath`` is relative to.
+    public var sourceFolder: String? { properties[NoteProperty.vault.rawValue] }
+
     /// Where the note is shown: the three places a listing can look.
     public enum Status: UInt8, Sendable, CaseIterable {
         case active = 0

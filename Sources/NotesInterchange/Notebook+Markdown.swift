@@ -324,7 +324,7 @@ extension Notebook {
         var removals: [String] = []
         for note in notes {
             if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
-                note.properties[NoteProperty.vault.rawValue].map({ Array($0.utf8) == Array(existing.utf8) }) == true,
+                note.sourceFolder.map({ Array($0.utf8) == Array(existing.utf8) }) == true,
                 !Self.exists(Array(existing.utf8), Array(path.utf8))
             {
                 summary.deletedInTrash += 1
@@ -653,12 +653,12 @@ extension Notebook {
             // bind mount): that place's import, not a second folder's (before 2026-12-07 each of
             // its files made a note again).
             let vault = Self.recordedPlace(
-                of: realFolder, among: Set(listed.compactMap { $0.properties[NoteProperty.vault.rawValue] }))
+                of: realFolder, among: Set(listed.compactMap { $0.sourceFolder }))
             let here = Array(vault.utf8)
             // Other folders' notes, by folder then path, for a folder that moved (below).
             var elsewhere: [[UInt8]: [[UInt8]: RecordedFile]] = [:]
             for note in listed {
-                guard let path = note.sourcePath, let from = note.properties[NoteProperty.vault.rawValue] else {
+                guard let path = note.sourcePath, let from = note.sourceFolder else {
                     continue
                 }
                 if Array(from.utf8) == here {
@@ -722,7 +722,7 @@ extension Notebook {
             var matched: Set<Identifier> = []
             /// The folder a note was imported from, as bytes.
             func place(_ note: Note?) -> [UInt8]? {
-                note?.properties[NoteProperty.vault.rawValue].map { Array($0.utf8) }
+                note?.sourceFolder.map { Array($0.utf8) }
             }
             /// Whether `file` is a copy of the note's own file (an export of it, matched by its
             /// id): the note is another folder's, not one that moved here, and `file` is not where

@@ -126,7 +126,7 @@ enum LinkResolution {
     }
 
     /// The vault a note was imported from (its `vault` property), if any.
-    static func vault(of note: Note?) -> String? { note?.properties[NoteProperty.vault.rawValue] }
+    static func vault(of note: Note?) -> String? { note?.sourceFolder }
 
     /// The vault a link of `key` in note `source` is read in: the note's for a Markdown link's
     /// file, none for any other link (a wiki link leads where it leads from every vault).
