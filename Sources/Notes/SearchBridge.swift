@@ -262,20 +262,16 @@ extension Notebook {
             query, filter: filter, limit: limit, in: try state(asOf: instant), language: projection.searchLanguage)
     }
 
-    /// The same search over a state replayed in memory, its words stemmed in `language` (through
-    /// a ``ScratchSearchIndex``, as the forgiving one).
+    /// The same search over a state replayed in memory, its words stemmed in `language`: the
+    /// forgiving one's exact step (``search(_:filter:limit:exact:in:language:temporaryFolder:)``).
     public static func search(
         _ query: SearchQuery, filter: SearchFilter, limit: Int, in state: NotebookState, language: SearchLanguage,
         temporaryFolder: String = Notebook.temporaryFolder
     ) -> [SearchResult] {
-        let documents = state.notes.values.map(SearchDocument.init)
-        let hits =
-            (try? ScratchSearchIndex.with(documents, language: language, temporaryFolder: temporaryFolder) {
-                txn, db in
-                try SearchIndex.search(query, filter: filter, limit: limit, in: txn, db)
-            })
-            ?? InMemorySearchIndex(documents: documents, language: language).search(query, filter: filter, limit: limit)
-        return hits.compactMap { hit in state.notes[hit.id].map { SearchResult(note: $0, score: hit.score) } }
+        search(
+            query, filter: filter, limit: limit, exact: true, in: state, language: language,
+            temporaryFolder: temporaryFolder
+        ).results.map(\.result)
     }
 
     /// Where scratch indexes are made unless told: `TMPDIR`, else `/tmp`.

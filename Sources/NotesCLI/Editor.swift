@@ -5,6 +5,10 @@ import Glibc
 import Notes
 
 extension Context {
+    /// Where temporary files go: `TMPDIR`, else `/tmp` (an editor's file, `search --as-of`'s
+    /// scratch index).
+    var temporaryFolder: String { environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp" }
+
     /// Opens the note in the user's editor and saves the result, unless the note changed
     /// meanwhile: then the edited text goes to a recovery file and the error is a conflict. Any
     /// other refused write keeps the text in a recovery file too.
@@ -27,7 +31,7 @@ extension Context {
                     + "or run this in a terminal, or set $VISUAL or $EDITOR", code: .usage)
         }
         let editor = chosen ?? "vi"
-        let dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let dir = temporaryFolder
         var template = Array("\(dir)/notes-\(shortID(id))-XXXXXX.md".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 3) }
         guard fd >= 0 else {

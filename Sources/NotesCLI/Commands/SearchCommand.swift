@@ -109,7 +109,7 @@ let searchCommand = Command(
         found = Notebook.search(
             query, filter: filter, limit: limit, exact: ctx.flag("exact"), in: state,
             language: book.projection.searchLanguage,
-            temporaryFolder: ctx.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+            temporaryFolder: ctx.temporaryFolder)
         past = state
     } else {
         if !tagNames.isEmpty {
