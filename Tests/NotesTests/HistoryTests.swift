@@ -563,10 +563,8 @@ struct AuditLogTests {
         f.advance()
         try f.book.edit(a.id, body: "eggs and cheese")
         try f.book.trash(a.id)
-        var template = Array("/tmp/notes-scratch-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { p in p.baseAddress.flatMap { mkdtemp($0) } }
-        let folder = String(cString: try #require(made))
-        defer { rmdir(folder) }
+        let scratch = TemporaryDirectory("notes-scratch-test")
+        let folder = scratch.path
         let state = try f.book.state(asOf: then)
         let language = f.book.projection.searchLanguage
         func titles(_ q: String, in folder: String, exact: Bool = false) throws -> [String] {

@@ -6,6 +6,7 @@ import FoundationEssentials
 import Glibc
 import LMDB
 import NotesWorkload
+import TestSupport
 import Testing
 
 @testable import Notes
@@ -409,10 +410,8 @@ struct SearchIndexTests {
 
     @Test("a scratch index holds what the oracle holds, searches as the stored one, and leaves no file behind")
     func scratchIndex() throws {
-        var template = Array("/tmp/notes-scratch-index-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { p in p.baseAddress.flatMap { mkdtemp($0) } }
-        let folder = String(cString: try #require(made))
-        defer { rmdir(folder) }
+        let scratch = TemporaryDirectory("notes-scratch-index")
+        let folder = scratch.path
         let documents = Self.corpus.map { SearchDocument($0) }
         let (contents, hits, files) = try ScratchSearchIndex.with(
             documents, language: .english, temporaryFolder: folder
