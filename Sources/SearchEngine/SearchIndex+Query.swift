@@ -248,30 +248,31 @@ extension SearchIndex {
         var out: [BlockRef] = []
         // Blocks written in bulk hold 128 notes; inline ones may hold fewer, and then it grows.
         out.reserveCapacity(max(16, Int(min(df, 1 << 24)) / PostingBlock.targetSize + 1))
-        // The key of the term's first block (its last doc 0 or above), built without an array.
-        var entry = try withUnsafeTemporaryAllocation(byteCount: term.count + 5, alignment: 1) { k in
+        // The key of the term's first block (its last doc 0 or above), built without an array;
+        // the run is every key of the term's length plus 5 that begins with the term and a 0.
+        try withUnsafeTemporaryAllocation(byteCount: term.count + 5, alignment: 1) { k in
             term.withUnsafeBytes { t in k.copyMemory(from: t) }
             for i in term.count..<(term.count + 5) { k[i] = 0 }
-            return try pc.seek(UnsafeRawBufferPointer(k))
-        }
-        while let e = entry, isBlockKey(e.key, of: term) {
-            guard let last = readBigEndianUInt32(e.key, at: term.count + 1), last < TermIterator.end else {
-                throw SearchIndexError.damaged("a posting block key is malformed")
+            try pc.forEachInRun(from: UnsafeRawBufferPointer(k), prefix: term.count + 1, keyLength: term.count + 5) {
+                e in
+                let last = UInt32(bigEndian: e.key.loadUnaligned(fromByteOffset: term.count + 1, as: UInt32.self))
+                guard last < TermIterator.end else {
+                    throw SearchIndexError.damaged("a posting block key is malformed")
+                }
+                // LMDB lays the entries of a page written in key order one below the other, each
+                // key after its 8-byte node header and before its value: the next blocks of a
+                // term, of about this one's size, most likely lie just below it. Asking for them
+                // now lets their cache misses overlap (the walk waited on each node in turn);
+                // where they lie elsewhere the hint is merely unused.
+                if let k = e.key.baseAddress {
+                    let node = 8 &+ e.key.count &+ e.value.count
+                    notes_prefetch(k - (8 &+ node))
+                    notes_prefetch(k - (8 &+ 2 &* node))
+                }
+                var r = VarintReader(e.value, at: 0)
+                counted &+= UInt64(try r.next())
+                out.append(BlockRef(lastDoc: last, bytes: e.value))
             }
-            // LMDB lays the entries of a page written in key order one below the other, each
-            // key after its 8-byte node header and before its value: the next blocks of a term,
-            // of about this one's size, most likely lie just below it. Asking for them now lets
-            // their cache misses overlap (the walk waited on each node in turn); where they lie
-            // elsewhere the hint is merely unused.
-            if let k = e.key.baseAddress {
-                let node = 8 &+ e.key.count &+ e.value.count
-                notes_prefetch(k - (8 &+ node))
-                notes_prefetch(k - (8 &+ 2 &* node))
-            }
-            var r = VarintReader(e.value, at: 0)
-            counted &+= UInt64(try r.next())
-            out.append(BlockRef(lastDoc: last, bytes: e.value))
-            entry = try pc.next()
         }
         return out
     }
@@ -400,9 +401,10 @@ extension SearchIndex {
             } else if (ea &- ia) > 8 &* (eb &- ib) {
                 m = seekEach(pb, ib, eb, in: pa, ia, ea, sparseOut: matchOther, denseOut: matchLead)
             } else if let span = slotted(from: pb[ib], through: end, entries: ea) {
+                // The lead writes the slots, the other reads them (its first doc is the higher).
                 m = intersectBySlots(
                     pa, ia, ea, pb, ib, eb, from: pb[ib], span: span, slots: slots,
-                    leadOut: matchLead, otherOut: matchOther)
+                    writerOut: matchLead, readerOut: matchOther)
             } else {
                 // Four docs of each side against each other at once (a merge waited on each
                 // comparison in turn: a fifth of a two-word query's time on sparse blocks).
@@ -412,13 +414,22 @@ extension SearchIndex {
                         Int32(truncatingIfNeeded: ia), Int32(truncatingIfNeeded: ib), matchLead, matchOther,
                         Int32(truncatingIfNeeded: capacity)))
             }
+            // The other's score is at most its block's bound, and a sum at most the lead's score
+            // plus that bound (rounding is monotonic, and the sum is the same in either order):
+            // a match below the k-th best with it is not scored further (one division and three
+            // column reads fewer).
+            let otherBound = try other.loadedBound()
+            var threshold = top.threshold
             for k in 0..<m {
                 let i = Int(matchLead[k])
-                let j = Int(matchOther[k])
-                let s =
-                    leadIsFirst
-                    ? lead.score(entry: i) + other.score(entry: j) : other.score(entry: j) + lead.score(entry: i)
-                if s >= top.threshold { try top.add(pa[i], score: s, records: records, filter: filter, through: dc) }
+                let leadScore = lead.score(entry: i)
+                if leadScore + otherBound < threshold { continue }
+                let otherScore = other.score(entry: Int(matchOther[k]))
+                let s = leadIsFirst ? leadScore + otherScore : otherScore + leadScore
+                if s >= threshold {
+                    try top.add(pa[i], score: s, records: records, filter: filter, through: dc)
+                    threshold = top.threshold
+                }
             }
             // Every doc of both up to `end` is done.
             lead.move(toEntry: ea)
@@ -434,7 +445,7 @@ extension SearchIndex {
     static let slotSpan = 4096
 
     /// The span `first...end` of doc numbers when the slot table can intersect it (entry numbers
-    /// of the lead fit an `Int16`), else nil.
+    /// of the writing side, up to `entries`, fit an `Int16`), else nil.
     @inline(__always)
     static func slotted(from first: UInt32, through end: UInt32, entries: Int) -> Int? {
         guard end >= first, entries <= Int(Int16.max) else { return nil }
@@ -442,36 +453,36 @@ extension SearchIndex {
         return span <= slotSpan ? span : nil
     }
 
-    /// The docs both `lead` (entries `lFrom..<lTo`) and `other` (`oFrom..<oTo`) hold, from doc
-    /// `first` (the other's first: the lead's below it cannot match) through `first + span - 1`
-    /// (where both entry ranges end): the lead's entry number of each of its docs is written
-    /// into a slot per doc number, then each of the other's docs reads its slot. Unlike a
-    /// merge, no step waits on the comparison before it, which on common words (long runs of
-    /// close doc numbers on both sides) made the merge wait on each load in turn. Writes the
-    /// matches' entry numbers, in doc order, from 0 on; returns how many.
+    /// The docs both `writer` (entries `wFrom..<wTo`) and `reader` (`rFrom..<rTo`, none below
+    /// `first`) hold, from doc `first` (the writer's below it cannot match) through
+    /// `first + span - 1` (where both entry ranges end): the writer's entry number of each of
+    /// its docs is written into a slot per doc number, then each of the reader's docs reads its
+    /// slot. Unlike a merge, no step waits on the comparison before it, which on common words
+    /// (long runs of close doc numbers on both sides) made the merge wait on each load in turn.
+    /// Writes the matches' entry numbers, in doc order, from 0 on; returns how many.
     ///
     /// `slots` must be -1 throughout, and is again on return: the slots written are put back
     /// (clearing the whole span each window, 8 KB, was a fifth of a two-word query's
     /// instructions and pushed the blocks out of the first-level cache).
     @inline(__always)
     static func intersectBySlots(
-        _ lead: UnsafeMutablePointer<UInt32>, _ lFrom: Int, _ lTo: Int, _ other: UnsafeMutablePointer<UInt32>,
-        _ oFrom: Int, _ oTo: Int, from first: UInt32, span: Int, slots: UnsafeMutablePointer<Int16>,
-        leadOut: UnsafeMutablePointer<Int32>, otherOut: UnsafeMutablePointer<Int32>
+        _ writer: UnsafeMutablePointer<UInt32>, _ wFrom: Int, _ wTo: Int, _ reader: UnsafeMutablePointer<UInt32>,
+        _ rFrom: Int, _ rTo: Int, from first: UInt32, span: Int, slots: UnsafeMutablePointer<Int16>,
+        writerOut: UnsafeMutablePointer<Int32>, readerOut: UnsafeMutablePointer<Int32>
     ) -> Int {
-        let leads = lowerBound(lead, from: lFrom, to: lTo, of: first)..<lTo
-        for i in leads {
-            slots[Int(lead[i] &- first)] = Int16(truncatingIfNeeded: i)
+        let written = lowerBound(writer, from: wFrom, to: wTo, of: first)..<wTo
+        for i in written {
+            slots[Int(writer[i] &- first)] = Int16(truncatingIfNeeded: i)
         }
         var m = 0
-        for j in oFrom..<oTo {
-            let s = slots[Int(other[j] &- first)]
-            leadOut[m] = Int32(truncatingIfNeeded: s)
-            otherOut[m] = Int32(truncatingIfNeeded: j)
+        for j in rFrom..<rTo {
+            let s = slots[Int(reader[j] &- first)]
+            writerOut[m] = Int32(truncatingIfNeeded: s)
+            readerOut[m] = Int32(truncatingIfNeeded: j)
             // 1 when the slot holds an entry, 0 when it is -1.
             m &+= 1 &+ (Int(s) &>> 15)
         }
-        for i in leads { slots[Int(lead[i] &- first)] = -1 }
+        for i in written { slots[Int(writer[i] &- first)] = -1 }
         return m
     }
 
@@ -497,29 +508,17 @@ extension SearchIndex {
     }
 
     /// The first index in `from..<to` of `p` (rising) whose doc is `d` or above (`to` when
-    /// none). A branch-free form was measured: more instructions and no fewer mispredictions.
+    /// none), by a branch-free binary search (`notes_bound`).
     @inline(__always)
     static func lowerBound(_ p: UnsafeMutablePointer<UInt32>, from: Int, to: Int, of d: UInt32) -> Int {
-        var lo = from
-        var hi = to
-        while lo < hi {
-            let mid = (lo &+ hi) &>> 1
-            if p[mid] < d { lo = mid &+ 1 } else { hi = mid }
-        }
-        return lo
+        Int(notes_bound(p, Int32(truncatingIfNeeded: from), Int32(truncatingIfNeeded: to), d, 0))
     }
 
     /// The first index in `from..<to` of `p` (rising) whose doc is above `end`.
     @inline(__always)
     static func upperBound(_ p: UnsafeMutablePointer<UInt32>, from: Int, to: Int, of end: UInt32) -> Int {
         if p[to &- 1] <= end { return to }
-        var lo = from
-        var hi = to &- 1
-        while lo < hi {
-            let mid = (lo &+ hi) &>> 1
-            if p[mid] <= end { lo = mid &+ 1 } else { hi = mid }
-        }
-        return lo
+        return Int(notes_bound(p, Int32(truncatingIfNeeded: from), Int32(truncatingIfNeeded: to), end, 1))
     }
 
     /// Document-at-a-time conjunction with block-max pruning.
@@ -837,13 +836,7 @@ final class TermIterator: ClauseIterator {
             if anyField {
                 // Far targets (a rarer clause leads) by binary search, near ones by a scan.
                 if k &+ 8 < n && p[k &+ 8] < target {
-                    var lo = k &+ 9
-                    var hi = n
-                    while lo < hi {
-                        let mid = (lo &+ hi) &>> 1
-                        if p[mid] < target { lo = mid &+ 1 } else { hi = mid }
-                    }
-                    k = lo
+                    k = SearchIndex.lowerBound(p, from: k &+ 9, to: n, of: target)
                 } else {
                     while k < n && p[k] < target { k += 1 }
                 }
@@ -887,6 +880,10 @@ final class TermIterator: ClauseIterator {
     /// Makes entry `k` of the loaded block (at most its count) the current one.
     @inline(__always)
     func move(toEntry k: Int) { i = k }
+
+    /// The best score any entry of the loaded block can have.
+    @inline(__always)
+    func loadedBound() throws -> Double { try bound(ofBlock: blockIndex) }
 
     /// The best score any entry of block `b` can have.
     func bound(ofBlock b: Int) throws -> Double {

@@ -674,6 +674,90 @@ struct SearchIndexTests {
         #expect(m == 3 && outA[3...].allSatisfy { $0 == -1 } && outB[3...].allSatisfy { $0 == -1 })
     }
 
+    /// The branch-free binary searches give the first doc at or above (or above) a number in
+    /// any range of a rising list, at both ends of `UInt32`; the slot table (either side
+    /// writing) and the search of each sparse doc find what a set intersection does.
+    @Test("bound searches and the slot and seek intersections agree with plain ones")
+    func windowIntersections() {
+        var rng = WorkloadRandom(seed: 12)
+        let slots = UnsafeMutablePointer<Int16>.allocate(capacity: SearchIndex.slotSpan)
+        slots.initialize(repeating: -1, count: SearchIndex.slotSpan)
+        defer { slots.deallocate() }
+        for round in 0..<400 {
+            let span = [16, 300, 4_000][round % 3]
+            let base: UInt32 = round % 4 == 0 ? UInt32.max - UInt32(span) : UInt32(rng.next(below: 1_000))
+            func list(_ n: Int) -> [UInt32] {
+                Array(Set((0..<n).map { _ in base + UInt32(rng.next(below: span)) })).sorted()
+            }
+            var a = list(rng.next(in: 1...200))
+            var b = list(rng.next(in: 1...(round % 2 == 0 ? 200 : 8)))
+            let probes =
+                [0, base, base &+ 1, UInt32.max, UInt32.max - 1] + (0..<6).map { _ in a[rng.next(below: a.count)] }
+            let list = a
+            a.withUnsafeMutableBufferPointer { pa in
+                let p = pa.baseAddress!
+                for _ in 0..<8 {
+                    let from = rng.next(below: pa.count)
+                    let to = rng.next(in: from...pa.count)
+                    for d in probes {
+                        let lower = list[from..<to].firstIndex { $0 >= d } ?? to
+                        #expect(SearchIndex.lowerBound(p, from: from, to: to, of: d) == lower, "round \(round)")
+                        if to > from {
+                            let upper = list[from..<to].firstIndex { $0 > d } ?? to
+                            #expect(SearchIndex.upperBound(p, from: from, to: to, of: d) == upper, "round \(round)")
+                        }
+                    }
+                }
+            }
+            // Both sides end at the same doc, as in a window, and the reader starts at `first`.
+            let end = min(a.last!, b.last!)
+            a = a.filter { $0 <= end }
+            b = b.filter { $0 <= end }
+            guard !a.isEmpty, !b.isEmpty else { continue }
+            let bIndex = Dictionary(uniqueKeysWithValues: b.enumerated().map { ($1, Int32($0)) })
+            let expected = a.enumerated().compactMap { i, d in bIndex[d].map { (Int32(i), $0) } }
+            var outA = [Int32](repeating: -1, count: min(a.count, b.count) + 1)
+            var outB = outA
+            a.withUnsafeMutableBufferPointer { pa in
+                b.withUnsafeMutableBufferPointer { pb in
+                    outA.withUnsafeMutableBufferPointer { oa in
+                        outB.withUnsafeMutableBufferPointer { ob in
+                            let (p, q, x, y) = (pa.baseAddress!, pb.baseAddress!, oa.baseAddress!, ob.baseAddress!)
+                            func check(_ m: Int, _ how: String) {
+                                #expect(
+                                    m == expected.count && Array(oa[..<m]) == expected.map(\.0)
+                                        && Array(ob[..<m]) == expected.map(\.1), "round \(round), \(how)")
+                                #expect((0..<SearchIndex.slotSpan).allSatisfy { slots[$0] == -1 }, "\(how) clears")
+                            }
+                            check(
+                                SearchIndex.seekEach(p, 0, pa.count, in: q, 0, pb.count, sparseOut: x, denseOut: y),
+                                "seek a")
+                            check(
+                                SearchIndex.seekEach(q, 0, pb.count, in: p, 0, pa.count, sparseOut: y, denseOut: x),
+                                "seek b")
+                            // Either side writes; the reader is the one whose first doc is higher.
+                            let first = max(pa[0], pb[0])
+                            guard
+                                let span = SearchIndex.slotted(
+                                    from: first, through: end, entries: max(pa.count, pb.count))
+                            else { return }
+                            let aFrom = SearchIndex.lowerBound(p, from: 0, to: pa.count, of: first)
+                            let bFrom = SearchIndex.lowerBound(q, from: 0, to: pb.count, of: first)
+                            check(
+                                SearchIndex.intersectBySlots(
+                                    p, 0, pa.count, q, bFrom, pb.count, from: first, span: span, slots: slots,
+                                    writerOut: x, readerOut: y), "a writes")
+                            check(
+                                SearchIndex.intersectBySlots(
+                                    q, 0, pb.count, p, aFrom, pa.count, from: first, span: span, slots: slots,
+                                    writerOut: y, readerOut: x), "b writes")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Doc numbers whose sum passes 2^32 (a damaged first doc) are refused by both unpackers,
     /// not wrapped into a list that no longer rises.
     @Test("posting blocks whose doc numbers overflow are damaged")
