@@ -108,6 +108,37 @@ struct CLIVaultTests {
         #expect(listed.first?["file"] == "Other.md")
     }
 
+    @Test("wiki links by a relative or root path lead to that file's note; relative embeds are found")
+    func relativeWikiLinks() throws {
+        // Obsidian's "relative path to file" link format writes `[[../../hub]]`; before
+        // 2026-12-07 each such link was missing, and each such embed said to be.
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("hub.md", "# Hub\n"), ("B/Plan.md", "# Plan\n"), ("B/C/Sib.md", "# Sib\n"), ("img/a.png", "P"),
+                (
+                    "B/C/rel.md",
+                    "[[../../hub]] [[../Plan|up]] [[./Sib#Part]] [[/B/Plan]] ![[../../img/a.png]] [[../../gone]]\n"
+                ),
+            ])
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0, "\(r)")
+        #expect(r.stderr == "", "the embed's file is in the folder")
+        let all = try notes(s)
+        let id: (String) throws -> String = { try #require(all[$0]?["id"] as? String) }
+        #expect(
+            try targets(s, id("rel")) == [
+                "[[../../hub]]": "Hub", "[[../Plan|up]]": "Plan", "[[./Sib#Part]]": "Sib", "[[/B/Plan]]": "Plan",
+                "[[../../img/a.png]]": nil, "[[../../gone]]": nil,
+            ])
+        #expect(try s.ok("backlinks", id("Hub"), "--json").array().map { $0["title"] as? String } == ["rel"])
+        #expect(try s.ok("links", "--missing", "--json").array().map { $0["link"] as? String } == ["[[../../gone]]"])
+        #expect(try s.ok("list", "--orphans", "--json").array().isEmpty)
+        try s.ok("verify")
+    }
+
     @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
     func deletedFilePruned() throws {
         let s = try Sandbox()
