@@ -139,6 +139,35 @@ struct CLIVaultTests {
         try s.ok("verify")
     }
 
+    @Test("a file over the size limit, unchanged since its import with the limit raised, does not refuse the import")
+    func unchangedFileOverTheLimit() throws {
+        // Before 2026-12-07 every later import of the folder was refused, exit 2, unless the
+        // limit was raised again for it; --skip-invalid skipped the note's own file.
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        let big = "# Big\n" + String(repeating: "word ", count: 50_000)
+        try vault(dir, [("Big.md", big), ("Small.md", "# Small\n")])
+        let raised: [String: String?] = ["NOTES_BODY_LIMIT": "300000"]
+        let low: [String: String?] = ["NOTES_BODY_LIMIT": "100000"]
+        #expect(try s.ok("import-markdown", dir, env: raised).line == "created 2, updated 0, unchanged 0")
+        let again = s.run("import-markdown", dir, "--prune", env: low)
+        #expect(again.code == 0, "\(again)")
+        #expect(again.line == "created 0, updated 0, unchanged 2")
+        #expect(again.stderr == "")
+        // Changed, it is over the limit as any file is, and nothing is imported.
+        write(file: dir + "/Big.md", big + "more\n")
+        write(file: dir + "/Small.md", "# Small\nedited\n")
+        let changed = s.run("import-markdown", dir, env: low)
+        #expect(changed.code == 2)
+        #expect(changed.stderr.hasPrefix("notes: error: Big.md: the file is over 165536 bytes"), "\(changed)")
+        #expect(try notes(s)["Small"]?["body"] as? String == "# Small\n")
+        // Nor is a new file over the limit taken for another's.
+        let other = try Sandbox()
+        let fresh = other.run("import-markdown", dir, env: low)
+        #expect(fresh.code == 2, "\(fresh)")
+        try s.ok("verify")
+    }
+
     @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
     func deletedFilePruned() throws {
         let s = try Sandbox()
