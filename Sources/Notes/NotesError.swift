@@ -147,6 +147,9 @@ public struct FileProblem: Error, Sendable, Equatable {
     /// The file was listed but gone when it was read (an editor or a sync client saving it by
     /// removing it first): left out, never a reason to refuse an import.
     public var vanished = false
+    /// The SHA-256 (hex) of a file refused only for being over the size limit: when it is the
+    /// file its note was imported from, unchanged, it is no reason to refuse an import.
+    public var oversizedDigest: String?
 
     public init(file: String, reason: String) {
         self.file = file

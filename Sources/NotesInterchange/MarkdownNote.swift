@@ -703,9 +703,16 @@ enum VaultAttachments {
             return parts.isEmpty ? nil : parts.joined(separator: "/").lowercased()
         }
 
-        /// Whether the folder holds the file `reference` of the vault file `file` names.
+        /// Whether the folder holds the file `reference` of the vault file `file` names: a
+        /// Markdown link's path, and a wiki link's that starts with `./` or `../`
+        /// (`![[../img/a.png]]`, as Obsidian writes a relative path; before 2026-12-07 such an
+        /// embed was said to be missing), from the file's own folder first.
         func holds(_ reference: Reference, from file: String) -> Bool {
-            if reference.markdown, !reference.target.hasPrefix("/") {
+            let relative =
+                reference.markdown
+                ? !reference.target.hasPrefix("/")
+                : reference.target.hasPrefix("./") || reference.target.hasPrefix("../")
+            if relative {
                 let folder = file.split(separator: "/").dropLast().joined(separator: "/")
                 if let relative = Self.normalized(folder + "/" + reference.target), ends.contains(relative) {
                     return true

@@ -607,6 +607,13 @@ extension Notebook {
                 items.append(item)
             }
         }
+        // A file over the size limit that is the very file its note was imported from, unchanged
+        // (imported with the limit raised), is left as the store has it, as any unchanged file
+        // is: before 2026-12-07 it refused every later import of the folder, exit 2, unless the
+        // limit was raised again.
+        let unchangedOversized = try unchangedOversizedFiles(
+            problems.filter { $0.oversizedDigest != nil }, folder: realFolder)
+        problems.removeAll { unchangedOversized.contains(Array($0.file.utf8)) }
         if !problems.isEmpty && !skipInvalid {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
             throw .validation(.files(problems))
@@ -641,7 +648,8 @@ extension Notebook {
         }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             var summary = MarkdownImportSummary(
-                created: 0, updated: 0, unchanged: 0, warnings: warnings, skipped: problems, otherFiles: others)
+                created: 0, updated: 0, unchanged: unchangedOversized.count, warnings: warnings, skipped: problems,
+                otherFiles: others)
             summary.missingAttachments = missingAttachments
             // The notes imported from this folder before, by path (its bytes: two normal forms of
             // one name are two files, and two folders too: places are compared as bytes).
@@ -707,8 +715,9 @@ extension Notebook {
                 guard base.starts(with: inside) || inside.starts(with: base) else { continue }
                 for (path, file) in notes { byLocation[base + path] = file.id }
             }
-            // A file skipped as invalid is in the folder all the same.
-            let skippedFiles = Set(problems.map { Array($0.file.utf8) })
+            // A file skipped as invalid is in the folder all the same, and so is one over the size
+            // limit left as it was.
+            let skippedFiles = Set(problems.map { Array($0.file.utf8) }).union(unchangedOversized)
             summary.missingFiles = byPath.keys.filter { present[$0] == nil && !skippedFiles.contains($0) }.count
             // Each file's note: updated by one file at most (by its id, else by its path). A file
             // unchanged since its last import leaves the note as the store has it (edits made
@@ -1060,6 +1069,56 @@ extension Notebook {
         }
     }
 
+    /// The paths (as bytes) of the files of `oversized`, each refused for being over the size
+    /// limit, that are unchanged since their notes were imported from them: a note of this
+    /// folder recorded at that path whose file digest is the file's.
+    private func unchangedOversizedFiles(_ oversized: [FileProblem], folder: String) throws(NotesError)
+        -> Set<[UInt8]>
+    {
+        guard !oversized.isEmpty else { return [] }
+        var wanted: [[UInt8]: String] = [:]
+        for problem in oversized { wanted[Array(problem.file.utf8)] = problem.oversizedDigest }
+        return try read { txn, dbs in
+            var all = ListQuery()
+            all.status = .all
+            let listed = try projection.list(all, in: txn, databases: dbs)
+            let here = Array(Self.recordedPlace(of: folder, among: Set(listed.compactMap { $0.sourceFolder })).utf8)
+            var out: Set<[UInt8]> = []
+            for note in listed {
+                guard let from = note.sourceFolder, Array(from.utf8) == here, let path = note.sourcePath else {
+                    continue
+                }
+                let key = Array(path.utf8)
+                if let digest = wanted[key], note.properties[NoteProperty.sourceDigest.rawValue] == digest,
+                    note.properties[NoteProperty.sourceGone.rawValue] == nil
+                {
+                    out.insert(key)
+                }
+            }
+            return out
+        }
+    }
+
+    /// The SHA-256 (hex) of the whole file at `path`, read in chunks (a file over the size limit
+    /// is never held in memory); nil when it cannot be read.
+    private static func fileDigest(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var hasher = SHA256()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { break }
+            chunk.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+        }
+        return SHA256.hex(hasher.finalize())
+    }
+
     /// Reads and checks one file of a vault: the note it makes, or why it cannot make one.
     private func readVaultFile(_ file: String, in directory: String) -> Result<VaultItem, FileProblem> {
         func refuse(_ reason: String) -> Result<VaultItem, FileProblem> {
@@ -1077,9 +1136,13 @@ extension Notebook {
             return refuse("the file cannot be read: \(error); check its permissions")
         }
         if bytes.count > limit {
-            return refuse(
-                "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))"
+            var problem = FileProblem(
+                file: file,
+                reason:
+                    "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))"
             )
+            problem.oversizedDigest = Self.fileDigest(directory + "/" + file)
+            return .failure(problem)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote

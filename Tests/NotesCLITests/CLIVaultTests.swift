@@ -108,6 +108,66 @@ struct CLIVaultTests {
         #expect(listed.first?["file"] == "Other.md")
     }
 
+    @Test("wiki links by a relative or root path lead to that file's note; relative embeds are found")
+    func relativeWikiLinks() throws {
+        // Obsidian's "relative path to file" link format writes `[[../../hub]]`; before
+        // 2026-12-07 each such link was missing, and each such embed said to be.
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        try vault(
+            dir,
+            [
+                ("hub.md", "# Hub\n"), ("B/Plan.md", "# Plan\n"), ("B/C/Sib.md", "# Sib\n"), ("img/a.png", "P"),
+                (
+                    "B/C/rel.md",
+                    "[[../../hub]] [[../Plan|up]] [[./Sib#Part]] [[/B/Plan]] ![[../../img/a.png]] [[../../gone]]\n"
+                ),
+            ])
+        let r = s.run("import-markdown", dir)
+        #expect(r.code == 0, "\(r)")
+        #expect(r.stderr == "", "the embed's file is in the folder")
+        let all = try notes(s)
+        let id: (String) throws -> String = { try #require(all[$0]?["id"] as? String) }
+        #expect(
+            try targets(s, id("rel")) == [
+                "[[../../hub]]": "Hub", "[[../Plan|up]]": "Plan", "[[./Sib#Part]]": "Sib", "[[/B/Plan]]": "Plan",
+                "[[../../img/a.png]]": nil, "[[../../gone]]": nil,
+            ])
+        #expect(try s.ok("backlinks", id("Hub"), "--json").array().map { $0["title"] as? String } == ["rel"])
+        #expect(try s.ok("links", "--missing", "--json").array().map { $0["link"] as? String } == ["[[../../gone]]"])
+        #expect(try s.ok("list", "--orphans", "--json").array().isEmpty)
+        try s.ok("verify")
+    }
+
+    @Test("a file over the size limit, unchanged since its import with the limit raised, does not refuse the import")
+    func unchangedFileOverTheLimit() throws {
+        // Before 2026-12-07 every later import of the folder was refused, exit 2, unless the
+        // limit was raised again for it; --skip-invalid skipped the note's own file.
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        let big = "# Big\n" + String(repeating: "word ", count: 50_000)
+        try vault(dir, [("Big.md", big), ("Small.md", "# Small\n")])
+        let raised: [String: String?] = ["NOTES_BODY_LIMIT": "300000"]
+        let low: [String: String?] = ["NOTES_BODY_LIMIT": "100000"]
+        #expect(try s.ok("import-markdown", dir, env: raised).line == "created 2, updated 0, unchanged 0")
+        let again = s.run("import-markdown", dir, "--prune", env: low)
+        #expect(again.code == 0, "\(again)")
+        #expect(again.line == "created 0, updated 0, unchanged 2")
+        #expect(again.stderr == "")
+        // Changed, it is over the limit as any file is, and nothing is imported.
+        write(file: dir + "/Big.md", big + "more\n")
+        write(file: dir + "/Small.md", "# Small\nedited\n")
+        let changed = s.run("import-markdown", dir, env: low)
+        #expect(changed.code == 2)
+        #expect(changed.stderr.hasPrefix("notes: error: Big.md: the file is over 165536 bytes"), "\(changed)")
+        #expect(try notes(s)["Small"]?["body"] as? String == "# Small\n")
+        // Nor is a new file over the limit taken for another's.
+        let other = try Sandbox()
+        let fresh = other.run("import-markdown", dir, env: low)
+        #expect(fresh.code == 2, "\(fresh)")
+        try s.ok("verify")
+    }
+
     @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
     func deletedFilePruned() throws {
         let s = try Sandbox()

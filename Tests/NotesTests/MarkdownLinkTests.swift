@@ -39,6 +39,22 @@ struct MarkdownLinkTests {
         #expect(targets("[[Wiki]] and [md](m.md) [[Again]]") == [.title("Wiki"), .file("m.md"), .title("Again")])
     }
 
+    @Test("a wiki link by a path from the note's folder or the vault's root names that file")
+    func relativeWikiLinks() {
+        // As Obsidian's "relative path to file" format writes them (before 2026-12-07, titles).
+        #expect(
+            targets("[[../Plan]] [[./Sib#Part|s]] [[/B/Plan]] [[../x.MD]] [[./a/../b]]", place: "B/C/n.md") == [
+                .file("B/Plan.md"), .file("B/C/Sib.md"), .file("B/Plan.md"), .file("B/x.MD"), .file("B/C/b.md"),
+            ])
+        // Out of the vault, an attachment's path, a bare name, a name that only starts with dots: names.
+        #expect(
+            targets("[[../../../out]] ![[../img/a.png]] [[Plan]] [[...later]] [[.hidden]]", place: "B/C/n.md") == [
+                .title("../../../out"), .title("../img/a.png"), .title("Plan"), .title("...later"), .title(".hidden"),
+            ])
+        #expect(targets("[[../Up]] [[/Root]]") == [.title("../Up"), .file("Root.md")], "a note of no file")
+        #expect(WikiLink.parse("[[../Plan|up]]", place: "B/n.md").map(\.label) == ["up"])
+    }
+
     @Test("hostile brackets: unbalanced, nested, escaped, images in links, unclosed destinations")
     func hostile() {
         #expect(targets("[a [b](x.md)") == [.file("x.md")], "the nearest open bracket")

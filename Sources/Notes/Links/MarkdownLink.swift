@@ -99,6 +99,13 @@ enum MarkdownLink {
         guard !bytes.isEmpty, !hasScheme(bytes), !bytes.starts(with: [0x2F, 0x2F]) else { return nil }
         let decoded = percentDecoded(bytes)
         guard let text = String(validating: decoded, as: UTF8.self) else { return nil }
+        return vaultPath(text, from: folder)
+    }
+
+    /// The path within the vault that `text`, a path to a note's file, names from `folder`
+    /// (`.` and `..` resolved; from the vault's root when it starts with `/`); nil when it leaves
+    /// the vault or names no `.md` file.
+    static func vaultPath(_ text: String, from folder: [Substring]) -> String? {
         var parts: [Substring] = text.hasPrefix("/") ? [] : folder
         for part in text.split(separator: "/") {
             if part == "." { continue }

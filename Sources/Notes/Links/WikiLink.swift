@@ -209,12 +209,13 @@ public struct WikiLink: Sendable, Equatable, Hashable {
             openers.removeLast(escaped != i ? 1 : 0)
             let inner = String(decoding: line[(i + 2)..<j], as: UTF8.self)
             let text = String(decoding: line[i..<(j + 2)], as: UTF8.self)
-            if let link = link(inner, text: text, line: index) { out.append(link) }
+            if let link = link(inner, text: text, line: index, folder: folder) { out.append(link) }
             i = j + 2
         }
     }
 
-    static func link(_ inner: String, text: String, line: Int) -> WikiLink? {
+    /// The link `[[inner]]`, written on line `line` of a note whose file is in `folder`.
+    static func link(_ inner: String, text: String, line: Int, folder: [Substring] = []) -> WikiLink? {
         let parts = inner.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
         // In a table, `[[Title\|label]]` escapes the cell separator.
         var target = trim(parts.count > 1 && parts[0].hasSuffix("\\") ? parts[0].dropLast() : parts[0])
@@ -226,8 +227,27 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         if let hex = idDigits(target) {
             return WikiLink(target: .id(hex), label: shown, line: line, text: text)
         }
+        if let path = relativePath(target, from: folder) {
+            return WikiLink(target: .file(path), label: shown, line: line, text: text)
+        }
         guard !TextFolding.fold(target).isEmpty else { return nil }
         return WikiLink(target: .title(target), label: shown, line: line, text: text)
+    }
+
+    /// The vault path of a note's file that a wiki link's target names as a path from the
+    /// linking note's folder, `[[../Plan]]`, `[[./Plan]]`, or from the vault's root, `[[/B/Plan]]`
+    /// (as Obsidian writes links with its "relative path to file" format, and resolves them), its
+    /// `.md` added when not written; nil for any other target, for one that leaves the vault (read
+    /// as a name then), and for an attachment's (`![[../img/a.png]]`, which no note is from).
+    /// Before 2026-12-07 such a link was a title no note had, missing.
+    static func relativePath(_ target: String, from folder: [Substring]) -> String? {
+        guard target.hasPrefix("./") || target.hasPrefix("../") || target.hasPrefix("/") else { return nil }
+        var path = target
+        if !path.lowercased().hasSuffix(".md") {
+            if LinkKey.title(TextFolding.fold(path)).isAttachment { return nil }
+            path += ".md"
+        }
+        return MarkdownLink.vaultPath(path, from: folder)
     }
 
     /// The lowercase hex digits when `text` is 8 to 32 of them, or a whole UUID.

@@ -18,7 +18,9 @@ let linksCommand = Command(
         path is read from the folder of the file the note was imported from (from the vault's root for a
         note from no file) and leads to the note from that file (of the linking note's own vault first,
         when several vaults hold that path), else to the note the file name without .md names as
-        `[[name]]` would. With --as-of, titles, names and bodies are those of that instant.
+        `[[name]]` would. A wiki link by a path from the note's folder or the vault's root, `[[../Plan]]`
+        or `[[/Projects/Plan]]`, is read as that Markdown link is. With --as-of, titles, names and bodies
+        are those of that instant.
         """,
     options: [
         OptionSpec("missing", "every link of the notebook that leads to no note (attachments are not listed)"),
