@@ -417,8 +417,9 @@ extension SearchIndex {
             // The other's score is at most its block's bound, and a sum at most the lead's score
             // plus that bound (rounding is monotonic, and the sum is the same in either order):
             // a match below the k-th best with it is not scored further (one division and three
-            // column reads fewer).
-            let otherBound = try other.loadedBound()
+            // column reads fewer). Until the top is full nothing is below it: the bound is not
+            // computed for that.
+            let otherBound = top.isFull ? try other.loadedBound() : Double.infinity
             var threshold = top.threshold
             for k in 0..<m {
                 let i = Int(matchLead[k])
