@@ -110,6 +110,21 @@ struct CLISearchTests {
             "\(one)")
     }
 
+    @Test("a typo that one note holds is read as its far commoner near spelling too, and the search says so")
+    func rareWordIsATypo() throws {
+        let s = try Sandbox()
+        try s.add("Typo", "--body", "keep the build outputs seperate from the sources")
+        for k in 1...8 { try s.add("Targets \(k)", "--body", "separate targets for module \(k)") }
+        try s.add("Other", "--body", "a list of targets")
+        // Before 2026-12-07 "Typo" and "Other" came first, and the line said only "also showing
+        // near spellings of "seperate"".
+        let found = try s.ok("search", "seperate", "targets")
+        #expect(found.lines.first == "few notes have \"seperate\"; also showing \"separate\"", "\(found)")
+        let json = try s.ok("search", "seperate", "targets", "--json").array()
+        #expect(json.prefix(8).allSatisfy { ($0["title"] as? String)?.hasPrefix("Targets") == true }, "\(json)")
+        #expect(json.prefix(8).allSatisfy { $0["match"] as? String == "near-spelling" })
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

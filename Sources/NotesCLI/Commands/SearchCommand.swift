@@ -216,12 +216,16 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
         // one, so they are named only when a near-spelling note is shown (before 2026-12-07
         // `install theme colour --limit 1` said "also showing near spellings of "theme"" over
         // a some-words note alone, the near-spelling ones ranked below it).
+        // Then the words few notes hold beside a far commoner near spelling, likely typos too
+        // (`seperate`, `separate`).
         let known = used.contains(.nearSpelling) ? found.corrections.filter { !$0.unknown } : []
-        for c in found.corrections.filter(\.unknown) + known {
+        for c in found.corrections.filter(\.unknown) + known.filter(\.rare) + known.filter({ !$0.rare }) {
             lines.append(
                 c.unknown
                     ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
-                    : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
+                    : c.rare
+                        ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
+                        : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
         }
     }
     if used.contains(.someWords) {
