@@ -76,9 +76,11 @@ public enum ForgivingSearch {
 
     /// The most near spellings one word expands to.
     static let maxReplacements = 8
-    /// How many times more notes a near spelling must be in than a word for the word to count
-    /// as rare beside it: a word the notes hold so much more rarely is likely a typo of it
-    /// (`seperate`, `separate`).
+    /// How many times more notes a near spelling must be in than a word (or than another near
+    /// spelling at most as far) for the word to count as rare beside it: a word the notes hold
+    /// so much more rarely is likely a typo of it (`seperate`, `separate`), and a near spelling
+    /// of a typo that much rarer likely not what was meant (`protoc` for `protocl`, beside
+    /// `protocol`).
     static let rarity: UInt64 = 8
     /// The most near spellings a word of a phrase expands to, and the most phrases one phrase
     /// is searched as: each variant is a phrase of its own (its words' positions read again),
@@ -224,7 +226,16 @@ public enum ForgivingSearch {
             }
             let kept = found.prefix(maxReplacements)
             let chosen = kept.map(\.term)
-            let likely = chosen
+            // A typo reads as the common spellings near it, not a rare one as near (before
+            // 2026-12-07 `protocl` ranked the notes with `protoc`, in few notes and so weighing
+            // more, above those with `protocol`): a near spelling as far as another or farther
+            // and `rarity` times rarer is left to the steps after the typo step (every word,
+            // once typos are read right) and, for a query of one word, after the likely
+            // spellings' notes. The some-words step keeps every near spelling, each a word of its
+            // own: reading a typo there as its likely spellings only cost CISI's nDCG@10 0.001.
+            let likely = kept.filter { a in
+                !kept.contains { b in b.distance <= a.distance && b.df / rarity >= a.df }
+            }.map(\.term)
             let unknown = !known.contains(word)
             // A word some notes hold, but `rarity` times fewer than a near spelling of it: a typo
             // too, likely (before 2026-12-07 `seperate targets` ranked the one note with
@@ -243,8 +254,8 @@ public enum ForgivingSearch {
             widened = SearchQuery(root: Self.replacing(word, by: chosen, in: widened.root))
             inPhrases[word] = Array(chosen.prefix(maxPhraseReplacements))
             if unknown {
-                widenedUnknown = SearchQuery(root: Self.replacing(word, by: likely, in: widenedUnknown.root))
-                unknownInPhrases[word] = Array(likely.prefix(maxPhraseReplacements))
+                widenedUnknown = SearchQuery(root: Self.replacing(word, by: chosen, in: widenedUnknown.root))
+                unknownInPhrases[word] = inPhrases[word]
             }
             if unknown || rare {
                 let typos = unknown ? likely : commoner

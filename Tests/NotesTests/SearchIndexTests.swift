@@ -1198,6 +1198,28 @@ struct SearchIndexTests {
         #expect(try f.forgiving("seperate", oracle: oracle, limit: 1).hits.map(\.match) == [.exact])
     }
 
+    @Test("a typo is read as its common near spelling before a rare one as near")
+    func commonNearSpellingRanksAboveRareOne() throws {
+        let f = try Fixture(language: .english)
+        var notes = [Self.note(1, "Compiler", "run protoc on the schema")]
+        notes += (2...9).map { k in Self.note(k, "Protocol \(k)", "the wire protocol of module \(k)") }
+        notes.append(Self.note(10, "Versions", "protocol version two"))
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        // `protoc` and `protocol` are both one edit from `protocl`. Before 2026-12-07 "Compiler"
+        // came first: `protoc`, in one note, weighs more than `protocol`, in nine.
+        let one = try f.forgiving("protocl", oracle: oracle)
+        #expect(Set(one.corrections.flatMap(\.replacements)) == ["protoc", "protocol"])
+        #expect(one.hits.count == 10)
+        #expect(one.hits.last?.hit.id == Self.id(1), "\(one.hits)")
+        #expect(one.hits.allSatisfy { $0.match == .nearSpelling })
+        // With another word: the note with both, once the typo is read as `protocol`, first.
+        let two = try f.forgiving("protocl version", oracle: oracle)
+        #expect(two.hits.first?.hit.id == Self.id(10), "\(two.hits)")
+        #expect(two.hits.first?.match == .nearSpelling)
+        #expect(two.hits.count == 10)
+    }
+
     @Test(
         "some of the words: groups and exclusions of a query without OR, split words, near spellings of unknown words only"
     )
