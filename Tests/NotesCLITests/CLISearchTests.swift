@@ -125,6 +125,22 @@ struct CLISearchTests {
         #expect(json.prefix(8).allSatisfy { $0["match"] as? String == "near-spelling" })
     }
 
+    @Test("near spellings of a word every near-spelling note shown holds as written are not named")
+    func nearSpellingsOfHeldWordNotNamed() throws {
+        let s = try Sandbox()
+        try s.add("Theme pack", "--body", "receive the theme pack")
+        try s.add("Plugins", "--body", "I install them")
+        // `them` is a near spelling of `theme`, but the one note shown holds `theme`: before
+        // 2026-12-07 the search said "also showing near spellings of "theme": "them"".
+        let found = try s.ok("search", "recieve", "theme")
+        #expect(found.lines.first == "no exact match for \"recieve\"; showing \"receive\"", "\(found)")
+        #expect(found.stdout.contains("Theme pack") && !found.stdout.contains("Plugins"), "\(found)")
+        #expect(!found.stdout.contains("near spellings of"), "\(found)")
+        // A note found through `them` is shown: the line says so.
+        let widened = try s.ok("search", "install", "theme")
+        #expect(widened.stdout.contains("also showing near spellings of \"theme\": \"them\""), "\(widened)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

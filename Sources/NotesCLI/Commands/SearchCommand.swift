@@ -218,7 +218,12 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
         // a some-words note alone, the near-spelling ones ranked below it).
         // Then the words few notes hold beside a far commoner near spelling, likely typos too
         // (`seperate`, `separate`).
-        let known = used.contains(.nearSpelling) ? found.corrections.filter { !$0.unknown } : []
+        // Only those some near-spelling note shown was found through: before 2026-12-07 one
+        // was named when every such note held the word as written (`recieve theme` showing only
+        // the note with `receive` and `theme` said "also showing near spellings of "theme"").
+        let known =
+            used.contains(.nearSpelling)
+            ? found.corrections.filter { !$0.unknown && !found.heldByEveryNearSpellingResult.contains($0.word) } : []
         for c in found.corrections.filter(\.unknown) + known.filter(\.rare) + known.filter({ !$0.rare }) {
             lines.append(
                 c.unknown
