@@ -1005,6 +1005,12 @@ struct InterchangeMarkdownTests {
         #expect(
             MarkdownNote.inlineTags("#🚀launch #done✅ #🚀 #👩🏽‍💻/work #🇫🇷trip #wow‼ #ok。 #1️⃣ #2026🎉")
                 == ["🚀launch", "done✅", "🚀", "👩🏽‍💻/work", "🇫🇷trip", "wow", "ok", "2026🎉"])
+        // A symbol drawn as text is no emoji, though Unicode gives it the Emoji property (before
+        // 2026-12-07 `#©` and `#™` were tags); asked to be drawn as emoji (U+FE0F, a skin tone)
+        // it is one.
+        #expect(
+            MarkdownNote.inlineTags("#© #™ #®x #a©b #↔ #b↔c #❤️love #☝🏽up")
+                == ["a", "b", "❤️love", "☝🏽up"])
         // A code span of two or more backticks holding `<!--` opens no comment: before
         // 2026-12-06 each backtick was an edge of a span, and the tags after it were hidden.
         #expect(
