@@ -1,4 +1,5 @@
 public import Basics
+internal import CIntrinsics
 import Glibc
 public import LMDB
 
@@ -92,6 +93,16 @@ public final class EventStore: Sendable {
                 : "\(what), which cannot hold a store; move it out of the folder")
     }
 
+    /// Whether `path` is a folder of a file system the kernel makes up (proc, sysfs, cgroup,
+    /// debugfs, tracefs, securityfs), where no file can be made, so no store either: before
+    /// 2026-12-07 `NOTES_STORE=/proc/self notes add X` said "storage error: mdb_env_open
+    /// /proc/self: No such file or directory", and `notes list` "no store yet; add a note".
+    public static func isKernelFolder(_ path: String) -> Bool { notes_is_kernel_file_system(path) != 0 }
+
+    /// Why a folder ``isKernelFolder(_:)`` says is one is not a store.
+    public static let kernelFolderDetail =
+        "it is a folder of a file system the kernel makes up, where no file can be made"
+
     /// What the entry at `path` (not a folder) is, in words: "a file", "a FIFO (named pipe)",
     /// "a device" or "a socket". Before 2026-12-06 each was "a file" (`--store /dev/null`).
     static func kind(of path: String) -> String {
@@ -133,6 +144,7 @@ public final class EventStore: Sendable {
         self.configuration = configuration
         currentProjectionVersionBytes = EventStore.projectionVersion(of: configuration)
         let env: Environment
+        if Self.isKernelFolder(path) { throw .notAStore(path: path, detail: Self.kernelFolderDetail) }
         try Self.checkDataFile(in: path)
         do { env = try Environment(path: path, options: configuration.environment) } catch {
             if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is \(Self.kind(of: path))") }

@@ -48,7 +48,9 @@ public final class NotesProjection: ProjectionSet {
     /// Markdown link to a note's file, `[text](other.md)`, is a link (see ``MarkdownLink``).
     /// `notes-24`: a wiki link by a path from the note's folder or the vault's root,
     /// `[[../Plan]]`, leads to that file's note (see ``WikiLink/relativePath(_:from:)``).
-    public var version: String { "notes-24+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-25`: so does a reference link whose definition names one, `[text][ref]` with
+    /// `[ref]: other.md`.
+    public var version: String { "notes-25+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

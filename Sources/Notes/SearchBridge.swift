@@ -194,6 +194,11 @@ extension Notebook {
     public struct ForgivingResults: Sendable {
         public var results: [(result: SearchResult, match: ForgivingSearch.Match)]
         public var corrections: [ForgivingSearch.Correction]
+        /// The words of `corrections` that the notes hold (not ``ForgivingSearch/Correction/unknown``)
+        /// and that every near-spelling result holds as written: no result was found through
+        /// their near spellings, whatever the search widened (a note with every word once a typo
+        /// is read right holds the others as written).
+        public var heldByEveryNearSpellingResult: Set<String> = []
 
         /// The near spellings as words of the notes found (the index matched their stems).
         init(
@@ -201,6 +206,20 @@ extension Notebook {
             corrections: [ForgivingSearch.Correction], language: SearchLanguage
         ) {
             self.results = results
+            let near = results.filter { $0.match == .nearSpelling }.map(\.result.note)
+            let held = corrections.filter { !$0.unknown }
+            if !near.isEmpty, !held.isEmpty {
+                // Which of them hold each word, as the search reads it (stemmed, folded).
+                let index = InMemorySearchIndex(notes: near, language: language)
+                var every = SearchFilter()
+                every.statuses = Set(SearchDocument.Status.allCases)
+                for c in held {
+                    let word = SearchQuery(root: .clause(SearchQuery.Clause(kind: .term, terms: [Array(c.word.utf8)])))
+                    if index.search(word, filter: every, limit: near.count).count == near.count {
+                        heldByEveryNearSpellingResult.insert(c.word)
+                    }
+                }
+            }
             let texts = results.filter { $0.match != .exact }.flatMap { [$0.result.note.title, $0.result.note.body] }
             let words = Snippet.words(
                 forStems: corrections.flatMap(\.replacements), in: texts, language: language)

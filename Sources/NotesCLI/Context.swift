@@ -245,6 +245,13 @@ final class Context: @unchecked Sendable {
             return !exists
                 || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
         }
+        // A folder where no store can be made is said to be one by every command, as `add`
+        // says it (before 2026-12-07 a read said "no store yet; add a note").
+        if exists, (st.st_mode & S_IFMT) == S_IFDIR, EventStore.isKernelFolder(path) {
+            throw CLIError(
+                StoreError.notAStore(path: path, detail: EventStore.kernelFolderDetail).description
+                    + "; choose another path with --store", code: .storeUnusable)
+        }
         if !createsStore, noStore() {
             // A first import making the store aside is no store yet, but the answer says so:
             // before 2026-12-06 it was "no store yet" while the import ran.

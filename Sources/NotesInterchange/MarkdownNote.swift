@@ -346,14 +346,20 @@ struct MarkdownNote: Equatable {
     }
 
     /// Whether `c` is an emoji, which Obsidian takes into a tag (`#🚀launch`, `#done✅`): a
-    /// character past ASCII whose first scalar has Unicode's Emoji property (its modifiers,
-    /// joiners and variation selectors are part of the character), but no general punctuation
-    /// (U+2000 to U+206F: `‼`, `⁉`), which ends a tag there. Before 2026-12-07 an emoji ended
-    /// the tag, and `#🚀launch` was none.
+    /// character past ASCII drawn as emoji, its first scalar so by default (Emoji_Presentation:
+    /// `🚀`, `✅`, a flag's letters) or made so by what follows it in the character (U+FE0F in
+    /// `❤️`, a skin tone in `☝🏽`; its joiners and modifiers are part of the character), but no
+    /// general punctuation (U+2000 to U+206F: `‼`, `⁉`), which ends a tag there. A symbol with
+    /// Unicode's Emoji property that is drawn as text, `©`, `®`, `™`, `↔`, ends a tag too: before
+    /// 2026-12-07 any such symbol counted, and `#©` and `#™` were tags. Before that day an emoji
+    /// ended the tag, and `#🚀launch` was none.
     static func isEmoji(_ c: Character) -> Bool {
-        guard let first = c.unicodeScalars.first, first.value >= 0x80, !(0x2000...0x206F).contains(first.value)
+        let scalars = c.unicodeScalars
+        guard let first = scalars.first, first.value >= 0x80, !(0x2000...0x206F).contains(first.value)
         else { return false }
+        if first.properties.isEmojiPresentation { return true }
         return first.properties.isEmoji
+            && scalars.dropFirst().contains { $0.value == 0xFE0F || $0.properties.isEmojiModifier }
     }
 
     /// Whether the line, from `from` (a `[`) on, is `[label]: destination`.

@@ -11,6 +11,8 @@ public import LMDB
 ///    holding any of them, ranked by BM25 (notes with more of the words, and rarer ones, first).
 ///    When it runs, the notes of step 1 are ranked with its notes, by the same score, but for
 ///    those with every word once the words in no note are read as their near spellings: first.
+///    A word the notes hold, but ``rarity`` times more rarely than a near spelling of it
+///    (``Correction/rare``), is read so there too.
 ///
 /// The outcome says which hits came from which step, and which spellings were used, so the
 /// caller can tell the reader what was done.
@@ -32,6 +34,10 @@ public enum ForgivingSearch {
         public var replacements: [String]
         /// Whether the word itself is in no note.
         public var unknown: Bool
+        /// Whether the word is in notes, but in far fewer than a near spelling of it
+        /// (``rarity`` times fewer or more): a typo some note holds, `seperate` beside
+        /// `separate`, which is widened as a word in no note is.
+        public var rare: Bool = false
     }
 
     public struct Outcome: Sendable, Equatable {
@@ -70,6 +76,12 @@ public enum ForgivingSearch {
 
     /// The most near spellings one word expands to.
     static let maxReplacements = 8
+    /// How many times more notes a near spelling must be in than a word (or than another near
+    /// spelling at most as far) for the word to count as rare beside it: a word the notes hold
+    /// so much more rarely is likely a typo of it (`seperate`, `separate`), and a near spelling
+    /// of a typo that much rarer likely not what was meant (`protoc` for `protocl`, beside
+    /// `protocol`).
+    static let rarity: UInt64 = 8
     /// The most near spellings a word of a phrase expands to, and the most phrases one phrase
     /// is searched as: each variant is a phrase of its own (its words' positions read again),
     /// and their number multiplies with the phrase's words.
@@ -199,8 +211,12 @@ public enum ForgivingSearch {
         // The some-words step widens only the words in no note: a word found as written ranks
         // by itself (its near spellings, each scored as a word of its own, would outweigh it).
         var widenedUnknown = query
+        // The typo step reads the words in no note, and the rare ones (``Correction/rare``), as
+        // their near spellings.
+        var widenedTypos = query
         var inPhrases: [[UInt8]: [[UInt8]]] = [:]
         var unknownInPhrases: [[UInt8]: [[UInt8]]] = [:]
+        var typoInPhrases: [[UInt8]: [[UInt8]]] = [:]
         for word in words.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             guard var found = near[word], !found.isEmpty else { continue }
             found.sort { a, b in
@@ -208,22 +224,53 @@ public enum ForgivingSearch {
                 if a.df != b.df { return a.df > b.df }
                 return a.term.lexicographicallyPrecedes(b.term)
             }
-            let chosen = found.prefix(maxReplacements).map(\.term)
+            let kept = found.prefix(maxReplacements)
+            let chosen = kept.map(\.term)
+            // A typo reads as the common spellings near it, not a rare one as near (before
+            // 2026-12-07 `protocl` ranked the notes with `protoc`, in few notes and so weighing
+            // more, above those with `protocol`): a near spelling as far as another or farther
+            // and `rarity` times rarer is left to the steps after the typo step (every word,
+            // once typos are read right) and, for a query of one word, after the likely
+            // spellings' notes. The some-words step keeps every near spelling, each a word of its
+            // own: reading a typo there as its likely spellings only cost CISI's nDCG@10 0.001.
+            let likely = kept.filter { a in
+                !kept.contains { b in b.distance <= a.distance && b.df / rarity >= a.df }
+            }.map(\.term)
+            let unknown = !known.contains(word)
+            // A word some notes hold, but `rarity` times fewer than a near spelling of it: a typo
+            // too, likely (before 2026-12-07 `seperate targets` ranked the one note with
+            // `seperate` above the many with `separate targets`, found through `separate` as any
+            // word's near spelling, by their other words only). It reads as its near spellings
+            // that much more common only.
+            var commoner: [[UInt8]] = []
+            if !unknown, let df = try documentFrequency(word), df > 0 {
+                commoner = kept.filter { $0.df / rarity >= df }.map(\.term).filter(likely.contains)
+            }
+            let rare = !commoner.isEmpty
             outcome.corrections.append(
                 Correction(
                     word: String(decoding: word, as: UTF8.self),
-                    replacements: chosen.map { String(decoding: $0, as: UTF8.self) }, unknown: !known.contains(word)))
+                    replacements: chosen.map { String(decoding: $0, as: UTF8.self) }, unknown: unknown, rare: rare))
             widened = SearchQuery(root: Self.replacing(word, by: chosen, in: widened.root))
             inPhrases[word] = Array(chosen.prefix(maxPhraseReplacements))
-            if !known.contains(word) {
+            if unknown {
                 widenedUnknown = SearchQuery(root: Self.replacing(word, by: chosen, in: widenedUnknown.root))
                 unknownInPhrases[word] = inPhrases[word]
+            }
+            if unknown || rare {
+                let typos = unknown ? likely : commoner
+                widenedTypos = SearchQuery(root: Self.replacing(word, by: typos, in: widenedTypos.root))
+                typoInPhrases[word] = Array(typos.prefix(maxPhraseReplacements))
             }
         }
         widened = SearchQuery(root: Self.replacingInPhrases(inPhrases, in: widened.root))
         widenedUnknown = SearchQuery(root: Self.replacingInPhrases(unknownInPhrases, in: widenedUnknown.root))
+        widenedTypos = SearchQuery(root: Self.replacingInPhrases(typoInPhrases, in: widenedTypos.root))
+        let typos = outcome.corrections.contains { $0.unknown || $0.rare }
         // 2. Any of the words, for a query of words side by side (no OR).
         guard let (parts, excluded) = Self.conjunction(query.root, widenedUnknown.root), parts.count > 1 else {
+            // The typos read as their likely spellings first, then every near spelling.
+            if typos { try add(widenedTypos, as: .nearSpelling) }
             if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
             return outcome
         }
@@ -239,9 +286,7 @@ public enum ForgivingSearch {
         // them, as it scores each near spelling as a word of its own: before this, for
         // `generic paramter packs` a note holding only `parameter`, `param1` and `param2` (three
         // near spellings of one word) ranked above the notes with all three words.
-        let typoHits =
-            try outcome.corrections.contains(where: \.unknown)
-            ? search(widenedUnknown, wanted + seen.count).filter { !seen.contains($0.id) } : []
+        let typoHits = try typos ? search(widenedTypos, wanted + seen.count).filter { !seen.contains($0.id) } : []
         let typoIDs = Set(typoHits.map(\.id))
         seen.formUnion(typoIDs)
         let nearHits =

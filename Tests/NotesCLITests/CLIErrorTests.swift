@@ -240,6 +240,15 @@ struct CLIErrorTests {
                 mentioning: "\(through) is not a notes store (it is not a folder); choose another path with --store")
         }
         #expect(String(decoding: read(file: s.path("a-file")), as: UTF8.self) == "not a store\n")
+        // A folder of /proc or /sys, where no file can be made: every command as `add` (before
+        // 2026-12-07 `add` said "storage error: mdb_env_open /proc/self: No such file or
+        // directory", and a read "no store yet; add a note").
+        for args in [["list"], ["add", "X"], ["stats"]] {
+            Self.expectFailure(
+                s.run(["--store", "/proc/self"] + args), 5,
+                mentioning: "/proc/self is not a notes store (it is a folder of a file system the kernel makes up, "
+                    + "where no file can be made); choose another path with --store")
+        }
 
         let id = try s.add("Note")
         do {

@@ -110,6 +110,37 @@ struct CLISearchTests {
             "\(one)")
     }
 
+    @Test("a typo that one note holds is read as its far commoner near spelling too, and the search says so")
+    func rareWordIsATypo() throws {
+        let s = try Sandbox()
+        try s.add("Typo", "--body", "keep the build outputs seperate from the sources")
+        for k in 1...8 { try s.add("Targets \(k)", "--body", "separate targets for module \(k)") }
+        try s.add("Other", "--body", "a list of targets")
+        // Before 2026-12-07 "Typo" and "Other" came first, and the line said only "also showing
+        // near spellings of "seperate"".
+        let found = try s.ok("search", "seperate", "targets")
+        #expect(found.lines.first == "few notes have \"seperate\"; also showing \"separate\"", "\(found)")
+        let json = try s.ok("search", "seperate", "targets", "--json").array()
+        #expect(json.prefix(8).allSatisfy { ($0["title"] as? String)?.hasPrefix("Targets") == true }, "\(json)")
+        #expect(json.prefix(8).allSatisfy { $0["match"] as? String == "near-spelling" })
+    }
+
+    @Test("near spellings of a word every near-spelling note shown holds as written are not named")
+    func nearSpellingsOfHeldWordNotNamed() throws {
+        let s = try Sandbox()
+        try s.add("Theme pack", "--body", "receive the theme pack")
+        try s.add("Plugins", "--body", "I install them")
+        // `them` is a near spelling of `theme`, but the one note shown holds `theme`: before
+        // 2026-12-07 the search said "also showing near spellings of "theme": "them"".
+        let found = try s.ok("search", "recieve", "theme")
+        #expect(found.lines.first == "no exact match for \"recieve\"; showing \"receive\"", "\(found)")
+        #expect(found.stdout.contains("Theme pack") && !found.stdout.contains("Plugins"), "\(found)")
+        #expect(!found.stdout.contains("near spellings of"), "\(found)")
+        // A note found through `them` is shown: the line says so.
+        let widened = try s.ok("search", "install", "theme")
+        #expect(widened.stdout.contains("also showing near spellings of \"theme\": \"them\""), "\(widened)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

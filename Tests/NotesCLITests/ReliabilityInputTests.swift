@@ -143,6 +143,16 @@ struct ReliabilityInputTests {
                 mentioning: "\(path) is not a folder; give a folder to write into")
         }
         #expect(read(file: file) == Array("mine\n".utf8))
+        // The store's own folder, as given or through a link: before 2026-12-07 the files were
+        // written beside data.mdb.
+        symlink(s.store, s.path("link"))
+        let storeFiles = try FileManager.default.contentsOfDirectory(atPath: s.store).sorted()
+        for path in [s.store, s.store + "/.", s.path("link")] {
+            Self.expectRefused(
+                s.run("export-markdown", path), 2, "export-markdown \(path)",
+                mentioning: "\(path) is the store's own folder; give another folder")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.store).sorted() == storeFiles)
         Self.expectRefused(s.run("config", "get"), 2, "config get", mentioning: "usage: notes config get KEY")
         Self.expectRefused(s.run("log", "--type", ""), 2, "log --type \"\"", mentioning: "--type needs an event type")
         let long = String(repeating: "c", count: 600)

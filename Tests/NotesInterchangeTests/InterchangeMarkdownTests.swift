@@ -1005,6 +1005,12 @@ struct InterchangeMarkdownTests {
         #expect(
             MarkdownNote.inlineTags("#🚀launch #done✅ #🚀 #👩🏽‍💻/work #🇫🇷trip #wow‼ #ok。 #1️⃣ #2026🎉")
                 == ["🚀launch", "done✅", "🚀", "👩🏽‍💻/work", "🇫🇷trip", "wow", "ok", "2026🎉"])
+        // A symbol drawn as text is no emoji, though Unicode gives it the Emoji property (before
+        // 2026-12-07 `#©` and `#™` were tags); asked to be drawn as emoji (U+FE0F, a skin tone)
+        // it is one.
+        #expect(
+            MarkdownNote.inlineTags("#© #™ #®x #a©b #↔ #b↔c #❤️love #☝🏽up")
+                == ["a", "b", "❤️love", "☝🏽up"])
         // A code span of two or more backticks holding `<!--` opens no comment: before
         // 2026-12-06 each backtick was an edge of a span, and the tags after it were hidden.
         #expect(
@@ -1388,6 +1394,42 @@ struct InterchangeMarkdownTests {
         try s.book.exportMarkdown(to: out)
         let exported = try read(out + "/Projects/Plan.md")
         #expect(exported.hasSuffix(try #require(files["Projects/Plan.md"])))
+    }
+
+    @Test("a vault's reference links between files are links, resolved as inline ones from the file's folder")
+    func referenceLinksInVault() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        let files = [
+            "index.md": "# Index\n",
+            "Projects/Meeting Notes.md": "# Meeting Notes\n",
+            // Before 2026-12-07 these were text.
+            "Projects/Plan.md": """
+            # Plan
+
+            See [the index][idx], [Meeting notes][] and [gone].
+
+            [idx]: ../index.md
+            [meeting notes]: <Meeting Notes.md> "the meeting"
+            [gone]: Gone.md
+            """,
+        ]
+        for (path, text) in files { try write(v + "/" + path, text) }
+        _ = try s.book.importMarkdown(from: v)
+        let byPath = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.sourcePath ?? "", $0.id) })
+        let (index, plan, meeting) = (
+            try #require(byPath["index.md"]), try #require(byPath["Projects/Plan.md"]),
+            try #require(byPath["Projects/Meeting Notes.md"])
+        )
+        var leads: [String: Identifier?] = [:]
+        for l in try s.book.links(of: plan) {
+            let target: Identifier? = if case .note(let n) = l.target { n.id } else { nil }
+            leads.updateValue(target, forKey: l.link.text)
+        }
+        #expect(leads == ["[the index][idx]": index, "[Meeting notes][]": meeting, "[gone]": Identifier?.none])
+        #expect(try s.book.backlinks(of: index).map(\.source.id) == [plan])
+        #expect(try s.book.backlinks(of: meeting).map(\.source.id) == [plan])
+        #expect(try s.book.missingLinks().count == 1)
     }
 
     @Test("two vaults with the same paths: each Markdown link leads to the file of its own vault")

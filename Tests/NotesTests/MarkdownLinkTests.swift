@@ -55,6 +55,44 @@ struct MarkdownLinkTests {
         #expect(WikiLink.parse("[[../Plan|up]]", place: "B/n.md").map(\.label) == ["up"])
     }
 
+    @Test("reference links to a note's file: full, collapsed and shortcut, defined anywhere in the body")
+    func referenceLinks() {
+        // Before 2026-12-07 each was text.
+        let body = """
+            See [the other][Other Note], [Sub][] and [shortcut] [here][  other   NOTE ].
+            [Other Note]: other.md
+              [sub]: <sub/Sub Note.md> "a title"
+            [shortcut]: ../up.md#heading
+            [Other note]: ignored.md
+            """
+        let links = WikiLink.parse(body, place: "notes/n.md")
+        #expect(
+            links.map(\.target) == [
+                .file("notes/other.md"), .file("notes/sub/Sub Note.md"), .file("up.md"), .file("notes/other.md"),
+            ])
+        #expect(links.map(\.label) == ["the other", "Sub", "shortcut", "here"])
+        #expect(links.map(\.text) == ["[the other][Other Note]", "[Sub][]", "[shortcut]", "[here][  other   NOTE ]"])
+        #expect(links.map(\.line) == [0, 0, 0, 0])
+        // A definition before its use; a definition line is no link, nor is its label.
+        #expect(targets("[a]: x.md\n[b][a]") == [.file("x.md")])
+        #expect(targets("[a]: x.md").isEmpty)
+        // Not links: an undefined label (and the text before it is no shortcut), a definition of
+        // a URL or another extension, an image, a label with brackets, and one in code.
+        #expect(targets("[a][nope] [b][] [c]\n[a]: x.md\n[c]: https://e.com/c.md\n[b]: pic.png").isEmpty)
+        #expect(targets("![img][a] ![a]\n[a]: x.md").isEmpty)
+        #expect(targets("[x [a] y]\n[a]: x.md") == [.file("x.md")], "the inner one; no link inside a link")
+        #expect(targets("`[a]` and\n```\n[a]\n```\n[a]: x.md").isEmpty)
+        #expect(targets("```\n[a]: x.md\n```\n[a]").isEmpty, "a definition in code defines nothing")
+        // Not definitions: 4 spaces in (code), text after the destination, no destination.
+        #expect(targets("    [a]: x.md\n[a]").isEmpty)
+        #expect(targets("[a]: x.md more\n[a]").isEmpty)
+        #expect(targets("[a]:\n[a]").isEmpty)
+        // An inline link is read first; a bad one falls back to the reference.
+        #expect(targets("[a](y.md) [a](<y.md)\n[a]: x.md") == [.file("y.md"), .file("x.md")])
+        // With wiki links, in order.
+        #expect(targets("[[Wiki]] [a] [[Again]]\n[a]: x.md") == [.title("Wiki"), .file("x.md"), .title("Again")])
+    }
+
     @Test("hostile brackets: unbalanced, nested, escaped, images in links, unclosed destinations")
     func hostile() {
         #expect(targets("[a [b](x.md)") == [.file("x.md")], "the nearest open bracket")
@@ -109,5 +147,12 @@ struct MarkdownLinkTests {
         #expect(targets(String(repeating: "[a](<x", count: n)).isEmpty)
         #expect(targets("[a](" + String(repeating: "(", count: n)).isEmpty)
         #expect(targets(String(repeating: "[[a](b.md)", count: n)).count == n)
+        // Reference links: each label is read once (`[a][a]` is one link; `[a]` before a `[`
+        // that opens no label, or a label over 999 characters, a shortcut).
+        #expect(targets(String(repeating: "[a] ", count: n) + "\n[a]: x.md").count == n)
+        #expect(targets(String(repeating: "[a]", count: n) + "\n[a]: x.md").count == n / 2)
+        #expect(targets(String(repeating: "[a][", count: n) + "\n[a]: x.md").count == n)
+        #expect(targets("[a][" + String(repeating: "b", count: n) + "]\n[a]: x.md") == [.file("x.md")])
+        #expect(targets(String(repeating: "[", count: n) + "a]" + "\n[a]: x.md") == [.file("x.md")])
     }
 }

@@ -505,6 +505,13 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-23", body: "[[/Note]] [[./Gone]]\n", missing: 1)
     }
 
+    @Test("a store stamped notes-24 (a Markdown reference link to a note's file was text) rebuilds at open, once")
+    func referenceLinkRebuild() throws {
+        // `[text][ref]` with `[ref]: file.md` is a link: notes-25.
+        try expectLinksRebuiltOnce(
+            stampedAs: "notes-24", body: "[the note][n] [gone][]\n\n[n]: Note.md\n[gone]: Gone.md\n", missing: 1)
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
@@ -516,8 +523,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-24+"))
-            older = stamp + "+" + current.dropFirst("notes-24+".count)
+            #expect(current.hasPrefix("notes-25+"))
+            older = stamp + "+" + current.dropFirst("notes-25+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

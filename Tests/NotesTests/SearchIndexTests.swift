@@ -1256,6 +1256,54 @@ struct SearchIndexTests {
         #expect(found.hits.dropFirst().allSatisfy { $0.match == .someWords })
     }
 
+    @Test("a word few notes hold beside a far commoner near spelling is read as that spelling too, below exact notes")
+    func rareWordReadAsItsCommonSpelling() throws {
+        let f = try Fixture(language: .english)
+        var notes = [Self.note(1, "Typo", "keep the build outputs seperate from the sources")]
+        notes += (2...9).map { k in Self.note(k, "Targets \(k)", "separate targets for module \(k)") }
+        notes.append(Self.note(10, "Other", "a list of targets"))
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        let found = try f.forgiving("seperate targets", oracle: oracle)
+        let correction = try #require(found.corrections.first { $0.word == "seperate" })
+        #expect(correction.rare && !correction.unknown)
+        // Before 2026-12-07 "Typo" and "Other" came first, each with one of the words: the
+        // notes with `separate targets` were found through a near spelling of a word the notes
+        // hold, and ranked by `targets` alone.
+        #expect(Set(found.hits.prefix(8).map(\.hit.id)) == Set((2...9).map { Self.id($0) }), "\(found.hits)")
+        #expect(found.hits.prefix(8).allSatisfy { $0.match == .nearSpelling })
+        // One word: the note that holds it as written first, then those with its common spelling.
+        let one = try f.forgiving("seperate", oracle: oracle)
+        #expect(one.hits.first?.hit.id == Self.id(1))
+        #expect(Set(one.hits.dropFirst().map(\.hit.id)) == Set((2...9).map { Self.id($0) }))
+        #expect(one.hits.map(\.match) == [.exact] + Array(repeating: .nearSpelling, count: 8))
+        // A word as common as its near spellings is read as written: `separate` is no typo of `seperate`.
+        #expect(try f.forgiving("separate targets", oracle: oracle).corrections.allSatisfy { !$0.rare })
+        #expect(try f.forgiving("seperate", oracle: oracle, limit: 1).hits.map(\.match) == [.exact])
+    }
+
+    @Test("a typo is read as its common near spelling before a rare one as near")
+    func commonNearSpellingRanksAboveRareOne() throws {
+        let f = try Fixture(language: .english)
+        var notes = [Self.note(1, "Compiler", "run protoc on the schema")]
+        notes += (2...9).map { k in Self.note(k, "Protocol \(k)", "the wire protocol of module \(k)") }
+        notes.append(Self.note(10, "Versions", "protocol version two"))
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        // `protoc` and `protocol` are both one edit from `protocl`. Before 2026-12-07 "Compiler"
+        // came first: `protoc`, in one note, weighs more than `protocol`, in nine.
+        let one = try f.forgiving("protocl", oracle: oracle)
+        #expect(Set(one.corrections.flatMap(\.replacements)) == ["protoc", "protocol"])
+        #expect(one.hits.count == 10)
+        #expect(one.hits.last?.hit.id == Self.id(1), "\(one.hits)")
+        #expect(one.hits.allSatisfy { $0.match == .nearSpelling })
+        // With another word: the note with both, once the typo is read as `protocol`, first.
+        let two = try f.forgiving("protocl version", oracle: oracle)
+        #expect(two.hits.first?.hit.id == Self.id(10), "\(two.hits)")
+        #expect(two.hits.first?.match == .nearSpelling)
+        #expect(two.hits.count == 10)
+    }
+
     @Test(
         "some of the words: groups and exclusions of a query without OR, split words, near spellings of unknown words only"
     )

@@ -14,6 +14,7 @@
 #include "uuid.h"
 #include "unpack.h"
 #include "intersect.h"
+#include "filesystem.h"
 
 /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64).
 int notes_crc32c_hardware(void);

@@ -3,7 +3,9 @@ import Basics
 /// The Markdown links of a body that are links between notes: an inline link whose destination
 /// is a path ending in `.md`, `[text](other.md)`, `[text](sub/Other%20Note.md)`,
 /// `[text](other.md#heading)`, `[text](<other note.md>)` (CommonMark's inline links, on one
-/// line). Not one: a destination with a scheme (`https:`, `mailto:`, `file:`) or starting with
+/// line), and a reference link whose definition's destination is one, `[text][ref]`,
+/// `[text][]` or `[text]` with `[ref]: other.md` on a line of the body
+/// (``definitions(_:)``). Not one: a destination with a scheme (`https:`, `mailto:`, `file:`) or starting with
 /// `//`, an image (`![..](x.md)`), a destination of another extension, a `#heading` of the note
 /// itself, and anything in code (``MarkdownCode``, as for wiki links).
 ///
@@ -22,12 +24,6 @@ enum MarkdownLink {
     /// where the link ends (after its `)`): the destination's bytes with their backslash escapes
     /// taken away, and as written. An optional title (`"..."`, `'...'`, `(...)`) may follow it;
     /// nil when no `)` closes the link on the line.
-    ///
-    /// A destination in `<...>` holds no `<` or `>`; any other holds no white space, control
-    /// character or bracket, and its parentheses are balanced (at most 32 deep). CommonMark lets
-    /// such a destination hold a bracket; it ends there so that a scan of a line full of `](`
-    /// reads each byte a bounded number of times (a file name with a bracket can be written in
-    /// `<...>`).
     static func destination(_ line: ArraySlice<UInt8>, from start: Int) -> (
         destination: [UInt8], written: ArraySlice<UInt8>, end: Int
     )? {
@@ -35,8 +31,33 @@ enum MarkdownLink {
         var p = start
         func skipSpaces() { while p < end, line[p] == 0x20 || line[p] == 0x09 { p += 1 } }
         skipSpaces()
+        guard let parsed = bareDestination(line, at: p) else { return nil }
+        p = parsed.end
+        let beforeTitle = p
+        skipSpaces()
+        if p > beforeTitle, p < end, line[p] == 0x22 || line[p] == 0x27 || line[p] == 0x28 {
+            guard let after = titleEnd(line, at: p) else { return nil }
+            p = after
+            skipSpaces()
+        }
+        guard p < end, line[p] == 0x29 else { return nil }
+        return (parsed.destination, parsed.written, p + 1)
+    }
+
+    /// The link destination at `p` of `line` (an inline link's or a definition's), and the index
+    /// after it: its bytes with their backslash escapes taken away, and as written.
+    ///
+    /// A destination in `<...>` holds no `<` or `>`; any other holds no white space, control
+    /// character or bracket, and its parentheses are balanced (at most 32 deep). CommonMark lets
+    /// such a destination hold a bracket; it ends there so that a scan of a line full of `](`
+    /// reads each byte a bounded number of times (a file name with a bracket can be written in
+    /// `<...>`).
+    private static func bareDestination(_ line: ArraySlice<UInt8>, at start: Int) -> (
+        destination: [UInt8], written: ArraySlice<UInt8>, end: Int
+    )? {
+        let end = line.endIndex
+        var p = start
         var destination: [UInt8] = []
-        let written: ArraySlice<UInt8>
         if p < end, line[p] == 0x3C {
             let first = p + 1
             p = first
@@ -46,48 +67,143 @@ enum MarkdownLink {
                 p += 1
             }
             guard p < end, line[p] == 0x3E else { return nil }
-            written = line[first..<p]
-            p += 1
-        } else {
-            let first = p
-            var depth = 0
-            while p < end {
-                let c = line[p]
-                if c <= 0x20 || c == 0x7F || c == 0x5B || c == 0x5D { break }
-                if c == 0x5C, p + 1 < end, line[p + 1].isASCIIPunctuation {
-                    destination.append(line[p + 1])
-                    p += 2
-                    continue
-                }
-                if c == 0x28 {
-                    depth += 1
-                    if depth > 32 { return nil }
-                } else if c == 0x29 {
-                    if depth == 0 { break }
-                    depth -= 1
-                }
-                destination.append(c)
-                p += 1
-            }
-            guard depth == 0 else { return nil }
-            written = line[first..<p]
+            return (destination, line[first..<p], p + 1)
         }
+        let first = p
+        var depth = 0
+        while p < end {
+            let c = line[p]
+            if c <= 0x20 || c == 0x7F || c == 0x5B || c == 0x5D { break }
+            if c == 0x5C, p + 1 < end, line[p + 1].isASCIIPunctuation {
+                destination.append(line[p + 1])
+                p += 2
+                continue
+            }
+            if c == 0x28 {
+                depth += 1
+                if depth > 32 { return nil }
+            } else if c == 0x29 {
+                if depth == 0 { break }
+                depth -= 1
+            }
+            destination.append(c)
+            p += 1
+        }
+        guard depth == 0 else { return nil }
+        return (destination, line[first..<p], p)
+    }
+
+    /// The index after the link title (`"..."`, `'...'` or `(...)`) that starts at `p`, or nil
+    /// when none closes on the line.
+    private static func titleEnd(_ line: ArraySlice<UInt8>, at start: Int) -> Int? {
+        let opener = line[start]
+        guard opener == 0x22 || opener == 0x27 || opener == 0x28 else { return nil }
+        let closer: UInt8 = opener == 0x28 ? 0x29 : opener
+        var p = start + 1
+        while p < line.endIndex, line[p] != closer {
+            if opener == 0x28 && line[p] == 0x28 { return nil }
+            p += line[p] == 0x5C ? 2 : 1
+        }
+        return p < line.endIndex ? p + 1 : nil
+    }
+
+    /// The link reference definitions of a body (CommonMark's `[label]: destination "title"`,
+    /// on a line of its own, at most 3 spaces in, outside code and comments, as the `#tag`
+    /// scanner of Markdown import passes them over): each label (``label(_:)``) with its
+    /// destination, the first definition of a label winning; and the lines they are on, which
+    /// hold no link. Reference links (``reference(_:text:_:)``) read them.
+    static func definitions(_ bytes: [UInt8]) -> (destinations: [String: [UInt8]], lines: Set<Int>) {
+        var destinations: [String: [UInt8]] = [:]
+        var lines: Set<Int> = []
+        MarkdownCode.forEachTextLine(bytes) { line, index, state in
+            if !state.inComment, !state.startsInCodeSpan, let found = definition(line) {
+                lines.insert(index)
+                if destinations[found.label] == nil { destinations[found.label] = found.destination }
+                return
+            }
+            // What opens or closes a comment or a code span, as the link scan steps over it.
+            guard state.inComment || state.startsInCodeSpan || line.contains(0x3C) || line.contains(0x60) else {
+                return
+            }
+            var k = line.startIndex
+            var spans: CodeSpans?
+            while k < line.endIndex {
+                if !MarkdownCode.stepOverCode(line, at: &k, state: &state, spans: &spans) { k += 1 }
+            }
+        }
+        return (destinations, lines)
+    }
+
+    /// The label and destination of `line` when it is a link reference definition.
+    private static func definition(_ line: ArraySlice<UInt8>) -> (label: String, destination: [UInt8])? {
+        let end = line.endIndex
+        var p = line.startIndex
+        while p < end, line[p] == 0x20, p - line.startIndex < 4 { p += 1 }
+        guard p - line.startIndex <= 3, p < end, line[p] == 0x5B, let close = labelEnd(line, from: p),
+            close + 1 < end, line[close + 1] == 0x3A, let label = label(line[(p + 1)..<close])
+        else { return nil }
+        p = close + 2
+        func skipSpaces() { while p < end, line[p] == 0x20 || line[p] == 0x09 { p += 1 } }
+        skipSpaces()
+        guard let parsed = bareDestination(line, at: p), !parsed.written.isEmpty else { return nil }
+        p = parsed.end
+        // White space, then an optional title, then nothing but white space.
         let beforeTitle = p
         skipSpaces()
-        if p > beforeTitle, p < end, line[p] == 0x22 || line[p] == 0x27 || line[p] == 0x28 {
-            let opener = line[p]
-            let closer = opener == 0x28 ? 0x29 : opener
-            p += 1
-            while p < end, line[p] != closer {
-                if opener == 0x28 && line[p] == 0x28 { return nil }
-                p += line[p] == 0x5C ? 2 : 1
-            }
-            guard p < end else { return nil }
-            p += 1
+        if p < end {
+            guard p > beforeTitle, let after = titleEnd(line, at: p) else { return nil }
+            p = after
             skipSpaces()
+            guard p == end else { return nil }
         }
-        guard p < end, line[p] == 0x29 else { return nil }
-        return (destination, written, p + 1)
+        return (label, parsed.destination)
+    }
+
+    /// The destination of the reference link whose text is `text` of `line` (between a `[` and
+    /// the `]` at `text.upperBound`), and the index after the link, when `definitions` defines
+    /// its label: `[text][label]`, `[text][]` or `[text]` (full, collapsed and shortcut, as
+    /// CommonMark has them; a text followed by a label that is not defined is no shortcut).
+    static func reference(_ line: ArraySlice<UInt8>, text: Range<Int>, _ definitions: [String: [UInt8]]) -> (
+        destination: [UInt8], end: Int
+    )? {
+        let after = text.upperBound + 1
+        // The text as a label: without brackets of its own.
+        func textLabel() -> String? {
+            guard labelEnd(line, from: text.lowerBound - 1) == text.upperBound else { return nil }
+            return label(line[text])
+        }
+        if after < line.endIndex, line[after] == 0x5B, let close = labelEnd(line, from: after) {
+            let written = line[(after + 1)..<close]
+            guard let key = written.isEmpty ? textLabel() : label(written), let destination = definitions[key] else {
+                return nil
+            }
+            return (destination, close + 1)
+        }
+        guard let key = textLabel(), let destination = definitions[key] else { return nil }
+        return (destination, after)
+    }
+
+    /// The index of the `]` that closes the link label whose `[` is at `open`: no bracket but
+    /// an escaped one before it, within 1,000 bytes (CommonMark's 999 characters).
+    private static func labelEnd(_ line: ArraySlice<UInt8>, from open: Int) -> Int? {
+        var k = open + 1
+        while k < line.endIndex, k - open <= 1000 {
+            switch line[k] {
+            case 0x5C: k += 2
+            case 0x5B: return nil
+            case 0x5D: return k
+            default: k += 1
+            }
+        }
+        return nil
+    }
+
+    /// A link label as definitions and references match it: case folded, without the white
+    /// space at its ends, each run of it inside one space; nil when it is blank.
+    private static func label(_ bytes: ArraySlice<UInt8>) -> String? {
+        let words = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        guard !words.isEmpty else { return nil }
+        return words.joined(separator: " ").lowercased()
     }
 
     /// The path within the vault of the note's file a destination names, from the folder of

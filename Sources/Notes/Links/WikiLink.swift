@@ -10,7 +10,8 @@ import SearchEngine
 /// one line without `[` or `]`; a target of 8 to 32 hex digits (or a whole UUID) names a note by
 /// its id, anything else by its title.
 ///
-/// A Markdown link to a note's file, `[text](other.md)`, is one too (``Target/file(_:)``, see
+/// A Markdown link to a note's file, `[text](other.md)`, or a reference link whose definition
+/// names one, `[text][ref]` with `[ref]: other.md`, is one too (``Target/file(_:)``, see
 /// ``MarkdownLink``), in the same places.
 public struct WikiLink: Sendable, Equatable, Hashable {
     public enum Target: Sendable, Equatable, Hashable {
@@ -56,15 +57,21 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         // Most bodies hold no link: one pass over the bytes settles them.
         guard mayHoldLink(body.utf8) else { return out }
         let folder = MarkdownLink.folder(of: place)
+        let bytes = Array(body.utf8)
+        // The reference definitions first: a reference link may come before its definition.
+        let (definitions, definitionLines) =
+            mayHoldDefinition(body.utf8) ? MarkdownLink.definitions(bytes) : ([:], [])
         // Every byte the syntax uses is ASCII, so the scan runs on UTF-8 bytes; texts are cut at
         // ASCII bytes only, never inside a character.
-        MarkdownCode.forEachTextLine(Array(body.utf8)) { line, index, state in
-            // A line without `[[` or `](` matters only to a comment or a code span that opens or
-            // closes in it.
-            if mayHoldLink(line) || state.inComment || state.startsInCodeSpan || line.contains(0x3C)
-                || line.contains(0x60)
+        MarkdownCode.forEachTextLine(bytes) { line, index, state in
+            // A definition's line is no text (the definitions' pass left it so too).
+            if definitionLines.contains(index) { return }
+            // A line without `[[` or `](` (or a `]` when the body defines labels) matters only to
+            // a comment or a code span that opens or closes in it.
+            if mayHoldLink(line) || (!definitions.isEmpty && line.contains(0x5D)) || state.inComment
+                || state.startsInCodeSpan || line.contains(0x3C) || line.contains(0x60)
             {
-                scan(line, index: index, state: &state, folder: folder, into: &out)
+                scan(line, index: index, state: &state, folder: folder, definitions: definitions, into: &out)
             }
         }
         return out
@@ -114,15 +121,28 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         return (marker, run, rest.allSatisfy { $0 == 0x20 || $0 == 0x09 }, rest.contains(0x60))
     }
 
-    /// Whether the text holds `[[` (a wiki link's start) or `](` (a Markdown link's middle): a
-    /// plain byte loop (the standard library's substring search is generic and costs more than
-    /// the rest of a replay's fold).
+    /// Whether the text holds `[[` (a wiki link's start), `](` (an inline link's middle) or `]:`
+    /// (a reference definition's, which reference links need): a plain byte loop (the standard
+    /// library's substring search is generic and costs more than the rest of a replay's fold).
     @inline(__always)
     static func mayHoldLink(_ utf8: some Collection<UInt8>) -> Bool {
         func search(_ bytes: some Sequence<UInt8>) -> Bool {
             var previous: UInt8 = 0
             for b in bytes {
-                if previous == 0x5B && b == 0x5B || previous == 0x5D && b == 0x28 { return true }
+                if previous == 0x5B && b == 0x5B || previous == 0x5D && (b == 0x28 || b == 0x3A) { return true }
+                previous = b
+            }
+            return false
+        }
+        return utf8.withContiguousStorageIfAvailable(search) ?? search(utf8)
+    }
+
+    /// Whether the text holds `]:`, which every reference definition does.
+    private static func mayHoldDefinition(_ utf8: String.UTF8View) -> Bool {
+        func search(_ bytes: some Sequence<UInt8>) -> Bool {
+            var previous: UInt8 = 0
+            for b in bytes {
+                if previous == 0x5D && b == 0x3A { return true }
                 previous = b
             }
             return false
@@ -142,7 +162,7 @@ public struct WikiLink: Sendable, Equatable, Hashable {
     /// overlap and a line of any length is read in linear time (``MarkdownLink``).
     private static func scan(
         _ line: ArraySlice<UInt8>, index: Int, state: inout MarkdownCode.LineState, folder: [Substring],
-        into out: inout [WikiLink]
+        definitions: [String: [UInt8]], into out: inout [WikiLink]
     ) {
         let (open, close): (UInt8, UInt8) = (0x5B, 0x5D)
         var spans: CodeSpans?
@@ -182,6 +202,24 @@ public struct WikiLink: Sendable, Equatable, Hashable {
                         i = parsed.end
                         continue
                     }
+                }
+                // A reference link (`[text][label]`, `[text][]`, `[text]`) to a label the body
+                // defines: read as the inline link to the definition's destination.
+                if active, !definitions.isEmpty,
+                    let reference = MarkdownLink.reference(line, text: (opener.at + 1)..<i, definitions)
+                {
+                    if !opener.image {
+                        inactiveBelow = openers.count
+                        if let path = MarkdownLink.filePath(reference.destination, from: folder) {
+                            let inner = trim(String(decoding: line[(opener.at + 1)..<i], as: UTF8.self))
+                            let text = String(decoding: line[opener.at..<reference.end], as: UTF8.self)
+                            out.append(
+                                WikiLink(
+                                    target: .file(path), label: inner.isEmpty ? text : inner, line: index, text: text))
+                        }
+                    }
+                    i = reference.end
+                    continue
                 }
                 i += 1
                 continue

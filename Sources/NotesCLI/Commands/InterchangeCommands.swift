@@ -100,7 +100,7 @@ let exportMarkdownCommand = Command(
         is removed by the next export beside it, or by an import-markdown of the folder holding it. In
         a DIR that exists, every file is written into a hidden folder inside it first and renamed into
         place once all are: a failure while writing leaves DIR as it was, one while renaming leaves
-        each file whole, some new and some old.
+        each file whole, some new and some old. The store's own folder is refused.
         """,
     readsOnly: true
 ) { ctx in
@@ -113,6 +113,15 @@ let exportMarkdownCommand = Command(
     if stat(dir, &st) == 0, (st.st_mode & S_IFMT) != S_IFDIR {
         throw CLIError(
             "\(dir) is not a folder; give a folder to write into (one that does not exist is made)", code: .usage)
+    }
+    // The store's own folder, however it is spelled (a link to it, `.` in it): before 2026-12-07
+    // the Markdown files were written beside data.mdb.
+    var store = stat()
+    if stat(dir, &st) == 0, stat(try ctx.storePath(), &store) == 0, st.st_dev == store.st_dev,
+        st.st_ino == store.st_ino
+    {
+        throw CLIError(
+            "\(dir) is the store's own folder; give another folder to write the Markdown files into", code: .usage)
     }
     let summary = try ctx.notebook().exportMarkdown(to: dir)
     if ctx.json {

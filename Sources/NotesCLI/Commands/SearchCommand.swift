@@ -216,12 +216,21 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
         // one, so they are named only when a near-spelling note is shown (before 2026-12-07
         // `install theme colour --limit 1` said "also showing near spellings of "theme"" over
         // a some-words note alone, the near-spelling ones ranked below it).
-        let known = used.contains(.nearSpelling) ? found.corrections.filter { !$0.unknown } : []
-        for c in found.corrections.filter(\.unknown) + known {
+        // Then the words few notes hold beside a far commoner near spelling, likely typos too
+        // (`seperate`, `separate`).
+        // Only those some near-spelling note shown was found through: before 2026-12-07 one
+        // was named when every such note held the word as written (`recieve theme` showing only
+        // the note with `receive` and `theme` said "also showing near spellings of "theme"").
+        let known =
+            used.contains(.nearSpelling)
+            ? found.corrections.filter { !$0.unknown && !found.heldByEveryNearSpellingResult.contains($0.word) } : []
+        for c in found.corrections.filter(\.unknown) + known.filter(\.rare) + known.filter({ !$0.rare }) {
             lines.append(
                 c.unknown
                     ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
-                    : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
+                    : c.rare
+                        ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
+                        : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
         }
     }
     if used.contains(.someWords) {

@@ -1,0 +1,9 @@
+#ifndef NOTES_FILESYSTEM_H
+#define NOTES_FILESYSTEM_H
+
+/// Whether `path` is on a file system the kernel makes up (proc, sysfs, cgroup, debugfs,
+/// tracefs, securityfs), where no file can be made: statfs(2)'s f_type, which Swift's Glibc
+/// module does not import. 0 when it cannot be told (statfs failed).
+int notes_is_kernel_file_system(const char *path);
+
+#endif
