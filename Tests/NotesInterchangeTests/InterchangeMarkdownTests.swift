@@ -1436,6 +1436,40 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.verify().isEmpty)
     }
 
+    @Test("two vaults whose names differ only in Unicode form (NFC, NFD): each link leads to its own vault's file")
+    func markdownLinksStayInTheirVaultByBytes() throws {
+        let s = try InterchangeScratch()
+        // Two folders to the file system (and to the import, which compares places as bytes),
+        // one String to Swift's ==, which compares canonical equivalents equal.
+        let composed = s.path + "/caf\u{E9}"
+        let decomposed = s.path + "/cafe\u{301}"
+        for (vault, name) in [(composed, "B composed"), (decomposed, "B decomposed")] {
+            #expect(mkdir(vault, 0o755) == 0)
+            try write(vault + "/a.md", "# A \(name)\n\nSee [x](b.md).\n")
+            try write(vault + "/b.md", "# \(name)\n\nbeta\n")
+            _ = try s.book.importMarkdown(from: vault)
+        }
+        let notes = try s.allNotes()
+        #expect(notes.count == 4)
+        func note(_ title: String) throws -> Identifier { try #require(notes.first { $0.title == title }).id }
+        let (a1, b1) = (try note("A B composed"), try note("B composed"))
+        let (a2, b2) = (try note("A B decomposed"), try note("B decomposed"))
+        func target(_ id: Identifier, asOf instant: Int64? = nil) throws -> String? {
+            if case .note(let n) = try s.book.links(of: id, asOf: instant).first?.target { return n.title }
+            return nil
+        }
+        let now = s.clock.micros.withLock { $0 }
+        for instant in [nil, now] {
+            // Before 2026-12-07 (review-s30) both led to the first vault's b.md.
+            #expect(try target(a1, asOf: instant) == "B composed")
+            #expect(try target(a2, asOf: instant) == "B decomposed")
+            #expect(try s.book.backlinks(of: b1, asOf: instant).map(\.source.id) == [a1])
+            #expect(try s.book.backlinks(of: b2, asOf: instant).map(\.source.id) == [a2])
+            #expect(try s.book.linkedNotes(asOf: instant) == [a1, b1, a2, b2])
+        }
+        #expect(try s.book.verify().isEmpty)
+    }
+
     @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
     func sameFolderThroughAnotherPath() throws {
         let s = try InterchangeScratch()

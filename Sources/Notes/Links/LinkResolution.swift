@@ -82,10 +82,11 @@ protocol LinkWorld: ~Copyable {
 /// hold the same one: wherever a Markdown link has a choice, a note of the linking note's own
 /// vault (its `vault` property) comes first (the note from that very file of that vault first
 /// of all), so where a file link leads depends on the vault of the note it is in. A note from no
-/// vault has no such preference; nor has a wiki link.
+/// vault has no such preference; nor has a wiki link. Vaults are compared as the import compares
+/// them, byte for byte: two folders whose names differ only in Unicode form (NFC, NFD) are two.
 enum LinkResolution {
     /// The notes `key` leads to, written in a note of `vault` (which only a file key heeds).
-    static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: String?, in world: borrowing W) throws
+    static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: [UInt8]?, in world: borrowing W) throws
         -> [Identifier]
     {
         switch key {
@@ -116,7 +117,7 @@ enum LinkResolution {
 
     /// A title link's note; with a `vault`, one of that vault wherever there is a choice.
     private static func resolve<W: LinkWorld & ~Copyable>(
-        title folded: String, preferring vault: String?, in world: borrowing W
+        title folded: String, preferring vault: [UInt8]?, in world: borrowing W
     ) throws -> [Identifier] {
         let titles = try world.holders(of: folded)
         if let best = try current(titles, preferring: vault, in: world) { return [best] }
@@ -125,20 +126,22 @@ enum LinkResolution {
         return try latest(titles + others, preferring: vault, in: world).map { [$0] } ?? []
     }
 
-    /// The vault a note was imported from (its `vault` property), if any.
-    static func vault(of note: Note?) -> String? { note?.sourceFolder }
+    /// The vault a note was imported from (its `vault` property), if any, as bytes: the import
+    /// tells places apart byte for byte, and so do links (Swift's `==` takes `café` composed and
+    /// decomposed for one name, two folders on Linux).
+    static func vault(of note: Note?) -> [UInt8]? { note?.sourceFolder.map { Array($0.utf8) } }
 
     /// The vault a link of `key` in note `source` is read in: the note's for a Markdown link's
     /// file, none for any other link (a wiki link leads where it leads from every vault).
     static func vault<W: LinkWorld & ~Copyable>(reading key: LinkKey, in source: Identifier, of world: borrowing W)
-        throws -> String?
+        throws -> [UInt8]?
     {
         guard case .file = key else { return nil }
         return vault(of: try world.note(source))
     }
 
     /// Whether note `id` is of `vault` (always, when no vault is asked for).
-    private static func isOf<W: LinkWorld & ~Copyable>(_ vault: String?, _ id: Identifier, in world: borrowing W)
+    private static func isOf<W: LinkWorld & ~Copyable>(_ vault: [UInt8]?, _ id: Identifier, in world: borrowing W)
         throws -> Bool
     {
         guard let vault else { return true }
@@ -147,7 +150,7 @@ enum LinkResolution {
 
     /// The holder that gave the name up last; with a `vault`, of that vault if one is.
     private static func latest<W: LinkWorld & ~Copyable>(
-        _ holders: [TitleHolder], preferring vault: String?, in world: borrowing W
+        _ holders: [TitleHolder], preferring vault: [UInt8]?, in world: borrowing W
     ) throws -> Identifier? {
         var pool = holders
         if vault != nil {
@@ -161,7 +164,7 @@ enum LinkResolution {
     /// Of the holders that hold the name now, one of `vault` (when asked for), then one not in
     /// the trash, then the first to take it.
     private static func current<W: LinkWorld & ~Copyable>(
-        _ holders: [TitleHolder], preferring vault: String?, in world: borrowing W
+        _ holders: [TitleHolder], preferring vault: [UInt8]?, in world: borrowing W
     ) throws -> Identifier? {
         var best: (other: Int, trashed: Int, since: UInt64, id: Identifier)?
         for h in holders where h.until == nil {
@@ -182,15 +185,15 @@ enum LinkResolution {
     /// ``vault(reading:in:of:)``): each part resolves once.
     private static func byVault<W: LinkWorld & ~Copyable>(
         _ sources: [LinkKey: [Identifier]], in world: borrowing W
-    ) throws -> [(key: LinkKey, vault: String?, sources: [Identifier])] {
-        var out: [(key: LinkKey, vault: String?, sources: [Identifier])] = []
+    ) throws -> [(key: LinkKey, vault: [UInt8]?, sources: [Identifier])] {
+        var out: [(key: LinkKey, vault: [UInt8]?, sources: [Identifier])] = []
         for (key, ids) in sources {
             guard case .file = key else {
                 out.append((key, nil, ids))
                 continue
             }
-            var parts: [String?: [Identifier]] = [:]
-            var order: [String?] = []
+            var parts: [[UInt8]?: [Identifier]] = [:]
+            var order: [[UInt8]?] = []
             for s in ids {
                 let v = try vault(reading: key, in: s, of: world)
                 if parts[v] == nil { order.append(v) }
@@ -201,7 +204,7 @@ enum LinkResolution {
         return out
     }
 
-    static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: String?, in world: borrowing W) throws
+    static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: [UInt8]?, in world: borrowing W) throws
         -> LinkTarget
     {
         let ids = try resolve(key, from: vault, in: world)
@@ -217,7 +220,7 @@ enum LinkResolution {
         for link in WikiLink.parse(note) {
             let key = link.key
             if targets[key] == nil {
-                let vault = if case .file = key { vault(of: note) } else { String?.none }
+                let vault = if case .file = key { vault(of: note) } else { [UInt8]?.none }
                 targets[key] = try target(key, from: vault, in: world)
             }
             out.append(OutgoingLink(link: link, target: targets[key]!))
@@ -229,7 +232,7 @@ enum LinkResolution {
     static func backlinks<W: LinkWorld & ~Copyable>(to id: Identifier, in world: borrowing W) throws -> [Backlink] {
         var keysBySource: [Identifier: Set<LinkKey>] = [:]
         // Whether each key leads here, by the vault it is read in.
-        var leads: [LinkKey: [String?: Bool]] = [:]
+        var leads: [LinkKey: [[UInt8]?: Bool]] = [:]
         func consider(_ key: LinkKey, _ source: Identifier, _ world: borrowing W) throws {
             let vault = try vault(reading: key, in: source, of: world)
             if leads[key]?[vault] == nil {
