@@ -1470,6 +1470,73 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.verify().isEmpty)
     }
 
+    @Test("a vault inside another's folder: a Markdown link leads to the very file, whichever vault its note is of")
+    func markdownLinksAcrossNestedVaults() throws {
+        func target(_ s: InterchangeScratch, _ id: Identifier, asOf instant: Int64? = nil) throws -> String? {
+            if case .note(let n) = try s.book.links(of: id, asOf: instant).first?.target { return n.title }
+            return nil
+        }
+        func note(_ notes: [Note], _ title: String) throws -> Identifier {
+            try #require(notes.first { $0.title == title }).id
+        }
+        // The inner folder first: its notes keep it as their place when the outer one is
+        // imported, so the outer folder's `c.md` links to a note of the inner vault.
+        do {
+            let s = try InterchangeScratch()
+            let outer = s.path + "/outer"
+            let inner = outer + "/sub"
+            try write(outer + "/c.md", "# C\n\nSee [y](sub/b.md).\n")
+            try write(outer + "/b.md", "# Top B\n")
+            try write(inner + "/b.md", "# Sub B\n")
+            try write(inner + "/a.md", "# A\n\nSee [z](b.md).\n")
+            _ = try s.book.importMarkdown(from: inner)
+            _ = try s.book.importMarkdown(from: outer)
+            let notes = try s.allNotes()
+            #expect(notes.count == 4)
+            let (a, c, topB, subB) = (
+                try note(notes, "A"), try note(notes, "C"), try note(notes, "Top B"), try note(notes, "Sub B")
+            )
+            #expect(notes.first { $0.id == subB }?.sourcePath == "b.md")
+            let now = s.clock.micros.withLock { $0 }
+            for instant in [nil, now] {
+                // Before (review-s30) C's `sub/b.md` led to the outer `b.md` ("Top B", its file
+                // name read as a title, of C's own vault first).
+                #expect(try target(s, a, asOf: instant) == "Sub B")
+                #expect(try target(s, c, asOf: instant) == "Sub B")
+                #expect(Set(try s.book.backlinks(of: subB, asOf: instant).map(\.source.id)) == [a, c])
+                #expect(try s.book.backlinks(of: topB, asOf: instant).isEmpty)
+                #expect(try s.book.linkedNotes(asOf: instant) == [a, c, subB])
+                #expect(try s.book.missingLinks(asOf: instant).isEmpty)
+            }
+            #expect(try s.book.verify().isEmpty)
+        }
+        // The outer folder first, then a file new to the inner folder imported from it: its
+        // link's `b.md` is the inner folder's, whose note is the outer vault's `sub/b.md`.
+        do {
+            let s = try InterchangeScratch()
+            let outer = s.path + "/outer"
+            let inner = outer + "/sub"
+            try write(outer + "/b.md", "# Top B\n")
+            try write(inner + "/b.md", "# Sub B\n")
+            _ = try s.book.importMarkdown(from: outer)
+            try write(inner + "/e.md", "# E\n\nSee [w](b.md).\n")
+            _ = try s.book.importMarkdown(from: inner)
+            let notes = try s.allNotes()
+            #expect(notes.count == 3)
+            let (e, topB, subB) = (try note(notes, "E"), try note(notes, "Top B"), try note(notes, "Sub B"))
+            #expect(notes.first { $0.id == subB }?.sourcePath == "sub/b.md")
+            #expect(notes.first { $0.id == e }?.sourcePath == "e.md")
+            let now = s.clock.micros.withLock { $0 }
+            for instant in [nil, now] {
+                // Before (review-s30) it led to the outer `b.md`: the same path in another vault.
+                #expect(try target(s, e, asOf: instant) == "Sub B")
+                #expect(try s.book.backlinks(of: subB, asOf: instant).map(\.source.id) == [e])
+                #expect(try s.book.backlinks(of: topB, asOf: instant).isEmpty)
+            }
+            #expect(try s.book.verify().isEmpty)
+        }
+    }
+
     @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
     func sameFolderThroughAnotherPath() throws {
         let s = try InterchangeScratch()

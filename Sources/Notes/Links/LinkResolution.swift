@@ -79,11 +79,13 @@ protocol LinkWorld: ~Copyable {
 /// with it, each by the rule above); else its file name without
 /// `.md` is a title link's (the note of that title, or of that file name in another folder);
 /// else to the note that held the path last. Paths are relative to a vault, and two vaults may
-/// hold the same one: wherever a Markdown link has a choice, a note of the linking note's own
-/// vault (its `vault` property) comes first (the note from that very file of that vault first
-/// of all), so where a file link leads depends on the vault of the note it is in. A note from no
-/// vault has no such preference; nor has a wiki link. Vaults are compared as the import compares
-/// them, byte for byte: two folders whose names differ only in Unicode form (NFC, NFD) are two.
+/// hold the same one: the note from that very file comes first, whichever vault it was imported
+/// from (the linking note's own, or one inside its folder or around it: vaults may nest), then
+/// one from that path in another vault; wherever a Markdown link has a choice, a note of the
+/// linking note's own vault (its `vault` property) comes first, so where a file link leads
+/// depends on the vault of the note it is in. A note from no vault has no such preference; nor
+/// has a wiki link. Vaults are compared as the import compares them, byte for byte: two folders
+/// whose names differ only in Unicode form (NFC, NFD) are two vaults.
 enum LinkResolution {
     /// The notes `key` leads to, written in a note of `vault` (which only a file key heeds).
     static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: [UInt8]?, in world: borrowing W) throws
@@ -98,14 +100,28 @@ enum LinkResolution {
             return try resolve(title: folded, preferring: nil, in: world)
         case .file(let path):
             // The note from that very file first (every note from a file that ends with the
-            // path holds it as another name too), then one from such a file; of each, one of
-            // the linking note's vault first.
+            // path holds it as another name too), then one from that path in another vault, then
+            // one from a file that ends with it; of each, one of the linking note's vault first.
             let placed = try world.aliasHolders(of: path)
+            var same: [TitleHolder] = []
             var exact: [TitleHolder] = []
             for h in placed where h.until == nil {
-                if let from = try world.note(h.note)?.sourcePath, TextFolding.fold(from) == path { exact.append(h) }
+                guard let note = try world.note(h.note), let from = note.sourcePath else { continue }
+                if let vault, isFile(path, from: vault, note) {
+                    same.append(h)
+                } else if TextFolding.fold(from) == path {
+                    exact.append(h)
+                }
             }
-            if let best = try current(exact, preferring: vault, in: world)
+            // A vault inside the linking note's folder holds the file under a shorter path,
+            // which ends with the file's name.
+            if let vault, same.isEmpty, let slash = path.lastIndex(of: "/") {
+                for h in try world.aliasHolders(of: String(path[path.index(after: slash)...])) where h.until == nil {
+                    if let note = try world.note(h.note), isFile(path, from: vault, note) { same.append(h) }
+                }
+            }
+            if let best = try current(same, preferring: vault, in: world)
+                ?? current(exact, preferring: vault, in: world)
                 ?? current(placed, preferring: vault, in: world)
             {
                 return [best]
@@ -130,6 +146,23 @@ enum LinkResolution {
     /// tells places apart byte for byte, and so do links (Swift's `==` takes `café` composed and
     /// decomposed for one name, two folders on Linux).
     static func vault(of note: Note?) -> [UInt8]? { note?.sourceFolder.map { Array($0.utf8) } }
+
+    /// Whether `note` is from the file at `path` (folded) within `vault`: a note of that vault
+    /// from that path, or of a vault inside that folder or around it from the same file.
+    private static func isFile(_ path: String, from vault: [UInt8], _ note: Note) -> Bool {
+        guard let from = note.sourcePath, let place = self.vault(of: note) else { return false }
+        if place == vault { return TextFolding.fold(from) == path }
+        func within(_ folder: [UInt8], _ outer: [UInt8]) -> String? {
+            let start = outer.last == 0x2F ? outer : outer + [0x2F]
+            guard folder.count > start.count, folder.starts(with: start) else { return nil }
+            return String(decoding: folder[start.count...], as: UTF8.self)
+        }
+        if let between = within(place, vault) { return TextFolding.fold(between + "/" + from) == path }
+        if let between = within(vault, place) {
+            return TextFolding.fold(from) == TextFolding.fold(between + "/" + path)
+        }
+        return false
+    }
 
     /// The vault a link of `key` in note `source` is read in: the note's for a Markdown link's
     /// file, none for any other link (a wiki link leads where it leads from every vault).
