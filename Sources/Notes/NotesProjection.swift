@@ -46,7 +46,8 @@ public final class NotesProjection: ProjectionSet {
     /// indented 4 columns past the paragraph's item do not. `notes-22`: nor does a setext
     /// underline on a lazy line (`> a` then `===`: the quote's paragraph goes on). `notes-23`: a
     /// Markdown link to a note's file, `[text](other.md)`, is a link (see ``MarkdownLink``).
-    public var version: String { "notes-23+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-24`: a file link's key is its path as written, not folded (``LinkKey/file(_:)``).
+    public var version: String { "notes-24+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

@@ -1537,6 +1537,47 @@ struct InterchangeMarkdownTests {
         }
     }
 
+    @Test("files whose names differ in case or accents only: each Markdown link leads to the file it spells")
+    func markdownLinksBySpelling() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        // Two files each to Linux (and `café`/`cafe` to macOS too), one name folded.
+        try write(v + "/Plan.md", "# Upper\n")
+        try write(v + "/plan.md", "# Lower\n")
+        try write(v + "/cafe.md", "# Plain\n")
+        try write(v + "/caf\u{E9}.md", "# Accented\n")
+        try write(v + "/sub/Note.md", "# Sub upper\n")
+        try write(v + "/sub/note.md", "# Sub lower\n")
+        try write(
+            v + "/a.md",
+            "# A\n\n[u](Plan.md) [l](plan.md) [p](cafe.md) [c](caf%C3%A9.md) [d](cafe%CC%81.md)\n"
+                + "[su](sub/Note.md) [sl](sub/note.md) [other](PLAN.md)\n")
+        _ = try s.book.importMarkdown(from: v)
+        let notes = try s.allNotes()
+        #expect(notes.count == 7)
+        let a = try #require(notes.first { $0.title == "A" }).id
+        let lower = try #require(notes.first { $0.title == "Lower" }).id
+        func targets(asOf instant: Int64? = nil) throws -> [String] {
+            try s.book.links(of: a, asOf: instant).map { link in
+                if case .note(let n) = link.target { return n.title }
+                return "-"
+            }
+        }
+        let now = s.clock.micros.withLock { $0 }
+        for instant in [nil, now] {
+            // Before (review-s30) the path was compared folded only: each pair led to one note
+            // (the first imported), `[l](plan.md)` to "Upper". A spelling no file has (`PLAN.md`)
+            // still finds one, and so does a decomposed `é` (macOS's form of the name).
+            #expect(
+                try targets(asOf: instant) == [
+                    "Upper", "Lower", "Plain", "Accented", "Accented", "Sub upper", "Sub lower", "Upper",
+                ])
+            #expect(try s.book.backlinks(of: lower, asOf: instant).map(\.link.text) == ["[l](plan.md)"])
+            #expect(try s.book.linkedNotes(asOf: instant).count == 7)
+        }
+        #expect(try s.book.verify().isEmpty)
+    }
+
     @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
     func sameFolderThroughAnotherPath() throws {
         let s = try InterchangeScratch()

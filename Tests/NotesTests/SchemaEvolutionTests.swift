@@ -499,6 +499,12 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-22", body: "[the note](Note.md) [gone](Gone.md)\n", missing: 1)
     }
 
+    @Test("a store stamped notes-23 (a Markdown link's file was keyed folded) rebuilds at open, once")
+    func markdownLinkSpellingRebuild() throws {
+        // A file link's key is its path as written: notes-24.
+        try expectLinksRebuiltOnce(stampedAs: "notes-23", body: "[the note](NOTE.md) [gone](Gone.md)\n", missing: 1)
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
@@ -510,8 +516,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-23+"))
-            older = stamp + "+" + current.dropFirst("notes-23+".count)
+            #expect(current.hasPrefix("notes-24+"))
+            older = stamp + "+" + current.dropFirst("notes-24+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

@@ -98,30 +98,35 @@ enum LinkResolution {
             return ids.isEmpty ? try resolve(title: hex, preferring: nil, in: world) : ids
         case .title(let folded):
             return try resolve(title: folded, preferring: nil, in: world)
-        case .file(let path):
+        case .file(let written):
             // The note from that very file first (every note from a file that ends with the
             // path holds it as another name too), then one from that path in another vault, then
             // one from a file that ends with it; of each, one of the linking note's vault first.
+            // Of the first two, the notes whose file is spelled as the link spells it come first:
+            // `Plan.md` and `plan.md` are two files, one folded name.
+            let path = TextFolding.fold(written)
             let placed = try world.aliasHolders(of: path)
-            var same: [TitleHolder] = []
-            var exact: [TitleHolder] = []
+            var same: [(TitleHolder, Int)] = []
+            var exact: [(TitleHolder, Int)] = []
             for h in placed where h.until == nil {
                 guard let note = try world.note(h.note), let from = note.sourcePath else { continue }
-                if let vault, isFile(path, from: vault, note) {
-                    same.append(h)
-                } else if TextFolding.fold(from) == path {
-                    exact.append(h)
+                if let vault, let grade = spelling(of: written, from: vault, in: note) {
+                    same.append((h, grade))
+                } else if let grade = spelling(from, written) {
+                    exact.append((h, grade))
                 }
             }
             // A vault inside the linking note's folder holds the file under a shorter path,
             // which ends with the file's name.
             if let vault, same.isEmpty, let slash = path.lastIndex(of: "/") {
                 for h in try world.aliasHolders(of: String(path[path.index(after: slash)...])) where h.until == nil {
-                    if let note = try world.note(h.note), isFile(path, from: vault, note) { same.append(h) }
+                    if let note = try world.note(h.note), let grade = spelling(of: written, from: vault, in: note) {
+                        same.append((h, grade))
+                    }
                 }
             }
-            if let best = try current(same, preferring: vault, in: world)
-                ?? current(exact, preferring: vault, in: world)
+            if let best = try current(closest(same), preferring: vault, in: world)
+                ?? current(closest(exact), preferring: vault, in: world)
                 ?? current(placed, preferring: vault, in: world)
             {
                 return [best]
@@ -147,21 +152,34 @@ enum LinkResolution {
     /// decomposed for one name, two folders on Linux).
     static func vault(of note: Note?) -> [UInt8]? { note?.sourceFolder.map { Array($0.utf8) } }
 
-    /// Whether `note` is from the file at `path` (folded) within `vault`: a note of that vault
-    /// from that path, or of a vault inside that folder or around it from the same file.
-    private static func isFile(_ path: String, from vault: [UInt8], _ note: Note) -> Bool {
-        guard let from = note.sourcePath, let place = self.vault(of: note) else { return false }
-        if place == vault { return TextFolding.fold(from) == path }
+    /// Whether `note` is from the file at `path` within `vault` (a note of that vault from that
+    /// path, or of a vault inside that folder or around it from the same file), and how closely
+    /// its file's name spells the path (``spelling(_:_:)``); nil when it is from another file.
+    private static func spelling(of path: String, from vault: [UInt8], in note: Note) -> Int? {
+        guard let from = note.sourcePath, let place = self.vault(of: note) else { return nil }
+        if place == vault { return spelling(from, path) }
         func within(_ folder: [UInt8], _ outer: [UInt8]) -> String? {
             let start = outer.last == 0x2F ? outer : outer + [0x2F]
             guard folder.count > start.count, folder.starts(with: start) else { return nil }
             return String(decoding: folder[start.count...], as: UTF8.self)
         }
-        if let between = within(place, vault) { return TextFolding.fold(between + "/" + from) == path }
-        if let between = within(vault, place) {
-            return TextFolding.fold(from) == TextFolding.fold(between + "/" + path)
-        }
-        return false
+        if let between = within(place, vault) { return spelling(between + "/" + from, path) }
+        if let between = within(vault, place) { return spelling(from, between + "/" + path) }
+        return nil
+    }
+
+    /// How closely `path` spells `written`: 1 as written (as Swift compares text: one composed
+    /// and the other decomposed, as macOS writes names, are one spelling, as they are one key),
+    /// 0 only folded (case, accents, white space), nil not at all.
+    private static func spelling(_ path: String, _ written: String) -> Int? {
+        if path == written { return 1 }
+        return TextFolding.fold(path) == TextFolding.fold(written) ? 0 : nil
+    }
+
+    /// The holders of the closest spelling.
+    private static func closest(_ graded: [(TitleHolder, Int)]) -> [TitleHolder] {
+        guard let top = graded.map(\.1).max() else { return [] }
+        return graded.filter { $0.1 == top }.map(\.0)
     }
 
     /// The vault a link of `key` in note `source` is read in: the note's for a Markdown link's
