@@ -50,7 +50,8 @@ public final class NotesProjection: ProjectionSet {
     /// `[[../Plan]]`, leads to that file's note (see ``WikiLink/relativePath(_:from:)``).
     /// `notes-25`: so does a reference link whose definition names one, `[text][ref]` with
     /// `[ref]: other.md`.
-    public var version: String { "notes-25+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-26`: a file link's key is its path as written, not folded (``LinkKey/file(_:)``).
+    public var version: String { "notes-26+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

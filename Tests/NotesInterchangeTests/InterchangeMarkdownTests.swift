@@ -1478,6 +1478,148 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.verify().isEmpty)
     }
 
+    @Test("two vaults whose names differ only in Unicode form (NFC, NFD): each link leads to its own vault's file")
+    func markdownLinksStayInTheirVaultByBytes() throws {
+        let s = try InterchangeScratch()
+        // Two folders to the file system (and to the import, which compares places as bytes),
+        // one String to Swift's ==, which compares canonical equivalents equal.
+        let composed = s.path + "/caf\u{E9}"
+        let decomposed = s.path + "/cafe\u{301}"
+        for (vault, name) in [(composed, "B composed"), (decomposed, "B decomposed")] {
+            #expect(mkdir(vault, 0o755) == 0)
+            try write(vault + "/a.md", "# A \(name)\n\nSee [x](b.md).\n")
+            try write(vault + "/b.md", "# \(name)\n\nbeta\n")
+            _ = try s.book.importMarkdown(from: vault)
+        }
+        let notes = try s.allNotes()
+        #expect(notes.count == 4)
+        func note(_ title: String) throws -> Identifier { try #require(notes.first { $0.title == title }).id }
+        let (a1, b1) = (try note("A B composed"), try note("B composed"))
+        let (a2, b2) = (try note("A B decomposed"), try note("B decomposed"))
+        func target(_ id: Identifier, asOf instant: Int64? = nil) throws -> String? {
+            if case .note(let n) = try s.book.links(of: id, asOf: instant).first?.target { return n.title }
+            return nil
+        }
+        let now = s.clock.micros.withLock { $0 }
+        for instant in [nil, now] {
+            // Before 2026-12-07 (review-s30) both led to the first vault's b.md.
+            #expect(try target(a1, asOf: instant) == "B composed")
+            #expect(try target(a2, asOf: instant) == "B decomposed")
+            #expect(try s.book.backlinks(of: b1, asOf: instant).map(\.source.id) == [a1])
+            #expect(try s.book.backlinks(of: b2, asOf: instant).map(\.source.id) == [a2])
+            #expect(try s.book.linkedNotes(asOf: instant) == [a1, b1, a2, b2])
+        }
+        #expect(try s.book.verify().isEmpty)
+    }
+
+    @Test("a vault inside another's folder: a Markdown link leads to the very file, whichever vault its note is of")
+    func markdownLinksAcrossNestedVaults() throws {
+        func target(_ s: InterchangeScratch, _ id: Identifier, asOf instant: Int64? = nil) throws -> String? {
+            if case .note(let n) = try s.book.links(of: id, asOf: instant).first?.target { return n.title }
+            return nil
+        }
+        func note(_ notes: [Note], _ title: String) throws -> Identifier {
+            try #require(notes.first { $0.title == title }).id
+        }
+        // The inner folder first: its notes keep it as their place when the outer one is
+        // imported, so the outer folder's `c.md` links to a note of the inner vault.
+        do {
+            let s = try InterchangeScratch()
+            let outer = s.path + "/outer"
+            let inner = outer + "/sub"
+            try write(outer + "/c.md", "# C\n\nSee [y](sub/b.md).\n")
+            try write(outer + "/b.md", "# Top B\n")
+            try write(inner + "/b.md", "# Sub B\n")
+            try write(inner + "/a.md", "# A\n\nSee [z](b.md).\n")
+            _ = try s.book.importMarkdown(from: inner)
+            _ = try s.book.importMarkdown(from: outer)
+            let notes = try s.allNotes()
+            #expect(notes.count == 4)
+            let (a, c, topB, subB) = (
+                try note(notes, "A"), try note(notes, "C"), try note(notes, "Top B"), try note(notes, "Sub B")
+            )
+            #expect(notes.first { $0.id == subB }?.sourcePath == "b.md")
+            let now = s.clock.micros.withLock { $0 }
+            for instant in [nil, now] {
+                // Before (review-s30) C's `sub/b.md` led to the outer `b.md` ("Top B", its file
+                // name read as a title, of C's own vault first).
+                #expect(try target(s, a, asOf: instant) == "Sub B")
+                #expect(try target(s, c, asOf: instant) == "Sub B")
+                #expect(Set(try s.book.backlinks(of: subB, asOf: instant).map(\.source.id)) == [a, c])
+                #expect(try s.book.backlinks(of: topB, asOf: instant).isEmpty)
+                #expect(try s.book.linkedNotes(asOf: instant) == [a, c, subB])
+                #expect(try s.book.missingLinks(asOf: instant).isEmpty)
+            }
+            #expect(try s.book.verify().isEmpty)
+        }
+        // The outer folder first, then a file new to the inner folder imported from it: its
+        // link's `b.md` is the inner folder's, whose note is the outer vault's `sub/b.md`.
+        do {
+            let s = try InterchangeScratch()
+            let outer = s.path + "/outer"
+            let inner = outer + "/sub"
+            try write(outer + "/b.md", "# Top B\n")
+            try write(inner + "/b.md", "# Sub B\n")
+            _ = try s.book.importMarkdown(from: outer)
+            try write(inner + "/e.md", "# E\n\nSee [w](b.md).\n")
+            _ = try s.book.importMarkdown(from: inner)
+            let notes = try s.allNotes()
+            #expect(notes.count == 3)
+            let (e, topB, subB) = (try note(notes, "E"), try note(notes, "Top B"), try note(notes, "Sub B"))
+            #expect(notes.first { $0.id == subB }?.sourcePath == "sub/b.md")
+            #expect(notes.first { $0.id == e }?.sourcePath == "e.md")
+            let now = s.clock.micros.withLock { $0 }
+            for instant in [nil, now] {
+                // Before (review-s30) it led to the outer `b.md`: the same path in another vault.
+                #expect(try target(s, e, asOf: instant) == "Sub B")
+                #expect(try s.book.backlinks(of: subB, asOf: instant).map(\.source.id) == [e])
+                #expect(try s.book.backlinks(of: topB, asOf: instant).isEmpty)
+            }
+            #expect(try s.book.verify().isEmpty)
+        }
+    }
+
+    @Test("files whose names differ in case or accents only: each Markdown link leads to the file it spells")
+    func markdownLinksBySpelling() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        // Two files each to Linux (and `café`/`cafe` to macOS too), one name folded.
+        try write(v + "/Plan.md", "# Upper\n")
+        try write(v + "/plan.md", "# Lower\n")
+        try write(v + "/cafe.md", "# Plain\n")
+        try write(v + "/caf\u{E9}.md", "# Accented\n")
+        try write(v + "/sub/Note.md", "# Sub upper\n")
+        try write(v + "/sub/note.md", "# Sub lower\n")
+        try write(
+            v + "/a.md",
+            "# A\n\n[u](Plan.md) [l](plan.md) [p](cafe.md) [c](caf%C3%A9.md) [d](cafe%CC%81.md)\n"
+                + "[su](sub/Note.md) [sl](sub/note.md) [other](PLAN.md)\n")
+        _ = try s.book.importMarkdown(from: v)
+        let notes = try s.allNotes()
+        #expect(notes.count == 7)
+        let a = try #require(notes.first { $0.title == "A" }).id
+        let lower = try #require(notes.first { $0.title == "Lower" }).id
+        func targets(asOf instant: Int64? = nil) throws -> [String] {
+            try s.book.links(of: a, asOf: instant).map { link in
+                if case .note(let n) = link.target { return n.title }
+                return "-"
+            }
+        }
+        let now = s.clock.micros.withLock { $0 }
+        for instant in [nil, now] {
+            // Before (review-s30) the path was compared folded only: each pair led to one note
+            // (the first imported), `[l](plan.md)` to "Upper". A spelling no file has (`PLAN.md`)
+            // still finds one, and so does a decomposed `é` (macOS's form of the name).
+            #expect(
+                try targets(asOf: instant) == [
+                    "Upper", "Lower", "Plain", "Accented", "Accented", "Sub upper", "Sub lower", "Upper",
+                ])
+            #expect(try s.book.backlinks(of: lower, asOf: instant).map(\.link.text) == ["[l](plan.md)"])
+            #expect(try s.book.linkedNotes(asOf: instant).count == 7)
+        }
+        #expect(try s.book.verify().isEmpty)
+    }
+
     @Test("a folder imported again through another path to it (a bind mount) is the same folder: no note twice")
     func sameFolderThroughAnotherPath() throws {
         let s = try InterchangeScratch()

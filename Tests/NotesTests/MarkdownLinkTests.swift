@@ -25,8 +25,8 @@ struct MarkdownLinkTests {
         #expect(links.map(\.line) == [0, 0, 0, 0, 2, 2, 2, 2, 2])
         #expect(links[2].text == "[c](other.md#heading)")
         #expect(links[5].text == "[k]( y.md  'title' )")
-        // The key folds the path as titles and file names are folded.
-        #expect(links[1].key == .file("notes/sub/other note.md"))
+        // The key keeps the path as written (it is looked up folded, its own spelling first).
+        #expect(links[1].key == .file("notes/sub/Other Note.md"))
         // From a note of no file, and paths through `.`, `..` and the vault's root.
         #expect(targets("[a](other.md)") == [.file("other.md")])
         #expect(

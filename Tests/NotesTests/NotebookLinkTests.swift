@@ -358,7 +358,9 @@ struct NotebookLinkTests {
         let titles = ["Plan", "plan ", "Roadmap", "Résumé", "resume", "Ideas", "Inbox", "Log", "Old plan", "Ideas 2"]
         var ids: [Identifier] = []
         var past: [(instant: Int64, answers: Answers)] = []
-        let sources = ["", "vault/Plan.md", "Ideas.md", "deep/er/Inbox.md", "Nowhere.md"]
+        // `Vault/plan.md` is another file than `vault/Plan.md`, one folded name; `/w1/vault` is a
+        // vault inside `/w1`, whose `Plan.md` is `/w1`'s `vault/Plan.md`.
+        let sources = ["", "vault/Plan.md", "Ideas.md", "deep/er/Inbox.md", "Nowhere.md", "Vault/plan.md"]
         for step in 0..<160 {
             f.clock.advance()
             func body() -> String {
@@ -369,7 +371,10 @@ struct NotebookLinkTests {
                     if rng.next(below: 3) == 0 {
                         // Markdown links, read from the folder of the note's file (which case 6
                         // changes with no change of the body).
-                        let files = ["Plan.md", "../Plan.md", "er/Inbox.md", "/vault/Plan.md", "Ideas%202.md", "x.md"]
+                        let files = [
+                            "Plan.md", "../Plan.md", "er/Inbox.md", "/vault/Plan.md", "Ideas%202.md", "x.md",
+                            "/Vault/plan.md", "/vault/PLAN.md",
+                        ]
                         return "see [it](\(files[rng.next(below: files.count)]))"
                     }
                     let pool = titles + ["Nowhere"]
@@ -382,7 +387,8 @@ struct NotebookLinkTests {
                 if rng.next(below: 2) == 0 {
                     // Two vaults that hold the same paths: a Markdown link prefers its own
                     // vault's file (a note of none, not imported, has no preference).
-                    try f.book.setProperty(ids.last!, key: "vault", value: rng.next(below: 2) == 0 ? "/w1" : "/w2")
+                    let vaults = ["/w1", "/w2", "/w1/vault"]
+                    try f.book.setProperty(ids.last!, key: "vault", value: vaults[rng.next(below: vaults.count)])
                     let file = sources[1 + rng.next(below: sources.count - 1)]
                     if rng.next(below: 2) == 0 { try f.book.setProperty(ids.last!, key: "source", value: file) }
                 }
@@ -401,7 +407,7 @@ struct NotebookLinkTests {
                     _ = try f.book.setAliases(
                         id, (0..<rng.next(below: 3)).map { _ in titles.randomElement(using: &rng)! })
                 } else if rng.next(below: 3) == 0 {
-                    let vaults = ["", "/w1", "/w2"]
+                    let vaults = ["", "/w1", "/w2", "/w1/vault"]
                     try f.book.setProperty(id, key: "vault", value: vaults[rng.next(below: vaults.count)])
                 } else {
                     try f.book.setProperty(id, key: "source", value: sources[rng.next(below: sources.count)])

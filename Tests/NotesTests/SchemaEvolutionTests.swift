@@ -512,6 +512,12 @@ struct SchemaEvolutionTests {
             stampedAs: "notes-24", body: "[the note][n] [gone][]\n\n[n]: Note.md\n[gone]: Gone.md\n", missing: 1)
     }
 
+    @Test("a store stamped notes-25 (a Markdown link's file was keyed folded) rebuilds at open, once")
+    func markdownLinkSpellingRebuild() throws {
+        // A file link's key is its path as written: notes-26.
+        try expectLinksRebuiltOnce(stampedAs: "notes-25", body: "[the note](NOTE.md) [gone](Gone.md)\n", missing: 1)
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
@@ -523,8 +529,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-25+"))
-            older = stamp + "+" + current.dropFirst("notes-25+".count)
+            #expect(current.hasPrefix("notes-26+"))
+            older = stamp + "+" + current.dropFirst("notes-26+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

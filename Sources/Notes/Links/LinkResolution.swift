@@ -79,66 +79,157 @@ protocol LinkWorld: ~Copyable {
 /// with it, each by the rule above); else its file name without
 /// `.md` is a title link's (the note of that title, or of that file name in another folder);
 /// else to the note that held the path last. Paths are relative to a vault, and two vaults may
-/// hold the same one: wherever a Markdown link has a choice, a note of the linking note's own
-/// vault (its `vault` property) comes first (the note from that very file of that vault first
-/// of all), so where a file link leads depends on the vault of the note it is in. A note from no
-/// vault has no such preference; nor has a wiki link.
+/// hold the same one: the note from that very file comes first, whichever vault it was imported
+/// from (the linking note's own, or one inside its folder or around it: vaults may nest), then
+/// one from that path in another vault; wherever a Markdown link has a choice, a note of the
+/// linking note's own vault (its `vault` property) comes first, so where a file link leads
+/// depends on the vault of the note it is in. A note from no vault has no such preference; nor
+/// has a wiki link. Vaults are compared as the import compares them, byte for byte: two folders
+/// whose names differ only in Unicode form (NFC, NFD) are two vaults.
 enum LinkResolution {
     /// The notes `key` leads to, written in a note of `vault` (which only a file key heeds).
-    static func resolve<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: String?, in world: borrowing W) throws
-        -> [Identifier]
-    {
+    static func resolve<W: LinkWorld & ~Copyable>(
+        _ key: LinkKey, from vault: [UInt8]?, in world: borrowing W, memo: ResolutionMemo = ResolutionMemo()
+    ) throws -> [Identifier] {
         switch key {
         case .id(let hex):
             // Digits no id starts with may be a name (`[[20240105]]`, a daily note's file).
             let ids = try world.notes(withIDPrefix: hex)
-            return ids.isEmpty ? try resolve(title: hex, preferring: nil, in: world) : ids
+            return ids.isEmpty ? try resolve(title: hex, preferring: nil, in: world, memo: memo) : ids
         case .title(let folded):
-            return try resolve(title: folded, preferring: nil, in: world)
-        case .file(let path):
+            return try resolve(title: folded, preferring: nil, in: world, memo: memo)
+        case .file(let written):
             // The note from that very file first (every note from a file that ends with the
-            // path holds it as another name too), then one from such a file; of each, one of
-            // the linking note's vault first.
+            // path holds it as another name too), then one from that path in another vault, then
+            // one from a file that ends with it; of each, one of the linking note's vault first.
+            // Of the first two, the notes whose file is spelled as the link spells it come first:
+            // `Plan.md` and `plan.md` are two files, one folded name.
+            let path = TextFolding.fold(written)
             let placed = try world.aliasHolders(of: path)
-            var exact: [TitleHolder] = []
+            var same: [(TitleHolder, Int)] = []
+            var exact: [(TitleHolder, Int)] = []
             for h in placed where h.until == nil {
-                if let from = try world.note(h.note)?.sourcePath, TextFolding.fold(from) == path { exact.append(h) }
+                guard let note = try world.note(h.note), let from = note.sourcePath else { continue }
+                if let vault, let grade = spelling(of: written, from: vault, in: note) {
+                    same.append((h, grade))
+                } else if let grade = spelling(from, written) {
+                    exact.append((h, grade))
+                }
             }
-            if let best = try current(exact, preferring: vault, in: world)
+            // A vault inside the linking note's folder holds the file under a shorter path,
+            // which ends with the file's name.
+            if let vault, same.isEmpty, let slash = path.lastIndex(of: "/") {
+                let name = String(path[path.index(after: slash)...])
+                for (h, inner) in try nested(name, within: vault, in: world, memo: memo) {
+                    if let grade = spelling(inner, written) { same.append((h, grade)) }
+                }
+            }
+            if let best = try current(closest(same), preferring: vault, in: world)
+                ?? current(closest(exact), preferring: vault, in: world)
                 ?? current(placed, preferring: vault, in: world)
             {
                 return [best]
             }
-            let named = try resolve(title: key.fileName ?? "", preferring: vault, in: world)
+            let named = try resolve(title: key.fileName ?? "", preferring: vault, in: world, memo: memo)
             return named.isEmpty ? try latest(placed, preferring: vault, in: world).map { [$0] } ?? [] : named
         }
     }
 
     /// A title link's note; with a `vault`, one of that vault wherever there is a choice.
+    /// Many file keys fall back to one file name (every folder's `index.md`): each name is
+    /// resolved once a query, not once a key, whose holders it would read again.
     private static func resolve<W: LinkWorld & ~Copyable>(
-        title folded: String, preferring vault: String?, in world: borrowing W
+        title folded: String, preferring vault: [UInt8]?, in world: borrowing W, memo: ResolutionMemo
     ) throws -> [Identifier] {
+        let asked = ResolutionMemo.Named(name: folded, vault: vault)
+        if let known = memo.titles[asked] { return known }
+        let found: [Identifier]
         let titles = try world.holders(of: folded)
-        if let best = try current(titles, preferring: vault, in: world) { return [best] }
-        let others = try world.aliasHolders(of: folded)
-        if let best = try current(others, preferring: vault, in: world) { return [best] }
-        return try latest(titles + others, preferring: vault, in: world).map { [$0] } ?? []
+        if let best = try current(titles, preferring: vault, in: world) {
+            found = [best]
+        } else {
+            let others = try world.aliasHolders(of: folded)
+            if let best = try current(others, preferring: vault, in: world) {
+                found = [best]
+            } else {
+                found = try latest(titles + others, preferring: vault, in: world).map { [$0] } ?? []
+            }
+        }
+        memo.titles[asked] = found
+        return found
     }
 
-    /// The vault a note was imported from (its `vault` property), if any.
-    static func vault(of note: Note?) -> String? { note?.sourceFolder }
+    /// The notes that hold the file name `name` now from a vault inside `vault`'s folder, each
+    /// with its file's path from `vault`; read once a query for each name and vault (none at
+    /// all where no vault nests in another, however many paths ask).
+    private static func nested<W: LinkWorld & ~Copyable>(
+        _ name: String, within vault: [UInt8], in world: borrowing W, memo: ResolutionMemo
+    ) throws -> [(holder: TitleHolder, path: String)] {
+        let asked = ResolutionMemo.Named(name: name, vault: vault)
+        if let known = memo.nested[asked] { return known }
+        var found: [(holder: TitleHolder, path: String)] = []
+        for h in try world.aliasHolders(of: name) where h.until == nil {
+            guard let note = try world.note(h.note), let from = note.sourcePath, let place = self.vault(of: note),
+                let between = within(place, vault)
+            else { continue }
+            found.append((h, between + "/" + from))
+        }
+        memo.nested[asked] = found
+        return found
+    }
+
+    /// The path from `outer` of `folder`, a folder inside it (places as bytes), or nil.
+    private static func within(_ folder: [UInt8], _ outer: [UInt8]) -> String? {
+        let start = outer.last == 0x2F ? outer : outer + [0x2F]
+        guard folder.count > start.count, folder.starts(with: start) else { return nil }
+        return String(decoding: folder[start.count...], as: UTF8.self)
+    }
+
+    /// The vault a note was imported from (its `vault` property), if any, as bytes: the import
+    /// tells places apart byte for byte, and so do links (Swift's `==` takes `café` composed and
+    /// decomposed for one name, two folders on Linux).
+    static func vault(of note: Note?) -> [UInt8]? { note?.sourceFolder.map { Array($0.utf8) } }
+
+    /// Whether `note` is from the file at `path` within `vault` (a note of that vault from that
+    /// path, or of a vault inside that folder or around it from the same file), and how closely
+    /// its file's name spells the path (``spelling(_:_:)``); nil when it is from another file.
+    private static func spelling(of path: String, from vault: [UInt8], in note: Note) -> Int? {
+        guard let from = note.sourcePath, let place = self.vault(of: note) else { return nil }
+        if place == vault { return spelling(from, path) }
+        if let between = within(place, vault) { return spelling(between + "/" + from, path) }
+        if let between = within(vault, place) { return spelling(from, between + "/" + path) }
+        return nil
+    }
+
+    /// How closely `path` spells `written`: 1 as written (as Swift compares text: one composed
+    /// and the other decomposed, as macOS writes names, are one spelling, as they are one key),
+    /// 0 only folded (case, accents, white space), nil not at all.
+    private static func spelling(_ path: String, _ written: String) -> Int? {
+        if path == written { return 1 }
+        return TextFolding.fold(path) == TextFolding.fold(written) ? 0 : nil
+    }
+
+    /// The holders of the closest spelling.
+    private static func closest(_ graded: [(TitleHolder, Int)]) -> [TitleHolder] {
+        guard let top = graded.map(\.1).max() else { return [] }
+        return graded.filter { $0.1 == top }.map(\.0)
+    }
 
     /// The vault a link of `key` in note `source` is read in: the note's for a Markdown link's
     /// file, none for any other link (a wiki link leads where it leads from every vault).
-    static func vault<W: LinkWorld & ~Copyable>(reading key: LinkKey, in source: Identifier, of world: borrowing W)
-        throws -> String?
-    {
+    static func vault<W: LinkWorld & ~Copyable>(
+        reading key: LinkKey, in source: Identifier, of world: borrowing W, memo: ResolutionMemo
+    ) throws -> [UInt8]? {
         guard case .file = key else { return nil }
-        return vault(of: try world.note(source))
+        // A note of many file links is read once a query for its vault, not once a link.
+        if let known = memo.vaults[source] { return known }
+        let found = vault(of: try world.note(source))
+        memo.vaults[source] = .some(found)
+        return found
     }
 
     /// Whether note `id` is of `vault` (always, when no vault is asked for).
-    private static func isOf<W: LinkWorld & ~Copyable>(_ vault: String?, _ id: Identifier, in world: borrowing W)
+    private static func isOf<W: LinkWorld & ~Copyable>(_ vault: [UInt8]?, _ id: Identifier, in world: borrowing W)
         throws -> Bool
     {
         guard let vault else { return true }
@@ -147,7 +238,7 @@ enum LinkResolution {
 
     /// The holder that gave the name up last; with a `vault`, of that vault if one is.
     private static func latest<W: LinkWorld & ~Copyable>(
-        _ holders: [TitleHolder], preferring vault: String?, in world: borrowing W
+        _ holders: [TitleHolder], preferring vault: [UInt8]?, in world: borrowing W
     ) throws -> Identifier? {
         var pool = holders
         if vault != nil {
@@ -161,7 +252,7 @@ enum LinkResolution {
     /// Of the holders that hold the name now, one of `vault` (when asked for), then one not in
     /// the trash, then the first to take it.
     private static func current<W: LinkWorld & ~Copyable>(
-        _ holders: [TitleHolder], preferring vault: String?, in world: borrowing W
+        _ holders: [TitleHolder], preferring vault: [UInt8]?, in world: borrowing W
     ) throws -> Identifier? {
         var best: (other: Int, trashed: Int, since: UInt64, id: Identifier)?
         for h in holders where h.until == nil {
@@ -179,20 +270,20 @@ enum LinkResolution {
     }
 
     /// The sources of each key, parted by the vault the key is read in (see
-    /// ``vault(reading:in:of:)``): each part resolves once.
+    /// ``vault(reading:in:of:memo:)``): each part resolves once.
     private static func byVault<W: LinkWorld & ~Copyable>(
-        _ sources: [LinkKey: [Identifier]], in world: borrowing W
-    ) throws -> [(key: LinkKey, vault: String?, sources: [Identifier])] {
-        var out: [(key: LinkKey, vault: String?, sources: [Identifier])] = []
+        _ sources: [LinkKey: [Identifier]], in world: borrowing W, memo: ResolutionMemo
+    ) throws -> [(key: LinkKey, vault: [UInt8]?, sources: [Identifier])] {
+        var out: [(key: LinkKey, vault: [UInt8]?, sources: [Identifier])] = []
         for (key, ids) in sources {
             guard case .file = key else {
                 out.append((key, nil, ids))
                 continue
             }
-            var parts: [String?: [Identifier]] = [:]
-            var order: [String?] = []
+            var parts: [[UInt8]?: [Identifier]] = [:]
+            var order: [[UInt8]?] = []
             for s in ids {
-                let v = try vault(reading: key, in: s, of: world)
+                let v = try vault(reading: key, in: s, of: world, memo: memo)
                 if parts[v] == nil { order.append(v) }
                 parts[v, default: []].append(s)
             }
@@ -201,10 +292,10 @@ enum LinkResolution {
         return out
     }
 
-    static func target<W: LinkWorld & ~Copyable>(_ key: LinkKey, from vault: String?, in world: borrowing W) throws
-        -> LinkTarget
-    {
-        let ids = try resolve(key, from: vault, in: world)
+    static func target<W: LinkWorld & ~Copyable>(
+        _ key: LinkKey, from vault: [UInt8]?, in world: borrowing W, memo: ResolutionMemo
+    ) throws -> LinkTarget {
+        let ids = try resolve(key, from: vault, in: world, memo: memo)
         guard ids.count == 1 else { return ids.isEmpty ? (key.isAttachment ? .attachment : .missing) : .ambiguous(ids) }
         guard let note = try world.note(ids[0]) else { return .missing }
         return .note(LinkedNote(note))
@@ -213,12 +304,13 @@ enum LinkResolution {
     /// The links of note `id`'s body, in order, each with where it leads.
     static func outgoing<W: LinkWorld & ~Copyable>(of note: Note, in world: borrowing W) throws -> [OutgoingLink] {
         var targets: [LinkKey: LinkTarget] = [:]
+        let memo = ResolutionMemo()
         var out: [OutgoingLink] = []
         for link in WikiLink.parse(note) {
             let key = link.key
             if targets[key] == nil {
-                let vault = if case .file = key { vault(of: note) } else { String?.none }
-                targets[key] = try target(key, from: vault, in: world)
+                let vault = if case .file = key { vault(of: note) } else { [UInt8]?.none }
+                targets[key] = try target(key, from: vault, in: world, memo: memo)
             }
             out.append(OutgoingLink(link: link, target: targets[key]!))
         }
@@ -229,11 +321,12 @@ enum LinkResolution {
     static func backlinks<W: LinkWorld & ~Copyable>(to id: Identifier, in world: borrowing W) throws -> [Backlink] {
         var keysBySource: [Identifier: Set<LinkKey>] = [:]
         // Whether each key leads here, by the vault it is read in.
-        var leads: [LinkKey: [String?: Bool]] = [:]
+        var leads: [LinkKey: [[UInt8]?: Bool]] = [:]
+        let memo = ResolutionMemo()
         func consider(_ key: LinkKey, _ source: Identifier, _ world: borrowing W) throws {
-            let vault = try vault(reading: key, in: source, of: world)
+            let vault = try vault(reading: key, in: source, of: world, memo: memo)
             if leads[key]?[vault] == nil {
-                leads[key, default: [:]][vault] = try resolve(key, from: vault, in: world) == [id]
+                leads[key, default: [:]][vault] = try resolve(key, from: vault, in: world, memo: memo) == [id]
             }
             if leads[key]![vault]! { keysBySource[source, default: []].insert(key) }
         }
@@ -279,8 +372,9 @@ enum LinkResolution {
         var sources: [LinkKey: [Identifier]] = [:]
         try world.forEachLink { key, source in sources[key, default: []].append(source) }
         var keysBySource: [Identifier: Set<LinkKey>] = [:]
-        for (key, vault, ids) in try byVault(sources, in: world) where !key.isAttachment {
-            guard try resolve(key, from: vault, in: world).isEmpty else { continue }
+        let memo = ResolutionMemo()
+        for (key, vault, ids) in try byVault(sources, in: world, memo: memo) where !key.isAttachment {
+            guard try resolve(key, from: vault, in: world, memo: memo).isEmpty else { continue }
             for s in ids { keysBySource[s, default: []].insert(key) }
         }
         var out: [MissingLink] = []
@@ -300,8 +394,9 @@ enum LinkResolution {
         var sources: [LinkKey: [Identifier]] = [:]
         try world.forEachLink { key, source in sources[key, default: []].append(source) }
         var linked: Set<Identifier> = []
-        for (key, vault, ids) in try byVault(sources, in: world) {
-            let target = try resolve(key, from: vault, in: world)
+        let memo = ResolutionMemo()
+        for (key, vault, ids) in try byVault(sources, in: world, memo: memo) {
+            let target = try resolve(key, from: vault, in: world, memo: memo)
             guard target.count == 1 else { continue }
             for s in ids where s != target[0] {
                 linked.insert(s)
@@ -320,6 +415,20 @@ enum LinkResolution {
         if a.0.id != b.0.id { return a.0.id < b.0.id }
         return a.1.line < b.1.line
     }
+}
+
+/// What the resolutions of one query share (the notebook does not change under it): the notes
+/// each name leads to from each vault, the notes of each file name from the vaults inside each
+/// vault, and the vault of each linking note.
+final class ResolutionMemo {
+    struct Named: Hashable {
+        var name: String
+        var vault: [UInt8]?
+    }
+    var titles: [Named: [Identifier]] = [:]
+    var nested: [Named: [(holder: TitleHolder, path: String)]] = [:]
+    /// The vault of each linking note read so far.
+    var vaults: [Identifier: [UInt8]?] = [:]
 }
 
 /// The links projection as a ``LinkWorld``, read in the transaction it is lent.

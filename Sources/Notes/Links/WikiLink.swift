@@ -321,13 +321,13 @@ public struct WikiLink: Sendable, Equatable, Hashable {
         "xlsx", "zip",
     ]
 
-    /// The key this link is indexed and resolved by: a title folded (case and accents), or the
-    /// id digits.
+    /// The key this link is indexed and resolved by: a title folded (case and accents), the id
+    /// digits, or a file's path as written (resolved and decoded; folded where it is looked up).
     public var key: LinkKey {
         switch target {
         case .title(let t): return .title(TextFolding.fold(t))
         case .id(let hex): return .id(hex)
-        case .file(let path): return .file(TextFolding.fold(path))
+        case .file(let path): return .file(path)
         }
     }
 }
@@ -338,7 +338,9 @@ public enum LinkKey: Sendable, Hashable {
     case title(String)
     /// Lowercase hex digits of an id.
     case id(String)
-    /// A folded path within the vault, `.md` included: a Markdown link's file.
+    /// A path within the vault, `.md` included, as the link spells it: a Markdown link's file.
+    /// It is looked up folded, and the file spelled so comes first (`Plan.md` and `plan.md` are
+    /// two files; before notes-24 the key was folded, and a link led to either).
     case file(String)
 
     /// A file key's file name without `.md`, folded: the name the link falls back to when no
