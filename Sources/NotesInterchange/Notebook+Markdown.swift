@@ -428,28 +428,34 @@ extension Notebook {
         _ item: VaultItem, _ note: Note, session: borrowing WriteSession, dbs: ProjectionDatabases
     ) throws -> UInt64? {
         var names: [Identifier: String?] = [:]
-        func category(_ id: Identifier) throws -> String? {
-            if let known = names[id] { return known }
-            let name = try projection.category(id, in: session.transaction, databases: dbs).map(\.name)
-            names[id] = name
-            return name
-        }
-        func tag(_ id: Identifier) throws -> String? {
-            if let known = names[id] { return known }
-            let name = try projection.tag(id, in: session.transaction, databases: dbs).map(\.name)
-            names[id] = name
-            return name
-        }
         var found: UInt64?
         try foldRevisions(of: note.id, upToVersion: note.version, in: session.transaction) { revision in
-            let earlier = revision.note
-            let labels = NoteLabels(
-                category: try earlier.category.flatMap(category), tags: try earlier.tags.compactMap(tag))
-            let text = MarkdownNote.render(earlier, labels: labels, inFolder: item.file.contains("/"))
+            let text = try exportedText(
+                revision.note, file: item.file, in: session.transaction, dbs: dbs, names: &names)
             if SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest { found = revision.version }
             return found == nil
         }
         return found
+    }
+
+    /// What ``exportMarkdown(to:)`` writes for `note` at the path `file` of a folder, with today's
+    /// names of its category and tags (`names` keeps those looked up).
+    private func exportedText(
+        _ note: Note, file: String, in txn: borrowing Transaction, dbs: ProjectionDatabases,
+        names: inout [Identifier: String?]
+    ) throws -> String {
+        var tags: [String] = []
+        for id in note.tags {
+            if names[id] == nil { names[id] = .some(try projection.tag(id, in: txn, databases: dbs)?.name) }
+            if let name = names[id] ?? nil { tags.append(name) }
+        }
+        var category: String?
+        if let id = note.category {
+            if names[id] == nil { names[id] = .some(try projection.category(id, in: txn, databases: dbs)?.name) }
+            category = names[id] ?? nil
+        }
+        return MarkdownNote.render(
+            note, labels: NoteLabels(category: category, tags: tags), inFolder: file.contains("/"))
     }
 
     /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
@@ -1070,8 +1076,10 @@ extension Notebook {
     }
 
     /// The paths (as bytes) of the files of `oversized`, each refused for being over the size
-    /// limit, that are unchanged since their notes were imported from them: a note of this
-    /// folder recorded at that path whose file digest is the file's.
+    /// limit, that are unchanged since their notes were imported from them (a note of this
+    /// folder recorded at that path whose file digest is the file's), or that hold, byte for
+    /// byte, what ``exportMarkdown(to:)`` writes for the note their `id` names as it is now (an
+    /// export read back: before 2026-12-07 it was refused, exit 2, even by the store it came from).
     private func unchangedOversizedFiles(_ oversized: [FileProblem], folder: String) throws(NotesError)
         -> Set<[UInt8]>
     {
@@ -1093,6 +1101,16 @@ extension Notebook {
                     note.properties[NoteProperty.sourceGone.rawValue] == nil
                 {
                     out.insert(key)
+                }
+            }
+            var names: [Identifier: String?] = [:]
+            for problem in oversized where !out.contains(Array(problem.file.utf8)) {
+                guard let id = problem.oversizedID, let note = try projection.note(id, in: txn, databases: dbs) else {
+                    continue
+                }
+                let text = try exportedText(note, file: problem.file, in: txn, dbs: dbs, names: &names)
+                if SHA256.hex(SHA256.hash(Array(text.utf8))) == problem.oversizedDigest {
+                    out.insert(Array(problem.file.utf8))
                 }
             }
             return out
@@ -1142,6 +1160,7 @@ extension Notebook {
                     "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))"
             )
             problem.oversizedDigest = Self.fileDigest(directory + "/" + file)
+            problem.oversizedID = MarkdownNote.id(inHeadOf: bytes)
             return .failure(problem)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
