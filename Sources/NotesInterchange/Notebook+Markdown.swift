@@ -97,6 +97,10 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     /// Files that hold what `export-markdown` wrote for an earlier version of their note (a
     /// folder exported before the note's later edits): left as the store has the note.
     public var olderExports = 0
+    /// Notes an earlier build's `import-markdown` made without recording their files (before
+    /// 2026-12-01), matched to their files by title and body (``Notebook/legacyImports(of:among:in:)``):
+    /// they record their files now, and no note is made again.
+    public var legacyMatched = 0
 
     public init(
         created: Int, updated: Int, unchanged: Int, warnings: [String] = [], skipped: [FileProblem] = [],
@@ -828,6 +832,47 @@ extension Notebook {
                     if let existing { relocating[existing.id] = nil }
                 }
             }
+            // Notes an earlier build imported from a folder without recording their files (before
+            // 2026-12-01 `import-markdown` recorded no path): a file matching none of this folder's
+            // notes is the note's whose title and body are the file's, when the note was made by
+            // `import-markdown`, records no file, and no other file or such note matches (before
+            // 2026-12-07 every file made its note again, and links by file name led nowhere).
+            // Several, and the file is left out, said why: a merge would be a guess, a new note
+            // one more copy.
+            var legacy: Set<Identifier> = []
+            let unmatched = changing.indices.filter { changing[$0].existing == nil && changing[$0].item.md.id == nil }
+            if !unmatched.isEmpty {
+                let candidates = try legacyImports(
+                    of: unmatched.map { changing[$0].item }, among: listed.filter { !matched.contains($0.id) },
+                    in: session.transaction)
+                var filesOf: [Identifier: Int] = [:]
+                for notes in candidates { for note in notes { filesOf[note.id, default: 0] += 1 } }
+                var left: Set<Int> = []
+                for (k, notes) in candidates.enumerated() where !notes.isEmpty {
+                    let i = unmatched[k]
+                    if notes.count == 1, filesOf[notes[0].id] == 1 {
+                        changing[i].existing = notes[0]
+                        matched.insert(notes[0].id)
+                        legacy.insert(notes[0].id)
+                        summary.legacyMatched += 1
+                        continue
+                    }
+                    left.insert(i)
+                    let ids = notes.map(\.id.uuidString).joined(separator: ", ")
+                    summary.skipped.append(
+                        FileProblem(
+                            file: changing[i].item.file,
+                            reason: notes.count > 1
+                                ? "an earlier build imported it as \(notes.count) notes (\(ids)) without recording the file; "
+                                    + "trash all but one (`notes trash ID`) and import again"
+                                : "another file has the same title and body as it, and as the note an earlier build "
+                                    + "imported (\(ids)) without recording the file; change one of them and import again"
+                        ))
+                }
+                if !left.isEmpty {
+                    changing = changing.enumerated().filter { !left.contains($0.offset) }.map(\.element)
+                }
+            }
             // A file moved within the folder (into a subfolder, or renamed): a new path whose
             // file is the one a note's gone path had, by its bytes, else by its name and most
             // of its lines. A note in the trash is not looked for (its file was deleted).
@@ -910,7 +955,9 @@ extension Notebook {
                 // matched in it (by path, or by id when the file moved within it) or in a folder
                 // that moved here; a note the store exported elsewhere and reads back, or of a
                 // folder inside or around this one, keeps its own, and its own file's digest.
-                let recordedHere = place(existing).map { $0 == here || moved.contains($0) }
+                let recordedHere =
+                    existing.map { legacy.contains($0.id) } == true
+                    ? true : place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
                 } else if isCopy(existing, file: item.file) {
@@ -954,7 +1001,16 @@ extension Notebook {
                         movedByID(note, to: item.file)
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
-                        summary.updated += 1
+                        // A note an earlier build imported, as its file is: only the file recorded.
+                        let recordOnly = events.allSatisfy {
+                            if case .propertySet(let key, _) = $0 { return NoteProperty.fileRecord.contains(key) }
+                            return false
+                        }
+                        if legacy.contains(note.id) && recordOnly {
+                            summary.unchanged += 1
+                        } else {
+                            summary.updated += 1
+                        }
                     }
                 } else {
                     let id = item.md.id.flatMap { matched.contains($0) ? nil : $0 } ?? session.newID()
@@ -1074,6 +1130,38 @@ extension Notebook {
             return summary
         }
     }
+
+    /// For each of `items`, the notes of `notes` an earlier build's `import-markdown` made from
+    /// its file without recording the file (before 2026-12-01): notes with no file recorded,
+    /// whose first event `import-markdown` wrote, whose title and body are the file's, byte for
+    /// byte (and in the trash only for a file that says `trashed: true`).
+    func legacyImports(of items: [VaultItem], among notes: [Note], in txn: borrowing Transaction) throws
+        -> [[Note]]
+    {
+        struct Text: Hashable {
+            var title: [UInt8]
+            var body: [UInt8]
+        }
+        var byText: [Text: [Int]] = [:]
+        for (k, item) in items.enumerated() {
+            byText[Text(title: Array(item.title.utf8), body: Array(item.body.utf8)), default: []].append(k)
+        }
+        var found = [[Note]](repeating: [], count: items.count)
+        for note in notes where note.sourcePath == nil && note.sourceFolder == nil {
+            guard let ks = byText[Text(title: Array(note.title.utf8), body: Array(note.body.utf8))] else { continue }
+            var byImport = false
+            try store.forEachEvent(inStream: Note.stream(note.id), versions: 1...1, in: txn) { view in
+                byImport = view.metadata.command == Self.importMarkdownCommand
+                return false
+            }
+            guard byImport else { continue }
+            for k in ks where !note.trashed || items[k].md.trashed == true { found[k].append(note) }
+        }
+        return found
+    }
+
+    /// The command recorded with the events `notes import-markdown` writes.
+    static let importMarkdownCommand = "notes import-markdown"
 
     /// The paths (as bytes) of the files of `oversized`, each refused for being over the size
     /// limit, that are unchanged since their notes were imported from them (a note of this
