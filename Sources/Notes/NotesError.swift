@@ -150,6 +150,10 @@ public struct FileProblem: Error, Sendable, Equatable {
     /// The SHA-256 (hex) of a file refused only for being over the size limit: when it is the
     /// file its note was imported from, unchanged, it is no reason to refuse an import.
     public var oversizedDigest: String?
+    /// The note id the front matter of such a file names (`id`, as an export writes it), when its
+    /// first bytes hold the whole front matter: a file that is, byte for byte, what the export
+    /// writes for that note as it is, is no reason to refuse an import either.
+    public var oversizedID: Identifier?
 
     public init(file: String, reason: String) {
         self.file = file

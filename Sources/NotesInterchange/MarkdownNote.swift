@@ -261,6 +261,24 @@ struct MarkdownNote: Equatable {
         }
     }
 
+    /// The note id named by the front matter that starts `head`, the first bytes of a file too
+    /// large to read whole, or nil when `head` does not hold all of it (its closing line, ended)
+    /// or it names none.
+    static func id(inHeadOf head: [UInt8]) -> Identifier? {
+        let start0 = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        guard let first = lineEnd(head, from: start0), isFence(head[start0..<first.content]) else { return nil }
+        var start = first.next
+        // Only whole lines: the last may be cut where `head` ends.
+        while let line = lineEnd(head, from: start), head[line.next - 1] == 0x0A {
+            if isFence(head[start..<line.content]) || isEnd(head[start..<line.content]) {
+                guard let text = String(validating: head[..<line.next], as: UTF8.self) else { return nil }
+                return (try? parse(text))?.id
+            }
+            start = line.next
+        }
+        return nil
+    }
+
     /// Where the line starting at `from` ends (before any `\r\n`) and where the next begins.
     private static func lineEnd(_ bytes: [UInt8], from: Int) -> (content: Int, next: Int)? {
         guard from < bytes.count else { return nil }

@@ -97,6 +97,10 @@ public struct MarkdownImportSummary: Sendable, Equatable {
     /// Files that hold what `export-markdown` wrote for an earlier version of their note (a
     /// folder exported before the note's later edits): left as the store has the note.
     public var olderExports = 0
+    /// Notes an earlier build's `import-markdown` made without recording their files (before
+    /// 2026-12-01), matched to their files by title and body (``Notebook/legacyImports(of:among:in:)``):
+    /// they record their files now, and no note is made again.
+    public var legacyMatched = 0
 
     public init(
         created: Int, updated: Int, unchanged: Int, warnings: [String] = [], skipped: [FileProblem] = [],
@@ -428,28 +432,34 @@ extension Notebook {
         _ item: VaultItem, _ note: Note, session: borrowing WriteSession, dbs: ProjectionDatabases
     ) throws -> UInt64? {
         var names: [Identifier: String?] = [:]
-        func category(_ id: Identifier) throws -> String? {
-            if let known = names[id] { return known }
-            let name = try projection.category(id, in: session.transaction, databases: dbs).map(\.name)
-            names[id] = name
-            return name
-        }
-        func tag(_ id: Identifier) throws -> String? {
-            if let known = names[id] { return known }
-            let name = try projection.tag(id, in: session.transaction, databases: dbs).map(\.name)
-            names[id] = name
-            return name
-        }
         var found: UInt64?
         try foldRevisions(of: note.id, upToVersion: note.version, in: session.transaction) { revision in
-            let earlier = revision.note
-            let labels = NoteLabels(
-                category: try earlier.category.flatMap(category), tags: try earlier.tags.compactMap(tag))
-            let text = MarkdownNote.render(earlier, labels: labels, inFolder: item.file.contains("/"))
+            let text = try exportedText(
+                revision.note, file: item.file, in: session.transaction, dbs: dbs, names: &names)
             if SHA256.hex(SHA256.hash(Array(text.utf8))) == item.digest { found = revision.version }
             return found == nil
         }
         return found
+    }
+
+    /// What ``exportMarkdown(to:)`` writes for `note` at the path `file` of a folder, with today's
+    /// names of its category and tags (`names` keeps those looked up).
+    private func exportedText(
+        _ note: Note, file: String, in txn: borrowing Transaction, dbs: ProjectionDatabases,
+        names: inout [Identifier: String?]
+    ) throws -> String {
+        var tags: [String] = []
+        for id in note.tags {
+            if names[id] == nil { names[id] = .some(try projection.tag(id, in: txn, databases: dbs)?.name) }
+            if let name = names[id] ?? nil { tags.append(name) }
+        }
+        var category: String?
+        if let id = note.category {
+            if names[id] == nil { names[id] = .some(try projection.category(id, in: txn, databases: dbs)?.name) }
+            category = names[id] ?? nil
+        }
+        return MarkdownNote.render(
+            note, labels: NoteLabels(category: category, tags: tags), inFolder: file.contains("/"))
     }
 
     /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
@@ -822,6 +832,47 @@ extension Notebook {
                     if let existing { relocating[existing.id] = nil }
                 }
             }
+            // Notes an earlier build imported from a folder without recording their files (before
+            // 2026-12-01 `import-markdown` recorded no path): a file matching none of this folder's
+            // notes is the note's whose title and body are the file's, when the note was made by
+            // `import-markdown`, records no file, and no other file or such note matches (before
+            // 2026-12-07 every file made its note again, and links by file name led nowhere).
+            // Several, and the file is left out, said why: a merge would be a guess, a new note
+            // one more copy.
+            var legacy: Set<Identifier> = []
+            let unmatched = changing.indices.filter { changing[$0].existing == nil && changing[$0].item.md.id == nil }
+            if !unmatched.isEmpty {
+                let candidates = try legacyImports(
+                    of: unmatched.map { changing[$0].item }, among: listed.filter { !matched.contains($0.id) },
+                    in: session.transaction)
+                var filesOf: [Identifier: Int] = [:]
+                for notes in candidates { for note in notes { filesOf[note.id, default: 0] += 1 } }
+                var left: Set<Int> = []
+                for (k, notes) in candidates.enumerated() where !notes.isEmpty {
+                    let i = unmatched[k]
+                    if notes.count == 1, filesOf[notes[0].id] == 1 {
+                        changing[i].existing = notes[0]
+                        matched.insert(notes[0].id)
+                        legacy.insert(notes[0].id)
+                        summary.legacyMatched += 1
+                        continue
+                    }
+                    left.insert(i)
+                    let ids = notes.map(\.id.uuidString).joined(separator: ", ")
+                    summary.skipped.append(
+                        FileProblem(
+                            file: changing[i].item.file,
+                            reason: notes.count > 1
+                                ? "an earlier build imported it as \(notes.count) notes (\(ids)) without recording the file; "
+                                    + "trash all but one (`notes trash ID`) and import again"
+                                : "another file has the same title and body as it, and as the note an earlier build "
+                                    + "imported (\(ids)) without recording the file; change one of them and import again"
+                        ))
+                }
+                if !left.isEmpty {
+                    changing = changing.enumerated().filter { !left.contains($0.offset) }.map(\.element)
+                }
+            }
             // A file moved within the folder (into a subfolder, or renamed): a new path whose
             // file is the one a note's gone path had, by its bytes, else by its name and most
             // of its lines. A note in the trash is not looked for (its file was deleted).
@@ -904,7 +955,9 @@ extension Notebook {
                 // matched in it (by path, or by id when the file moved within it) or in a folder
                 // that moved here; a note the store exported elsewhere and reads back, or of a
                 // folder inside or around this one, keeps its own, and its own file's digest.
-                let recordedHere = place(existing).map { $0 == here || moved.contains($0) }
+                let recordedHere =
+                    existing.map { legacy.contains($0.id) } == true
+                    ? true : place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
                 } else if isCopy(existing, file: item.file) {
@@ -948,7 +1001,16 @@ extension Notebook {
                         movedByID(note, to: item.file)
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
-                        summary.updated += 1
+                        // A note an earlier build imported, as its file is: only the file recorded.
+                        let recordOnly = events.allSatisfy {
+                            if case .propertySet(let key, _) = $0 { return NoteProperty.fileRecord.contains(key) }
+                            return false
+                        }
+                        if legacy.contains(note.id) && recordOnly {
+                            summary.unchanged += 1
+                        } else {
+                            summary.updated += 1
+                        }
                     }
                 } else {
                     let id = item.md.id.flatMap { matched.contains($0) ? nil : $0 } ?? session.newID()
@@ -1069,9 +1131,43 @@ extension Notebook {
         }
     }
 
+    /// For each of `items`, the notes of `notes` an earlier build's `import-markdown` made from
+    /// its file without recording the file (before 2026-12-01): notes with no file recorded,
+    /// whose first event `import-markdown` wrote, whose title and body are the file's, byte for
+    /// byte (and in the trash only for a file that says `trashed: true`).
+    func legacyImports(of items: [VaultItem], among notes: [Note], in txn: borrowing Transaction) throws
+        -> [[Note]]
+    {
+        struct Text: Hashable {
+            var title: [UInt8]
+            var body: [UInt8]
+        }
+        var byText: [Text: [Int]] = [:]
+        for (k, item) in items.enumerated() {
+            byText[Text(title: Array(item.title.utf8), body: Array(item.body.utf8)), default: []].append(k)
+        }
+        var found = [[Note]](repeating: [], count: items.count)
+        for note in notes where note.sourcePath == nil && note.sourceFolder == nil {
+            guard let ks = byText[Text(title: Array(note.title.utf8), body: Array(note.body.utf8))] else { continue }
+            var byImport = false
+            try store.forEachEvent(inStream: Note.stream(note.id), versions: 1...1, in: txn) { view in
+                byImport = view.metadata.command == Self.importMarkdownCommand
+                return false
+            }
+            guard byImport else { continue }
+            for k in ks where !note.trashed || items[k].md.trashed == true { found[k].append(note) }
+        }
+        return found
+    }
+
+    /// The command recorded with the events `notes import-markdown` writes.
+    static let importMarkdownCommand = "notes import-markdown"
+
     /// The paths (as bytes) of the files of `oversized`, each refused for being over the size
-    /// limit, that are unchanged since their notes were imported from them: a note of this
-    /// folder recorded at that path whose file digest is the file's.
+    /// limit, that are unchanged since their notes were imported from them (a note of this
+    /// folder recorded at that path whose file digest is the file's), or that hold, byte for
+    /// byte, what ``exportMarkdown(to:)`` writes for the note their `id` names as it is now (an
+    /// export read back: before 2026-12-07 it was refused, exit 2, even by the store it came from).
     private func unchangedOversizedFiles(_ oversized: [FileProblem], folder: String) throws(NotesError)
         -> Set<[UInt8]>
     {
@@ -1093,6 +1189,16 @@ extension Notebook {
                     note.properties[NoteProperty.sourceGone.rawValue] == nil
                 {
                     out.insert(key)
+                }
+            }
+            var names: [Identifier: String?] = [:]
+            for problem in oversized where !out.contains(Array(problem.file.utf8)) {
+                guard let id = problem.oversizedID, let note = try projection.note(id, in: txn, databases: dbs) else {
+                    continue
+                }
+                let text = try exportedText(note, file: problem.file, in: txn, dbs: dbs, names: &names)
+                if SHA256.hex(SHA256.hash(Array(text.utf8))) == problem.oversizedDigest {
+                    out.insert(Array(problem.file.utf8))
                 }
             }
             return out
@@ -1142,6 +1248,7 @@ extension Notebook {
                     "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))"
             )
             problem.oversizedDigest = Self.fileDigest(directory + "/" + file)
+            problem.oversizedID = MarkdownNote.id(inHeadOf: bytes)
             return .failure(problem)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }

@@ -168,6 +168,36 @@ struct CLIVaultTests {
         try s.ok("verify")
     }
 
+    @Test(
+        "an export holding a note over the size limit reads back at the limit; edited, or into another store, it is refused"
+    )
+    func exportedFileOverTheLimit() throws {
+        // Before 2026-12-07 the export was refused, exit 2, even by the store it came from.
+        let s = try Sandbox()
+        let dir = s.path("vault")
+        let big = "# Big\n" + String(repeating: "word ", count: 50_000)
+        try vault(dir, [("Big.md", big), ("Sub/Small.md", "# Small\n")])
+        let raised: [String: String?] = ["NOTES_BODY_LIMIT": "300000"]
+        let low: [String: String?] = ["NOTES_BODY_LIMIT": "100000"]
+        try s.ok("import-markdown", dir, env: raised)
+        let ex = s.path("ex")
+        try s.ok("export-markdown", ex, env: raised)
+        let back = s.run("import-markdown", ex, env: low)
+        #expect(back.code == 0, "\(back)")
+        #expect(back.line == "created 0, updated 0, unchanged 2")
+        #expect(back.stderr == "")
+        // Another store has no such note: the file is over the limit as any file is.
+        let other = try Sandbox()
+        #expect(other.run("import-markdown", ex, env: low).code == 2)
+        // Edited (its id kept), it is not the export any more.
+        let exported = try String(contentsOfFile: ex + "/Big.md", encoding: .utf8)
+        write(file: ex + "/Big.md", exported + "more\n")
+        let changed = s.run("import-markdown", ex, env: low)
+        #expect(changed.code == 2)
+        #expect(changed.stderr.hasPrefix("notes: error: Big.md: the file is over 165536 bytes"), "\(changed)")
+        try s.ok("verify")
+    }
+
     @Test("a file deleted from the folder: the import says --prune trashes its note; then an export into it skips it")
     func deletedFilePruned() throws {
         let s = try Sandbox()

@@ -1646,4 +1646,79 @@ struct InterchangeMarkdownTests {
         #expect(notes.allSatisfy { $0.properties["vault"] == mount })
         #expect(notes.first { $0.sourcePath == "a.md" }?.body == "# a\n\nalpha, edited\n")
     }
+
+    /// Events as the 2026-11-29 build (0b7e71e) wrote them for `import-markdown` of a folder
+    /// holding `A/Plan.md` and `hub.md`: a category for the folder, a note per file, no property
+    /// (it recorded no file), `notes import-markdown` the command of each; then `extra` notes.
+    private func legacyImport(_ s: InterchangeScratch, extra: [(title: String, body: String)] = []) throws {
+        func line(_ n: Int, _ stream: String, _ type: String, _ schema: Int, _ data: String) -> [UInt8] {
+            let id = "00000000-0000-4000-8000-0000000000" + (n < 16 ? "0" : "") + String(n, radix: 16)
+            return Array(
+                (#"{"eventId":"\#(id)","stream":"\#(stream)","version":1,"type":"\#(type)","schemaVersion":\#(schema),"recordedAt":"2026-11-29T10:00:0\#(n % 10).000000Z","metadata":{"actor":"ana@laptop","command":"notes import-markdown"},"data":\#(data)}"#)
+                    .utf8)
+        }
+        let category = "cccccccc-0000-4000-8000-000000000001"
+        var lines = [
+            line(1, "category/\(category)", "CategoryCreated", 1, #"{"name":"A"}"#),
+            line(
+                2, "note/11111111-0000-4000-8000-000000000001", "NoteCreated", 2,
+                ##"{"title":"Plan A","body":"# Plan A\n","pinned":false,"category":"\##(category)"}"##),
+            line(
+                3, "note/11111111-0000-4000-8000-000000000002", "NoteCreated", 2,
+                ##"{"title":"Hub","body":"# Hub\n[[Plan]]\n","pinned":false,"category":null}"##),
+        ]
+        for (k, note) in extra.enumerated() {
+            lines.append(
+                line(
+                    4 + k, "note/11111111-0000-4000-8000-00000000001\(k)", "NoteCreated", 2,
+                    #"{"title":"\#(note.title)","body":"\#(note.body)","pinned":false,"category":null}"#))
+        }
+        _ = try s.book.importEvents(lines: lines)
+    }
+
+    @Test("notes an earlier build imported without recording their files are matched to them, not made again")
+    func legacyImportMatched() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        try write(v + "/A/Plan.md", "# Plan A\n")
+        try write(v + "/hub.md", "# Hub\n[[Plan]]\n")
+        try legacyImport(s)
+        // Before 2026-12-07 each file made a second note, and `[[Plan]]` (a file name) led nowhere.
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.created == 0 && again.legacyMatched == 2 && again.unchanged == 2, "\(again)")
+        let notes = try s.allNotes()
+        #expect(notes.count == 2)
+        #expect(Set(notes.compactMap(\.sourcePath)) == ["A/Plan.md", "hub.md"])
+        let plan = try #require(notes.first { $0.title == "Plan A" })
+        let hub = try #require(notes.first { $0.title == "Hub" })
+        #expect(try s.book.backlinks(of: plan.id).map(\.source.id) == [hub.id])
+        // Recorded as a new import records them: the next import finds them by path.
+        let third = try s.book.importMarkdown(from: v)
+        #expect(third == MarkdownImportSummary(created: 0, updated: 0, unchanged: 2), "\(third)")
+        try write(v + "/hub.md", "# Hub\n[[Plan]] edited\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        #expect(try s.allNotes().count == 2)
+    }
+
+    @Test("a file matching two notes an earlier build imported is left out, said why; one made here is no match")
+    func legacyImportAmbiguous() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        try write(v + "/A/Plan.md", "# Plan A\n")
+        try write(v + "/hub.md", "# Hub\n[[Plan]]\n")
+        try write(v + "/mine.md", "# Mine\n")
+        // The old build imported `hub.md` twice; `Mine` was made with `notes add`, not imported.
+        try legacyImport(s, extra: [("Hub", "# Hub\\n[[Plan]]\\n")])
+        _ = try s.book.add(title: "Mine", body: "# Mine\n")
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.created == 1 && again.legacyMatched == 1, "\(again)")
+        #expect(again.skipped.map(\.file) == ["hub.md"])
+        #expect(again.skipped.first?.reason.hasPrefix("an earlier build imported it as 2 notes") == true)
+        #expect(try s.allNotes().count == 5)
+        // One of the two trashed: the other is the file's.
+        try s.book.trash(Identifier("11111111-0000-4000-8000-000000000010")!)
+        let resolved = try s.book.importMarkdown(from: v)
+        #expect(resolved.legacyMatched == 1 && resolved.created == 0 && resolved.skipped.isEmpty, "\(resolved)")
+        #expect(try s.allNotes().count == 5)
+    }
 }

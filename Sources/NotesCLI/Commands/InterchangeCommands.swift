@@ -203,6 +203,7 @@ let importMarkdownCommand = Command(
                         })
                 ),
                 ("movedFiles", .int(summary.movedFiles)), ("olderExports", .int(summary.olderExports)),
+                ("legacyMatched", .int(summary.legacyMatched)),
                 ("movedFrom", .array(summary.movedFrom.map { .string($0) })),
             ]))
     } else {
@@ -237,6 +238,11 @@ let importMarkdownCommand = Command(
             let n = summary.olderExports
             line +=
                 "; \(n) file\(n == 1 ? "" : "s") an export wrote before \(n == 1 ? "its note was" : "their notes were") edited here left as the store has \(n == 1 ? "it" : "them")"
+        }
+        if summary.legacyMatched > 0 {
+            let n = summary.legacyMatched
+            line +=
+                "; \(n) note\(n == 1 ? "" : "s") an earlier build imported without \(n == 1 ? "its file" : "their files") matched to \(n == 1 ? "it" : "them") by title and body"
         }
         for from in summary.movedFrom {
             line += "; matched the notes imported from \(oneLine(ctx.terminal.shown(from))) (moved) by their paths"
