@@ -173,6 +173,16 @@ struct ReliabilityInputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: s.store + "/kept").isEmpty)
         // Beside it is no folder of the store's.
         #expect(s.run("export-markdown", s.store + "-md").code == 0)
+        // Known, not fixed (review2-s30): a note whose category is the store folder's name,
+        // exported into the folder above the store, is written beside data.mdb.
+        let t = try Sandbox()
+        _ = t.run("categorize", try t.add("Categorized"), "store")
+        let storeBefore = try FileManager.default.contentsOfDirectory(atPath: t.store).sorted()
+        _ = t.run("export-markdown", t.root)
+        let storeAfter = try FileManager.default.contentsOfDirectory(atPath: t.store).sorted()
+        withKnownIssue("export-markdown writes a category folder named as the store's into the store") {
+            #expect(storeAfter == storeBefore)
+        }
         Self.expectRefused(s.run("config", "get"), 2, "config get", mentioning: "usage: notes config get KEY")
         Self.expectRefused(s.run("log", "--type", ""), 2, "log --type \"\"", mentioning: "--type needs an event type")
         let long = String(repeating: "c", count: 600)
