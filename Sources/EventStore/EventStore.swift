@@ -97,7 +97,30 @@ public final class EventStore: Sendable {
     /// debugfs, tracefs, securityfs), where no file can be made, so no store either: before
     /// 2026-12-07 `NOTES_STORE=/proc/self notes add X` said "storage error: mdb_env_open
     /// /proc/self: No such file or directory", and `notes list` "no store yet; add a note".
-    public static func isKernelFolder(_ path: String) -> Bool { notes_is_kernel_file_system(path) != 0 }
+    /// A file there (`/proc/version`) is none: before this was checked, it was said to be a
+    /// folder, where the open says it is a file.
+    public static func isKernelFolder(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return false }
+        return notes_is_kernel_file_system(path) != 0
+    }
+
+    /// The nearest folder above `path`, which does not exist, when it ``isKernelFolder(_:)``:
+    /// no folder can be made there either (`/proc/self/notes`, `/dev/pts/notes`), which a read
+    /// said was "no store yet; add a note", and `add` then "storage error: mkdir".
+    public static func kernelFolder(above path: String) -> String? {
+        var p = path
+        while true {
+            while p.count > 1, p.hasSuffix("/") { p.removeLast() }
+            guard let slash = p.lastIndex(of: "/") else {
+                return isKernelFolder(".") ? "." : nil
+            }
+            p = slash == p.startIndex ? "/" : String(p[..<slash])
+            var st = stat()
+            if stat(p, &st) == 0 { return isKernelFolder(p) ? p : nil }
+            if p == "/" { return nil }
+        }
+    }
 
     /// Why a folder ``isKernelFolder(_:)`` says is one is not a store.
     public static let kernelFolderDetail =

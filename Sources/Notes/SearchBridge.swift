@@ -203,7 +203,7 @@ extension Notebook {
         /// The near spellings as words of the notes found (the index matched their stems).
         init(
             results: [(result: SearchResult, match: ForgivingSearch.Match)],
-            corrections: [ForgivingSearch.Correction], language: SearchLanguage
+            corrections: [ForgivingSearch.Correction], language: SearchLanguage, query: SearchQuery
         ) {
             self.results = results
             let near = results.filter { $0.match == .nearSpelling }.map(\.result.note)
@@ -214,10 +214,18 @@ extension Notebook {
                 var every = SearchFilter()
                 every.statuses = Set(SearchDocument.Status.allCases)
                 for c in held {
-                    let word = SearchQuery(root: .clause(SearchQuery.Clause(kind: .term, terms: [Array(c.word.utf8)])))
-                    if index.search(word, filter: every, limit: near.count).count == near.count {
-                        heldByEveryNearSpellingResult.insert(c.word)
+                    // In each part of the note the query looks for it in: before 2026-12-07 a
+                    // note holding `theme` in its body alone, found through `title:them` for
+                    // `title:theme`, counted as holding it, and the near spelling went unnamed.
+                    let term = Array(c.word.utf8)
+                    let fields = Set(
+                        query.clauses.filter { !$0.excluded && $0.terms.contains(term) }.map(\.field))
+                    let heldInEach = (fields.isEmpty ? [.any] : fields).allSatisfy { field in
+                        let clause = SearchQuery.Clause(kind: .term, terms: [term], field: field)
+                        return index.search(SearchQuery(root: .clause(clause)), filter: every, limit: near.count).count
+                            == near.count
                     }
+                    if heldInEach { heldByEveryNearSpellingResult.insert(c.word) }
                 }
             }
             let texts = results.filter { $0.match != .exact }.flatMap { [$0.result.note.title, $0.result.note.body] }
@@ -248,7 +256,7 @@ extension Notebook {
                 }
             }
             return ForgivingResults(
-                results: results, corrections: outcome.corrections, language: projection.searchLanguage)
+                results: results, corrections: outcome.corrections, language: projection.searchLanguage, query: query)
         }
     }
 
@@ -270,7 +278,7 @@ extension Notebook {
         return ForgivingResults(
             results: outcome.hits.compactMap { hit, match in
                 state.notes[hit.id].map { (SearchResult(note: $0, score: hit.score), match) }
-            }, corrections: outcome.corrections, language: language)
+            }, corrections: outcome.corrections, language: language, query: query)
     }
 
     /// The same search over the notebook as it was at `instant` (replayed in memory).

@@ -234,6 +234,17 @@ final class Context: @unchecked Sendable {
                 "\(path) is not a notes store (it is not a folder); choose another path with --store",
                 code: .storeUnusable)
         }
+        // A path not made yet in a folder of a file system the kernel makes up, where no folder
+        // can be made either (before this a read said "no store yet; add a note", and `add`
+        // "storage error: mkdir /proc/self/notes: No such file or directory").
+        if !exists, let above = EventStore.kernelFolder(above: path) {
+            throw CLIError(
+                StoreError.notAStore(
+                    path: path,
+                    detail: "it would be in \(above), a folder of a file system the kernel makes up, "
+                        + "where no folder can be made"
+                ).description + "; choose another path with --store", code: .storeUnusable)
+        }
         // A directory without a data file holds no store yet, and only a command that makes
         // notes from nothing (add, the imports, a clone, `categories add`) makes one there:
         // before 2026-12-06 `notes list` with the store set to a folder of other files

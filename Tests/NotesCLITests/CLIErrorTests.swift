@@ -249,6 +249,26 @@ struct CLIErrorTests {
                 mentioning: "/proc/self is not a notes store (it is a folder of a file system the kernel makes up, "
                     + "where no file can be made); choose another path with --store")
         }
+        // A folder not made yet inside one, and devpts (/dev/pts), a kernel's file system the
+        // first fix left out: before, a read said "no store yet; add a note", and `add`
+        // "storage error: mkdir /proc/self/notes: No such file or directory" or "permission
+        // denied on the store".
+        var kernelFolders = ["/proc/self/notes", "/proc/self/notes/deeper"]
+        var pts = stat()
+        if stat("/dev/pts", &pts) == 0 { kernelFolders += ["/dev/pts", "/dev/pts/notes"] }
+        for path in kernelFolders {
+            for args in [["list"], ["add", "X"], ["stats"]] {
+                Self.expectFailure(
+                    s.run(["--store", path] + args), 5,
+                    mentioning: "\(path) is not a notes store (it ")
+            }
+        }
+        // A file there is said to be one, not a folder (before, "it is a folder of a file system
+        // the kernel makes up").
+        for args in [["list"], ["add", "X"]] {
+            let run = s.run(["--store", "/proc/version"] + args)
+            Self.expectFailure(run, 5, mentioning: "/proc/version is not a notes store (it is a file)")
+        }
 
         let id = try s.add("Note")
         do {

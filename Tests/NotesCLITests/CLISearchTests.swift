@@ -141,6 +141,21 @@ struct CLISearchTests {
         #expect(widened.stdout.contains("also showing near spellings of \"theme\": \"them\""), "\(widened)")
     }
 
+    @Test("a note found through a near spelling in a title is named, though its body holds the word")
+    func nearSpellingInTitleNamed() throws {
+        let s = try Sandbox()
+        try s.add("Theme pack", "--body", "receive the theme pack")
+        try s.add("Them", "--body", "receive the theme")
+        // `Them` has no `theme` in its title: it is found through `title:them`, though its body
+        // holds `theme` (before 2026-12-07 that body hid the line).
+        let found = try s.ok("search", "recieve", "title:theme")
+        #expect(found.stdout.contains("Them  "), "\(found)")
+        #expect(found.stdout.contains("also showing near spellings of \"theme\": \"them\""), "\(found)")
+        // A body search: every note shown holds `theme` in its body, and no line names `them`.
+        let body = try s.ok("search", "recieve", "body:theme")
+        #expect(!body.stdout.contains("near spellings of"), "\(body)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

@@ -84,6 +84,49 @@ func warnRecordedLater(_ ctx: Context, _ count: Int, storeInstant: Int64?) {
             + "to keep the dates, import into a new store (--store DIR)")
 }
 
+/// Whether `dir` is the folder `store` (true) or a folder inside it, existing or to be made
+/// (false), by device and inode, every link and `.` or `..` followed as the file system follows
+/// them; nil when it is neither (or the store's folder does not exist).
+func storeFolderHolding(_ dir: String, store: String) -> Bool? {
+    var target = stat()
+    guard stat(store, &target) == 0 else { return nil }
+    func isStore(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino
+    }
+    if isStore(dir) { return true }
+    // The deepest folder of `dir` that exists, resolved; the names below it, which the export
+    // makes, taken in turn (`..` after a folder it makes is that folder's parent).
+    let names = dir.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    var existing = names.count
+    var resolved: String?
+    while resolved == nil {
+        let prefix = (dir.hasPrefix("/") ? "/" : "") + names[0..<existing].joined(separator: "/")
+        resolved = resolvedPath(prefix.isEmpty ? "." : prefix)
+        if resolved == nil {
+            guard existing > 0 else { return nil }
+            existing -= 1
+        }
+    }
+    var parts = (resolved ?? "/").split(separator: "/").map(String.init)
+    for name in names[existing...] {
+        if name == "." { continue }
+        if name == ".." {
+            if !parts.isEmpty { parts.removeLast() }
+        } else {
+            parts.append(name)
+        }
+    }
+    // Every folder above it (and it) that exists, up to the root.
+    var itself = true
+    while true {
+        if isStore("/" + parts.joined(separator: "/")) { return itself }
+        guard !parts.isEmpty else { return nil }
+        parts.removeLast()
+        itself = false
+    }
+}
+
 let exportMarkdownCommand = Command(
     "export-markdown", abstract: "Write every note as a Markdown file with front matter into DIR.",
     usage: ["export-markdown DIR"],
@@ -115,13 +158,18 @@ let exportMarkdownCommand = Command(
             "\(dir) is not a folder; give a folder to write into (one that does not exist is made)", code: .usage)
     }
     // The store's own folder, however it is spelled (a link to it, `.` in it): before 2026-12-07
-    // the Markdown files were written beside data.mdb.
-    var store = stat()
-    if stat(dir, &st) == 0, stat(try ctx.storePath(), &store) == 0, st.st_dev == store.st_dev,
-        st.st_ino == store.st_ino
-    {
+    // the Markdown files were written beside data.mdb. A folder inside it too, made or not
+    // (`STORE/md`, `STORE/../STORE/md`): the first fix refused the folder alone, and the files
+    // went into a folder of the store's.
+    switch storeFolderHolding(dir, store: try ctx.storePath()) {
+    case .some(true):
         throw CLIError(
             "\(dir) is the store's own folder; give another folder to write the Markdown files into", code: .usage)
+    case .some(false):
+        throw CLIError(
+            "\(dir) is inside the store's folder; give a folder outside it to write the Markdown files into",
+            code: .usage)
+    case nil: break
     }
     let summary = try ctx.notebook().exportMarkdown(to: dir)
     if ctx.json {
