@@ -167,7 +167,10 @@ public final class EventStore: Sendable {
         self.configuration = configuration
         currentProjectionVersionBytes = EventStore.projectionVersion(of: configuration)
         let env: Environment
-        if Self.isKernelFolder(path) { throw .notAStore(path: path, detail: Self.kernelFolderDetail) }
+        // No data file can be in such a folder: a store's own folder is not asked about its file system.
+        if access(path + "/data.mdb", F_OK) != 0, Self.isKernelFolder(path) {
+            throw .notAStore(path: path, detail: Self.kernelFolderDetail)
+        }
         try Self.checkDataFile(in: path)
         do { env = try Environment(path: path, options: configuration.environment) } catch {
             if error.code == .notADirectory { throw .notAStore(path: path, detail: "it is \(Self.kind(of: path))") }

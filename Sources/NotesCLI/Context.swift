@@ -257,8 +257,9 @@ final class Context: @unchecked Sendable {
                 || ((st.st_mode & S_IFMT) == S_IFDIR && lstat(path + "/data.mdb", &dataFile) != 0 && errno == ENOENT)
         }
         // A folder where no store can be made is said to be one by every command, as `add`
-        // says it (before 2026-12-07 a read said "no store yet; add a note").
-        if exists, (st.st_mode & S_IFMT) == S_IFDIR, EventStore.isKernelFolder(path) {
+        // says it (before 2026-12-07 a read said "no store yet; add a note"). Such a folder
+        // holds no data file, so a store's own folder is not asked about its file system.
+        if exists, noStore(), EventStore.isKernelFolder(path) {
             throw CLIError(
                 StoreError.notAStore(path: path, detail: EventStore.kernelFolderDetail).description
                     + "; choose another path with --store", code: .storeUnusable)

@@ -211,16 +211,13 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
     var lines: [String] = []
     let used = Set(found.results.map(\.match))
     if used.contains(.nearSpelling) || used.contains(.someWords) {
-        // Words found nowhere first: they are what the reader most likely mistyped. Their near
-        // spellings widen both steps; those of a word the notes hold only the near-spelling
-        // one, so they are named only when a near-spelling note is shown (before 2026-12-07
-        // `install theme colour --limit 1` said "also showing near spellings of "theme"" over
-        // a some-words note alone, the near-spelling ones ranked below it).
-        // Then the words few notes hold beside a far commoner near spelling, likely typos too
-        // (`seperate`, `separate`).
-        // Only those some near-spelling note shown was found through: before 2026-12-07 one
-        // was named when every such note held the word as written (`recieve theme` showing only
-        // the note with `receive` and `theme` said "also showing near spellings of "theme"").
+        // Words found nowhere first: they are what the reader most likely mistyped. Then the
+        // words few notes hold beside a far commoner near spelling, likely typos too (`seperate`,
+        // `separate`), then the other words the notes hold. The near spellings of a held word
+        // widen only the near-spelling step, so it is named only when a note shown was found
+        // through one: before 2026-12-07 it was named over some-words notes alone
+        // (`install theme colour --limit 1`) and over notes holding the word as written
+        // (`recieve theme`).
         let known =
             used.contains(.nearSpelling)
             ? found.corrections.filter { !$0.unknown && !found.heldByEveryNearSpellingResult.contains($0.word) } : []
