@@ -4,11 +4,16 @@
     scripts/cranfield-to-beir.py RAW_DIR OUT_DIR
     scripts/cranfield-to-beir.py --cisi RAW_DIR OUT_DIR
     scripts/cranfield-to-beir.py --cacm RAW_DIR OUT_DIR
+    scripts/cranfield-to-beir.py --npl RAW_DIR OUT_DIR
 
 (`--cisi` and `--cacm`: the CISI and CACM collections of the same era and format, CISI.ALL,
 CISI.QRY and CISI.REL, or cacm.all, query.text and qrels.text, whose query ids match their
 judgments (CACM's written with leading zeros there) and whose judgments are binary: every pair
-gets gain 1. A document is its .T title and .W text; the other fields are left out.)
+gets gain 1. A document is its .T title and .W text; the other fields are left out.
+`--npl`: the NPL collection (11,429 electronic engineering abstracts, 93 queries, binary
+judgments) in the TREC form Terrier ships in `share/vaswani_npl`: corpus/doc-text.trec
+(`<DOC><DOCNO>id</DOCNO> text </DOC>`, no titles), query-text.trec
+(`<top><num>id</num><title> text </title></top>`) and qrels (`query 0 document 1`).)
 
 RAW_DIR holds the three classic files: cran.all.1400 (documents: .I id, .T title, .A authors,
 .B reference, .W text), cran.qry (queries: .I id, .W text) and cranqrel (query, document, code).
@@ -47,18 +52,51 @@ def records(path):
         yield current
 
 
+def npl(raw, out):
+    """The NPL collection in Terrier's TREC form (see the docstring) to the BEIR layout."""
+    import re
+
+    os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
+    with open(os.path.join(raw, "corpus", "doc-text.trec"), encoding="latin-1") as f:
+        docs = re.findall(r"<DOCNO>\s*(\S+?)\s*</DOCNO>(.*?)</DOC>", f.read(), re.S)
+    with open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as f:
+        for doc_id, body in docs:
+            f.write(json.dumps({"_id": doc_id, "title": "", "text": " ".join(body.split())}) + "\n")
+    with open(os.path.join(raw, "query-text.trec"), encoding="latin-1") as f:
+        queries = re.findall(r"<num>\s*(\S+?)\s*</num>\s*<title>(.*?)</title>", f.read(), re.S)
+    with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
+        for query_id, body in queries:
+            f.write(json.dumps({"_id": query_id, "text": " ".join(body.split())}) + "\n")
+    judgments = 0
+    with open(os.path.join(raw, "qrels"), encoding="utf-8") as f, open(
+        os.path.join(out, "qrels", "test.tsv"), "w", encoding="utf-8"
+    ) as g:
+        g.write("query-id\tcorpus-id\tscore\n")
+        for line in f:
+            cols = line.split()
+            if not cols:
+                continue
+            if len(cols) != 4:
+                sys.exit(f"qrels: expected 4 columns, got {line!r}")
+            g.write(f"{cols[0]}\t{cols[2]}\t{1 if int(cols[3]) > 0 else 0}\n")
+            judgments += 1
+    print(f"{len(docs)} documents, {len(queries)} queries, {judgments} judgments -> {out}")
+
+
 def text(fields, letter):
     return " ".join(" ".join(fields.get(letter, [])).split())
 
 
 def main():
     args = sys.argv[1:]
-    kind = args[0][2:] if args[:1] in (["--cisi"], ["--cacm"]) else "cranfield"
+    kind = args[0][2:] if args[:1] in (["--cisi"], ["--cacm"], ["--npl"]) else "cranfield"
     if kind != "cranfield":
         args = args[1:]
     if len(args) != 2:
-        sys.exit("usage: cranfield-to-beir.py [--cisi | --cacm] RAW_DIR OUT_DIR")
+        sys.exit("usage: cranfield-to-beir.py [--cisi | --cacm | --npl] RAW_DIR OUT_DIR")
     raw, out = args
+    if kind == "npl":
+        return npl(raw, out)
     names = {
         "cranfield": ("cran.all.1400", "cran.qry", "cranqrel"),
         "cisi": ("CISI.ALL", "CISI.QRY", "CISI.REL"),

@@ -7,7 +7,7 @@ import SearchEngine
 /// Relevance on a judged collection: nDCG@`limit` of ours, FTS5 and Tantivy, in one run.
 ///
 /// ```
-/// notes-bench search --collection DIR [--limit K] [--dir DIR] [--language NAME]
+/// notes-bench search --collection DIR [--limit K] [--dir DIR] [--language NAME] [--per-query FILE]
 /// ```
 ///
 /// Each document is a note (its title the note's title, its text the body). Each question goes
@@ -155,6 +155,35 @@ func runRelevanceBenchmark(collectionPath: String, options: [String: String]) th
         print(row("Tantivy \(run.version) (en_stem, question as typed)", hits, run.times["judged"] ?? []))
     case .skipped(let reason):
         print("| Tantivy | skipped: \(reason) | | | |")
+    }
+    if let path = options["per-query"] {
+        // Each question's nDCG per engine, to see where one ranks better than another.
+        func each(_ rankings: [[Int]]) -> [Double] {
+            zip(collection.queries, rankings).map { q, ranking in
+                Relevance.ndcg(
+                    ranking.map { collection.documents[$0].id }, gains: collection.judgments[q.id] ?? [:], depth: limit)
+                    ?? 0
+            }
+        }
+        var peerRankings: [[Int]] = []
+        if case .ran(let run) = tantivy { peerRankings = (run.hits["judged"] ?? []).map { $0.map { Int($0) } } }
+        let (o, f, t) = (each(ours), each(theirs), each(peerRankings))
+        // Then each engine's ranking, as document ids, a relevant one marked with its grade.
+        func ids(_ ranking: [Int], _ q: JudgedCollection.Query) -> String {
+            ranking.map { n in
+                let id = collection.documents[n].id
+                return (collection.judgments[q.id]?[id]).map { "\(id)*\($0)" } ?? id
+            }.joined(separator: " ")
+        }
+        var out = "query\tours\tfts5\ttantivy\tquestion\tours ranking\tfts5 ranking\ttantivy ranking\n"
+        for (i, q) in collection.queries.enumerated() {
+            let tantivyCell = i < t.count ? format(t[i], 3) : ""
+            let tantivyRanking = i < peerRankings.count ? ids(peerRankings[i], q) : ""
+            out +=
+                "\(q.id)\t\(format(o[i], 3))\t\(format(f[i], 3))\t\(tantivyCell)\t\(q.text)\t"
+                + "\(ids(ours[i], q))\t\(ids(theirs[i], q))\t\(tantivyRanking)\n"
+        }
+        guard writeFile(path, out) else { throw BenchmarkFailure("search: cannot write \(path)") }
     }
     print("")
     let shown = [ForgivingSearch.Match.exact, .nearSpelling, .someWords].map { "\($0.rawValue) \(matches[$0] ?? 0)" }

@@ -36,7 +36,7 @@ let usage = """
     usage: notes-bench [NAMES...] [--scale tiny|small|full|large|huge] [--json FILE] [--keep]
                        [--reuse-store PATH] [--events FILE | --corpus PATH]
            notes-bench search [--notes FILE] [--queries FILE] [--count N] [--seed N] [--limit N] [--dir DIR]
-           notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR]
+           notes-bench search --collection DIR [--limit N] [--language NAME] [--dir DIR] [--per-query FILE]
            notes-bench remote [--events N] [--push N] [--page N] [--runs N] [--samples N] [--json FILE]
     names: \(allBenchmarks.map(\.name).joined(separator: " "))
     """
