@@ -37,7 +37,8 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         count more. When fewer notes than --limit match, words of 4+ letters also match near
         spellings (1 edit, 2 for 8+ letters), and notes with some of the words follow, ranked
         together below: more of the words as written first (a near spelling of a word the notes
-        hold counts for nothing there), and a line says so; --exact turns that off.
+        hold counts for nothing there, one of a word in no note for half a word), and a line says
+        so; --exact turns that off.
         """
     ),
     (

@@ -98,7 +98,9 @@ public struct InMemorySearchIndex: Sendable {
         _ clause: SearchQuery.Clause, _ doc: Document, _ scorer: ([UInt8]) -> BM25.TermScorer
     ) -> Double? {
         func termScore(_ e: AnalyzedNote.Entry) -> Double {
-            scorer(e.term).score(tf: BM25.weightedTF(title: e.titleTF, body: e.bodyTF), length: doc.record.length)
+            // A boosted clause's scorer is made as the stored index makes it (the same products).
+            let s = clause.boost == 1 ? scorer(e.term) : collection.scorer(df: df[e.term] ?? 0, boost: clause.boost)
+            return s.score(tf: BM25.weightedTF(title: e.titleTF, body: e.bodyTF), length: doc.record.length)
         }
         switch clause.kind {
         case .term:

@@ -28,11 +28,11 @@ enum BM25 {
         }
 
         /// The scorer of a term found in `df` notes.
-        func scorer(df: UInt64) -> TermScorer {
+        func scorer(df: UInt64, boost: Double = 1) -> TermScorer {
             let n = Double(documents)
             let d = Double(min(df, documents))
             let idf = log(1 + (n - d + 0.5) / (d + 0.5))
-            return TermScorer(weight: idf * (k1 + 1), c0: k1 * (1 - b), c1: k1 * b / averageLength)
+            return TermScorer(weight: idf * (k1 + 1) * boost, c0: k1 * (1 - b), c1: k1 * b / averageLength)
         }
     }
 

@@ -46,15 +46,20 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
         /// A phrase the tokenizer made of one unquoted word (`e-mail`, `wind-tunnel`), not one
         /// the query quoted: a ranking by some of the query's words counts its words one by one.
         public var compound: Bool
+        /// What the clause's score is multiplied by: 1 for the words a query gives, less for
+        /// the near spellings a forgiving search adds for them (``ForgivingSearch``).
+        public var boost: Double
 
         public init(
-            kind: Kind, terms: [[UInt8]], field: Field = .any, excluded: Bool = false, compound: Bool = false
+            kind: Kind, terms: [[UInt8]], field: Field = .any, excluded: Bool = false, compound: Bool = false,
+            boost: Double = 1
         ) {
             self.kind = kind
             self.terms = terms
             self.field = field
             self.excluded = excluded
             self.compound = compound
+            self.boost = boost
         }
     }
 
@@ -87,7 +92,7 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the query is only words, phrases and prefixes side by side (no OR, no group, no
-    /// exclusion): the query that may fall back to ranking notes by any of its words.
+    /// exclusion).
     public var isPlainWords: Bool {
         switch root {
         case .clause: return true
@@ -95,6 +100,18 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
             return excluded.isEmpty && parts.allSatisfy { if case .clause = $0 { return true } else { return false } }
         case .any: return false
         }
+    }
+
+    /// Whether the query has OR (alternatives, at any depth).
+    public var hasAlternatives: Bool {
+        func walk(_ n: Node) -> Bool {
+            switch n {
+            case .clause: return false
+            case .all(let a, let e): return a.contains(where: walk) || e.contains(where: walk)
+            case .any: return true
+            }
+        }
+        return walk(root)
     }
 
     public init(root: Node) { self.root = root }

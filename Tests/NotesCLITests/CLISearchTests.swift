@@ -49,6 +49,18 @@ struct CLISearchTests {
         #expect(
             some.lines.first == "no note has every word; showing notes with some of them (--exact: only notes with all)"
         )
+        // A query with OR falls back too (before 2026-12-07 it found nothing), in its own words.
+        let alternatives = try s.ok("search", "olive zzzz OR bread zzzz")
+        #expect(
+            alternatives.lines.first
+                == "no note matches the query as written; showing notes with some of its words (--exact: only notes that match)",
+            "\(alternatives)")
+        #expect(
+            try titles(s, "olive zzzz OR bread zzzz", forgiving: true).sorted() == ["Groceries", "Mediterranean diet"])
+        #expect(try titles(s, "olive zzzz OR bread zzzz").isEmpty)
+        let partly = try s.ok("search", "olive OR bread zzzz")
+        #expect(
+            partly.lines.first == "1 note matches the query as written; then notes with some of its words", "\(partly)")
         // Both steps: their notes ranked together, the note with a near spelling of every word first.
         let both = try s.ok("search", "recieve", "milk")
         #expect(

@@ -1187,10 +1187,14 @@ struct SearchIndexTests {
         #expect(some.hits.first?.hit.id == Self.id(5))
         #expect(some.hits.map(\.match) == [.exact, .someWords, .someWords])
         #expect(Set(some.hits.dropFirst().map(\.hit.id)) == [Self.id(3), Self.id(4)])
-        // --exact: the query as written only; and a query with operators never falls back to some words.
+        // --exact: the query as written only. A query with OR falls back to some of its words too
+        // (before 2026-12-07 it never did), below the note that matches it.
         #expect(try run("ham milk", exact: true).hits.count == 1)
         #expect(try run("recieve", exact: true).hits.isEmpty)
-        #expect(try run("(ham milk) OR zzz").hits.map(\.hit.id) == [Self.id(5)])
+        let alternatives = try run("(ham milk) OR zzz")
+        #expect(alternatives.hits.first?.hit.id == Self.id(5))
+        #expect(alternatives.hits.map(\.match) == [.exact, .someWords, .someWords])
+        #expect(try run("(ham milk) OR zzz", exact: true).hits.map(\.hit.id) == [Self.id(5)])
         // A typo read right gives every word: ranked with the notes of some words, it is first.
         let typoAndWord = try run("recieve parcel")
         #expect(typoAndWord.hits.map(\.hit.id) == [Self.id(1), Self.id(2)])
@@ -1233,6 +1237,31 @@ struct SearchIndexTests {
         // A typo of `install` changes nothing of that: read right, it is a word the notes hold.
         let typo = try f.forgiving("how do I instal a theme", oracle: oracle)
         #expect(typo.hits.prefix(2).map(\.hit.id).sorted() == [Self.id(22), Self.id(23)], "\(typo.hits)")
+    }
+
+    @Test("a near spelling counts half a word: notes with two of the words rank above one with a rare near spelling")
+    func nearSpellingCountsHalfAWord() throws {
+        let f = try Fixture(language: .english)
+        // 200 notes: `linear` and `network` in 20 each (one note holds both), `optimal` in one;
+        // no note holds `optimising`, whose stem `optimis` is near `optim`.
+        var notes = (0..<160).map { k in Self.note(k + 1, "Filler \(k)", "plain words of a day number \(k)") }
+        notes += (0..<19).map { k in Self.note(200 + k, "Linear \(k)", "linear words of a day \(k)") }
+        notes += (0..<19).map { k in Self.note(300 + k, "Network \(k)", "network words of a day \(k)") }
+        notes.append(Self.note(400, "Theory", "linear network words of a day"))
+        notes.append(Self.note(401, "Servo", "optimal words of a day"))
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .english)
+        let found = try f.forgiving("optimising linear networks", oracle: oracle, limit: 50)
+        #expect(found.corrections.map(\.word) == ["optimising"])
+        // Counted as a whole word, the rare `optim` (one note) outweighed `linear` and `network`
+        // (20 notes each) together, and "Servo" came first.
+        #expect(found.hits.first?.hit.id == Self.id(400), "\(found.hits)")
+        let servo = try #require(found.hits.firstIndex { $0.hit.id == Self.id(401) })
+        #expect(servo > 0)
+        // Its score is half what the word as written would give (the same note, the same df).
+        let exact = try f.forgiving("optimal", oracle: oracle, limit: 50)
+        let whole = try #require(exact.hits.first { $0.hit.id == Self.id(401) }).hit.score
+        #expect(abs(found.hits[servo].hit.score - whole * ForgivingSearch.nearBoost) < 1e-9 * whole)
     }
 
     @Test("a note with every word once a typo is read right ranks above one holding many spellings of one word")
@@ -1305,7 +1334,7 @@ struct SearchIndexTests {
     }
 
     @Test(
-        "some of the words: groups and exclusions of a query without OR, split words, near spellings of unknown words only"
+        "some of the words: groups, alternatives and exclusions, split words, near spellings of unknown words only"
     )
     func someWords() throws {
         let f = try Fixture()
@@ -1319,7 +1348,9 @@ struct SearchIndexTests {
         ]
         try f.bulkLoad(notes, f.a)
         let oracle = InMemorySearchIndex(notes: notes, language: .none)
-        func run(_ q: String) throws -> ForgivingSearch.Outcome { try f.forgiving(q, oracle: oracle) }
+        func run(_ q: String, exact: Bool = false) throws -> ForgivingSearch.Outcome {
+            try f.forgiving(q, oracle: oracle, exact: exact)
+        }
         // `wind-tunnel` is a phrase when every word is required, its two words when some are.
         let split = try run("wind-tunnel aerofoil drag")
         #expect(split.hits.first?.hit.id == Self.id(1))
@@ -1330,7 +1361,15 @@ struct SearchIndexTests {
         let grouped = try run("(beam model) -vibration zzz")
         #expect(grouped.hits.map(\.hit.id) == [Self.id(5)])
         #expect(grouped.hits.map(\.match) == [.someWords])
-        #expect(try run("(ham OR model) zzz").hits.isEmpty)
+        // A query with OR too (before 2026-12-07 it had no some-words step and found nothing), and
+        // an exclusion in one alternative excludes from all of them: note 3 has `tunnel` but
+        // `river`.
+        let alternatives = try run("(ham OR model) zzz")
+        #expect(alternatives.hits.map(\.hit.id) == [Self.id(5)])
+        #expect(alternatives.hits.map(\.match) == [.someWords])
+        let excluding = try run("zzz tunnel OR (zzz -river) beam")
+        #expect(Set(excluding.hits.map(\.hit.id)) == [Self.id(1), Self.id(4), Self.id(5)], "\(excluding.hits)")
+        #expect(try run("zzz tunnel OR (zzz -river) beam", exact: true).hits.isEmpty)
         // A word found as written ranks by itself (`modes` is a near spelling of `model`, not
         // one of its words); a word in no note by its near spellings.
         let known = try run("model zzz")

@@ -173,7 +173,9 @@ let searchCommand = Command(
                 }))
         return
     }
-    for line in searchNotices(found) { ctx.terminal.print(ctx.terminal.dim(line)) }
+    for line in searchNotices(found, alternatives: query.hasAlternatives) {
+        ctx.terminal.print(ctx.terminal.dim(line))
+    }
     if results.isEmpty {
         ctx.terminal.print(ctx.terminal.dim("no notes match"))
         return
@@ -202,8 +204,9 @@ let searchCommand = Command(
     }
 }
 
-/// What a forgiving search did beyond the query as written, one line each.
-func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
+/// What a forgiving search did beyond the query as written, one line each; `alternatives`: the
+/// query has OR.
+func searchNotices(_ found: Notebook.ForgivingResults, alternatives: Bool = false) -> [String] {
     func quoted(_ words: [String]) -> String {
         let shown = words.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ")
         return words.count > 3 ? shown + " and \(words.count - 3) more" : shown
@@ -234,10 +237,20 @@ func searchNotices(_ found: Notebook.ForgivingResults) -> [String] {
         // The near-spelling notes are ranked with the some-words ones, by the words they hold.
         let every = found.results.filter { $0.match == .exact }.count
         let near = used.contains(.nearSpelling) ? "a near spelling or " : ""
-        lines.append(
-            every == 0
-                ? "no note has every word; showing notes with \(near)some of them (--exact: only notes with all)"
-                : "\(every) note\(every == 1 ? " has" : "s have") every word; then notes with \(near)some of them")
+        if alternatives {
+            // A query with OR: what matched is an alternative, not every word.
+            lines.append(
+                every == 0
+                    ? "no note matches the query as written; showing notes with \(near)some of its words "
+                        + "(--exact: only notes that match)"
+                    : "\(every) note\(every == 1 ? " matches" : "s match") the query as written; "
+                        + "then notes with \(near)some of its words")
+        } else {
+            lines.append(
+                every == 0
+                    ? "no note has every word; showing notes with \(near)some of them (--exact: only notes with all)"
+                    : "\(every) note\(every == 1 ? " has" : "s have") every word; then notes with \(near)some of them")
+        }
     }
     return lines
 }
