@@ -190,7 +190,8 @@ extension SearchIndex {
             let blocks = try blockList(term, pc, counting: &df)
             guard !blocks.isEmpty, df > 0 else { return nil }
             return TermIterator(
-                blocks: blocks, scorer: collection.scorer(df: df, boost: clause.boost), field: positions ? .any : clause.field,
+                blocks: blocks, scorer: collection.scorer(df: df, boost: clause.boost),
+                field: positions ? .any : clause.field,
                 cost: Int(df))
         }
         switch clause.kind {
