@@ -5,11 +5,15 @@ import LMDB
 public import SearchEngine
 
 extension SearchDocument {
-    /// What the search engine indexes of a note.
+    /// What the search engine indexes of a note: its other names (aliases) are words of its
+    /// title, one line each after the title (before 2026-12-07 a search found no note by an
+    /// alias, though a link did).
     init(_ note: Note) {
+        let aliases = note.aliases
         self.init(
-            id: note.id, title: note.title, body: note.body, category: note.category, updatedAt: note.updatedAt,
-            pinned: note.pinned, status: Status(note.status))
+            id: note.id, title: aliases.isEmpty ? note.title : ([note.title] + aliases).joined(separator: "\n"),
+            body: note.body, category: note.category, updatedAt: note.updatedAt, pinned: note.pinned,
+            status: Status(note.status))
     }
 }
 
@@ -43,7 +47,9 @@ extension InMemorySearchIndex {
 /// The notes projection's one door to the search engine: notes become search documents, and
 /// projection slots the index's databases.
 enum SearchBridge {
-    static let version = SearchIndex.version
+    /// The index's format, then what a note gives it (`documents-2`, 2026-12-07: its aliases in
+    /// its title): a change of either rebuilds the index of a store at open.
+    static let version = SearchIndex.version + "/documents-2"
     static let databaseSpecs = SearchIndex.databaseSpecs
 
     static func update(

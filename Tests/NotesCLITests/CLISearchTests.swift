@@ -37,6 +37,22 @@ struct CLISearchTests {
         #expect(try titles(s, "milk category:food category:food") == ["Groceries"])
     }
 
+    @Test("a note's aliases are words of its title: a search by an alias finds it first, and an alias removed no more")
+    func aliasesAreSearched() throws {
+        let s = try Sandbox()
+        let proposal = try s.add("Async/await", "--body", "Functions may suspend.")
+        try s.add("Citing", "--body", "Builds on SE-0296; see SE-0296 for the model.")
+        // Before 2026-12-07 only the note citing it was found.
+        #expect(try titles(s, "SE-0296") == ["Citing"])
+        _ = try s.ok("alias", proposal, "SE-0296", "Swift concurrency")
+        #expect(try titles(s, "SE-0296") == ["Async/await", "Citing"])
+        #expect(try titles(s, "title:SE-0296") == ["Async/await"])
+        #expect(try titles(s, "\"swift concurrency\"") == ["Async/await"])
+        _ = try s.ok("alias", proposal, "--none")
+        #expect(try titles(s, "SE-0296") == ["Citing"])
+        #expect(try titles(s, "concurrency").isEmpty)
+    }
+
     @Test("a typo and a question find notes, say how, and --exact keeps to the query as written")
     func forgiving() throws {
         let s = try fixture()
