@@ -34,7 +34,7 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         phrase or group match only there; tag:NAME and category:NAME filter the whole query. OR
         and AND are operators only in capitals. Case and accents are ignored (resume finds Résumé),
         and so are Hebrew points and Arabic harakat. Results are ranked by BM25; title matches
-        count more. When fewer notes than --limit match, words of 4+ letters also match near
+        count more, and a note's aliases are words of its title. When fewer notes than --limit match, words of 4+ letters also match near
         spellings (1 edit, 2 for 8+ letters), and notes with some of the words follow, ranked
         together below: more of the words as written first (a near spelling of a word the notes
         hold counts for nothing there, one of a word in no note for half a word), and a line says
