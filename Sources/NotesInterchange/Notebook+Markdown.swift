@@ -133,8 +133,17 @@ extension Notebook {
     /// one while renaming (or a kill then) leaves each file whole, some new and some as they were.
     /// The export holds it under an `flock` while it writes; such folders that killed exports
     /// left beside `directory` are removed first (``removeAbandonedExportStagings(in:)``).
+    ///
+    /// No file is written into the store's own folder, however `directory` is spelled: an
+    /// export whose `directory`, or a folder of which it would write (a category's, named after
+    /// it, or the folder of a note's file), is the store's folder or inside it is refused before
+    /// anything is written (``InvalidInput/exportIntoStore(folder:itself:what:store:)``): before
+    /// 2026-12-07 a category named as the store's folder, exported into the folder above it, was
+    /// written beside `data.mdb`.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        let plan = try exportPlan(into: directory)
+        try refuseStoreFolders(of: plan, in: directory)
         var target = directory
         while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
         let parent = AtomicFile.directory(of: target)
@@ -143,7 +152,7 @@ extension Notebook {
         guard lstat(directory, &st) != 0 && errno == ENOENT else {
             // Its own private folder is inside it: those killed exports left there too.
             Self.removeAbandonedExportStagings(in: target)
-            return try exportMarkdown(to: directory, writingInto: directory, staged: true)
+            return try exportMarkdown(plan, to: directory, writingInto: directory, staged: true)
         }
         // The folders above it made for it, deepest first: removed too when the export fails.
         var madeAbove: [String] = []
@@ -163,7 +172,7 @@ extension Notebook {
         }
         defer { if lock >= 0 { close(lock) } }
         do throws(NotesError) {
-            let summary = try exportMarkdown(to: directory, writingInto: staging)
+            let summary = try exportMarkdown(plan, to: directory, writingInto: staging)
             // Its mark goes before it becomes the folder (a kill between the two leaves a private
             // folder no sweep takes: kept, as anything unmarked is).
             unlink(staging + "/" + Self.exportStagingMark)
@@ -265,12 +274,17 @@ extension Notebook {
         rmdir(path)
     }
 
-    /// Writes the notes as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or the
-    /// staging folder of a new one. `staged` (an existing `directory`): every file is written
-    /// into a private folder inside `root` first, and renamed into place once all are.
-    private func exportMarkdown(
-        to directory: String, writingInto root: String, staged: Bool = false
-    ) throws(NotesError) -> MarkdownExportSummary {
+    /// What an export into `directory` writes: each note's file (a path in the folder) and the
+    /// name of its category, in the order written; the trashed notes left out (see
+    /// ``MarkdownExportSummary/deletedInTrash``), counted; and the names of the tags.
+    struct MarkdownExportPlan {
+        var files: [(note: Note, file: String, category: String?)] = []
+        var deletedInTrash = 0
+        var tagNames: [Identifier: String] = [:]
+    }
+
+    /// Where ``exportMarkdown(to:)`` writes each note in `directory`.
+    func exportPlan(into directory: String) throws(NotesError) -> MarkdownExportPlan {
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -279,13 +293,100 @@ extension Notebook {
         // Deleting a category uncategorizes its notes, so the live ones name every folder; the
         // same goes for tags.
         for c in try categories() { names[c.id] = c.name }
-        var tagNames: [Identifier: String] = [:]
-        for t in try allTags() { tagNames[t.id] = t.name }
+        var plan = MarkdownExportPlan()
+        for t in try allTags() { plan.tagNames[t.id] = t.name }
         // The folder as it was: a trashed note imported from it whose file was deleted from it
         // is not written back (an import with `prune` trashed it for that; before 2026-12-07
         // each export brought the file back).
         var st = stat()
-        let existing = root == directory && stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
+        let existing = stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
+        // Names compared by their bytes, lowercased: `café` in two normal forms, or `Note.md`
+        // beside `note.md`, are two files (a generated name avoids both, for file systems that
+        // ignore case).
+        var used: Set<[UInt8]> = []
+        // A note imported from a file goes back to that file's path; the others are named
+        // after their titles, in their categories' folders.
+        for note in notes {
+            if let path = note.sourcePath, MarkdownNote.isSafePath(path) { used.insert(Array(path.lowercased().utf8)) }
+        }
+        var placed: Set<[UInt8]> = []
+        for note in notes {
+            if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
+                note.sourceFolder.map({ Array($0.utf8) == Array(existing.utf8) }) == true,
+                !Self.exists(Array(existing.utf8), Array(path.utf8))
+            {
+                plan.deletedInTrash += 1
+                continue
+            }
+            let category = note.category.flatMap { names[$0] }
+            var file: String
+            if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
+                file = path
+            } else {
+                let folder = category.map { MarkdownNote.folderName($0) + "/" } ?? ""
+                let slug = MarkdownNote.slug(note.title)
+                var digits = 8
+                file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
+                while used.contains(Array(file.lowercased().utf8)) && digits < 32 {
+                    digits += 4
+                    file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
+                }
+                used.insert(Array(file.lowercased().utf8))
+            }
+            plan.files.append((note, file, category))
+        }
+        return plan
+    }
+
+    /// Refuses the export `plan` into `directory` when `directory`, or a folder of it that the
+    /// plan writes a file into (or makes for one), is the store's own folder, or when such a
+    /// folder is inside the store's folder and `directory` is not (the export would cross into
+    /// it: a category named as the store's folder, exported into the folder above it), by
+    /// device and inode (``storeFolderHolding(_:store:)``: links, `.` and `..` followed). The
+    /// first such folder is named, with what would be written into it; nothing is written.
+    /// (`notes export-markdown` refuses a `directory` inside the store's folder too.)
+    func refuseStoreFolders(of plan: MarkdownExportPlan, in directory: String) throws(NotesError) {
+        let store = self.store.environment.path
+        let holder = storeFolderHolding(directory, store: store)
+        if holder == true {
+            throw .validation(
+                .exportIntoStore(
+                    folder: directory, itself: true, what: "every note's file", category: nil, store: store))
+        }
+        var checked: Set<String> = []
+        var base = directory
+        while base.utf8.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        for (note, file, category) in plan.files {
+            let parts = file.split(separator: "/").dropLast()
+            // Each folder from the top: the first one in the store is the one named.
+            for depth in parts.indices {
+                let folder = parts[...depth].joined(separator: "/")
+                guard checked.insert(folder).inserted else { continue }
+                let path = base + "/" + folder
+                guard let itself = storeFolderHolding(path, store: store), itself || holder == nil else { continue }
+                if let category, file.hasPrefix(MarkdownNote.folderName(category) + "/"),
+                    note.sourcePath.map({ $0 != file }) ?? true
+                {
+                    throw .validation(
+                        .exportIntoStore(
+                            folder: path, itself: itself, what: "the files of the category \"\(category)\"",
+                            category: category, store: store))
+                }
+                throw .validation(
+                    .exportIntoStore(
+                        folder: path, itself: itself,
+                        what: "the file \(file) of note \(shortID(note.id)), where it was imported from", category: nil,
+                        store: store))
+            }
+        }
+    }
+
+    /// Writes `plan`'s files as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or
+    /// the staging folder of a new one. `staged` (an existing `directory`): every file is written
+    /// into a private folder inside `root` first, and renamed into place once all are.
+    private func exportMarkdown(
+        _ plan: MarkdownExportPlan, to directory: String, writingInto root: String, staged: Bool = false
+    ) throws(NotesError) -> MarkdownExportSummary {
         try io { () throws(IOFailure) in try makeDirectories(root) }
         var earlier: [Identifier: [String]] = [:]
         for file in try markdownFiles(in: root) {
@@ -294,17 +395,8 @@ extension Notebook {
             else { continue }
             earlier[id, default: []].append(file)
         }
-        // Names compared by their bytes, lowercased: `café` in two normal forms, or `Note.md`
-        // beside `note.md`, are two files (a generated name avoids both, for file systems that
-        // ignore case).
-        var used: Set<[UInt8]> = []
         var summary = MarkdownExportSummary(files: 0, moved: 0)
-        // A note imported from a file goes back to that file's path; the others are named
-        // after their titles, in their categories' folders.
-        for note in notes {
-            if let path = note.sourcePath, MarkdownNote.isSafePath(path) { used.insert(Array(path.lowercased().utf8)) }
-        }
-        var placed: Set<[UInt8]> = []
+        summary.deletedInTrash = plan.deletedInTrash
         // The files this export wrote: a note's earlier file is removed only when no note of
         // this export was written there (two notes imported from one path in two folders, or
         // a file copied under another name, leave one note's earlier file where another's now is).
@@ -326,35 +418,13 @@ extension Notebook {
         // are in place.
         var pending: [String] = []
         var removals: [String] = []
-        for note in notes {
-            if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
-                note.sourceFolder.map({ Array($0.utf8) == Array(existing.utf8) }) == true,
-                !Self.exists(Array(existing.utf8), Array(path.utf8))
-            {
-                summary.deletedInTrash += 1
-                continue
-            }
-            let category = note.category.flatMap { names[$0] }
-            var file: String
-            if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
-                file = path
-            } else {
-                let folder = category.map { MarkdownNote.folderName($0) + "/" } ?? ""
-                let slug = MarkdownNote.slug(note.title)
-                var digits = 8
-                file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
-                while used.contains(Array(file.lowercased().utf8)) && digits < 32 {
-                    digits += 4
-                    file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
-                }
-                used.insert(Array(file.lowercased().utf8))
-            }
+        for (note, file, category) in plan.files {
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             do throws(IOFailure) {
                 if !folder.isEmpty { try makeDirectories(writeRoot + "/" + folder) }
                 // Not swept here (one look through the folder per note): once per folder below.
                 let out = try AtomicFile(path: writeRoot + "/" + file, removingAbandoned: false)
-                let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
+                let labels = NoteLabels(category: category, tags: note.tags.compactMap { plan.tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
             } catch {
