@@ -965,8 +965,8 @@ extension Notebook {
                 summary.missingFiles -= 1
                 if note.properties[NoteProperty.sourceDigest.rawValue] == changing[i].item.digest {
                     // The same bytes: the note as the store has it (edits made here since its
-                    // import are kept), at its new path; it keeps its category, as the notes of
-                    // a moved folder do.
+                    // import are kept), at its new path; the category its new folder gives
+                    // when the store still has its old place's (see the relocations below).
                     relocating[note.id] = .some(changing[i].item.file)
                     summary.unchanged += 1
                     changing[i].existing = nil
@@ -1126,6 +1126,11 @@ extension Notebook {
             // The titles files whose text gives none take from their names, by path.
             var nameTitles: [String: String] = [:]
             for item in items where item.titleFromName { nameTitles[item.file] = item.title }
+            // The files moved, by their new paths: the category their new folder gives.
+            var itemAt: [String: VaultItem] = [:]
+            if relocating.values.contains(where: { $0 != nil }) {
+                for item in items { itemAt[item.file] = item }
+            }
             for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
                 var events: [NoteEvent] = []
@@ -1135,6 +1140,7 @@ extension Notebook {
                 }
                 if let source, source != note.sourcePath {
                     events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
+                    var edited = false
                     // A file whose title is its name, renamed (its bytes unchanged): the rename
                     // is the file's edit of the title, taken as any edit of the file is (a move
                     // into another folder that keeps the name changes no title). Before
@@ -1144,6 +1150,66 @@ extension Notebook {
                         !title.isSameBytes(as: note.title)
                     {
                         events.append(.retitled(title: title))
+                        edited = true
+                    }
+                    // A file that names no category, moved into another top folder: the note
+                    // takes the category a first import of the file there gives (that folder's,
+                    // or none at the top), when the store still has the one its old place gave;
+                    // one set in the store since stands, said so. Before 2026-12-07 it kept the
+                    // old place's category (none, for a file moved out of the top into `sub/`).
+                    // Within this folder only: a note of a folder inside or around it keeps its own
+                    // category, as an edited file of it does.
+                    if place(note) == here, let old = note.sourcePath, let item = itemAt[source],
+                        item.md.category == nil
+                    {
+                        let given = Self.folderCategory(of: old)
+                        let now = item.category
+                        // Inline (no local function here: one holding the session crashed the compiler).
+                        var givenID: Identifier?
+                        if let given {
+                            givenID = try projection.category(named: given, in: session.transaction, databases: dbs)?.id
+                        }
+                        var nowExisting: Identifier?
+                        if let now {
+                            nowExisting =
+                                try categoryIDs[now]
+                                ?? projection.category(named: now, in: session.transaction, databases: dbs)?.id
+                        }
+                        // A category no note has yet differs from the note's too.
+                        let differs =
+                            now == nil ? note.category != nil : nowExisting == nil || nowExisting != note.category
+                        let storeAsGiven =
+                            given == nil ? note.category == nil : givenID != nil && givenID == note.category
+                        if differs && storeAsGiven {
+                            var newID = nowExisting
+                            if let now, newID == nil {
+                                let key = [0] + entityNameKey(now)
+                                if let drawn = newByKey[key] {
+                                    newID = drawn
+                                } else {
+                                    let drawn = session.newID()
+                                    newByKey[key] = drawn
+                                    newEntities.append((drawn, now, false))
+                                    newID = drawn
+                                }
+                                categoryIDs[now] = newID
+                            }
+                            events.append(.categorized(category: newID))
+                            edited = true
+                        } else if differs {
+                            func named(_ name: String?) -> String {
+                                name.map { "the category \"\($0)\"" } ?? "no category"
+                            }
+                            let kept = try note.category.flatMap {
+                                try projection.category($0, in: session.transaction, databases: dbs)?.name
+                            }
+                            summary.warnings.append(
+                                "\(source): moved from \(old); its note keeps \(named(kept)), set in the store since "
+                                    + "its import, not \(named(now)) that its new folder gives (`notes categorize` "
+                                    + "changes it)")
+                        }
+                    }
+                    if edited {
                         summary.unchanged -= 1
                         summary.updated += 1
                     }
@@ -1373,6 +1439,14 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
+    }
+
+    /// The category the top folder of the vault's file `file` gives its note (none at the top),
+    /// as ``readVaultFile(_:in:)`` reads it for a file that names none.
+    static func folderCategory(of file: String) -> String? {
+        let parts = file.split(separator: "/")
+        guard parts.count > 1 else { return nil }
+        return try? validCategoryName(MarkdownNote.oneLine(String(parts[0])))
     }
 
     /// The name of a vault's file without its folders and `.md`, on one line (names from the file

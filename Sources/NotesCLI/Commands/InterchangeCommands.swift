@@ -164,7 +164,9 @@ let importMarkdownCommand = Command(
         A file whose `id` names a note updates it, and so does a file imported from DIR before
         (matched by its path in DIR; DIR reached through another path, a bind mount, is the same
         folder): only what changed. A file moved within DIR (into a subfolder,
-        or renamed) keeps its note when its bytes, else its name, match one gone file only. Other
+        or renamed) keeps its note when its bytes, else its name, match one gone file only; moved
+        unchanged into another top folder, a file that names no category gives its note that folder's
+        (none at the top) unless the store set another since, which stands, with a warning. Other
         files create notes, so importing DIR again changes nothing. A folder imported before that moved (renamed, or imported on another
         device from another place) is matched the same way when its files are gone from their
         place and DIR holds most of them unchanged at the same paths; a file imported before through
