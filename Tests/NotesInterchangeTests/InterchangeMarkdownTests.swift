@@ -1279,6 +1279,39 @@ struct InterchangeMarkdownTests {
         #expect(try t.allNotes().map(\.body).sorted() == ["index\n", "plan\n", "x", "y"])
     }
 
+    @Test("the export itself refuses to write into the store's own folder, by a link too, before writing anything")
+    func exportNeverWritesIntoStoreFolder() throws {
+        let s = try InterchangeScratch()
+        // This scratch store lives in `s.path`: a folder inside it may take an export (the
+        // command line refuses one), but no file may land in the store's folder itself.
+        _ = try s.book.add(title: "One", body: "x", category: "link")
+        _ = try s.book.add(title: "Two", body: "y")
+        let data = try Data(contentsOf: URL(fileURLWithPath: s.path + "/data.mdb"))
+        let out = s.path + "/md"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        #expect(symlink(s.path, out + "/link") == 0)
+        for (dir, folder, itself, what) in [
+            (s.path, s.path, true, "every note's file"), (s.path + "/.", s.path + "/.", true, "every note's file"),
+            (out, out + "/link", true, "the files of the category \"link\""),
+        ] {
+            do {
+                try s.book.exportMarkdown(to: dir)
+                Issue.record("\(dir): exported")
+            } catch {
+                guard case .validation(.exportIntoStore(let f, let i, let w, _, let store)) = error else {
+                    Issue.record("\(dir): \(error)")
+                    continue
+                }
+                #expect(f == folder && i == itself && w == what && store == s.path, "\(error)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: s.path + "/data.mdb")) == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["link"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path).sorted() == ["data.mdb", "lock.mdb", "md"])
+        // Beside the link, a folder of its own: written.
+        #expect(try s.book.exportMarkdown(to: out + "/notes").files == 2)
+    }
+
     @Test("a category name of 300 bytes gets a folder within a file system's 255, and comes back whole")
     func longCategoryFolder() throws {
         let s = try InterchangeScratch()
