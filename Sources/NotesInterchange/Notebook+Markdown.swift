@@ -135,11 +135,12 @@ extension Notebook {
     /// left beside `directory` are removed first (``removeAbandonedExportStagings(in:)``).
     ///
     /// No file is written into the store's own folder, however `directory` is spelled: an
-    /// export whose `directory`, or a folder of which it would write (a category's, named after
-    /// it, or the folder of a note's file), is the store's folder or inside it is refused before
-    /// anything is written (``InvalidInput/exportIntoStore(folder:itself:what:store:)``): before
-    /// 2026-12-07 a category named as the store's folder, exported into the folder above it, was
-    /// written beside `data.mdb`.
+    /// export whose `directory`, or a folder in it that it would write (a category's, named
+    /// after it, or the folder of a note's file), is the store's folder, or such a folder is
+    /// inside the store's while `directory` is not, is refused before anything is written
+    /// (``refuseStoreFolders(of:in:)``, ``InvalidInput/exportIntoStore(folder:itself:what:category:store:)``):
+    /// before 2026-12-07 a category named as the store's folder, exported into the folder above
+    /// it, was written beside `data.mdb`.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
         let plan = try exportPlan(into: directory)
@@ -1157,14 +1158,15 @@ extension Notebook {
                     // or none at the top), when the store still has the one its old place gave;
                     // one set in the store since stands, said so. Before 2026-12-07 it kept the
                     // old place's category (none, for a file moved out of the top into `sub/`).
-                    // Within this folder only: a note of a folder inside or around it keeps its own
-                    // category, as an edited file of it does.
+                    // Within this folder only: a note of a folder inside or around it keeps its
+                    // own category, as an edited file of it does.
                     if place(note) == here, let old = note.sourcePath, let item = itemAt[source],
                         item.md.category == nil
                     {
                         let given = Self.folderCategory(of: old)
                         let now = item.category
-                        // Inline (no local function here: one holding the session crashed the compiler).
+                        // Looked up inline: a local function capturing the session crashes the
+                        // compiler (Swift 6.3).
                         var givenID: Identifier?
                         if let given {
                             givenID = try projection.category(named: given, in: session.transaction, databases: dbs)?.id
