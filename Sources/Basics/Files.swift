@@ -52,6 +52,50 @@ public func resolvedPath(_ path: String) -> String? {
     return String(cString: p)
 }
 
+/// Whether `dir` is the folder `store` (true) or a folder inside it, existing or to be made
+/// (false: what is written into `dir` lands in the store's folder), by device and inode, every
+/// link and `.` or `..` followed as the file system follows them; nil when it is neither (or the
+/// store's folder does not exist).
+public func storeFolderHolding(_ dir: String, store: String) -> Bool? {
+    var target = stat()
+    guard stat(store, &target) == 0 else { return nil }
+    func isStore(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino
+    }
+    if isStore(dir) { return true }
+    // The deepest folder of `dir` that exists, resolved; the names below it, which the export
+    // makes, taken in turn (`..` after a folder it makes is that folder's parent).
+    let names = dir.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    var existing = names.count
+    var resolved: String?
+    while resolved == nil {
+        let prefix = (dir.hasPrefix("/") ? "/" : "") + names[0..<existing].joined(separator: "/")
+        resolved = resolvedPath(prefix.isEmpty ? "." : prefix)
+        if resolved == nil {
+            guard existing > 0 else { return nil }
+            existing -= 1
+        }
+    }
+    var parts = (resolved ?? "/").split(separator: "/").map(String.init)
+    for name in names[existing...] {
+        if name == "." { continue }
+        if name == ".." {
+            if !parts.isEmpty { parts.removeLast() }
+        } else {
+            parts.append(name)
+        }
+    }
+    // Every folder above it (and it) that exists, up to the root.
+    var itself = true
+    while true {
+        if isStore("/" + parts.joined(separator: "/")) { return itself }
+        guard !parts.isEmpty else { return nil }
+        parts.removeLast()
+        itself = false
+    }
+}
+
 /// The C library's message for the current `errno`.
 public func systemErrorText() -> String { systemErrorText(errno) }
 

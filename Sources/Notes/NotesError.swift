@@ -89,6 +89,9 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case damagedFile(String, reason: String)
     /// An export would replace one of the store's own files.
     case overwritesStore(String, store: String)
+    /// A Markdown export would write `what` (a category's files, named `category`, or a note's
+    /// file) into `folder`, which is the store's own folder (`itself`) or inside it.
+    case exportIntoStore(folder: String, itself: Bool, what: String, category: String?, store: String)
 
     /// How to raise the body limit, for every message that names it.
     public static let raiseBodyLimit = "raise it with NOTES_BODY_LIMIT=BYTES or `notes config set body-limit BYTES`"
@@ -136,6 +139,10 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
         case .overwritesStore(let path, let store):
             return "\(path) is a file of the store \(store): an export there would replace the store; "
                 + "write it somewhere else"
+        case .exportIntoStore(let folder, let itself, let what, let category, let store):
+            return "\(folder) is \(itself ? "" : "inside ")the store's own folder (\(store)): \(what) would be written "
+                + "into it; nothing was exported (export into a folder the store is not in"
+                + (category.map { ", or rename the category \"\($0)\"" } ?? "") + ")"
         }
     }
 }

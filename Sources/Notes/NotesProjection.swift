@@ -51,7 +51,9 @@ public final class NotesProjection: ProjectionSet {
     /// `notes-25`: so does a reference link whose definition names one, `[text][ref]` with
     /// `[ref]: other.md`.
     /// `notes-26`: a file link's key is its path as written, not folded (``LinkKey/file(_:)``).
-    public var version: String { "notes-26+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-27`: a reference definition right under a paragraph's line is that paragraph's
+    /// text, defining nothing (``MarkdownLink/definitions(_:)``).
+    public var version: String { "notes-27+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

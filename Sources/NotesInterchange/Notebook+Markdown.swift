@@ -133,8 +133,18 @@ extension Notebook {
     /// one while renaming (or a kill then) leaves each file whole, some new and some as they were.
     /// The export holds it under an `flock` while it writes; such folders that killed exports
     /// left beside `directory` are removed first (``removeAbandonedExportStagings(in:)``).
+    ///
+    /// No file is written into the store's own folder, however `directory` is spelled: an
+    /// export whose `directory`, or a folder in it that it would write (a category's, named
+    /// after it, or the folder of a note's file), is the store's folder, or such a folder is
+    /// inside the store's while `directory` is not, is refused before anything is written
+    /// (``refuseStoreFolders(of:in:)``, ``InvalidInput/exportIntoStore(folder:itself:what:category:store:)``):
+    /// before 2026-12-07 a category named as the store's folder, exported into the folder above
+    /// it, was written beside `data.mdb`.
     @discardableResult
     public func exportMarkdown(to directory: String) throws(NotesError) -> MarkdownExportSummary {
+        let plan = try exportPlan(into: directory)
+        try refuseStoreFolders(of: plan, in: directory)
         var target = directory
         while target.utf8.count > 1 && target.hasSuffix("/") { target.removeLast() }
         let parent = AtomicFile.directory(of: target)
@@ -143,7 +153,7 @@ extension Notebook {
         guard lstat(directory, &st) != 0 && errno == ENOENT else {
             // Its own private folder is inside it: those killed exports left there too.
             Self.removeAbandonedExportStagings(in: target)
-            return try exportMarkdown(to: directory, writingInto: directory, staged: true)
+            return try exportMarkdown(plan, to: directory, writingInto: directory, staged: true)
         }
         // The folders above it made for it, deepest first: removed too when the export fails.
         var madeAbove: [String] = []
@@ -163,7 +173,7 @@ extension Notebook {
         }
         defer { if lock >= 0 { close(lock) } }
         do throws(NotesError) {
-            let summary = try exportMarkdown(to: directory, writingInto: staging)
+            let summary = try exportMarkdown(plan, to: directory, writingInto: staging)
             // Its mark goes before it becomes the folder (a kill between the two leaves a private
             // folder no sweep takes: kept, as anything unmarked is).
             unlink(staging + "/" + Self.exportStagingMark)
@@ -265,12 +275,17 @@ extension Notebook {
         rmdir(path)
     }
 
-    /// Writes the notes as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or the
-    /// staging folder of a new one. `staged` (an existing `directory`): every file is written
-    /// into a private folder inside `root` first, and renamed into place once all are.
-    private func exportMarkdown(
-        to directory: String, writingInto root: String, staged: Bool = false
-    ) throws(NotesError) -> MarkdownExportSummary {
+    /// What an export into `directory` writes: each note's file (a path in the folder) and the
+    /// name of its category, in the order written; the trashed notes left out (see
+    /// ``MarkdownExportSummary/deletedInTrash``), counted; and the names of the tags.
+    struct MarkdownExportPlan {
+        var files: [(note: Note, file: String, category: String?)] = []
+        var deletedInTrash = 0
+        var tagNames: [Identifier: String] = [:]
+    }
+
+    /// Where ``exportMarkdown(to:)`` writes each note in `directory`.
+    func exportPlan(into directory: String) throws(NotesError) -> MarkdownExportPlan {
         var all = ListQuery()
         all.status = .all
         all.sort = .created
@@ -279,13 +294,100 @@ extension Notebook {
         // Deleting a category uncategorizes its notes, so the live ones name every folder; the
         // same goes for tags.
         for c in try categories() { names[c.id] = c.name }
-        var tagNames: [Identifier: String] = [:]
-        for t in try allTags() { tagNames[t.id] = t.name }
+        var plan = MarkdownExportPlan()
+        for t in try allTags() { plan.tagNames[t.id] = t.name }
         // The folder as it was: a trashed note imported from it whose file was deleted from it
         // is not written back (an import with `prune` trashed it for that; before 2026-12-07
         // each export brought the file back).
         var st = stat()
-        let existing = root == directory && stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
+        let existing = stat(directory, &st) == 0 ? try? Self.vaultPath(directory) : nil
+        // Names compared by their bytes, lowercased: `café` in two normal forms, or `Note.md`
+        // beside `note.md`, are two files (a generated name avoids both, for file systems that
+        // ignore case).
+        var used: Set<[UInt8]> = []
+        // A note imported from a file goes back to that file's path; the others are named
+        // after their titles, in their categories' folders.
+        for note in notes {
+            if let path = note.sourcePath, MarkdownNote.isSafePath(path) { used.insert(Array(path.lowercased().utf8)) }
+        }
+        var placed: Set<[UInt8]> = []
+        for note in notes {
+            if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
+                note.sourceFolder.map({ Array($0.utf8) == Array(existing.utf8) }) == true,
+                !Self.exists(Array(existing.utf8), Array(path.utf8))
+            {
+                plan.deletedInTrash += 1
+                continue
+            }
+            let category = note.category.flatMap { names[$0] }
+            var file: String
+            if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
+                file = path
+            } else {
+                let folder = category.map { MarkdownNote.folderName($0) + "/" } ?? ""
+                let slug = MarkdownNote.slug(note.title)
+                var digits = 8
+                file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
+                while used.contains(Array(file.lowercased().utf8)) && digits < 32 {
+                    digits += 4
+                    file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
+                }
+                used.insert(Array(file.lowercased().utf8))
+            }
+            plan.files.append((note, file, category))
+        }
+        return plan
+    }
+
+    /// Refuses the export `plan` into `directory` when `directory`, or a folder of it that the
+    /// plan writes a file into (or makes for one), is the store's own folder, or when such a
+    /// folder is inside the store's folder and `directory` is not (the export would cross into
+    /// it: a category named as the store's folder, exported into the folder above it), by
+    /// device and inode (``storeFolderHolding(_:store:)``: links, `.` and `..` followed). The
+    /// first such folder is named, with what would be written into it; nothing is written.
+    /// (`notes export-markdown` refuses a `directory` inside the store's folder too.)
+    func refuseStoreFolders(of plan: MarkdownExportPlan, in directory: String) throws(NotesError) {
+        let store = self.store.environment.path
+        let holder = storeFolderHolding(directory, store: store)
+        if holder == true {
+            throw .validation(
+                .exportIntoStore(
+                    folder: directory, itself: true, what: "every note's file", category: nil, store: store))
+        }
+        var checked: Set<String> = []
+        var base = directory
+        while base.utf8.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        for (note, file, category) in plan.files {
+            let parts = file.split(separator: "/").dropLast()
+            // Each folder from the top: the first one in the store is the one named.
+            for depth in parts.indices {
+                let folder = parts[...depth].joined(separator: "/")
+                guard checked.insert(folder).inserted else { continue }
+                let path = base + "/" + folder
+                guard let itself = storeFolderHolding(path, store: store), itself || holder == nil else { continue }
+                if let category, file.hasPrefix(MarkdownNote.folderName(category) + "/"),
+                    note.sourcePath.map({ $0 != file }) ?? true
+                {
+                    throw .validation(
+                        .exportIntoStore(
+                            folder: path, itself: itself, what: "the files of the category \"\(category)\"",
+                            category: category, store: store))
+                }
+                throw .validation(
+                    .exportIntoStore(
+                        folder: path, itself: itself,
+                        what: "the file \(file) of note \(shortID(note.id)), where it was imported from", category: nil,
+                        store: store))
+            }
+        }
+    }
+
+    /// Writes `plan`'s files as ``exportMarkdown(to:)`` says into `root`: `directory` itself, or
+    /// the staging folder of a new one. `staged` (an existing `directory`): every file is written
+    /// into a private folder inside `root` first, and renamed into place once all are.
+    private func exportMarkdown(
+        _ plan: MarkdownExportPlan, to directory: String, writingInto root: String, staged: Bool = false
+    ) throws(NotesError) -> MarkdownExportSummary {
         try io { () throws(IOFailure) in try makeDirectories(root) }
         var earlier: [Identifier: [String]] = [:]
         for file in try markdownFiles(in: root) {
@@ -294,17 +396,8 @@ extension Notebook {
             else { continue }
             earlier[id, default: []].append(file)
         }
-        // Names compared by their bytes, lowercased: `café` in two normal forms, or `Note.md`
-        // beside `note.md`, are two files (a generated name avoids both, for file systems that
-        // ignore case).
-        var used: Set<[UInt8]> = []
         var summary = MarkdownExportSummary(files: 0, moved: 0)
-        // A note imported from a file goes back to that file's path; the others are named
-        // after their titles, in their categories' folders.
-        for note in notes {
-            if let path = note.sourcePath, MarkdownNote.isSafePath(path) { used.insert(Array(path.lowercased().utf8)) }
-        }
-        var placed: Set<[UInt8]> = []
+        summary.deletedInTrash = plan.deletedInTrash
         // The files this export wrote: a note's earlier file is removed only when no note of
         // this export was written there (two notes imported from one path in two folders, or
         // a file copied under another name, leave one note's earlier file where another's now is).
@@ -326,35 +419,13 @@ extension Notebook {
         // are in place.
         var pending: [String] = []
         var removals: [String] = []
-        for note in notes {
-            if let existing, note.trashed, let path = note.sourcePath, MarkdownNote.isSafePath(path),
-                note.sourceFolder.map({ Array($0.utf8) == Array(existing.utf8) }) == true,
-                !Self.exists(Array(existing.utf8), Array(path.utf8))
-            {
-                summary.deletedInTrash += 1
-                continue
-            }
-            let category = note.category.flatMap { names[$0] }
-            var file: String
-            if let path = note.sourcePath, MarkdownNote.isSafePath(path), placed.insert(Array(path.utf8)).inserted {
-                file = path
-            } else {
-                let folder = category.map { MarkdownNote.folderName($0) + "/" } ?? ""
-                let slug = MarkdownNote.slug(note.title)
-                var digits = 8
-                file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
-                while used.contains(Array(file.lowercased().utf8)) && digits < 32 {
-                    digits += 4
-                    file = "\(folder)\(slug)-\(note.id.hex.prefix(digits)).md"
-                }
-                used.insert(Array(file.lowercased().utf8))
-            }
+        for (note, file, category) in plan.files {
             let folder = file.split(separator: "/").dropLast().joined(separator: "/")
             do throws(IOFailure) {
                 if !folder.isEmpty { try makeDirectories(writeRoot + "/" + folder) }
                 // Not swept here (one look through the folder per note): once per folder below.
                 let out = try AtomicFile(path: writeRoot + "/" + file, removingAbandoned: false)
-                let labels = NoteLabels(category: category, tags: note.tags.compactMap { tagNames[$0] })
+                let labels = NoteLabels(category: category, tags: note.tags.compactMap { plan.tagNames[$0] })
                 try out.write(Array(MarkdownNote.render(note, labels: labels, inFolder: !folder.isEmpty).utf8))
                 try out.commit(sync: false)
             } catch {
@@ -895,8 +966,8 @@ extension Notebook {
                 summary.missingFiles -= 1
                 if note.properties[NoteProperty.sourceDigest.rawValue] == changing[i].item.digest {
                     // The same bytes: the note as the store has it (edits made here since its
-                    // import are kept), at its new path; it keeps its category, as the notes of
-                    // a moved folder do.
+                    // import are kept), at its new path; the category its new folder gives
+                    // when the store still has its old place's (see the relocations below).
                     relocating[note.id] = .some(changing[i].item.file)
                     summary.unchanged += 1
                     changing[i].existing = nil
@@ -1056,6 +1127,11 @@ extension Notebook {
             // The titles files whose text gives none take from their names, by path.
             var nameTitles: [String: String] = [:]
             for item in items where item.titleFromName { nameTitles[item.file] = item.title }
+            // The files moved, by their new paths: the category their new folder gives.
+            var itemAt: [String: VaultItem] = [:]
+            if relocating.values.contains(where: { $0 != nil }) {
+                for item in items { itemAt[item.file] = item }
+            }
             for (id, source) in relocating.sorted(by: { $0.key < $1.key }) {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
                 var events: [NoteEvent] = []
@@ -1065,6 +1141,7 @@ extension Notebook {
                 }
                 if let source, source != note.sourcePath {
                     events.append(.propertySet(key: NoteProperty.source.rawValue, value: source))
+                    var edited = false
                     // A file whose title is its name, renamed (its bytes unchanged): the rename
                     // is the file's edit of the title, taken as any edit of the file is (a move
                     // into another folder that keeps the name changes no title). Before
@@ -1074,6 +1151,67 @@ extension Notebook {
                         !title.isSameBytes(as: note.title)
                     {
                         events.append(.retitled(title: title))
+                        edited = true
+                    }
+                    // A file that names no category, moved into another top folder: the note
+                    // takes the category a first import of the file there gives (that folder's,
+                    // or none at the top), when the store still has the one its old place gave;
+                    // one set in the store since stands, said so. Before 2026-12-07 it kept the
+                    // old place's category (none, for a file moved out of the top into `sub/`).
+                    // Within this folder only: a note of a folder inside or around it keeps its
+                    // own category, as an edited file of it does.
+                    if place(note) == here, let old = note.sourcePath, let item = itemAt[source],
+                        item.md.category == nil
+                    {
+                        let given = Self.folderCategory(of: old)
+                        let now = item.category
+                        // Looked up inline: a local function capturing the session crashes the
+                        // compiler (Swift 6.3).
+                        var givenID: Identifier?
+                        if let given {
+                            givenID = try projection.category(named: given, in: session.transaction, databases: dbs)?.id
+                        }
+                        var nowExisting: Identifier?
+                        if let now {
+                            nowExisting =
+                                try categoryIDs[now]
+                                ?? projection.category(named: now, in: session.transaction, databases: dbs)?.id
+                        }
+                        // A category no note has yet differs from the note's too.
+                        let differs =
+                            now == nil ? note.category != nil : nowExisting == nil || nowExisting != note.category
+                        let storeAsGiven =
+                            given == nil ? note.category == nil : givenID != nil && givenID == note.category
+                        if differs && storeAsGiven {
+                            var newID = nowExisting
+                            if let now, newID == nil {
+                                let key = [0] + entityNameKey(now)
+                                if let drawn = newByKey[key] {
+                                    newID = drawn
+                                } else {
+                                    let drawn = session.newID()
+                                    newByKey[key] = drawn
+                                    newEntities.append((drawn, now, false))
+                                    newID = drawn
+                                }
+                                categoryIDs[now] = newID
+                            }
+                            events.append(.categorized(category: newID))
+                            edited = true
+                        } else if differs {
+                            func named(_ name: String?) -> String {
+                                name.map { "the category \"\($0)\"" } ?? "no category"
+                            }
+                            let kept = try note.category.flatMap {
+                                try projection.category($0, in: session.transaction, databases: dbs)?.name
+                            }
+                            summary.warnings.append(
+                                "\(source): moved from \(old); its note keeps \(named(kept)), set in the store since "
+                                    + "its import, not \(named(now)) that its new folder gives (`notes categorize` "
+                                    + "changes it)")
+                        }
+                    }
+                    if edited {
                         summary.unchanged -= 1
                         summary.updated += 1
                     }
@@ -1303,6 +1441,14 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
+    }
+
+    /// The category the top folder of the vault's file `file` gives its note (none at the top),
+    /// as ``readVaultFile(_:in:)`` reads it for a file that names none.
+    static func folderCategory(of file: String) -> String? {
+        let parts = file.split(separator: "/")
+        guard parts.count > 1 else { return nil }
+        return try? validCategoryName(MarkdownNote.oneLine(String(parts[0])))
     }
 
     /// The name of a vault's file without its folders and `.md`, on one line (names from the file

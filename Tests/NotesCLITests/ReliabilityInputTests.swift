@@ -173,16 +173,6 @@ struct ReliabilityInputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: s.store + "/kept").isEmpty)
         // Beside it is no folder of the store's.
         #expect(s.run("export-markdown", s.store + "-md").code == 0)
-        // Known, not fixed (review2-s30): a note whose category is the store folder's name,
-        // exported into the folder above the store, is written beside data.mdb.
-        let t = try Sandbox()
-        _ = t.run("categorize", try t.add("Categorized"), "store")
-        let storeBefore = try FileManager.default.contentsOfDirectory(atPath: t.store).sorted()
-        _ = t.run("export-markdown", t.root)
-        let storeAfter = try FileManager.default.contentsOfDirectory(atPath: t.store).sorted()
-        withKnownIssue("export-markdown writes a category folder named as the store's into the store") {
-            #expect(storeAfter == storeBefore)
-        }
         Self.expectRefused(s.run("config", "get"), 2, "config get", mentioning: "usage: notes config get KEY")
         Self.expectRefused(s.run("log", "--type", ""), 2, "log --type \"\"", mentioning: "--type needs an event type")
         let long = String(repeating: "c", count: 600)
@@ -197,6 +187,61 @@ struct ReliabilityInputTests {
         let fallback = s.run("list", env: ["NOTES_STORE": ""])
         #expect(fallback.code == 0 || fallback.code == 3, "\(fallback)")
         #expect(try Self.events(s) <= before + 2)
+    }
+
+    /// Found by review2-s30: a note whose category is named as the store's folder, exported
+    /// into the folder above the store, was written beside data.mdb (the folder given was
+    /// checked, not the folders the export writes in it).
+    @Test(
+        "export-markdown refuses a category's folder, or a note file's, that is the store's own: exit 2, nothing written"
+    )
+    func exportFolderOfStoreRefused() throws {
+        let t = try Sandbox()
+        _ = t.run("categorize", try t.add("Categorized"), "store")
+        _ = try t.add("Plain")
+        // Every file of the store but its lock (readers take slots in it), byte for byte.
+        func storeFiles(_ s: Sandbox) throws -> [String: Data] {
+            var files: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: s.store) where name != "lock.mdb" {
+                files[name] = try Data(contentsOf: URL(fileURLWithPath: s.store + "/" + name))
+            }
+            return files
+        }
+        symlink(t.root, t.path("up"))
+        let storeBefore = try storeFiles(t)
+        let rootBefore = try FileManager.default.contentsOfDirectory(atPath: t.root).sorted()
+        // The folder above the store however it is spelled, a folder to be made in it, and the
+        // store itself by `..`: the folder "store" would be the store's.
+        for dir in [t.root, t.root + "/.", t.path("up"), t.root + "/new/..", t.path("up") + "/home/.."] {
+            Self.expectRefused(
+                t.run("export-markdown", dir), 2, "export-markdown \(dir)",
+                mentioning:
+                    "\(dir)/store is the store's own folder (\(t.store)): the files of the category \"store\" would be "
+                    + "written into it; nothing was exported (export into a folder the store is not in, or rename the "
+                    + "category \"store\")")
+        }
+        #expect(try storeFiles(t) == storeBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: t.store).contains("lock.mdb"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: t.store).count == storeBefore.count + 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: t.root).sorted() == rootBefore)
+        // Into a folder of its own the category's folder is written as any other.
+        #expect(t.run("export-markdown", t.path("out")).code == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: t.path("out/store")).count == 1)
+        #expect(try storeFiles(t) == storeBefore)
+
+        // A note imported from a vault's `store/a.md` goes back to that path: refused the same way,
+        // named by its file.
+        let u = try Sandbox()
+        mkdir(u.path("vault"), 0o755)
+        mkdir(u.path("vault/store"), 0o755)
+        write(file: u.path("vault/store/a.md"), "# A\n\ntext\n")
+        #expect(u.run("import-markdown", u.path("vault")).code == 0)
+        let uBefore = try storeFiles(u)
+        let r = u.run("export-markdown", u.root)
+        Self.expectRefused(r, 2, "export-markdown ROOT", mentioning: "\(u.root)/store is the store's own folder")
+        #expect(r.stderr.contains("the file store/a.md of note "), "\(r)")
+        #expect(try storeFiles(u) == uBefore)
+        #expect(!FileManager.default.fileExists(atPath: u.store + "/a.md"))
     }
 
     /// Found by a new-user trial: one `add` under a NOTES_NOW years ahead held every later

@@ -557,22 +557,25 @@ struct InterchangeMarkdownTests {
         try write(v + "/z/w/index.md", "# Y\n\nedited\n")
         let summary = try s.book.importMarkdown(from: v)
         #expect(
-            summary.movedFiles == 3 && summary.updated == 1 && summary.unchanged == 2 && summary.created == 4
+            summary.movedFiles == 3 && summary.updated == 2 && summary.unchanged == 1 && summary.created == 4
                 && summary.missingFiles == 4, "\(summary)")
         let notes = try s.allNotes()
         #expect(notes.count == 11)
-        // The same bytes keep the note as the store has it, and its category (as a moved
-        // folder's notes do); an edited file updates its note, category included.
+        // The same bytes keep the note as the store has it, but for the category its new folder
+        // gives (see `movedFileTakesFolderCategory`); an edited file updates its note, category
+        // included.
         for (title, path, category) in [
-            ("Alpha", "sub/a.md", "-"), ("Beta", "sub/b.md", "sub"), ("Gamma", "gamma.md", "-"),
+            ("Alpha", "sub/a.md", "sub"), ("Beta", "sub/b.md", "sub"), ("Gamma", "gamma.md", "-"),
         ] {
             let n = try #require(notes.first { $0.id == before[title] })
             #expect(n.sourcePath == path && n.title == title)
             #expect(try s.book.categoryName(n.category) ?? "-" == category)
         }
-        // An unchanged file moved within the folder: one event, its new path (four at its
-        // import: the creation, digest, path and folder; the folder is the same).
-        #expect(notes.first { $0.id == before["Alpha"] }?.version == 5)
+        // An unchanged file moved within the folder: two events, its new path and its new
+        // folder's category (four at its import: the creation, digest, path and folder; the
+        // folder is the same).
+        #expect(notes.first { $0.id == before["Alpha"] }?.version == 6)
+        #expect(notes.first { $0.id == before["Gamma"] }?.version == 5)
         #expect(notes.first { $0.id == before["Beta"] }?.body == "# Beta\n\nbeta, edited\n")
         // Imported again: nothing moves, nothing changes.
         #expect(
@@ -583,6 +586,66 @@ struct InterchangeMarkdownTests {
                     same.prunable = 4
                     return same
                 }())
+    }
+
+    /// Found in review: a file moved unchanged from the top of the folder into `sub/` kept "no
+    /// category", though a first import gives it the category `sub`.
+    @Test(
+        "a file moved into another folder unchanged takes the category a first import gives it there, unless the store set another"
+    )
+    func movedFileTakesFolderCategory() throws {
+        let files = [
+            ("a.md", "sub/a.md", "# Alpha\n\nalpha\n"), ("work/b.md", "home/b.md", "# Beta\n\nbeta\n"),
+            ("work/c.md", "c.md", "# Gamma\n\ngamma\n"), ("d.md", "sub/d.md", "# Delta\n\ndelta\n"),
+            ("work/e.md", "home/e.md", "# Eps\n\neps\n"), ("f.md", "sub/f.md", "---\ncategory: fixed\n---\n# Phi\n"),
+            ("g.md", "sub/g.md", "---\ncategory: null\n---\n# Gee\n"),
+            ("work/h.md", "work/eta.md", "# Eta\n\neta\n"),
+        ]
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        for (from, _, text) in files { try write(v + "/" + from, text) }
+        #expect(try s.book.importMarkdown(from: v).created == files.count)
+        let id = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        // Set in the store since the import: Delta filed under `mine`, Eps taken out of `work`.
+        _ = try s.book.categorize(try #require(id["Delta"]), as: "mine")
+        _ = try s.book.categorize(try #require(id["Eps"]), as: nil)
+        for (from, to, _) in files {
+            try FileManager.default.createDirectory(
+                atPath: ((v + "/" + to) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(rename(v + "/" + from, v + "/" + to) == 0)
+        }
+        let versions = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.version) })
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.movedFiles == files.count && summary.created == 0 && summary.missingFiles == 0, "\(summary)")
+        #expect(summary.updated == 3 && summary.unchanged == 5, "\(summary)")
+        var fresh: [String: String] = [:]
+        let other = try InterchangeScratch()
+        _ = try other.book.importMarkdown(from: v)
+        for n in try other.allNotes() { fresh[n.title] = try other.book.categoryName(n.category) ?? "-" }
+        // As a first import gives them (the front matter's category wins over the folder's;
+        // a rename within `work` changes nothing), but for the two set in the store: they keep
+        // theirs, each said once.
+        let notes = try s.allNotes()
+        for (title, category, events) in [
+            ("Alpha", "sub", 2), ("Beta", "home", 2), ("Gamma", "-", 2), ("Delta", "mine", 1), ("Eps", "-", 1),
+            ("Phi", "fixed", 1), ("Gee", "-", 1), ("Eta", "work", 1),
+        ] {
+            let n = try #require(notes.first { $0.id == id[title] })
+            #expect(try s.book.categoryName(n.category) ?? "-" == category, "\(title)")
+            #expect(n.version == versions[title]! + UInt64(events), "\(title)")
+            if title != "Delta" && title != "Eps" { #expect(fresh[title] == category, "\(title)") }
+        }
+        #expect(fresh["Delta"] == "sub" && fresh["Eps"] == "home")
+        #expect(
+            summary.warnings.sorted() == [
+                "home/e.md: moved from work/e.md; its note keeps no category, set in the store since its import, "
+                    + "not the category \"home\" that its new folder gives (`notes categorize` changes it)",
+                "sub/d.md: moved from d.md; its note keeps the category \"mine\", set in the store since its import, "
+                    + "not the category \"sub\" that its new folder gives (`notes categorize` changes it)",
+            ], "\(summary.warnings)")
+        // Imported again: nothing moves, nothing changes, nothing is said.
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.updated == 0 && again.created == 0 && again.unchanged == files.count && again.warnings.isEmpty)
     }
 
     @Test(
@@ -606,9 +669,11 @@ struct InterchangeMarkdownTests {
         try FileManager.default.removeItem(atPath: v + "/x/Untitled.md")
         _ = try s.book.trash(todo.id)
         var summary = try s.book.importMarkdown(from: v)
-        #expect(summary.movedFiles == 1 && summary.unchanged == 1, "\(summary)")
+        #expect(summary.movedFiles == 1 && summary.updated == 1 && summary.unchanged == 0, "\(summary)")
         let moved = try #require(try s.allNotes().first { $0.id == meeting.id })
         #expect(moved.body == "Edited in the store\n" && moved.sourcePath == "work/meeting.md")
+        // It takes the category of the folder it went into, as a first import of it there does.
+        #expect(try s.book.categoryName(moved.category) == "work")
         // A new file of the trashed note's name, an unrelated empty file, a file of another text
         // under a gone note's name: new notes.
         try write(v + "/projects/todo.md", "# Project plan\n\nunrelated\n")
@@ -694,8 +759,9 @@ struct InterchangeMarkdownTests {
             try move(from, to)
         }
         let summary = try s.book.importMarkdown(from: v)
+        // Kept.md went into `sub`, whose category it takes: updated too.
         #expect(
-            summary.movedFiles == 4 && summary.updated == 1 && summary.unchanged == 3 && summary.created == 0
+            summary.movedFiles == 4 && summary.updated == 2 && summary.unchanged == 2 && summary.created == 0
                 && summary.missingFiles == 0, "\(summary)")
         var notes = try s.allNotes()
         #expect(notes.count == 4)
@@ -704,6 +770,7 @@ struct InterchangeMarkdownTests {
         #expect(try note("Heading title").title == "Heading title" && note("Heading title").sourcePath == "h2.md")
         #expect(try note("Given").title == "Given")
         #expect(try note("Kept").title == "Kept" && note("Kept").sourcePath == "sub/Kept.md")
+        #expect(try s.book.categoryName(note("Kept").category) == "sub")
         // Imported again: nothing changes.
         #expect(try s.book.importMarkdown(from: v) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 4))
         // Retitled in the store: a move that keeps the file's name keeps that title; a rename
@@ -1210,6 +1277,39 @@ struct InterchangeMarkdownTests {
         #expect(try t.book.categoryName(t.book.note(a.id).category) == "Plan.md")
         #expect(try t.book.categoryName(t.book.note(b.id).category) == "index.md")
         #expect(try t.allNotes().map(\.body).sorted() == ["index\n", "plan\n", "x", "y"])
+    }
+
+    @Test("the export itself refuses to write into the store's own folder, by a link too, before writing anything")
+    func exportNeverWritesIntoStoreFolder() throws {
+        let s = try InterchangeScratch()
+        // This scratch store lives in `s.path`: a folder inside it may take an export (the
+        // command line refuses one), but no file may land in the store's folder itself.
+        _ = try s.book.add(title: "One", body: "x", category: "link")
+        _ = try s.book.add(title: "Two", body: "y")
+        let data = try Data(contentsOf: URL(fileURLWithPath: s.path + "/data.mdb"))
+        let out = s.path + "/md"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        #expect(symlink(s.path, out + "/link") == 0)
+        for (dir, folder, itself, what) in [
+            (s.path, s.path, true, "every note's file"), (s.path + "/.", s.path + "/.", true, "every note's file"),
+            (out, out + "/link", true, "the files of the category \"link\""),
+        ] {
+            do {
+                try s.book.exportMarkdown(to: dir)
+                Issue.record("\(dir): exported")
+            } catch {
+                guard case .validation(.exportIntoStore(let f, let i, let w, _, let store)) = error else {
+                    Issue.record("\(dir): \(error)")
+                    continue
+                }
+                #expect(f == folder && i == itself && w == what && store == s.path, "\(error)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: s.path + "/data.mdb")) == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["link"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path).sorted() == ["data.mdb", "lock.mdb", "md"])
+        // Beside the link, a folder of its own: written.
+        #expect(try s.book.exportMarkdown(to: out + "/notes").files == 2)
     }
 
     @Test("a category name of 300 bytes gets a folder within a file system's 255, and comes back whole")

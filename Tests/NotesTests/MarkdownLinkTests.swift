@@ -60,6 +60,7 @@ struct MarkdownLinkTests {
         // Before 2026-12-07 each was text.
         let body = """
             See [the other][Other Note], [Sub][] and [shortcut] [here][  other   NOTE ].
+
             [Other Note]: other.md
               [sub]: <sub/Sub Note.md> "a title"
             [shortcut]: ../up.md#heading
@@ -78,30 +79,52 @@ struct MarkdownLinkTests {
         #expect(targets("[a]: x.md").isEmpty)
         // Not links: an undefined label (and the text before it is no shortcut), a definition of
         // a URL or another extension, an image, a label with brackets, and one in code.
-        #expect(targets("[a][nope] [b][] [c]\n[a]: x.md\n[c]: https://e.com/c.md\n[b]: pic.png").isEmpty)
-        #expect(targets("![img][a] ![a]\n[a]: x.md").isEmpty)
-        #expect(targets("[x [a] y]\n[a]: x.md") == [.file("x.md")], "the inner one; no link inside a link")
-        #expect(targets("`[a]` and\n```\n[a]\n```\n[a]: x.md").isEmpty)
+        #expect(targets("[a][nope] [b][] [c]\n\n[a]: x.md\n[c]: https://e.com/c.md\n[b]: pic.png").isEmpty)
+        #expect(targets("![img][a] ![a]\n\n[a]: x.md").isEmpty)
+        #expect(targets("[x [a] y]\n\n[a]: x.md") == [.file("x.md")], "the inner one; no link inside a link")
+        #expect(targets("`[a]` and\n```\n[a]\n```\n\n[a]: x.md").isEmpty)
         #expect(targets("```\n[a]: x.md\n```\n[a]").isEmpty, "a definition in code defines nothing")
         // Not definitions: 4 spaces in (code), text after the destination, no destination.
         #expect(targets("    [a]: x.md\n[a]").isEmpty)
         #expect(targets("[a]: x.md more\n[a]").isEmpty)
         #expect(targets("[a]:\n[a]").isEmpty)
         // An inline link is read first; a bad one falls back to the reference.
-        #expect(targets("[a](y.md) [a](<y.md)\n[a]: x.md") == [.file("y.md"), .file("x.md")])
+        #expect(targets("[a](y.md) [a](<y.md)\n\n[a]: x.md") == [.file("y.md"), .file("x.md")])
         // With wiki links, in order.
-        #expect(targets("[[Wiki]] [a] [[Again]]\n[a]: x.md") == [.title("Wiki"), .file("x.md"), .title("Again")])
+        #expect(targets("[[Wiki]] [a] [[Again]]\n\n[a]: x.md") == [.title("Wiki"), .file("x.md"), .title("Again")])
     }
 
-    @Test("a definition cannot interrupt a paragraph (CommonMark): known, not fixed")
+    @Test("a definition cannot interrupt a paragraph (CommonMark 0.31, 4.7)")
     func definitionInParagraph() {
         // `Foo` then `[bar]: x.md` is one paragraph of text in CommonMark (its example of this
-        // rule), so `[bar]` defines nothing; the scan takes the second line as a definition.
-        withKnownIssue("a definition line right under a paragraph line is read as a definition") {
-            #expect(targets("Foo\n[bar]: x.md\n\n[bar]").isEmpty)
+        // rule), so `[bar]` defines nothing: before 2026-12-07 the scan took the second line for
+        // a definition.
+        #expect(targets("Foo\n[bar]: x.md\n\n[bar]").isEmpty)
+        // Under a list item's or a quote's line it is their paragraph's lazy line; under an HTML
+        // block's first line, that block's (it goes on to a blank line); a `===` with no paragraph
+        // above is text that opens one.
+        for before in ["- item\n", "1. item\n", "> quote\n", "<div>\n", "===\n", "[a]: y.md\nFoo\n", "| a | b |\n"] {
+            #expect(targets(before + "[bar]: x.md\n\n[bar]").isEmpty, "\(before.debugDescription)")
         }
-        // After a blank line it is one.
-        #expect(targets("Foo\n\n[bar]: x.md\n\n[bar]") == [.file("x.md")])
+        // Where a paragraph cannot be open it is one: at the start, after a blank line (in a quote
+        // too), a heading, a thematic break, a setext underline, a fenced or an indented code
+        // block, an HTML comment that started its line and ended, and another definition.
+        for before in [
+            "", "Foo\n\n", "Foo\n   \n", "> quote\n>\n", "# Heading\n", "***\n", "Foo\n---\n", "Foo\n===\n",
+            "```\ncode\n```\n", "~~~\n[bar]: y.md\n~~~\n", "\n    code\n", "<!-- note -->\n", "<!--\nnote\n-->\n",
+            "[other]: y.md\n",
+        ] {
+            #expect(targets(before + "[bar]: x.md\n\n[bar]") == [.file("x.md")], "\(before.debugDescription)")
+        }
+        // A run of definitions, each after the other, and text after them.
+        #expect(
+            targets("[a]: x.md\n[b]: y.md\n  [c]: z.md\nText [a] [b] [c]") == [
+                .file("x.md"), .file("y.md"), .file("z.md"),
+            ])
+        // An HTML comment in a paragraph's line leaves the paragraph open.
+        #expect(targets("Foo <!-- a\nb -->\n[bar]: x.md\n\n[bar]").isEmpty)
+        // The line is the paragraph's text: a shortcut link to a definition elsewhere.
+        #expect(targets("Foo\n[bar]: x.md\n\n[bar]: y.md") == [.file("y.md")])
     }
 
     @Test("hostile brackets: unbalanced, nested, escaped, images in links, unclosed destinations")
@@ -160,10 +183,10 @@ struct MarkdownLinkTests {
         #expect(targets(String(repeating: "[[a](b.md)", count: n)).count == n)
         // Reference links: each label is read once (`[a][a]` is one link; `[a]` before a `[`
         // that opens no label, or a label over 999 characters, a shortcut).
-        #expect(targets(String(repeating: "[a] ", count: n) + "\n[a]: x.md").count == n)
-        #expect(targets(String(repeating: "[a]", count: n) + "\n[a]: x.md").count == n / 2)
-        #expect(targets(String(repeating: "[a][", count: n) + "\n[a]: x.md").count == n)
-        #expect(targets("[a][" + String(repeating: "b", count: n) + "]\n[a]: x.md") == [.file("x.md")])
-        #expect(targets(String(repeating: "[", count: n) + "a]" + "\n[a]: x.md") == [.file("x.md")])
+        #expect(targets(String(repeating: "[a] ", count: n) + "\n\n[a]: x.md").count == n)
+        #expect(targets(String(repeating: "[a]", count: n) + "\n\n[a]: x.md").count == n / 2)
+        #expect(targets(String(repeating: "[a][", count: n) + "\n\n[a]: x.md").count == n)
+        #expect(targets("[a][" + String(repeating: "b", count: n) + "]\n\n[a]: x.md") == [.file("x.md")])
+        #expect(targets(String(repeating: "[", count: n) + "a]" + "\n\n[a]: x.md") == [.file("x.md")])
     }
 }

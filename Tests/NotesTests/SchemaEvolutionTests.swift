@@ -518,6 +518,16 @@ struct SchemaEvolutionTests {
         try expectLinksRebuiltOnce(stampedAs: "notes-25", body: "[the note](NOTE.md) [gone](Gone.md)\n", missing: 1)
     }
 
+    @Test(
+        "a store stamped notes-26 (a reference definition under a paragraph's line defined a link) rebuilds at open, once"
+    )
+    func definitionInParagraphRebuild() throws {
+        // `[g]: Gone.md` right under a paragraph's line is its text, and `[gone][g]` no link:
+        // notes-27 (notes-26 found a link to a missing file).
+        try expectLinksRebuiltOnce(
+            stampedAs: "notes-26", body: "[gone][g] [the note][n]\n[g]: Gone.md\n\n[n]: Note.md\n")
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
@@ -529,8 +539,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-26+"))
-            older = stamp + "+" + current.dropFirst("notes-26+".count)
+            #expect(current.hasPrefix("notes-27+"))
+            older = stamp + "+" + current.dropFirst("notes-27+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

@@ -446,6 +446,25 @@ struct IndentedBlocks {
         return blockTagNames.contains(lower) && (ends || after.starts(with: [0x2F, 0x3E]))
     }
 
+    /// Whether a paragraph is open after `line`, a line the scan of text lines passes
+    /// (``MarkdownCode/forEachTextLine(_:_:)``), when one was before it (`open`): so that a link
+    /// reference definition, which cannot interrupt a paragraph (CommonMark 0.31, 4.7), is one
+    /// only where none is. A blank line (in a block quote too), an ATX heading, a thematic break,
+    /// and a setext heading's underline under the paragraph's line close it; any other line
+    /// (a list item's, a quote's, an HTML block's first line, which goes on to a blank line)
+    /// opens one or goes on with it. Lines of code the scan passes over, and a definition (which
+    /// may follow another), are for the caller to take.
+    static func paragraphOpen(after line: ArraySlice<UInt8>, open: Bool) -> Bool {
+        let rest = quoteMarkers(line).rest
+        let text = rest.drop { $0 == 0x20 || $0 == 0x09 }
+        if text.isEmpty { return false }
+        var columns = 0
+        for b in rest[..<text.startIndex] { columns = b == 0x09 ? (columns / 4 + 1) * 4 : columns + 1 }
+        guard columns < 4 else { return true }
+        if isHeading(text) || isThematicBreak(text) { return false }
+        return !(open && isSetextUnderline(text))
+    }
+
     /// Whether `text` (from its first character that is no white space) is a thematic break:
     /// three or more of one of `*`, `-`, `_`, with white space alone between them.
     private static func isThematicBreak(_ text: ArraySlice<UInt8>) -> Bool {

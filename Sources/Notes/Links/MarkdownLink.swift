@@ -112,23 +112,50 @@ enum MarkdownLink {
     /// scanner of Markdown import passes them over): each label (``label(_:)``) with its
     /// destination, the first definition of a label winning; and the lines they are on, which
     /// hold no link. Reference links (``reference(_:text:_:)``) read them.
+    ///
+    /// A definition cannot interrupt a paragraph (CommonMark 0.31, 4.7): it is one at the start
+    /// of the body, after a blank line, a heading, a thematic break, a code block (fenced or
+    /// indented), an HTML comment that started its line and ended, or another definition; right
+    /// under a paragraph's line (a list item's, a quote's) it is that paragraph's text
+    /// (``IndentedBlocks/paragraphOpen(after:open:)``). Before 2026-12-07 it was one there too.
     static func definitions(_ bytes: [UInt8]) -> (destinations: [String: [UInt8]], lines: Set<Int>) {
         var destinations: [String: [UInt8]] = [:]
         var lines: Set<Int> = []
+        var last = -1
+        // A paragraph (or an HTML block, which goes on to a blank line) is open after the line before.
+        var open = false
+        // An HTML comment that started its line (CommonMark's HTML block of kind 2) is open: the
+        // block ends on the line that closes the comment.
+        var commentBlock = false
         MarkdownCode.forEachTextLine(bytes) { line, index, state in
-            if !state.inComment, !state.startsInCodeSpan, let found = definition(line) {
+            // Lines the scan passed over are code (a fenced or an indented block): no paragraph
+            // goes on past them.
+            if index != last + 1 { open = false }
+            last = index
+            let startsInComment = state.inComment
+            if !open, !startsInComment, !state.startsInCodeSpan, let found = definition(line) {
                 lines.insert(index)
                 if destinations[found.label] == nil { destinations[found.label] = found.destination }
                 return
             }
+            let text = line.drop { $0 == 0x20 }
+            let opensComment =
+                !startsInComment && !state.startsInCodeSpan && line.count - text.count <= 3
+                && text.starts(with: [0x3C, 0x21, 0x2D, 0x2D])
+            if !startsInComment || !commentBlock { open = IndentedBlocks.paragraphOpen(after: line, open: open) }
             // What opens or closes a comment or a code span, as the link scan steps over it.
-            guard state.inComment || state.startsInCodeSpan || line.contains(0x3C) || line.contains(0x60) else {
-                return
+            if state.inComment || state.startsInCodeSpan || line.contains(0x3C) || line.contains(0x60) {
+                var k = line.startIndex
+                var spans: CodeSpans?
+                while k < line.endIndex {
+                    if !MarkdownCode.stepOverCode(line, at: &k, state: &state, spans: &spans) { k += 1 }
+                }
             }
-            var k = line.startIndex
-            var spans: CodeSpans?
-            while k < line.endIndex {
-                if !MarkdownCode.stepOverCode(line, at: &k, state: &state, spans: &spans) { k += 1 }
+            if opensComment { commentBlock = true }
+            if commentBlock && !state.inComment {
+                // The comment's block ends with this line.
+                commentBlock = false
+                open = false
             }
         }
         return (destinations, lines)

@@ -84,49 +84,6 @@ func warnRecordedLater(_ ctx: Context, _ count: Int, storeInstant: Int64?) {
             + "to keep the dates, import into a new store (--store DIR)")
 }
 
-/// Whether `dir` is the folder `store` (true) or a folder inside it, existing or to be made
-/// (false), by device and inode, every link and `.` or `..` followed as the file system follows
-/// them; nil when it is neither (or the store's folder does not exist).
-func storeFolderHolding(_ dir: String, store: String) -> Bool? {
-    var target = stat()
-    guard stat(store, &target) == 0 else { return nil }
-    func isStore(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino
-    }
-    if isStore(dir) { return true }
-    // The deepest folder of `dir` that exists, resolved; the names below it, which the export
-    // makes, taken in turn (`..` after a folder it makes is that folder's parent).
-    let names = dir.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-    var existing = names.count
-    var resolved: String?
-    while resolved == nil {
-        let prefix = (dir.hasPrefix("/") ? "/" : "") + names[0..<existing].joined(separator: "/")
-        resolved = resolvedPath(prefix.isEmpty ? "." : prefix)
-        if resolved == nil {
-            guard existing > 0 else { return nil }
-            existing -= 1
-        }
-    }
-    var parts = (resolved ?? "/").split(separator: "/").map(String.init)
-    for name in names[existing...] {
-        if name == "." { continue }
-        if name == ".." {
-            if !parts.isEmpty { parts.removeLast() }
-        } else {
-            parts.append(name)
-        }
-    }
-    // Every folder above it (and it) that exists, up to the root.
-    var itself = true
-    while true {
-        if isStore("/" + parts.joined(separator: "/")) { return itself }
-        guard !parts.isEmpty else { return nil }
-        parts.removeLast()
-        itself = false
-    }
-}
-
 let exportMarkdownCommand = Command(
     "export-markdown", abstract: "Write every note as a Markdown file with front matter into DIR.",
     usage: ["export-markdown DIR"],
@@ -143,7 +100,9 @@ let exportMarkdownCommand = Command(
         is removed by the next export beside it, or by an import-markdown of the folder holding it. In
         a DIR that exists, every file is written into a hidden folder inside it first and renamed into
         place once all are: a failure while writing leaves DIR as it was, one while renaming leaves
-        each file whole, some new and some old. The store's own folder is refused.
+        each file whole, some new and some old. The store's own folder, or one inside it, is refused, and
+        so is a DIR where a folder the export would write (a category's, or that of a note's file) is
+        one of them, before anything is written.
         """,
     readsOnly: true
 ) { ctx in
@@ -205,7 +164,9 @@ let importMarkdownCommand = Command(
         A file whose `id` names a note updates it, and so does a file imported from DIR before
         (matched by its path in DIR; DIR reached through another path, a bind mount, is the same
         folder): only what changed. A file moved within DIR (into a subfolder,
-        or renamed) keeps its note when its bytes, else its name, match one gone file only. Other
+        or renamed) keeps its note when its bytes, else its name, match one gone file only; moved
+        unchanged into another top folder, a file that names no category gives its note that folder's
+        (none at the top) unless the store set another since, which stands, with a warning. Other
         files create notes, so importing DIR again changes nothing. A folder imported before that moved (renamed, or imported on another
         device from another place) is matched the same way when its files are gone from their
         place and DIR holds most of them unchanged at the same paths; a file imported before through
