@@ -319,17 +319,17 @@ struct MarkdownNote: Equatable {
         guard utf8Contains(body, UInt8(ascii: "#")) else { return [] }
         var out: [String] = []
         var seen: Set<String> = []
+        let bytes = Array(body.utf8)
+        // A link reference definition (`[name]: #anchor`) is passed over, as the link parser reads
+        // them: a line right under a paragraph's is that paragraph's text, and its `#words` are
+        // tags (before 2026-12-07 every line of that form was passed over, while the links read
+        // such a line as text).
+        let definitions = MarkdownLink.definitionLines(bytes)
         // Code, as the link parser has it too (``MarkdownCode``), is passed over.
-        MarkdownCode.forEachTextLine(Array(body.utf8)) { b, _, state in
+        MarkdownCode.forEachTextLine(bytes) { b, index, state in
+            if definitions.contains(index) { return }
             let i = b.startIndex
             let end = b.endIndex
-            let first = b.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? end
-            // A link reference definition (`[name]: #anchor`).
-            if !state.inComment, !state.startsInCodeSpan, first < end, b[first] == 0x5B,
-                isReferenceDefinition(b, from: first)
-            {
-                return
-            }
             var k = i
             var spans: CodeSpans?
             while k < end {
@@ -378,16 +378,6 @@ struct MarkdownNote: Equatable {
         if first.properties.isEmojiPresentation { return true }
         return first.properties.isEmoji
             && scalars.dropFirst().contains { $0.value == 0xFE0F || $0.properties.isEmojiModifier }
-    }
-
-    /// Whether the line, from `from` (a `[`) on, is `[label]: destination`.
-    private static func isReferenceDefinition(_ b: ArraySlice<UInt8>, from: Int) -> Bool {
-        var k = from + 1
-        while k < b.endIndex, b[k] != 0x5D {
-            if b[k] == 0x5B { return false }
-            k += 1
-        }
-        return k > from + 1 && k + 1 < b.endIndex && b[k + 1] == 0x3A
     }
 
     @inline(__always)

@@ -1066,6 +1066,9 @@ struct InterchangeMarkdownTests {
                 "after-comment", "end",
             ])
         #expect(MarkdownNote.inlineTags("no tags here") == [])
+        // A definition's line is passed over only where the links read a definition: right under
+        // a paragraph's line it is that paragraph's text (before 2026-12-07 it was passed over).
+        #expect(MarkdownNote.inlineTags("Foo\n[bar]: #tagged\n\n[baz]: #anchor\n[qux]: #next\n") == ["tagged"])
         // Emoji are tag characters, as Obsidian has them (before 2026-12-07 `#🚀launch` was no tag,
         // and an emoji ended one): a sequence joined or modified is one character; general
         // punctuation and the ideographic full stop end a tag.

@@ -13,7 +13,7 @@ import Basics
 /// folder of the linking note's file (`..` and `.` resolved; a path starting with `/` is from
 /// the vault's root, and so is any path of a note that came from no file). It is parsed with
 /// the wiki links (``WikiLink/parse(_:place:)``) and resolved by ``LinkResolution``.
-enum MarkdownLink {
+package enum MarkdownLink {
     /// The folders of the file at `place` (a path within its vault), outermost first.
     static func folder(of place: String?) -> [Substring] {
         guard let place else { return [] }
@@ -159,6 +159,16 @@ enum MarkdownLink {
             }
         }
         return (destinations, lines)
+    }
+
+    /// The lines of `bytes` that are link reference definitions (``definitions(_:)``): they
+    /// hold no link, and the `#tag` scanner of Markdown import passes over them too.
+    package static func definitionLines(_ bytes: [UInt8]) -> Set<Int> {
+        // Every definition has `]:`; most bodies have none.
+        guard bytes.indices.dropFirst().contains(where: { bytes[$0 - 1] == 0x5D && bytes[$0] == 0x3A }) else {
+            return []
+        }
+        return definitions(bytes).lines
     }
 
     /// The label and destination of `line` when it is a link reference definition.
