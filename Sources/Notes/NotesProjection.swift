@@ -281,32 +281,30 @@ public final class NotesProjection: ProjectionSet {
         old: Note?, new: Note?, row: [UInt8]?, oldKeys: [[UInt8]], newKeys: [[UInt8]], in txn: borrowing Transaction,
         list: Database
     ) throws {
-        for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
-        for k in newKeys where !oldKeys.contains(k) {
+        // Sets, not the arrays: a note has a key per tag and sort, and with thousands of tags
+        // comparing each key with every other took minutes (before trial-s31).
+        let oldSet = Set(oldKeys)
+        let newSet = Set(newKeys)
+        for k in oldKeys where !newSet.contains(k) { try txn.delete(list, key: k) }
+        for k in newKeys where !oldSet.contains(k) {
             try txn.put(list, key: k, value: ListIndex.covers(k) ? row ?? [] : [])
         }
         guard let new, let row, let old, NoteRow(old) != NoteRow(new) else { return }
         // The covering key is among the new keys unless no key moved.
         let made = newKeys.contains(where: ListIndex.covers) ? newKeys : ListIndex.keys(for: new, sorts: [.updated])
         for k in made where ListIndex.covers(k) {
-            if oldKeys.contains(k) || !newKeys.contains(k) { try txn.put(list, key: k, value: row) }
+            if oldSet.contains(k) || !newSet.contains(k) { try txn.put(list, key: k, value: row) }
         }
     }
 
     /// How the count of each id changes when a note goes from being counted under `old` to
     /// under `new` (an id listed twice counts twice), in id order, changes of zero left out.
     static func netCounts(_ old: [Identifier], _ new: [Identifier]) -> [(Identifier, Int)] {
-        var deltas: [(Identifier, Int)] = []
+        var deltas: [Identifier: Int] = [:]
         for (ids, sign) in [(old, -1), (new, 1)] {
-            for id in ids {
-                if let i = deltas.firstIndex(where: { $0.0 == id }) {
-                    deltas[i].1 += sign
-                } else {
-                    deltas.append((id, sign))
-                }
-            }
+            for id in ids { deltas[id, default: 0] += sign }
         }
-        return deltas.filter { $0.1 != 0 }.sorted { $0.0 < $1.0 }
+        return deltas.filter { $0.value != 0 }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
     }
 
     /// Writes notes whose instants changed and nothing else (a sync that confirmed this device's
