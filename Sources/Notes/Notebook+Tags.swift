@@ -36,7 +36,7 @@ extension Notebook {
         let t = trim(name)
         guard !t.isEmpty else { throw .validation(.emptyTagName) }
         guard !t.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw .validation(.tagNameHasControlCharacter)
+            throw .validation(.tagNameHasControlCharacter(t))
         }
         let parts = t.split(separator: "/", omittingEmptySubsequences: false).map { trim(String($0)) }
         guard !parts.contains(where: \.isEmpty) else { throw .validation(.tagNameHasEmptyPart(t)) }
