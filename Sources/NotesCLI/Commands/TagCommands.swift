@@ -48,7 +48,11 @@ let tagsCommand = Command(
             ctx.printJSON(
                 .array(
                     tree.map {
-                        .object([("name", .string($0.name)), ("count", .int($0.count)), ("total", .int($0.total))])
+                        .object([
+                            ("name", .string($0.name)), ("count", .int($0.count)), ("total", .int($0.total)),
+                            // False for a parent that no tag is named after (`-` in the table).
+                            ("tag", .bool($0.id != nil)),
+                        ])
                     }))
         } else if tree.isEmpty {
             let hidden = every.filter { $0.id != nil }.count
