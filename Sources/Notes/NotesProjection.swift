@@ -202,6 +202,8 @@ public final class NotesProjection: ProjectionSet {
         var pinned = false
         /// The categories and tags the events filed it under (see ``Filing``).
         var filings: [Filing] = []
+        /// The same filings, to find one at once.
+        var filed: Set<Filing> = []
     }
 
     /// Folds the events of `all` at `indices` (the note's, in log order) into `start`.
@@ -217,7 +219,7 @@ public final class NotesProjection: ProjectionSet {
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &folded.note, id: id, at: e.recordedAt, version: e.version)
             folded.pinned = folded.pinned || folded.note?.pinned == true
-            if let note = folded.note { Filing.after(kind, p, note, into: &folded.filings) }
+            if let note = folded.note { Filing.after(kind, p, note, into: &folded.filings, seen: &folded.filed) }
             if kind.setsTitle, let title = folded.note?.title {
                 folded.titles.append((e.position, TextFolding.fold(title)))
             }
