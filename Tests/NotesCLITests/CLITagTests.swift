@@ -194,6 +194,22 @@ struct CLITagTests {
         #expect(log.contains { $0.hasSuffix("tag renamed \"work/acme\" -> \"job/acme\"") })
     }
 
+    @Test("tags rename and delete of a large subtree name the first 10 tags and count the others; --json all")
+    func largeSubtreeSummarized() throws {
+        let s = try Sandbox()
+        let id = try s.add("N")
+        #expect(s.run(["tag", id] + (1...25).map { "p/t\($0 < 10 ? "0" : "")\($0)" }).code == 0)
+        // Before (trial-s31) every name was printed on the one line: 10,000 tags renamed made a
+        // line of 100 KB.
+        let first = (1...10).map { "q/t\($0 < 10 ? "0" : "")\($0)" }.joined(separator: ", ")
+        #expect(try s.ok("tags", "rename", "p", "q").line == "renamed 25 tags: \(first) and 15 more")
+        let deleted = try s.ok("tags", "delete", "q").line
+        #expect(deleted == "deleted 25 tags (\(first) and 15 more); 1 note untagged", "\(deleted)")
+        #expect(s.run(["tag", id] + (1...12).map { "r/\($0)" }).code == 0)
+        #expect(try s.ok("tags", "rename", "r", "u", "--json").array().count == 12)
+        #expect((try s.ok("tags", "delete", "u", "--json").object()["deleted"] as? [String])?.count == 12)
+    }
+
     @Test("tags delete removes the subtree and untags its notes with an event each, trashed notes too")
     func deleteNested() throws {
         let s = try Sandbox()

@@ -80,7 +80,7 @@ let tagsCommand = Command(
             ctx.terminal.print("\(args[2]) already has that name; nothing changed")
         } else {
             let n = renamed.count
-            ctx.terminal.print("renamed \(n) tag\(n == 1 ? "" : "s"): " + renamed.map(\.name).joined(separator: ", "))
+            ctx.terminal.print("renamed \(n) tag\(n == 1 ? "" : "s"): " + summarizedNames(renamed.map(\.name)))
         }
     case "delete":
         try ctx.expectPositionals(2...2)
@@ -91,7 +91,7 @@ let tagsCommand = Command(
         } else {
             let n = d.tags.count
             ctx.terminal.print(
-                "deleted \(n) tag\(n == 1 ? "" : "s") (\(d.tags.joined(separator: ", "))); \(d.notes) note\(d.notes == 1 ? "" : "s") untagged"
+                "deleted \(n) tag\(n == 1 ? "" : "s") (\(summarizedNames(d.tags))); \(d.notes) note\(d.notes == 1 ? "" : "s") untagged"
             )
         }
     case let other?:
@@ -109,4 +109,11 @@ extension Context {
             terminal.print("\(shortID(note.id)) v\(note.version)")
         }
     }
+}
+
+/// The first 10 of `names`, then how many others: a rename or deletion of a subtree of
+/// thousands of tags printed each on the one line (before trial-s31). `--json` lists them all.
+func summarizedNames(_ names: [String]) -> String {
+    let shown = names.prefix(10).joined(separator: ", ")
+    return names.count > 10 ? "\(shown) and \(names.count - 10) more" : shown
 }
