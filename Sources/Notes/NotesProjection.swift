@@ -5,6 +5,7 @@ public import EventStore
 import Glibc
 public import LMDB
 public import SearchEngine
+import Synchronization
 
 /// The notes projections: current notes by id, their listing rows by id, the listing index,
 /// categories with counts and the search index. Applied inline with every append and rebuilt in bulk from the log.
@@ -22,6 +23,12 @@ public final class NotesProjection: ProjectionSet {
     public convenience init(rebuildBatch: Int = 250_000, searchLanguage: SearchLanguage = .english) {
         self.init(rebuildBatch: rebuildBatch, searchLanguage: searchLanguage, boundedRebuildNotes: 400_000)
     }
+
+    /// While true (inside the write of a command renaming or deleting a subtree of tags), a
+    /// tag's rename or deletion leaves the tag name index alone, and the command rewrites it once
+    /// at the end (``rewriteTagNames(in:databases:)``). Each such event read every tag's record
+    /// to find who holds its names: a subtree of 10,000 tags took minutes (before trial-s31).
+    let tagNamesDeferred = Mutex(false)
 
     package init(rebuildBatch: Int, searchLanguage: SearchLanguage, boundedRebuildNotes: Int) {
         self.rebuildBatch = max(1, rebuildBatch)
@@ -120,7 +127,7 @@ public final class NotesProjection: ProjectionSet {
             case .tag(let id):
                 try apply(
                     events[i], id: id, subject: .tag(id), to: tagTable(databases), as: TagEvent.self, scope: .tag(id),
-                    in: txn, databases: databases)
+                    deferringNames: tagNamesDeferred.withLock { $0 }, in: txn, databases: databases)
             case .note(let id):
                 let n: Int
                 if let known = noteNumber[id] {
@@ -161,15 +168,24 @@ public final class NotesProjection: ProjectionSet {
 
     private func apply<E, K>(
         _ e: LiftedEvent, id: Identifier, subject: FoldSubject, to table: EntityTable<E>,
-        as: NamedEntityEvent<K>.Type, scope: ListQuery.Scope, in txn: borrowing Transaction,
-        databases: ProjectionDatabases
+        as: NamedEntityEvent<K>.Type, scope: ListQuery.Scope, deferringNames: Bool = false,
+        in txn: borrowing Transaction, databases: ProjectionDatabases
     ) throws {
         guard let event = try NamedEntityEvent<K>.decode(e) else {
             throw FoldError.foreignType(e.type, version: e.schemaVersion, in: subject)
         }
-        try table.apply(event, id: id, subject: subject, at: e.recordedAt, in: txn) {
+        try table.apply(event, id: id, subject: subject, at: e.recordedAt, deferringNames: deferringNames, in: txn) {
             try notesNaming(scope: scope, in: txn, databases: databases)
         }
+    }
+
+    /// Rewrites the tag name index from every tag's record: once, at the end of a write whose tag
+    /// events left it alone (``tagNamesDeferred``).
+    package func rewriteTagNames(in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
+        let table = tagTable(databases)
+        let entries = NameIndex.entries(try table.all(in: txn))
+        try txn.clear(table.names)
+        for (key, id) in entries { try txn.put(table.names, key: key, value: id.bytes) }
     }
 
     /// Folds the note's events into its records; returns the change for the search index.
