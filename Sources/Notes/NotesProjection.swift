@@ -118,6 +118,15 @@ public final class NotesProjection: ProjectionSet {
         var noteNumber: [Identifier: Int] = [:]
         var numbers = [Int](repeating: -1, count: events.count)
         var counts: [Int] = []
+        // A batch of several tag events (a sync pulling another device's rename of a subtree, an
+        // import) writes the tag name index once, after them: each rename or deletion read every
+        // tag's record to find who holds its names, 3,000 pulled renames 20 s (before trial-s31).
+        var tagEvents = 0
+        if events.count > 1 {
+            for e in events where e.stream.hasPrefix("tag/") { tagEvents += 1 }
+        }
+        let tagsInBatch = tagEvents > 1
+        let deferTagNames = tagsInBatch || tagNamesDeferred.withLock { $0 }
         for i in events.indices {
             switch StreamRef(events[i].stream) {
             case .category(let id):
@@ -127,7 +136,7 @@ public final class NotesProjection: ProjectionSet {
             case .tag(let id):
                 try apply(
                     events[i], id: id, subject: .tag(id), to: tagTable(databases), as: TagEvent.self, scope: .tag(id),
-                    deferringNames: tagNamesDeferred.withLock { $0 }, in: txn, databases: databases)
+                    deferringNames: deferTagNames, in: txn, databases: databases)
             case .note(let id):
                 let n: Int
                 if let known = noteNumber[id] {
@@ -144,6 +153,7 @@ public final class NotesProjection: ProjectionSet {
                 break
             }
         }
+        if tagsInBatch { try rewriteTagNames(in: txn, databases: databases) }
         // Each note's event indices, contiguous and in log order (a counting sort).
         var starts = [Int](repeating: 0, count: noteIDs.count + 1)
         for n in noteIDs.indices { starts[n + 1] = starts[n] + counts[n] }
