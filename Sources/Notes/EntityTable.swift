@@ -136,7 +136,7 @@ struct EntityTable<E: CountedEntity> {
     /// tag's creation), so the count is what a replay computes.
     func apply<K>(
         _ event: NamedEntityEvent<K>, id: Identifier, subject: FoldSubject, at instant: Int64,
-        in txn: borrowing Transaction, notesNaming: () throws -> Int
+        deferringNames: Bool = false, in txn: borrowing Transaction, notesNaming: () throws -> Int
     ) throws {
         let existing = try get(id, in: txn)
         var folded = existing
@@ -162,6 +162,9 @@ struct EntityTable<E: CountedEntity> {
             try txn.put(names, key: key, value: entity.id.bytes)
             return
         }
+        // The caller rewrites the whole index once, at the end of its write (a subtree renamed or
+        // deleted): reading every record here, once an event, was quadratic.
+        if deferringNames { return }
         let everyone = try all(in: txn)
         for key in Set(keys) where NameIndex.indexable(key) {
             if let owner = NameIndex.owner(of: key, among: everyone) {

@@ -55,10 +55,13 @@ struct Filing: Hashable, Sendable {
 
     /// The filing an event of `kind` with payload `p` made, folded into `note`: the category it
     /// set, the tag it added (as the replay's setters record them); none for other kinds.
+    /// `seen` holds the filings of `filings`: a command tagging a note with thousands of tags
+    /// folds as many events at once, and searching the array each time was quadratic.
     static func after(
-        _ kind: NoteEventKind, _ p: NotePayload<String>, _ note: Note, into filings: inout [Filing]
+        _ kind: NoteEventKind, _ p: NotePayload<String>, _ note: Note, into filings: inout [Filing],
+        seen: inout Set<Filing>
     ) {
-        if let filing = made(by: kind, p, note: note.id, category: note.category), !filings.contains(filing) {
+        if let filing = made(by: kind, p, note: note.id, category: note.category), seen.insert(filing).inserted {
             filings.append(filing)
         }
     }

@@ -36,7 +36,7 @@ extension Notebook {
         let t = trim(name)
         guard !t.isEmpty else { throw .validation(.emptyTagName) }
         guard !t.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw .validation(.tagNameHasControlCharacter)
+            throw .validation(.tagNameHasControlCharacter(t))
         }
         let parts = t.split(separator: "/", omittingEmptySubsequences: false).map { trim(String($0)) }
         guard !parts.contains(where: \.isEmpty) else { throw .validation(.tagNameHasEmptyPart(t)) }
@@ -198,12 +198,16 @@ extension Notebook {
             var meta = metadata
             if renamed.count > 1 { meta.correlationID = session.newID() }
             var out: [Tag] = []
+            // The name index is rewritten once, after every rename (see `tagNamesDeferred`).
+            projection.tagNamesDeferred.withLock { $0 = true }
+            defer { projection.tagNamesDeferred.withLock { $0 = false } }
             for (tag, name) in renamed where tag.name != name {
                 try session.append(
                     [TagEvent.renamed(name: name).newEvent(id: session.newID(), metadata: meta)], to: tag.stream,
                     expecting: .streamExists)
                 if let t = try projection.tag(tag.id, in: session.transaction, databases: dbs) { out.append(t) }
             }
+            try projection.rewriteTagNames(in: session.transaction, databases: dbs)
             return out.sorted { $0.name.lowercased() < $1.name.lowercased() }
         }
     }
@@ -219,14 +223,15 @@ extension Notebook {
                 .sorted { $0.id < $1.id }
             guard !doomed.isEmpty else { throw NotesError.notFound(.tag(name: name)) }
             let ids = Set(doomed.map(\.id))
-            // Every note carrying one of them, whatever its status, each once.
+            // Every note carrying one of them, whatever its status, each once: their ids from the
+            // listing keys, then each note read once (a listing per tag read a note with all of
+            // them once a tag, quadratic in a subtree of thousands; before trial-s31).
             var members: [Identifier: Note] = [:]
-            for t in doomed {
-                var q = ListQuery()
-                q.status = .all
-                q.scope = .tag(t.id)
-                q.sort = .created
-                for n in try projection.list(q, in: session.transaction, databases: dbs) { members[n.id] = n }
+            let memberIDs = try projection.notes(
+                taggedWithAnyOf: doomed.map(\.id), statuses: [.active, .archived, .trashed], in: session.transaction,
+                databases: dbs)
+            for id in memberIDs {
+                if let n = try projection.note(id, in: session.transaction, databases: dbs) { members[id] = n }
             }
             var meta = metadata
             meta.correlationID = session.newID()
@@ -240,7 +245,10 @@ extension Notebook {
                 }
                 try session.append(events, to: n.stream, expecting: .exact(n.version))
             }
+            projection.tagNamesDeferred.withLock { $0 = true }
+            defer { projection.tagNamesDeferred.withLock { $0 = false } }
             for (tag, event) in deletions { try session.append([event], to: tag.stream, expecting: .streamExists) }
+            try projection.rewriteTagNames(in: session.transaction, databases: dbs)
             return TagDeletion(
                 tags: doomed.map(\.name).sorted { $0.lowercased() < $1.lowercased() }, notes: members.count)
         }

@@ -284,7 +284,7 @@ public final class Notebook: Sendable {
             throw .validation(.categoryNameTooLong(characters: t.count, limit: maxCategoryCharacters))
         }
         guard !t.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw .validation(.categoryNameHasControlCharacter)
+            throw .validation(.categoryNameHasControlCharacter(t))
         }
         return t
     }

@@ -55,12 +55,14 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
     case clockAhead(Int64)
     case emptyCategoryName
     case categoryNameTooLong(characters: Int, limit: Int)
-    case categoryNameHasControlCharacter
+    /// The name as given (trimmed), holding a control character.
+    case categoryNameHasControlCharacter(String)
     /// A live category has the name already (names ignore case).
     case categoryExists(name: String)
     case emptyTagName
     case tagNameTooLong(characters: Int, limit: Int)
-    case tagNameHasControlCharacter
+    /// The name as given (trimmed), holding a control character.
+    case tagNameHasControlCharacter(String)
     /// A tag name with an empty part between slashes (`a//b`, `/a`, `a/`).
     case tagNameHasEmptyPart(String)
     /// A live tag has the name already (names ignore case).
@@ -107,14 +109,19 @@ public enum InvalidInput: Sendable, Equatable, CustomStringConvertible {
         case .clockAhead(let at):
             return "the clock reads \(RFC3339.format(micros: at)), more than a day ahead of this machine's; "
                 + "a write at it would hold every later write of the store at that instant"
-        case .emptyCategoryName: return "the category name is empty"
+        case .emptyCategoryName: return "the category name is empty; give a name with at least one visible character"
         case .categoryNameTooLong(let n, let limit):
-            return "the category name has \(n) characters; the limit is \(limit)"
-        case .categoryNameHasControlCharacter: return "the category name contains a control character"
+            return "the category name has \(n) characters; the limit is \(limit): give a shorter name"
+        case .categoryNameHasControlCharacter(let name):
+            return "the category name \"\(name)\" contains a control character (a line break, a tab...); "
+                + "give a name on one line without them"
         case .categoryExists(let name): return "a category named \"\(name)\" exists already (names ignore case)"
-        case .emptyTagName: return "the tag name is empty"
-        case .tagNameTooLong(let n, let limit): return "the tag name has \(n) characters; the limit is \(limit)"
-        case .tagNameHasControlCharacter: return "the tag name contains a control character"
+        case .emptyTagName: return "the tag name is empty; give a name with at least one visible character"
+        case .tagNameTooLong(let n, let limit):
+            return "the tag name has \(n) characters; the limit is \(limit): give a shorter name"
+        case .tagNameHasControlCharacter(let name):
+            return "the tag name \"\(name)\" contains a control character (a line break, a tab...); "
+                + "give a name on one line without them"
         case .tagNameHasEmptyPart(let name):
             return "the tag name \"\(name)\" has an empty part; nest tags as parent/child, with no empty part"
         case .tagExists(let name): return "a tag named \"\(name)\" exists already (names ignore case)"

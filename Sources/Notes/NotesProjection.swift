@@ -5,6 +5,7 @@ public import EventStore
 import Glibc
 public import LMDB
 public import SearchEngine
+import Synchronization
 
 /// The notes projections: current notes by id, their listing rows by id, the listing index,
 /// categories with counts and the search index. Applied inline with every append and rebuilt in bulk from the log.
@@ -22,6 +23,12 @@ public final class NotesProjection: ProjectionSet {
     public convenience init(rebuildBatch: Int = 250_000, searchLanguage: SearchLanguage = .english) {
         self.init(rebuildBatch: rebuildBatch, searchLanguage: searchLanguage, boundedRebuildNotes: 400_000)
     }
+
+    /// While true (inside the write of a command renaming or deleting a subtree of tags), a
+    /// tag's rename or deletion leaves the tag name index alone, and the command rewrites it once
+    /// at the end (``rewriteTagNames(in:databases:)``). Each such event read every tag's record
+    /// to find who holds its names: a subtree of 10,000 tags took minutes (before trial-s31).
+    let tagNamesDeferred = Mutex(false)
 
     package init(rebuildBatch: Int, searchLanguage: SearchLanguage, boundedRebuildNotes: Int) {
         self.rebuildBatch = max(1, rebuildBatch)
@@ -113,6 +120,15 @@ public final class NotesProjection: ProjectionSet {
         var noteNumber: [Identifier: Int] = [:]
         var numbers = [Int](repeating: -1, count: events.count)
         var counts: [Int] = []
+        // A batch of several tag events (a sync pulling another device's rename of a subtree, an
+        // import) writes the tag name index once, after them: each rename or deletion read every
+        // tag's record to find who holds its names, 3,000 pulled renames 20 s (before trial-s31).
+        var tagEvents = 0
+        if events.count > 1 {
+            for e in events where e.stream.hasPrefix("tag/") { tagEvents += 1 }
+        }
+        let tagsInBatch = tagEvents > 1
+        let deferTagNames = tagsInBatch || tagNamesDeferred.withLock { $0 }
         for i in events.indices {
             switch StreamRef(events[i].stream) {
             case .category(let id):
@@ -122,7 +138,7 @@ public final class NotesProjection: ProjectionSet {
             case .tag(let id):
                 try apply(
                     events[i], id: id, subject: .tag(id), to: tagTable(databases), as: TagEvent.self, scope: .tag(id),
-                    in: txn, databases: databases)
+                    deferringNames: deferTagNames, in: txn, databases: databases)
             case .note(let id):
                 let n: Int
                 if let known = noteNumber[id] {
@@ -139,6 +155,7 @@ public final class NotesProjection: ProjectionSet {
                 break
             }
         }
+        if tagsInBatch { try rewriteTagNames(in: txn, databases: databases) }
         // Each note's event indices, contiguous and in log order (a counting sort).
         var starts = [Int](repeating: 0, count: noteIDs.count + 1)
         for n in noteIDs.indices { starts[n + 1] = starts[n] + counts[n] }
@@ -163,15 +180,24 @@ public final class NotesProjection: ProjectionSet {
 
     private func apply<E, K>(
         _ e: LiftedEvent, id: Identifier, subject: FoldSubject, to table: EntityTable<E>,
-        as: NamedEntityEvent<K>.Type, scope: ListQuery.Scope, in txn: borrowing Transaction,
-        databases: ProjectionDatabases
+        as: NamedEntityEvent<K>.Type, scope: ListQuery.Scope, deferringNames: Bool = false,
+        in txn: borrowing Transaction, databases: ProjectionDatabases
     ) throws {
         guard let event = try NamedEntityEvent<K>.decode(e) else {
             throw FoldError.foreignType(e.type, version: e.schemaVersion, in: subject)
         }
-        try table.apply(event, id: id, subject: subject, at: e.recordedAt, in: txn) {
+        try table.apply(event, id: id, subject: subject, at: e.recordedAt, deferringNames: deferringNames, in: txn) {
             try notesNaming(scope: scope, in: txn, databases: databases)
         }
+    }
+
+    /// Rewrites the tag name index from every tag's record: once, at the end of a write whose tag
+    /// events left it alone (``tagNamesDeferred``).
+    package func rewriteTagNames(in txn: borrowing Transaction, databases: ProjectionDatabases) throws {
+        let table = tagTable(databases)
+        let entries = NameIndex.entries(try table.all(in: txn))
+        try txn.clear(table.names)
+        for (key, id) in entries { try txn.put(table.names, key: key, value: id.bytes) }
     }
 
     /// Folds the note's events into its records; returns the change for the search index.
@@ -204,6 +230,8 @@ public final class NotesProjection: ProjectionSet {
         var pinned = false
         /// The categories and tags the events filed it under (see ``Filing``).
         var filings: [Filing] = []
+        /// The same filings, to find one at once.
+        var filed: Set<Filing> = []
     }
 
     /// Folds the events of `all` at `indices` (the note's, in log order) into `start`.
@@ -219,7 +247,7 @@ public final class NotesProjection: ProjectionSet {
             let p = try e.payload.withUnsafeBytes { bytes in try NotePayload<String>(kind, decoding: bytes) }
             try NoteFold.apply(kind, p, to: &folded.note, id: id, at: e.recordedAt, version: e.version)
             folded.pinned = folded.pinned || folded.note?.pinned == true
-            if let note = folded.note { Filing.after(kind, p, note, into: &folded.filings) }
+            if let note = folded.note { Filing.after(kind, p, note, into: &folded.filings, seen: &folded.filed) }
             if kind.setsTitle, let title = folded.note?.title {
                 folded.titles.append((e.position, TextFolding.fold(title)))
             }
@@ -283,32 +311,30 @@ public final class NotesProjection: ProjectionSet {
         old: Note?, new: Note?, row: [UInt8]?, oldKeys: [[UInt8]], newKeys: [[UInt8]], in txn: borrowing Transaction,
         list: Database
     ) throws {
-        for k in oldKeys where !newKeys.contains(k) { try txn.delete(list, key: k) }
-        for k in newKeys where !oldKeys.contains(k) {
+        // Sets, not the arrays: a note has a key per tag and sort, and with thousands of tags
+        // comparing each key with every other took minutes (before trial-s31).
+        let oldSet = Set(oldKeys)
+        let newSet = Set(newKeys)
+        for k in oldKeys where !newSet.contains(k) { try txn.delete(list, key: k) }
+        for k in newKeys where !oldSet.contains(k) {
             try txn.put(list, key: k, value: ListIndex.covers(k) ? row ?? [] : [])
         }
         guard let new, let row, let old, NoteRow(old) != NoteRow(new) else { return }
         // The covering key is among the new keys unless no key moved.
         let made = newKeys.contains(where: ListIndex.covers) ? newKeys : ListIndex.keys(for: new, sorts: [.updated])
         for k in made where ListIndex.covers(k) {
-            if oldKeys.contains(k) || !newKeys.contains(k) { try txn.put(list, key: k, value: row) }
+            if oldSet.contains(k) || !newSet.contains(k) { try txn.put(list, key: k, value: row) }
         }
     }
 
     /// How the count of each id changes when a note goes from being counted under `old` to
     /// under `new` (an id listed twice counts twice), in id order, changes of zero left out.
     static func netCounts(_ old: [Identifier], _ new: [Identifier]) -> [(Identifier, Int)] {
-        var deltas: [(Identifier, Int)] = []
+        var deltas: [Identifier: Int] = [:]
         for (ids, sign) in [(old, -1), (new, 1)] {
-            for id in ids {
-                if let i = deltas.firstIndex(where: { $0.0 == id }) {
-                    deltas[i].1 += sign
-                } else {
-                    deltas.append((id, sign))
-                }
-            }
+            for id in ids { deltas[id, default: 0] += sign }
         }
-        return deltas.filter { $0.1 != 0 }.sorted { $0.0 < $1.0 }
+        return deltas.filter { $0.value != 0 }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
     }
 
     /// Writes notes whose instants changed and nothing else (a sync that confirmed this device's

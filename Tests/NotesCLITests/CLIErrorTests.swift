@@ -83,6 +83,32 @@ struct CLIErrorTests {
         #expect(r.code == 0, "\(r)")
     }
 
+    @Test("a tag or category name that cannot be one is quoted in the error, with what to give instead")
+    func badNamesQuoted() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        let before = try Self.events(s)
+        // Before (trial-s31) each said only "the tag name contains a control character": which of
+        // the names given, and what to do, were left to guess.
+        let oneLine = "contains a control character (a line break, a tab...); give a name on one line without them"
+        Self.expectFailure(s.run("tag", id, "fine", "new\nline"), 2, mentioning: "tag name \"new␊line\" \(oneLine)")
+        Self.expectFailure(s.run("add", "B", "--tag", "a\tb"), 2, mentioning: "tag name \"a␉b\" \(oneLine)")
+        Self.expectFailure(
+            s.run("categorize", id, "x\ny"), 2, mentioning: "category name \"x␊y\" \(oneLine)")
+        Self.expectFailure(
+            s.run("categories", "add", "a\u{1B}b"), 2, mentioning: "category name \"a␛b\" \(oneLine)")
+        Self.expectFailure(
+            s.run("categories", "add", "  "), 2,
+            mentioning: "the category name is empty; give a name with at least one visible character")
+        Self.expectFailure(
+            s.run("tag", id, String(repeating: "t", count: 201)), 2,
+            mentioning: "the tag name has 201 characters; the limit is 200: give a shorter name")
+        Self.expectFailure(
+            s.run("categorize", id, String(repeating: "c", count: 201)), 2,
+            mentioning: "the category name has 201 characters; the limit is")
+        #expect(try Self.events(s) == before)
+    }
+
     @Test(
         "an instant's option named as another command names it (show --as-of, list --at) is answered with this command's"
     )

@@ -163,6 +163,9 @@ struct CLISyncTests {
         // the network" (before 2026-12-06; a new user's trial).
         for (address, words) in [
             ("garbage", #"the address in $NOTES_REMOTE has no "=" after "garbage""#),
+            // Only spaces: libpq took them for a database's name, and the sync said it could not
+            // reach "database   ", exit 6 (before trial-s31).
+            ("   ", #"the address in $NOTES_REMOTE is blank"#),
             ("host=/nonexistent-socket-dir sslmode=bogus", #"not valid (invalid sslmode value: "bogus")"#),
             ("host=/nonexistent-socket-dir port=abc", "not valid (invalid integer value"),
         ] {

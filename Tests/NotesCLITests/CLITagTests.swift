@@ -109,7 +109,10 @@ struct CLITagTests {
                 "clients", "clients/zeta", "home", "work", "work/acme", "work/acme/q3", "work/beta",
             ])
         #expect(json.map { $0["total"] as? Int } == [1, 1, 1, 3, 3, 1, 0], "a note under two tags counts once")
-        for o in json { #expect(Set(o.keys) == ["name", "count", "total"]) }
+        for o in json { #expect(Set(o.keys) == ["name", "count", "total", "tag"]) }
+        // `clients` is no tag (`-` in the table), `work/beta` a tag of no note: before
+        // (trial-s31) both were {"count": 0}, and JSON could not tell them apart.
+        #expect(json.map { $0["tag"] as? Bool } == [false, true, true, true, true, true, true])
     }
 
     @Test("tags leaves out a tag no note carries (untagged, or only in the trash); --all lists it, 0 0")
@@ -189,6 +192,22 @@ struct CLITagTests {
         let log = try s.ok("log", "--type", "TagRenamed").lines
         #expect(log.count == 4, "\(log)")
         #expect(log.contains { $0.hasSuffix("tag renamed \"work/acme\" -> \"job/acme\"") })
+    }
+
+    @Test("tags rename and delete of a large subtree name the first 10 tags and count the others; --json all")
+    func largeSubtreeSummarized() throws {
+        let s = try Sandbox()
+        let id = try s.add("N")
+        #expect(s.run(["tag", id] + (1...25).map { "p/t\($0 < 10 ? "0" : "")\($0)" }).code == 0)
+        // Before (trial-s31) every name was printed on the one line: 10,000 tags renamed made a
+        // line of 100 KB.
+        let first = (1...10).map { "q/t\($0 < 10 ? "0" : "")\($0)" }.joined(separator: ", ")
+        #expect(try s.ok("tags", "rename", "p", "q").line == "renamed 25 tags: \(first) and 15 more")
+        let deleted = try s.ok("tags", "delete", "q").line
+        #expect(deleted == "deleted 25 tags (\(first) and 15 more); 1 note untagged", "\(deleted)")
+        #expect(s.run(["tag", id] + (1...12).map { "r/\($0)" }).code == 0)
+        #expect(try s.ok("tags", "rename", "r", "u", "--json").array().count == 12)
+        #expect((try s.ok("tags", "delete", "u", "--json").object()["deleted"] as? [String])?.count == 12)
     }
 
     @Test("tags delete removes the subtree and untags its notes with an event each, trashed notes too")

@@ -84,6 +84,8 @@ func connectionStringProblem(_ address: String) -> String? {
     if b.starts(with: "postgresql://".utf8) || b.starts(with: "postgres://".utf8) { return nil }
     // C's isspace, as libpq's parser uses.
     func isSpace(_ c: UInt8) -> Bool { c == 0x20 || (0x09...0x0D).contains(c) }
+    // libpq takes text without "=" for a database's name: spaces alone named a database "   ".
+    if !b.isEmpty, b.allSatisfy(isSpace) { return "is blank" }
     var i = 0
     while true {
         while i < b.count, isSpace(b[i]) { i += 1 }

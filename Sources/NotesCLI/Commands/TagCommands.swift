@@ -48,7 +48,11 @@ let tagsCommand = Command(
             ctx.printJSON(
                 .array(
                     tree.map {
-                        .object([("name", .string($0.name)), ("count", .int($0.count)), ("total", .int($0.total))])
+                        .object([
+                            ("name", .string($0.name)), ("count", .int($0.count)), ("total", .int($0.total)),
+                            // False for a parent that no tag is named after (`-` in the table).
+                            ("tag", .bool($0.id != nil)),
+                        ])
                     }))
         } else if tree.isEmpty {
             let hidden = every.filter { $0.id != nil }.count
@@ -76,7 +80,7 @@ let tagsCommand = Command(
             ctx.terminal.print("\(args[2]) already has that name; nothing changed")
         } else {
             let n = renamed.count
-            ctx.terminal.print("renamed \(n) tag\(n == 1 ? "" : "s"): " + renamed.map(\.name).joined(separator: ", "))
+            ctx.terminal.print("renamed \(n) tag\(n == 1 ? "" : "s"): " + summarizedNames(renamed.map(\.name)))
         }
     case "delete":
         try ctx.expectPositionals(2...2)
@@ -87,7 +91,7 @@ let tagsCommand = Command(
         } else {
             let n = d.tags.count
             ctx.terminal.print(
-                "deleted \(n) tag\(n == 1 ? "" : "s") (\(d.tags.joined(separator: ", "))); \(d.notes) note\(d.notes == 1 ? "" : "s") untagged"
+                "deleted \(n) tag\(n == 1 ? "" : "s") (\(summarizedNames(d.tags))); \(d.notes) note\(d.notes == 1 ? "" : "s") untagged"
             )
         }
     case let other?:
@@ -105,4 +109,11 @@ extension Context {
             terminal.print("\(shortID(note.id)) v\(note.version)")
         }
     }
+}
+
+/// The first 10 of `names`, then how many others: a rename or deletion of a subtree of
+/// thousands of tags printed each on the one line (before trial-s31). `--json` lists them all.
+func summarizedNames(_ names: [String]) -> String {
+    let shown = names.prefix(10).joined(separator: ", ")
+    return names.count > 10 ? "\(shown) and \(names.count - 10) more" : shown
 }
