@@ -193,21 +193,18 @@ struct NotebookTagTests {
         let id = try f.book.add(title: "Tagged").id
         let names = (0..<4_000).map { "t\($0)" }
         try f.book.tag(id, with: names)
-        let clock = ContinuousClock()
-        let took = try clock.measure {
-            f.clock.advance()
-            try f.book.pin(id)
-            try f.book.untag(id, from: ["t1"])
-            try f.book.trash(id)
-            try f.book.untrash(id)
-        }
+        f.clock.advance()
+        try f.book.pin(id)
+        try f.book.untag(id, from: ["t1"])
+        try f.book.trash(id)
+        try f.book.untrash(id)
         #expect(try f.book.note(id).tags.count == 3_999)
         #expect(try f.book.tag(named: "t2").count == 1)
         #expect(try f.book.verify().isEmpty)
         // Before (trial-s31) each write compared every listing key of the note with every other
         // (12,000 keys: 30 s here, and 3 minutes for `notes pin` of a note with 10,000 tags), and
-        // the trash counted its tags the same way.
-        #expect(took < .seconds(10), "\(took)")
+        // the trash counted its tags the same way. Not timed here (speed lives in benchmarks): a
+        // return of that cost shows as this test taking half a minute.
     }
     @Test("renaming or deleting a subtree of thousands of tags reads the tags once, not once a tag")
     func largeSubtreeRenameAndDelete() throws {
@@ -215,16 +212,13 @@ struct NotebookTagTests {
         let id = try f.book.add(title: "Tagged").id
         let other = try f.book.add(title: "Other", tags: ["p", "keep"]).id
         try f.book.tag(id, with: (0..<3_000).map { "p/t\($0)" })
-        let clock = ContinuousClock()
-        var renamed = 0
-        let renaming = try clock.measure { renamed = try f.book.renameTag("p", to: "q").count }
+        let renamed = try f.book.renameTag("p", to: "q").count
         #expect(renamed == 3_001)
         #expect(try f.book.tag(named: "q/t2999").count == 1)
         #expect(notebookError { _ = try f.book.tag(named: "p/t1") }?.isNotFound == true)
         #expect(try f.book.note(other).tags.count == 2)
         #expect(try f.book.verify().isEmpty)
-        var deleted = 0
-        let deleting = try clock.measure { deleted = try f.book.deleteTag("q").tags.count }
+        let deleted = try f.book.deleteTag("q").tags.count
         #expect(deleted == 3_001)
         #expect(try f.book.note(id).tags.isEmpty)
         #expect(try f.book.allTags().map(\.name) == ["keep"])
@@ -234,7 +228,7 @@ struct NotebookTagTests {
         #expect(try f.book.tag(named: "q/t1").count == 1)
         #expect(try f.book.verify().isEmpty)
         // Before (trial-s31) each renamed or deleted tag read every tag's record to find who
-        // held its names: 3,000 tags took 16 s each way, 10,000 three and a half minutes.
-        #expect(renaming < .seconds(5) && deleting < .seconds(5), "\(renaming) \(deleting)")
+        // held its names: 3,000 tags took 16 s each way, 10,000 three and a half minutes (not
+        // timed here: speed lives in benchmarks).
     }
 }

@@ -45,19 +45,18 @@ struct RebuildTests {
         let note = Note(id: Identifier(high: 1, low: 1), title: "T", body: "", createdAt: 0, updatedAt: 0, version: 1)
         var filings: [Filing] = []
         var seen: Set<Filing> = []
-        let clock = ContinuousClock()
-        let took = clock.measure {
-            for round in 0..<2 {
-                for i in 0..<20_000 {
-                    var p = NotePayload<String>()
-                    p.tag = Identifier(high: 2, low: UInt64(i))
-                    Filing.after(.tagged, p, note, into: &filings, seen: &seen)
-                }
-                #expect(filings.count == 20_000, "round \(round): each once")
+        for round in 0..<2 {
+            for i in 0..<20_000 {
+                var p = NotePayload<String>()
+                p.tag = Identifier(high: 2, low: UInt64(i))
+                Filing.after(.tagged, p, note, into: &filings, seen: &seen)
             }
+            #expect(filings.count == 20_000, "round \(round): each once")
         }
         #expect(Set(filings.map(\.scope)).count == 20_000)
-        #expect(took < .seconds(2), "\(took)")
+        // Each filing is found in `seen`, a set: no search of the filings before it (not timed
+        // here: speed lives in benchmarks).
+        #expect(seen.count == 20_000)
     }
 
     /// A notebook of a few hundred notes built by seeded random commands, with a clock that

@@ -125,13 +125,12 @@ struct NotebookSyncTests {
         try converge([a, b])
         try a.book.renameTag("p", to: "q")
         try a.sync()
-        let took = try ContinuousClock().measure { try b.sync() }
+        try b.sync()
         #expect(try b.book.tag(named: "q/t2999").count == 1)
         #expect(try b.book.note(id).tags.count == 3_000)
         #expect(try b.book.verify().isEmpty)
         // Before (trial-s31) each pulled rename read every tag's record to find who held its
-        // names: 3,000 took 20 s to pull.
-        #expect(took < .seconds(6), "\(took)")
+        // names: 3,000 took 20 s to pull (not timed here: speed lives in benchmarks).
     }
 
     @Test("offline edits of different notes on two devices both arrive")
