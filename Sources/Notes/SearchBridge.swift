@@ -7,9 +7,12 @@ public import SearchEngine
 extension SearchDocument {
     /// What the search engine indexes of a note: its other names (aliases) are words of its
     /// title, one line each after the title (before 2026-12-07 a search found no note by an
-    /// alias, though a link did).
+    /// alias, though a link did), a phrase spanning none (``SearchIndex/version`` `search-6`).
+    /// An alias that is the title but for case is left out: its words counted twice, ranking the
+    /// note above the same note without it.
     init(_ note: Note) {
-        let aliases = note.aliases
+        let title = note.title.lowercased()
+        let aliases = note.aliases.filter { $0.lowercased() != title }
         self.init(
             id: note.id, title: aliases.isEmpty ? note.title : ([note.title] + aliases).joined(separator: "\n"),
             body: note.body, category: note.category, updatedAt: note.updatedAt, pinned: note.pinned,

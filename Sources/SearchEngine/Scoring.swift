@@ -294,13 +294,22 @@ struct AnalyzedNote {
 extension TermTable {
     /// Interns the terms of a title and a body and appends each occurrence as
     /// `term << 32 | position`. Title terms are numbered from 0 and body terms from the title's
-    /// length + 1, so a phrase never spans the two; positions saturate rather than trap (no
+    /// length + 1, so a phrase never spans the two; a title's lines (a note's other names, one
+    /// a line after it) are one position apart too. Positions saturate rather than trap (no
     /// real note has four billion terms). Returns where the title's positions end.
     mutating func occurrences(title: String, body: String, stemmer: Stemmer?, into occurrences: inout [UInt64])
         -> UInt32
     {
         var position: UInt32 = 0
-        Tokenizer.forEachTerm(in: title, stemmer: stemmer) { t, _, _ in
+        // Before search-6 a title's lines were one run of words: a note titled `New York` and
+        // also named `City Guide` held the phrase `"york city"`.
+        let lines = title.utf8.contains(UInt8(ascii: "\n")) ? Array(title.utf8) : nil
+        var after = 0
+        Tokenizer.forEachTerm(in: title, stemmer: stemmer) { t, start, end in
+            if let lines, position > 0, lines[min(after, start)..<start].contains(UInt8(ascii: "\n")) {
+                position = position == .max ? .max : position + 1
+            }
+            after = end
             occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
             position = position == .max ? .max : position + 1
         }

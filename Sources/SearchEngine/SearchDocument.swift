@@ -16,6 +16,7 @@ public struct SearchDocument: Sendable, Equatable {
     }
 
     public var id: Identifier
+    /// One line or several (a note's other names): a phrase spans no two lines.
     public var title: String
     public var body: String
     /// The one group a document may be in (a filter can ask for it, or for none).

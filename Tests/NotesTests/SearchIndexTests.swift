@@ -1239,6 +1239,39 @@ struct SearchIndexTests {
         #expect(typo.hits.prefix(2).map(\.hit.id).sorted() == [Self.id(22), Self.id(23)], "\(typo.hits)")
     }
 
+    @Test("a note's aliases are lines of its title apart: a phrase spans none, and one as the title counts once")
+    func aliasLinesAreApart() throws {
+        let f = try Fixture()
+        var york = Self.note(1, "New York", "a guide")
+        york.properties[NoteProperty.aliases.rawValue] = "City Guide\nBig Apple"
+        var budget = Self.note(3, "Budget", "the plan")
+        budget.properties[NoteProperty.aliases.rawValue] = "budget\nFinance"
+        var other = Self.note(4, "Budget", "the plan")
+        other.properties[NoteProperty.aliases.rawValue] = "Finance"
+        let notes = [york, Self.note(2, "York city walls", "stone"), budget, other]
+        for note in notes { try f.update(old: nil, new: note) }
+        try f.bulkLoad(notes)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        func ids(_ q: String, _ db: SearchDatabases) throws -> [Identifier] {
+            let hits = try f.search(q, SearchFilter(), limit: 10, db)
+            #expect(hits == oracle.search(try SearchQuery.parse(q), filter: SearchFilter(), limit: 10), "\(q)")
+            return hits.map(\.id)
+        }
+        for db in [f.a, f.b] {
+            // Before, "New York\nCity Guide\nBig Apple" was one run of words: `"york city"` and
+            // `"guide big"` found note 1, which holds neither phrase.
+            #expect(try ids("\"york city\"", db) == [Self.id(2)])
+            #expect(try ids("\"guide big\"", db).isEmpty)
+            #expect(try ids("title:\"city guide\"", db) == [Self.id(1)])
+            #expect(try ids("\"big apple\"", db) == [Self.id(1)])
+            // An alias that is the title (but for case) adds nothing: before, its words counted
+            // twice and note 3 ranked above note 4, the same note but for that alias.
+            let hits = try f.search("budget", SearchFilter(), limit: 10, db)
+            #expect(Set(hits.map(\.id)) == [Self.id(3), Self.id(4)])
+            #expect(hits.count == 2 && hits[0].score == hits[1].score, "\(hits)")
+        }
+    }
+
     @Test("a near spelling counts half a word: notes with two of the words rank above one with a rare near spelling")
     func nearSpellingCountsHalfAWord() throws {
         let f = try Fixture(language: .english)
