@@ -67,20 +67,29 @@ def npl(raw, out):
     with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
         for query_id, body in queries:
             f.write(json.dumps({"_id": query_id, "text": " ".join(body.split())}) + "\n")
+    def row(cols, line):
+        if len(cols) != 4:
+            sys.exit(f"qrels: expected 4 columns, got {line!r}")
+        return cols[0], cols[2], 1 if int(cols[3]) > 0 else 0
+
+    judgments = write_judgments(os.path.join(raw, "qrels"), out, row)
+    print(f"{len(docs)} documents, {len(queries)} queries, {judgments} judgments -> {out}")
+
+
+def write_judgments(path, out, row):
+    """Writes OUT/qrels/test.tsv from the judgments file at `path`, each non-blank line's
+    columns made (query, document, gain) by `row`; returns how many."""
     judgments = 0
-    with open(os.path.join(raw, "qrels"), encoding="utf-8") as f, open(
-        os.path.join(out, "qrels", "test.tsv"), "w", encoding="utf-8"
-    ) as g:
+    with open(path, encoding="utf-8") as f, open(os.path.join(out, "qrels", "test.tsv"), "w", encoding="utf-8") as g:
         g.write("query-id\tcorpus-id\tscore\n")
         for line in f:
             cols = line.split()
             if not cols:
                 continue
-            if len(cols) != 4:
-                sys.exit(f"qrels: expected 4 columns, got {line!r}")
-            g.write(f"{cols[0]}\t{cols[2]}\t{1 if int(cols[3]) > 0 else 0}\n")
+            query, document, gain = row(cols, line)
+            g.write(f"{query}\t{document}\t{gain}\n")
             judgments += 1
-    print(f"{len(docs)} documents, {len(queries)} queries, {judgments} judgments -> {out}")
+    return judgments
 
 
 def text(fields, letter):
@@ -116,24 +125,15 @@ def main():
             number = str(int(query_id)) if kind != "cranfield" else str(n)
             f.write(json.dumps({"_id": number, "text": text(fields, "W")}) + "\n")
             queries += 1
-    judgments = 0
-    with open(os.path.join(raw, names[2]), encoding="utf-8") as f, open(
-        os.path.join(out, "qrels", "test.tsv"), "w", encoding="utf-8"
-    ) as g:
-        g.write("query-id\tcorpus-id\tscore\n")
-        for line in f:
-            cols = line.split()
-            if not cols:
-                continue
-            if kind != "cranfield":
-                query, document, gain = str(int(cols[0])), str(int(cols[1])), 1
-            else:
-                if len(cols) != 3:
-                    sys.exit(f"cranqrel: expected 3 columns, got {line!r}")
-                query, document, code = cols[0], cols[1], int(cols[2])
-                gain = 5 - code if 1 <= code <= 4 else 0
-            g.write(f"{query}\t{document}\t{gain}\n")
-            judgments += 1
+    def row(cols, line):
+        if kind != "cranfield":
+            return str(int(cols[0])), str(int(cols[1])), 1
+        if len(cols) != 3:
+            sys.exit(f"cranqrel: expected 3 columns, got {line!r}")
+        code = int(cols[2])
+        return cols[0], cols[1], 5 - code if 1 <= code <= 4 else 0
+
+    judgments = write_judgments(os.path.join(raw, names[2]), out, row)
     print(f"{documents} documents, {queries} queries, {judgments} judgments -> {out}")
 
 
