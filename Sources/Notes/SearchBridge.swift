@@ -11,8 +11,12 @@ extension SearchDocument {
     /// An alias that is the title but for case is left out: its words counted twice, ranking the
     /// note above the same note without it.
     init(_ note: Note) {
-        let title = note.title.lowercased()
-        let aliases = note.aliases.filter { $0.lowercased() != title }
+        var aliases = note.aliases
+        if !aliases.isEmpty {
+            // Lowercased only for a note with aliases (every append and rebuild makes documents).
+            let title = note.title.lowercased()
+            aliases.removeAll { $0.lowercased() == title }
+        }
         self.init(
             id: note.id, title: aliases.isEmpty ? note.title : ([note.title] + aliases).joined(separator: "\n"),
             body: note.body, category: note.category, updatedAt: note.updatedAt, pinned: note.pinned,
