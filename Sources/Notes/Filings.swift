@@ -55,15 +55,22 @@ struct Filing: Hashable, Sendable {
 
     /// The filing an event of `kind` with payload `p` made, folded into `note`: the category it
     /// set, the tag it added (as the replay's setters record them); none for other kinds.
-    /// `seen` holds the filings of `filings`: a command tagging a note with thousands of tags
-    /// folds as many events at once, and searching the array each time was quadratic.
+    /// `seen` holds the filings of `filings` once there are 32 or more: a command tagging a note
+    /// with thousands of tags folds as many events at once, and searching the array each time
+    /// was quadratic.
     static func after(
         _ kind: NoteEventKind, _ p: NotePayload<String>, _ note: Note, into filings: inout [Filing],
         seen: inout Set<Filing>
     ) {
-        if let filing = made(by: kind, p, note: note.id, category: note.category), seen.insert(filing).inserted {
-            filings.append(filing)
+        guard let filing = made(by: kind, p, note: note.id, category: note.category) else { return }
+        // A few filings (nearly every note) are searched as before, with no set to make.
+        if filings.count < 32 {
+            if filings.contains(filing) { return }
+        } else {
+            if seen.isEmpty { seen = Set(filings) }
+            guard seen.insert(filing).inserted else { return }
         }
+        filings.append(filing)
     }
 
     /// The filing an event of `kind` with payload `p` made in note `note`, whose category is

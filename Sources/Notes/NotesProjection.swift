@@ -311,19 +311,23 @@ public final class NotesProjection: ProjectionSet {
         old: Note?, new: Note?, row: [UInt8]?, oldKeys: [[UInt8]], newKeys: [[UInt8]], in txn: borrowing Transaction,
         list: Database
     ) throws {
-        // Sets, not the arrays: a note has a key per tag and sort, and with thousands of tags
-        // comparing each key with every other took minutes (before trial-s31).
-        let oldSet = Set(oldKeys)
-        let newSet = Set(newKeys)
-        for k in oldKeys where !newSet.contains(k) { try txn.delete(list, key: k) }
-        for k in newKeys where !oldSet.contains(k) {
+        // A note has a key per tag and sort: with thousands of tags, comparing each key with
+        // every other took minutes (before trial-s31), so many keys are compared through sets;
+        // a few (nearly every note) as before, with no set to make.
+        let many = oldKeys.count + newKeys.count > 64
+        let oldSet: Set<[UInt8]> = many ? Set(oldKeys) : []
+        let newSet: Set<[UInt8]> = many ? Set(newKeys) : []
+        func inOld(_ k: [UInt8]) -> Bool { many ? oldSet.contains(k) : oldKeys.contains(k) }
+        func inNew(_ k: [UInt8]) -> Bool { many ? newSet.contains(k) : newKeys.contains(k) }
+        for k in oldKeys where !inNew(k) { try txn.delete(list, key: k) }
+        for k in newKeys where !inOld(k) {
             try txn.put(list, key: k, value: ListIndex.covers(k) ? row ?? [] : [])
         }
         guard let new, let row, let old, NoteRow(old) != NoteRow(new) else { return }
         // The covering key is among the new keys unless no key moved.
         let made = newKeys.contains(where: ListIndex.covers) ? newKeys : ListIndex.keys(for: new, sorts: [.updated])
         for k in made where ListIndex.covers(k) {
-            if oldSet.contains(k) || !newSet.contains(k) { try txn.put(list, key: k, value: row) }
+            if inOld(k) || !inNew(k) { try txn.put(list, key: k, value: row) }
         }
     }
 
