@@ -127,13 +127,16 @@ func runRelevanceBenchmark(collectionPath: String, options: [String: String]) th
         }
     }
 
-    func ndcg(_ rankings: [[Int]]) -> Double {
-        var sum = 0.0
-        for (q, ranking) in zip(collection.queries, rankings) {
-            let gains = collection.judgments[q.id] ?? [:]
-            sum += Relevance.ndcg(ranking.map { collection.documents[$0].id }, gains: gains, depth: limit) ?? 0
+    /// Each question's nDCG (0 for a question with no ranking).
+    func each(_ rankings: [[Int]]) -> [Double] {
+        zip(collection.queries, rankings).map { q, ranking in
+            Relevance.ndcg(
+                ranking.map { collection.documents[$0].id }, gains: collection.judgments[q.id] ?? [:], depth: limit)
+                ?? 0
         }
-        return sum / Double(max(1, collection.queries.count))
+    }
+    func ndcg(_ rankings: [[Int]]) -> Double {
+        each(rankings).reduce(0, +) / Double(max(1, collection.queries.count))
     }
     func row(_ name: String, _ rankings: [[Int]], _ times: [Double]) -> String {
         let rate = Double(times.count) / times.reduce(0, +)
@@ -149,24 +152,17 @@ func runRelevanceBenchmark(collectionPath: String, options: [String: String]) th
     print("|---|---|---|---|---|")
     print(row("ours (`notes search` as typed, \(language) stems)", ours, ourTimes))
     print(row("SQLite FTS5 (porter, words OR'ed)", theirs, theirTimes))
+    // Tantivy's rankings as document numbers (none when it was skipped).
+    var peerRankings: [[Int]] = []
+    if case .ran(let run) = tantivy { peerRankings = (run.hits["judged"] ?? []).map { $0.map { Int($0) } } }
     switch tantivy {
     case .ran(let run):
-        let hits = (run.hits["judged"] ?? []).map { $0.map { Int($0) } }
-        print(row("Tantivy \(run.version) (en_stem, question as typed)", hits, run.times["judged"] ?? []))
+        print(row("Tantivy \(run.version) (en_stem, question as typed)", peerRankings, run.times["judged"] ?? []))
     case .skipped(let reason):
         print("| Tantivy | skipped: \(reason) | | | |")
     }
     if let path = options["per-query"] {
         // Each question's nDCG per engine, to see where one ranks better than another.
-        func each(_ rankings: [[Int]]) -> [Double] {
-            zip(collection.queries, rankings).map { q, ranking in
-                Relevance.ndcg(
-                    ranking.map { collection.documents[$0].id }, gains: collection.judgments[q.id] ?? [:], depth: limit)
-                    ?? 0
-            }
-        }
-        var peerRankings: [[Int]] = []
-        if case .ran(let run) = tantivy { peerRankings = (run.hits["judged"] ?? []).map { $0.map { Int($0) } } }
         let (o, f, t) = (each(ours), each(theirs), each(peerRankings))
         // Then each engine's ranking, as document ids, a relevant one marked with its grade.
         func ids(_ ranking: [Int], _ q: JudgedCollection.Query) -> String {
