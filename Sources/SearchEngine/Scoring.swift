@@ -291,6 +291,29 @@ struct AnalyzedNote {
     }
 }
 
+/// The lines of a title (a note's other names, one a line after it), one position apart, so that
+/// no phrase spans two: before search-6 they were one run of words, and a note titled `New York`
+/// and also named `City Guide` held the phrase `"york city"`. Both numberings of a note's terms
+/// (``TermTable/occurrences(title:body:stemmer:into:)`` and the bulk load's) go through it.
+struct TitleLines {
+    /// The title's bytes when it has more than one line (most have one: nothing to look at).
+    private let bytes: [UInt8]?
+    /// Where the term before ended.
+    private var after = 0
+
+    init(_ title: String) { bytes = title.utf8.contains(UInt8(ascii: "\n")) ? Array(title.utf8) : nil }
+
+    /// The position of the term at bytes `start..<end` of the title, the terms met in order:
+    /// `next`, the position after the term before's (0 for the first), or one more after a line
+    /// break (saturating).
+    @inline(__always)
+    mutating func position(start: Int, end: Int, next: UInt32) -> UInt32 {
+        defer { after = end }
+        guard let bytes, next > 0, bytes[min(after, start)..<start].contains(UInt8(ascii: "\n")) else { return next }
+        return next == .max ? .max : next + 1
+    }
+}
+
 extension TermTable {
     /// Interns the terms of a title and a body and appends each occurrence as
     /// `term << 32 | position`. Title terms are numbered from 0 and body terms from the title's
@@ -301,15 +324,9 @@ extension TermTable {
         -> UInt32
     {
         var position: UInt32 = 0
-        // Before search-6 a title's lines were one run of words: a note titled `New York` and
-        // also named `City Guide` held the phrase `"york city"`.
-        let lines = title.utf8.contains(UInt8(ascii: "\n")) ? Array(title.utf8) : nil
-        var after = 0
+        var lines = TitleLines(title)
         Tokenizer.forEachTerm(in: title, stemmer: stemmer) { t, start, end in
-            if let lines, position > 0, lines[min(after, start)..<start].contains(UInt8(ascii: "\n")) {
-                position = position == .max ? .max : position + 1
-            }
-            after = end
+            position = lines.position(start: start, end: end, next: position)
             occurrences.append(UInt64(intern(t)) << 32 | UInt64(position))
             position = position == .max ? .max : position + 1
         }

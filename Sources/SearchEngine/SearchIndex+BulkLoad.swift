@@ -577,13 +577,9 @@ struct IndexBuilder: ~Copyable {
         // function captures are checked for exclusive access at run time on every call (a
         // twentieth of a rebuild's instructions).
         // A title's lines one position apart, as `TermTable.occurrences` numbers them.
-        let lines = note.title.utf8.contains(UInt8(ascii: "\n")) ? Array(note.title.utf8) : nil
-        var after = 0
+        var lines = TitleLines(note.title)
         Tokenizer.forEachTerm(in: note.title, stemmer: stemmer) { t, start, end in
-            if let lines, position > 0, lines[min(after, start)..<start].contains(UInt8(ascii: "\n")) {
-                position = position == .max ? .max : position + 1
-            }
-            after = end
+            position = lines.position(start: start, end: end, next: position)
             do {
                 occurrences.append(UInt64(try intern(t)) << 32 | UInt64(position))
             } catch { failure = error }
