@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Turn notes-bench --json output into the README's results table (Markdown on stdout).
+"""Turn notes-bench --json output into the README's results table (Markdown on stdout), with
+the search comparison of the same run under it when the run had one.
 
     swift run -c release notes-bench --scale full --json Benchmarks/results/latest.json
     scripts/bench-table.py Benchmarks/results/latest.json > /tmp/table.md
@@ -60,7 +61,24 @@ def table(doc):
     if doc.get("failures"):
         out.append("")
         out.append("Failed: " + "; ".join(doc["failures"]))
+    out.extend(search_report(doc.get("search") or []))
     return "\n".join(out) + "\n"
+
+
+def search_report(lines):
+    """The search comparison of the same run (`notes-bench search`'s report as it printed it):
+    its table rows kept together, each other line a paragraph of its own."""
+    out = []
+    previous_row = False
+    for line in lines:
+        if not line.strip():
+            continue
+        row = line.startswith("|")
+        if not (row and previous_row):
+            out.append("")
+        out.append(line)
+        previous_row = row
+    return out
 
 
 def main(argv):

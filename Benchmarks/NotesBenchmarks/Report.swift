@@ -84,7 +84,7 @@ final class MemorySampler: Sendable {
 /// The results as JSON (see scripts/bench-table.py, which turns it into the README table).
 func resultsJSON(
     figures: [Figure], machine: Machine, scale: String, source: String, events: Int, notes: Int, seconds: Double,
-    failures: [String]
+    failures: [String], search: [String] = []
 ) -> String {
     func str(_ s: String) -> String {
         var out = "\""
@@ -136,6 +136,7 @@ func resultsJSON(
           "notes": \(notes),
           "seconds": \(num(seconds)),
           "failures": [\(failures.map(str).joined(separator: ", "))],
+          "search": [\(search.map(str).joined(separator: ", "))],
           "figures": [
         \(rows.joined(separator: ",\n"))
           ]

@@ -25,7 +25,16 @@ import SwiftEvolutionHistory
 /// queries to FILE (set, our seconds, Tantivy's seconds or nan, hits, query, the hits' note numbers;
 /// tab-separated), to find the slow ones. `--repeat R` times R passes after the warm-up, ours
 /// and Tantivy's, keeping each query's fastest time, and prints the first timed pass's figures too.
-func runSearchBenchmark(arguments: [String]) throws {
+/// Runs the comparison (or, with `--collection`, the relevance benchmark) and returns the lines
+/// of its report as printed, from the `search benchmark:` line on (the suite keeps them in its
+/// JSON, so the README's search table comes from the same run as the other rows).
+@discardableResult
+func runSearchBenchmark(arguments: [String]) throws -> [String] {
+    var report: [String] = []
+    func say(_ line: String) {
+        print(line)
+        report.append(line)
+    }
     let options = try optionValues(
         arguments,
         usage:
@@ -33,7 +42,7 @@ func runSearchBenchmark(arguments: [String]) throws {
     )
     if let collection = options["collection"] {
         try runRelevanceBenchmark(collectionPath: collection, options: options)
-        return
+        return []
     }
     let count = Int(options["count"] ?? "") ?? 100_000
     let seed = UInt64(options["seed"] ?? "") ?? 4
@@ -52,7 +61,7 @@ func runSearchBenchmark(arguments: [String]) throws {
         notes = generateNotes(count: count, seed: seed)
     }
     let megabytes = Double(notes.reduce(0) { $0 + $1.body.utf8.count }) / 1e6
-    print("search benchmark: \(notes.count) notes, \(format(megabytes, 1)) MB of text, top \(limit)")
+    say("search benchmark: \(notes.count) notes, \(format(megabytes, 1)) MB of text, top \(limit)")
 
     // Build both indexes.
     mkdir(dir, 0o700)
@@ -99,18 +108,18 @@ func runSearchBenchmark(arguments: [String]) throws {
             sets: sets.map { TantivyPeer.QuerySet(name: $0.name, mode: "and", queries: $0.queries) }, dir: dir,
             repeats: repeats)
         : .skipped("--peer no")
-    print(
+    say(
         "build: ours \(format(ourBuild, 2)) s (CPU \(format(ourBuildCPU, 2)) s, \(format(Double(env.usedBytes) / 1e6, 1)) MB), "
             + "FTS5 \(format(peerBuild, 2)) s (CPU \(format(peerBuildCPU, 2)) s)" + tantivyBuild(tantivy))
 
     var ordinalOf: [Identifier: Int64] = [:]
     for (n, note) in notes.enumerated() { ordinalOf[note.id] = Int64(n) }
 
-    print("")
-    print(
+    say("")
+    say(
         "| set | queries | ours q/s | ours p50 | ours p99 | FTS5 q/s | FTS5 p50 | FTS5 p99 | speed-up | top-\(limit) overlap "
             + "| Tantivy q/s | Tantivy p50 | Tantivy p99 | speed-up | top-\(limit) overlap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    say("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     var timesOut = ""
     var firstLines: [String] = []
     for set in sets {
@@ -180,29 +189,29 @@ func runSearchBenchmark(arguments: [String]) throws {
         var line =
             "| \(set.name) | \(set.queries.count) | \(format(ourRate, 0)) | \(ms(percentile(ourTimes, 0.5))) | "
             + "\(ms(percentile(ourTimes, 0.99))) | \(format(theirRate, 0)) | \(ms(percentile(theirTimes, 0.5))) | "
-            + "\(ms(percentile(theirTimes, 0.99))) | \(format(ourRate / theirRate, 1))x | \(format(overlap(theirs), 3)) |"
+            + "\(ms(percentile(theirTimes, 0.99))) | \(speedUp(ourRate / theirRate)) | \(format(overlap(theirs), 3)) |"
         if case .ran(let run) = tantivy, let times = run.times[set.name], let hits = run.hits[set.name] {
             let rate = Double(times.count) / times.reduce(0, +)
             line +=
                 " \(format(rate, 0)) | \(ms(percentile(times, 0.5))) | \(ms(percentile(times, 0.99))) | "
-                + "\(format(ourRate / rate, 1))x | \(format(overlap(hits), 3)) |"
+                + "\(speedUp(ourRate / rate)) | \(format(overlap(hits), 3)) |"
         } else {
             line += " - | - | - | - | - |"
         }
-        print(line)
+        say(line)
         if repeats > 1 {
             // The first timed pass alone, as a run without --repeat would have it.
             let ourRate = Double(ourFirst.count) / ourFirst.reduce(0, +)
             var once = "\(set.name): ours \(format(ourRate, 0)) q/s"
             if case .ran(let run) = tantivy, let first = run.firstTimes[set.name], !first.isEmpty {
                 let rate = Double(first.count) / first.reduce(0, +)
-                once += ", Tantivy \(format(rate, 0)) q/s (\(format(ourRate / rate, 1))x)"
+                once += ", Tantivy \(format(rate, 0)) q/s (\(speedUp(ourRate / rate)))"
             }
             firstLines.append(once)
         }
     }
     if !firstLines.isEmpty {
-        print("The first timed pass alone (as without --repeat): " + firstLines.joined(separator: "; "))
+        say("The first timed pass alone (as without --repeat): " + firstLines.joined(separator: "; "))
     }
     if let path = options["times"] {
         guard let f = fopen(path, "w") else { throw BenchmarkFailure("cannot write \(path)") }
@@ -210,20 +219,21 @@ func runSearchBenchmark(arguments: [String]) throws {
         fclose(f)
     }
     if repeats > 1 {
-        print(
+        say(
             "Ours and Tantivy: each query's fastest of \(repeats) timed passes after a warm-up one; FTS5: one timed pass."
         )
     }
     switch tantivy {
     case .ran(let run):
-        print(
+        say(
             "Tantivy \(run.version) (Python binding; `default` tokenizer; every word required): each query timed inside "
                 + "Python around searcher.search alone, so the child process and the Python loop are not counted.")
-    case .skipped(let reason): print("Tantivy skipped: \(reason)")
+    case .skipped(let reason): say("Tantivy skipped: \(reason)")
     }
     removeTree(lmdbDir)
     unlink(sqlitePath)
     rmdir(dir)
+    return report
 }
 
 /// `--name value` pairs by name; anything else is refused, with `usage` in the message.
@@ -341,6 +351,9 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 }
 
 func ms(_ seconds: Double) -> String { format(seconds * 1000, 3) + " ms" }
+
+/// A speed-up: two decimals under 10x, where goals sit (1.47x is not 1.5x), one above.
+func speedUp(_ r: Double) -> String { format(r, r < 10 ? 2 : 1) + "x" }
 
 func format(_ v: Double, _ decimals: Int) -> String {
     guard v.isFinite else { return "-" }

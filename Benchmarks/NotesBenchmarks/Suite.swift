@@ -58,6 +58,8 @@ final class Suite {
     private var rawEventsPath: String?
     private var rebuildSeconds: Double?
     private(set) var rawScanRates: [RawLMDB.ScanDepth: Stat] = [:]
+    /// The search comparison's report as printed (its table and notes), for the JSON.
+    private(set) var searchReport: [String] = []
 
     init(scale: Scale, data: Dataset) {
         self.scale = scale
@@ -187,12 +189,13 @@ func row(_ f: Figure) -> String {
 
 extension Suite {
     /// Search against SQLite FTS5 and Tantivy on the same notes: owned by the search benchmark
-    /// (SearchBenchmark.swift), which prints its own table; its figures are not in the JSON.
+    /// (SearchBenchmark.swift), which prints its own table; the JSON keeps that report's lines
+    /// (`search`), which `scripts/bench-table.py` prints under the suite's table.
     /// Each query's fastest of three timed passes, ours and Tantivy's alike (since 2026-12-07;
     /// the first pass's figures are printed below the table): a query the scheduler stopped for
     /// a time slice moved a one-pass figure by a fifth.
     func benchSearch() throws {
-        try runSearchBenchmark(
+        searchReport = try runSearchBenchmark(
             arguments: ["--count", "\(scale.spec.notes)", "--dir", root + "/search", "--repeat", "3"])
     }
 }

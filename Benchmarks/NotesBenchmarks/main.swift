@@ -262,7 +262,8 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     if let jsonPath {
         let json = resultsJSON(
             figures: suite.figures, machine: machine, scale: scale.name, source: data.source, events: data.eventCount,
-            notes: data.noteIDs.count, seconds: elapsed, failures: failures)
+            notes: data.noteIDs.count, seconds: elapsed, failures: failures,
+            search: suite.searchReport)
         guard writeFile(jsonPath, json) else { fail("cannot write \(jsonPath)", code: 1) }
         log("wrote \(jsonPath)")
     }
