@@ -311,13 +311,30 @@ private func querySets(_ notes: [Note], seed: UInt64) -> [(name: String, queries
     return [("single-term", single), ("two-term AND", double), ("10 commonest words", commonest)]
 }
 
-/// The words of `text` a query may be made of, in order: runs of letters and digits, those of
-/// ASCII alone. Real text (`--notes`) has punctuation, and a word such as `(see` or `"quoted` is
-/// query syntax to our parser and to Tantivy's, and no word to FTS5; letters beyond ASCII each
-/// engine folds its own way. The generated notes are words of ASCII letters between spaces, so
-/// their query sets are what a split at spaces gave.
-func queryWords(_ text: String) -> [Substring] {
-    text.split { !($0.isLetter || $0.isNumber) }.filter { $0.utf8.allSatisfy { $0 < 0x80 } }
+/// The words of `text` a query may be made of, in order: runs of ASCII letters and digits
+/// between other ASCII characters, a run with a character beyond ASCII left out. Real text
+/// (`--notes`) has punctuation, and a word such as `(see` or `"quoted` is query syntax to our
+/// parser and to Tantivy's, and no word to FTS5; letters beyond ASCII each engine folds its own
+/// way. The generated notes are words of ASCII letters between spaces, so their query sets are
+/// what a split at spaces gave. Bytes, not characters: the notes may be a hundred megabytes.
+func queryWords(_ text: String) -> [String] {
+    var words: [String] = []
+    var start = 0
+    var ascii = true
+    let bytes = Array(text.utf8)
+    func isWordByte(_ b: UInt8) -> Bool {
+        b >= 0x80 || (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A)
+    }
+    for i in 0...bytes.count {
+        if i < bytes.count && isWordByte(bytes[i]) {
+            if bytes[i] >= 0x80 { ascii = false }
+            continue
+        }
+        if i > start && ascii { words.append(String(decoding: bytes[start..<i], as: UTF8.self)) }
+        start = i + 1
+        ascii = true
+    }
+    return words
 }
 
 func readFile(_ path: String) throws -> String {
