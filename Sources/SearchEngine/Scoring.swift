@@ -52,6 +52,33 @@ enum BM25 {
 
         /// The highest score any note could get for this term.
         var ceiling: Double { weight }
+
+        /// A test of "scores below `threshold`" without a division, for skipping most entries
+        /// of a common word: it never holds of an entry whose ``score(tf:length:)`` is at or
+        /// above `threshold`, so skipping by it changes no result (the score itself decides the
+        /// rest).
+        ///
+        /// For a threshold t > 0, score < t is `weight / t - 1 < (c0 + c1 * length) / tf`, that
+        /// is `q * tf < c0 + c1 * length` with `q = weight / t - 1`. `q` is rounded up and the
+        /// right side down by far more than the floating-point error of either (under 1e-15
+        /// relative; the margin is 1e-9), so an entry on the threshold or within rounding of it
+        /// is scored in full.
+        func below(_ threshold: Double) -> Below {
+            guard threshold > 0, threshold.isFinite else { return Below(q: .infinity, c0: 0, c1: 0) }
+            let q = weight / threshold - 1
+            return Below(q: q + 1e-9 * (1 + abs(q)), c0: c0 * (1 - 1e-9), c1: c1 * (1 - 1e-9))
+        }
+
+        /// See ``below(_:)``.
+        struct Below {
+            let q: Double
+            let c0: Double
+            let c1: Double
+
+            /// Whether the entry surely scores below the threshold (`q` infinite: never).
+            @inline(__always)
+            func holds(tf: UInt32, length: UInt32) -> Bool { q * Double(tf) < c0 + c1 * Double(length) }
+        }
     }
 }
 

@@ -911,6 +911,38 @@ struct SearchIndexTests {
         _ = try f.contents(f.a)
     }
 
+    @Test("the division-free test of a score below the threshold never holds of a score at or above it")
+    func belowNeverSkipsAQualifyingEntry() {
+        var rng = WorkloadRandom(seed: 11)
+        func unit() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
+        var held = 0
+        for _ in 0..<20_000 {
+            let collection = BM25.Collection(
+                documents: UInt64(rng.next(in: 1...1_000_000)), totalLength: UInt64(rng.next(in: 1...500_000_000)))
+            let boost = [1, 0.5, 0.3, 2][rng.next(below: 4)]
+            let scorer = collection.scorer(df: UInt64(rng.next(in: 1...1_000_000)), boost: boost)
+            let tf = UInt32(rng.next(in: 1...5_000))
+            let length = UInt32(rng.next(in: 1...200_000))
+            let score = scorer.score(tf: tf, length: length)
+            // The threshold exactly at the score, a rounding step either side, and anywhere.
+            let thresholds = [
+                score, score.nextUp, score.nextDown, score * (1 + 1e-12), score * (1 - 1e-12),
+                scorer.ceiling * unit(), scorer.ceiling * 2 * unit(),
+            ]
+            for t in thresholds {
+                let below = scorer.below(t)
+                if below.holds(tf: tf, length: length) {
+                    held += 1
+                    #expect(score < t, "skipped a score \(score) at or above the threshold \(t)")
+                }
+            }
+            // No threshold yet (the top not full): nothing is skipped.
+            #expect(!scorer.below(-.infinity).holds(tf: tf, length: length))
+        }
+        // The test skips most entries below a threshold well above them (else it is no use).
+        #expect(held > 10_000)
+    }
+
     @Test("block-max pruning returns the exact top k of a common word")
     func commonWordTopK() throws {
         let f = try Fixture()
