@@ -371,6 +371,11 @@ struct HistoryCLITests {
                 + "instant notes can name; give 0001-01-01T00:00:00Z (UTC) or a later instant")
         CLIErrorTests.expectFailure(
             s.run(["list", "--as-of", "0001-01-01"], env: ["TZ": "XXX-1"]), 2, mentioning: "UTC+01:00")
+        // An offset with seconds (a zone's local mean time, Paris's +00:09:21 in the year 1) is
+        // named with them: before 2026-12-07, "(UTC+00:09)".
+        CLIErrorTests.expectFailure(
+            s.run(["show", id, "--at", "0001-01-01"], env: ["TZ": "LMT-0:09:21"]), 2,
+            mentioning: #"--at "0001-01-01" is local time (UTC+00:09:21), before 0001-01-01T00:00:00Z"#)
         // In UTC the same date is an instant: the note did not exist then.
         #expect(Self.run(s, ["show", id, "--at", "0001-01-01"]).code == 3)
         #expect(Self.run(s, ["show", id, "--at", "0001-01-01T00:00:00Z"], now: fixedNow).code == 3)

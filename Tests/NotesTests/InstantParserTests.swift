@@ -225,6 +225,15 @@ struct InstantParserTests {
         #expect(
             InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: -19_800), input: "9999-12-31T23:30").description
                 .hasPrefix(#"date "9999-12-31T23:30" is local time (UTC-05:30), after 9999-12-31T23:59:59Z"#))
+        // A zone's offset with seconds (the local mean time the zone database gives for the year
+        // 1: Paris's +00:09:21, New York's -04:56:02) is named with them: before 2026-12-07 the
+        // seconds were dropped, "UTC+00:09".
+        #expect(
+            InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: 561), input: "0001-01-01").message(option: "--at")
+                .hasPrefix(#"--at "0001-01-01" is local time (UTC+00:09:21), before 0001-01-01T00:00:00Z"#))
+        #expect(
+            InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: -17_762), input: "9999-12-31T23:00").description
+                .contains("(UTC-04:56:02), after 9999-12-31T23:59:59Z"))
         #expect(
             InstantParseError(.unknownUnit("fortnights"), input: "3 fortnights ago").message(option: "--until")
                 .hasPrefix(#"--until unknown time unit "fortnights""#))

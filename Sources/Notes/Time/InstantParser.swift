@@ -165,11 +165,14 @@ public struct InstantParseError: Error, Sendable, Equatable, CustomStringConvert
     private static let first = "0001-01-01T00:00:00Z"
     private static let last = "9999-12-31T23:59:59Z"
 
-    /// `UTC+01:00`, `UTC-05:30`.
+    /// `UTC+01:00`, `UTC-05:30`, and with its seconds when it has some (`UTC+00:09:21`, Paris's
+    /// mean time until 1911, which the zone database gives for the year 1): before 2026-12-07
+    /// they were dropped, and the zone named was not the one the date was read in.
     private static func zoneName(secondsEast: Int) -> String {
-        let minutes = abs(secondsEast) / 60
+        let seconds = abs(secondsEast)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "UTC\(secondsEast < 0 ? "-" : "+")\(two(minutes / 60)):\(two(minutes % 60))"
+        let name = "UTC\(secondsEast < 0 ? "-" : "+")\(two(seconds / 3600)):\(two(seconds / 60 % 60))"
+        return seconds % 60 == 0 ? name : name + ":" + two(seconds % 60)
     }
 
     /// The text cut to a readable length, with control characters that could upset a terminal
