@@ -147,10 +147,16 @@ final class Context: @unchecked Sendable {
     /// `option` names where the text was given (`--since`, or `FROM` for an argument), and
     /// `versions` says that it takes a version too: a refusal names both, the text and the forms
     /// it takes (before 2026-12-06, `--at -1` said only "unrecognized date").
-    func instant(_ text: String, option: String, versions: Bool = false) throws -> Int64 {
+    ///
+    /// `upperBound`: the text ends a range (`log --until`), where a date alone (`2026-12-07`,
+    /// `today`) takes in the whole day: its last microsecond, not its midnight.
+    func instant(_ text: String, option: String, versions: Bool = false, upperBound: Bool = false) throws -> Int64 {
         var parser = instantParser
         if InstantParser.namesNow(text) { parser.logEnd = try notebook().lastRecordedAt() }
-        do { return try parser.parse(text) } catch {
+        do {
+            if upperBound { return try parser.parseUpperBound(text) }
+            return try parser.parse(text)
+        } catch {
             throw CLIError(error.message(option: option, versions: versions))
         }
     }

@@ -339,6 +339,42 @@ struct HistoryCLITests {
         #expect(try Self.ok(s, "log", "--since", Self.hour(0), "--until", Self.hour(0), "--json").array().count == 1)
     }
 
+    @Test("log --until DATE takes in the whole day, in the local zone; an instant given whole is exact")
+    func logUntilADateTakesTheDay() throws {
+        let s = try Sandbox()
+        try Self.ok(s, "add", "A", now: "2026-11-01T00:00:00Z")
+        try Self.ok(s, "add", "B", now: "2026-11-01T23:59:59.999999Z")
+        // 22:00 on 1 November five hours west of UTC, the 2nd in UTC.
+        try Self.ok(s, "add", "C", now: "2026-11-02T03:00:00Z")
+        func count(_ args: String..., tz: String = "UTC") throws -> Int {
+            let r = s.run(["log"] + args + ["--json"], env: ["TZ": tz])
+            try #require(r.code == 0, "log \(args): \(r)")
+            return try r.array().count
+        }
+        // A new user's trial: before 2026-12-07 the --until was the day's midnight, and a day's
+        // own events were none of its range.
+        #expect(try count("--since", "2026-11-01", "--until", "2026-11-01") == 2)
+        #expect(try count("--until", "2026-11-01") == 2)
+        // Five hours west of UTC, 1 November runs from 05:00 UTC to 05:00 UTC the next day.
+        #expect(try count("--until", "2026-11-01", tz: "XXX+5") == 3)
+        #expect(try count("--since", "2026-11-01", "--until", "2026-11-01", tz: "XXX+5") == 2)
+        #expect(try count("--since", "2026-11-02", "--until", "2026-11-02") == 1)
+        #expect(try count("--until", "2026-10-31") == 0)
+        // The day's last microsecond is in it, the next day's first is not; an instant is exact.
+        #expect(try count("--until", "2026-11-01T00:00:00Z") == 1)
+        #expect(try count("--until", "2026-11-01T23:59:59.999999Z") == 2)
+        #expect(try count("--until", "2026-11-01T23:59") == 1, "a local time is an instant, not a day")
+        // today, yesterday and last monday name days too (the clock: Sunday 2026-11-29).
+        #expect(try count("--until", "yesterday") == 3)
+        #expect(try count("--until", "last monday") == 3)
+        // A --since later than the day still refused, naming both.
+        CLIErrorTests.expectFailure(
+            Self.run(s, ["log", "--since", "2026-11-02", "--until", "2026-11-01"]), 2,
+            mentioning: #"--since "2026-11-02" is later than --until "2026-11-01""#)
+        let none = Self.run(s, ["log", "--until", "2026-10-31"])
+        #expect(none.code == 0 && none.line == "no events", "\(none)")
+    }
+
     @Test("an instant that cannot be read names the option, the value and the forms it takes, exit 2")
     func instantErrorsNameTheOption() throws {
         let s = try Sandbox()

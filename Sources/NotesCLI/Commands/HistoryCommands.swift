@@ -191,7 +191,7 @@ let logCommand = Command(
     ],
     options: [
         OptionSpec("since", value: "INSTANT", "only events at or after this instant"),
-        OptionSpec("until", value: "INSTANT", "only events at or before this instant"),
+        OptionSpec("until", value: "INSTANT", "only events at or before this instant (a date: to the end of that day)"),
         OptionSpec("note", value: "ID", "only this note's events"),
         OptionSpec("type", value: "TYPE", "only events of this type (e.g. NoteRetitled)"),
         OptionSpec("actor", value: "NAME", "only events by this actor (the whole name, any case)"),
@@ -203,7 +203,10 @@ let logCommand = Command(
     try ctx.expectPositionals(0...0)
     var q = LogQuery()
     q.since = try ctx.value("since").map { (text) in try ctx.instant(text, option: "--since") }
-    q.until = try ctx.value("until").map { (text) in try ctx.instant(text, option: "--until") }
+    // A date alone ends the range at the end of its day: `--since 2026-12-07 --until 2026-12-07`
+    // is that day's events (before 2026-12-07 the --until was the day's midnight, and it found
+    // none). An instant given whole is taken as given.
+    q.until = try ctx.value("until").map { (text) in try ctx.instant(text, option: "--until", upperBound: true) }
     // A range that ends before it starts holds no event: a mistake (the two swapped), not a
     // query. Before 2026-12-06 it printed nothing and exited 0.
     if let since = q.since, let until = q.until, since > until {
