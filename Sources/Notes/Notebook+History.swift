@@ -260,8 +260,9 @@ extension Notebook {
     /// share a correlation id: an undo that wrote a restore and a trash, a retitle and a body edit
     /// given together): a restore of that version that also puts back its archived and trashed
     /// state, so any single change can be undone. Undoing twice undoes the undo. A note with only
-    /// its creation has nothing to undo; a command that created the note with more (tags) is
-    /// undone back to the creation.
+    /// the command that created it has nothing to undo, however many events that command wrote
+    /// (`add --tag`: before 2026-12-07 its tags were undone, leaving the note as no command had
+    /// made it).
     @discardableResult
     public func undo(_ id: Identifier, expectedVersion: UInt64? = nil) throws(NotesError) -> RestoreOutcome {
         try restore(id, expectedVersion: expectedVersion, exact: true) { current, txn throws(NotesError) in
@@ -277,6 +278,9 @@ extension Notebook {
                     end = start - 1
                     start = try lastCommandStart(of: id, version: end, in: txn)
                 }
+                // The last command is the one that created the note (`add --tag` wrote the
+                // creation and its tags together): there is no version before it.
+                if start == 1 { throw NotesError.validation(.nothingToUndo(id)) }
                 // The import that created the note recorded only its file besides: nothing a
                 // restore puts back, so nothing to undo, as after `add` (it said "nothing changed"
                 // and exited 0).
@@ -322,8 +326,9 @@ extension Notebook {
         return .damaged(position: nil, detail: "\(which) missing from the log's index")
     }
 
-    /// The first version (at least 2) of the events that end at `version` and share its
-    /// correlation id: the last command's, or that one event's when it has none.
+    /// The first version of the events that end at `version` and share its correlation id: the
+    /// last command's, or that one event's when it has none. It is 1 when that command created
+    /// the note.
     private func lastCommandStart(of id: Identifier, version: UInt64, in txn: borrowing Transaction) throws -> UInt64 {
         let stream = Note.stream(id)
         func correlation(_ v: UInt64) throws -> Identifier? {
@@ -336,7 +341,7 @@ extension Notebook {
         }
         guard let command = try correlation(version) else { return version }
         var start = version
-        while start > 2, try correlation(start - 1) == command { start -= 1 }
+        while start > 1, try correlation(start - 1) == command { start -= 1 }
         return start
     }
 

@@ -280,6 +280,35 @@ struct HistoryCLITests {
         #expect(history.count == 6 && history.last?.hasSuffix("NoteUnarchived  unarchived") == true)
     }
 
+    @Test("undo right after add --tag has nothing to undo, as after add; a later tag command is undone alone")
+    func undoAfterAddWithTags() throws {
+        let s = try Sandbox()
+        let id = try Self.ok(s, "add", "A", "--tag", "work", "--tag", "home", now: Self.hour(0))
+            .line
+        let before = try Self.ok(s, "export").stdout
+        // Before 2026-12-07 this took the tags off (exit 0): a state no command made.
+        let r = Self.run(s, ["undo", id])
+        CLIErrorTests.expectFailure(
+            r, 2, mentioning: "nothing to undo: note \(id) has only the command that created it")
+        #expect(try Self.ok(s, "export").stdout == before, "nothing was written")
+        func tags() throws -> [String] { try #require(try s.object("show", id)["tags"] as? [String]) }
+        #expect(try tags() == ["home", "work"])
+        try Self.ok(s, "tag", id, "later", now: Self.hour(1))
+        #expect(try Self.ok(s, "undo", id).line == "\(id) v5 (back to v3)")
+        #expect(try tags() == ["home", "work"])
+        // Two tags in one command are undone together, back to the creation's tags.
+        try Self.ok(s, "tag", id, "x", "y", now: Self.hour(2))
+        #expect(try Self.ok(s, "undo", id).line.hasSuffix("(back to v5)"))
+        #expect(try tags() == ["home", "work"])
+        // Every other option of add writes into the one creation event; with tags and a new
+        // category besides, still one command.
+        let all = try Self.ok(s, "add", "B", "-c", "New", "--pin", "--tag", "t", "--body", "b\n").line
+        CLIErrorTests.expectFailure(Self.run(s, ["undo", all]), 2, mentioning: "nothing to undo")
+        let category = try Self.ok(s, "add", "C", "-c", "Other").line
+        CLIErrorTests.expectFailure(Self.run(s, ["undo", category]), 2, mentioning: "nothing to undo")
+        #expect(try s.object("show", all)["tags"] as? [String] == ["t"])
+    }
+
     @Test("log: newest first with summaries and category events; filters; --reverse; --json")
     func log() throws {
         let s = try Sandbox()
