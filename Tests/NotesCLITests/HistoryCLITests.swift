@@ -230,6 +230,25 @@ struct HistoryCLITests {
         #expect(Self.run(s, ["blame", id, "--at", "v5"]).code == 3)
     }
 
+    @Test("blame of an empty body says so, with the version that emptied it, exit 0; --json is an empty array")
+    func blameOfAnEmptyBody() throws {
+        let s = try Sandbox()
+        let id = try Self.ok(s, "add", "Empty", now: Self.hour(0)).line
+        // Before 2026-12-07 it printed nothing, as a command that did nothing.
+        #expect(
+            try Self.ok(s, "blame", id).stdout
+                == "\(id) v1 has an empty body (since v1, 2026-11-01, tester@test): no lines to blame\n")
+        try Self.ok(s, "edit", id, "--body", "one\n", now: Self.hour(1))
+        try Self.ok(s, "edit", id, "--body", "", now: Self.hour(2), actor: "bob")
+        try Self.ok(s, "edit", id, "--title", "Still empty", now: Self.hour(3))
+        #expect(
+            try Self.ok(s, "blame", id).line
+                == "\(id) v4 has an empty body (since v3, 2026-11-01, bob): no lines to blame")
+        #expect(try Self.ok(s, "blame", id, "--at", "2").line.hasPrefix("v2  2026-11-01  tester@test | one"))
+        #expect(try Self.ok(s, "blame", id, "--json").array().isEmpty)
+        #expect(try Self.ok(s, "blame", id, "--json", "--at", "1").stdout == "[]\n")
+    }
+
     @Test("restore appends NoteRestored (untrashing); nothing to change says so; conflicts exit 4")
     func restore() throws {
         let s = try Sandbox()

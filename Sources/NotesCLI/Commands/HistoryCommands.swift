@@ -107,7 +107,8 @@ let blameCommand = Command(
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
     let at = try ctx.value("at").map { (text) in try ctx.revisionSelector(text, option: "--at") }
-    let lines = try book.blame(id, at: at)
+    let blame = try book.bodyBlame(id, at: at)
+    let lines = blame.lines
     if ctx.json {
         ctx.printJSON(
             .array(
@@ -121,6 +122,16 @@ let blameCommand = Command(
         return
     }
     let t = ctx.terminal
+    // An empty body has no line to blame: nothing printed read as a command that did nothing
+    // (before 2026-12-07). Said as `diff` says versions that do not differ, with the version that
+    // emptied it.
+    if lines.isEmpty {
+        let since = blame.bodySince
+        t.print(
+            "\(shortID(id)) v\(blame.version) has an empty body (since v\(since.version), "
+                + "\(localDate(since.recordedAt)), \(t.shown(actorCell(since.actor)))): no lines to blame")
+        return
+    }
     let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
     // Each actor's cell and width once: a note's lines have a few authors (each line's own cell
     // was a fifth of the blame of a 1,600-line proposal).
