@@ -31,6 +31,18 @@ public struct BlamedLine: Sendable, Equatable {
     public var actor: String
 }
 
+/// A body's blame: its lines, and what made the body as a whole (all there is to say of an
+/// empty body).
+public struct BodyBlame: Sendable, Equatable {
+    /// Each line with the version that last changed it; none for an empty body.
+    public var lines: [BlamedLine]
+    /// The version blamed: the note's at the selector, else its last.
+    public var version: UInt64
+    /// The version that last changed the body (its `text` is empty): for an empty body, the one
+    /// since which it has been empty.
+    public var bodySince: BlamedLine
+}
+
 /// What a restore or undo did.
 public struct RestoreOutcome: Sendable, Equatable {
     /// The note afterwards (unchanged when nothing was appended).
@@ -206,16 +218,24 @@ extension Notebook {
 
     /// Every line of the body (at `selector`, else now) with the version that last changed it.
     public func blame(_ id: Identifier, at selector: RevisionSelector? = nil) throws(NotesError) -> [BlamedLine] {
+        try bodyBlame(id, at: selector).lines
+    }
+
+    /// The body's blame (at `selector`, else now), with the version blamed and the one that
+    /// made the body what it is: what can be said of a body without lines (an empty body).
+    public func bodyBlame(_ id: Identifier, at selector: RevisionSelector? = nil) throws(NotesError) -> BodyBlame {
         // Only versions whose body differs from the one before take part, so a note with many
         // flag changes costs no more than its body edits. Each is attributed as it comes: only
         // the last body is held (all of them were, 300 MB for 61 versions of a 4.4 MB note).
         var attributor: Blame.Attributor?
         var last: String?
         var owners: [(version: UInt64, recordedAt: Int64, actor: String)] = []
+        var blamed: UInt64 = 0
         try read { txn, _ in
             var upTo = UInt64.max
             if let selector { upTo = try revision(of: id, at: selector, in: txn).version }
             try foldRevisions(of: id, upToVersion: upTo, in: txn) { rev in
+                blamed = rev.version
                 if last != rev.note.body {
                     if attributor == nil {
                         attributor = Blame.Attributor(rev.note.body)
@@ -229,12 +249,18 @@ extension Notebook {
             }
             if owners.isEmpty { throw missingFromLog(id, in: txn) }
         }
-        return (attributor?.lines ?? []).map { line in
+        let lines = (attributor?.lines ?? []).map { line in
             let owner = owners[min(max(line.revision, 0), owners.count - 1)]
             return BlamedLine(
                 text: line.text, hasNewline: line.hasNewline, version: owner.version, recordedAt: owner.recordedAt,
                 actor: owner.actor)
         }
+        let origin = owners[owners.count - 1]
+        return BodyBlame(
+            lines: lines, version: blamed,
+            bodySince: BlamedLine(
+                text: "", hasNewline: false, version: origin.version, recordedAt: origin.recordedAt, actor: origin.actor
+            ))
     }
 
     // MARK: Restore and undo
@@ -260,8 +286,9 @@ extension Notebook {
     /// share a correlation id: an undo that wrote a restore and a trash, a retitle and a body edit
     /// given together): a restore of that version that also puts back its archived and trashed
     /// state, so any single change can be undone. Undoing twice undoes the undo. A note with only
-    /// its creation has nothing to undo; a command that created the note with more (tags) is
-    /// undone back to the creation.
+    /// the command that created it has nothing to undo, however many events that command wrote
+    /// (`add --tag`: before 2026-12-07 its tags were undone, leaving the note as no command had
+    /// made it).
     @discardableResult
     public func undo(_ id: Identifier, expectedVersion: UInt64? = nil) throws(NotesError) -> RestoreOutcome {
         try restore(id, expectedVersion: expectedVersion, exact: true) { current, txn throws(NotesError) in
@@ -277,6 +304,9 @@ extension Notebook {
                     end = start - 1
                     start = try lastCommandStart(of: id, version: end, in: txn)
                 }
+                // The last command is the one that created the note (`add --tag` wrote the
+                // creation and its tags together): there is no version before it.
+                if start == 1 { throw NotesError.validation(.nothingToUndo(id)) }
                 // The import that created the note recorded only its file besides: nothing a
                 // restore puts back, so nothing to undo, as after `add` (it said "nothing changed"
                 // and exited 0).
@@ -322,8 +352,9 @@ extension Notebook {
         return .damaged(position: nil, detail: "\(which) missing from the log's index")
     }
 
-    /// The first version (at least 2) of the events that end at `version` and share its
-    /// correlation id: the last command's, or that one event's when it has none.
+    /// The first version of the events that end at `version` and share its correlation id: the
+    /// last command's, or that one event's when it has none. It is 1 when that command created
+    /// the note.
     private func lastCommandStart(of id: Identifier, version: UInt64, in txn: borrowing Transaction) throws -> UInt64 {
         let stream = Note.stream(id)
         func correlation(_ v: UInt64) throws -> Identifier? {
@@ -336,7 +367,7 @@ extension Notebook {
         }
         guard let command = try correlation(version) else { return version }
         var start = version
-        while start > 2, try correlation(start - 1) == command { start -= 1 }
+        while start > 1, try correlation(start - 1) == command { start -= 1 }
         return start
     }
 

@@ -42,7 +42,14 @@ struct Config: Sendable {
         (
             "remote",
             "the remote log `notes sync` uses: a libpq connection string or URI, never with a password (after $NOTES_REMOTE)",
-            { $0.isEmpty ? "must be a connection string" : passwordProblem($0) }
+            {
+                // Said with the forms it takes and how to have none (before 2026-12-07, "must be
+                // a connection string" alone, to `notes remote set ""`).
+                $0.isEmpty
+                    ? "must be a libpq connection string (host=db.example dbname=notes) or URI "
+                        + "(postgresql://ana@db.example/notes)"
+                    : passwordProblem($0)
+            }
         ),
         (
             "remote-notebook", "the remote notebook `notes sync` uses (default notes)",
@@ -68,6 +75,32 @@ struct Config: Sendable {
         return nil
     }
 
+    /// What to do, after the refusal of `value` for `key`, where the value's problem does not
+    /// say it: an empty remote is had by none (before 2026-12-07 the refusal said only that it
+    /// must be a connection string).
+    static func remedy(_ key: String, _ value: String) -> String {
+        key == "remote" && value.isEmpty ? "; to have no remote, `notes remote unset` removes it" : ""
+    }
+
+    /// The config file's text. One of more than 1 MiB is no config file (a log or a download
+    /// written to its path): refused with what to do, which the generic "over 1048576 bytes, the
+    /// limit" did not say before 2026-12-07.
+    static func readFile(_ path: String) throws(CLIError) -> String {
+        let limit = 1 << 20
+        var st = stat()
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > limit {
+            throw tooLarge(path, size: Int(st.st_size))
+        }
+        return try readText(path: path, limit: limit, what: "config file")
+    }
+
+    static func tooLarge(_ path: String, size: Int) -> CLIError {
+        CLIError(
+            "the config file \(path) is \(size) bytes, over 1 MiB, the most it may be: it holds a few "
+                + "`key = value` lines; move it aside (mv \(path) \(path).old) and set what you need again with "
+                + "`notes config set KEY VALUE`")
+    }
+
     /// The lines of a config file, with a byte-order mark and CRLF (or CR) line endings as
     /// editors on other systems write them understood.
     static func lines(of text: String) -> [Substring] {
@@ -87,7 +120,7 @@ struct Config: Sendable {
         guard let path = config.path else { return config }
         var st = stat()
         guard stat(path, &st) == 0 else { return config }
-        let text = try readText(path: path, limit: 1 << 20, what: "config file")
+        let text = try readFile(path)
         var lineOf: [String: Int] = [:]
         for (number, rawLine) in lines(of: text).enumerated() {
             let line = rawLine.trimmingSpaces
@@ -110,7 +143,7 @@ struct Config: Sendable {
                     "\(path):\(number + 1): unknown key \"\(key)\"\(hint)`notes config unset \(word)` removes the line")
             }
             if key != repairing, let problem = spec.validate(value) {
-                throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"")
+                throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"\(remedy(key, value))")
             }
             // Which of two would be meant is not ours to guess.
             if let first = lineOf[key], key != repairing {
@@ -141,7 +174,9 @@ struct Config: Sendable {
             throw CLIError("\(key) must be one line without control characters; nothing was written")
         }
         let value = value?.trimmingSpaces
-        if let value, let problem = spec?.validate(value) { throw CLIError("\(key) \(problem), not \"\(value)\"") }
+        if let value, let problem = spec?.validate(value) {
+            throw CLIError("\(key) \(problem), not \"\(value)\"\(remedy(key, value))")
+        }
         guard var path = path(environment: environment) else {
             throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
         }
@@ -168,7 +203,7 @@ struct Config: Sendable {
         var lines: [String] = []
         var st = stat()
         if stat(path, &st) == 0 {
-            lines = Self.lines(of: try readText(path: path, limit: 1 << 20, what: "config file")).map(String.init)
+            lines = Self.lines(of: try readFile(path)).map(String.init)
             if lines.last == "" { lines.removeLast() }
         }
         let before = lines.count

@@ -37,10 +37,14 @@ final class Context: @unchecked Sendable {
         self.environment = environment
         self.terminal = terminal
         self.command = command
-        // `config set KEY` and `config unset KEY` repair a file that sets KEY twice.
+        // `config set KEY` and `config unset KEY` repair a file that sets KEY twice (or to a bad
+        // value), and so do `remote set` and `remote unset` the remote, which the refusal of a bad
+        // one names (before 2026-12-07 they failed on the line they would have replaced).
         let args = arguments.positionals
-        let repairing =
-            command.name == "config" && args.count >= 2 && ["set", "unset"].contains(args[0]) ? args[1] : nil
+        let sets = args.count >= 1 && ["set", "unset"].contains(args[0])
+        var repairing: String?
+        if command.name == "config" && sets && args.count >= 2 { repairing = args[1] }
+        if command.name == "remote" && sets { repairing = "remote" }
         config = try Config.load(environment: environment, repairing: repairing)
         if let fixed = environment["NOTES_NOW"] {
             guard let micros = RFC3339.parse(fixed) else {
@@ -147,10 +151,16 @@ final class Context: @unchecked Sendable {
     /// `option` names where the text was given (`--since`, or `FROM` for an argument), and
     /// `versions` says that it takes a version too: a refusal names both, the text and the forms
     /// it takes (before 2026-12-06, `--at -1` said only "unrecognized date").
-    func instant(_ text: String, option: String, versions: Bool = false) throws -> Int64 {
+    ///
+    /// `upperBound`: the text ends a range (`log --until`), where a date alone (`2026-12-07`,
+    /// `today`) takes in the whole day: its last microsecond, not its midnight.
+    func instant(_ text: String, option: String, versions: Bool = false, upperBound: Bool = false) throws -> Int64 {
         var parser = instantParser
         if InstantParser.namesNow(text) { parser.logEnd = try notebook().lastRecordedAt() }
-        do { return try parser.parse(text) } catch {
+        do {
+            if upperBound { return try parser.parseUpperBound(text) }
+            return try parser.parse(text)
+        } catch {
             throw CLIError(error.message(option: option, versions: versions))
         }
     }

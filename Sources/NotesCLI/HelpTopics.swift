@@ -19,7 +19,8 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         Any past state can be read back: `notes show ID --at 3` (after version 3) or
         `notes show ID --at "2 days ago"`; `notes list --as-of 2026-01-01` shows the whole notebook as
         it was then. Instants may be RFC 3339 (2026-11-29T12:00:00Z), YYYY-MM-DD, YYYY-MM-DDTHH:MM
-        (local time), now, today, yesterday, "3 days ago", "2h ago", "last monday". `now` is never before
+        (local time), now, today, yesterday, "3 days ago", "2h ago", "last monday". A date is its local
+        midnight, but as `notes log --until` it takes in the whole day. `now` is never before
         the log's last event (an import dated ahead of the clock); the relative forms count from the clock.
         `notes diff ID 3 5`, `notes blame ID` and `notes restore ID --to 3` work on versions or instants.
         """

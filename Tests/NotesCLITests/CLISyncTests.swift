@@ -24,6 +24,36 @@ struct CLISyncTests {
         #expect(try s.ok("remote", "unset").stdout.hasPrefix("no remote was set in "))
     }
 
+    @Test(
+        "an empty remote address is refused with the forms it takes and how to have none; a bad one in the file is unset"
+    )
+    func emptyRemoteAddress() throws {
+        let s = try Sandbox()
+        // Before 2026-12-07: `remote must be a connection string, not ""`, nothing more.
+        CLIErrorTests.expectFailure(
+            s.run("remote", "set", ""), 2,
+            mentioning: #"the address is empty: give a libpq connection string (`notes remote set "host=db.example "#
+                + #"dbname=notes"`) or URI (`notes remote set postgresql://ana@db.example/notes`); "#
+                + "to forget the remote, `notes remote unset`")
+        #expect(!fileExists(s.configFile), "nothing was written")
+        CLIErrorTests.expectFailure(
+            s.run("config", "set", "remote", " "), 2,
+            mentioning: "remote must be a libpq connection string (host=db.example dbname=notes) or URI "
+                + #"(postgresql://ana@db.example/notes), not ""; to have no remote, `notes remote unset` removes it"#)
+        // An empty remote in the file: each command names the line, and `remote unset`, which
+        // the error names, removes it (before 2026-12-07 it failed on that line too).
+        try s.ok("config", "set", "sort", "title")
+        write(file: s.configFile, "sort = title\nremote =\n")
+        CLIErrorTests.expectFailure(
+            s.run("list"), 2, mentioning: "\(s.configFile):2: remote must be a libpq connection string")
+        #expect(s.run("list").stderr.hasSuffix(#", not ""; to have no remote, `notes remote unset` removes it"# + "\n"))
+        #expect(try s.ok("remote", "unset").stdout.hasPrefix("remote removed from "))
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+        write(file: s.configFile, "remote =\n")
+        try s.ok("remote", "set", "service=notes")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "remote = service=notes\n")
+    }
+
     @Test("an address holding a password is refused, in `remote set` and in the config file")
     func noPasswordInConfig() throws {
         let s = try Sandbox()

@@ -230,6 +230,25 @@ struct HistoryCLITests {
         #expect(Self.run(s, ["blame", id, "--at", "v5"]).code == 3)
     }
 
+    @Test("blame of an empty body says so, with the version that emptied it, exit 0; --json is an empty array")
+    func blameOfAnEmptyBody() throws {
+        let s = try Sandbox()
+        let id = try Self.ok(s, "add", "Empty", now: Self.hour(0)).line
+        // Before 2026-12-07 it printed nothing, as a command that did nothing.
+        #expect(
+            try Self.ok(s, "blame", id).stdout
+                == "\(id) v1 has an empty body (since v1, 2026-11-01, tester@test): no lines to blame\n")
+        try Self.ok(s, "edit", id, "--body", "one\n", now: Self.hour(1))
+        try Self.ok(s, "edit", id, "--body", "", now: Self.hour(2), actor: "bob")
+        try Self.ok(s, "edit", id, "--title", "Still empty", now: Self.hour(3))
+        #expect(
+            try Self.ok(s, "blame", id).line
+                == "\(id) v4 has an empty body (since v3, 2026-11-01, bob): no lines to blame")
+        #expect(try Self.ok(s, "blame", id, "--at", "2").line.hasPrefix("v2  2026-11-01  tester@test | one"))
+        #expect(try Self.ok(s, "blame", id, "--json").array().isEmpty)
+        #expect(try Self.ok(s, "blame", id, "--json", "--at", "1").stdout == "[]\n")
+    }
+
     @Test("restore appends NoteRestored (untrashing); nothing to change says so; conflicts exit 4")
     func restore() throws {
         let s = try Sandbox()
@@ -278,6 +297,35 @@ struct HistoryCLITests {
         #expect(Self.run(s, ["undo", id, "--expect-version", "1"]).code == 4)
         let history = try Self.ok(s, "history", id).lines
         #expect(history.count == 6 && history.last?.hasSuffix("NoteUnarchived  unarchived") == true)
+    }
+
+    @Test("undo right after add --tag has nothing to undo, as after add; a later tag command is undone alone")
+    func undoAfterAddWithTags() throws {
+        let s = try Sandbox()
+        let id = try Self.ok(s, "add", "A", "--tag", "work", "--tag", "home", now: Self.hour(0))
+            .line
+        let before = try Self.ok(s, "export").stdout
+        // Before 2026-12-07 this took the tags off (exit 0): a state no command made.
+        let r = Self.run(s, ["undo", id])
+        CLIErrorTests.expectFailure(
+            r, 2, mentioning: "nothing to undo: note \(id) has only the command that created it")
+        #expect(try Self.ok(s, "export").stdout == before, "nothing was written")
+        func tags() throws -> [String] { try #require(try s.object("show", id)["tags"] as? [String]) }
+        #expect(try tags() == ["home", "work"])
+        try Self.ok(s, "tag", id, "later", now: Self.hour(1))
+        #expect(try Self.ok(s, "undo", id).line == "\(id) v5 (back to v3)")
+        #expect(try tags() == ["home", "work"])
+        // Two tags in one command are undone together, back to the creation's tags.
+        try Self.ok(s, "tag", id, "x", "y", now: Self.hour(2))
+        #expect(try Self.ok(s, "undo", id).line.hasSuffix("(back to v5)"))
+        #expect(try tags() == ["home", "work"])
+        // Every other option of add writes into the one creation event; with tags and a new
+        // category besides, still one command.
+        let all = try Self.ok(s, "add", "B", "-c", "New", "--pin", "--tag", "t", "--body", "b\n").line
+        CLIErrorTests.expectFailure(Self.run(s, ["undo", all]), 2, mentioning: "nothing to undo")
+        let category = try Self.ok(s, "add", "C", "-c", "Other").line
+        CLIErrorTests.expectFailure(Self.run(s, ["undo", category]), 2, mentioning: "nothing to undo")
+        #expect(try s.object("show", all)["tags"] as? [String] == ["t"])
     }
 
     @Test("log: newest first with summaries and category events; filters; --reverse; --json")
@@ -339,6 +387,42 @@ struct HistoryCLITests {
         #expect(try Self.ok(s, "log", "--since", Self.hour(0), "--until", Self.hour(0), "--json").array().count == 1)
     }
 
+    @Test("log --until DATE takes in the whole day, in the local zone; an instant given whole is exact")
+    func logUntilADateTakesTheDay() throws {
+        let s = try Sandbox()
+        try Self.ok(s, "add", "A", now: "2026-11-01T00:00:00Z")
+        try Self.ok(s, "add", "B", now: "2026-11-01T23:59:59.999999Z")
+        // 22:00 on 1 November five hours west of UTC, the 2nd in UTC.
+        try Self.ok(s, "add", "C", now: "2026-11-02T03:00:00Z")
+        func count(_ args: String..., tz: String = "UTC") throws -> Int {
+            let r = s.run(["log"] + args + ["--json"], env: ["TZ": tz])
+            try #require(r.code == 0, "log \(args): \(r)")
+            return try r.array().count
+        }
+        // A new user's trial: before 2026-12-07 the --until was the day's midnight, and a day's
+        // own events were none of its range.
+        #expect(try count("--since", "2026-11-01", "--until", "2026-11-01") == 2)
+        #expect(try count("--until", "2026-11-01") == 2)
+        // Five hours west of UTC, 1 November runs from 05:00 UTC to 05:00 UTC the next day.
+        #expect(try count("--until", "2026-11-01", tz: "XXX+5") == 3)
+        #expect(try count("--since", "2026-11-01", "--until", "2026-11-01", tz: "XXX+5") == 2)
+        #expect(try count("--since", "2026-11-02", "--until", "2026-11-02") == 1)
+        #expect(try count("--until", "2026-10-31") == 0)
+        // The day's last microsecond is in it, the next day's first is not; an instant is exact.
+        #expect(try count("--until", "2026-11-01T00:00:00Z") == 1)
+        #expect(try count("--until", "2026-11-01T23:59:59.999999Z") == 2)
+        #expect(try count("--until", "2026-11-01T23:59") == 1, "a local time is an instant, not a day")
+        // today, yesterday and last monday name days too (the clock: Sunday 2026-11-29).
+        #expect(try count("--until", "yesterday") == 3)
+        #expect(try count("--until", "last monday") == 3)
+        // A --since later than the day still refused, naming both.
+        CLIErrorTests.expectFailure(
+            Self.run(s, ["log", "--since", "2026-11-02", "--until", "2026-11-01"]), 2,
+            mentioning: #"--since "2026-11-02" is later than --until "2026-11-01""#)
+        let none = Self.run(s, ["log", "--until", "2026-10-31"])
+        #expect(none.code == 0 && none.line == "no events", "\(none)")
+    }
+
     @Test("an instant that cannot be read names the option, the value and the forms it takes, exit 2")
     func instantErrorsNameTheOption() throws {
         let s = try Sandbox()
@@ -371,6 +455,11 @@ struct HistoryCLITests {
                 + "instant notes can name; give 0001-01-01T00:00:00Z (UTC) or a later instant")
         CLIErrorTests.expectFailure(
             s.run(["list", "--as-of", "0001-01-01"], env: ["TZ": "XXX-1"]), 2, mentioning: "UTC+01:00")
+        // An offset with seconds (a zone's local mean time, Paris's +00:09:21 in the year 1) is
+        // named with them: before 2026-12-07, "(UTC+00:09)".
+        CLIErrorTests.expectFailure(
+            s.run(["show", id, "--at", "0001-01-01"], env: ["TZ": "LMT-0:09:21"]), 2,
+            mentioning: #"--at "0001-01-01" is local time (UTC+00:09:21), before 0001-01-01T00:00:00Z"#)
         // In UTC the same date is an instant: the note did not exist then.
         #expect(Self.run(s, ["show", id, "--at", "0001-01-01"]).code == 3)
         #expect(Self.run(s, ["show", id, "--at", "0001-01-01T00:00:00Z"], now: fixedNow).code == 3)

@@ -125,6 +125,29 @@ struct TerminalConfigTests {
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
     }
 
+    @Test("a config file over 1 MiB is refused with what to do, by every command, and left as it is")
+    func configFileTooLarge() throws {
+        let s = try Sandbox()
+        try s.ok("config", "set", "sort", "title")
+        let big = "sort = title\n" + String(repeating: "# a log written to the wrong path\n", count: 33_000)
+        write(file: s.configFile, big)
+        // Before 2026-12-07: "config file PATH is over 1048576 bytes, the limit", and no remedy.
+        for args in [
+            ["list"], ["config", "set", "color", "never"], ["config", "unset", "sort"], ["remote", "unset"],
+        ] {
+            CLIErrorTests.expectFailure(
+                s.run(args), 2,
+                mentioning: "the config file \(s.configFile) is \(big.utf8.count) bytes, over 1 MiB, the most it may "
+                    + "be: it holds a few `key = value` lines; move it aside (mv \(s.configFile) \(s.configFile).old) "
+                    + "and set what you need again with `notes config set KEY VALUE`")
+        }
+        #expect(read(file: s.configFile).count == big.utf8.count, "the file is left as it was")
+        // As it says: moved aside, the settings are set again.
+        #expect(rename(s.configFile, s.configFile + ".old") == 0)
+        try s.ok("config", "set", "sort", "title")
+        #expect(try s.ok("config", "get", "sort").line == "title")
+    }
+
     @Test("the store: --store > NOTES_STORE > config store > XDG_DATA_HOME > HOME")
     func storePrecedence() throws {
         let s = try Sandbox()

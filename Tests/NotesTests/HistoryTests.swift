@@ -430,11 +430,21 @@ struct RestoreTests {
         let back = try f.book.undo(other)
         #expect(back.fromVersion == 1 && back.note.title == "Old" && back.note.body == "old\n")
 
-        // A creation with tags is one command: undone back to the bare creation, never before it.
+        // A creation with tags is one command, the one that made the note: nothing to undo, as
+        // after a creation alone (before 2026-12-07 the tags were undone, a state no command
+        // made). A later tagging is undone alone.
         let tagged = try f.book.add(title: "Tagged", tags: ["x", "y"]).id
         #expect(try f.book.note(tagged).version == 3)
+        #expect {
+            try f.book.undo(tagged)
+        } throws: { error in
+            guard case NotesError.validation(.nothingToUndo(let which)) = error else { return false }
+            return which == tagged
+        }
+        #expect(try f.book.note(tagged).version == 3, "nothing was appended")
+        try f.book.tag(tagged, with: ["z"])
         let untagged = try f.book.undo(tagged)
-        #expect(untagged.fromVersion == 1 && untagged.note.tags.isEmpty)
+        #expect(untagged.fromVersion == 3 && untagged.note.tags.count == 2)
     }
 
     @Test("undo puts back archived and trashed state too")

@@ -24,6 +24,37 @@ struct InstantParserTests {
         }
     }
 
+    @Test("as an upper bound a form that names a day is its last microsecond, local; an instant is as given")
+    func upperBound() throws {
+        func bound(_ text: String, _ zone: LocalTimeZone = Self.plusOne) throws -> Int64 {
+            try InstantParser(now: Self.now, timeZone: zone).parseUpperBound(text)
+        }
+        // Before 2026-12-07 `log --until 2026-11-29` ended at that day's midnight.
+        #expect(try bound("2026-11-29") == Self.utc("2026-11-29T23:00:00Z") - 1)
+        #expect(try bound(" today ") == Self.utc("2026-11-29T23:00:00Z") - 1)
+        #expect(try bound("yesterday") == Self.utc("2026-11-28T23:00:00Z") - 1)
+        #expect(try bound("last monday") == Self.utc("2026-11-23T23:00:00Z") - 1)
+        #expect(try bound("2026-11-29", Self.minusFive) == Self.utc("2026-11-30T05:00:00Z") - 1)
+        // A time, an instant or a span is the instant `parse` gives.
+        for text in [
+            "2026-11-29T10:00", "2026-11-29 10:00:30", "2026-11-29T10:00:00Z", "2h ago", "now", "3 months ago",
+        ] {
+            #expect(try bound(text) == InstantParser(now: Self.now, timeZone: Self.plusOne).parse(text), "\(text)")
+        }
+        // A day of 23 hours (clocks forward at 01:00 UTC on 2026-03-29) ends at the next local
+        // midnight, whatever its length.
+        let spring = Self.utc("2026-03-29T01:00:00Z")
+        let paris = LocalTimeZone { $0 < spring / 1_000_000 ? 3600 : 7200 }
+        #expect(try bound("2026-03-29", paris) == Self.utc("2026-03-29T22:00:00Z") - 1)
+        // The ends of the years notes names: the end of 9999-12-31 west of UTC is the last
+        // instant; the end of 0001-01-01 east of it is an instant, where its start is not.
+        #expect(try bound("9999-12-31", Self.minusFive) == RFC3339.validRange.upperBound)
+        #expect(try bound("0001-01-01") == Self.utc("0001-01-01T23:00:00Z") - 1)
+        // What parse refuses, this refuses the same way.
+        #expect(throws: InstantParseError(.invalidDate, input: "2026-02-30")) { try bound("2026-02-30") }
+        #expect(throws: InstantParseError(.unrecognized, input: "2026-11")) { try bound("2026-11") }
+    }
+
     @Test("`now` is never before the log's last event; the relative forms count from the clock alone")
     func nowAfterTheLogsEnd() throws {
         var parser = InstantParser(now: Self.now, timeZone: .utc)
@@ -225,6 +256,15 @@ struct InstantParserTests {
         #expect(
             InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: -19_800), input: "9999-12-31T23:30").description
                 .hasPrefix(#"date "9999-12-31T23:30" is local time (UTC-05:30), after 9999-12-31T23:59:59Z"#))
+        // A zone's offset with seconds (the local mean time the zone database gives for the year
+        // 1: Paris's +00:09:21, New York's -04:56:02) is named with them: before 2026-12-07 the
+        // seconds were dropped, "UTC+00:09".
+        #expect(
+            InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: 561), input: "0001-01-01").message(option: "--at")
+                .hasPrefix(#"--at "0001-01-01" is local time (UTC+00:09:21), before 0001-01-01T00:00:00Z"#))
+        #expect(
+            InstantParseError(.outOfRangeInUTC(secondsEastOfUTC: -17_762), input: "9999-12-31T23:00").description
+                .contains("(UTC-04:56:02), after 9999-12-31T23:59:59Z"))
         #expect(
             InstantParseError(.unknownUnit("fortnights"), input: "3 fortnights ago").message(option: "--until")
                 .hasPrefix(#"--until unknown time unit "fortnights""#))

@@ -222,12 +222,12 @@ enum LinkIndex {
         var k = 0
         while k < keyed.count {
             let note = keyed[k].note
-            let first = out.count
+            var held = NoteHoldings(first: out.count)
             var current: (folded: String, since: UInt64)?
             func close(until: UInt64?) {
                 guard let now = current else { return }
                 let h = Holding(folded: now.folded, holder: TitleHolder(note: note, since: now.since, until: until))
-                Self.record(h, in: &out, from: first)
+                held.record(h, in: &out)
             }
             while k < keyed.count, keyed[k].note == note {
                 let c = change(keyed[k].index)
@@ -251,30 +251,58 @@ enum LinkIndex {
         var k = 0
         while k < order.count {
             let note = changes[order[k]].note
-            let first = out.count
+            var recorded = NoteHoldings(first: out.count)
             var current: [(folded: String, since: UInt64)] = []
+            // Each name held now, and since when (its first in `current`): looked up, not looked
+            // for, as a note may have thousands of names (see ``NoteHoldings``).
+            var since: [String: UInt64] = [:]
             func close(_ held: (folded: String, since: UInt64), until: UInt64?) {
                 let h = Holding(folded: held.folded, holder: TitleHolder(note: note, since: held.since, until: until))
-                Self.record(h, in: &out, from: first)
+                recorded.record(h, in: &out)
             }
             while k < order.count, changes[order[k]].note == note {
                 let c = changes[order[k]]
                 k += 1
-                for held in current where !c.names.contains(held.folded) { close(held, until: c.position) }
-                current = c.names.map { name in current.first { $0.folded == name } ?? (name, c.position) }
+                let names = Set(c.names)
+                for held in current where !names.contains(held.folded) { close(held, until: c.position) }
+                current = c.names.map { name in (name, since[name] ?? c.position) }
+                since = Dictionary(current.lazy.map { ($0.folded, $0.since) }, uniquingKeysWith: { first, _ in first })
             }
             for held in current { close(held, until: nil) }
         }
         return out
     }
 
-    /// Adds a holding to a note's holdings (those of `out` from `first` on): a name held again
-    /// replaces its earlier holding.
-    private static func record(_ h: Holding, in out: inout [Holding], from first: Int) {
-        if let i = out[first...].firstIndex(where: { $0.folded == h.folded }) {
-            out[i] = h
-        } else {
-            out.append(h)
+    /// One note's holdings, those of an array from `first` on, found by their name: looked
+    /// through while they are few (most notes have one title and no other name), and through a
+    /// table of their places once they are many. A note's every holding was looked through for
+    /// each of its names before 2026-12-07: `notes verify` of a store with one note of 10,000
+    /// aliases took 9 s in a debug build, its 50 million comparisons 70% of the time.
+    struct NoteHoldings {
+        let first: Int
+        private var places: [String: Int] = [:]
+
+        init(first: Int) { self.first = first }
+
+        /// Adds a holding: a name held again replaces its earlier holding.
+        mutating func record(_ h: Holding, in out: inout [Holding]) {
+            if places.isEmpty && out.count - first < 16 {
+                if let i = out[first...].firstIndex(where: { $0.folded == h.folded }) {
+                    out[i] = h
+                } else {
+                    out.append(h)
+                }
+                return
+            }
+            if places.isEmpty {
+                for i in first..<out.count { places[out[i].folded] = i }
+            }
+            if let i = places[h.folded] {
+                out[i] = h
+            } else {
+                places[h.folded] = out.count
+                out.append(h)
+            }
         }
     }
 
@@ -329,14 +357,19 @@ extension LinkIndex {
         _ names: [String], after before: [String], at position: UInt64, note id: Identifier,
         in txn: borrowing Transaction, db: Database, _ databases: LinkDatabases
     ) throws {
-        for was in before where !names.contains(was) {
+        // Sets where there are many names (a note's aliases): a look through both lists for each
+        // name made `notes alias` of 10,000 names over 10,000 others take 12 s in a debug build
+        // before 2026-12-07. A title is one name, looked through.
+        let kept = names.count > 16 ? Set(names) : nil
+        let held = before.count > 16 ? Set(before) : nil
+        for was in before where !(kept?.contains(was) ?? names.contains(was)) {
             let key = titleKey(was, note: id)
             if let raw = try txn.get(db, key: key), raw.count >= 16 {
                 let since = UInt64(bigEndianBytes: raw[0..<8])
                 try txn.put(db, key: key, value: titleValue(since: since, until: position, folded: was))
             }
         }
-        for name in names where !before.contains(name) {
+        for name in names where !(held?.contains(name) ?? before.contains(name)) {
             try txn.put(db, key: titleKey(name, note: id), value: titleValue(since: position, until: nil, folded: name))
             try txn.put(databases.noteTitles, key: noteTitleKey(id, name), value: [])
         }

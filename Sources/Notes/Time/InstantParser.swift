@@ -165,11 +165,14 @@ public struct InstantParseError: Error, Sendable, Equatable, CustomStringConvert
     private static let first = "0001-01-01T00:00:00Z"
     private static let last = "9999-12-31T23:59:59Z"
 
-    /// `UTC+01:00`, `UTC-05:30`.
+    /// `UTC+01:00`, `UTC-05:30`, and with its seconds when it has some (`UTC+00:09:21`, Paris's
+    /// mean time until 1911, which the zone database gives for the year 1): before 2026-12-07
+    /// they were dropped, and the zone named was not the one the date was read in.
     private static func zoneName(secondsEast: Int) -> String {
-        let minutes = abs(secondsEast) / 60
+        let seconds = abs(secondsEast)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "UTC\(secondsEast < 0 ? "-" : "+")\(two(minutes / 60)):\(two(minutes % 60))"
+        let name = "UTC\(secondsEast < 0 ? "-" : "+")\(two(seconds / 3600)):\(two(seconds / 60 % 60))"
+        return seconds % 60 == 0 ? name : name + ":" + two(seconds % 60)
     }
 
     /// The text cut to a readable length, with control characters that could upset a terminal
@@ -231,6 +234,25 @@ public struct InstantParser: Sendable {
     ///
     /// - Throws: ``InstantParseError`` saying what was wrong and listing the accepted forms.
     public func parse(_ text: String) throws(InstantParseError) -> Int64 {
+        try parse(text, upperBound: false)
+    }
+
+    /// The instant that `text` names as the upper bound of a range (`log --until`): a form that
+    /// names a whole day (`YYYY-MM-DD`, `today`, `yesterday`, `last monday`) is the last
+    /// microsecond of that local day, so that the day is in the range; any other form is the
+    /// instant ``parse(_:)`` gives. (Before 2026-12-07 `--until 2026-12-07` was that day's first
+    /// instant, and `--since 2026-12-07 --until 2026-12-07` found nothing.)
+    ///
+    /// ```swift
+    /// let parser = InstantParser(now: RFC3339.parse("2026-11-29T12:00:00Z")!, timeZone: .utc)
+    /// try parser.parseUpperBound("2026-11-29")  // 2026-11-29T23:59:59.999999Z
+    /// try parser.parseUpperBound("2026-11-29T10:00")  // 2026-11-29T10:00:00Z
+    /// ```
+    public func parseUpperBound(_ text: String) throws(InstantParseError) -> Int64 {
+        try parse(text, upperBound: true)
+    }
+
+    private func parse(_ text: String, upperBound: Bool) throws(InstantParseError) -> Int64 {
         let trimmed = Self.trimmed(text)
         let lowered = String(decoding: trimmed.utf8.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
         let words = lowered.utf8.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 }).map { Array($0) }
@@ -242,16 +264,16 @@ public struct InstantParser: Sendable {
         if words.count == 1 {
             switch String(decoding: first, as: UTF8.self) {
             case "now": return max(now, logEnd ?? .min)
-            case "today": return try startOfLocalDay(daysBeforeToday: 0, fail)
-            case "yesterday": return try startOfLocalDay(daysBeforeToday: 1, fail)
+            case "today": return try localDay(daysBeforeToday: 0, end: upperBound, fail)
+            case "yesterday": return try localDay(daysBeforeToday: 1, end: upperBound, fail)
             default: break
             }
         }
         if words.first.map(Self.startsLikeDate) == true, words.count <= 2 {
-            return try parseDate(words.joined(separator: [UInt8(ascii: "t")]).map { $0 }, fail)
+            return try parseDate(words.joined(separator: [UInt8(ascii: "t")]).map { $0 }, endOfDay: upperBound, fail)
         }
         if words.count == 2, first == Array("last".utf8) {
-            return try lastWeekday(String(decoding: words[1], as: UTF8.self), fail)
+            return try lastWeekday(String(decoding: words[1], as: UTF8.self), end: upperBound, fail)
         }
         if words.last == Array("ago".utf8), words.count == 2 || words.count == 3 {
             let amountText: [UInt8]
@@ -322,11 +344,23 @@ public struct InstantParser: Sendable {
         return instant
     }
 
-    private func startOfLocalDay(
-        daysBeforeToday: Int64, _ fail: (InstantParseError.Reason) -> InstantParseError
+    /// Local midnight at the start of the day `daysBeforeToday` before the clock's, or with
+    /// `end` the last microsecond of that day.
+    private func localDay(
+        daysBeforeToday: Int64, end: Bool, _ fail: (InstantParseError.Reason) -> InstantParseError
     ) throws(InstantParseError) -> Int64 {
         let today = timeZone.localDay(ofUTC: try checkedNow(fail))
-        return try inRange(timeZone.utcMicros(fromLocal: (today - daysBeforeToday) * microsPerDay), fail)
+        let day = today - daysBeforeToday
+        if end { return endOfLocalDay(day) }
+        return try inRange(timeZone.utcMicros(fromLocal: day * microsPerDay), fail)
+    }
+
+    /// The last microsecond of the local day `day` (days since 1970-01-01): the one before the
+    /// next day's midnight, however long the day (23 or 25 hours where clocks change), and at
+    /// most the last instant RFC 3339 names (the end of 9999-12-31 west of UTC is in the year
+    /// 10000 there; as an upper bound it is the same as that instant).
+    private func endOfLocalDay(_ day: Int64) -> Int64 {
+        min(timeZone.utcMicros(fromLocal: (day + 1) * microsPerDay) - 1, RFC3339.validRange.upperBound)
     }
 
     private static let weekdays: [String: Int] = [
@@ -336,13 +370,13 @@ public struct InstantParser: Sendable {
     ]
 
     private func lastWeekday(
-        _ name: String, _ fail: (InstantParseError.Reason) -> InstantParseError
+        _ name: String, end: Bool, _ fail: (InstantParseError.Reason) -> InstantParseError
     ) throws(InstantParseError) -> Int64 {
         guard let target = Self.weekdays[name] else { throw fail(.unknownWeekday(name)) }
         let today = timeZone.localDay(ofUTC: try checkedNow(fail))
         let todayWeekday = CivilDate(daysSinceEpoch: today).weekday
         let back = (todayWeekday - target + 7) % 7
-        return try startOfLocalDay(daysBeforeToday: Int64(back == 0 ? 7 : back), fail)
+        return try localDay(daysBeforeToday: Int64(back == 0 ? 7 : back), end: end, fail)
     }
 
     private enum Unit {
@@ -397,9 +431,10 @@ public struct InstantParser: Sendable {
         }
     }
 
-    /// A date-like word: RFC 3339 with an offset, or a local `YYYY-MM-DD[tHH:MM[:SS]]`.
+    /// A date-like word: RFC 3339 with an offset, or a local `YYYY-MM-DD[tHH:MM[:SS]]`;
+    /// `endOfDay`: a date alone is the last microsecond of that day rather than its midnight.
     private func parseDate(
-        _ word: [UInt8], _ fail: (InstantParseError.Reason) -> InstantParseError
+        _ word: [UInt8], endOfDay: Bool, _ fail: (InstantParseError.Reason) -> InstantParseError
     ) throws(InstantParseError) -> Int64 {
         if let instant = word.withUnsafeBufferPointer({ RFC3339.parseUnbounded(utf8: $0) }) {
             // Digits past the microsecond are dropped, however many (RFC 3339 sets no limit).
@@ -411,6 +446,7 @@ public struct InstantParser: Sendable {
         let separators: [UInt8] = Array("--t::".utf8)
         var index = 0
         var wellFormed = false
+        var dateAlone = false
         for (position, width) in [4, 2, 2, 2, 2, 2].enumerated() {
             guard index + width <= word.count,
                 word[index..<(index + width)].allSatisfy({ $0 &- UInt8(ascii: "0") < 10 })
@@ -419,6 +455,7 @@ public struct InstantParser: Sendable {
             index += width
             if index == word.count {
                 wellFormed = position == 2 || position >= 4
+                dateAlone = position == 2
                 break
             }
             guard position < separators.count, word[index] == separators[position] else { break }
@@ -433,6 +470,9 @@ public struct InstantParser: Sendable {
             hour <= 23, minute <= 59, second <= 59
         else { throw fail(.invalidDate) }
         guard wellFormed else { throw fail(.unrecognized) }
+        if endOfDay && dateAlone {
+            return endOfLocalDay(CivilDate(year: year, month: month, day: day).daysSinceEpoch)
+        }
         let local =
             CivilDate(year: year, month: month, day: day).daysSinceEpoch * microsPerDay
             + Int64(hour * 3600 + minute * 60 + second) * 1_000_000

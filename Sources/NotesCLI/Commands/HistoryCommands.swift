@@ -107,7 +107,8 @@ let blameCommand = Command(
     let book = try ctx.notebook()
     let id = try ctx.noteID(ctx.positionals[0])
     let at = try ctx.value("at").map { (text) in try ctx.revisionSelector(text, option: "--at") }
-    let lines = try book.blame(id, at: at)
+    let blame = try book.bodyBlame(id, at: at)
+    let lines = blame.lines
     if ctx.json {
         ctx.printJSON(
             .array(
@@ -121,6 +122,16 @@ let blameCommand = Command(
         return
     }
     let t = ctx.terminal
+    // An empty body has no line to blame: nothing printed read as a command that did nothing
+    // (before 2026-12-07). Said as `diff` says versions that do not differ, with the version that
+    // emptied it.
+    if lines.isEmpty {
+        let since = blame.bodySince
+        t.print(
+            "\(shortID(id)) v\(blame.version) has an empty body (since v\(since.version), "
+                + "\(localDate(since.recordedAt)), \(t.shown(actorCell(since.actor)))): no lines to blame")
+        return
+    }
     let versionWidth = lines.map { "v\($0.version)".count }.max() ?? 0
     // Each actor's cell and width once: a note's lines have a few authors (each line's own cell
     // was a fifth of the blame of a 1,600-line proposal).
@@ -191,7 +202,7 @@ let logCommand = Command(
     ],
     options: [
         OptionSpec("since", value: "INSTANT", "only events at or after this instant"),
-        OptionSpec("until", value: "INSTANT", "only events at or before this instant"),
+        OptionSpec("until", value: "INSTANT", "only events at or before this instant (a date: to the end of that day)"),
         OptionSpec("note", value: "ID", "only this note's events"),
         OptionSpec("type", value: "TYPE", "only events of this type (e.g. NoteRetitled)"),
         OptionSpec("actor", value: "NAME", "only events by this actor (the whole name, any case)"),
@@ -203,7 +214,10 @@ let logCommand = Command(
     try ctx.expectPositionals(0...0)
     var q = LogQuery()
     q.since = try ctx.value("since").map { (text) in try ctx.instant(text, option: "--since") }
-    q.until = try ctx.value("until").map { (text) in try ctx.instant(text, option: "--until") }
+    // A date alone ends the range at the end of its day: `--since 2026-12-07 --until 2026-12-07`
+    // is that day's events (before 2026-12-07 the --until was the day's midnight, and it found
+    // none). An instant given whole is taken as given.
+    q.until = try ctx.value("until").map { (text) in try ctx.instant(text, option: "--until", upperBound: true) }
     // A range that ends before it starts holds no event: a mistake (the two swapped), not a
     // query. Before 2026-12-06 it printed nothing and exited 0.
     if let since = q.since, let until = q.until, since > until {

@@ -126,6 +126,14 @@ let remoteCommand = Command(
     switch try ctx.positional(0, "set, show or unset") {
     case "set":
         let address = try ctx.positional(1, "ADDRESS")
+        // An empty address (an unset shell variable) names no remote: said with the forms and how
+        // to forget the remote (before 2026-12-07, "remote must be a connection string, not """).
+        if address.isEmpty {
+            throw CLIError(
+                "the address is empty: give a libpq connection string (`notes remote set \"host=db.example "
+                    + "dbname=notes\"`) or URI (`notes remote set postgresql://ana@db.example/notes`); "
+                    + "to forget the remote, `notes remote unset`")
+        }
         if let problem = passwordProblem(address) {
             throw CLIError(
                 "the address \(problem); keep passwords in ~/.pgpass or a service file, never in the config")
