@@ -358,6 +358,18 @@ struct SearchTextTests {
         #expect(
             Snippet.make(title: "", body: "a\r\nbudget\t\u{0B}\u{0C}x", query: q, highlight: ("[", "]"))
                 == "a [budget] x")
+        // Words inside one character (a family emoji joined by zero-width joiners, a flag's two
+        // halves) are each marked at their own scalars, as in titles: before 2026-12-07 only the
+        // character's first word was looked at, so `👩` found "👨‍👩‍👧" and marked nothing, and a
+        // flag was marked half.
+        let family = "a 👨\u{200D}👩\u{200D}👧 b"
+        let woman = try SearchQuery.parse("👩")
+        #expect(Snippet.extract(title: "", body: family, query: woman).matches == [4..<5])
+        #expect(Snippet.matches(in: family, query: woman, inTitle: true) == [4..<5])
+        #expect(
+            Snippet.make(title: "", body: family, query: woman, highlight: ("[", "]")) == "a 👨\u{200D}[👩]\u{200D}👧 b")
+        let flag = try SearchQuery.parse("🇯🇵")
+        #expect(Snippet.extract(title: "", body: "to 🇯🇵 soon", query: flag).matches == [3..<4, 4..<5])
         // A byte-order mark that starts the body is not shown, nor counted in the offsets.
         let marked = Snippet.extract(title: "T", body: "\u{FEFF}budget\r\nplan", query: q)
         #expect(marked.text == "budget plan" && marked.matches == [0..<6, 7..<11], "\(marked)")
