@@ -155,6 +155,10 @@ let searchCommand = Command(
         .array(rs.map { .array([.int(Int64($0.lowerBound)), .int(Int64($0.upperBound))]) })
     }
     if ctx.json {
+        // What the search did beyond the query as written, on stderr (the JSON stays JSON), as a
+        // misread query's line is: before 2026-12-07 it was not given at all, and a script saw
+        // "near-spelling" but not which word stood for the one typed.
+        for line in searchNotices(found, alternatives: query.hasAlternatives) { ctx.terminal.stderr(line + "\n") }
         ctx.printJSON(
             .array(
                 try found.results.map { r, match in
