@@ -188,6 +188,27 @@ struct CLISearchTests {
         #expect(!body.stdout.contains("near spellings of"), "\(body)")
     }
 
+    @Test("a near spelling is named only as a word a note shown holds, never as a stem --limit cut")
+    func nearSpellingsNamedAsShownWords() throws {
+        let s = try fixture()
+        try s.add("Copy", "--body", "copy this copy")
+        try s.add("Ideas", "--body", "a loopy idea")
+        // `oopi` is one edit from the stems of both `copy` and `loopy` (`copi`, `loopi`).
+        #expect(try s.ok("search", "oopi").lines.first == "no exact match for \"oopi\"; showing \"copy\", \"loopy\"")
+        // Before 2026-12-07 the note --limit cut was named by its stem: `showing "copy", "loopi"`.
+        let one = try s.ok("search", "oopi", "--limit", "1")
+        #expect(one.lines.first == "no exact match for \"oopi\"; showing \"copy\"", "\(one)")
+        // No note shown holds either (a note with more of the words is first): the line says only
+        // that the word matched nothing (before, `showing "copi", "loopi"`, two stems).
+        let none = try s.ok("search", "oopi", "ham", "eggs", "--limit", "1")
+        #expect(
+            none.lines.prefix(2) == [
+                "no exact match for \"oopi\"",
+                "no note has every word; showing notes with some of them (--exact: only notes with all)",
+            ], "\(none)")
+        #expect(none.stdout.contains("Shopping"))
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

@@ -229,6 +229,12 @@ func searchNotices(_ found: Notebook.ForgivingResults, alternatives: Bool = fals
             used.contains(.nearSpelling)
             ? found.corrections.filter { !$0.unknown && !found.heldByEveryNearSpellingResult.contains($0.word) } : []
         for c in found.corrections.filter(\.unknown) + known.filter(\.rare) + known.filter({ !$0.rare }) {
+            // A word in no note whose near spellings no note shown holds (`--limit` cut them):
+            // only that it matched nothing.
+            guard !c.replacements.isEmpty else {
+                if c.unknown { lines.append("no exact match for \"\(c.word)\"") }
+                continue
+            }
             lines.append(
                 c.unknown
                     ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
