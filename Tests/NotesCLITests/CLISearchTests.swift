@@ -334,6 +334,11 @@ struct CLISearchTests {
                 "put the - before the field to exclude: -title:word, not title:-word (at character 12)"
             ),
             ("category:food", "the search has only a category filter"),
+            // The command it offers is quoted for a shell (before 2026-12-07 `--tag a(b` and
+            // `--category "a"b"`, which a shell refuses or reads as other words).
+            ("tag:a(b", "or list those notes with `notes list --tag 'a(b'`"),
+            ("category:a\"b", "or list those notes with `notes list --category 'a\"b'`"),
+            ("tag:\"two words\" tag:x", "`notes list --tag 'two words' --tag x`"),
             ("tag:\"open milk", "a phrase is missing its closing quote \" (at character 5)"),
             // A filter naming nothing is not the word "tag" searched for.
             ("milk tag:", "`tag:` must be followed by a name, e.g. tag:work or tag:\"two words\" (at character 6)"),

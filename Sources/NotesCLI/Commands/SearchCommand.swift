@@ -44,11 +44,12 @@ let searchCommand = Command(
     }
     if !queryCategories.isEmpty, tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
         throw CLIError(
-            "the search has only a category filter; add words to find, or list those notes with `notes list --category \"\(queryCategories[0])\"`"
+            "the search has only a category filter; add words to find, or list those notes with `notes list --category \(shellQuoted(queryCategories[0]))`"
         )
     }
     if !tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
-        let flags = tagNames.map { "--tag \($0.contains(" ") ? "\"\($0)\"" : $0)" }.joined(separator: " ")
+        // Quoted for a shell: before 2026-12-07 `--tag a(b` and `--category "a"b"`.
+        let flags = tagNames.map { "--tag \(shellQuoted($0))" }.joined(separator: " ")
         throw CLIError(
             "the search has only tag filters; add words to find, or list those notes with `notes list \(flags)`")
     }
