@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import NotesCLI
+
 /// The search command as a new user meets it: OR, groups, fields, forgiving matching and its
 /// messages, and refused queries.
 @Suite("CLI: search")
@@ -261,6 +263,22 @@ struct CLISearchTests {
         try s.add("Cafe", "--body", "a kafé and a cafe")
         let cafe = try s.ok("search", "cafe", "--json").array()
         #expect((cafe.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[13, 17]])
+    }
+
+    @Test("on a terminal the marks fall on the matched words, after a direction control shown as its escape too")
+    func marksAfterEscapes() {
+        // U+202E is shown as `<U+202E>`, eight scalars for one: before 2026-12-07 the bold after
+        // it fell seven scalars early (`<U+2[02C> t]hen the target word`).
+        let text = "before \u{202E} flipped \u{202C} then the target word"
+        let start = text.unicodeScalars.count - "target word".unicodeScalars.count
+        #expect(
+            shownSnippet(text, [start..<(start + 6)], highlight: ("[", "]"))
+                == "before <U+202E> flipped <U+202C> then the [target] word")
+        #expect(shownSnippet(text, [start..<(start + 6)], highlight: nil) == oneLine(text))
+        // A control character is one symbol for one: the marks stay where they were.
+        #expect(shownSnippet("a\u{1B}b target", [4..<10], highlight: ("[", "]")) == "a\u{241B}b [target]")
+        // A mark on a control itself covers its escape.
+        #expect(shownSnippet("x\u{200F}y", [1..<2], highlight: ("[", "]")) == "x[<U+200F>]y")
     }
 
     @Test("without --exact, a query with broken syntax searches its words and says what it read")

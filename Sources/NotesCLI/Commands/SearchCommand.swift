@@ -203,10 +203,28 @@ let searchCommand = Command(
         // Cut from the body as stored (the words and their offsets are those `--json` gives),
         // then shown one symbol for one control character, so the offsets still mark the words.
         let snippet = snippets(for: match).extract(title: r.note.title, body: r.note.body)
-        let shown = oneLine(snippet.text)
-        ctx.terminal.print(
-            "  " + (highlight.map { Snippet.wrap(shown, snippet.matches, $0) } ?? shown))
+        ctx.terminal.print("  " + shownSnippet(snippet.text, snippet.matches, highlight: highlight))
     }
+}
+
+/// A snippet as a line of the text output: on one line (``oneLine(_:)``), its `marks` (scalar
+/// offsets into `text`, as `--json` gives them) wrapped in `highlight` where the same scalars
+/// stand in the line. A direction control is shown as its escape, `<U+202E>`, eight scalars for
+/// one: before 2026-12-07 the marks after one fell seven scalars early, on the wrong words.
+func shownSnippet(_ text: String, _ marks: [Range<Int>], highlight: (open: String, close: String)?) -> String {
+    let shown = oneLine(text)
+    guard let highlight, !marks.isEmpty else { return shown }
+    var at: [Int] = []
+    var n = 0
+    for c in text.unicodeScalars {
+        at.append(n)
+        n += controlPicture(c) == nil && isBidiControl(c) ? formatEscape(c).unicodeScalars.count : 1
+    }
+    at.append(n)
+    let moved = marks.compactMap { m in
+        m.upperBound < at.count ? at[m.lowerBound]..<at[m.upperBound] : nil
+    }
+    return Snippet.wrap(shown, moved, highlight)
 }
 
 /// What a forgiving search did beyond the query as written, one line each; `alternatives`: the
