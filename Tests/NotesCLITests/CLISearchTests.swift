@@ -211,6 +211,27 @@ struct CLISearchTests {
         #expect(none.stdout.contains("Shopping"))
     }
 
+    @Test("many words read as near spellings: a line for the first four, then one for the rest")
+    func manyNearSpellingsOneLine() throws {
+        let s = try fixture()
+        let seven = ["recieve", "delivry", "shoping", "grocries", "mediteranean", "brread", "olivr"]
+        // Before 2026-12-07 a line each: a pasted paragraph put 197 of them above its results.
+        let r = s.run(["search"] + seven)
+        #expect(r.code == 0, "\(r)")
+        #expect(
+            Array(r.lines.prefix(6)) == [
+                "no exact match for \"brread\"; showing \"bread\"",
+                "no exact match for \"delivry\"; showing \"delivery\"",
+                "no exact match for \"grocries\"; showing \"groceries\"",
+                "no exact match for \"mediteranean\"; showing \"mediterranean\"",
+                "and 3 more words read as near spellings: \"olivr\", \"recieve\", \"shoping\"",
+                "no note has every word; showing notes with some of them (--exact: only notes with all)",
+            ], "\(r)")
+        // Five are five lines, as before.
+        let five = s.run(["search"] + seven.prefix(5))
+        #expect(five.lines.filter { $0.hasPrefix("no exact match for") }.count == 5, "\(five)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()

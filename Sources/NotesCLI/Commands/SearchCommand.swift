@@ -227,6 +227,9 @@ func shownSnippet(_ text: String, _ marks: [Range<Int>], highlight: (open: Strin
     return Snippet.wrap(shown, moved, highlight)
 }
 
+/// The most lines ``searchNotices(_:alternatives:)`` gives to the words read as near spellings.
+let maxWordLines = 5
+
 /// What a forgiving search did beyond the query as written, one line each; `alternatives`: the
 /// query has OR.
 func searchNotices(_ found: Notebook.ForgivingResults, alternatives: Bool = false) -> [String] {
@@ -247,20 +250,32 @@ func searchNotices(_ found: Notebook.ForgivingResults, alternatives: Bool = fals
         let known =
             used.contains(.nearSpelling)
             ? found.corrections.filter { !$0.unknown && !found.heldByEveryNearSpellingResult.contains($0.word) } : []
+        var named: [(word: String, line: String)] = []
         for c in found.corrections.filter(\.unknown) + known.filter(\.rare) + known.filter({ !$0.rare }) {
             // A word in no note whose near spellings no note shown holds (`--limit` cut them):
             // only that it matched nothing.
             guard !c.replacements.isEmpty else {
-                if c.unknown { lines.append("no exact match for \"\(c.word)\"") }
+                if c.unknown { named.append((c.word, "no exact match for \"\(c.word)\"")) }
                 continue
             }
-            lines.append(
-                c.unknown
-                    ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
-                    : c.rare
-                        ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
-                        : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
+            named.append(
+                (
+                    c.word,
+                    c.unknown
+                        ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
+                        : c.rare
+                            ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
+                            : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))"
+                ))
         }
+        // A pasted paragraph with many such words: the first few, then one line for the rest
+        // (before 2026-12-07 a line each, 197 of them above the results for one paragraph).
+        if named.count > maxWordLines {
+            let rest = named[(maxWordLines - 1)...].map(\.word)
+            named = Array(named.prefix(maxWordLines - 1))
+            named.append(("", "and \(rest.count) more words read as near spellings: \(quoted(rest))"))
+        }
+        lines += named.map(\.line)
     }
     if used.contains(.someWords) {
         // The near-spelling notes are ranked with the some-words ones, by the words they hold.
