@@ -232,6 +232,21 @@ struct CLISearchTests {
         #expect(five.lines.filter { $0.hasPrefix("no exact match for") }.count == 5, "\(five)")
     }
 
+    @Test("a word longer than 64 bytes finds the notes that hold it, not those whose word starts alike")
+    func longWords() throws {
+        let s = try Sandbox()
+        let x64 = String(repeating: "x", count: 64)
+        try s.add("Yes", "--body", "the \(x64)yes word")
+        try s.add("Nope", "--body", "the \(x64)nope word")
+        // Before 2026-12-07 (index search-6) both words were their first 64 bytes: each search
+        // found both notes, and a word neither holds found both too.
+        #expect(try titles(s, x64 + "yes") == ["Yes"])
+        #expect(try titles(s, "\"the \(x64)nope word\"") == ["Nope"])
+        #expect(try titles(s, x64 + "z").isEmpty)
+        let r = try s.ok("search", x64 + "nope", "--json", "--exact").array()
+        #expect((r.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[4, 72]], "\(r)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()
