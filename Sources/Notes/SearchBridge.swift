@@ -244,10 +244,13 @@ extension Notebook {
             let texts = results.filter { $0.match != .exact }.flatMap { [$0.result.note.title, $0.result.note.body] }
             let words = Snippet.words(
                 forStems: corrections.flatMap(\.replacements), in: texts, language: language)
+            // Only the near spellings a note shown holds: before 2026-12-07 one that `--limit`
+            // had cut was named too, as its stem (`showing "copi", "loopi"` over a note with
+            // neither), a word no note holds.
             self.corrections = corrections.map { c in
                 var named = c
                 var seen: Set<String> = []
-                named.replacements = c.replacements.map { words[$0] ?? $0 }.filter { seen.insert($0).inserted }
+                named.replacements = c.replacements.compactMap { words[$0] }.filter { seen.insert($0).inserted }
                 return named
             }
         }

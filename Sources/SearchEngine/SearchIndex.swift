@@ -38,7 +38,9 @@ public enum SearchIndex {
 
     /// Changes with the index format, the tokenizer or the scoring; a change triggers a rebuild.
     /// `search-6` (2026-12-07): a title's lines are apart, as the title and the body are.
-    public static let version = "search-6"
+    /// `search-7` (2026-12-07): a word longer than ``Tokenizer/maxTermBytes`` ends in a hash of
+    /// all of it, not cut (two long words that start alike were one term).
+    public static let version = "search-7"
 
     /// Inline, inside the append's write transaction: the document changed from `old` (nil when
     /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a

@@ -115,7 +115,7 @@ public enum Snippet {
                 end: char($0.end, roundingUp: true, from: &endCursor), matched: $0.matched,
                 // The word's own scalars: a mark that joins it to the next (an emoji modifier)
                 // is shown with it but not counted in its range.
-                scalars: scalarCount(utf8[$0.start..<$0.end])
+                scalars: scalarCount(utf8[$0.start..<$0.end]), utf8: $0.start
             )
         }
         let hits = spans.filter(\.matched)
@@ -152,13 +152,25 @@ public enum Snippet {
         var lastWasSpace = false
         while i < end {
             while k < spans.count && spans[k].start < i { k += 1 }
-            if k < spans.count, spans[k].start == i, spans[k].matched, spans[k].end <= end {
-                let word = utf8[text.starts[spans[k].start]..<text.starts[spans[k].end]]
+            // The words that start in this character: more than one where a character holds
+            // several (a family emoji joined by zero-width joiners, a flag's two halves), each
+            // marked at its own scalars, as in titles (before 2026-12-07 only the first was
+            // looked at: `👩` found "👨‍👩‍👧" but marked nothing).
+            var last = k
+            while last < spans.count && spans[last].start == i { last += 1 }
+            if last > k, spans[k..<last].contains(where: \.matched),
+                let wordEnd = spans[k..<last].map(\.end).max(), wordEnd <= end
+            {
+                let from = text.starts[i]
+                let word = utf8[from..<text.starts[wordEnd]]
                 let n = scalarCount(word)
-                marks.append(scalars..<(scalars + min(n, spans[k].scalars)))
+                for span in spans[k..<last] where span.matched {
+                    let at = scalars + scalarCount(utf8[from..<max(from, span.utf8)])
+                    marks.append(at..<min(at + span.scalars, scalars + n))
+                }
                 out += word
                 scalars += n
-                i = spans[k].end
+                i = wordEnd
                 lastWasSpace = false
                 continue
             }

@@ -5,8 +5,9 @@
 ///   `.` and `,` between digits join (`3.14` stays one term). Other punctuation separates.
 /// - Ideographs, kana and emoji are one term each, so CJK text without spaces is searchable
 ///   (a query of several ideographs becomes a phrase).
-/// - Terms are lowercased, diacritics are removed (`Résumé` gives `resume`) and terms longer than
-///   ``maxTermBytes`` are cut at a scalar boundary (queries are cut the same way).
+/// - Terms are lowercased, diacritics are removed (`Résumé` gives `resume`) and a word longer
+///   than ``maxTermBytes`` is its first 56 bytes or fewer (cut at a scalar boundary) followed by
+///   the 8 hex digits of a hash of all of it (queries are cut the same way).
 ///
 /// The tokenizer never fails: any string, even one of stray marks or joiners, gives zero or more
 /// terms. Changing its behaviour changes the index format: bump ``SearchIndex/version``.
@@ -124,7 +125,10 @@ enum Tokenizer {
         _ body: (UnsafeBufferPointer<UInt8>, Int, Int) -> Void
     ) {
         var length = 0
+        // The word is longer than the term: its bytes past those kept go into `hash`, the
+        // FNV-1a of all its folded bytes, begun when the first is dropped.
         var full = false
+        var hash: UInt32 = 0
         var inWord = false
         var start = 0
         var end = 0
@@ -132,18 +136,24 @@ enum Tokenizer {
         // A joiner seen after a word character, kept until the next scalar says whether it joins.
         var joiner: (kind: Kind, byte: UInt8)? = nil
 
+        func beginOverflow() {
+            full = true
+            hash = 2_166_136_261
+            for k in 0..<length { hash = (hash ^ UInt32(term[k])) &* 16_777_619 }
+        }
         @inline(__always) func append(_ b: UInt8) {
             if !full && length < term.count {
                 term[length] = b
                 length += 1
+            } else {
+                if !full { beginOverflow() }
+                hash = (hash ^ UInt32(b)) &* 16_777_619
             }
         }
         @inline(__always) func appendScalar(_ v: UInt32) {
             let need = v < 0x80 ? 1 : v < 0x800 ? 2 : v < 0x1_0000 ? 3 : 4
-            if full || length + need > term.count {
-                full = true
-                return
-            }
+            // A scalar that does not fit is not split: all of it goes into the hash.
+            if !full && length + need > term.count { beginOverflow() }
             switch need {
             case 1: append(UInt8(truncatingIfNeeded: v))
             case 2:
@@ -168,6 +178,19 @@ enum Tokenizer {
             foldNonASCII(v, appendScalar)
         }
         @inline(__always) func emit() {
+            if full {
+                // A word longer than ``maxTermBytes``: its first bytes (cut at a scalar boundary)
+                // then the hash of all of it in 8 hex digits, so that two long words that start
+                // alike are two terms (before search-7 both were their first 64 bytes, and a
+                // search for one found the other).
+                var cut = term.count - 8
+                while cut > 0 && term[cut] & 0xC0 == 0x80 { cut -= 1 }
+                let digits: StaticString = "0123456789abcdef"
+                for k in 0..<8 {
+                    term[cut + k] = digits.utf8Start[Int((hash >> UInt32(28 - 4 * k)) & 0xF)]
+                }
+                length = cut + 8
+            }
             if length > 0 { body(UnsafeBufferPointer(rebasing: term[0..<length]), start, end) }
             length = 0
             full = false

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import NotesCLI
+
 /// The search command as a new user meets it: OR, groups, fields, forgiving matching and its
 /// messages, and refused queries.
 @Suite("CLI: search")
@@ -59,8 +61,12 @@ struct CLISearchTests {
         let typo = try s.ok("search", "recieve")
         #expect(typo.lines.first == "no exact match for \"recieve\"; showing \"receive\"", "\(typo)")
         #expect(typo.stdout.contains("Groceries"))
-        let json = try s.ok("search", "recieve", "--json").array()
-        #expect(json.map { $0["match"] as? String } == ["near-spelling"])
+        let jsonRun = try s.ok("search", "recieve", "--json")
+        #expect(try jsonRun.array().map { $0["match"] as? String } == ["near-spelling"])
+        // With --json the line goes to stderr, as a misread query's does (before 2026-12-07 it
+        // was not given: a script saw "near-spelling" but not which word stood for "recieve").
+        #expect(jsonRun.stderr == "no exact match for \"recieve\"; showing \"receive\"\n", "\(jsonRun)")
+        #expect(try s.ok("search", "ham", "--json").stderr.isEmpty, "nothing beyond the query: no line")
         let some = try s.ok("search", "ham", "milk", "eggs")
         #expect(
             some.lines.first == "no note has every word; showing notes with some of them (--exact: only notes with all)"
@@ -184,6 +190,63 @@ struct CLISearchTests {
         #expect(!body.stdout.contains("near spellings of"), "\(body)")
     }
 
+    @Test("a near spelling is named only as a word a note shown holds, never as a stem --limit cut")
+    func nearSpellingsNamedAsShownWords() throws {
+        let s = try fixture()
+        try s.add("Copy", "--body", "copy this copy")
+        try s.add("Ideas", "--body", "a loopy idea")
+        // `oopi` is one edit from the stems of both `copy` and `loopy` (`copi`, `loopi`).
+        #expect(try s.ok("search", "oopi").lines.first == "no exact match for \"oopi\"; showing \"copy\", \"loopy\"")
+        // Before 2026-12-07 the note --limit cut was named by its stem: `showing "copy", "loopi"`.
+        let one = try s.ok("search", "oopi", "--limit", "1")
+        #expect(one.lines.first == "no exact match for \"oopi\"; showing \"copy\"", "\(one)")
+        // No note shown holds either (a note with more of the words is first): the line says only
+        // that the word matched nothing (before, `showing "copi", "loopi"`, two stems).
+        let none = try s.ok("search", "oopi", "ham", "eggs", "--limit", "1")
+        #expect(
+            none.lines.prefix(2) == [
+                "no exact match for \"oopi\"",
+                "no note has every word; showing notes with some of them (--exact: only notes with all)",
+            ], "\(none)")
+        #expect(none.stdout.contains("Shopping"))
+    }
+
+    @Test("many words read as near spellings: a line for the first four, then one for the rest")
+    func manyNearSpellingsOneLine() throws {
+        let s = try fixture()
+        let seven = ["recieve", "delivry", "shoping", "grocries", "mediteranean", "brread", "olivr"]
+        // Before 2026-12-07 a line each: a pasted paragraph put 197 of them above its results.
+        let r = s.run(["search"] + seven)
+        #expect(r.code == 0, "\(r)")
+        #expect(
+            Array(r.lines.prefix(6)) == [
+                "no exact match for \"brread\"; showing \"bread\"",
+                "no exact match for \"delivry\"; showing \"delivery\"",
+                "no exact match for \"grocries\"; showing \"groceries\"",
+                "no exact match for \"mediteranean\"; showing \"mediterranean\"",
+                "and 3 more words read as near spellings: \"olivr\", \"recieve\", \"shoping\"",
+                "no note has every word; showing notes with some of them (--exact: only notes with all)",
+            ], "\(r)")
+        // Five are five lines, as before.
+        let five = s.run(["search"] + seven.prefix(5))
+        #expect(five.lines.filter { $0.hasPrefix("no exact match for") }.count == 5, "\(five)")
+    }
+
+    @Test("a word longer than 64 bytes finds the notes that hold it, not those whose word starts alike")
+    func longWords() throws {
+        let s = try Sandbox()
+        let x64 = String(repeating: "x", count: 64)
+        try s.add("Yes", "--body", "the \(x64)yes word")
+        try s.add("Nope", "--body", "the \(x64)nope word")
+        // Before 2026-12-07 (index search-6) both words were their first 64 bytes: each search
+        // found both notes, and a word neither holds found both too.
+        #expect(try titles(s, x64 + "yes") == ["Yes"])
+        #expect(try titles(s, "\"the \(x64)nope word\"") == ["Nope"])
+        #expect(try titles(s, x64 + "z").isEmpty)
+        let r = try s.ok("search", x64 + "nope", "--json", "--exact").array()
+        #expect((r.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[4, 72]], "\(r)")
+    }
+
     @Test("a phrase with a typo finds the phrase of near spellings, below the exact ones, and says so")
     func phraseTypo() throws {
         let s = try fixture()
@@ -236,6 +299,22 @@ struct CLISearchTests {
         try s.add("Cafe", "--body", "a kafé and a cafe")
         let cafe = try s.ok("search", "cafe", "--json").array()
         #expect((cafe.first?["matches"] as? [String: Any])?["snippet"] as? [[Int]] == [[13, 17]])
+    }
+
+    @Test("on a terminal the marks fall on the matched words, after a direction control shown as its escape too")
+    func marksAfterEscapes() {
+        // U+202E is shown as `<U+202E>`, eight scalars for one: before 2026-12-07 the bold after
+        // it fell seven scalars early (`<U+2[02C> t]hen the target word`).
+        let text = "before \u{202E} flipped \u{202C} then the target word"
+        let start = text.unicodeScalars.count - "target word".unicodeScalars.count
+        #expect(
+            shownSnippet(text, [start..<(start + 6)], highlight: ("[", "]"))
+                == "before <U+202E> flipped <U+202C> then the [target] word")
+        #expect(shownSnippet(text, [start..<(start + 6)], highlight: nil) == oneLine(text))
+        // A control character is one symbol for one: the marks stay where they were.
+        #expect(shownSnippet("a\u{1B}b target", [4..<10], highlight: ("[", "]")) == "a\u{241B}b [target]")
+        // A mark on a control itself covers its escape.
+        #expect(shownSnippet("x\u{200F}y", [1..<2], highlight: ("[", "]")) == "x[<U+200F>]y")
     }
 
     @Test("without --exact, a query with broken syntax searches its words and says what it read")
@@ -309,6 +388,11 @@ struct CLISearchTests {
                 "put the - before the field to exclude: -title:word, not title:-word (at character 12)"
             ),
             ("category:food", "the search has only a category filter"),
+            // The command it offers is quoted for a shell (before 2026-12-07 `--tag a(b` and
+            // `--category "a"b"`, which a shell refuses or reads as other words).
+            ("tag:a(b", "or list those notes with `notes list --tag 'a(b'`"),
+            ("category:a\"b", "or list those notes with `notes list --category 'a\"b'`"),
+            ("tag:\"two words\" tag:x", "`notes list --tag 'two words' --tag x`"),
             ("tag:\"open milk", "a phrase is missing its closing quote \" (at character 5)"),
             // A filter naming nothing is not the word "tag" searched for.
             ("milk tag:", "`tag:` must be followed by a name, e.g. tag:work or tag:\"two words\" (at character 6)"),

@@ -94,9 +94,25 @@ struct SearchTextTests {
         #expect(terms("\u{301}\u{200D}\u{FE0F} ... ---") == [])
         let long = terms(String(repeating: "a", count: 100) + " " + String(repeating: "Ж", count: 100))
         #expect(long.map(\.utf8.count) == [64, 64])
-        #expect(long[1] == String(repeating: "ж", count: 32))
-        // A cut never splits a scalar: 63 ASCII letters then a 2-byte letter.
-        #expect(terms(String(repeating: "a", count: 63) + "ж").first == String(repeating: "a", count: 63))
+        #expect(long[1].hasPrefix(String(repeating: "ж", count: 28)))
+        // A cut never splits a scalar: 27 two-byte letters, an ASCII one, then two-byte ones
+        // again (the 56th byte is the second of a letter's two).
+        let odd = terms(String(repeating: "ж", count: 27) + "a" + String(repeating: "ж", count: 20))
+        #expect(odd.first?.utf8.count == 55 + 8)
+        #expect(odd.first?.hasPrefix(String(repeating: "ж", count: 27) + "a") == true)
+    }
+
+    @Test("a word longer than a term ends in a hash of all of it: two long words that start alike are two terms")
+    func longWords() {
+        let x64 = String(repeating: "x", count: 64)
+        let yes = terms(x64 + "yes")
+        let nope = terms(x64 + "nope")
+        // Before search-7 both were their first 64 bytes, one term.
+        #expect(yes.count == 1 && nope.count == 1 && yes != nope, "\(yes) \(nope)")
+        #expect(yes[0].utf8.count == 64 && yes[0].hasPrefix(String(repeating: "x", count: 56)))
+        #expect(yes == terms(x64.uppercased() + "YES"), "folded, then hashed")
+        #expect(terms(x64) == [x64], "64 bytes stay as they are")
+        #expect(terms(x64 + "a") != terms(x64 + "b") && terms(x64 + "ж") != terms(x64 + "a"))
     }
 
     @Test("tokens report their place in the text")
@@ -358,6 +374,18 @@ struct SearchTextTests {
         #expect(
             Snippet.make(title: "", body: "a\r\nbudget\t\u{0B}\u{0C}x", query: q, highlight: ("[", "]"))
                 == "a [budget] x")
+        // Words inside one character (a family emoji joined by zero-width joiners, a flag's two
+        // halves) are each marked at their own scalars, as in titles: before 2026-12-07 only the
+        // character's first word was looked at, so `👩` found "👨‍👩‍👧" and marked nothing, and a
+        // flag was marked half.
+        let family = "a 👨\u{200D}👩\u{200D}👧 b"
+        let woman = try SearchQuery.parse("👩")
+        #expect(Snippet.extract(title: "", body: family, query: woman).matches == [4..<5])
+        #expect(Snippet.matches(in: family, query: woman, inTitle: true) == [4..<5])
+        #expect(
+            Snippet.make(title: "", body: family, query: woman, highlight: ("[", "]")) == "a 👨\u{200D}[👩]\u{200D}👧 b")
+        let flag = try SearchQuery.parse("🇯🇵")
+        #expect(Snippet.extract(title: "", body: "to 🇯🇵 soon", query: flag).matches == [3..<4, 4..<5])
         // A byte-order mark that starts the body is not shown, nor counted in the offsets.
         let marked = Snippet.extract(title: "T", body: "\u{FEFF}budget\r\nplan", query: q)
         #expect(marked.text == "budget plan" && marked.matches == [0..<6, 7..<11], "\(marked)")

@@ -44,11 +44,12 @@ let searchCommand = Command(
     }
     if !queryCategories.isEmpty, tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
         throw CLIError(
-            "the search has only a category filter; add words to find, or list those notes with `notes list --category \"\(queryCategories[0])\"`"
+            "the search has only a category filter; add words to find, or list those notes with `notes list --category \(shellQuoted(queryCategories[0]))`"
         )
     }
     if !tagNames.isEmpty, text.allSatisfy(\.isWhitespace) {
-        let flags = tagNames.map { "--tag \($0.contains(" ") ? "\"\($0)\"" : $0)" }.joined(separator: " ")
+        // Quoted for a shell: before 2026-12-07 `--tag a(b` and `--category "a"b"`.
+        let flags = tagNames.map { "--tag \(shellQuoted($0))" }.joined(separator: " ")
         throw CLIError(
             "the search has only tag filters; add words to find, or list those notes with `notes list \(flags)`")
     }
@@ -155,6 +156,10 @@ let searchCommand = Command(
         .array(rs.map { .array([.int(Int64($0.lowerBound)), .int(Int64($0.upperBound))]) })
     }
     if ctx.json {
+        // What the search did beyond the query as written, on stderr (the JSON stays JSON), as a
+        // misread query's line is: before 2026-12-07 it was not given at all, and a script saw
+        // "near-spelling" but not which word stood for the one typed.
+        for line in searchNotices(found, alternatives: query.hasAlternatives) { ctx.terminal.stderr(line + "\n") }
         ctx.printJSON(
             .array(
                 try found.results.map { r, match in
@@ -198,11 +203,32 @@ let searchCommand = Command(
         // Cut from the body as stored (the words and their offsets are those `--json` gives),
         // then shown one symbol for one control character, so the offsets still mark the words.
         let snippet = snippets(for: match).extract(title: r.note.title, body: r.note.body)
-        let shown = oneLine(snippet.text)
-        ctx.terminal.print(
-            "  " + (highlight.map { Snippet.wrap(shown, snippet.matches, $0) } ?? shown))
+        ctx.terminal.print("  " + shownSnippet(snippet.text, snippet.matches, highlight: highlight))
     }
 }
+
+/// A snippet as a line of the text output: on one line (``oneLine(_:)``), its `marks` (scalar
+/// offsets into `text`, as `--json` gives them) wrapped in `highlight` where the same scalars
+/// stand in the line. A direction control is shown as its escape, `<U+202E>`, eight scalars for
+/// one: before 2026-12-07 the marks after one fell seven scalars early, on the wrong words.
+func shownSnippet(_ text: String, _ marks: [Range<Int>], highlight: (open: String, close: String)?) -> String {
+    let shown = oneLine(text)
+    guard let highlight, !marks.isEmpty else { return shown }
+    var at: [Int] = []
+    var n = 0
+    for c in text.unicodeScalars {
+        at.append(n)
+        n += controlPicture(c) == nil && isBidiControl(c) ? formatEscape(c).unicodeScalars.count : 1
+    }
+    at.append(n)
+    let moved = marks.compactMap { m in
+        m.upperBound < at.count ? at[m.lowerBound]..<at[m.upperBound] : nil
+    }
+    return Snippet.wrap(shown, moved, highlight)
+}
+
+/// The most lines ``searchNotices(_:alternatives:)`` gives to the words read as near spellings.
+let maxWordLines = 5
 
 /// What a forgiving search did beyond the query as written, one line each; `alternatives`: the
 /// query has OR.
@@ -224,14 +250,32 @@ func searchNotices(_ found: Notebook.ForgivingResults, alternatives: Bool = fals
         let known =
             used.contains(.nearSpelling)
             ? found.corrections.filter { !$0.unknown && !found.heldByEveryNearSpellingResult.contains($0.word) } : []
+        var named: [(word: String, line: String)] = []
         for c in found.corrections.filter(\.unknown) + known.filter(\.rare) + known.filter({ !$0.rare }) {
-            lines.append(
-                c.unknown
-                    ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
-                    : c.rare
-                        ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
-                        : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))")
+            // A word in no note whose near spellings no note shown holds (`--limit` cut them):
+            // only that it matched nothing.
+            guard !c.replacements.isEmpty else {
+                if c.unknown { named.append((c.word, "no exact match for \"\(c.word)\"")) }
+                continue
+            }
+            named.append(
+                (
+                    c.word,
+                    c.unknown
+                        ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
+                        : c.rare
+                            ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
+                            : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))"
+                ))
         }
+        // A pasted paragraph with many such words: the first few, then one line for the rest
+        // (before 2026-12-07 a line each, 197 of them above the results for one paragraph).
+        if named.count > maxWordLines {
+            let rest = named[(maxWordLines - 1)...].map(\.word)
+            named = Array(named.prefix(maxWordLines - 1))
+            named.append(("", "and \(rest.count) more words read as near spellings: \(quoted(rest))"))
+        }
+        lines += named.map(\.line)
     }
     if used.contains(.someWords) {
         // The near-spelling notes are ranked with the some-words ones, by the words they hold.
