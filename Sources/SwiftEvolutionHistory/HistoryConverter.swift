@@ -236,7 +236,7 @@ extension Notebook {
         let bytes = converter.planned.count &* 512
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             try session.deferProjections(expecting: converter.planned.count)
-            var writer = HistoryWriter(book: self, dbs: dbs)
+            var writer = HistoryWriter(book: self, dbs: dbs, now: store.configuration.clock())
             writer.later = LaterRecording(storeInstant: try store.lastRecordedAt(in: session.transaction))
             writer.summary = HistoryImportSummary(
                 lines: converter.lineCount, notes: converter.noteCount, events: converter.planned.count, appended: 0,
@@ -287,13 +287,27 @@ private struct HistoryWriter {
     var later = LaterRecording(storeInstant: nil)
     var group: [NewEvent] = []
     var groupNote: Identifier?
+    /// The clock when the import began: a commit dated more than a day after it is refused.
+    let now: Int64
 
-    init(book: Notebook, dbs: ProjectionDatabases) {
+    init(book: Notebook, dbs: ProjectionDatabases, now: Int64) {
         self.book = book
         self.dbs = dbs
+        self.now = now
     }
 
     mutating func add(_ p: HistoryConverter.Planned, session: borrowing WriteSession) throws {
+        // As `import` refuses it: the log's time never goes back, so an event dated far ahead
+        // would date every later change of the store then, and hide them from `--as-of now`.
+        if p.recordedAt > now &+ Notebook.importAllowedLead {
+            throw NotesError.validation(
+                .line(
+                    p.line,
+                    reason:
+                        "time \(RFC3339.format(micros: p.recordedAt)) is more than a day after this machine's clock "
+                        + "(\(RFC3339.format(micros: now))); every later change would be recorded then: fix the line, "
+                        + "or the clock"))
+        }
         if try book.store.position(ofEvent: p.id, in: session.transaction) != nil {
             summary.skipped += 1
             return
