@@ -33,6 +33,16 @@ public struct HistoryConverter: Sendable {
         var change: Change
         var actor: String
         var recordedAt: Int64
+
+        /// The bytes it brings to the store: its texts, and about 512 of its own.
+        var bytes: Int {
+            switch change {
+            case .created(let title, let body, _): title.utf8.count &+ body.utf8.count &+ 512
+            case .retitled(let title): title.utf8.count &+ 512
+            case .bodyEdited(let body): body.utf8.count &+ 512
+            case .categorized, .trashed: 512
+            }
+        }
     }
 
     struct Lineage: Sendable {
@@ -233,7 +243,10 @@ extension Notebook {
     /// in time: a commit older than the event before it is recorded at that event's instant.
     @discardableResult
     public func importHistory(_ converter: HistoryConverter) throws(NotesError) -> HistoryImportSummary {
-        let bytes = converter.planned.count &* 512
+        // The map is grown ahead for the texts, so that the write runs once: before 2026-12-07 it
+        // was grown for 512 bytes an event, and the corpus' import (116 MB of texts) filled it and
+        // ran again in a larger map, twice (64, 128, then 256 MiB).
+        let bytes = converter.planned.reduce(0) { $0 &+ $1.bytes }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             try session.deferProjections(expecting: converter.planned.count)
             var writer = HistoryWriter(book: self, dbs: dbs, now: store.configuration.clock())
