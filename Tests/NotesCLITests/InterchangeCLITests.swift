@@ -205,6 +205,25 @@ struct InterchangeCLITests {
         #expect(Array(got.prefix(max(0, n))) == expected)
     }
 
+    @Test("export --output /dev/stdout into a pipe writes into it, as `notes export --output /dev/stdout | gzip` wants")
+    func exportToStandardOutputAPipe() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let expected = try s.ok("export").stdoutBytes
+        // /dev/stdout is a link to /proc/self/fd/1, itself a link to `pipe:[N]`, which no path
+        // names: before 2026-12-07 the export was refused, exit 1, "it is a symbolic link that
+        // leads nowhere".
+        let out = s.path("piped.jsonl")
+        let piped = s.run(
+            ["-c", #"set -o pipefail; "$0" export --output /dev/stdout | cat > "$1""#, notesBinary, out],
+            executable: "/bin/bash")
+        #expect(piped.code == 0 && piped.stderr.isEmpty, "\(piped)")
+        // The export alone, as without --output: no summary line after it.
+        #expect(read(file: out) == expected)
+        // Standard output redirected to a file: the same.
+        #expect(try s.ok("export", "--output", "/dev/stdout").stdoutBytes == expected)
+    }
+
     @Test(
         "export --output to a symbolic link writes the file it leads to and keeps the link; one into the store is refused"
     )
