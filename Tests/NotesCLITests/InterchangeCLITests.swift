@@ -222,6 +222,12 @@ struct InterchangeCLITests {
         #expect(read(file: out) == expected)
         // Standard output redirected to a file: the same.
         #expect(try s.ok("export", "--output", "/dev/stdout").stdoutBytes == expected)
+        // Another descriptor that is a pipe (`--output >(gzip > f)`), its summary on stdout.
+        let other = s.path("fd3.jsonl")
+        let script = #"set -o pipefail; "$0" export --output /dev/fd/3 3>&1 >/dev/null | cat > "$1""#
+        let fd3 = s.run(["-c", script, notesBinary, other], executable: "/bin/bash")
+        #expect(fd3.code == 0 && fd3.stderr.isEmpty, "\(fd3)")
+        #expect(read(file: other) == expected)
     }
 
     @Test(
