@@ -150,6 +150,9 @@ public struct EventBatch: Sendable {
                     line: n,
                     "the file is UTF-16, not UTF-8: convert it (iconv -f UTF-16 -t UTF-8 FILE > NEW) and import that")
             }
+            if n == 1, bytes.starts(with: ImportInput.gzipMagic) {
+                throw InterchangeError(line: n, ImportInput.gzipRefusal)
+            }
             if error.reason == .invalidUTF8 {
                 throw InterchangeError(line: n, "invalid UTF-8 at byte \(error.offset)")
             }

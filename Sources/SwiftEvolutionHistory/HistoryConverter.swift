@@ -73,6 +73,9 @@ public struct HistoryConverter: Sendable {
         if ImportInput.isBlank(bytes) { return }
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
+            if n == 1, bytes.starts(with: ImportInput.gzipMagic) {
+                throw InterchangeError(line: n, ImportInput.gzipRefusal)
+            }
             if error.reason == .invalidUTF8 { throw InterchangeError(line: n, "invalid UTF-8 at byte \(error.offset)") }
             throw InterchangeError(line: n, "malformed JSON: \(error)")
         }

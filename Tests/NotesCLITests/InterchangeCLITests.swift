@@ -35,6 +35,29 @@ struct InterchangeCLITests {
         }
     }
 
+    @Test("gzip data under another name, or through standard input, is refused as such, with the command that reads it")
+    func gzipWithoutSuffix() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let export = try s.ok("export").stdoutBytes
+        let gz = s.run(["-c"], stdin: export, executable: "/bin/gzip")
+        try #require(gz.code == 0 && gz.stdoutBytes.starts(with: [0x1F, 0x8B]), "\(gz)")
+        let file = s.path("notes-backup.jsonl")
+        write(file: file, gz.stdoutBytes)
+        let store = s.path("new")
+        // Before 2026-12-07: "line 1: malformed JSON: expected a value at byte 0 (found byte 0x1F)".
+        for command in ["import", "import-history"] {
+            for r in [
+                s.run(command, file, "--store", store),
+                s.run([command, "-", "--store", store], stdin: gz.stdoutBytes),
+            ] {
+                CLIErrorTests.expectFailure(r, 2, mentioning: "line 1: the file is gzip-compressed")
+                #expect(r.stderr.contains("gzip -dc"), "\(r)")
+            }
+        }
+        #expect(!fileExists(store), "nothing made")
+    }
+
     @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
     func byteOrderMark() throws {
         let s = try Sandbox()
