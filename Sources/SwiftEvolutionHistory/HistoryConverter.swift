@@ -93,6 +93,12 @@ public struct HistoryConverter: Sendable {
 
     private mutating func convert(_ value: JSONValue, line: Int) throws(Problem) {
         guard let members = value.objectValue else { throw Problem(message: "expected a JSON object") }
+        // Before 2026-12-07 `unknown key "position"`, which did not say which command reads the file.
+        if line == 1, value["eventId"] != nil, value["stream"] != nil, value["doc"] == nil {
+            throw Problem(
+                message: "an event of `notes export`, not a line of an edit history: import it with `notes import FILE`"
+            )
+        }
         for m in members where !Self.keys.contains(m.key) { throw Problem(message: "unknown key \"\(m.key)\"") }
         func string(_ key: String) throws(Problem) -> String {
             guard let v = value[key] else { throw Problem(message: "missing key \"\(key)\"") }

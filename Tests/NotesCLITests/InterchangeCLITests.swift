@@ -58,6 +58,28 @@ struct InterchangeCLITests {
         #expect(!fileExists(store), "nothing made")
     }
 
+    @Test("an edit history given to import, or an export to import-history, is refused naming the command to use")
+    func wrongImportCommand() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let export = s.path("export.jsonl")
+        write(file: export, try s.ok("export").stdoutBytes)
+        let history = s.path("history.jsonl")
+        write(
+            file: history,
+            #"{"doc":"proposals/a.md","commit":"c1","time":"2016-01-01T00:00:00Z","author":"A","op":"create","#
+                + #""title":"A","status":null,"text":"a"}"# + "\n")
+        let store = s.path("new")
+        // Before 2026-12-07: "line 1: unknown key "doc"" and "line 1: unknown key "position"".
+        CLIErrorTests.expectFailure(
+            s.run("import", history, "--store", store), 2,
+            mentioning: "line 1: a line of a document edit history, not an event: import it with `notes import-h")
+        CLIErrorTests.expectFailure(
+            s.run("import-history", export, "--store", store), 2,
+            mentioning: "line 1: an event of `notes export`, not a line of an edit history: import it with")
+        #expect(!fileExists(store), "nothing made")
+    }
+
     @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
     func byteOrderMark() throws {
         let s = try Sandbox()
