@@ -536,9 +536,9 @@ extension Notebook {
     /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
     func markdownFiles(in directory: String) throws(NotesError) -> [String] {
         var listing = VaultListing()
+        // A folder inside that cannot be listed (a drive's `lost+found`) holds no file an export
+        // wrote, and is left alone: before 2026-12-07 the export stopped, exit 1, "cannot list".
         try listVault(directory, into: &listing)
-        // An export stops at a folder it cannot list, as it did (an import names it, below).
-        if let failure = listing.unlistableFailure { throw .io(failure) }
         return listing.markdown
     }
 
@@ -571,9 +571,8 @@ extension Notebook {
         /// `.md` files whose names start with a dot (in folders that do not), not read.
         var hidden: [String] = []
         /// Folders inside that cannot be listed (no permission: another user's, `lost+found`),
-        /// refused as unreadable files are, and skipped with them; and the first one's failure.
+        /// refused by an import as unreadable files are, and skipped with them.
         var unlistable: [FileProblem] = []
-        var unlistableFailure: IOFailure?
     }
 
     /// Lists the folder `prefix` of the vault `directory` (hidden entries skipped).
@@ -596,7 +595,6 @@ extension Notebook {
             guard !prefix.isEmpty else { throw .io(error) }
             listing.unlistable.append(
                 FileProblem(file: prefix, reason: "the folder cannot be read: \(error); check its permissions"))
-            if listing.unlistableFailure == nil { listing.unlistableFailure = error }
             return
         }
         for entry in entries {

@@ -80,6 +80,42 @@ struct InterchangeCLITests {
         #expect(!fileExists(store), "nothing made")
     }
 
+    @Test(
+        "export-markdown into a folder holding one the user cannot list writes the notes and leaves that one alone",
+        .enabled(if: CLIErrorTests.canDropPrivileges, "running as root without setpriv: file modes cannot deny root"))
+    func markdownExportBesideUnlistableFolder() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        // A vault on a drive of its own, with the drive's `lost+found` (root's, mode 0700): before
+        // 2026-12-07 the export into it stopped, exit 1, "cannot list vault/lost+found".
+        let vault = s.path("vault")
+        try FileManager.default.createDirectory(atPath: vault + "/lost+found", withIntermediateDirectories: true)
+        write(file: vault + "/Kept.md", "# Kept\n")
+        var r: CLIRun
+        if getuid() == 0 {
+            chmod(s.root, 0o711)
+            chmod(vault + "/lost+found", 0o700)
+            for path in [s.store, s.store + "/data.mdb", s.store + "/lock.mdb", vault, vault + "/Kept.md"] {
+                try #require(chown(path, 65534, 65534) == 0, "chown \(path)")
+            }
+            let copy = s.path("notes-copy")
+            let copied = s.run([notesBinary, copy], executable: "/bin/cp")
+            try #require(copied.code == 0, "cp: \(copied)")
+            chmod(copy, 0o755)
+            r = s.run(
+                ["--reuid=65534", "--regid=65534", "--clear-groups", copy, "export-markdown", vault],
+                executable: "/usr/bin/setpriv")
+        } else {
+            chmod(vault + "/lost+found", 0)
+            defer { chmod(vault + "/lost+found", 0o700) }
+            r = s.run("export-markdown", vault)
+        }
+        #expect(r.code == 0 && r.line == "exported 1 note to \(vault)", "\(r)")
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: vault))?.sorted() ?? []
+        #expect(written.count == 3 && written.contains("Kept.md") && written.contains("lost+found"), "\(written)")
+        #expect(written.contains { $0.hasPrefix("one-") && $0.hasSuffix(".md") }, "\(written)")
+    }
+
     @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
     func byteOrderMark() throws {
         let s = try Sandbox()
