@@ -150,6 +150,9 @@ public struct EventBatch: Sendable {
                     line: n,
                     "the file is UTF-16, not UTF-8: convert it (iconv -f UTF-16 -t UTF-8 FILE > NEW) and import that")
             }
+            if n == 1, bytes.starts(with: ImportInput.gzipMagic) {
+                throw InterchangeError(line: n, ImportInput.gzipRefusal)
+            }
             if error.reason == .invalidUTF8 {
                 throw InterchangeError(line: n, "invalid UTF-8 at byte \(error.offset)")
             }
@@ -174,6 +177,11 @@ public struct EventBatch: Sendable {
 
     private func parse(_ value: JSONValue, line: Int) throws(Problem) -> ImportedEvent {
         guard let members = value.objectValue else { throw Problem(message: "expected a JSON object") }
+        // Before 2026-12-07 `unknown key "doc"`, which did not say which command reads the file.
+        if line == 1, value["doc"] != nil, value["op"] != nil, value["eventId"] == nil {
+            throw Problem(
+                message: "a line of a document edit history, not an event: import it with `notes import-history FILE`")
+        }
         for m in members where !EventLine.keys.contains(m.key) {
             throw Problem(message: "unknown key \"\(m.key)\"")
         }

@@ -14,6 +14,13 @@ package import Notes
 /// `notes import /dev/zero`, or a stream without line breaks through a pipe, was copied until the
 /// disk was full, and only then refused).
 package final class ImportInput {
+    /// The first bytes of gzip data: a `.gz` under another name, or through standard input.
+    package static let gzipMagic: [UInt8] = [0x1F, 0x8B]
+    /// Why such a first line is refused (before 2026-12-07: "malformed JSON: expected a value at
+    /// byte 0 (found byte 0x1F)").
+    package static let gzipRefusal =
+        "the file is gzip-compressed: give it a name ending in .gz, or decompress it (gzip -dc FILE > NEW) and import that"
+
     /// The path, or `standard input`.
     package let label: String
     private let fd: Int32

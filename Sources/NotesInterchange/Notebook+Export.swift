@@ -137,15 +137,19 @@ extension Notebook {
         // config file is: before 2026-12-06 the export was renamed over the link itself.
         var st = stat()
         if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
-            guard let target = resolvedPath(path) else {
+            if let target = resolvedPath(path) {
+                try refuseOutputInStore(target)
+                path = target
+            } else if !Self.isPipeOrDevice(path) {
                 throw NotesError.io(
                     IOFailure(
                         .write, path, code: nil,
                         detail: "it is a symbolic link that leads nowhere; create the file it names, or remove the link"
                     ))
             }
-            try refuseOutputInStore(target)
-            path = target
+            // Else a link the kernel makes to a pipe (`/dev/fd/3`, `>(gzip)`), which leads to
+            // `pipe:[N]`, a name no path has: written in place below (before 2026-12-07 refused as
+            // a link that leads nowhere).
         }
         let kind = stat(path, &st) == 0 ? st.st_mode & S_IFMT : S_IFREG
         if kind == S_IFDIR { throw NotesError.validation(.isDirectory(path)) }
@@ -169,6 +173,14 @@ extension Notebook {
             file.discard()
             throw error
         }
+    }
+
+    /// Whether `path`, its links followed, is a pipe, a socket or a device.
+    private static func isPipeOrDevice(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return false }
+        let kind = st.st_mode & S_IFMT
+        return kind != S_IFREG && kind != S_IFDIR
     }
 
     /// Exports to an open file descriptor (standard output is 1).

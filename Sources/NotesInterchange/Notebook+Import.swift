@@ -56,6 +56,10 @@ extension Notebook {
     /// one batch 16.7 s, 256 MiB batches 20.5 s, 64 MiB batches 47.7 s.)
     package static let importProjectionBytes = 256 << 20
 
+    /// How far ahead of the clock an imported event may be dated (another device's clock may
+    /// run ahead of this one's); `import` and `import-history` refuse an event dated later.
+    package static let importAllowedLead: Int64 = 86_400_000_000
+
     /// The map room to reserve for importing `bytes` of JSON Lines: the log, its indexes and the
     /// projections take about 1.4 times the file; the rest is headroom, so that the write
     /// rarely has to start over in a larger map.
@@ -421,9 +425,8 @@ private struct ImportAppender {
     private var before: UInt64 = 0
     private var firstVersion: UInt64 = 0
 
-    /// How far ahead of the clock an imported event may be dated (another device's clock may
-    /// run ahead of this one's).
-    static let allowedLead: Int64 = 86_400_000_000
+    /// How far ahead of the clock an imported event may be dated.
+    static let allowedLead = Notebook.importAllowedLead
 
     var later: LaterRecording
 

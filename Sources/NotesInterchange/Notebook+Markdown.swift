@@ -536,8 +536,23 @@ extension Notebook {
     /// The `.md` files under `directory` (relative paths, sorted), skipping hidden entries.
     func markdownFiles(in directory: String) throws(NotesError) -> [String] {
         var listing = VaultListing()
+        // A folder inside that cannot be listed (a drive's `lost+found`) holds no file an export
+        // wrote, and is left alone: before 2026-12-07 the export stopped, exit 1, "cannot list".
         try listVault(directory, into: &listing)
         return listing.markdown
+    }
+
+    /// The files of a vault skipped (refused with `--skip-invalid`, or over the size limit and
+    /// unchanged), and the folders that could not be listed: a note whose file is among them is
+    /// in the folder all the same, not gone from it.
+    struct SkippedFiles {
+        var files: Set<[UInt8]>
+        /// Each folder's path with a `/` after it.
+        var folders: [[UInt8]]
+
+        func contains(_ path: [UInt8]) -> Bool {
+            files.contains(path) || folders.contains { path.starts(with: $0) }
+        }
     }
 
     /// What a vault's folders hold.
@@ -555,6 +570,9 @@ extension Notebook {
         var badNames: [FileProblem] = []
         /// `.md` files whose names start with a dot (in folders that do not), not read.
         var hidden: [String] = []
+        /// Folders inside that cannot be listed (no permission: another user's, `lost+found`),
+        /// refused by an import as unreadable files are, and skipped with them.
+        var unlistable: [FileProblem] = []
     }
 
     /// Lists the folder `prefix` of the vault `directory` (hidden entries skipped).
@@ -571,7 +589,13 @@ extension Notebook {
             // or an editor: as if it were not there. Before 2026-12-07 the import stopped, exit 1,
             // "cannot list DIR/sub: No such file or directory".
             if !prefix.isEmpty, error.code == ENOENT || error.code == ENOTDIR { return }
-            throw .io(error)
+            // One that cannot be listed is refused as a file that cannot be read is, and skipped
+            // with `--skip-invalid`: before 2026-12-07 it stopped the import, exit 1, "cannot list
+            // DIR/sub: Permission denied", even with `--skip-invalid`.
+            guard !prefix.isEmpty else { throw .io(error) }
+            listing.unlistable.append(
+                FileProblem(file: prefix, reason: "the folder cannot be read: \(error); check its permissions"))
+            return
         }
         for entry in entries {
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
@@ -663,7 +687,7 @@ extension Notebook {
                 "\(n) hidden file\(n == 1 ? "" : "s") not read (\(listing.hidden.prefix(3).joined(separator: ", "))\(n > 3 ? ", …" : "")): names starting with a dot are left out, as editors' own files are; rename \(n == 1 ? "it" : "them") to import \(n == 1 ? "it" : "them")"
             )
         }
-        var problems: [FileProblem] = listing.badNames
+        var problems: [FileProblem] = listing.badNames + listing.unlistable
         // Files removed since the listing (an editor or a sync client saving one by removing it
         // first) are left out, as skipped files are (a prune leaves their notes): before
         // 2026-12-07 such a file refused the whole import, exit 2, "No such file or directory;
@@ -798,7 +822,9 @@ extension Notebook {
             }
             // A file skipped as invalid is in the folder all the same, and so is one over the size
             // limit left as it was.
-            let skippedFiles = Set(problems.map { Array($0.file.utf8) }).union(unchangedOversized)
+            let skippedFiles = SkippedFiles(
+                files: Set(problems.map { Array($0.file.utf8) }).union(unchangedOversized),
+                folders: listing.unlistable.map { Array(($0.file + "/").utf8) })
             summary.missingFiles = byPath.keys.filter { present[$0] == nil && !skippedFiles.contains($0) }.count
             // Each file's note: updated by one file at most (by its id, else by its path). A file
             // unchanged since its last import leaves the note as the store has it (edits made

@@ -33,6 +33,16 @@ public struct HistoryConverter: Sendable {
         var change: Change
         var actor: String
         var recordedAt: Int64
+
+        /// The bytes it brings to the store: its texts, and about 512 of its own.
+        var bytes: Int {
+            switch change {
+            case .created(let title, let body, _): title.utf8.count &+ body.utf8.count &+ 512
+            case .retitled(let title): title.utf8.count &+ 512
+            case .bodyEdited(let body): body.utf8.count &+ 512
+            case .categorized, .trashed: 512
+            }
+        }
     }
 
     struct Lineage: Sendable {
@@ -63,6 +73,9 @@ public struct HistoryConverter: Sendable {
         if ImportInput.isBlank(bytes) { return }
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
+            if n == 1, bytes.starts(with: ImportInput.gzipMagic) {
+                throw InterchangeError(line: n, ImportInput.gzipRefusal)
+            }
             if error.reason == .invalidUTF8 { throw InterchangeError(line: n, "invalid UTF-8 at byte \(error.offset)") }
             throw InterchangeError(line: n, "malformed JSON: \(error)")
         }
@@ -80,6 +93,12 @@ public struct HistoryConverter: Sendable {
 
     private mutating func convert(_ value: JSONValue, line: Int) throws(Problem) {
         guard let members = value.objectValue else { throw Problem(message: "expected a JSON object") }
+        // Before 2026-12-07 `unknown key "position"`, which did not say which command reads the file.
+        if line == 1, value["eventId"] != nil, value["stream"] != nil, value["doc"] == nil {
+            throw Problem(
+                message: "an event of `notes export`, not a line of an edit history: import it with `notes import FILE`"
+            )
+        }
         for m in members where !Self.keys.contains(m.key) { throw Problem(message: "unknown key \"\(m.key)\"") }
         func string(_ key: String) throws(Problem) -> String {
             guard let v = value[key] else { throw Problem(message: "missing key \"\(key)\"") }
@@ -233,10 +252,13 @@ extension Notebook {
     /// in time: a commit older than the event before it is recorded at that event's instant.
     @discardableResult
     public func importHistory(_ converter: HistoryConverter) throws(NotesError) -> HistoryImportSummary {
-        let bytes = converter.planned.count &* 512
+        // The map is grown ahead for the texts, so that the write runs once: before 2026-12-07 it
+        // was grown for 512 bytes an event, and the corpus' import (116 MB of texts) filled it and
+        // ran again in a larger map, twice (64, 128, then 256 MiB).
+        let bytes = converter.planned.reduce(0) { $0 &+ $1.bytes }
         return try write(reserving: importReservation(forFileBytes: bytes)) { session, dbs in
             try session.deferProjections(expecting: converter.planned.count)
-            var writer = HistoryWriter(book: self, dbs: dbs)
+            var writer = HistoryWriter(book: self, dbs: dbs, now: store.configuration.clock())
             writer.later = LaterRecording(storeInstant: try store.lastRecordedAt(in: session.transaction))
             writer.summary = HistoryImportSummary(
                 lines: converter.lineCount, notes: converter.noteCount, events: converter.planned.count, appended: 0,
@@ -287,13 +309,27 @@ private struct HistoryWriter {
     var later = LaterRecording(storeInstant: nil)
     var group: [NewEvent] = []
     var groupNote: Identifier?
+    /// The clock when the import began: a commit dated more than a day after it is refused.
+    let now: Int64
 
-    init(book: Notebook, dbs: ProjectionDatabases) {
+    init(book: Notebook, dbs: ProjectionDatabases, now: Int64) {
         self.book = book
         self.dbs = dbs
+        self.now = now
     }
 
     mutating func add(_ p: HistoryConverter.Planned, session: borrowing WriteSession) throws {
+        // As `import` refuses it: the log's time never goes back, so an event dated far ahead
+        // would date every later change of the store then, and hide them from `--as-of now`.
+        if p.recordedAt > now &+ Notebook.importAllowedLead {
+            throw NotesError.validation(
+                .line(
+                    p.line,
+                    reason:
+                        "time \(RFC3339.format(micros: p.recordedAt)) is more than a day after this machine's clock "
+                        + "(\(RFC3339.format(micros: now))); every later change would be recorded then: fix the line, "
+                        + "or the clock"))
+        }
         if try book.store.position(ofEvent: p.id, in: session.transaction) != nil {
             summary.skipped += 1
             return

@@ -35,6 +35,87 @@ struct InterchangeCLITests {
         }
     }
 
+    @Test("gzip data under another name, or through standard input, is refused as such, with the command that reads it")
+    func gzipWithoutSuffix() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let export = try s.ok("export").stdoutBytes
+        let gz = s.run(["-c"], stdin: export, executable: "/bin/gzip")
+        try #require(gz.code == 0 && gz.stdoutBytes.starts(with: [0x1F, 0x8B]), "\(gz)")
+        let file = s.path("notes-backup.jsonl")
+        write(file: file, gz.stdoutBytes)
+        let store = s.path("new")
+        // Before 2026-12-07: "line 1: malformed JSON: expected a value at byte 0 (found byte 0x1F)".
+        for command in ["import", "import-history"] {
+            for r in [
+                s.run(command, file, "--store", store),
+                s.run([command, "-", "--store", store], stdin: gz.stdoutBytes),
+            ] {
+                CLIErrorTests.expectFailure(r, 2, mentioning: "line 1: the file is gzip-compressed")
+                #expect(r.stderr.contains("gzip -dc"), "\(r)")
+            }
+        }
+        #expect(!fileExists(store), "nothing made")
+    }
+
+    @Test("an edit history given to import, or an export to import-history, is refused naming the command to use")
+    func wrongImportCommand() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let export = s.path("export.jsonl")
+        write(file: export, try s.ok("export").stdoutBytes)
+        let history = s.path("history.jsonl")
+        write(
+            file: history,
+            #"{"doc":"proposals/a.md","commit":"c1","time":"2016-01-01T00:00:00Z","author":"A","op":"create","#
+                + #""title":"A","status":null,"text":"a"}"# + "\n")
+        let store = s.path("new")
+        // Before 2026-12-07: "line 1: unknown key "doc"" and "line 1: unknown key "position"".
+        CLIErrorTests.expectFailure(
+            s.run("import", history, "--store", store), 2,
+            mentioning: "line 1: a line of a document edit history, not an event: import it with `notes import-h")
+        CLIErrorTests.expectFailure(
+            s.run("import-history", export, "--store", store), 2,
+            mentioning: "line 1: an event of `notes export`, not a line of an edit history: import it with")
+        #expect(!fileExists(store), "nothing made")
+    }
+
+    @Test(
+        "export-markdown into a folder holding one the user cannot list writes the notes and leaves that one alone",
+        .enabled(if: CLIErrorTests.canDropPrivileges, "running as root without setpriv: file modes cannot deny root"))
+    func markdownExportBesideUnlistableFolder() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        // A vault on a drive of its own, with the drive's `lost+found` (root's, mode 0700): before
+        // 2026-12-07 the export into it stopped, exit 1, "cannot list vault/lost+found".
+        let vault = s.path("vault")
+        try FileManager.default.createDirectory(atPath: vault + "/lost+found", withIntermediateDirectories: true)
+        write(file: vault + "/Kept.md", "# Kept\n")
+        var r: CLIRun
+        if getuid() == 0 {
+            chmod(s.root, 0o711)
+            chmod(vault + "/lost+found", 0o700)
+            for path in [s.store, s.store + "/data.mdb", s.store + "/lock.mdb", vault, vault + "/Kept.md"] {
+                try #require(chown(path, 65534, 65534) == 0, "chown \(path)")
+            }
+            let copy = s.path("notes-copy")
+            let copied = s.run([notesBinary, copy], executable: "/bin/cp")
+            try #require(copied.code == 0, "cp: \(copied)")
+            chmod(copy, 0o755)
+            r = s.run(
+                ["--reuid=65534", "--regid=65534", "--clear-groups", copy, "export-markdown", vault],
+                executable: "/usr/bin/setpriv")
+        } else {
+            chmod(vault + "/lost+found", 0)
+            defer { chmod(vault + "/lost+found", 0o700) }
+            r = s.run("export-markdown", vault)
+        }
+        #expect(r.code == 0 && r.line == "exported 1 note to \(vault)", "\(r)")
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: vault))?.sorted() ?? []
+        #expect(written.count == 3 && written.contains("Kept.md") && written.contains("lost+found"), "\(written)")
+        #expect(written.contains { $0.hasPrefix("one-") && $0.hasSuffix(".md") }, "\(written)")
+    }
+
     @Test("a byte-order mark that starts a JSON Lines file is skipped: from a file, redirected stdin and a pipe")
     func byteOrderMark() throws {
         let s = try Sandbox()
@@ -203,6 +284,31 @@ struct InterchangeCLITests {
         var got = [UInt8](repeating: 0, count: 1 << 16)
         let n = got.withUnsafeMutableBytes { Foundation.read(reader, $0.baseAddress, $0.count) }
         #expect(Array(got.prefix(max(0, n))) == expected)
+    }
+
+    @Test("export --output /dev/stdout into a pipe writes into it, as `notes export --output /dev/stdout | gzip` wants")
+    func exportToStandardOutputAPipe() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let expected = try s.ok("export").stdoutBytes
+        // /dev/stdout is a link to /proc/self/fd/1, itself a link to `pipe:[N]`, which no path
+        // names: before 2026-12-07 the export was refused, exit 1, "it is a symbolic link that
+        // leads nowhere".
+        let out = s.path("piped.jsonl")
+        let piped = s.run(
+            ["-c", #"set -o pipefail; "$0" export --output /dev/stdout | cat > "$1""#, notesBinary, out],
+            executable: "/bin/bash")
+        #expect(piped.code == 0 && piped.stderr.isEmpty, "\(piped)")
+        // The export alone, as without --output: no summary line after it.
+        #expect(read(file: out) == expected)
+        // Standard output redirected to a file: the same.
+        #expect(try s.ok("export", "--output", "/dev/stdout").stdoutBytes == expected)
+        // Another descriptor that is a pipe (`--output >(gzip > f)`), its summary on stdout.
+        let other = s.path("fd3.jsonl")
+        let script = #"set -o pipefail; "$0" export --output /dev/fd/3 3>&1 >/dev/null | cat > "$1""#
+        let fd3 = s.run(["-c", script, notesBinary, other], executable: "/bin/bash")
+        #expect(fd3.code == 0 && fd3.stderr.isEmpty, "\(fd3)")
+        #expect(read(file: other) == expected)
     }
 
     @Test(

@@ -175,6 +175,30 @@ struct InterchangeHistoryTests {
         #expect(try s.book.categories().map(\.name) == ["accepted"])
     }
 
+    @Test("a commit dated more than a day after the clock is refused, as import refuses it")
+    func commitFromTheFuture() throws {
+        let create =
+            ##"{"doc":"proposals/a.md","commit":"c1","time":"2016-01-01T00:00:00Z","author":"A","op":"create","title":"A","status":null,"text":"# A\n"}"##
+        let edit = create.replacing(#""op":"create""#, with: #""op":"edit""#).replacing("# A", with: "# A\\nmore")
+        let s = try InterchangeScratch()
+        var converter = HistoryConverter()
+        try converter.add(line: Array(create.utf8))
+        try converter.add(line: Array(edit.replacing("2016-01-01T00:00:00Z", with: "9999-12-31T23:59:59Z").utf8))
+        do {
+            try s.book.importHistory(converter)
+            Issue.record("a commit of 9999 was imported: every later change would be dated then")
+        } catch {
+            let refusal = "line 2: time 9999-12-31T23:59:59.000000Z is more than a day after this machine's clock"
+            #expect("\(error)".hasPrefix(refusal), "\(error)")
+            #expect("\(error)".hasSuffix("; nothing was imported"), "\(error)")
+        }
+        #expect(try s.head == 0)
+        // A few hours ahead (another device's clock) is taken.
+        var ahead = HistoryConverter()
+        try ahead.add(line: Array(create.replacing("2016-01-01T00:00:00Z", with: "2026-11-29T15:00:00Z").utf8))
+        #expect(try s.book.importHistory(ahead).appended == 1)
+    }
+
     @Test("status categories follow the corpus' CATEGORY_RULES")
     func statuses() {
         let cases: [(String?, String?)] = [

@@ -59,6 +59,57 @@ struct InterchangeMarkdownTests {
         #expect(again.created == 0 && again.unchanged == 2 && again.skipped.isEmpty, "\(again)")
     }
 
+    @Test("a folder inside that cannot be listed is refused as an unreadable file is; skipped, its notes stay")
+    func unlistableFolder() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/vault"
+        try write(v + "/a.md", "# a\n")
+        try write(v + "/locked/x.md", "# x\n")
+        try write(v + "/locked/y.md", "# y\n")
+        #expect(try s.book.importMarkdown(from: v).created == 3)
+        try write(v + "/b.md", "# b\n")
+        // A folder the user may not list (`lost+found` at the top of a drive, another user's
+        // folder): mode 000, or for root, whom modes do not stop, a link looping on itself put in
+        // its place once the folder above has been listed (ELOOP instead of EACCES).
+        let aside = s.path + "/aside"
+        let lock: (String) -> Void = { folder in
+            guard folder == "locked" else { return }
+            if getuid() != 0 {
+                chmod(v + "/locked", 0)
+            } else {
+                rename(v + "/locked", aside)
+                symlink("locked", v + "/locked")
+            }
+        }
+        let unlock = {
+            if getuid() != 0 {
+                chmod(v + "/locked", 0o755)
+            } else {
+                unlink(v + "/locked")
+                rename(aside, v + "/locked")
+            }
+        }
+        let before = try s.head
+        do {
+            _ = try s.book.importMarkdown(
+                from: v, skipInvalid: false, prune: true, beforeFolder: lock, afterListing: nil)
+            Issue.record("an import that could not list a folder of the vault went on")
+        } catch let NotesError.validation(problem) {
+            #expect("\(problem)".hasPrefix("locked: the folder cannot be read: "), "\(problem)")
+        } catch {
+            Issue.record("not a refusal naming the folder: \(error)")
+        }
+        unlock()
+        #expect(try s.head == before, "nothing imported")
+        // Skipped, the folder's notes are not taken for deleted: a prune leaves them.
+        let summary = try s.book.importMarkdown(
+            from: v, skipInvalid: true, prune: true, beforeFolder: lock, afterListing: nil)
+        unlock()
+        #expect(summary.created == 1 && summary.pruned == 0 && summary.missingFiles == 0, "\(summary)")
+        #expect(summary.skipped.map(\.file) == ["locked"], "\(summary)")
+        #expect(try s.allNotes().filter { !$0.trashed }.map(\.title).sorted() == ["a", "b", "x", "y"])
+    }
+
     @Test("export-markdown then import-markdown into an empty store gives the same notes")
     func roundTrip() throws {
         let s = try InterchangeScratch()

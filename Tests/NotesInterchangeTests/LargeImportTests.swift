@@ -3,6 +3,7 @@ import Dispatch
 import EventStore
 import FoundationEssentials
 import Glibc
+import SwiftEvolutionHistory
 import TestSupport
 import Testing
 
@@ -231,5 +232,34 @@ struct LargeImportTests {
         // The same vault again, into the store it filled: nothing changes, in one write.
         #expect(try vaultBook.importMarkdown(from: vault).unchanged == files)
         #expect(vaultBook.store.environment.restartedWrites == 0)
+    }
+
+    @Test("an import-history into a new store grows the map ahead for its texts: its write runs once")
+    func historyImportRunsOnce() throws {
+        let scratch = try Scratch()
+        var options = Self.options()
+        options.reservesMapForImports = true
+        // Proposals of 100 KB, each revised 4 times: 20 MB of texts in 200 events (the corpus'
+        // texts average 20 KB an event). Before 2026-12-07 the map was grown
+        // for 512 bytes an event, and the import ran again in a larger map.
+        var lines: [String] = []
+        for doc in 0..<40 {
+            let words = (0..<20_000).map { "w\(($0 * 7 + doc) % 997)" }.joined(separator: " ")
+            for revision in 0..<5 {
+                lines.append(
+                    #"{"doc":"proposals/\#(doc).md","commit":"c\#(doc)-\#(revision)","#
+                        + #""time":"2016-01-0\#(revision + 1)T00:00:00Z","author":"A","#
+                        + #""op":"\#(revision == 0 ? "create" : "edit")","title":"P\#(doc)","status":null,"#
+                        + #""text":"Proposal P\#(doc)\n\#(words) r\#(revision)"}"#)
+            }
+        }
+        let file = scratch.path("history.jsonl")
+        let out = try AtomicFile(path: file)
+        try out.write(Array((lines.joined(separator: "\n") + "\n").utf8))
+        try out.commit(sync: false)
+        let book = try Notebook(path: scratch.path("store-history"), options: options)
+        #expect(try book.importHistory(fromFile: file).appended == 200)
+        #expect(book.store.environment.restartedWrites == 0)
+        #expect(try book.verify().isEmpty)
     }
 }

@@ -24,7 +24,7 @@ let exportCommand = Command(
     try ctx.expectPositionals(0...0)
     let after = UInt64(try ctx.integer("since") ?? 0)
     let book = try ctx.notebook()
-    if let path = ctx.value("output") {
+    if let path = ctx.value("output"), !isStandardOutput(path) {
         guard !path.isEmpty else { throw CLIError("--output needs a file path") }
         let summary = try book.exportEvents(toFile: path, after: after, upcast: ctx.flag("upcast"))
         if ctx.json {
@@ -41,6 +41,18 @@ let exportCommand = Command(
         ctx.terminal.flushDirect()
         try book.exportEvents(toFileDescriptor: 1, after: after, upcast: ctx.flag("upcast"))
     }
+}
+
+/// Whether `path` is the file standard output is (`/dev/stdout`, `/proc/self/fd/1`, or the file
+/// it is redirected to): the export is then written to it as without `--output`, with no summary
+/// after it. `/dev/stdout` into a pipe leads to `pipe:[N]`, which no path names: before
+/// 2026-12-07 `export --output /dev/stdout | gzip` was refused, "a symbolic link that leads
+/// nowhere".
+private func isStandardOutput(_ path: String) -> Bool {
+    var out = stat()
+    var named = stat()
+    return !path.isEmpty && fstat(1, &out) == 0 && stat(path, &named) == 0 && out.st_dev == named.st_dev
+        && out.st_ino == named.st_ino
 }
 
 let importCommand = Command(
