@@ -161,9 +161,10 @@ public struct FileProblem: Error, Sendable, Equatable {
     /// The file was listed but gone when it was read (an editor or a sync client saving it by
     /// removing it first): left out, never a reason to refuse an import.
     public var vanished = false
-    /// The SHA-256 (hex) of a file refused only for being over the size limit: when it is the
-    /// file its note was imported from, unchanged, it is no reason to refuse an import.
-    public var oversizedDigest: String?
+    /// The file was refused only for being over the size limit: when it is the file its note
+    /// was imported from, unchanged, it is no reason to refuse an import (its digest is taken
+    /// only then: the file may be of any size).
+    public var oversized = false
     /// The note id the front matter of such a file names (`id`, as an export writes it), when its
     /// first bytes hold the whole front matter: a file that is, byte for byte, what the export
     /// writes for that note as it is, is no reason to refuse an import either.

@@ -212,6 +212,11 @@ extension Notebook {
         /// their near spellings, whatever the search widened (a note with every word once a typo
         /// is read right holds the others as written).
         public var heldByEveryNearSpellingResult: Set<String> = []
+        /// The words of `corrections` that the notes hold and that some result holds as written:
+        /// their near spellings are shown beside it. For one that no result holds (excluded too,
+        /// `async -async`, or held only by notes the filter leaves out, such as those in the trash)
+        /// they are shown instead of it.
+        public var heldBySomeResult: Set<String> = []
 
         /// The near spellings as words of the notes found (the index matched their stems).
         init(
@@ -219,11 +224,14 @@ extension Notebook {
             corrections: [ForgivingSearch.Correction], language: SearchLanguage, query: SearchQuery
         ) {
             self.results = results
+            let shown = results.map(\.result.note)
             let near = results.filter { $0.match == .nearSpelling }.map(\.result.note)
             let held = corrections.filter { !$0.unknown }
+            // Asked only when a near spelling found a note, the one case where either is said.
             if !near.isEmpty, !held.isEmpty {
                 // Which of them hold each word, as the search reads it (stemmed, folded).
-                let index = InMemorySearchIndex(notes: near, language: language)
+                let nearIndex = InMemorySearchIndex(notes: near, language: language)
+                let shownIndex = InMemorySearchIndex(notes: shown, language: language)
                 var every = SearchFilter()
                 every.statuses = Set(SearchDocument.Status.allCases)
                 for c in held {
@@ -233,12 +241,19 @@ extension Notebook {
                     let term = Array(c.word.utf8)
                     let fields = Set(
                         query.clauses.filter { !$0.excluded && $0.terms.contains(term) }.map(\.field))
-                    let heldInEach = (fields.isEmpty ? [.any] : fields).allSatisfy { field in
+                    func holding(_ field: SearchQuery.Field, in index: InMemorySearchIndex, of count: Int) -> Int {
                         let clause = SearchQuery.Clause(kind: .term, terms: [term], field: field)
-                        return index.search(SearchQuery(root: .clause(clause)), filter: every, limit: near.count).count
-                            == near.count
+                        return index.search(SearchQuery(root: .clause(clause)), filter: every, limit: count).count
                     }
-                    if heldInEach { heldByEveryNearSpellingResult.insert(c.word) }
+                    let places: Set<SearchQuery.Field> = fields.isEmpty ? [.any] : fields
+                    if places.allSatisfy({ holding($0, in: nearIndex, of: near.count) == near.count }) {
+                        heldByEveryNearSpellingResult.insert(c.word)
+                    }
+                    // Before 2026-12-07 near spellings were "also" shown over notes none of
+                    // which held the word (`async -async`; a word only a trashed note holds).
+                    if places.contains(where: { holding($0, in: shownIndex, of: 1) > 0 }) {
+                        heldBySomeResult.insert(c.word)
+                    }
                 }
             }
             let texts = results.filter { $0.match != .exact }.flatMap { [$0.result.note.title, $0.result.note.body] }

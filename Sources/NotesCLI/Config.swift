@@ -36,8 +36,12 @@ struct Config: Sendable {
             { ["auto", "never"].contains($0) ? nil : "must be auto or never" }
         ),
         (
-            "body-limit", "the largest body accepted, in bytes (default 1048576)",
-            { (Int($0) ?? 0) > 0 ? nil : "must be a positive number of bytes" }
+            "body-limit", "the largest body accepted, in bytes (default 1048576, at most 1073741824)",
+            { value in
+                guard let n = Int(value), n > 0 else { return "must be a positive number of bytes" }
+                return n > Config.maxBodyLimit
+                    ? "must be at most \(Config.maxBodyLimit) bytes (1 GiB) (\(Config.bodyLimitCost))" : nil
+            }
         ),
         (
             "remote",
@@ -64,6 +68,16 @@ struct Config: Sendable {
             }
         ),
     ]
+
+    /// The largest body limit that may be set: an import holds about six times a body in memory
+    /// while it reads, stores and indexes it (a 100 MB body took 614 MB), so a limit past 1 GiB
+    /// asks for more memory than most machines have, and a file that size was killed by the
+    /// kernel midway rather than refused: before 2026-12-07 `NOTES_BODY_LIMIT=20000000000` let an
+    /// import of a 10 GB file grow to 23.8 GB.
+    static let maxBodyLimit = 1 << 30
+
+    /// Why a body limit has a ceiling, for the refusals that name it.
+    static let bodyLimitCost = "an import holds several times a body in memory"
 
     var values: [String: String] = [:]
     let path: String?

@@ -559,12 +559,18 @@ final class Context: @unchecked Sendable {
         }
     }
 
-    /// The body limit: $NOTES_BODY_LIMIT, else the config's body-limit, else 1 MiB.
+    /// The body limit: $NOTES_BODY_LIMIT, else the config's body-limit, else 1 MiB; never over
+    /// ``Config/maxBodyLimit`` (the config file's value is checked as the file is read).
     func bodyLimitSetting() throws(CLIError) -> Int {
         var v = config["body-limit"].flatMap(Int.init) ?? (1 << 20)
         if let limit = environment["NOTES_BODY_LIMIT"] {
             guard let given = Int(limit), given > 0 else {
                 throw CLIError("NOTES_BODY_LIMIT=\"\(limit)\" must be a positive number of bytes")
+            }
+            guard given <= Config.maxBodyLimit else {
+                throw CLIError(
+                    "NOTES_BODY_LIMIT=\(given) is over \(Config.maxBodyLimit) bytes (1 GiB), the most it may be "
+                        + "(\(Config.bodyLimitCost)); set it to \(Config.maxBodyLimit) or less")
             }
             v = given
         }

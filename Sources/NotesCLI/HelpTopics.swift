@@ -74,7 +74,7 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         NOTES_STORE      the store directory (after --store)
         NOTES_ACTOR      who is recorded as the actor of each event (default user@host)
         NOTES_PAGER      the pager (else PAGER, else the config's pager, else less -FIRX)
-        NOTES_BODY_LIMIT the largest body accepted, in bytes (default 1 MiB)
+        NOTES_BODY_LIMIT the largest body accepted, in bytes (default 1 MiB, at most 1 GiB)
         NOTES_NOW        pretend the current time is this RFC 3339 instant (reproducible demos, tests)
         NOTES_REMOTE     the remote log's address for `notes sync` (over the `remote` setting)
         NO_COLOR         never use color

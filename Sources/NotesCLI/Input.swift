@@ -71,7 +71,11 @@ func readText(
 }
 
 extension Context {
-    var bodyLimit: Int { (try? bodyLimitSetting()) ?? (1 << 20) }
+    /// The body limit: a bad `NOTES_BODY_LIMIT` is refused before any body is read (before
+    /// 2026-12-07 the body was read with 1 MiB for it, and a value too large was taken).
+    var bodyLimit: Int {
+        get throws(CLIError) { try bodyLimitSetting() }
+    }
 
     /// The body given by `--body`, `--body-file` or `-`, or nil when none was given.
     func bodyArgument(dashAllowed: Bool = true) throws(CLIError) -> String? {

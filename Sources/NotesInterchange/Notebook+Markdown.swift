@@ -658,10 +658,11 @@ extension Notebook {
 
     /// ``importMarkdown(from:skipInvalid:prune:)``, running `beforeFolder` before each folder
     /// inside is listed and `afterListing` between the listing and the reading of the files
-    /// (tests: a folder or a file removed then).
+    /// (tests: a folder or a file removed then), and `digesting` with the path of each file over
+    /// the size limit as it is read whole to be hashed (tests: which files are).
     func importMarkdown(
         from directory: String, skipInvalid: Bool, prune: Bool, beforeFolder: ((String) -> Void)? = nil,
-        afterListing: (() -> Void)?
+        afterListing: (() -> Void)?, digesting: ((String) -> Void)? = nil
     ) throws(NotesError) -> MarkdownImportSummary {
         // The private folders that exports into new folders here, killed midway, left.
         Self.removeAbandonedExportStagings(in: directory)
@@ -717,7 +718,7 @@ extension Notebook {
         // is: before 2026-12-07 it refused every later import of the folder, exit 2, unless the
         // limit was raised again.
         let unchangedOversized = try unchangedOversizedFiles(
-            problems.filter { $0.oversizedDigest != nil }, folder: realFolder)
+            problems.filter(\.oversized), folder: realFolder, in: directory, digesting: digesting)
         problems.removeAll { unchangedOversized.contains(Array($0.file.utf8)) }
         if !problems.isEmpty && !skipInvalid {
             if problems.count == 1 { throw .validation(.file(problems[0].file, reason: problems[0].reason)) }
@@ -1332,41 +1333,65 @@ extension Notebook {
     /// folder recorded at that path whose file digest is the file's), or that hold, byte for
     /// byte, what ``exportMarkdown(to:)`` writes for the note their `id` names as it is now (an
     /// export read back: before 2026-12-07 it was refused, exit 2, even by the store it came from).
-    private func unchangedOversizedFiles(_ oversized: [FileProblem], folder: String) throws(NotesError)
-        -> Set<[UInt8]>
-    {
+    ///
+    /// What each file would have to hash to is found first: a file no note could be is never
+    /// read past its first bytes, nor one of another size than the export it would have to be.
+    /// Before 2026-12-07 every such file was hashed whole on every import: a 10 GB file took
+    /// 41 s to be refused by a first import into an empty store.
+    private func unchangedOversizedFiles(
+        _ oversized: [FileProblem], folder: String, in directory: String, digesting: ((String) -> Void)?
+    ) throws(NotesError) -> Set<[UInt8]> {
         guard !oversized.isEmpty else { return [] }
-        var wanted: [[UInt8]: String] = [:]
-        for problem in oversized { wanted[Array(problem.file.utf8)] = problem.oversizedDigest }
-        return try read { txn, dbs in
+        /// A digest the file would have, and its size when known (an export's text).
+        struct Expected {
+            var digest: String
+            var bytes: Int?
+        }
+        let files = Set(oversized.map { Array($0.file.utf8) })
+        let expected: [[UInt8]: [Expected]] = try read { txn, dbs in
             var all = ListQuery()
             all.status = .all
             let listed = try projection.list(all, in: txn, databases: dbs)
             let here = Array(Self.recordedPlace(of: folder, among: Set(listed.compactMap { $0.sourceFolder })).utf8)
-            var out: Set<[UInt8]> = []
+            var found: [[UInt8]: [Expected]] = [:]
             for note in listed {
                 guard let from = note.sourceFolder, Array(from.utf8) == here, let path = note.sourcePath else {
                     continue
                 }
                 let key = Array(path.utf8)
-                if let digest = wanted[key], note.properties[NoteProperty.sourceDigest.rawValue] == digest,
+                if files.contains(key), let digest = note.properties[NoteProperty.sourceDigest.rawValue],
                     note.properties[NoteProperty.sourceGone.rawValue] == nil
                 {
-                    out.insert(key)
+                    found[key, default: []].append(Expected(digest: digest, bytes: nil))
                 }
             }
             var names: [Identifier: String?] = [:]
-            for problem in oversized where !out.contains(Array(problem.file.utf8)) {
+            for problem in oversized {
                 guard let id = problem.oversizedID, let note = try projection.note(id, in: txn, databases: dbs) else {
                     continue
                 }
-                let text = try exportedText(note, file: problem.file, in: txn, dbs: dbs, names: &names)
-                if SHA256.hex(SHA256.hash(Array(text.utf8))) == problem.oversizedDigest {
-                    out.insert(Array(problem.file.utf8))
+                let text = Array(try exportedText(note, file: problem.file, in: txn, dbs: dbs, names: &names).utf8)
+                found[Array(problem.file.utf8), default: []].append(
+                    Expected(digest: SHA256.hex(SHA256.hash(text)), bytes: text.count))
+            }
+            return found
+        }
+        var out: Set<[UInt8]> = []
+        for problem in oversized {
+            let key = Array(problem.file.utf8)
+            guard let candidates = expected[key] else { continue }
+            let path = directory + "/" + problem.file
+            if candidates.allSatisfy({ $0.bytes != nil }) {
+                var st = stat()
+                guard stat(path, &st) == 0, candidates.contains(where: { $0.bytes == Int(st.st_size) }) else {
+                    continue
                 }
             }
-            return out
+            digesting?(problem.file)
+            guard let digest = Self.fileDigest(path) else { continue }
+            if candidates.contains(where: { $0.digest == digest }) { out.insert(key) }
         }
+        return out
     }
 
     /// The SHA-256 (hex) of the whole file at `path`, read in chunks (a file over the size limit
@@ -1411,7 +1436,7 @@ extension Notebook {
                 reason:
                     "the file is over \(limit) bytes (a body may hold \(options.maxBodyBytes); \(InvalidInput.raiseBodyLimit))"
             )
-            problem.oversizedDigest = Self.fileDigest(directory + "/" + file)
+            problem.oversized = true
             problem.oversizedID = MarkdownNote.id(inHeadOf: bytes)
             return .failure(problem)
         }

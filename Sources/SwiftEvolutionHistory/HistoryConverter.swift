@@ -105,12 +105,21 @@ public struct HistoryConverter: Sendable {
             guard let s = v.stringValue else { throw Problem(message: "\"\(key)\" must be a string") }
             return s
         }
+        /// A document's path: never empty (the corpus' `doc` and `from` are paths of Markdown
+        /// files; before 2026-12-07 an empty one made a note titled "untitled").
+        func path(_ key: String) throws(Problem) -> String {
+            let s = try string(key)
+            guard !s.isEmpty else {
+                throw Problem(message: "\"\(key)\" is empty: it must be the document's path (proposals/NNNN-name.md)")
+            }
+            return s
+        }
         func optionalString(_ key: String) throws(Problem) -> String? {
             guard let v = value[key], !v.isNull else { return nil }
             guard let s = v.stringValue else { throw Problem(message: "\"\(key)\" must be a string or null") }
             return s
         }
-        let doc = try string("doc")
+        let doc = try path("doc")
         let commit = try string("commit")
         let timeText = try string("time")
         guard let time = RFC3339.parse(timeText) else {
@@ -145,7 +154,7 @@ public struct HistoryConverter: Sendable {
         case "edit", "rename":
             let index: Int
             if op == "rename" {
-                let from = try string("from")
+                let from = try path("from")
                 guard let i = byPath[from] else {
                     throw Problem(message: "rename of \(from), which no earlier line created")
                 }

@@ -83,6 +83,42 @@ struct CLIErrorTests {
         #expect(r.code == 0, "\(r)")
     }
 
+    @Test("a body limit over 1 GiB is refused, exit 2, naming the setting, the value and the ceiling; nothing changes")
+    func bodyLimitCeiling() throws {
+        // A new user's trial: before 2026-12-07 `NOTES_BODY_LIMIT=20000000000 notes import-markdown`
+        // of a 10 GB file grew to 23.8 GB and was killed; a body past 1 MiB was refused at
+        // 1 MiB ("over 1048576 bytes, the limit") without a word of the setting's value.
+        let s = try Sandbox()
+        let id = try s.add("Keep", "--body", "original")
+        let before = try Self.events(s)
+        let huge: [String: String?] = ["NOTES_BODY_LIMIT": "20000000000"]
+        mkdir(s.path("vault"), 0o700)
+        write(file: s.path("vault/a.md"), "# A\n")
+        write(file: s.path("body.txt"), String(repeating: "x", count: (1 << 20) + 1))
+        let refusal = "NOTES_BODY_LIMIT=20000000000 is over 1073741824 bytes (1 GiB), the most it may be"
+        for args in [
+            ["add", "X"], ["add", "X", "--body-file", s.path("body.txt")], ["edit", id, "--body", "x"],
+            ["import-markdown", s.path("vault")],
+        ] {
+            let r = s.run(args, env: huge)
+            Self.expectFailure(r, 2, mentioning: refusal)
+            #expect(r.stderr.contains("set it to 1073741824 or less"), "\(args): \(r)")
+        }
+        #expect(try Self.events(s) == before)
+        // At the ceiling it is taken.
+        try s.ok("add", "Y", "--body-file", s.path("body.txt"), env: ["NOTES_BODY_LIMIT": "1073741824"])
+        // The config key has the same ceiling: `config set` refuses it, a file holding it names its line.
+        let set = s.run("config", "set", "body-limit", "20000000000")
+        Self.expectFailure(set, 2, mentioning: "body-limit must be at most 1073741824 bytes (1 GiB)")
+        #expect(!FileManager.default.fileExists(atPath: s.configFile))
+        try s.ok("config", "set", "body-limit", "1073741824")
+        write(file: s.configFile, "body-limit = 20000000000\n")
+        Self.expectFailure(
+            s.run("add", "Z"), 2,
+            mentioning: "\(s.configFile):1: body-limit must be at most 1073741824 bytes (1 GiB)")
+        #expect(try s.ok("list", "--json", env: ["XDG_CONFIG_HOME": s.path("none")]).array().count == 2)
+    }
+
     @Test("a tag or category name that cannot be one is quoted in the error, with what to give instead")
     func badNamesQuoted() throws {
         let s = try Sandbox()

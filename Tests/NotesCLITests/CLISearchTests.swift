@@ -175,6 +175,26 @@ struct CLISearchTests {
         #expect(widened.stdout.contains("also showing near spellings of \"theme\": \"them\""), "\(widened)")
     }
 
+    @Test("near spellings are said to be shown \"also\" only when a note shown holds the word as written")
+    func nearSpellingsAlsoOnlyBesideTheWord() throws {
+        let s = try Sandbox()
+        let asyncNote = try s.add("Async", "--body", "async functions")
+        try s.add("Sync", "--body", "sync the files")
+        // A new user's trial: before 2026-12-07 each said "also showing near spellings of
+        // "async"", over notes with `sync` alone.
+        let excluded = try s.ok("search", "async -async")
+        #expect(excluded.lines.first == "showing near spellings of \"async\": \"sync\"", "\(excluded)")
+        #expect(excluded.lines.map { $0.prefix(6) } == ["showin", "Sync  ", "  sync"], "\(excluded)")
+        // The word held by a note in the trash alone.
+        try s.ok("trash", asyncNote)
+        let trashed = try s.ok("search", "async")
+        #expect(trashed.lines.first == "showing near spellings of \"async\": \"sync\"", "\(trashed)")
+        // Beside a note that holds it, "also".
+        try s.add("Async again", "--body", "async and await")
+        let both = try s.ok("search", "async")
+        #expect(both.lines.first == "also showing near spellings of \"async\": \"sync\"", "\(both)")
+    }
+
     @Test("a note found through a near spelling in a title is named, though its body holds the word")
     func nearSpellingInTitleNamed() throws {
         let s = try Sandbox()

@@ -151,6 +151,15 @@ struct InterchangeHistoryTests {
                 #"line 2: time "soon" is not an RFC 3339 instant"#
             ),
             (create.replacing(#""author":"A","#, with: ""), #"line 2: missing key "author""#),
+            // A new user's trial: before 2026-12-07 an empty path made a note titled "untitled".
+            (
+                create.replacing("proposals/a.md", with: ""),
+                #"line 2: "doc" is empty: it must be the document's path (proposals/NNNN-name.md)"#
+            ),
+            (
+                #"{"doc":"proposals/b.md","from":"","commit":"c2","time":"2016-01-02T00:00:00Z","author":"A","op":"rename","title":"B","status":null,"text":"x"}"#,
+                #"line 2: "from" is empty: it must be the document's path (proposals/NNNN-name.md)"#
+            ),
             ("{", "line 2: malformed JSON: expected a string key at byte 1 (found end of input)"),
         ]
         for (bad, message) in cases {

@@ -59,6 +59,40 @@ struct InterchangeMarkdownTests {
         #expect(again.created == 0 && again.unchanged == 2 && again.skipped.isEmpty, "\(again)")
     }
 
+    @Test("a file over the size limit is read whole (hashed) only when a note could be that file unchanged")
+    func oversizedFileHashedOnlyWhenANoteCouldMatch() throws {
+        // A new user's trial: before 2026-12-07 every file over the limit was hashed whole on
+        // every import, for a rule only a note recorded from its path (or named by its `id`) can
+        // meet: a 10 GB file took 41 s to be refused by a first import into an empty store.
+        let s = try InterchangeScratch(maxBodyBytes: 1000)
+        let v = s.path + "/vault"
+        let big = "# Big\n\n" + String(repeating: "word ", count: 20_000)
+        try write(v + "/Big.md", big)
+        try write(v + "/a.md", "# a\n")
+        var hashed: [String] = []
+        func importing() throws -> MarkdownImportSummary {
+            try s.book.importMarkdown(
+                from: v, skipInvalid: true, prune: false, afterListing: nil, digesting: { hashed.append($0) })
+        }
+        // A first import into an empty store: no note can be Big.md's.
+        let first = try importing()
+        #expect(first.created == 1 && first.skipped.map(\.file) == ["Big.md"], "\(first)")
+        #expect(hashed.isEmpty)
+        // Nor in a store whose notes are of other paths, for a file naming an id no note has.
+        try write(v + "/Other.md", "---\nid: 0B6A1C3E-0000-4000-8000-000000000001\n---\n" + big)
+        let second = try importing()
+        #expect(second.skipped.map(\.file).sorted() == ["Big.md", "Other.md"], "\(second)")
+        #expect(hashed.isEmpty)
+        // A note imported from the path: the file is hashed, found changed, and refused.
+        try write(v + "/Grown.md", "# Grown\n")
+        #expect(try importing().created == 1)
+        try write(v + "/Grown.md", "# Grown\n\n" + big)
+        let grown = try importing()
+        #expect(hashed == ["Grown.md"])
+        #expect(grown.skipped.map(\.file).sorted() == ["Big.md", "Grown.md", "Other.md"], "\(grown)")
+        #expect(try s.allNotes().first { $0.title == "Grown" }?.body == "# Grown\n")
+    }
+
     @Test("a folder inside that cannot be listed is refused as an unreadable file is; skipped, its notes stay")
     func unlistableFolder() throws {
         let s = try InterchangeScratch()

@@ -258,14 +258,17 @@ func searchNotices(_ found: Notebook.ForgivingResults, alternatives: Bool = fals
                 if c.unknown { named.append((c.word, "no exact match for \"\(c.word)\"")) }
                 continue
             }
+            // "Also" only beside a note shown that holds the word: before 2026-12-07 it was said
+            // over near spellings alone (`async -async`, or a word only a trashed note holds).
+            let also = found.heldBySomeResult.contains(c.word) ? "also showing" : "showing"
             named.append(
                 (
                     c.word,
                     c.unknown
                         ? "no exact match for \"\(c.word)\"; showing \(quoted(c.replacements))"
                         : c.rare
-                            ? "few notes have \"\(c.word)\"; also showing \(quoted(c.replacements))"
-                            : "also showing near spellings of \"\(c.word)\": \(quoted(c.replacements))"
+                            ? "few notes have \"\(c.word)\"; \(also) \(quoted(c.replacements))"
+                            : "\(also) near spellings of \"\(c.word)\": \(quoted(c.replacements))"
                 ))
         }
         // A pasted paragraph with many such words: the first few, then one line for the rest
