@@ -342,6 +342,28 @@ struct InterchangeCLITests {
         #expect(try s.ok("verify").line.hasPrefix("ok:"))
     }
 
+    @Test("export --output naming the store's own file is refused even when standard output is that file")
+    func exportToStandardOutputThatIsTheStore() throws {
+        let s = try Sandbox()
+        try s.add("One", "--body", "a")
+        let data = s.store + "/data.mdb"
+        let before = read(file: data)
+        // Standard output opened on the store's file without truncating it (`1<>`, as a script
+        // or a service manager may hand it): before the fix the path was taken for standard
+        // output and the export written over the store's first pages, though the same
+        // `--output` without that redirection is refused.
+        for output in [data, "/dev/stdout"] {
+            let run = s.run(
+                ["-c", #""$0" export --output "$1" 1<>"$2""#, notesBinary, output, data], executable: "/bin/bash")
+            CLIErrorTests.expectFailure(run, 2, mentioning: "would replace the store")
+            let unchanged = read(file: data) == before
+            #expect(unchanged, "the store's file is as it was (\(output))")
+        }
+        #expect(try s.ok("verify").line.hasPrefix("ok:"))
+        // Standard output a file elsewhere, or a pipe, is still written as without --output.
+        #expect(try s.ok("export", "--output", "/dev/stdout").stdoutBytes == s.ok("export").stdoutBytes)
+    }
+
     @Test("an export removes the temporaries of its file that a killed export left, and nothing else")
     func abandonedTemporariesRemoved() throws {
         let s = try Sandbox()

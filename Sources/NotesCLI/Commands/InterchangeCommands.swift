@@ -24,6 +24,12 @@ let exportCommand = Command(
     try ctx.expectPositionals(0...0)
     let after = UInt64(try ctx.integer("since") ?? 0)
     let book = try ctx.notebook()
+    if let path = ctx.value("output"), isStandardOutput(path) {
+        // Standard output's file is written as without --output, but never when it is the
+        // store's own (`1<>data.mdb`): before 2026-12-07 that export was written over the store,
+        // though the same --output with standard output elsewhere is refused.
+        try book.refuseOutputInStore(resolvedPath(path) ?? path)
+    }
     if let path = ctx.value("output"), !isStandardOutput(path) {
         guard !path.isEmpty else { throw CLIError("--output needs a file path") }
         let summary = try book.exportEvents(toFile: path, after: after, upcast: ctx.flag("upcast"))
