@@ -93,7 +93,13 @@ struct Config: Sendable {
     /// say it: an empty remote is had by none (before 2026-12-07 the refusal said only that it
     /// must be a connection string).
     static func remedy(_ key: String, _ value: String) -> String {
-        key == "remote" && value.isEmpty ? "; to have no remote, `notes remote unset` removes it" : ""
+        if key == "remote" && value.isEmpty { return "; to have no remote, `notes remote unset` removes it" }
+        // A value over the ceiling was valid before 2026-12-07: the file that holds it refuses
+        // every command until it is changed, so say how (before, the refusal named no way out).
+        if key == "body-limit", let n = Int(value), n > maxBodyLimit {
+            return "; `notes config set body-limit \(maxBodyLimit)` sets the most it may be"
+        }
+        return ""
     }
 
     /// The config file's text. One of more than 1 MiB is no config file (a log or a download

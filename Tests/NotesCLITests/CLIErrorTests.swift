@@ -117,6 +117,12 @@ struct CLIErrorTests {
             s.run("add", "Z"), 2,
             mentioning: "\(s.configFile):1: body-limit must be at most 1073741824 bytes (1 GiB)")
         #expect(try s.ok("list", "--json", env: ["XDG_CONFIG_HOME": s.path("none")]).array().count == 2)
+        // Such a file, valid before the ceiling, refuses every command, a read too: the refusal
+        // says how to change it (before, it named no way out), and that does.
+        let read = s.run("list")
+        Self.expectFailure(read, 2, mentioning: "`notes config set body-limit 1073741824` sets the most it may be")
+        try s.ok("config", "set", "body-limit", "1073741824")
+        #expect(try s.ok("list", "--json").array().count == 2)
     }
 
     @Test("a tag or category name that cannot be one is quoted in the error, with what to give instead")
