@@ -40,7 +40,9 @@ public enum SearchIndex {
     /// `search-6` (2026-12-07): a title's lines are apart, as the title and the body are.
     /// `search-7` (2026-12-07): a word longer than ``Tokenizer/maxTermBytes`` ends in a hash of
     /// all of it, not cut (two long words that start alike were one term).
-    public static let version = "search-7"
+    /// `search-8` (2026-12-07): that hash is in capitals, which no folded word holds (it was
+    /// lowercase hex, and a 64-byte word could be a long word's term).
+    public static let version = "search-8"
 
     /// Inline, inside the append's write transaction: the document changed from `old` (nil when
     /// just added) to `new`. A change of text touches only the blocks of its old and new terms; a

@@ -7,7 +7,8 @@
 ///   (a query of several ideographs becomes a phrase).
 /// - Terms are lowercased, diacritics are removed (`Résumé` gives `resume`) and a word longer
 ///   than ``maxTermBytes`` is its first 56 bytes or fewer (cut at a scalar boundary) followed by
-///   the 8 hex digits of a hash of all of it (queries are cut the same way).
+///   a hash of all of it in 8 capitals `A` to `P`, which no folded word holds (queries are cut
+///   the same way).
 ///
 /// The tokenizer never fails: any string, even one of stray marks or joiners, gives zero or more
 /// terms. Changing its behaviour changes the index format: bump ``SearchIndex/version``.
@@ -180,12 +181,16 @@ enum Tokenizer {
         @inline(__always) func emit() {
             if full {
                 // A word longer than ``maxTermBytes``: its first bytes (cut at a scalar boundary)
-                // then the hash of all of it in 8 hex digits, so that two long words that start
-                // alike are two terms (before search-7 both were their first 64 bytes, and a
-                // search for one found the other).
+                // then the hash of all of it, so that two long words that start alike are two
+                // terms (before search-7 both were their first 64 bytes, and a search for one
+                // found the other). Its 16 digits are the capitals `A` to `P`, which a folded
+                // word never holds: no word's own term is a long word's, and no folded prefix
+                // reaches into the hash (in search-7 they were lowercase hex: the 64-byte word
+                // spelled as a long word's term was that term, and a prefix ending in the
+                // hash's first digits found a long word that does not start so).
                 var cut = term.count - 8
                 while cut > 0 && term[cut] & 0xC0 == 0x80 { cut -= 1 }
-                let digits: StaticString = "0123456789abcdef"
+                let digits: StaticString = "ABCDEFGHIJKLMNOP"
                 for k in 0..<8 {
                     term[cut + k] = digits.utf8Start[Int((hash >> UInt32(28 - 4 * k)) & 0xF)]
                 }

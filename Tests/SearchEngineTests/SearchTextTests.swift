@@ -115,6 +115,26 @@ struct SearchTextTests {
         #expect(terms(x64 + "a") != terms(x64 + "b") && terms(x64 + "ж") != terms(x64 + "a"))
     }
 
+    @Test("a long word's hash is in capitals, which no word's own term holds: no 64-byte word and no prefix meets it")
+    func longWordHashApart() {
+        let x56 = String(repeating: "x", count: 56)
+        let long = terms(x56 + String(repeating: "z", count: 20))[0]
+        let hash = String(long.dropFirst(56))
+        // Before, the hash was 8 lowercase hex digits: the 64-byte word written as that term
+        // was that term (a search for either found both), and `x56` and the hash's first
+        // digits, as a prefix, found the long word, though it does not start so.
+        #expect(terms(x56 + hash) != [long], "a 64-byte word is never a long word's term")
+        #expect(!long.hasPrefix(x56 + hash.prefix(3).lowercased()), "no folded prefix reaches into the hash")
+        #expect(hash.utf8.allSatisfy { $0 >= 0x41 && $0 <= 0x50 }, "\(hash)")
+        // Every scalar folds to no ASCII capital, so no word's own term holds one.
+        var capitals: [UInt32] = []
+        for v in UInt32(0x80)...0x10_FFFF where !(0xD800...0xDFFF).contains(v) {
+            Tokenizer.foldNonASCII(v) { if $0 >= 0x41 && $0 <= 0x5A { capitals.append(v) } }
+        }
+        #expect(capitals.isEmpty, "\(capitals.prefix(20).map { String($0, radix: 16) })")
+        #expect(terms("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ["abcdefghijklmnopqrstuvwxyz"])
+    }
+
     @Test("tokens report their place in the text")
     func offsets() {
         var spans: [String] = []
