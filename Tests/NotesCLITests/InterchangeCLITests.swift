@@ -352,9 +352,12 @@ struct InterchangeCLITests {
         // or a service manager may hand it): before the fix the path was taken for standard
         // output and the export written over the store's first pages, though the same
         // `--output` without that redirection is refused.
-        for output in [data, "/dev/stdout"] {
+        // A hard link to it elsewhere is the store's file too.
+        let linked = s.path("linked.jsonl")
+        try #require(link(data, linked) == 0)
+        for (output, opened) in [(data, data), ("/dev/stdout", data), (linked, linked)] {
             let run = s.run(
-                ["-c", #""$0" export --output "$1" 1<>"$2""#, notesBinary, output, data], executable: "/bin/bash")
+                ["-c", #""$0" export --output "$1" 1<>"$2""#, notesBinary, output, opened], executable: "/bin/bash")
             CLIErrorTests.expectFailure(run, 2, mentioning: "would replace the store")
             let unchanged = read(file: data) == before
             #expect(unchanged, "the store's file is as it was (\(output))")
