@@ -187,7 +187,7 @@ public final class EventStore: Sendable {
         environment = env
         do {
             // Check the format before creating anything, so a newer store is left untouched.
-            let existingMeta: Database? = try? env.openDatabase(Names.meta)
+            var existingMeta: Database? = try? env.openDatabase(Names.meta)
             // Creation opens the databases in one transaction and writes the format in the next
             // (stores made before 2026-12-04 opened each in its own), so a creation killed
             // midway, or running now in another process, leaves store databases without a format.
@@ -199,14 +199,25 @@ public final class EventStore: Sendable {
             // it has none.
             var format = try existingMeta.flatMap { meta in try env.read { txn in try txn.get(meta, key: formatKey) } }
             var (logIsEmpty, metaIsEmpty, names) = (false, false, [String]())
-            if format == nil {
+            // A handle opened before another process created its database is no handle: when the
+            // snapshot holds a `meta` or `events` this process found missing, a creation ran in
+            // between, and the look is taken again with handles opened now (before 2026-12-07
+            // such a store, all its own databases and events already appended, was said to hold
+            // "other LMDB data": four processes opening one new store at once, on a loaded
+            // machine).
+            var looks = 0
+            while format == nil {
+                looks += 1
+                if existingMeta == nil { existingMeta = try? env.openDatabase(Names.meta) }
                 let existingEvents = try? env.openDatabase(Names.events)
                 let main = try env.mainDatabase()
+                let metaHandle = existingMeta
                 // The format (again) and the databases in one snapshot: a creating process commits
                 // the format before any event, so no format with empty databases is unfinished.
-                (format, logIsEmpty, metaIsEmpty, names) = try env.read { txn in
-                    let format = try existingMeta.flatMap { try txn.get($0, key: formatKey) }
-                    if let format { return (format, false, false, []) }
+                var stale = false
+                (format, logIsEmpty, metaIsEmpty, names, stale) = try env.read { txn in
+                    let format = try metaHandle.flatMap { try txn.get($0, key: formatKey) }
+                    if let format { return (format, false, false, [], false) }
                     let names = try txn.withCursor(main) { c in
                         var names: [String] = []
                         var entry = try c.first()
@@ -216,11 +227,15 @@ public final class EventStore: Sendable {
                         }
                         return names
                     }
+                    let stale =
+                        (metaHandle == nil && names.contains(Names.meta))
+                        || (existingEvents == nil && names.contains(Names.events))
                     return (
                         nil, try existingEvents.map { try txn.count($0) } ?? 0 == 0,
-                        try existingMeta.map { try txn.count($0) } ?? 0 == 0, names
+                        try metaHandle.map { try txn.count($0) } ?? 0 == 0, names, stale
                     )
                 }
+                if !stale || looks >= 100 { break }
             }
             var formatMissing = false
             if let format {
