@@ -24,22 +24,16 @@ let exportCommand = Command(
     try ctx.expectPositionals(0...0)
     let after = UInt64(try ctx.integer("since") ?? 0)
     let book = try ctx.notebook()
-    if let path = ctx.value("output"), isStandardOutput(path) {
+    var output = ctx.value("output")
+    if let path = output, isStandardOutput(path) {
         // Standard output's file is written as without --output, but never when it is the
         // store's own (`1<>data.mdb`, or a hard link to it): before 2026-12-07 that export was
         // written over the store, though the same --output with standard output elsewhere is
         // refused.
-        let store = try ctx.storePath()
-        var out = stat()
-        var file = stat()
-        for name in ["data.mdb", "lock.mdb"]
-        where fstat(1, &out) == 0 && stat(store + "/" + name, &file) == 0 && out.st_dev == file.st_dev
-            && out.st_ino == file.st_ino
-        {
-            throw NotesError.validation(.overwritesStore(path, store: store))
-        }
+        try book.refuseDescriptorInStore(1, named: path)
+        output = nil
     }
-    if let path = ctx.value("output"), !isStandardOutput(path) {
+    if let path = output {
         guard !path.isEmpty else { throw CLIError("--output needs a file path") }
         let summary = try book.exportEvents(toFile: path, after: after, upcast: ctx.flag("upcast"))
         if ctx.json {
