@@ -971,9 +971,11 @@ public final class NotesProjection: ProjectionSet {
                 }
             }
             try txn.withCursor(databases[DB.conflicts]) { c in
-                for n in notes where n.isConflicted {
-                    try n.id.bytes.withUnsafeBytes { k in
-                        try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                try notes.withUnsafeBufferPointer { notes in
+                    for i in notes.indices where notes[i].isConflicted {
+                        try notes[i].id.bytes.withUnsafeBytes { k in
+                            try [UInt8]().withUnsafeBytes { v in try c.put(k, v, flags: .append) }
+                        }
                     }
                 }
             }

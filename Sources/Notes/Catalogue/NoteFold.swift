@@ -106,13 +106,35 @@ enum NoteFold {
     ) throws(FoldError) {
         if kind == .created {
             guard note == nil else { throw .createdTwice(.note(id)) }
-            note = Note(id: id, title: "", body: "", createdAt: instant, updatedAt: instant, version: version)
+            var made = Note(id: id, title: "", body: "", createdAt: instant, updatedAt: instant, version: version)
+            stamp(kind, p, into: &made, at: instant, version: version)
+            note = made
         } else if note == nil {
             throw .notCreated(.note(id), type: kind.layout.name)
+        } else {
+            stamp(kind, p, into: &note!, at: instant, version: version)
         }
-        apply(kind, p, to: &note!, at: instant)
-        note!.updatedAt = instant
-        note!.version = version
+    }
+
+    /// Folds one event into a note that exists (a creation is refused): what
+    /// ``apply(_:_:to:id:at:version:)`` does once the note is there, for a caller that holds it
+    /// in place.
+    static func apply(
+        _ kind: NoteEventKind, _ p: NotePayload<String>, toExisting note: inout Note, at instant: Int64,
+        version: UInt64
+    ) throws(FoldError) {
+        guard kind != .created else { throw .createdTwice(.note(note.id)) }
+        stamp(kind, p, into: &note, at: instant, version: version)
+    }
+
+    /// The event's change, and the update time and version every event sets.
+    @inline(__always)
+    private static func stamp(
+        _ kind: NoteEventKind, _ p: NotePayload<String>, into note: inout Note, at instant: Int64, version: UInt64
+    ) {
+        apply(kind, p, to: &note, at: instant)
+        note.updatedAt = instant
+        note.version = version
     }
 
     /// Folds a typed event (see ``apply(_:_:to:id:at:version:)``).

@@ -47,6 +47,21 @@ public struct NoteCollection: Sendable, Equatable {
         }
     }
 
+    /// Changes the note with `id` where it lies, or, when there is none, adds the note `make`
+    /// gives (if any): a note taken out and put back has each of its strings retained and
+    /// released.
+    mutating func update<R>(
+        _ id: Identifier, existing: (inout Note) throws(FoldError) -> R, absent: () throws(FoldError) -> (Note?, R)
+    ) throws(FoldError) -> R {
+        if let i = find(id) { return try existing(&values[i]) }
+        let (note, r) = try absent()
+        if let note {
+            table.insert(note.id, index: values.count)
+            values.append(note)
+        }
+        return r
+    }
+
     /// Changes the note with `id` in place, if there is one.
     public mutating func modify(_ id: Identifier, _ change: (inout Note) -> Void) {
         guard let i = find(id) else { return }
