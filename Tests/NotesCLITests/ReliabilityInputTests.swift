@@ -863,6 +863,14 @@ struct ReliabilityInputTests {
         for args in [["add", "X"], ["edit", id, "--body", "y"], ["pin", id], ["rebuild"]] {
             Self.expectRefused(s.run(args, env: env), 5, "\(args)", mentioning: "read-only")
         }
+        // Commands that write only when given something to write list otherwise (before
+        // 2026-12-07 refused: "the store is on a read-only file system").
+        for args in [["categories"], ["tags"], ["tags", "--all"], ["alias", id]] {
+            let r = s.run(args, env: env)
+            #expect(r.code == 0 && r.stderr.isEmpty, "\(args): \(r)")
+        }
+        Self.expectRefused(
+            s.run(["categories", "add", "Home"], env: env), 5, "categories add", mentioning: "read-only")
         #expect(read(file: s.store + "/data.mdb") == before)
         // Projections another version built cannot be rebuilt here: verify says so, and does not
         // report the differences of their rules as damage.
