@@ -156,6 +156,10 @@ public final class EventStore: Sendable {
     let meta: Database
     /// Projection databases by slot (0 and 1); the active slot is recorded in `meta`.
     let slots: [ProjectionDatabases]
+    /// The projection databases this program declares that a store opened read-only lacks
+    /// (`p0.rows`...): an older program never made them, and they cannot be made here. Empty
+    /// when the store was opened for writing, which creates them.
+    public let missingProjectionDatabases: [String]
     /// The projection version this program writes, as stored (see ``currentProjectionVersion``).
     let currentProjectionVersionBytes: [UInt8]
 
@@ -280,10 +284,11 @@ public final class EventStore: Sendable {
             for slot in 0..<2 {
                 for spec in specs { wanted.append(("p\(slot).\(spec.name)", spec.flags.union(create))) }
             }
-            let opened = try env.openDatabases(wanted)
-            let meta = opened[0]
+            let (opened, missing) = try Self.openDatabases(wanted, core: 5, in: env, readOnly: create.isEmpty)
+            missingProjectionDatabases = missing
+            let meta = opened[0]!
             self.meta = meta
-            (events, streams, streamHeads, eventIDs) = (opened[1], opened[2], opened[3], opened[4])
+            (events, streams, streamHeads, eventIDs) = (opened[1]!, opened[2]!, opened[3]!, opened[4]!)
             slots = (0..<2).map { slot in
                 var byName: [String: Database] = Dictionary(minimumCapacity: specs.count)
                 for (i, spec) in specs.enumerated() { byName[spec.name] = opened[5 + slot * specs.count + i] }
@@ -302,6 +307,35 @@ public final class EventStore: Sendable {
             throw .unexpected("\(error)")
         }
         try checkCatalogue()
+    }
+
+    /// Opens `wanted`, the first `core` of them the log's. Read-only, a projection database the
+    /// store lacks (one an older program never made) cannot be created: it is left out, named in
+    /// `missing`, and the log is still read (the notebook refuses the projections then). Before
+    /// 2026-12-07 every command on such a store, `export` too, failed with "open database
+    /// p0.rows: MDB_NOTFOUND".
+    private static func openDatabases(
+        _ wanted: [(name: String, flags: DatabaseFlags)], core: Int, in env: Environment, readOnly: Bool
+    ) throws(LMDBError) -> (opened: [Database?], missing: [String]) {
+        guard readOnly else { return (try env.openDatabases(wanted).map(Optional.some), []) }
+        var opened = try env.openDatabases(Array(wanted.prefix(core))).map(Optional.some)
+        let projections = Array(wanted.dropFirst(core))
+        do {
+            return (opened + (try env.openDatabases(projections)).map(Optional.some), [])
+        } catch {
+            guard error.code == .notFound else { throw error }
+        }
+        var missing: [String] = []
+        for spec in projections {
+            do {
+                opened.append(try env.openDatabases([spec])[0])
+            } catch {
+                guard error.code == .notFound else { throw error }
+                opened.append(nil)
+                missing.append(spec.name)
+            }
+        }
+        return (opened, missing)
     }
 
     /// Whether `name` is one of the databases a store creates (see ``Names``).

@@ -33,6 +33,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The projections were rebuilt by another version of the program (`stored`) since this one
     /// (`expected`) opened the store; nothing was written.
     case projectionsChanged(stored: String, expected: String)
+    /// The store is opened read-only and lacks projection databases this program reads
+    /// (`missing`, such as `p0.rows`): another version built its projections (`stored`, nil when
+    /// none is recorded), and they can be neither read nor rebuilt here.
+    case projectionsNotBuilt(stored: String?, missing: [String])
     /// The local log and a shared log it synchronizes with disagree at this position.
     case diverged(position: UInt64, detail: String)
     /// An error no layer of the store knows (a bug, if it ever shows).
@@ -69,6 +73,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .projectionsChanged(let stored, let expected):
             return
                 "another version of the program rebuilt the store's projections (\(stored), this one writes \(expected)) while this process had it open; nothing was written: run the command again with the program that rebuilt them"
+        case .projectionsNotBuilt(let stored, let missing):
+            let names =
+                missing.count > 3 ? missing.prefix(3).joined(separator: ", ") + "..." : missing.joined(separator: ", ")
+            return
+                "the store is read-only here and its projections, built by another version of the program (\(stored ?? "none recorded")), lack databases this one reads (\(names)), so they can be neither read nor rebuilt"
         case .diverged(let position, let detail):
             return
                 "the store's log differs from the remote log at position \(position) (\(detail)); nothing was merged"

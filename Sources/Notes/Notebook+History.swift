@@ -469,7 +469,7 @@ extension Notebook {
             typeFilter = known
         }
         guard query.limit > 0 else { return [] }
-        return try read { txn, _ in
+        return try readLog { txn, _ in
             let headers = try logHeaders(query, typeFilter: typeFilter, in: txn)
             return try logEntries(headers, in: txn)
         }

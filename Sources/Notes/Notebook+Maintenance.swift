@@ -22,7 +22,7 @@ extension Notebook {
         // reported as damage (before 2026-12-06). The projections are read in a snapshot held
         // open while the log is replayed up to that snapshot's head (the log only grows, so
         // the replay's own reads see the same events).
-        problems += try read { txn, dbs in
+        problems += try readLog { txn, dbs in
             let head = try store.headPosition(in: txn)
             let state: NotebookState
             do { state = try NotebookState.replay(store: store, upTo: head, releasingPages: true) } catch {
@@ -44,7 +44,7 @@ extension Notebook {
         // program's replay would report differences that are not damage.
         let stored = try store.storedProjectionVersion(in: txn)
         let current = store.currentProjectionVersion
-        if stored != current, try stored != nil || store.headPosition(in: txn) > 0 {
+        if unbuiltProjections != nil || stored != current, try stored != nil || store.headPosition(in: txn) > 0 {
             return [
                 VerificationProblem(
                     .projection, position: nil,

@@ -70,6 +70,10 @@ public final class Notebook: Sendable {
     public let options: Options
     /// The rebuild the open ran (projection version changed), or nil.
     public let rebuildAtOpen: RebuildReport?
+    /// Read-only, projections this program cannot read: another version built them, and the
+    /// store lacks databases this one reads. Reads of projections are refused with it; the log
+    /// is read as it is (`export`, `log`, `verify`).
+    let unbuiltProjections: StoreError?
 
     public init(path: String, options: Options) throws(NotesError) {
         self.options = options
@@ -106,6 +110,14 @@ public final class Notebook: Sendable {
         } else {
             self.projection = projection
         }
+        // An older program's store on a read-only mount (a backup, a snapshot): before 2026-12-07
+        // every command failed at open, "open database p0.rows: MDB_NOTFOUND", `export` too.
+        if options.readOnly, !opened.missingProjectionDatabases.isEmpty {
+            let stored = try? opened.read { txn in try opened.storedProjectionVersion(in: txn) }
+            unbuiltProjections = .projectionsNotBuilt(stored: stored ?? nil, missing: opened.missingProjectionDatabases)
+        } else {
+            unbuiltProjections = nil
+        }
     }
 
     package var metadata: EventMetadata { EventMetadata(actor: options.actor, command: options.command) }
@@ -116,6 +128,13 @@ public final class Notebook: Sendable {
 
     /// Runs `body` with a read snapshot and the active projection databases.
     public func read<R>(_ body: (borrowing Transaction, ProjectionDatabases) throws -> R) throws(NotesError) -> R {
+        if let unbuiltProjections { throw .store(unbuiltProjections) }
+        return try readLog(body)
+    }
+
+    /// ``read(_:)`` without refusing projections this program cannot read (see
+    /// ``unbuiltProjections``): for readers of the log alone, which must not touch `dbs` then.
+    func readLog<R>(_ body: (borrowing Transaction, ProjectionDatabases) throws -> R) throws(NotesError) -> R {
         do {
             return try store.read { txn in try body(txn, try store.activeProjections(in: txn)) }
         } catch { throw NotesError.wrap(error) }

@@ -226,7 +226,7 @@ final class Context: @unchecked Sendable {
         if let n = openedNotebook { return n }
         let path = try storePath()
         let actor = self.actor
-        if !command.readsOnly {
+        if !readsOnly {
             // The actor is stored in every event for good and shown in history's one-line rows.
             guard !actor.unicodeScalars.contains(where: breaksLine), actor.count <= 200 else {
                 throw CLIError(
@@ -291,7 +291,7 @@ final class Context: @unchecked Sendable {
             }
         }
         var openPath = path
-        if !command.readsOnly {
+        if !readsOnly {
             if makesStoreOnceAccepted, let (staging, lock) = stagingDirectory(for: path) {
                 newStore = (staging, path, lock)
                 openPath = staging
@@ -332,7 +332,7 @@ final class Context: @unchecked Sendable {
         var failure: NotesError?
         do { book = try Notebook(path: openPath, options: options) } catch { failure = error }
         if let failure {
-            guard command.readsOnly && failure.isPermissionProblem else { throw failure }
+            guard readsOnly && failure.isPermissionProblem else { throw failure }
             options.readOnly = true
             book = try Notebook(path: openPath, options: options)
         }
@@ -344,11 +344,24 @@ final class Context: @unchecked Sendable {
         return book
     }
 
+    /// Whether this run only reads: a command that does, or one that writes only when given
+    /// something to write and otherwise lists (`categories`, `tags`, `tags --all`, `alias ID`).
+    /// Such a listing reads a read-only store (before 2026-12-07 it was refused: "the store is
+    /// on a read-only file system").
+    private var readsOnly: Bool {
+        if command.readsOnly { return true }
+        switch command.name {
+        case "categories", "tags": return positionals.isEmpty
+        case "alias": return positionals.count == 1 && !flag("none")
+        default: return false
+        }
+    }
+
     /// Whether this command may make the store where there is none: it writes notes that come
     /// from nothing before it (a new note, a file, a folder, a remote's log, a new category).
     /// Any other command on a missing store says there is none and makes nothing.
     private var createsStore: Bool {
-        guard !command.readsOnly else { return false }
+        guard !readsOnly else { return false }
         if makesStoreOnceAccepted || command.name == "add" { return true }
         return command.name == "categories" && positionals.first == "add"
     }

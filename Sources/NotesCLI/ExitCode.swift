@@ -108,6 +108,12 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .damagedProjection:
                 return CLIError(e.description + "; run `notes rebuild` to repair them", code: .storeUnusable)
             case .notAStore: return CLIError(e.description + "; choose another path with --store", code: .storeUnusable)
+            case .projectionsNotBuilt:
+                return CLIError(
+                    e.description
+                        + ": open the store once with write access, or a copy of its folder (`cp -a`) with --store; "
+                        + "`notes export` and `notes log` read its events as they are",
+                    code: .storeUnusable)
             case .unusableDataFile:
                 return CLIError(e.description + ", or choose another store with --store", code: .storeUnusable)
             default: return CLIError(e.description, code: .storeUnusable)

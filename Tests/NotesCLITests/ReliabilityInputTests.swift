@@ -863,6 +863,14 @@ struct ReliabilityInputTests {
         for args in [["add", "X"], ["edit", id, "--body", "y"], ["pin", id], ["rebuild"]] {
             Self.expectRefused(s.run(args, env: env), 5, "\(args)", mentioning: "read-only")
         }
+        // Commands that write only when given something to write list otherwise (before
+        // 2026-12-07 refused: "the store is on a read-only file system").
+        for args in [["categories"], ["tags"], ["tags", "--all"], ["alias", id]] {
+            let r = s.run(args, env: env)
+            #expect(r.code == 0 && r.stderr.isEmpty, "\(args): \(r)")
+        }
+        Self.expectRefused(
+            s.run(["categories", "add", "Home"], env: env), 5, "categories add", mentioning: "read-only")
         #expect(read(file: s.store + "/data.mdb") == before)
         // Projections another version built cannot be rebuilt here: verify says so, and does not
         // report the differences of their rules as damage.
@@ -875,6 +883,33 @@ struct ReliabilityInputTests {
         #expect(!verify.stdout.contains("differ"), "\(verify)")
         #expect(read(file: s.store + "/data.mdb") == stale)
         #expect(s.run(["verify"]).code == 0, "with write access the open rebuilds them")
+    }
+
+    @Test(
+        "an older version's store, read-only: its projections are refused by name, exit 5; export, log and verify read its log",
+        .enabled(if: canMount, "needs root with mount rights (CAP_SYS_ADMIN) for a read-only bind mount"))
+    func readOnlyOlderStore() throws {
+        let s = try Sandbox()
+        try SchemaCLIFixtures.copyLegacyStore(to: s.store)
+        let before = read(file: s.store + "/data.mdb")
+        let ro = try #require(Self.readOnlyMount(s), "the read-only bind mount failed")
+        defer { _ = system("umount '\(ro)'") }
+        let env: [String: String?] = ["NOTES_STORE": ro]
+        // Before 2026-12-07 every command, `export` too: "storage error: open database p0.rows:
+        // MDB_NOTFOUND: No matching key/data pair found", exit 5.
+        for args in [["list"], ["show", "1111"], ["search", "milk"], ["history", "1111"], ["categories"]] {
+            Self.expectRefused(
+                s.run(args, env: env), 5, "\(args)", mentioning: "built by another version of the program")
+            #expect(s.run(args, env: env).stderr.contains("`notes export`"))
+        }
+        let export = s.run(["export"], env: env)
+        #expect(export.code == 0 && export.stdout.split(separator: "\n").count == 20, "\(export)")
+        let log = s.run(["log"], env: env)
+        #expect(log.code == 0 && log.stdout.contains("NoteUpdated"), "\(log)")
+        let verify = s.run(["verify"], env: env)
+        #expect(verify.code == 5 && verify.stdout.contains("not compared"), "\(verify)")
+        #expect(read(file: s.store + "/data.mdb") == before)
+        #expect(s.run(["list"]).code == 0, "with write access the open rebuilds them")
     }
 
     @Test("random argument vectors from the CLI's own vocabulary never trap")

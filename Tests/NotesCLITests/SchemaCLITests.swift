@@ -178,4 +178,36 @@ struct SchemaCLITests {
         #expect(migrations.last?["reason"] as? String == "projection version changed")
         try box.ok("verify")
     }
+
+    @Test("a store the notes binary of 2026-11-29 (0b7e71e) made through its commands: the same notes and history here")
+    func storeOfTheFirstRelease() throws {
+        let box = try Sandbox()
+        try FileManager.default.createDirectory(atPath: box.store, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: SchemaCLIFixtures.directory + "/notes-2026-11-29/data.mdb", toPath: box.store + "/data.mdb")
+        // By id: a166308e "Groceries", caa2189a "Café Zürich", fde626cc "Ångström units".
+        let notes = try box.run(["list", "--all", "--json"]).array()
+            .sorted { ($0["id"] as? String ?? "") < ($1["id"] as? String ?? "") }
+        #expect(notes.map { $0["title"] as? String } == ["Groceries", "Café Zürich", "Ångström units"])
+        #expect(notes.map { $0["version"] as? Int } == [5, 4, 4])
+        #expect(notes.map { $0["category"] as? String } == ["Home 🏠", nil, "Home 🏠"])
+        #expect(notes.map { $0["pinned"] as? Bool } == [false, false, true])
+        #expect(notes.map { $0["archived"] as? Bool } == [false, false, true])
+        #expect(notes.map { $0["trashed"] as? Bool } == [false, false, false])
+        #expect(try box.object("show", "a166")["body"] as? String == "- milk\n- eggs\n", "restored to v1")
+        #expect(try box.object("show", "caa2")["body"] as? String == "Café crème\nnaïve 東京\n")
+        let history = try box.run(["history", "a166", "--json"]).array()
+        #expect(
+            history.map { $0["type"] as? String } == [
+                "NoteCreated", "NoteBodyEdited", "NoteTrashed", "NoteUntrashed", "NoteRestored",
+            ])
+        #expect(history.first?["recordedAt"] as? String == "2026-11-29T10:02:00.000000Z")
+        #expect(try box.ok("show", "a166", "--at", "2").stdout.contains("[Home]"), "the category as it was named then")
+        #expect(try box.ok("search", "zurich").stdout.contains("Café Zürich"))
+        let migrations = try box.run(["migrations", "--json"]).array()
+        #expect(migrations.count == 1, "rebuilt once, at the first open: \(migrations)")
+        #expect((migrations.first?["from"] as? String)?.hasPrefix("notes-3+") == true)
+        #expect(try box.ok("export").stdout.split(separator: "\n").count == 15)
+        try box.ok("verify")
+    }
 }

@@ -299,4 +299,38 @@ struct SchemaGoldenStoreTests {
         let legacyTypes = objects.prefix(11).map { "\($0["type"] ?? "")/\($0["schemaVersion"] ?? "")" }
         #expect(Set(legacyTypes) == ["NoteCreated/1", "NoteUpdated/1", "NotePinToggled/1", "NoteDeleted/1"])
     }
+
+    @Test(
+        "read-only, the golden store's projections (an older version's, without today's databases) are refused; its log is read"
+    )
+    func readOnlyOlderProjections() throws {
+        let scratch = try SchemaScratch()
+        let dir = scratch.sub("golden")
+        try SchemaFixtures.copyLegacyStore(to: dir)
+        var readOnly = schemaOptions()
+        readOnly.readOnly = true
+        // Before 2026-12-07 this open failed: "open database p0.rows: MDB_NOTFOUND".
+        let book = try Notebook(path: dir, options: readOnly)
+        for read in [
+            { _ = try book.note(Self.a) }, { _ = try book.list(ListQuery()) }, { _ = try book.resolve("1111") },
+        ] {
+            #expect {
+                try read()
+            } throws: { error in
+                guard case .store(.projectionsNotBuilt(let stored, let missing)) = error as? NotesError else {
+                    return false
+                }
+                return stored != nil && missing.contains("p0.rows")
+            }
+        }
+        #expect(try book.log(LogQuery()).count == 20, "the log is read as it is")
+        let problems = try book.verify()
+        #expect(problems.map(\.kind) == [.projection], "\(problems)")
+        #expect(problems.first?.detail.contains("not compared") == true)
+        // Once opened with write access (which rebuilds them), read-only reads the projections.
+        _ = try Notebook(path: dir, options: schemaOptions())
+        let again = try Notebook(path: dir, options: readOnly)
+        #expect(try again.note(Self.a).title == "Shopping list")
+        #expect(try again.verify().isEmpty)
+    }
 }
