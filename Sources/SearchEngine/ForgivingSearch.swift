@@ -558,10 +558,13 @@ extension SearchIndex {
     ) throws -> ForgivingSearch.Outcome {
         let stemmed = query.stemmed(db.language)
         let stemmer = db.language.makeStemmer()
+        // The steps' queries share their words: each word's blocks are listed once for all of
+        // them, and a prefix expanded once.
+        let lookups = TermLookups()
         return try withSearcher(in: txn, db) { searcher in
             try ForgivingSearch.run(
                 stemmed, limit: limit, exact: exact,
-                search: { q, n in try searcher.search(stemmed: q, filter: filter, limit: n) },
+                search: { q, n in try searcher.search(stemmed: q, filter: filter, limit: n, lookups: lookups) },
                 vocabulary: { visit in
                     try txn.withCursor(db.terms) { c in
                         var entry = try c.first()
