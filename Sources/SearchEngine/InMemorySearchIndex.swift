@@ -100,7 +100,7 @@ public struct InMemorySearchIndex: Sendable {
         func termScore(_ e: AnalyzedNote.Entry) -> Double {
             // A boosted clause's scorer is made as the stored index makes it (the same products).
             let s = clause.boost == 1 ? scorer(e.term) : collection.scorer(df: df[e.term] ?? 0, boost: clause.boost)
-            return s.score(tf: BM25.weightedTF(title: e.titleTF, body: e.bodyTF), length: doc.record.length)
+            return s.score(title: e.titleTF, body: e.bodyTF, length: doc.record.length)
         }
         switch clause.kind {
         case .term:

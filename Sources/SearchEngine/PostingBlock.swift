@@ -16,9 +16,11 @@ import CIntrinsics
 /// takes no byte.
 ///
 /// The bounds are the block's impact frontier: (weighted tf, document length) pairs such that
-/// every posting has a smaller or equal tf and a larger or equal length than one of them. Since
-/// BM25 grows with tf and falls with length, the best score of a pair is an upper bound of every
-/// score in the block whatever the collection statistics are, which is what block-max pruning
+/// every posting has a smaller or equal tf and a larger or equal length than one of them (the
+/// weighted tf, ``frontierTF(title:body:)``, is at least the tf the score sees). Since BM25's
+/// one-field share grows with tf and falls with length, the best share of a pair is an upper
+/// bound of every such share in the block whatever the collection statistics are; the title's
+/// own share is bounded by the title column's width (see ``bound(of:_:)``). That is what block-max pruning
 /// needs. Positions come last so scoring never reads them.
 enum PostingBlock {
     /// Documents per block written by a bulk load and by appends.
@@ -89,8 +91,11 @@ enum PostingBlock {
     }
 
     /// The highest score any posting of the block in `bytes` can have, from its header's
-    /// frontier alone (a query asks it of every block of a common word, most of which it never
-    /// loads; the columns are checked when a block is loaded).
+    /// frontier and its title column's width alone (a query asks it of every block of a common
+    /// word, most of which it never loads; the columns are checked when a block is loaded): the
+    /// best one-field share of a frontier pair (a pair's tf, ``frontierTF(title:body:)``, is at
+    /// least each of its postings' ``BM25/fieldTF(title:body:)``) plus the title's own share of the
+    /// most title occurrences the column's width can hold (none when it is 0, as in most blocks).
     @inline(__always)
     static func bound(of bytes: UnsafeRawBufferPointer, _ scorer: BM25.TermScorer) throws(SearchIndexError) -> Double {
         var r = VarintReader(bytes, at: 0)
@@ -104,7 +109,23 @@ enum PostingBlock {
             let tf = try r.next()
             best = max(best, scorer.score(tf: tf, length: try r.next()))
         }
+        _ = try r.byte()
+        _ = try r.byte()
+        let titleBits = try r.byte()
+        guard titleBits <= 32 else { throw .damaged("a posting block has a bad column width") }
+        if titleBits > 0 {
+            best += scorer.titleScore(UInt32(truncatingIfNeeded: (UInt64(1) << UInt64(titleBits)) - 1))
+        }
         return best
+    }
+
+    /// The tf of a posting in the frontier's pairs: its body occurrences plus three times its
+    /// title's, saturating (the one field's tf before 2026-12-07, when a title occurrence counted
+    /// three; kept as what is stored, so that indexes written before and after are the same, and
+    /// a bound of the one field's tf, body plus title, all the same).
+    @inline(__always)
+    static func frontierTF(title: UInt32, body: UInt32) -> UInt32 {
+        UInt32(truncatingIfNeeded: min(UInt64(body) + UInt64(title) * 3, UInt64(UInt32.max)))
     }
 
     /// Appends the frontier of the entries' `(weighted tf, length)` pairs, at most `maxBounds`
@@ -117,7 +138,7 @@ enum PostingBlock {
             points in
             var n = 0
             for e in entries {
-                let p = (tf: BM25.weightedTF(title: e.titleTF, body: e.bodyTF), length: e.length)
+                let p = (tf: frontierTF(title: e.titleTF, body: e.bodyTF), length: e.length)
                 var dominated = false
                 for i in 0..<n where points[i].tf >= p.tf && points[i].length <= p.length {
                     dominated = true

@@ -2,18 +2,30 @@ import Basics
 import Glibc
 import LMDB
 
-/// BM25 (k1 = 1.2, b = 0.75) over a note's title and body as one field in which a title
-/// occurrence counts ``titleWeight`` times. Both indexes (LMDB and in memory) score through these
-/// functions, in the same order of operations, so their scores are bit for bit equal.
+/// BM25F-lite: BM25 (k1 = 1.2, b = 0.75) over a note's title and body as one field, normalized by
+/// the note's length, plus a share of the title's own, saturated apart and with no length in it:
+/// for a term `t` times in the title and `b` in the body of a note `length` terms long,
+/// `weight * tf / (tf + c0 + c1 * length)` with `tf = b + t`, plus
+/// `weight * titleWeight * t / (t + titleK)`. Before 2026-12-07 the title had no share of its own
+/// and a title occurrence counted three in the one field, so that in a long note hundreds of body
+/// occurrences drowned the title (`async await` ranked the note titled "Async/await" second, after
+/// "`async let` bindings"). The constants are those that ranked best on the known-item test of
+/// the Swift Evolution proposals and the four judged collections (README, Search relevance).
+/// Both indexes (LMDB and in memory) score through these functions, in the same order of
+/// operations, so their scores are bit for bit equal.
 enum BM25 {
     static let k1 = 1.2
     static let b = 0.75
-    static let titleWeight: UInt64 = 3
+    /// The title's own share at saturation, as a fraction of the one field's.
+    static let titleWeight = 0.5
+    /// The title occurrences that give half the title's own share.
+    static let titleK = 1.0
 
-    /// The term frequency BM25 sees: body occurrences plus weighted title occurrences.
+    /// The tf of the one field: body occurrences plus title occurrences, saturating. At most
+    /// ``PostingBlock/frontierTF(title:body:)``, which block bounds are made of.
     @inline(__always)
-    static func weightedTF(title: UInt32, body: UInt32) -> UInt32 {
-        UInt32(truncatingIfNeeded: min(UInt64(body) + UInt64(title) * titleWeight, UInt64(UInt32.max)))
+    static func fieldTF(title: UInt32, body: UInt32) -> UInt32 {
+        UInt32(truncatingIfNeeded: min(UInt64(body) + UInt64(title), UInt64(UInt32.max)))
     }
 
     /// The collection statistics a score depends on.
@@ -32,11 +44,15 @@ enum BM25 {
             let n = Double(documents)
             let d = Double(min(df, documents))
             let idf = log(1 + (n - d + 0.5) / (d + 0.5))
-            return TermScorer(weight: idf * (k1 + 1) * boost, c0: k1 * (1 - b), c1: k1 * b / averageLength)
+            let weight = idf * (k1 + 1) * boost
+            return TermScorer(
+                weight: weight, c0: k1 * (1 - b), c1: k1 * b / averageLength, titleWeight: weight * titleWeight,
+                titleK: titleK)
         }
     }
 
-    /// Scores one term: `weight / (1 + (c0 + c1 * length) / tf)`.
+    /// Scores one term: `weight / (1 + (c0 + c1 * length) / tf)` for its occurrences in the note
+    /// (title and body), plus `titleWeight / (1 + titleK / t)` for its `t` in the title.
     ///
     /// Written so that each step is monotonic in floating point: a larger tf or a shorter
     /// length never gives a smaller score, which keeps block bounds exact upper bounds.
@@ -44,17 +60,35 @@ enum BM25 {
         let weight: Double
         let c0: Double
         let c1: Double
+        let titleWeight: Double
+        let titleK: Double
 
+        /// The score of a note with the term `title` times in its title and `body` times in its
+        /// body, `length` terms long.
+        @inline(__always)
+        func score(title: UInt32, body: UInt32, length: UInt32) -> Double {
+            let s = score(tf: BM25.fieldTF(title: title, body: body), length: length)
+            return title == 0 ? s : s + titleScore(title)
+        }
+
+        /// The one field's share: `tf` occurrences in a note `length` terms long.
         @inline(__always)
         func score(tf: UInt32, length: UInt32) -> Double {
             weight / (1 + (c0 + c1 * Double(length)) / Double(tf))
         }
 
+        /// The title's share: `tf` occurrences in the title.
+        @inline(__always)
+        func titleScore(_ tf: UInt32) -> Double {
+            titleWeight / (1 + titleK / Double(tf))
+        }
+
         /// The highest score any note could get for this term.
-        var ceiling: Double { weight }
+        var ceiling: Double { weight + titleWeight }
 
         /// A test of "scores below `threshold`" without a division, for skipping most entries
-        /// of a common word: it never holds of an entry whose ``score(tf:length:)`` is at or
+        /// of a common word (those with no title occurrence, whose score is the one field's
+        /// share alone): it never holds of an entry whose ``score(tf:length:)`` is at or
         /// above `threshold`, so skipping by it changes no result (the score itself decides the
         /// rest).
         ///

@@ -364,11 +364,16 @@ extension SearchIndex {
                 case .title: if titleTF == 0 { continue }
                 case .body: if bodyTF == 0 { continue }
                 }
-                let tf = BM25.weightedTF(title: titleTF, body: bodyTF)
-                // Most entries of a common word score below the threshold: tell them without
-                // the score's two divisions (on long notes, a third of a one-word query's time).
-                if below.holds(tf: tf, length: length) { continue }
-                let score = scorer.score(tf: tf, length: length)
+                let score: Double
+                if titleTF == 0 {
+                    // Most entries of a common word score below the threshold: tell them without
+                    // the score's two divisions (on long notes, a third of a one-word query's
+                    // time). Without the word in the title, the score is the one field's share alone.
+                    if below.holds(tf: bodyTF, length: length) { continue }
+                    score = scorer.score(tf: bodyTF, length: length)
+                } else {
+                    score = scorer.score(title: titleTF, body: bodyTF, length: length)
+                }
                 if score < threshold { continue }
                 try top.add(docs[k], score: score, records: records, filter: filter, through: dc)
                 threshold = top.threshold
@@ -1038,7 +1043,7 @@ final class TermIterator: ClauseIterator {
     @inline(__always)
     func score(entry k: Int) -> Double {
         let (body, title, length) = columns.entry(k, bytes)
-        return scorer.score(tf: BM25.weightedTF(title: title, body: body), length: length)
+        return scorer.score(title: title, body: body, length: length)
     }
 
     /// The loaded block's doc numbers, how many, and the current entry (valid after an

@@ -145,11 +145,18 @@ struct SearchIndexTests {
             let idf = log(1 + (5 - df + 0.5) / (df + 0.5))
             return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / 5.0))
         }
+        // A title's occurrences count once in the one field and have a share of their own too,
+        // saturated apart and with no length in it: half of (k1 + 1) idf t / (t + 1).
+        func title(tf: Double, df: Double) -> Double {
+            let idf = log(1 + (5 - df + 0.5) / (df + 0.5))
+            return idf * 2.2 * 0.5 * tf / (tf + 1)
+        }
         let hits = try f.search("apple")
-        // The title occurrence of 1 counts three times; 3 and 5 differ only in length.
+        // 1 has it in its title only; 3 and 5 differ only in length.
         #expect(hits.map(\.id) == [Self.id(1), Self.id(2), Self.id(3), Self.id(5)])
         let expected = [
-            bm25(tf: 3, length: 2, df: 4), bm25(tf: 2, length: 4, df: 4), bm25(tf: 1, length: 7, df: 4),
+            bm25(tf: 1, length: 2, df: 4) + title(tf: 1, df: 4), bm25(tf: 2, length: 4, df: 4),
+            bm25(tf: 1, length: 7, df: 4),
             bm25(tf: 1, length: 11, df: 4),
         ]
         for (h, e) in zip(hits, expected) { #expect(abs(h.score - e) < 1e-12) }
@@ -161,6 +168,38 @@ struct SearchIndexTests {
         try g.update(old: nil, new: Self.note(2, "", "same words", updatedAt: 9))
         try g.update(old: nil, new: Self.note(3, "", "same words", updatedAt: 7))
         #expect(try g.search("same").map(\.id) == [Self.id(2), Self.id(3), Self.id(1)])
+    }
+
+    /// The known-item case of a user's trial: in long notes, the words many times over in a
+    /// body outranked the note titled with them (a title occurrence counted three body ones, in
+    /// one field normalized by the note's length). The title now has a share of its own.
+    @Test("a note titled with the words ranks above a long note repeating them in its body")
+    func titleAboveRepeatedBody() throws {
+        let f = try Fixture()
+        func filler(_ n: Int, _ seed: Int) -> String {
+            (0..<n).map { "w\(($0 * 7 + seed) % 50)" }.joined(separator: " ")
+        }
+        let repeated = Array(repeating: "async await", count: 150).joined(separator: " ")
+        let few = Array(repeating: "async await", count: 20).joined(separator: " ")
+        let notes = [
+            Self.note(1, "Async let bindings", repeated + " " + filler(300, 1)),
+            Self.note(2, "Async/await", few + " " + filler(560, 2)),
+            Self.note(3, "Actors", "async " + filler(200, 3)),
+            Self.note(4, "Sendable", filler(150, 4)),
+            Self.note(5, "Tasks", "await " + filler(120, 5)),
+        ]
+        for n in notes { try f.update(old: nil, new: n) }
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        for q in ["async await", "await", "title:await", "async OR await"] {
+            let hits = try f.search(q)
+            #expect(hits.first?.id == Self.id(2), "\(q)")
+            #expect(hits == oracle.search(try SearchQuery.parse(q), filter: SearchFilter(), limit: 10), "\(q)")
+        }
+        // The title's share saturates: a second occurrence in the title adds less than the first.
+        let scorer = BM25.Collection(documents: 5, totalLength: 1_500).scorer(df: 2)
+        let once = scorer.titleScore(1)
+        #expect(scorer.titleScore(2) - once < once)
+        #expect(scorer.score(title: 1, body: 0, length: 9) == scorer.score(tf: 1, length: 9) + once)
     }
 
     @Test("terms AND, phrases, prefixes, exclusions and title: select the right notes")
@@ -563,6 +602,37 @@ struct SearchIndexTests {
             var expected = [UInt8(want.count / 2)]
             for v in want { putVarint(v, &expected) }
             #expect(got == expected)
+        }
+    }
+
+    /// The bound read from a block's header (its frontier and its title column's width) is at
+    /// least the score of each of its postings, titles or not, whatever the statistics.
+    @Test("a block's bound is at least every posting's score, with title occurrences or without")
+    func boundsWithTitles() throws {
+        var rng = WorkloadRandom(seed: 17)
+        for round in 0..<400 {
+            var doc: UInt32 = 0
+            let entries = (0..<rng.next(in: 1...256)).map { _ -> PostingBlock.Entry in
+                doc += UInt32(rng.next(in: 1...9))
+                // Titles with the term in few postings (none in a third of the blocks).
+                let most = round % 2 == 0 ? 2 : 9
+                let title = round % 3 == 0 || rng.next(in: 0...9) > 0 ? 0 : UInt32(rng.next(in: 1...most))
+                let body = title > 0 && rng.next(in: 0...1) == 0 ? 0 : UInt32(rng.next(in: 1...40))
+                return PostingBlock.Entry(
+                    doc: doc, titleTF: title, bodyTF: body, length: title + body + UInt32(rng.next(in: 0...3_000)))
+            }
+            let positions = entries.flatMap { e in
+                var out: [UInt8] = []
+                PostingBlock.appendPositions(0..<(e.titleTF + e.bodyTF), to: &out)
+                return out
+            }
+            let block = PostingBlock.encode(entries, positions: positions)
+            let collection = BM25.Collection(
+                documents: UInt64(rng.next(in: 300...5_000)), totalLength: UInt64(rng.next(in: 10_000...5_000_000)))
+            let scorer = collection.scorer(df: UInt64(rng.next(in: 1...300)), boost: round % 5 == 0 ? 0.5 : 1)
+            let bound = try block.withUnsafeBytes { try PostingBlock.bound(of: $0, scorer) }
+            let best = entries.map { scorer.score(title: $0.titleTF, body: $0.bodyTF, length: $0.length) }.max()!
+            #expect(bound >= best)
         }
     }
 
