@@ -1574,32 +1574,6 @@ struct SearchIndexTests {
         #expect(all.cost.positionChecks == 306)
     }
 
-    @Test("some of the words: a word written in several alternatives counts once")
-    func someWordsCountsARepeatedWordOnce() throws {
-        let f = try Fixture()
-        var notes = [
-            Self.note(1, "Lang", "swift"),
-            Self.note(2, "Concurrency", "actor task"),
-            Self.note(3, "Stage", "actor"),
-            Self.note(4, "Todo", "task"),
-        ]
-        notes += (5...20).map { k in Self.note(k, "Filler \(k)", "plain words") }
-        try f.bulkLoad(notes, f.a)
-        let oracle = InMemorySearchIndex(notes: notes, language: .none)
-        let found = try f.forgiving("(swift AND actor) OR (swift AND task)", oracle: oracle)
-        #expect(found.hits.allSatisfy { $0.match == .someWords })
-        // `swift` weighs what it weighs alone: before 2026-12-07 twice that, as written twice,
-        // and "Lang" (`swift` only) ranked above "Concurrency" (`actor` and `task`).
-        let alone = try #require(f.forgiving("swift", oracle: oracle).hits.first)
-        let lang = try #require(found.hits.first { $0.hit.id == Self.id(1) })
-        #expect(lang.hit.score == alone.hit.score, "\(found.hits)")
-        #expect(found.hits.first?.hit.id == Self.id(2), "\(found.hits)")
-        #expect(Set(found.hits.map(\.hit.id)) == Set((1...4).map { Self.id($0) }))
-        // A repeated exclusion excludes as one did.
-        let excluding = try f.forgiving(
-            "(swift AND actor -task) OR (swift AND plain -task)", oracle: oracle, limit: 50)
-        #expect(Set(excluding.hits.map(\.hit.id)) == Set(([1, 3] + Array(5...20)).map { Self.id($0) }))
-    }
 
     @Test("with stems, a typo in a word's ending is one edit: the stems of the word's single edits are near spellings")
     func typoInEnding() throws {
