@@ -1574,7 +1574,6 @@ struct SearchIndexTests {
         #expect(all.cost.positionChecks == 306)
     }
 
-
     @Test("with stems, a typo in a word's ending is one edit: the stems of the word's single edits are near spellings")
     func typoInEnding() throws {
         let f = try Fixture(language: .english)
