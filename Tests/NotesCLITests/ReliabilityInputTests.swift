@@ -881,6 +881,10 @@ struct ReliabilityInputTests {
         #expect(verify.code == 5, "\(verify)")
         #expect(verify.stdout.contains("built by another version of notes (notes-0/stale"), "\(verify)")
         #expect(!verify.stdout.contains("differ"), "\(verify)")
+        // `notes rebuild` exits 5 here: the summary names what rebuilds them (before 2026-12-07
+        // it said "run `notes rebuild` to rebuild the projections from the log").
+        #expect(!verify.stderr.contains("run `notes rebuild`"), "\(verify)")
+        #expect(verify.stderr.contains("open it once with write access"), "\(verify)")
         #expect(read(file: s.store + "/data.mdb") == stale)
         #expect(s.run(["verify"]).code == 0, "with write access the open rebuilds them")
     }
@@ -908,6 +912,7 @@ struct ReliabilityInputTests {
         #expect(log.code == 0 && log.stdout.contains("NoteUpdated"), "\(log)")
         let verify = s.run(["verify"], env: env)
         #expect(verify.code == 5 && verify.stdout.contains("not compared"), "\(verify)")
+        #expect(!verify.stderr.contains("run `notes rebuild`"), "\(verify)")
         #expect(read(file: s.store + "/data.mdb") == before)
         #expect(s.run(["list"]).code == 0, "with write access the open rebuilds them")
     }
