@@ -17,6 +17,12 @@ public func controlPicture(_ c: Unicode.Scalar) -> Unicode.Scalar? {
 /// characters, DEL, and the Unicode line and paragraph separators.
 public func breaksLine(_ c: Unicode.Scalar) -> Bool { controlPicture(c) != nil }
 
+/// Whether a character is DEL (U+007F) or a C1 control (U+0080-U+009F, NEL U+0085 among them):
+/// the controls past the C0 range, which a name typed at a command refuses as it does the C0
+/// ones (before 2026-12-07 titles, aliases and category names took them; names already in the
+/// log, or pulled from another device, keep them).
+public func isDeleteOrC1Control(_ c: Unicode.Scalar) -> Bool { c.value >= 0x7F && c.value <= 0x9F }
+
 /// Whether a character is an invisible bidirectional formatting character: the Arabic letter
 /// mark, the left-to-right and right-to-left marks, embeddings, overrides and isolates (U+061C,
 /// U+200E, U+200F, U+202A-U+202E, U+2066-U+2069). On a terminal an override such as U+202E

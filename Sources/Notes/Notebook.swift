@@ -285,6 +285,50 @@ public final class Notebook: Sendable {
         return t
     }
 
+    // MARK: Names typed at a command
+
+    // A title, category, tag or alias typed on the command line refuses DEL (U+007F) and the C1
+    // controls (U+0080-U+009F, NEL U+0085 among them) as the store's rules refuse C0 ones: they
+    // move a terminal's cursor or end a line as those do (before 2026-12-07 they were taken).
+    // The store's own rules (``validTitle(_:)``, ``validCategoryName(_:)``, ``validTagName(_:)``)
+    // are unchanged: what the log, an import or another device (an older program) holds still
+    // reads, replays and syncs, and a name that finds what exists (`untag`, a rename's old name)
+    // is looked up as it is.
+
+    /// ``validTypedTitle(_:)`` of a title typed at a command: no DEL or C1 control either.
+    package static func validCommandTitle(_ title: String) throws(NotesError) -> String {
+        let t = try validTypedTitle(title)
+        guard !t.unicodeScalars.contains(where: isDeleteOrC1Control) else { throw .validation(.titleNotOneLine) }
+        return t
+    }
+
+    /// ``validCategoryName(_:)`` of a category name typed at a command: no DEL or C1 control either.
+    package static func validCommandCategoryName(_ name: String) throws(NotesError) -> String {
+        let t = try validCategoryName(name)
+        guard !t.unicodeScalars.contains(where: isDeleteOrC1Control) else {
+            throw .validation(.categoryNameHasControlCharacter(t))
+        }
+        return t
+    }
+
+    /// ``validTagName(_:)`` (which refuses DEL already) of a tag name typed at a command: no C1
+    /// control either.
+    package static func validCommandTagName(_ name: String) throws(NotesError) -> String {
+        let t = try validTagName(name)
+        guard !t.unicodeScalars.contains(where: isDeleteOrC1Control) else {
+            throw .validation(.tagNameHasControlCharacter(t))
+        }
+        return t
+    }
+
+    /// ``aliasesValue(_:)`` of aliases typed at a command: no DEL or C1 control in one either.
+    package static func validCommandAliases(_ aliases: [String]) throws(NotesError) -> String {
+        for a in aliases where a.unicodeScalars.contains(where: isDeleteOrC1Control) {
+            throw .validation(.badAlias(String(a.prefix(60)), reason: "it contains a line break or control character"))
+        }
+        return try aliasesValue(aliases)
+    }
+
     package func validBody(_ body: String) throws(NotesError) -> String {
         let size = body.utf8.count
         guard size <= options.maxBodyBytes else {

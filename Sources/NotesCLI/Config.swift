@@ -89,6 +89,12 @@ struct Config: Sendable {
         return nil
     }
 
+    static func unknownSetting(_ key: String) -> CLIError {
+        CLIError(
+            "unknown setting \"\(key)\"\(suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""); "
+                + "see `notes config list`")
+    }
+
     /// What to do, after the refusal of `value` for `key`, where the value's problem does not
     /// say it: an empty remote is had by none (before 2026-12-07 the refusal said only that it
     /// must be a connection string).
@@ -100,6 +106,16 @@ struct Config: Sendable {
             return "; `notes config set body-limit \(maxBodyLimit)` sets the most it may be"
         }
         return ""
+    }
+
+    /// What repairs a bad line of `key` in the file, where `config set` alone is not the obvious
+    /// way: a bad `remote-notebook` is replaced by `remote set` with `--notebook` (before
+    /// 2026-12-07 that failed on the line, and the error named no way out).
+    static func lineRemedy(_ key: String) -> String {
+        key == "remote-notebook"
+            ? "; `notes remote set ADDRESS --notebook NAME` replaces the line, `notes config unset remote-notebook` "
+                + "removes it"
+            : ""
     }
 
     /// The config file's text. One of more than 1 MiB is no config file (a log or a download
@@ -132,10 +148,10 @@ struct Config: Sendable {
     }
 
     /// Reads the file; a missing file is an empty config, a bad line an error naming it.
-    /// `repairing`: a key whose lines ``set(_:_:environment:)`` replaces: set twice, or to a bad
-    /// value, it is not an error, nor is a key this version does not know (a typo, which
+    /// `repairing`: the keys whose lines ``set(_:environment:)`` replaces: set twice, or to a bad
+    /// value, they are not an error, nor is a key this version does not know (a typo, which
     /// `config unset` removes).
-    static func load(environment: [String: String], repairing: String? = nil) throws(CLIError) -> Config {
+    static func load(environment: [String: String], repairing: Set<String> = []) throws(CLIError) -> Config {
         var config = Config(path: path(environment: environment))
         guard let path = config.path else { return config }
         var st = stat()
@@ -153,7 +169,7 @@ struct Config: Sendable {
             guard let spec = keys.first(where: { $0.key == key }) else {
                 // `config set` and `unset` keep the lines of other keys as they are, and take
                 // them one at a time: a file with two typos is repaired by two unsets.
-                if repairing != nil { continue }
+                if !repairing.isEmpty { continue }
                 let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"? " } ?? "; "
                 let plain = key.unicodeScalars.allSatisfy {
                     $0.properties.isAlphabetic || "0123456789-_".unicodeScalars.contains($0)
@@ -162,11 +178,12 @@ struct Config: Sendable {
                 throw CLIError(
                     "\(path):\(number + 1): unknown key \"\(key)\"\(hint)`notes config unset \(word)` removes the line")
             }
-            if key != repairing, let problem = spec.validate(value) {
-                throw CLIError("\(path):\(number + 1): \(key) \(problem), not \"\(value)\"\(remedy(key, value))")
+            if !repairing.contains(key), let problem = spec.validate(value) {
+                throw CLIError(
+                    "\(path):\(number + 1): \(key) \(problem), not \"\(value)\"\(remedy(key, value))\(lineRemedy(key))")
             }
             // Which of two would be meant is not ours to guess.
-            if let first = lineOf[key], key != repairing {
+            if let first = lineOf[key], !repairing.contains(key) {
                 throw CLIError(
                     "\(path):\(number + 1): \(key) is set on line \(first) too; keep one of the two lines "
                         + "(`notes config set \(key) VALUE` writes one)")
@@ -181,21 +198,33 @@ struct Config: Sendable {
 
     /// Rewrites the file with `key` set (or removed when `value` is nil), keeping other lines.
     static func set(_ key: String, _ value: String?, environment: [String: String]) throws(CLIError) -> String {
-        let spec = keys.first(where: { $0.key == key })
-        let unknown = CLIError(
-            "unknown setting \"\(key)\"\(suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""); "
-                + "see `notes config list`")
-        // An unknown key is only unset, and only when the file has it (before 2026-12-06 a typo
-        // in the file, `colour = never`, made every command fail, `config unset colour` too).
-        guard spec != nil || value == nil else { throw unknown }
-        // A line break would end the line and start another setting: a value is one line, as
-        // the file reads it (spaces around it trimmed).
-        if let value, value.unicodeScalars.contains(where: breaksLine) {
-            throw CLIError("\(key) must be one line without control characters; nothing was written")
-        }
-        let value = value?.trimmingSpaces
-        if let value, let problem = spec?.validate(value) {
-            throw CLIError("\(key) \(problem), not \"\(value)\"\(remedy(key, value))")
+        try set([(key, value)], environment: environment)
+    }
+
+    /// Rewrites the file once with each key of `changes` set (or removed when its value is nil),
+    /// keeping other lines: the lines of every key changed are replaced, a bad one too (`remote
+    /// set ADDRESS --notebook NAME` repairs a bad `remote-notebook` line as it does a bad
+    /// `remote` one; before 2026-12-07 it failed on that line).
+    static func set(_ changes: [(key: String, value: String?)], environment: [String: String]) throws(CLIError)
+        -> String
+    {
+        var checked: [(key: String, value: String?, known: Bool)] = []
+        for (key, value) in changes {
+            let spec = keys.first(where: { $0.key == key })
+            // An unknown key is only unset, and only when the file has it (before 2026-12-06 a
+            // typo in the file, `colour = never`, made every command fail, `config unset colour`
+            // too).
+            guard spec != nil || value == nil else { throw unknownSetting(key) }
+            // A line break would end the line and start another setting: a value is one line, as
+            // the file reads it (spaces around it trimmed).
+            if let value, value.unicodeScalars.contains(where: breaksLine) {
+                throw CLIError("\(key) must be one line without control characters; nothing was written")
+            }
+            let value = value?.trimmingSpaces
+            if let value, let problem = spec?.validate(value) {
+                throw CLIError("\(key) \(problem), not \"\(value)\"\(remedy(key, value))")
+            }
+            checked.append((key, value, spec != nil))
         }
         guard var path = path(environment: environment) else {
             throw CLIError("cannot find the config file: set HOME or XDG_CONFIG_HOME")
@@ -219,20 +248,22 @@ struct Config: Sendable {
         let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if lock >= 0 { close(lock) } }
         while lock >= 0 && flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        _ = try load(environment: environment, repairing: key)
+        _ = try load(environment: environment, repairing: Set(checked.map(\.key)))
         var lines: [String] = []
         var st = stat()
         if stat(path, &st) == 0 {
             lines = Self.lines(of: try readFile(path)).map(String.init)
             if lines.last == "" { lines.removeLast() }
         }
-        let before = lines.count
-        lines.removeAll { line in
-            guard let eq = line.firstIndex(of: "=") else { return false }
-            return line[..<eq].trimmingSpaces == key
+        for (key, value, known) in checked {
+            let before = lines.count
+            lines.removeAll { line in
+                guard let eq = line.firstIndex(of: "=") else { return false }
+                return line[..<eq].trimmingSpaces == key
+            }
+            if !known && lines.count == before { throw unknownSetting(key) }
+            if let value { lines.append("\(key) = \(value)") }
         }
-        if spec == nil && lines.count == before { throw unknown }
-        if let value { lines.append("\(key) = \(value)") }
         do {
             let file = try AtomicFile(path: path)
             try file.write(Array((lines.joined(separator: "\n") + "\n").utf8))

@@ -39,12 +39,17 @@ final class Context: @unchecked Sendable {
         self.command = command
         // `config set KEY` and `config unset KEY` repair a file that sets KEY twice (or to a bad
         // value), and so do `remote set` and `remote unset` the remote, which the refusal of a bad
-        // one names (before 2026-12-07 they failed on the line they would have replaced).
+        // one names (before 2026-12-07 they failed on the line they would have replaced), and
+        // the remote notebook where they replace it: `remote unset`, and `remote set` with
+        // `--notebook` (before 2026-12-07 that failed on a bad `remote-notebook` line).
         let args = arguments.positionals
         let sets = args.count >= 1 && ["set", "unset"].contains(args[0])
-        var repairing: String?
-        if command.name == "config" && sets && args.count >= 2 { repairing = args[1] }
-        if command.name == "remote" && sets { repairing = "remote" }
+        var repairing: Set<String> = []
+        if command.name == "config" && sets && args.count >= 2 { repairing = [args[1]] }
+        if command.name == "remote" && sets {
+            repairing = ["remote"]
+            if args[0] == "unset" || arguments.value("notebook") != nil { repairing.insert("remote-notebook") }
+        }
         config = try Config.load(environment: environment, repairing: repairing)
         if let fixed = environment["NOTES_NOW"] {
             guard let micros = RFC3339.parse(fixed) else {

@@ -103,7 +103,11 @@ extension Context {
         // 2026-12-06 the save was refused for the body's size).
         let newTitle = title.isSameBytes(as: note.title) ? nil : title
         let newBody = body.isSameBytes(as: note.body) ? nil : body
-        do { return try book.edit(id, title: newTitle, body: newBody, expectedVersion: note.version) } catch {
+        do {
+            // A title typed refuses DEL and the C1 controls too (before 2026-12-07 they were taken).
+            if let newTitle { _ = try Notebook.validCommandTitle(newTitle) }
+            return try book.edit(id, title: newTitle, body: newBody, expectedVersion: note.version)
+        } catch {
             failure = error
         }
         guard let failure else { throw CLIError("the edit failed", code: .failure) }

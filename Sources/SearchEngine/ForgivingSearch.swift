@@ -279,7 +279,9 @@ public enum ForgivingSearch {
         widenedTypos = SearchQuery(root: Self.replacingInPhrases(typoInPhrases, in: widenedTypos.root))
         let typos = outcome.corrections.contains { $0.unknown || $0.rare }
         // 2. Any of the words, for a query of more than one.
-        guard let (parts, excluded) = Self.someWords(query.root, widenedUnknown.root), parts.count > 1 else {
+        guard let (parts, excluded) = Self.someWords(query.root, widenedUnknown.root).map(Self.distinct),
+            parts.count > 1
+        else {
             // The typos read as their likely spellings first, then every near spelling.
             if typos { try add(widenedTypos, as: .nearSpelling) }
             if !outcome.corrections.isEmpty { try add(widened, as: .nearSpelling) }
@@ -360,6 +362,20 @@ public enum ForgivingSearch {
         case (.any(let parts), .any(let wideParts)): return join(parts, wideParts, excluded: [])
         default: return nil
         }
+    }
+
+    /// The some-words query's parts and exclusions with each distinct one once, in the order
+    /// first met: a word the query repeats (`(swift AND actor) OR (swift AND task)`) is one word
+    /// of the ranking, as the words of a note are counted once each. Before 2026-12-07 it
+    /// counted as many times as it was written, so `swift` outweighed `actor` and `task`.
+    static func distinct(_ split: (parts: [SearchQuery.Node], excluded: [SearchQuery.Node])) -> (
+        parts: [SearchQuery.Node], excluded: [SearchQuery.Node]
+    ) {
+        func once(_ nodes: [SearchQuery.Node]) -> [SearchQuery.Node] {
+            var seen: Set<SearchQuery.Node> = []
+            return nodes.filter { seen.insert($0).inserted }
+        }
+        return (once(split.parts), once(split.excluded))
     }
 
     /// The set of a word's bytes (each as bit `byte % 64`), and whether they are all ASCII.
@@ -542,10 +558,13 @@ extension SearchIndex {
     ) throws -> ForgivingSearch.Outcome {
         let stemmed = query.stemmed(db.language)
         let stemmer = db.language.makeStemmer()
+        // The steps' queries share their words: each word's blocks are listed once for all of
+        // them, and a prefix expanded once.
+        let lookups = TermLookups()
         return try withSearcher(in: txn, db) { searcher in
             try ForgivingSearch.run(
                 stemmed, limit: limit, exact: exact,
-                search: { q, n in try searcher.search(stemmed: q, filter: filter, limit: n) },
+                search: { q, n in try searcher.search(stemmed: q, filter: filter, limit: n, lookups: lookups) },
                 vocabulary: { visit in
                     try txn.withCursor(db.terms) { c in
                         var entry = try c.first()

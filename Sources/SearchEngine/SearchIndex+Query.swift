@@ -79,7 +79,9 @@ extension SearchIndex {
             try search(stemmed: query.stemmed(db.language), filter: filter, limit: limit)
         }
 
-        func search(stemmed query: SearchQuery, filter: SearchFilter, limit: Int) throws -> [SearchHit] {
+        func search(
+            stemmed query: SearchQuery, filter: SearchFilter, limit: Int, lookups: TermLookups = TermLookups()
+        ) throws -> [SearchHit] {
             guard limit > 0, stats.documents > 0 else { return [] }
             let collection = stats.collection
             // A query of clauses side by side runs as one conjunction (its rarest clause leads);
@@ -92,7 +94,7 @@ extension SearchIndex {
             }
             guard
                 let (positive, excluded) = try conjunction(
-                    parts, out, collection: collection, terms: terms, postings: postings),
+                    parts, out, collection: collection, terms: terms, postings: postings, lookups),
                 !positive.isEmpty
             else { return [] }
             // A query of words only (the usual one) runs on the concrete iterators: calls through
@@ -123,6 +125,13 @@ extension SearchIndex {
                 return try run(
                     positive: words, excluded: excluded, filter: compiled, limit: limit, docs: docs, records)
             }
+            if positive.count == 1, let any = positive[0] as? OrIterator,
+                any.parts.contains(where: { $0 is PhraseIterator })
+            {
+                return try runAny(
+                    any.parts, slots: any.slots, excluded: excluded, filter: compiled, limit: limit, docs: docs,
+                    records, lookups)
+            }
             return try run(
                 positive: positive.map(ErasedClause.init), excluded: excluded, filter: compiled, limit: limit,
                 docs: docs, records)
@@ -132,28 +141,42 @@ extension SearchIndex {
     /// The iterator of a query node, or nil when no note can match it.
     static func makeIterator(
         _ node: SearchQuery.Node, collection: BM25.Collection, terms tc: borrowing Cursor,
-        postings pc: borrowing Cursor
+        postings pc: borrowing Cursor, _ lookups: TermLookups
     ) throws -> (any ClauseIterator)? {
         switch node {
         case .clause(let c):
-            return try makeIterator(c, collection: collection, terms: tc, postings: pc)
+            return try makeIterator(c, collection: collection, terms: tc, postings: pc, lookups)
         case .all(let parts, let out):
             guard
-                let (iterators, excluded) = try conjunction(parts, out, collection: collection, terms: tc, postings: pc)
+                let (iterators, excluded) = try conjunction(
+                    parts, out, collection: collection, terms: tc, postings: pc, lookups)
             else { return nil }
             if iterators.count == 1 && excluded.isEmpty { return iterators[0] }
             return AndIterator(iterators, excluded: excluded)
         case .any(let parts):
+            // An alternative written more than once (`a* OR b* OR a*`) is one iterator, moved
+            // once, its score counted as often as it is written: before 2026-12-07 each was moved
+            // on its own, and 500 one-letter prefixes OR'ed moved 500 iterators at every note.
             var iterators: [any ClauseIterator] = []
+            var slots: [Int] = []
+            var made: [SearchQuery.Node: Int?] = [:]
             for p in parts {
-                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) {
+                if let known = made[p] {
+                    if let u = known { slots.append(u) }
+                    continue
+                }
+                if let it = try makeIterator(p, collection: collection, terms: tc, postings: pc, lookups) {
+                    made[p] = .some(iterators.count)
+                    slots.append(iterators.count)
                     iterators.append(it)
+                } else {
+                    made[p] = .some(nil)
                 }
             }
-            switch iterators.count {
+            switch slots.count {
             case 0: return nil
             case 1: return iterators[0]
-            default: return OrIterator(iterators)
+            default: return OrIterator(iterators, slots: slots)
             }
         }
     }
@@ -162,17 +185,21 @@ extension SearchIndex {
     /// dropped), or nil when a part matches nothing.
     static func conjunction(
         _ parts: [SearchQuery.Node], _ out: [SearchQuery.Node], collection: BM25.Collection,
-        terms tc: borrowing Cursor, postings pc: borrowing Cursor
+        terms tc: borrowing Cursor, postings pc: borrowing Cursor, _ lookups: TermLookups
     ) throws -> (positive: [any ClauseIterator], excluded: [any ClauseIterator])? {
         var positive: [any ClauseIterator] = []
         positive.reserveCapacity(parts.count)
         for p in parts {
-            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc) else { return nil }
+            guard let it = try makeIterator(p, collection: collection, terms: tc, postings: pc, lookups) else {
+                return nil
+            }
             positive.append(it)
         }
         var excluded: [any ClauseIterator] = []
         for e in out {
-            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc) { excluded.append(it) }
+            if let it = try makeIterator(e, collection: collection, terms: tc, postings: pc, lookups) {
+                excluded.append(it)
+            }
         }
         return (positive, excluded)
     }
@@ -180,19 +207,33 @@ extension SearchIndex {
     /// The iterator of a clause, or nil when no note can match it.
     static func makeIterator(
         _ clause: SearchQuery.Clause, collection: BM25.Collection, terms tc: borrowing Cursor,
-        postings pc: borrowing Cursor
+        postings pc: borrowing Cursor, _ lookups: TermLookups
     ) throws -> (any ClauseIterator)? {
         func termIterator(_ term: [UInt8], positions: Bool) throws -> TermIterator? {
             // The df is the sum of the blocks' counts (the index keeps the two equal; see
             // `contents(in:databases:)`), read from the blocks listed anyway: the terms
-            // database's B-tree is not searched (a cache miss at each level).
-            var df: UInt64 = 0
-            let blocks = try blockList(term, pc, counting: &df)
+            // database's B-tree is not searched (a cache miss at each level). Listed once for
+            // the search, however many clauses hold the term.
+            let blocks: [BlockRef]
+            let df: UInt64
+            if let known = lookups.blocks[term] {
+                (blocks, df) = known
+            } else {
+                var counted: UInt64 = 0
+                blocks = try blockList(term, pc, counting: &counted)
+                df = counted
+                lookups.blocks[term] = (blocks, df)
+            }
             guard !blocks.isEmpty, df > 0 else { return nil }
+            var shared: DecodedPositions?
+            if positions {
+                shared = lookups.positions[term] ?? DecodedPositions()
+                lookups.positions[term] = shared
+            }
             return TermIterator(
                 blocks: blocks, scorer: collection.scorer(df: df, boost: clause.boost),
                 field: positions ? .any : clause.field,
-                cost: Int(df))
+                cost: Int(df), sharing: shared)
         }
         switch clause.kind {
         case .term:
@@ -207,6 +248,14 @@ extension SearchIndex {
             return PhraseIterator(parts, field: clause.field)
         case .prefix:
             guard let prefix = clause.terms.first else { return nil }
+            // A prefix the query writes again (`a* OR b* OR a*`) is expanded once.
+            var key = clause
+            key.excluded = false
+            if let known = lookups.unions[key] {
+                guard !known.docs.isEmpty else { return nil }
+                return UnionIterator(docs: known.docs, scores: known.scores, best: known.best)
+            }
+            lookups.expansions += 1
             var union: [UInt32: Double] = [:]
             func add(_ term: [UInt8]) throws {
                 guard let it = try termIterator(term, positions: false) else { return }
@@ -224,8 +273,12 @@ extension SearchIndex {
             // The stems of words starting with the prefix that do not start with it themselves
             // (`SearchQuery.stemmed(_:)` gives only those).
             for stem in clause.terms.dropFirst() { try add(stem) }
-            guard !union.isEmpty else { return nil }
-            return UnionIterator(union)
+            let sorted = union.sorted { $0.key < $1.key }
+            let (docs, scores) = (sorted.map(\.key), sorted.map(\.value))
+            let best = scores.max() ?? 0
+            lookups.unions[key] = (docs, scores, best)
+            guard !docs.isEmpty else { return nil }
+            return UnionIterator(docs: docs, scores: scores, best: best)
         }
     }
 
@@ -630,6 +683,114 @@ extension SearchIndex {
     }
 }
 
+/// The term lookups of one search, shared by its clauses: a word in several clauses (phrases,
+/// alternatives, near spellings) has its blocks listed once, and a prefix written several times
+/// (`a* OR b* OR a*`) is expanded once, its notes and scores shared by each place it stands.
+/// Before 2026-12-07 each clause read them again: on 100,000 notes, 500 one-letter prefixes
+/// OR'ed expanded each letter about 19 times (16 s, 342 MB).
+final class TermLookups {
+    var blocks: [[UInt8]: (blocks: [BlockRef], df: UInt64)] = [:]
+    var unions: [SearchQuery.Clause: (docs: [UInt32], scores: [Double], best: Double)] = [:]
+    /// The prefixes expanded (each walks its words' postings), and the phrases whose positions
+    /// ``SearchIndex/runAny(_:slots:excluded:filter:limit:docs:_:_:)`` read: what a search cost,
+    /// for the tests.
+    var expansions = 0
+    var positionChecks = 0
+    /// Each phrase word's positions last decoded, shared by the phrases holding it.
+    var positions: [[UInt8]: DecodedPositions] = [:]
+}
+
+/// The positions of one posting block, decoded (``TermIterator/positions()``): `offsets[k]` is
+/// where entry k's start in `flat`.
+final class DecodedPositions {
+    var block: UnsafeRawPointer?
+    var flat: [UInt32] = []
+    var offsets: [Int] = []
+}
+
+extension SearchIndex {
+    /// Alternatives, some of them phrases (a forgiving search's "some of the words" of a query
+    /// of phrases, or phrases OR'ed): as the ``OrIterator`` in ``run(positive:excluded:filter:limit:docs:_:)``
+    /// gives them, the same notes with the same scores, but a phrase's words are found together
+    /// first and their positions read only for a note whose best possible score (every phrase
+    /// whose words it holds counted as found) could enter the top: most notes holding the common
+    /// words of a phrase score too low. Before 2026-12-07 every such note's positions were read:
+    /// 300 three-word phrases side by side, none in one note, took 15.8 s on 100,000 notes (their
+    /// some-words step, about 50 ms a phrase).
+    static func runAny(
+        _ parts: [any ClauseIterator], slots: [Int], excluded: [any ClauseIterator], filter: CompiledFilter,
+        limit: Int, docs dc: borrowing Cursor, _ records: RecordReader, _ lookups: TermLookups
+    ) throws -> [SearchHit] {
+        var top = TopK(limit: limit)
+        let n = parts.count
+        guard n > 0 else { return [] }
+        let phrases = parts.map { $0 as? PhraseIterator }
+        for p in phrases { p?.deferPositions = true }
+        // How many times the query writes each part.
+        var weights = [Int](repeating: 0, count: n)
+        for k in slots { weights[k] += 1 }
+        let current = UnsafeMutablePointer<UInt32>.allocate(capacity: n)
+        let scores = UnsafeMutablePointer<Double>.allocate(capacity: n)
+        let found = UnsafeMutablePointer<Bool>.allocate(capacity: n)
+        defer {
+            current.deallocate()
+            scores.deallocate()
+            found.deallocate()
+        }
+        for k in 0..<n { current[k] = try parts[k].advance(to: 0) }
+        while true {
+            var d = TermIterator.end
+            for k in 0..<n where current[k] < d { d = current[k] }
+            if d == TermIterator.end { break }
+            for k in 0..<n where current[k] == d { scores[k] = parts[k].score() }
+            // The best the note can score: every part there, its phrases found (summed in query
+            // order, as the score is: a sum of fewer of the same scores is never more).
+            var worth = true
+            var bound = 0.0
+            if top.isFull {
+                for k in slots where current[k] == d { bound += scores[k] }
+                // A little slack keeps floating-point summation order from ever pruning a tie.
+                worth = bound * (1 + 1e-9) >= top.threshold
+            }
+            if worth {
+                var matched = false
+                var here: [Int] = []
+                for k in 0..<n where current[k] == d {
+                    found[k] = true
+                    if phrases[k] != nil { here.append(k) } else { matched = true }
+                }
+                // The phrases best scoring first: each not found takes its score off the bound,
+                // and once the note cannot enter the top, the others are not read (with more slack:
+                // the subtractions round too).
+                if top.isFull { here.sort { scores[$0] * Double(weights[$0]) > scores[$1] * Double(weights[$1]) } }
+                for k in here {
+                    if top.isFull && bound * (1 + 1e-6) < top.threshold {
+                        found[k] = false
+                        continue
+                    }
+                    lookups.positionChecks += 1
+                    found[k] = try phrases[k]?.positionsMatch() ?? true
+                    if found[k] { matched = true } else { bound -= scores[k] * Double(weights[k]) }
+                }
+                if top.isFull && bound * (1 + 1e-6) < top.threshold { matched = false }
+                if matched {
+                    for ex in excluded where try ex.advance(to: d) == d {
+                        matched = false
+                        break
+                    }
+                }
+                if matched {
+                    var score = 0.0
+                    for k in slots where current[k] == d && found[k] { score += scores[k] }
+                    try records.offer(d, score: score, to: &top, filter: filter, through: dc)
+                }
+            }
+            for k in 0..<n where current[k] == d { current[k] = try parts[k].advance(to: d + 1) }
+        }
+        return top.results()
+    }
+}
+
 /// A block of a term's postings: its last doc number and its bytes in the map.
 struct BlockRef {
     let lastDoc: UInt32
@@ -741,7 +902,15 @@ final class TermIterator: ClauseIterator {
     private let bounds: UnsafeMutablePointer<Double>
     private var shallowIndex = 0
 
-    init(blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int) {
+    /// The positions of the block last decoded by any iterator of the same term in the search
+    /// (phrases that share a word, at one note, decode its block once), or nil.
+    private let shared: DecodedPositions?
+
+    init(
+        blocks: [BlockRef], scorer: BM25.TermScorer, field: SearchQuery.Field, cost: Int,
+        sharing: DecodedPositions? = nil
+    ) {
+        shared = sharing
         self.blocks = blocks
         self.scorer = scorer
         self.field = field
@@ -919,6 +1088,11 @@ final class TermIterator: ClauseIterator {
     /// The current doc's positions, and how many of the first are in the title.
     func positions() throws -> (all: ArraySlice<UInt32>, inTitle: Int) {
         let c = columns
+        if positionsBlock != blockIndex, let shared, let at = bytes.baseAddress, shared.block == at {
+            positionsBlock = blockIndex
+            positionsFlat = shared.flat
+            positionsOffsets = shared.offsets
+        }
         if positionsBlock != blockIndex {
             positionsBlock = blockIndex
             positionsFlat.removeAll(keepingCapacity: true)
@@ -936,6 +1110,11 @@ final class TermIterator: ClauseIterator {
                 }
             }
             positionsOffsets.append(positionsFlat.count)
+            if let shared {
+                shared.block = bytes.baseAddress
+                shared.flat = positionsFlat
+                shared.offsets = positionsOffsets
+            }
         }
         let title = PostingBlock.unpack(bytes, c.title, i, c.titleBits)
         return (positionsFlat[positionsOffsets[i]..<positionsOffsets[i + 1]], Int(title))
@@ -948,6 +1127,9 @@ final class PhraseIterator: ClauseIterator {
     let field: SearchQuery.Field
     let cost: Int
     private var doc: UInt32 = 0
+    /// Set before the first move: ``advance(to:)`` stops at every note holding the words, and
+    /// ``positionsMatch()`` says whether they form the phrase there (see ``SearchIndex/runAny``).
+    var deferPositions = false
 
     init(_ parts: [TermIterator], field: SearchQuery.Field) {
         self.parts = parts
@@ -975,6 +1157,10 @@ final class PhraseIterator: ClauseIterator {
                 doc = d
                 return d
             }
+            if deferPositions {
+                doc = d
+                return d
+            }
             if try matches() {
                 doc = d
                 return d
@@ -982,6 +1168,9 @@ final class PhraseIterator: ClauseIterator {
             target = d + 1
         }
     }
+
+    /// Whether the words form the phrase at the current doc (reached with ``deferPositions``).
+    func positionsMatch() throws -> Bool { try matches() }
 
     /// Whether the aligned parts form the phrase at the current doc.
     private func matches() throws -> Bool {
@@ -1029,11 +1218,11 @@ final class UnionIterator: ClauseIterator {
     private var i = 0
     let cost: Int
 
-    init(_ union: [UInt32: Double]) {
-        let sorted = union.sorted { $0.key < $1.key }
-        docs = sorted.map(\.key)
-        scores = sorted.map(\.value)
-        best = scores.max() ?? 0
+    /// `docs` rising, each with its score in `scores`; `best` the highest score.
+    init(docs: [UInt32], scores: [Double], best: Double) {
+        self.docs = docs
+        self.scores = scores
+        self.best = best
         cost = docs.count
     }
 
@@ -1103,18 +1292,29 @@ final class AndIterator: ClauseIterator {
 
 /// Notes matching at least one part; the scores of the parts at the note are summed.
 final class OrIterator: ClauseIterator {
+    /// Each distinct alternative once.
     let parts: [any ClauseIterator]
+    /// The alternatives as the query writes them, each as its index in `parts`: scores are summed
+    /// in this order (as the in-memory index sums them), one written twice counted twice.
+    let slots: [Int]
     let cost: Int
     /// Each part's current doc (0 before its first move, when it may be anywhere).
     private var current: [UInt32]
     private var started: [Bool]
+    /// Each part's score at `doc` (scratch of ``score()``).
+    private var partScores: [Double]
     private var doc: UInt32 = 0
+    /// No alternative is written twice: `slots` is `parts.indices`.
+    private let distinct: Bool
 
-    init(_ parts: [any ClauseIterator]) {
+    init(_ parts: [any ClauseIterator], slots: [Int]) {
         self.parts = parts
+        self.slots = slots
+        distinct = slots.count == parts.count
         cost = parts.reduce(0) { $0 &+ $1.cost }
         current = [UInt32](repeating: 0, count: parts.count)
         started = [Bool](repeating: false, count: parts.count)
+        partScores = [Double](repeating: 0, count: parts.count)
     }
 
     func advance(to target: UInt32) throws -> UInt32 {
@@ -1132,18 +1332,41 @@ final class OrIterator: ClauseIterator {
 
     func score() -> Double {
         var s = 0.0
-        for k in parts.indices where current[k] == doc { s += parts[k].score() }
+        if distinct {
+            for k in parts.indices where current[k] == doc { s += parts[k].score() }
+            return s
+        }
+        for k in parts.indices where current[k] == doc { partScores[k] = parts[k].score() }
+        for k in slots where current[k] == doc { s += partScores[k] }
         return s
     }
 
     func bound(at target: UInt32) throws -> (score: Double, lastDoc: UInt32)? {
-        var s = 0.0
+        if distinct {
+            var s = 0.0
+            var last = TermIterator.end
+            var any = false
+            for p in parts {
+                guard let b = try p.bound(at: target) else { continue }
+                s += b.score
+                last = min(last, b.lastDoc)
+                any = true
+            }
+            return any ? (s, last) : nil
+        }
+        var bounds: [Double?] = []
+        bounds.reserveCapacity(parts.count)
         var last = TermIterator.end
-        var any = false
         for p in parts {
-            guard let b = try p.bound(at: target) else { continue }
-            s += b.score
-            last = min(last, b.lastDoc)
+            let b = try p.bound(at: target)
+            bounds.append(b?.score)
+            if let b { last = min(last, b.lastDoc) }
+        }
+        var s = 0.0
+        var any = false
+        for k in slots {
+            guard let b = bounds[k] else { continue }
+            s += b
             any = true
         }
         return any ? (s, last) : nil

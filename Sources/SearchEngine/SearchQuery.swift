@@ -20,21 +20,21 @@ public import Basics
 /// ```
 public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     /// How a clause matches.
-    public enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Hashable {
         case term
         case prefix
         case phrase
     }
 
     /// Where a clause must match.
-    public enum Field: Sendable, Equatable {
+    public enum Field: Sendable, Hashable {
         case any
         case title
         case body
     }
 
     /// One word, phrase or prefix of a query.
-    public struct Clause: Sendable, Equatable {
+    public struct Clause: Sendable, Hashable {
         public var kind: Kind
         /// Folded terms (UTF-8): one for `.term`, two or more for `.phrase`; for `.prefix`, the
         /// prefix, then (once stemmed) the stems it also matches exactly (see `stemmed(_:)`).
@@ -64,7 +64,7 @@ public struct SearchQuery: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The query's structure.
-    public indirect enum Node: Sendable, Equatable {
+    public indirect enum Node: Sendable, Hashable {
         case clause(Clause)
         /// Every one of `all` matches and none of `excluded` does (`all` is never empty).
         case all([Node], excluded: [Node])

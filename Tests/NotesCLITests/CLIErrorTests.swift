@@ -151,6 +151,44 @@ struct CLIErrorTests {
         #expect(try Self.events(s) == before)
     }
 
+    @Test("names typed at a command refuse DEL and the C1 controls as C0 ones; those the store holds still read")
+    func deleteAndC1ControlsInTypedNames() throws {
+        let s = try Sandbox()
+        let id = try s.add("Note")
+        // Held already, as an import, another device or an older program wrote them.
+        let old = try addThroughLibrary(
+            s, "Old\u{85}title", category: "Cat\u{9B}", tags: ["t\u{90}"], aliases: ["al\u{7F}ias"])
+        let before = try Self.events(s)
+        // Before 2026-12-07 each of these was taken (a C0 control was refused the same way).
+        let oneLine = "contains a control character (a line break, a tab...); give a name on one line without them"
+        let title = "the title contains a line break or control character; titles are one line"
+        for bad in ["a\u{7F}b", "a\u{85}b", "a\u{80}b", "a\u{9F}b"] {
+            // Quoted with the control as its symbol: DEL as U+2421, a C1 control as U+FFFD.
+            let shown = bad == "a\u{7F}b" ? "a\u{2421}b" : "a\u{FFFD}b"
+            Self.expectFailure(s.run("add", bad), 2, mentioning: title)
+            Self.expectFailure(
+                s.run("add", "Fine", "--category", bad), 2, mentioning: "category name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(s.run("add", "Fine", "--tag", bad), 2, mentioning: "tag name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(s.run("edit", id, "--title", bad), 2, mentioning: title)
+            Self.expectFailure(s.run("categorize", id, bad), 2, mentioning: "category name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(s.run("categories", "add", bad), 2, mentioning: "category name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(
+                s.run("categories", "rename", "Cat\u{9B}", bad), 2, mentioning: "category name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(s.run("tag", id, "fine", bad), 2, mentioning: "tag name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(
+                s.run("tags", "rename", "t\u{90}", bad), 2, mentioning: "tag name \"\(shown)\" \(oneLine)")
+            Self.expectFailure(
+                s.run("alias", id, "fine", bad), 2, mentioning: "it contains a line break or control character")
+        }
+        #expect(try Self.events(s) == before, "nothing was written")
+        // What the store holds reads, and the names that find it are looked up as they are.
+        #expect(try s.object("show", old)["title"] as? String == "Old\u{85}title")
+        #expect(try s.ok("untag", old, "t\u{90}").code == 0)
+        try s.ok("categories", "rename", "Cat\u{9B}", "Work")
+        #expect(try s.object("show", old)["category"] as? String == "Work")
+        #expect(try s.ok("alias", old).stdout == "al\u{2421}ias\n")
+    }
+
     @Test(
         "an instant's option named as another command names it (show --as-of, list --at) is answered with this command's"
     )

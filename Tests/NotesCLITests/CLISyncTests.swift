@@ -54,6 +54,39 @@ struct CLISyncTests {
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "remote = service=notes\n")
     }
 
+    @Test("a bad remote-notebook line is named with its repairs, and remote set --notebook and remote unset replace it")
+    func badRemoteNotebookLine() throws {
+        let s = try Sandbox()
+        try s.ok("config", "set", "sort", "title")
+        write(file: s.configFile, "sort = title\nremote = service=old\nremote-notebook =\n")
+        // Every command names the line and both repairs.
+        CLIErrorTests.expectFailure(
+            s.run("list"), 2,
+            mentioning: "\(s.configFile):3: remote-notebook must be a name, not \"\"; `notes remote set ADDRESS "
+                + "--notebook NAME` replaces the line, `notes config unset remote-notebook` removes it")
+        // Without --notebook the line stays, so the command refuses it and writes nothing.
+        CLIErrorTests.expectFailure(s.run("remote", "set", "service=notes"), 2, mentioning: ":3: remote-notebook")
+        #expect(
+            String(decoding: read(file: s.configFile), as: UTF8.self)
+                == "sort = title\nremote = service=old\nremote-notebook =\n")
+        // Before 2026-12-07 this failed on line 3 as `list` does: only `config unset` repaired it.
+        #expect(try s.ok("remote", "set", "service=notes", "--notebook", "team").stdout.hasPrefix("remote set in "))
+        #expect(
+            String(decoding: read(file: s.configFile), as: UTF8.self)
+                == "sort = title\nremote = service=notes\nremote-notebook = team\n")
+        #expect(try s.ok("remote", "show").stdout.contains("notebook  team"))
+        // A bad remote and a bad notebook at once, both replaced by one command.
+        write(file: s.configFile, "remote =\nremote-notebook = \t\nsort = title\n")
+        try s.ok("remote", "set", "service=notes", "--notebook", "team")
+        #expect(
+            String(decoding: read(file: s.configFile), as: UTF8.self)
+                == "sort = title\nremote = service=notes\nremote-notebook = team\n")
+        // `remote unset` removes a bad notebook line too.
+        write(file: s.configFile, "sort = title\nremote-notebook =\n")
+        #expect(try s.ok("remote", "unset").stdout.hasPrefix("remote removed from "))
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+    }
+
     @Test("an address holding a password is refused, in `remote set` and in the config file")
     func noPasswordInConfig() throws {
         let s = try Sandbox()

@@ -168,3 +168,19 @@ func expectGapFreeLog(_ book: Notebook, sourceLocation: SourceLocation = #_sourc
         return head
     }
 }
+
+/// Adds a note through the library, at the CLI tests' instant, with the store's own rules: a
+/// title, category, tags and aliases holding DEL or C1 controls, as an import, another device or
+/// an older program writes them (a command refuses those typed since 2026-12-07). The id's hex.
+func addThroughLibrary(
+    _ s: Sandbox, _ title: String, body: String = "", category: String? = nil, tags: [String] = [],
+    aliases: [String] = []
+) throws -> String {
+    var options = libraryOptions()
+    let now = RFC3339.parse(fixedNow) ?? 0
+    options.clock = { now }
+    let book = try Notebook(path: s.store, options: options)
+    let note = try book.add(title: title, body: body, category: category, tags: tags)
+    if !aliases.isEmpty { try book.setAliases(note.id, aliases) }
+    return note.id.hex
+}

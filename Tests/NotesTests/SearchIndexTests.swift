@@ -270,6 +270,11 @@ struct SearchIndexTests {
         "alpha OR (beta the)", "the -(alpha OR plan)", "body:the", "body:\"the of\"", "body:plan* OR title:alpha",
         "title:(alpha OR the)", "alpha AND beta", "(the OR of) (plan OR resume)", "rare1 OR rare2 OR nothinghere",
         "the OR the", "x OR (y z)",
+        // Phrases OR'ed (their positions read only for a note that can enter the top), and
+        // alternatives written twice (one iterator, counted twice): since 2026-12-07.
+        "\"the of\" OR \"next year\" OR plan", "\"the of\" OR \"the of\" OR the", "plan* OR pla* OR plan* OR alpha",
+        "(\"the the\" OR \"of the\" OR alpha) -zeta", "title:\"alpha beta\" OR body:\"the of\" OR \"the of\"",
+        "x OR x OR y", "\"x y\" OR \"y x\" OR \"x y\"",
     ]
 
     @Test(
@@ -1445,6 +1450,85 @@ struct SearchIndexTests {
         // word one letter longer is within the budget (2 bytes more).
         #expect(try run("привте").hits.map(\.hit.id) == [Self.id(6)])
         #expect(try run("тоннелья").corrections.first?.replacements == ["тоннеля"])
+    }
+
+    /// The hits of `q` in slot `a`, and what the search cost (``TermLookups``), checked against the oracle.
+    static func costed(_ f: Fixture, _ q: String, oracle: InMemorySearchIndex, limit: Int) throws -> (
+        hits: [SearchHit], cost: TermLookups
+    ) {
+        let query = try SearchQuery.parse(q)
+        let lookups = TermLookups()
+        let hits = try f.env.read { txn in
+            try SearchIndex.withSearcher(in: txn, f.a) { s in
+                try s.search(
+                    stemmed: query.stemmed(f.a.language), filter: SearchFilter(), limit: limit, lookups: lookups)
+            }
+        }
+        #expect(hits == oracle.search(query, filter: SearchFilter(), limit: limit), "\(q)")
+        return (hits, lookups)
+    }
+
+    @Test("a prefix written several times is expanded once, and counts as often as written")
+    func repeatedPrefixExpandedOnce() throws {
+        let f = try Fixture()
+        let notes = (1...40).map { k in Self.note(k, "Note \(k)", k % 3 == 0 ? "plan alpha" : "planet beta \(k)") }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        // Before 2026-12-07 each of the four was expanded (500 one-letter prefixes OR'ed on 100,000
+        // notes: 16 s, 342 MB); the scores are the oracle's, a prefix written thrice counted thrice.
+        let (hits, cost) = try Self.costed(f, "plan* OR alph* OR plan* OR plan*", oracle: oracle, limit: 50)
+        #expect(hits.count == 40)
+        #expect(cost.expansions == 2)
+        #expect(try Self.costed(f, "plan* OR alph*", oracle: oracle, limit: 50).hits.map(\.score) != hits.map(\.score))
+    }
+
+    @Test("phrases OR'ed: the positions of a note that cannot enter the top are not read")
+    func phrasesOredReadPositionsOfContendersOnly() throws {
+        let f = try Fixture()
+        // Three notes with a rare phrase first, then 300 holding the common words of the other
+        // phrase, but not as the phrase, and three holding it.
+        var notes = (1...3).map { k in Self.note(k, "Rare \(k)", "zyx wvu") }
+        notes += (4...303).map { k in Self.note(k, "Common \(k)", "sat the cat") }
+        notes += (304...306).map { k in Self.note(k, "Phrase \(k)", "the cat sat") }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        let (hits, cost) = try Self.costed(f, "\"zyx wvu\" OR \"the cat sat\"", oracle: oracle, limit: 3)
+        #expect(Set(hits.map(\.id)) == Set((1...3).map { Self.id($0) }))
+        // Before 2026-12-07 the positions of all 306 were read (300 three-word phrases side by
+        // side, their some-words step: 15.8 s on 100,000 notes); now those of the rare phrase's
+        // notes and of none of the others, which score below them whatever their positions.
+        #expect(cost.positionChecks == 3, "\(cost.positionChecks)")
+        // With room for them, every note holding the words is read, and the phrase's found.
+        let all = try Self.costed(f, "\"zyx wvu\" OR \"the cat sat\"", oracle: oracle, limit: 10)
+        #expect(Set(all.hits.map(\.id).suffix(3)) == Set((304...306).map { Self.id($0) }))
+        #expect(all.cost.positionChecks == 306)
+    }
+
+    @Test("some of the words: a word written in several alternatives counts once")
+    func someWordsCountsARepeatedWordOnce() throws {
+        let f = try Fixture()
+        var notes = [
+            Self.note(1, "Lang", "swift"),
+            Self.note(2, "Concurrency", "actor task"),
+            Self.note(3, "Stage", "actor"),
+            Self.note(4, "Todo", "task"),
+        ]
+        notes += (5...20).map { k in Self.note(k, "Filler \(k)", "plain words") }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        let found = try f.forgiving("(swift AND actor) OR (swift AND task)", oracle: oracle)
+        #expect(found.hits.allSatisfy { $0.match == .someWords })
+        // `swift` weighs what it weighs alone: before 2026-12-07 twice that, as written twice,
+        // and "Lang" (`swift` only) ranked above "Concurrency" (`actor` and `task`).
+        let alone = try #require(f.forgiving("swift", oracle: oracle).hits.first)
+        let lang = try #require(found.hits.first { $0.hit.id == Self.id(1) })
+        #expect(lang.hit.score == alone.hit.score, "\(found.hits)")
+        #expect(found.hits.first?.hit.id == Self.id(2), "\(found.hits)")
+        #expect(Set(found.hits.map(\.hit.id)) == Set((1...4).map { Self.id($0) }))
+        // A repeated exclusion excludes as one did.
+        let excluding = try f.forgiving(
+            "(swift AND actor -task) OR (swift AND plain -task)", oracle: oracle, limit: 50)
+        #expect(Set(excluding.hits.map(\.hit.id)) == Set(([1, 3] + Array(5...20)).map { Self.id($0) }))
     }
 
     @Test("with stems, a typo in a word's ending is one edit: the stems of the word's single edits are near spellings")

@@ -21,6 +21,7 @@ let categoriesCommand = Command(
         }
     case "add":
         try ctx.expectPositionals(2...2)
+        do { _ = try Notebook.validCommandCategoryName(args[1]) } catch { throw CLIError.from(error) }
         let c = try book.addCategory(args[1])
         if ctx.json {
             ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))]))
@@ -30,6 +31,7 @@ let categoriesCommand = Command(
     case "rename":
         try ctx.expectPositionals(3...3)
         let before = try book.category(named: args[1]).name
+        do { _ = try Notebook.validCommandCategoryName(args[2]) } catch { throw CLIError.from(error) }
         let c = try book.renameCategory(args[1], to: args[2])
         if ctx.json {
             ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))]))

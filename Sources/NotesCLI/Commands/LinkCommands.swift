@@ -166,7 +166,10 @@ let aliasCommand = Command(
     let book = try ctx.notebook()
     let note: Note
     if none || ctx.positionals.count > 1 {
-        note = try book.setAliases(id, none ? [] : Array(ctx.positionals.dropFirst()))
+        let names = none ? [] : Array(ctx.positionals.dropFirst())
+        // Names typed here refuse DEL and the C1 controls too (before 2026-12-07 they were taken).
+        do { _ = try Notebook.validCommandAliases(names) } catch { throw CLIError.from(error) }
+        note = try book.setAliases(id, names)
         // Kept (an import or another device may hold such names), but said: no link reaches them.
         for warning in note.aliases.compactMap(WikiLink.unreachableAlias) { ctx.terminal.warn(warning) }
     } else {

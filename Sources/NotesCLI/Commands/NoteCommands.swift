@@ -23,8 +23,13 @@ let addCommand = Command(
         throw ctx.unexpectedArgument(rest[1], "quote a title with spaces, give the body with --body")
     }
     // A title the store cannot hold is refused before the store is opened: a first `add ""`
-    // made an empty store.
-    do { _ = try Notebook.validTypedTitle(title) } catch { throw CLIError.from(error) }
+    // made an empty store. Names typed here refuse DEL and the C1 controls too (as the category
+    // and the tags do; before 2026-12-07 they were taken).
+    do {
+        _ = try Notebook.validCommandTitle(title)
+        if let category = ctx.value("category") { _ = try Notebook.validCommandCategoryName(category) }
+        for tag in ctx.tagValues { _ = try Notebook.validCommandTagName(tag) }
+    } catch { throw CLIError.from(error) }
     var body = try ctx.bodyArgument()
     if body == nil && !ctx.terminal.stdinIsTTY {
         body = try readText(
@@ -78,6 +83,9 @@ let editCommand = Command(
     let expected = try ctx.integer("expect-version", min: 1).map(UInt64.init)
     let body = try ctx.bodyArgument()
     let title = ctx.value("title")
+    if let title {
+        do { _ = try Notebook.validCommandTitle(title) } catch { throw CLIError.from(error) }
+    }
     let note: Note
     if title == nil && body == nil {
         note = try ctx.editInEditor(id, expectedVersion: expected)
@@ -126,6 +134,9 @@ let categorizeCommand = Command(
     let none = ctx.flag("none")
     try ctx.expectPositionals(none ? 1...1 : 2...2)
     let id = try ctx.noteID(ctx.positionals[0])
+    if !none {
+        do { _ = try Notebook.validCommandCategoryName(ctx.positionals[1]) } catch { throw CLIError.from(error) }
+    }
     let note = try ctx.notebook().categorize(id, as: none ? nil : ctx.positionals[1])
     if ctx.json {
         try ctx.printJSON(ctx.noteJSON(note))

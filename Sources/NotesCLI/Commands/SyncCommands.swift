@@ -146,16 +146,16 @@ let remoteCommand = Command(
         if let name = ctx.value("notebook"), let problem = notebookNameProblem(name) {
             throw CLIError("the notebook \(problem), not \"\(name)\"")
         }
-        var path = try Config.set("remote", address, environment: ctx.environment)
-        if let name = ctx.value("notebook") {
-            path = try Config.set("remote-notebook", name, environment: ctx.environment)
-        }
+        // Both lines in one rewrite, each replacing a bad line of its key (before 2026-12-07 the
+        // remote was written first, and a bad `remote-notebook` line failed the whole command).
+        var changes: [(key: String, value: String?)] = [("remote", address)]
+        if let name = ctx.value("notebook") { changes.append(("remote-notebook", name)) }
+        let path = try Config.set(changes, environment: ctx.environment)
         if !ctx.json { ctx.terminal.print("remote set in \(path)") }
     case "unset":
         try ctx.expectPositionals(1...1)
-        _ = try Config.set("remote", nil, environment: ctx.environment)
         let wasSet = ctx.config["remote"] != nil || ctx.config["remote-notebook"] != nil
-        let path = try Config.set("remote-notebook", nil, environment: ctx.environment)
+        let path = try Config.set([("remote", nil), ("remote-notebook", nil)], environment: ctx.environment)
         if !ctx.json { ctx.terminal.print(wasSet ? "remote removed from \(path)" : "no remote was set in \(path)") }
     case "show":
         try ctx.expectPositionals(1...1)

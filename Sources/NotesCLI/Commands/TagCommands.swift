@@ -8,7 +8,10 @@ let tagCommand = Command(
 ) { ctx in
     guard ctx.positionals.count >= 2 else { throw CLIError("missing TAG; usage: notes \(ctx.command.usage[0])") }
     let id = try ctx.noteID(ctx.positionals[0])
-    let note = try ctx.notebook().tag(id, with: ctx.positionals.dropFirst().map(Context.tagName))
+    let names = ctx.positionals.dropFirst().map(Context.tagName)
+    // A name typed here refuses the C1 controls too (before 2026-12-07 they were taken).
+    do { for name in names { _ = try Notebook.validCommandTagName(name) } } catch { throw CLIError.from(error) }
+    let note = try ctx.notebook().tag(id, with: names)
     try ctx.printChangedNote(note)
 }
 
@@ -73,6 +76,7 @@ let tagsCommand = Command(
         }
     case "rename":
         try ctx.expectPositionals(3...3)
+        do { _ = try Notebook.validCommandTagName(Context.tagName(args[2])) } catch { throw CLIError.from(error) }
         let renamed = try ctx.notebook().renameTag(Context.tagName(args[1]), to: Context.tagName(args[2]))
         if ctx.json {
             ctx.printJSON(.array(renamed.map { .object([("name", .string($0.name)), ("count", .int($0.count))]) }))
