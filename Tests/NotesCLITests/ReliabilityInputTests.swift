@@ -289,6 +289,14 @@ struct ReliabilityInputTests {
             // A title the store cannot hold, refused before the store is opened.
             (["add", ""], 2, "the title is empty"), (["add", "\u{200B}"], 2, "the title is empty"),
             (["add", "two\nlines"], 2, "titles are one line"),
+            // So is a category name, or a tag name (before 2026-12-07 `categories add` of one
+            // opened the store first, and left an empty store behind).
+            (["categories", "add", ""], 2, "the category name is empty"),
+            (["categories", "add", "a\u{1}b"], 2, "contains a control character"),
+            (["categories", "add", "a\u{85}b"], 2, "contains a control character"),
+            (["categories", "add", String(repeating: "x", count: 150)], 2, "the limit is 100"),
+            (["add", "T", "--category", "a\u{85}b"], 2, "contains a control character"),
+            (["add", "T", "--tag", "a\u{85}b"], 2, "contains a control character"),
         ]
         for (args, code, message) in cases {
             Self.expectRefused(s.run(args), code, "\(args)", mentioning: message)
