@@ -81,6 +81,9 @@ struct ReliabilityInputTests {
     @Test("a missing or extra argument of an action names that action's own usage line (exit 2)")
     func actionUsage() throws {
         let s = try Sandbox()
+        // The actions of a store's notes need one (without, they say there is none, exit 3).
+        // Before 2026-12-07 the first case, `categories add` without a name, made it.
+        _ = try s.add("Note")
         let cases: [([String], String)] = [
             (["categories", "add"], "missing argument; usage: notes categories add NAME"),
             (["categories", "add", "a", "b"], "usage: notes categories add NAME"),
@@ -291,6 +294,7 @@ struct ReliabilityInputTests {
             (["add", "two\nlines"], 2, "titles are one line"),
             // So is a category name, or a tag name (before 2026-12-07 `categories add` of one
             // opened the store first, and left an empty store behind).
+            (["categories", "add"], 2, "missing argument; usage: notes categories add NAME"),
             (["categories", "add", ""], 2, "the category name is empty"),
             (["categories", "add", "a\u{1}b"], 2, "contains a control character"),
             (["categories", "add", "a\u{85}b"], 2, "contains a control character"),
