@@ -41,10 +41,14 @@ extension Notebook {
     ) throws -> [VerificationProblem] {
         // Projections another version of the program built (a store this one may only read,
         // so it could not rebuild them at open) follow other rules: comparing them with this
-        // program's replay would report differences that are not damage.
+        // program's replay would report differences that are not damage. Projections this one
+        // cannot read at all (databases missing, read-only) are never compared, even in a store
+        // without events or a recorded version: before 2026-12-07 they were, and the missing
+        // databases trapped ("projection database notes was not declared").
         let stored = try store.storedProjectionVersion(in: txn)
         let current = store.currentProjectionVersion
-        if unbuiltProjections != nil || stored != current, try stored != nil || store.headPosition(in: txn) > 0 {
+        let unreadable = unbuiltProjections != nil
+        if unreadable || stored != current, try unreadable || stored != nil || store.headPosition(in: txn) > 0 {
             return [
                 VerificationProblem(
                     .projection, position: nil,

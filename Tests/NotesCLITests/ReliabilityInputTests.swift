@@ -81,6 +81,9 @@ struct ReliabilityInputTests {
     @Test("a missing or extra argument of an action names that action's own usage line (exit 2)")
     func actionUsage() throws {
         let s = try Sandbox()
+        // The actions of a store's notes need one (without, they say there is none, exit 3).
+        // Before 2026-12-07 the first case, `categories add` without a name, made it.
+        _ = try s.add("Note")
         let cases: [([String], String)] = [
             (["categories", "add"], "missing argument; usage: notes categories add NAME"),
             (["categories", "add", "a", "b"], "usage: notes categories add NAME"),
@@ -289,6 +292,15 @@ struct ReliabilityInputTests {
             // A title the store cannot hold, refused before the store is opened.
             (["add", ""], 2, "the title is empty"), (["add", "\u{200B}"], 2, "the title is empty"),
             (["add", "two\nlines"], 2, "titles are one line"),
+            // So is a category name, or a tag name (before 2026-12-07 `categories add` of one
+            // opened the store first, and left an empty store behind).
+            (["categories", "add"], 2, "missing argument; usage: notes categories add NAME"),
+            (["categories", "add", ""], 2, "the category name is empty"),
+            (["categories", "add", "a\u{1}b"], 2, "contains a control character"),
+            (["categories", "add", "a\u{85}b"], 2, "contains a control character"),
+            (["categories", "add", String(repeating: "x", count: 150)], 2, "the limit is 100"),
+            (["add", "T", "--category", "a\u{85}b"], 2, "contains a control character"),
+            (["add", "T", "--tag", "a\u{85}b"], 2, "contains a control character"),
         ]
         for (args, code, message) in cases {
             Self.expectRefused(s.run(args), code, "\(args)", mentioning: message)
@@ -881,6 +893,10 @@ struct ReliabilityInputTests {
         #expect(verify.code == 5, "\(verify)")
         #expect(verify.stdout.contains("built by another version of notes (notes-0/stale"), "\(verify)")
         #expect(!verify.stdout.contains("differ"), "\(verify)")
+        // `notes rebuild` exits 5 here: the summary names what rebuilds them (before 2026-12-07
+        // it said "run `notes rebuild` to rebuild the projections from the log").
+        #expect(!verify.stderr.contains("run `notes rebuild`"), "\(verify)")
+        #expect(verify.stderr.contains("open it once with write access"), "\(verify)")
         #expect(read(file: s.store + "/data.mdb") == stale)
         #expect(s.run(["verify"]).code == 0, "with write access the open rebuilds them")
     }
@@ -908,6 +924,7 @@ struct ReliabilityInputTests {
         #expect(log.code == 0 && log.stdout.contains("NoteUpdated"), "\(log)")
         let verify = s.run(["verify"], env: env)
         #expect(verify.code == 5 && verify.stdout.contains("not compared"), "\(verify)")
+        #expect(!verify.stderr.contains("run `notes rebuild`"), "\(verify)")
         #expect(read(file: s.store + "/data.mdb") == before)
         #expect(s.run(["list"]).code == 0, "with write access the open rebuilds them")
     }

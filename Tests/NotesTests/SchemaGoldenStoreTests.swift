@@ -333,4 +333,25 @@ struct SchemaGoldenStoreTests {
         #expect(try again.note(Self.a).title == "Shopping list")
         #expect(try again.verify().isEmpty)
     }
+
+    @Test(
+        "read-only, a store without projection databases, events or a recorded projection version: verify names the projections, never traps"
+    )
+    func readOnlyUnbuiltEmptyStore() throws {
+        let scratch = try SchemaScratch()
+        let dir = scratch.sub("unbuilt")
+        // A store whose creation ended before any projection was built (as an older program's
+        // killed between the format and its first rebuild): the format, no projection database,
+        // no version recorded, no event.
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        do { _ = try EventStore(path: dir, configuration: .init(registry: NotesSchema.registry)) }
+        var readOnly = schemaOptions()
+        readOnly.readOnly = true
+        let book = try Notebook(path: dir, options: readOnly)
+        // Before, verify compared the projections it lacks with the replay: "projection database
+        // rows was not declared", a trap.
+        let problems = try book.verify()
+        #expect(problems.map(\.kind) == [.projection], "\(problems)")
+        #expect(problems.first?.detail.contains("not compared") == true)
+    }
 }

@@ -8,6 +8,12 @@ let categoriesCommand = Command(
     discussion: "Deleting a category keeps its notes: each is uncategorized by an event of its own."
 ) { ctx in
     let args = ctx.positionals
+    // A name the store cannot hold is refused before the store is opened: where there was no
+    // store, a refused `categories add` made an empty one (before 2026-12-07).
+    if args.first == "add" {
+        try ctx.expectPositionals(2...2)
+        do { _ = try Notebook.validCommandCategoryName(args[1]) } catch { throw CLIError.from(error) }
+    }
     let book = try ctx.notebook()
     switch args.first {
     case nil:
@@ -20,8 +26,6 @@ let categoriesCommand = Command(
             ctx.printTable(cats.map { [$0.name, String($0.count)] }, styles: [{ $0 }, ctx.terminal.dim])
         }
     case "add":
-        try ctx.expectPositionals(2...2)
-        do { _ = try Notebook.validCommandCategoryName(args[1]) } catch { throw CLIError.from(error) }
         let c = try book.addCategory(args[1])
         if ctx.json {
             ctx.printJSON(.object([("name", .string(c.name)), ("count", .int(c.count))]))

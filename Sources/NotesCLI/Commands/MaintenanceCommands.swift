@@ -43,8 +43,13 @@ let verifyCommand = Command(
             ? "the database file's pages are damaged and the next write could destroy data: write nothing to "
                 + "this store (not even `notes rebuild`); restore it from a backup, or save its events with "
                 + "`notes export --output FILE` and import them into a new store"
-            : problems.allSatisfy { $0.kind == .projection }
-                ? "run `notes rebuild` to rebuild the projections from the log"
+            : problems.allSatisfy({ $0.kind == .projection })
+                // Read-only, `notes rebuild` is refused: what rebuilds them is said instead
+                // (before 2026-12-07 the read-only store was told to run it, exit 5).
+                ? (book.options.readOnly
+                    ? "the store is read-only here: open it once with write access, or a copy of its folder "
+                        + "(`cp -a`) with --store, to rebuild the projections from the log"
+                    : "run `notes rebuild` to rebuild the projections from the log")
                 : "the log itself is damaged; restore the store from a backup (or export what is readable)"
         throw CLIError(
             "\(problems.count) problem\(problems.count == 1 ? "" : "s") found; \(repair)", code: .storeUnusable)
