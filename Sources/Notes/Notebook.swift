@@ -298,35 +298,35 @@ public final class Notebook: Sendable {
     /// ``validTypedTitle(_:)`` of a title typed at a command: no DEL or C1 control either.
     package static func validCommandTitle(_ title: String) throws(NotesError) -> String {
         let t = try validTypedTitle(title)
-        guard !t.unicodeScalars.contains(where: isDeleteOrC1Control) else { throw .validation(.titleNotOneLine) }
-        return t
+        return try refusingDeleteOrC1(t, .titleNotOneLine)
     }
 
     /// ``validCategoryName(_:)`` of a category name typed at a command: no DEL or C1 control either.
     package static func validCommandCategoryName(_ name: String) throws(NotesError) -> String {
         let t = try validCategoryName(name)
-        guard !t.unicodeScalars.contains(where: isDeleteOrC1Control) else {
-            throw .validation(.categoryNameHasControlCharacter(t))
-        }
-        return t
+        return try refusingDeleteOrC1(t, .categoryNameHasControlCharacter(t))
     }
 
     /// ``validTagName(_:)`` (which refuses DEL already) of a tag name typed at a command: no C1
     /// control either.
     package static func validCommandTagName(_ name: String) throws(NotesError) -> String {
         let t = try validTagName(name)
-        guard !t.unicodeScalars.contains(where: isDeleteOrC1Control) else {
-            throw .validation(.tagNameHasControlCharacter(t))
-        }
-        return t
+        return try refusingDeleteOrC1(t, .tagNameHasControlCharacter(t))
     }
 
     /// ``aliasesValue(_:)`` of aliases typed at a command: no DEL or C1 control in one either.
     package static func validCommandAliases(_ aliases: [String]) throws(NotesError) -> String {
-        for a in aliases where a.unicodeScalars.contains(where: isDeleteOrC1Control) {
-            throw .validation(.badAlias(String(a.prefix(60)), reason: "it contains a line break or control character"))
+        for a in aliases {
+            _ = try refusingDeleteOrC1(
+                a, .badAlias(String(a.prefix(60)), reason: "it contains a line break or control character"))
         }
         return try aliasesValue(aliases)
+    }
+
+    /// `name`, or `refusal` when it holds DEL or a C1 control.
+    private static func refusingDeleteOrC1(_ name: String, _ refusal: InvalidInput) throws(NotesError) -> String {
+        guard !name.unicodeScalars.contains(where: isDeleteOrC1Control) else { throw .validation(refusal) }
+        return name
     }
 
     package func validBody(_ body: String) throws(NotesError) -> String {

@@ -39,20 +39,15 @@ public struct NoteCollection: Sendable, Equatable {
 
     /// Adds `note`, or replaces the note with its id.
     public mutating func update(_ note: Note) {
-        if let i = find(note.id) {
-            values[i] = note
-        } else {
-            table.insert(note.id, index: values.count)
-            values.append(note)
-        }
+        update(note.id, existing: { $0 = note }, absent: { (note, ()) })
     }
 
-    /// Changes the note with `id` where it lies, or, when there is none, adds the note `make`
+    /// Changes the note with `id` where it lies, or, when there is none, adds the note `absent`
     /// gives (if any): a note taken out and put back has each of its strings retained and
     /// released.
-    mutating func update<R>(
-        _ id: Identifier, existing: (inout Note) throws(FoldError) -> R, absent: () throws(FoldError) -> (Note?, R)
-    ) throws(FoldError) -> R {
+    mutating func update<R, E: Error>(
+        _ id: Identifier, existing: (inout Note) throws(E) -> R, absent: () throws(E) -> (Note?, R)
+    ) throws(E) -> R {
         if let i = find(id) { return try existing(&values[i]) }
         let (note, r) = try absent()
         if let note {
