@@ -81,6 +81,9 @@ struct Config: Sendable {
 
     var values: [String: String] = [:]
     let path: String?
+    /// One line each for the lines of keys this version does not know, which are ignored: what
+    /// every command prints on stderr before it runs.
+    var warnings: [String] = []
 
     /// The config file's path for this environment, or nil without HOME or XDG_CONFIG_HOME.
     static func path(environment: [String: String]) -> String? {
@@ -147,10 +150,11 @@ struct Config: Sendable {
             omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
     }
 
-    /// Reads the file; a missing file is an empty config, a bad line an error naming it.
+    /// Reads the file; a missing file is an empty config, a bad line an error naming it, a line
+    /// of a key this version does not know a warning (``warnings``) and otherwise ignored.
     /// `repairing`: the keys whose lines ``set(_:environment:)`` replaces: set twice, or to a bad
-    /// value, they are not an error, nor is a key this version does not know (a typo, which
-    /// `config unset` removes).
+    /// value, they are not an error, nor warned about when this version does not know them (a
+    /// typo, which `config unset` removes).
     static func load(environment: [String: String], repairing: Set<String> = []) throws(CLIError) -> Config {
         var config = Config(path: path(environment: environment))
         guard let path = config.path else { return config }
@@ -167,16 +171,20 @@ struct Config: Sendable {
             let key = line[..<eq].trimmingSpaces
             let value = line[line.index(after: eq)...].trimmingSpaces
             guard let spec = keys.first(where: { $0.key == key }) else {
-                // `config set` and `unset` keep the lines of other keys as they are, and take
-                // them one at a time: a file with two typos is repaired by two unsets.
-                if !repairing.isEmpty { continue }
-                let hint = suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"? " } ?? "; "
+                // A key this version does not know is a typo, or one a newer version writes: it
+                // is ignored with a warning naming it, so that a user who tried a newer version
+                // and went back is not locked out (before 2026-12-07 every command refused the
+                // file, exit 2). The key `config unset` removes is not warned about.
+                if repairing.contains(key) { continue }
+                let hint = suggestion(for: key, among: keys.map(\.key)).map { "did you mean \"\($0)\"? " } ?? ""
                 let plain = key.unicodeScalars.allSatisfy {
                     $0.properties.isAlphabetic || "0123456789-_".unicodeScalars.contains($0)
                 }
                 let word = plain ? key : "'" + key.replacing("'", with: "'\\''") + "'"
-                throw CLIError(
-                    "\(path):\(number + 1): unknown key \"\(key)\"\(hint)`notes config unset \(word)` removes the line")
+                config.warnings.append(
+                    "\(path):\(number + 1): unknown key \"\(key)\" ignored (a newer version of notes may know it); "
+                        + "\(hint)`notes config unset \(word)` removes the line")
+                continue
             }
             if !repairing.contains(key), let problem = spec.validate(value) {
                 throw CLIError(

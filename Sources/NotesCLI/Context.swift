@@ -51,6 +51,9 @@ final class Context: @unchecked Sendable {
             if args[0] == "unset" || arguments.value("notebook") != nil { repairing.insert("remote-notebook") }
         }
         config = try Config.load(environment: environment, repairing: repairing)
+        // Lines of keys this version does not know are ignored, each said once on stderr (a
+        // command run again into a store another process made reads the file again).
+        for warning in config.warnings { terminal.warnOnce(warning) }
         if let fixed = environment["NOTES_NOW"] {
             guard let micros = RFC3339.parse(fixed) else {
                 throw CLIError("NOTES_NOW=\"\(fixed)\" is not an RFC 3339 instant (e.g. 2026-11-29T12:00:00Z)")

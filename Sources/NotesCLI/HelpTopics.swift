@@ -65,7 +65,9 @@ let helpTopics: [(name: String, title: String, text: String)] = [
         """
         Settings live in $XDG_CONFIG_HOME/notes/config (else ~/.config/notes/config), one
         `key = value` per line. A flag beats the environment, which beats the file, which beats the
-        default. Keys:
+        default. A bad value or a key set twice is an error (exit 2) naming the line; a key this
+        version does not know (a typo, or one a newer version writes) is ignored with a warning on
+        stderr naming the line, which `notes config unset KEY` removes. Keys:
         """ + "\n" + Config.keys.map { "  \($0.key): \($0.help)" }.joined(separator: "\n")
     ),
     (

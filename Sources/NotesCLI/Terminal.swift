@@ -18,6 +18,7 @@ final class Terminal {
     /// stops quietly.
     private(set) var outputFailure: IOFailure?
     private var outputClosed = false
+    private var warned: Set<String> = []
 
     init(environment: [String: String], forceTTY: Bool? = nil) {
         self.environment = environment
@@ -133,6 +134,11 @@ final class Terminal {
     /// One line on stderr, as ``error(_:)``.
     func warn(_ message: String) {
         writeAll(fd: 2, Array(("notes: warning: " + readable(message) + "\n").utf8))
+    }
+
+    /// ``warn(_:)``, unless this run said `message` already.
+    func warnOnce(_ message: String) {
+        if warned.insert(message).inserted { warn(message) }
     }
 
     /// Writes to stderr directly (progress, prompts).

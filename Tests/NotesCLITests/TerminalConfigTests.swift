@@ -67,7 +67,7 @@ struct TerminalConfigTests {
         let s = try Sandbox()
         try s.ok("config", "set", "color", "auto")
         let cases: [(String, String)] = [
-            ("# comment\n\nsortt = title\n", "\(s.configFile):3: unknown key \"sortt\"; did you mean \"sort\"?"),
+            ("# comment\n\nsortt = title\nsort = size\n", "\(s.configFile):4: sort must be updated, created or title"),
             ("color = auto\nsort = size\n", "\(s.configFile):2: sort must be updated, created or title, not \"size\""),
             ("  body-limit = lots  \n", "\(s.configFile):1: body-limit must be a positive number of bytes"),
             ("store\n", "\(s.configFile):1: expected `key = value`"),
@@ -100,29 +100,67 @@ struct TerminalConfigTests {
             s.run("list"), 2, mentioning: "\(s.configFile):1: sort must be updated, created or title, not \"size\"")
     }
 
-    @Test("an unknown key in the file (a typo) is removed by `config unset KEY`, which its error names")
+    @Test("an unknown key in the file (a typo) is removed by `config unset KEY`, which its warning names")
     func unknownKeyUnset() throws {
         let s = try Sandbox()
         // Before 2026-12-06 every command refused the file, `config unset colour` and
         // `config set color never` too: only an editor could repair it.
         try s.ok("config", "set", "sort", "title")
         write(file: s.configFile, "sort = title\ncolour = never\n")
-        CLIErrorTests.expectFailure(
-            s.run("list"), 2,
-            mentioning: "\(s.configFile):2: unknown key \"colour\"; did you mean \"color\"? `notes config unset colour`"
-        )
-        try s.ok("config", "unset", "colour")
+        #expect(
+            try s.ok("config", "get", "sort").stderr
+                == "notes: warning: \(s.configFile):2: unknown key \"colour\" ignored (a newer version of notes may "
+                + "know it); did you mean \"color\"? `notes config unset colour` removes the line\n")
+        // The key being removed is not warned about.
+        #expect(try s.ok("config", "unset", "colour").stderr == "")
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
-        // Two typos: each unset takes one, the other line kept.
+        // Two typos: each unset takes one, the other line kept (and still warned about).
         write(file: s.configFile, "pagr = less\nsort = title\ncolr = never\n")
-        try s.ok("config", "unset", "colr")
-        CLIErrorTests.expectFailure(s.run("list"), 2, mentioning: "unknown key \"pagr\"")
+        let unset = try s.ok("config", "unset", "colr")
+        #expect(unset.stderr.contains("unknown key \"pagr\"") && !unset.stderr.contains("colr"), "\(unset.stderr)")
+        #expect(try s.ok("config", "list").stderr.contains(":1: unknown key \"pagr\" ignored"))
         try s.ok("config", "unset", "pagr")
         #expect(try s.ok("config", "get", "sort").line == "title")
         // A key neither known nor in the file is still an unknown setting, and nothing is written.
         CLIErrorTests.expectFailure(s.run("config", "unset", "colour"), 2, mentioning: "unknown setting \"colour\"")
         CLIErrorTests.expectFailure(s.run("config", "set", "colour", "never"), 2, mentioning: "unknown setting")
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+    }
+
+    @Test("a key only a newer version knows is a one-line warning naming the file and line, and every command runs")
+    func unknownKeyIsWarned() throws {
+        let s = try Sandbox()
+        try s.ok("config", "set", "sort", "title")
+        // As a newer `notes` may write it: before 2026-12-07 every command, exit 2, `unknown key`,
+        // so a user who tried a newer version and went back was locked out.
+        write(file: s.configFile, "sort = title\nsearch-synonyms = on\n")
+        let warning =
+            "notes: warning: \(s.configFile):2: unknown key \"search-synonyms\" ignored (a newer version of notes "
+            + "may know it); `notes config unset search-synonyms` removes the line\n"
+        let added = s.run("add", "Beta", "--body", "b")
+        #expect(added.code == 0 && added.stderr == warning, "\(added)")
+        try s.ok("add", "Alpha", "--body", "a")
+        let list = s.run("list")
+        #expect(list.code == 0 && list.stderr == warning, "\(list)")
+        #expect(list.lines.first { $0.contains("Alpha") } != nil)
+        // The file's other settings hold: sorted by title, Alpha first.
+        #expect(list.lines.firstIndex { $0.contains("Alpha") }! < list.lines.firstIndex { $0.contains("Beta") }!)
+        // JSON on stdout stays JSON; the warning is on stderr alone, without color.
+        let json = s.run("list", "--json", env: ["NO_COLOR": "1"])
+        #expect(json.code == 0 && json.stderr == warning && json.stdout.hasPrefix("["), "\(json)")
+        #expect(!json.stderr.contains("\u{1B}"))
+        #expect(try s.ok("config", "get", "sort").line == "title")
+        // A bad value of a known key is still refused, whatever unknown lines are beside it.
+        write(file: s.configFile, "search-synonyms = on\nsort = size\n")
+        CLIErrorTests.expectFailure(
+            s.run("list"), 2, mentioning: "\(s.configFile):2: sort must be updated, created or title, not \"size\"")
+        // Setting a known key keeps the unknown line as it is; unsetting it removes it.
+        write(file: s.configFile, "search-synonyms = on\n")
+        #expect(try s.ok("config", "set", "color", "never").stderr == warning.replacing(":2:", with: ":1:"))
+        #expect(
+            String(decoding: read(file: s.configFile), as: UTF8.self) == "search-synonyms = on\ncolor = never\n")
+        try s.ok("config", "unset", "search-synonyms")
+        #expect(try s.ok("list").stderr == "")
     }
 
     @Test("a config file over 1 MiB is refused with what to do, by every command, and left as it is")
