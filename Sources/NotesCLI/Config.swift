@@ -261,7 +261,6 @@ struct Config: Sendable {
         var st = stat()
         if stat(path, &st) == 0 {
             lines = Self.lines(of: try readFile(path)).map(String.init)
-            if lines.last == "" { lines.removeLast() }
         }
         for (key, value, known) in checked {
             let before = lines.count
@@ -270,11 +269,16 @@ struct Config: Sendable {
                 return line[..<eq].trimmingSpaces == key
             }
             if !known && lines.count == before { throw unknownSetting(key) }
+            // Blank lines left at the end (where a removed line was the last, or from a file
+            // that ended with them) are dropped, so a line set is never written after them and a
+            // file of no lines is empty: before 2026-12-07 `remote unset` of the only line left a
+            // file of one empty line, and the next `remote set` wrote its line after that blank.
+            while let last = lines.last, last.trimmingSpaces.isEmpty { lines.removeLast() }
             if let value { lines.append("\(key) = \(value)") }
         }
         do {
             let file = try AtomicFile(path: path)
-            try file.write(Array((lines.joined(separator: "\n") + "\n").utf8))
+            try file.write(Array((lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n").utf8))
             try file.commit()
         } catch {
             throw CLIError.from(error)

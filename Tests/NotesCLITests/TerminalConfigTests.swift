@@ -163,6 +163,36 @@ struct TerminalConfigTests {
         #expect(try s.ok("list").stderr == "")
     }
 
+    @Test("set and unset cycles leave no blank lines: the last line removed leaves an empty file")
+    func setUnsetCycles() throws {
+        let s = try Sandbox()
+        for _ in 1...3 {
+            try s.ok("remote", "set", "service=notes")
+            #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "remote = service=notes\n")
+            try s.ok("remote", "unset")
+            // Before 2026-12-07 a file of one empty line ("\n"), and the next set wrote after it.
+            #expect(read(file: s.configFile).isEmpty)
+        }
+        try s.ok("config", "set", "sort", "title")
+        for _ in 1...3 {
+            try s.ok("config", "set", "color", "never")
+            try s.ok("config", "unset", "color")
+            #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+        }
+        // Blank lines a user left between settings stay; those at the end go.
+        write(file: s.configFile, "# mine\n\nsort = title\n\n\n")
+        try s.ok("config", "set", "color", "never")
+        #expect(
+            String(decoding: read(file: s.configFile), as: UTF8.self) == "# mine\n\nsort = title\ncolor = never\n")
+        try s.ok("config", "unset", "color")
+        try s.ok("config", "unset", "sort")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "# mine\n")
+        // A file an older version left as one blank line is set without it.
+        write(file: s.configFile, "\n")
+        try s.ok("remote", "set", "service=notes")
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "remote = service=notes\n")
+    }
+
     @Test("a config file over 1 MiB is refused with what to do, by every command, and left as it is")
     func configFileTooLarge() throws {
         let s = try Sandbox()
