@@ -62,10 +62,25 @@ extension Notebook {
     /// has append nothing.
     @discardableResult
     public func tag(_ id: Identifier, with names: [String]) throws(NotesError) -> Note {
+        try tag(id, with: names, typed: false)
+    }
+
+    /// ``tag(_:with:)`` of names typed at a command (`typed`): a name holding a C1 control
+    /// (``validCommandTagName(_:)``) is taken only when a tag has it already (an import brought
+    /// it), as `untag` and a rename's old name look it up; a new one is refused. Before
+    /// 2026-12-07 `notes tag ID NAME` refused such a name even when the tag existed.
+    @discardableResult
+    package func tag(_ id: Identifier, with names: [String], typed: Bool) throws(NotesError) -> Note {
         let names = try Self.validTagNames(names)
         return try write { session, dbs in
             guard let note = try projection.note(id, in: session.transaction, databases: dbs) else {
                 throw Self.missing(id)
+            }
+            // Checked before any tag is made, so that a refusal leaves nothing to undo.
+            for name in names where typed && name.unicodeScalars.contains(where: isDeleteOrC1Control) {
+                if try projection.tag(named: name, in: session.transaction, databases: dbs) == nil {
+                    throw NotesError.validation(.tagNameHasControlCharacter(name))
+                }
             }
             var events: [NoteEvent] = []
             var added = Set(note.tags)

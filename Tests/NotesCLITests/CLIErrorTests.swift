@@ -189,6 +189,31 @@ struct CLIErrorTests {
         #expect(try s.ok("alias", old).stdout == "al\u{2421}ias\n")
     }
 
+    @Test("an existing tag whose name holds a C1 control is taken by `tag` typed exactly; a new such name is refused")
+    func existingC1TagRetyped() throws {
+        let s = try Sandbox()
+        let old = try addThroughLibrary(s, "Imported", tags: ["t\u{90}"])
+        let id = try s.add("Note")
+        // Before 2026-12-07 refused, "the tag name ... contains a control character", though
+        // `untag` and `tags rename` took the same name.
+        try s.ok("tag", id, "t\u{90}")
+        #expect(try s.object("show", id)["tags"] as? [String] == ["t\u{90}"])
+        try s.ok("untag", old, "t\u{90}")
+        try s.ok("tag", old, "#T\u{90}")
+        #expect(try s.object("show", old)["tags"] as? [String] == ["t\u{90}"], "found as untag finds it")
+        // A new name with one stays refused, and with it the names beside it.
+        let other = try s.add("Other")
+        let afterAdd = try Self.events(s)
+        Self.expectFailure(
+            s.run("tag", other, "fine", "u\u{90}"), 2, mentioning: "tag name \"u\u{FFFD}\" contains a control character"
+        )
+        #expect(try Self.events(s) == afterAdd, "nothing was written")
+        #expect(try s.object("show", other)["tags"] as? [String] == [])
+        // Once deleted, the name is a new one again.
+        try s.ok("tags", "delete", "t\u{90}")
+        Self.expectFailure(s.run("tag", id, "t\u{90}"), 2, mentioning: "contains a control character")
+    }
+
     @Test(
         "an instant's option named as another command names it (show --as-of, list --at) is answered with this command's"
     )

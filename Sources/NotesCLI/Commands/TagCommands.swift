@@ -9,9 +9,10 @@ let tagCommand = Command(
     guard ctx.positionals.count >= 2 else { throw CLIError("missing TAG; usage: notes \(ctx.command.usage[0])") }
     let id = try ctx.noteID(ctx.positionals[0])
     let names = ctx.positionals.dropFirst().map(Context.tagName)
-    // A name typed here refuses the C1 controls too (before 2026-12-07 they were taken).
-    do { for name in names { _ = try Notebook.validCommandTagName(name) } } catch { throw CLIError.from(error) }
-    let note = try ctx.notebook().tag(id, with: names)
+    // A new name typed here refuses the C1 controls too (before 2026-12-07 they were taken); an
+    // existing tag's name holding one (brought by an import) is taken as `untag` takes it (before
+    // 2026-12-07 it was refused too).
+    let note = try ctx.notebook().tag(id, with: names, typed: true)
     try ctx.printChangedNote(note)
 }
 
