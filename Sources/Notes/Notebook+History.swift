@@ -112,7 +112,7 @@ extension Notebook {
     /// The stored event named by `selector` with the note after it. A version beyond the head
     /// (or 0), or an instant before the note's creation, is a not-found error.
     public func revision(of id: Identifier, at selector: RevisionSelector) throws(NotesError) -> NoteRevision {
-        return try read { txn, _ in try revision(of: id, at: selector, in: txn) }
+        return try readLog { txn, _ in try revision(of: id, at: selector, in: txn) }
     }
 
     func revision(of id: Identifier, at selector: RevisionSelector, in txn: borrowing Transaction) throws
@@ -166,7 +166,7 @@ extension Notebook {
     /// of two of them (`notes history` of a 5.8 MB note with 85 versions held every version's
     /// body, about 1 GB, before 2026-12-07). `body` runs inside the read transaction.
     public func history(of id: Identifier, _ body: (HistoryEntry) throws -> Void) throws(NotesError) {
-        try read { txn, _ in
+        try readLog { txn, _ in
             let names = NameBook(store: store)
             var previous: Note?
             var any = false
@@ -185,7 +185,7 @@ extension Notebook {
     public func diff(_ id: Identifier, from: RevisionSelector, to: RevisionSelector? = nil, context: Int = 3)
         throws(NotesError) -> NoteDiff
     {
-        return try read { txn, _ in
+        return try readLog { txn, _ in
             let a = try revision(of: id, at: from, in: txn)
             let b: NoteRevision
             if let to {
@@ -231,7 +231,7 @@ extension Notebook {
         var last: String?
         var owners: [(version: UInt64, recordedAt: Int64, actor: String)] = []
         var blamed: UInt64 = 0
-        try read { txn, _ in
+        try readLog { txn, _ in
             var upTo = UInt64.max
             if let selector { upTo = try revision(of: id, at: selector, in: txn).version }
             try foldRevisions(of: id, upToVersion: upTo, in: txn) { rev in

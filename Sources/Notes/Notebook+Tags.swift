@@ -343,7 +343,7 @@ extension Notebook {
     /// The names of the note's category and tags as they were at log `position` (a note of a
     /// past version is best named as things were called then).
     public func labels(of note: Note, at position: UInt64) throws(NotesError) -> NoteLabels {
-        try read { txn, _ in
+        try readLog { txn, _ in
             let names = NameBook(store: store)
             return NoteLabels(
                 category: try note.category.map { try names.categories.ref($0, at: position, in: txn).name },

@@ -19,7 +19,20 @@ extension Notebook {
     /// deleted one keeps it), so each is folded from its own stream up to the position, by the
     /// same fold as a replay's; one created later has no event by then and is left out.
     public func past(asOf instant: Int64) throws(NotesError) -> PastNotebook {
-        try read { txn, dbs in
+        // Projections this program cannot read (an older version's store, read-only here): the
+        // names are folded from the log up to the position, as `search --as-of` folds it (before
+        // 2026-12-07 `list --as-of` was refused there, exit 5).
+        if unbuiltProjections != nil {
+            let position = try position(atOrBefore: instant)
+            var names: NotebookState
+            do { names = try NotebookState.replay(store: store, upTo: position) } catch {
+                throw NotesError.wrap(error)
+            }
+            names.notes = NoteCollection()
+            names.events = 0
+            return PastNotebook(position: position, names: names)
+        }
+        return try read { txn, dbs in
             let position = try store.position(atOrBefore: instant, in: txn)
             var names = NotebookState()
             if position > 0 {
@@ -59,7 +72,8 @@ extension Notebook {
         notes: [Note], work: PastListingWork
     ) {
         guard past.position > 0 else { return ([], PastListingWork()) }
-        if NewestFirstPage.serves(query) {
+        // The walk reads the projection; without one this program reads, the log is replayed.
+        if NewestFirstPage.serves(query) && unbuiltProjections == nil {
             let walked = try read { txn, dbs in
                 let notes = try budget ?? max(1_000, projection.noteCount(in: txn, databases: dbs) / 8)
                 var page = NewestFirstPage(query, budget: notes)
