@@ -1071,7 +1071,22 @@ extension Notebook {
                     if !item.body.isSameBytes(as: note.body) { events.append(.bodyEdited(body: item.body)) }
                     // The category a folder gives depends on the folder imported: a note of a
                     // folder inside or around this one keeps its own, unless the file names one.
-                    if categoryID != note.category && (recordedHere == true || item.md.category != nil) {
+                    // A file of this folder that names none gives its folder's category only
+                    // while the note has the one its recorded place gave (as a moved file does):
+                    // one set in the store since stands. Before 2026-12-07 an edited file
+                    // imported again replaced it (with none, for a file at the folder's top).
+                    var takesFolder = false
+                    if categoryID != note.category && recordedHere == true && item.md.category == nil {
+                        let given = Self.folderCategory(of: note.sourcePath ?? item.file)
+                        // Looked up inline: a local function capturing the session crashes the
+                        // compiler (Swift 6.3).
+                        var givenID: Identifier?
+                        if let given {
+                            givenID = try projection.category(named: given, in: session.transaction, databases: dbs)?.id
+                        }
+                        takesFolder = given == nil ? note.category == nil : givenID != nil && givenID == note.category
+                    }
+                    if categoryID != note.category && (takesFolder || item.md.category != nil) {
                         events.append(.categorized(category: categoryID))
                     }
                     if let p = item.md.pinned, p != note.pinned { events.append(p ? .pinned : .unpinned) }

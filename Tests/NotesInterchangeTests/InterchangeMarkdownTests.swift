@@ -733,6 +733,44 @@ struct InterchangeMarkdownTests {
         #expect(again.updated == 0 && again.created == 0 && again.unchanged == files.count && again.warnings.isEmpty)
     }
 
+    /// Reported by an earlier session: an edited file imported again replaced the category set
+    /// in the store since its import (with none, for a file at the top of the folder).
+    @Test("an edited file imported again keeps the category set in the store, unless its front matter names one")
+    func editedFileKeepsStoreCategory() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        let files = [
+            ("a.md", "# Alpha\n\nalpha\n"), ("work/b.md", "# Beta\n\nbeta\n"),
+            ("c.md", "---\ncategory: fixed\n---\n# Gamma\n\ngamma\n"), ("work/d.md", "# Delta\n\ndelta\n"),
+            ("e.md", "# Eps\n\neps\n"),
+        ]
+        for (file, text) in files { try write(v + "/" + file, text) }
+        #expect(try s.book.importMarkdown(from: v).created == files.count)
+        let id = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        // Set in the store since the import; Delta is left as its folder gave it.
+        _ = try s.book.categorize(try #require(id["Alpha"]), as: "mine")
+        _ = try s.book.categorize(try #require(id["Beta"]), as: nil)
+        _ = try s.book.categorize(try #require(id["Gamma"]), as: "mine")
+        _ = try s.book.categorize(try #require(id["Eps"]), as: "mine")
+        // Every file edited; Eps's front matter now names a category.
+        for (file, text) in files where file != "e.md" { try write(v + "/" + file, text + "edited\n") }
+        try write(v + "/e.md", "---\ncategory: named\n---\n# Eps\n\neps\nedited\n")
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == files.count && summary.created == 0 && summary.warnings.isEmpty, "\(summary)")
+        let notes = try s.allNotes()
+        // Before 2026-12-07 Alpha lost "mine" and Beta was filed under "work" again.
+        for (title, category) in [
+            ("Alpha", "mine"), ("Beta", "-"), ("Gamma", "fixed"), ("Delta", "work"), ("Eps", "named"),
+        ] {
+            let n = try #require(notes.first { $0.id == id[title] })
+            #expect(try s.book.categoryName(n.category) ?? "-" == category, "\(title)")
+            #expect(n.body.hasSuffix("edited\n"), "\(title)")
+        }
+        // Imported again: nothing changes.
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.updated == 0 && again.unchanged == files.count, "\(again)")
+    }
+
     @Test(
         "a moved file keeps the edits made in the store; a trashed note, an empty file or a file of another text is not a move"
     )
