@@ -60,7 +60,9 @@ public final class NotesProjection: ProjectionSet {
     /// `notes-26`: a file link's key is its path as written, not folded (``LinkKey/file(_:)``).
     /// `notes-27`: a reference definition right under a paragraph's line is that paragraph's
     /// text, defining nothing (``MarkdownLink/definitions(_:)``).
-    public var version: String { "notes-27+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-28`: a reference definition in a block quote or on a list item's line (`> [a]: x.md`,
+    /// `- [a]: x.md`) defines its label for the whole note, as CommonMark reads it.
+    public var version: String { "notes-28+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

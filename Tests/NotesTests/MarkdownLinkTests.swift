@@ -127,6 +127,30 @@ struct MarkdownLinkTests {
         #expect(targets("Foo\n[bar]: x.md\n\n[bar]: y.md") == [.file("y.md")])
     }
 
+    @Test("a definition in a block quote or a list item defines its label for the whole note (CommonMark 0.31, 4.7)")
+    func definitionsInContainers() {
+        // Before 2026-12-07 each of these defined nothing: the scan took only a line of its own.
+        for before in [
+            "> [bar]: x.md\n", "Foo\n\n> [bar]: x.md\n", "> quote\n>\n> [bar]: x.md\n", "- [bar]: x.md\n",
+            "* [bar]: x.md\n", "1. [bar]: x.md\n", "3) [bar]: x.md\n", "> - [bar]: x.md\n", ">> [bar]: x.md\n",
+            // A quote or an item interrupts a paragraph (but for an item not numbered 1).
+            "Foo\n> [bar]: x.md\n", "Foo\n- [bar]: x.md\n", "- item\n- [bar]: x.md\n", "> quote\n>> [bar]: x.md\n",
+            "- item\n  - [bar]: x.md\n", "Foo\n1. [bar]: x.md\n",
+        ] {
+            #expect(targets(before + "\n[bar]") == [.file("x.md")], "\(before.debugDescription)")
+        }
+        // A paragraph's line goes on: under a quote's line in the same quote, or lazily.
+        for before in [
+            "> quote\n> [bar]: x.md\n", "> quote\n[bar]: x.md\n", "Foo\n2. [bar]: x.md\n", "- item\n  [bar]: x.md\n",
+            "-     [bar]: x.md\n",
+        ] {
+            #expect(targets(before + "\n[bar]").isEmpty, "\(before.debugDescription)")
+        }
+        // The definition's line holds no link, and no `#tag` for an import.
+        #expect(targets("> [bar]: x.md\n> [x](y.md)\n\n[a](z.md)") == [.file("y.md"), .file("z.md")])
+        #expect(MarkdownLink.definitionLines(Array("Text\n\n> [a]: #b\n- [c]: d.md\n".utf8)) == [2, 3])
+    }
+
     @Test("hostile brackets: unbalanced, nested, escaped, images in links, unclosed destinations")
     func hostile() {
         #expect(targets("[a [b](x.md)") == [.file("x.md")], "the nearest open bracket")

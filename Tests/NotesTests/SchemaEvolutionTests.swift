@@ -528,6 +528,16 @@ struct SchemaEvolutionTests {
             stampedAs: "notes-26", body: "[gone][g] [the note][n]\n[g]: Gone.md\n\n[n]: Note.md\n")
     }
 
+    @Test(
+        "a store stamped notes-27 (a reference definition in a quote or a list item defined nothing) rebuilds at open, once"
+    )
+    func definitionInContainerRebuild() throws {
+        // `> [g]: Gone.md` defines `[g]`, so `[gone][g]` is a link to a missing file: notes-28
+        // (notes-27 read it as text, and found no link missing).
+        try expectLinksRebuiltOnce(
+            stampedAs: "notes-27", body: "[gone][g] [the note][n]\n\n> [g]: Gone.md\n- [n]: Note.md\n", missing: 1)
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
@@ -539,8 +549,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-27+"))
-            older = stamp + "+" + current.dropFirst("notes-27+".count)
+            #expect(current.hasPrefix("notes-28+"))
+            older = stamp + "+" + current.dropFirst("notes-28+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

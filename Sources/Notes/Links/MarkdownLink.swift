@@ -127,15 +127,27 @@ package enum MarkdownLink {
         // An HTML comment that started its line (CommonMark's HTML block of kind 2) is open: the
         // block ends on the line that closes the comment.
         var commentBlock = false
+        // The block quote depth of the line before.
+        var depth = 0
         MarkdownCode.forEachTextLine(bytes) { line, index, state in
             // Lines the scan passed over are code (a fenced or an indented block): no paragraph
             // goes on past them.
-            if index != last + 1 { open = false }
+            if index != last + 1 {
+                open = false
+                depth = 0
+            }
             last = index
             let startsInComment = state.inComment
-            if !open, !startsInComment, !state.startsInCodeSpan, let found = definition(line) {
+            // In a block quote or a list item too (`> [a]: x.md`, `- [a]: x.md`), as CommonMark
+            // reads them, for the whole note (before 2026-12-07 only a line of its own).
+            let contained = IndentedBlocks.containedText(line, previousDepth: depth, open: open)
+            depth = contained.depth
+            if !open || contained.startsBlock, !startsInComment, !state.startsInCodeSpan,
+                let found = definition(contained.text)
+            {
                 lines.insert(index)
                 if destinations[found.label] == nil { destinations[found.label] = found.destination }
+                open = false
                 return
             }
             let text = line.drop { $0 == 0x20 }
