@@ -150,6 +150,40 @@ struct Config: Sendable {
             omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
     }
 
+    /// `key` as one shell word that gives `notes config unset` the key byte for byte: as it is
+    /// when it is letters, digits, `-` and `_`; `''` when empty; `$'...'` with the UTF-8 bytes of
+    /// each control, separator and format character as `\xHH` when it holds one (a warning shows
+    /// those as pictures or escapes, which typed back name another key); else single-quoted.
+    /// Before 2026-12-07 an empty key's warning said "`notes config unset ` removes the line",
+    /// and `col<ESC>or`'s gave `'col␛or'`, which removed nothing.
+    static func shellWord(_ key: String) -> String {
+        if key.isEmpty { return "''" }
+        if key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || "0123456789-_".unicodeScalars.contains($0) }) {
+            return key
+        }
+        func hidden(_ c: Unicode.Scalar) -> Bool {
+            switch c.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+                return true
+            default: return false
+            }
+        }
+        guard key.unicodeScalars.contains(where: hidden) else { return "'" + key.replacing("'", with: "'\\''") + "'" }
+        var word = "$'"
+        for c in key.unicodeScalars {
+            if c == "\\" || c == "'" {
+                word += "\\" + String(c)
+            } else if hidden(c) {
+                for byte in String(c).utf8 {
+                    word += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
+                }
+            } else {
+                word.unicodeScalars.append(c)
+            }
+        }
+        return word + "'"
+    }
+
     /// Reads the file; a missing file is an empty config, a bad line an error naming it, a line
     /// of a key this version does not know a warning (``warnings``) and otherwise ignored.
     /// `repairing`: the keys whose lines ``set(_:environment:)`` replaces: set twice, or to a bad
@@ -177,10 +211,7 @@ struct Config: Sendable {
                 // file, exit 2). The key `config unset` removes is not warned about.
                 if repairing.contains(key) { continue }
                 let hint = suggestion(for: key, among: keys.map(\.key)).map { "did you mean \"\($0)\"? " } ?? ""
-                let plain = key.unicodeScalars.allSatisfy {
-                    $0.properties.isAlphabetic || "0123456789-_".unicodeScalars.contains($0)
-                }
-                let word = plain ? key : "'" + key.replacing("'", with: "'\\''") + "'"
+                let word = shellWord(key)
                 config.warnings.append(
                     "\(path):\(number + 1): unknown key \"\(key)\" ignored (a newer version of notes may know it); "
                         + "\(hint)`notes config unset \(word)` removes the line")

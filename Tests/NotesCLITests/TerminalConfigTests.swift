@@ -163,6 +163,28 @@ struct TerminalConfigTests {
         #expect(try s.ok("list").stderr == "")
     }
 
+    @Test("an unknown key's warning names a `config unset` that a shell gives back as the key: empty, controls, quotes")
+    func unknownKeyRemedyIsTypable() throws {
+        let s = try Sandbox()
+        try s.add("Note")
+        try s.ok("config", "set", "sort", "title")
+        // Before 2026-12-07 the empty key's remedy was "`notes config unset ` removes the line" and
+        // a control's was shown by its picture (`'col␛or'`), which, typed, named another key.
+        write(file: s.configFile, " = never\ncol\u{1B}or = never\nit's\u{85} = 1\nsort = title\nit's = 2\n")
+        let list = s.run("list")
+        #expect(list.code == 0, "\(list)")
+        for remedy in [
+            "`notes config unset ''`", "`notes config unset $'col\\x1bor'`", "`notes config unset $'it\\'s\\xc2\\x85'`",
+            "`notes config unset 'it'\\''s'`",
+        ] {
+            #expect(list.stderr.contains(remedy + " removes the line"), "\(remedy): \(list.stderr)")
+        }
+        // What the shell gives for each (bash, zsh: `$'...'` decodes `\x1b`) removes its line alone.
+        for key in ["", "col\u{1B}or", "it's\u{85}", "it's"] { try s.ok("config", "unset", key) }
+        #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
+        #expect(try s.ok("list").stderr == "")
+    }
+
     @Test("set and unset cycles leave no blank lines: the last line removed leaves an empty file")
     func setUnsetCycles() throws {
         let s = try Sandbox()
