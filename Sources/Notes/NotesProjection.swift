@@ -62,7 +62,10 @@ public final class NotesProjection: ProjectionSet {
     /// text, defining nothing (``MarkdownLink/definitions(_:)``).
     /// `notes-28`: a reference definition in a block quote or on a list item's line (`> [a]: x.md`,
     /// `- [a]: x.md`) defines its label for the whole note, as CommonMark reads it.
-    public var version: String { "notes-28+" + SearchBridge.version + "+" + searchLanguage.name }
+    /// `notes-29`: an HTML block's quote or list item is its text, defining nothing (`<div>` then
+    /// `- [a]: x.md`); a nested item or a quote in an item is looked past (`- - [a]: x.md`), and
+    /// `- > a` then `  > [a]: x.md` is the quote's paragraph.
+    public var version: String { "notes-29+" + SearchBridge.version + "+" + searchLanguage.name }
 
     /// The search language of projections of this program whose ``version`` is `version`, or nil
     /// (another program's, or no language this one knows).

@@ -151,6 +151,29 @@ struct MarkdownLinkTests {
         #expect(MarkdownLink.definitionLines(Array("Text\n\n> [a]: #b\n- [c]: d.md\n".utf8)) == [2, 3])
     }
 
+    @Test("an HTML block's quote or item defines nothing; nested items and quotes in items are looked past")
+    func definitionsInHTMLBlocksAndNestedContainers() {
+        // Before 2026-12-07 (notes-28) each of these was taken for a definition: an HTML block
+        // goes on to a blank line, a quote or an item in it is HTML; and a quote in an item goes
+        // on with the item's quote's paragraph.
+        for before in [
+            "<div>\n- [bar]: x.md\n", "<div>\n> [bar]: x.md\n", "<table>\n1. [bar]: x.md\n</table>\n",
+            "> <div>\n> - [bar]: x.md\n", "- > quote\n  > [bar]: x.md\n", "<!-- a\nb -->\nFoo\n[bar]: x.md\n",
+        ] {
+            #expect(targets(before + "\n[bar]").isEmpty, "\(before.debugDescription)")
+        }
+        // Before 2026-12-07 (notes-28) each of these defined nothing: a nested item, a quote in
+        // an item, a list in a quote that interrupts a paragraph; the blank line or the quote's
+        // end closes an HTML block; a comment block is no HTML block after its end.
+        for before in [
+            "- - [bar]: x.md\n", "- > [bar]: x.md\n", "1. - [bar]: x.md\n", "Foo\n> 2. [bar]: x.md\n",
+            "<div>\n\n- [bar]: x.md\n", "> <div>\n- [bar]: x.md\n", "<!-- a\nb -->\n- [bar]: x.md\n",
+            "<!-- a -->\nFoo\n- [bar]: x.md\n",
+        ] {
+            #expect(targets(before + "\n[bar]") == [.file("x.md")], "\(before.debugDescription)")
+        }
+    }
+
     @Test("hostile brackets: unbalanced, nested, escaped, images in links, unclosed destinations")
     func hostile() {
         #expect(targets("[a [b](x.md)") == [.file("x.md")], "the nearest open bracket")

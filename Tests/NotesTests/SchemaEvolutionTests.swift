@@ -538,6 +538,18 @@ struct SchemaEvolutionTests {
             stampedAs: "notes-27", body: "[gone][g] [the note][n]\n\n> [g]: Gone.md\n- [n]: Note.md\n", missing: 1)
     }
 
+    @Test(
+        "a store stamped notes-28 (a definition in an HTML block's list item defined its label) rebuilds at open, once"
+    )
+    func definitionInHTMLBlockRebuild() throws {
+        // `- [g]: Gone.md` under `<div>` is the HTML block's text: `[gone][g]` is no link
+        // (notes-28 read a definition, and found a link missing), while `- - [n]: Note.md`
+        // defines `[n]` (notes-28 did not look past the nested item), a link to the note itself.
+        try expectLinksRebuiltOnce(
+            stampedAs: "notes-28",
+            body: "[gone][g] [the note][n]\n\n<div>\n- [g]: Gone.md\n</div>\n\n- - [n]: Note.md\n")
+    }
+
     /// A store holding a note of `body` (whose `[[link]]` an older rule read otherwise), stamped with the older
     /// links projection `stamp`, rebuilds at open, once, and then finds `missing` links missing.
     private func expectLinksRebuiltOnce(stampedAs stamp: String, body: String, missing: Int = 0) throws {
@@ -549,8 +561,8 @@ struct SchemaEvolutionTests {
             _ = try book.add(title: "Note", body: body)
             // The version such a store holds: the same but for the projections' own number.
             let current = book.store.currentProjectionVersion
-            #expect(current.hasPrefix("notes-28+"))
-            older = stamp + "+" + current.dropFirst("notes-28+".count)
+            #expect(current.hasPrefix("notes-29+"))
+            older = stamp + "+" + current.dropFirst("notes-29+".count)
             try book.store.environment.write { txn in
                 try book.store.setMetadata("projections.version", Array(older.utf8), in: txn)
             }

@@ -407,27 +407,37 @@ struct IndentedBlocks {
     }
 
     /// Where a link reference definition may start on `line` inside containers: its text without
-    /// its block quote markers and the marker of the list item it starts (`> [a]: x.md`,
-    /// `- [a]: x.md`, `> 1. [a]: x.md`), and its quote depth; and whether that text starts a
-    /// block that a paragraph open before does not go on into (`startsBlock`): a quote deeper
-    /// than the line before's (`previousDepth`), or a list item, but for an item numbered other
-    /// than 1 under an open paragraph, which is that paragraph's text (CommonMark 0.31, 5.2). A
-    /// line without either is itself, starting no block.
+    /// its block quote markers and the markers of the list items it starts, nested ones too
+    /// (`> [a]: x.md`, `- [a]: x.md`, `> 1. [a]: x.md`, `- - [a]: x.md`, `- > [a]: x.md`), and its
+    /// quote depth, counting the quotes inside those items; and whether that text starts a block
+    /// that a paragraph open before does not go on into (`startsBlock`): a quote deeper than the
+    /// line before's (`previousDepth`), or a list item, but for an item numbered other than 1
+    /// under an open paragraph, which is that paragraph's text (CommonMark 0.31, 5.2). A line
+    /// without either is itself, starting no block. Before 2026-12-07 (the day they were first
+    /// read) an item's nested item or quote was not looked past, and a quote inside an item was
+    /// not counted in the depth, so `- > a` then `  > [p]: x.md` was taken for a definition.
     static func containedText(_ line: ArraySlice<UInt8>, previousDepth: Int, open: Bool) -> (
         text: ArraySlice<UInt8>, depth: Int, startsBlock: Bool
     ) {
-        let (depth, rest) = quoteMarkers(line)
-        let indent = rest.prefix { $0 == 0x20 }.count
-        let text = rest.dropFirst(indent)
-        if indent < 4, let marker = listMarker(text), !open || marker.number == nil || marker.number == 1 {
+        var (depth, rest) = quoteMarkers(line)
+        var startsBlock = depth > previousDepth
+        while true {
+            let indent = rest.prefix { $0 == 0x20 }.count
+            let text = rest.dropFirst(indent)
+            // Inside a block started on this line no paragraph is open: any number starts a list.
+            guard indent < 4, let marker = listMarker(text),
+                startsBlock || !open || marker.number == nil || marker.number == 1
+            else { break }
             let after = text.dropFirst(marker.width)
             let spaces = after.prefix { $0 == 0x20 }.count
             // One to four spaces, then the item's text (five or more start indented code).
-            if (1...4).contains(spaces), spaces < after.count {
-                return (after.dropFirst(spaces), depth, true)
-            }
+            guard (1...4).contains(spaces), spaces < after.count else { break }
+            startsBlock = true
+            let (inner, innerRest) = quoteMarkers(after.dropFirst(spaces))
+            depth += inner
+            rest = innerRest
         }
-        return (rest, depth, depth > previousDepth)
+        return (rest, depth, startsBlock)
     }
 
     /// The names of CommonMark's HTML blocks of kind 6, a tag of which starts a block that

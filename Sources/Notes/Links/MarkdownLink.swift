@@ -129,20 +129,34 @@ package enum MarkdownLink {
         var commentBlock = false
         // The block quote depth of the line before.
         var depth = 0
+        // The quote depth of an HTML block (`<div>`) open after the line before: up to a blank
+        // line, its lines are HTML, where no quote or list item starts a block (CommonMark 0.31,
+        // 4.6), unless a line of fewer quotes ends the quote it was in.
+        var htmlDepth: Int?
         MarkdownCode.forEachTextLine(bytes) { line, index, state in
             // Lines the scan passed over are code (a fenced or an indented block): no paragraph
             // goes on past them.
             if index != last + 1 {
                 open = false
                 depth = 0
+                htmlDepth = nil
             }
             last = index
             let startsInComment = state.inComment
+            let startsInCodeSpan = state.startsInCodeSpan
             // In a block quote or a list item too (`> [a]: x.md`, `- [a]: x.md`), as CommonMark
             // reads them, for the whole note (before 2026-12-07 only a line of its own).
             let contained = IndentedBlocks.containedText(line, previousDepth: depth, open: open)
             depth = contained.depth
-            if !open || contained.startsBlock, !startsInComment, !state.startsInCodeSpan,
+            if let html = htmlDepth, contained.depth < html {
+                // The quote that held the HTML block ends here: no HTML is a lazy line.
+                htmlDepth = nil
+                open = false
+            }
+            // An HTML block goes on to a blank line: a quote or an item in it is its text (before
+            // 2026-12-07 `<div>` then `- [p]: x.md` was taken for a definition).
+            let startsBlock = contained.startsBlock && htmlDepth == nil
+            if !open || startsBlock, !startsInComment, !state.startsInCodeSpan,
                 let found = definition(contained.text)
             {
                 lines.insert(index)
@@ -168,6 +182,14 @@ package enum MarkdownLink {
                 // The comment's block ends with this line.
                 commentBlock = false
                 open = false
+            }
+            if !open {
+                htmlDepth = nil
+            } else if htmlDepth == nil, !startsInComment, !startsInCodeSpan,
+                contained.text.prefix(while: { $0 == 0x20 }).count < 4,
+                IndentedBlocks.startsHTMLBlock(contained.text.drop { $0 == 0x20 })
+            {
+                htmlDepth = contained.depth
             }
         }
         return (destinations, lines)
