@@ -196,6 +196,9 @@ struct Config: Sendable {
         guard stat(path, &st) == 0 else { return config }
         let text = try readFile(path)
         var lineOf: [String: Int] = [:]
+        // The keys this version does not know, in the order of their first lines.
+        var unknown: [(key: String, lines: [Int])] = []
+        var unknownIndex: [String: Int] = [:]
         for (number, rawLine) in lines(of: text).enumerated() {
             let line = rawLine.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -210,11 +213,12 @@ struct Config: Sendable {
                 // and went back is not locked out (before 2026-12-07 every command refused the
                 // file, exit 2). The key `config unset` removes is not warned about.
                 if repairing.contains(key) { continue }
-                let hint = suggestion(for: key, among: keys.map(\.key)).map { "did you mean \"\($0)\"? " } ?? ""
-                let word = shellWord(key)
-                config.warnings.append(
-                    "\(path):\(number + 1): unknown key \"\(key)\" ignored (a newer version of notes may know it); "
-                        + "\(hint)`notes config unset \(word)` removes the line")
+                if let k = unknownIndex[String(key)] {
+                    unknown[k].lines.append(number + 1)
+                } else {
+                    unknownIndex[String(key)] = unknown.count
+                    unknown.append((String(key), [number + 1]))
+                }
                 continue
             }
             if !repairing.contains(key), let problem = spec.validate(value) {
@@ -230,8 +234,42 @@ struct Config: Sendable {
             lineOf[key] = number + 1
             config.values[key] = value
         }
+        config.warnings = unknownKeyWarnings(unknown, path: path)
         return config
     }
+
+    /// The warnings for the lines of keys this version does not know: one per key, naming its
+    /// first line and how many more it is on, for the first ``shownUnknownKeys`` keys, then one
+    /// line for the rest. Before 2026-12-07 each line was a warning of its own, so a key written
+    /// 1,000 times (or a file of other `a = b` lines written to its path) made every command print
+    /// 1,000 lines.
+    static func unknownKeyWarnings(_ unknown: [(key: String, lines: [Int])], path: String) -> [String] {
+        var warnings: [String] = []
+        for (key, lines) in unknown.prefix(shownUnknownKeys) {
+            let hint = suggestion(for: key, among: keys.map(\.key)).map { "did you mean \"\($0)\"? " } ?? ""
+            let also =
+                switch lines.count {
+                case 1: ""
+                case 2: " (on line \(lines[1]) too)"
+                default: " (on \(lines.count - 1) more lines too, the last \(lines[lines.count - 1]))"
+                }
+            warnings.append(
+                "\(path):\(lines[0]): unknown key \"\(key)\"\(also) ignored (a newer version of notes may know it); "
+                    + "\(hint)`notes config unset \(shellWord(key))` removes the line\(lines.count > 1 ? "s" : "")")
+        }
+        if unknown.count > shownUnknownKeys {
+            let rest = unknown.dropFirst(shownUnknownKeys)
+            let count = rest.reduce(0) { $0 + $1.lines.count }
+            warnings.append(
+                "\(path):\(rest[rest.startIndex].lines[0]): \(rest.count) more unknown keys ignored, on \(count) "
+                    + "line\(count == 1 ? "" : "s") from this one on; `notes config list` shows the keys this version "
+                    + "knows")
+        }
+        return warnings
+    }
+
+    /// How many keys this version does not know are warned about one by one.
+    static let shownUnknownKeys = 5
 
     subscript(key: String) -> String? { values[key] }
 

@@ -185,6 +185,36 @@ struct TerminalConfigTests {
         #expect(try s.ok("list").stderr == "")
     }
 
+    @Test("unknown keys are warned about once per key, the first five by name, whatever the lines that hold them")
+    func unknownKeysWarnedPerKey() throws {
+        let s = try Sandbox()
+        try s.add("Note")
+        try s.ok("config", "set", "sort", "title")
+        // Before 2026-12-07 each line was a warning: a key on 1,000 lines made every command
+        // print 1,000 of them.
+        let junk = (1...1000).map { "k\($0 % 8) = \($0)\n" }.joined()
+        write(file: s.configFile, "colour = a\nsort = title\ncolour = b\n" + junk)
+        let list = s.run("list")
+        #expect(list.code == 0 && list.stdout.contains("Note"), "\(list)")
+        let head = "notes: warning: " + s.configFile
+        let tail = " ignored (a newer version of notes may know it); "
+        var expected: [String] = [
+            head + ":1: unknown key \"colour\" (on line 3 too)" + tail + "did you mean \"color\"? "
+                + "`notes config unset colour` removes the lines"
+        ]
+        for (k, line, last) in [(1, 4, 996), (2, 5, 997), (3, 6, 998), (4, 7, 999)] {
+            let key: String = "k\(k)"
+            let first: String = head + ":\(line): unknown key \"\(key)\" (on 124 more lines too, the last \(last))"
+            expected.append(first + tail + "`notes config unset \(key)` removes the lines")
+        }
+        expected.append(
+            head + ":8: 4 more unknown keys ignored, on 500 lines from this one on; "
+                + "`notes config list` shows the keys this version knows")
+        #expect(list.stderr.split(separator: "\n").map(String.init) == expected, "\(list.stderr)")
+        try s.ok("config", "unset", "colour")
+        #expect(!String(decoding: read(file: s.configFile), as: UTF8.self).contains("colour"), "every line of it")
+    }
+
     @Test("set and unset cycles leave no blank lines: the last line removed leaves an empty file")
     func setUnsetCycles() throws {
         let s = try Sandbox()
