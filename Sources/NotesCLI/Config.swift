@@ -253,9 +253,15 @@ struct Config: Sendable {
                 case 2: " (on line \(lines[1]) too)"
                 default: " (on \(lines.count - 1) more lines too, the last \(lines[lines.count - 1]))"
                 }
+            let plural = lines.count > 1 ? "s" : ""
+            // No argument holds a NUL (a shell's `$'\x00'` ends the word there): an editor does.
+            let remedy =
+                key.unicodeScalars.contains("\0")
+                ? "it holds a NUL character, which no command line can give: remove the line\(plural) in an editor"
+                : "`notes config unset \(shellWord(key))` removes the line\(plural)"
             warnings.append(
                 "\(path):\(lines[0]): unknown key \"\(key)\"\(also) ignored (a newer version of notes may know it); "
-                    + "\(hint)`notes config unset \(shellWord(key))` removes the line\(lines.count > 1 ? "s" : "")")
+                    + hint + remedy)
         }
         if unknown.count > shownUnknownKeys {
             let rest = unknown.dropFirst(shownUnknownKeys)

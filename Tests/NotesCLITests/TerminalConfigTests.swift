@@ -183,6 +183,11 @@ struct TerminalConfigTests {
         for key in ["", "col\u{1B}or", "it's\u{85}", "it's"] { try s.ok("config", "unset", key) }
         #expect(String(decoding: read(file: s.configFile), as: UTF8.self) == "sort = title\n")
         #expect(try s.ok("list").stderr == "")
+        // A NUL cannot be an argument: the warning says to use an editor (before 2026-12-07,
+        // `$'col\x00or'`, which a shell cuts to `col`).
+        write(file: s.configFile, "col\u{0}or = x\n")
+        let nul = s.run("list")
+        #expect(nul.code == 0 && nul.stderr.hasSuffix("which no command line can give: remove the line in an editor\n"))
     }
 
     @Test("unknown keys are warned about once per key, the first five by name, whatever the lines that hold them")
