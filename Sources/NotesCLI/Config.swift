@@ -267,7 +267,7 @@ struct Config: Sendable {
             let rest = unknown.dropFirst(shownUnknownKeys)
             let count = rest.reduce(0) { $0 + $1.lines.count }
             warnings.append(
-                "\(path):\(rest[rest.startIndex].lines[0]): \(rest.count) more unknown keys ignored, on \(count) "
+                "\(path):\(rest[rest.startIndex].lines[0]): \(rest.count) more unknown key\(rest.count == 1 ? "" : "s") ignored, on \(count) "
                     + "line\(count == 1 ? "" : "s") from this one on; `notes config list` shows the keys this version "
                     + "knows")
         }
