@@ -40,7 +40,10 @@ extension EventStore {
                 let head = try headPosition(in: txn)
                 var expected: UInt64 = 1
                 var previousDigest = [UInt8](repeating: 0, count: Envelope.digestSize)
-                var versions: [String: UInt64] = [:]
+                // By the name's bytes, as LMDB tells streams apart: `String` keys took canonically
+                // equivalent names ("caf\u{E9}" and "cafe\u{301}", two streams) for one, and
+                // reported the second's first event as a version jump (before 2026-12-07).
+                var versions: [[UInt8]: UInt64] = [:]
                 var counts: [SchemaKey: UInt64] = [:]
                 var pages = MappedPageBudget(environment)
                 try txn.withCursor(events) { c in
@@ -77,15 +80,15 @@ extension EventStore {
                         }
                         previousDigest = Array(view.digest)
                         let stream = view.stream
-                        let last = versions[stream] ?? 0
+                        var sKey = Array(stream.utf8)
+                        let last = versions[sKey] ?? 0
                         if view.version != last + 1 {
                             report(
                                 .init(
                                     .version, position: pos, "\(stream) jumps from version \(last) to \(view.version)"))
                         }
-                        versions[stream] = view.version
+                        versions[sKey] = view.version
                         counts[SchemaKey(view.type, view.schemaVersion), default: 0] += 1
-                        var sKey = Array(stream.utf8)
                         sKey.append(0)
                         sKey.append(contentsOf: keyBytes(view.version))
                         if try txn.get(streams, key: sKey) != keyBytes(pos) {
@@ -105,9 +108,10 @@ extension EventStore {
                         entry = try c.next()
                     }
                 }
-                for (stream, version) in versions {
-                    let stored = try txn.get(streamHeads, key: Array(stream.utf8)).map { try decodeUInt64($0) } ?? 0
+                for (name, version) in versions {
+                    let stored = try txn.get(streamHeads, key: name).map { try decodeUInt64($0) } ?? 0
                     if stored != version {
+                        let stream = String(decoding: name, as: UTF8.self)
                         report(
                             .init(
                                 .streamIndex, position: nil, "\(stream) head says v\(stored), the log has v\(version)"))
