@@ -216,13 +216,14 @@ extension SearchIndex {
             // the search, however many clauses hold the term.
             let blocks: [BlockRef]
             let df: UInt64
-            if let known = lookups.blocks[term] {
+            if let known = lookups.blocks(of: term) {
                 (blocks, df) = known
             } else {
                 var counted: UInt64 = 0
                 blocks = try blockList(term, pc, counting: &counted)
                 df = counted
-                lookups.blocks[term] = (blocks, df)
+                lookups.remember(term, blocks: blocks, df: df)
+                lookups.listings += 1
             }
             guard !blocks.isEmpty, df > 0 else { return nil }
             var shared: DecodedPositions?
@@ -694,13 +695,37 @@ extension SearchIndex {
 /// Before 2026-12-07 each clause read them again: on 100,000 notes, 500 one-letter prefixes
 /// OR'ed expanded each letter about 19 times (16 s, 342 MB).
 final class TermLookups {
-    var blocks: [[UInt8]: (blocks: [BlockRef], df: UInt64)] = [:]
+    /// The first terms listed, found by comparing them: a query of a few words hashes none.
+    /// Before 2026-12-07 every term went into `many`, whose hashing of the term byte by byte and
+    /// whose storage were a twentieth of a two-word query's time.
+    private var few: [(term: [UInt8], blocks: [BlockRef], df: UInt64)] = []
+    /// The terms listed after the first ``fewest`` (a pasted paragraph, near spellings).
+    private var many: [[UInt8]: (blocks: [BlockRef], df: UInt64)] = [:]
+    static let fewest = 8
+
+    /// The blocks of `term` and its df, when listed before in this search.
+    func blocks(of term: [UInt8]) -> (blocks: [BlockRef], df: UInt64)? {
+        for e in few where e.term == term { return (e.blocks, e.df) }
+        return many.isEmpty ? nil : many[term]
+    }
+
+    /// Keeps the blocks of `term` and its df for the rest of the search.
+    func remember(_ term: [UInt8], blocks: [BlockRef], df: UInt64) {
+        if few.count < Self.fewest {
+            if few.isEmpty { few.reserveCapacity(Self.fewest) }
+            few.append((term, blocks, df))
+        } else {
+            many[term] = (blocks, df)
+        }
+    }
     var unions: [SearchQuery.Clause: (docs: [UInt32], scores: [Double], best: Double)] = [:]
     /// The prefixes expanded (each walks its words' postings), and the phrases whose positions
     /// ``SearchIndex/runAny(_:slots:excluded:filter:limit:docs:_:_:)`` read: what a search cost,
     /// for the tests.
     var expansions = 0
     var positionChecks = 0
+    /// The terms whose blocks were listed (each once a search, however often the query names it).
+    var listings = 0
     /// Each phrase word's positions last decoded, shared by the phrases holding it.
     var positions: [[UInt8]: DecodedPositions] = [:]
 }
