@@ -294,6 +294,9 @@ struct Collector {
     {
         if deferred {
             let t = cut.value
+            // Each record a cache miss: all asked for first, they overlap (before 2026-12-07 each
+            // was waited on in turn, a twentieth of a two-word query's time).
+            for c in candidates where c.score >= t { records.prefetch(c.doc) }
             for c in candidates where c.score >= t {
                 try records.offer(c.doc, score: c.score, to: &top, filter: filter, through: cursor)
             }

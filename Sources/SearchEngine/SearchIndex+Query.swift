@@ -44,10 +44,14 @@ extension SearchIndex {
         let postings: Cursor
         let docs: Cursor
         let records: RecordReader
-        /// The slot table of two-word queries (``runTwo(_:_:filter:limit:docs:_:slots:deferred:)``),
+        /// The slot table of two-word queries (``runTwo(_:_:filter:limit:docs:_:slots:matches:deferred:)``),
         /// -1 throughout between windows: made once for the searcher, not cleared for each query
         /// (8 KB, a sixth of a two-word query's instructions).
         let slots: UnsafeMutablePointer<Int16>
+        /// The entry numbers of a window's matches in a two-word query, the lead's then the
+        /// other's (room for two blocks of the largest size and one more each): made once for
+        /// the searcher, not for each query.
+        let matches: UnsafeMutablePointer<Int32>
 
         init(_ txn: borrowing Transaction, _ db: SearchDatabases) throws {
             // Every throwing step first: a noncopyable value is initialized all at once.
@@ -67,11 +71,13 @@ extension SearchIndex {
                 chunks: txn.readOnly ? min(Int(stats.nextDoc / UInt32(DocRecord.perChunk)) + 1, 8192) : 0)
             slots = .allocate(capacity: SearchIndex.slotSpan)
             slots.initialize(repeating: -1, count: SearchIndex.slotSpan)
+            matches = .allocate(capacity: 2 * (PostingBlock.maxSize + 1))
         }
 
         deinit {
             records.deallocate()
             slots.deallocate()
+            matches.deallocate()
         }
 
         /// ``SearchIndex/search(_:filter:limit:in:_:)`` in this searcher's snapshot.
@@ -111,7 +117,8 @@ extension SearchIndex {
                 && words[1].field == .any
             {
                 if let hits = try runTwo(
-                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, slots: slots)
+                    words[0], words[1], filter: compiled, limit: limit, docs: docs, records, slots: slots,
+                    matches: matches)
                 {
                     return hits
                 }
@@ -119,7 +126,7 @@ extension SearchIndex {
                 words[1].rewind()
                 return try runTwo(
                     words[0], words[1], filter: compiled, limit: limit, docs: docs, records, slots: slots,
-                    deferred: false) ?? []
+                    matches: matches, deferred: false) ?? []
             }
             if words.count == positive.count {
                 return try run(
@@ -216,13 +223,14 @@ extension SearchIndex {
             // the search, however many clauses hold the term.
             let blocks: [BlockRef]
             let df: UInt64
-            if let known = lookups.blocks[term] {
+            if let known = lookups.blocks(of: term) {
                 (blocks, df) = known
             } else {
                 var counted: UInt64 = 0
                 blocks = try blockList(term, pc, counting: &counted)
                 df = counted
-                lookups.blocks[term] = (blocks, df)
+                lookups.remember(term, blocks: blocks, df: df)
+                lookups.listings += 1
             }
             guard !blocks.isEmpty, df > 0 else { return nil }
             var shared: DecodedPositions?
@@ -393,9 +401,11 @@ extension SearchIndex {
     /// second's), so the results are the same.
     ///
     /// Deferred (see ``Collector``), nil when it must be run again undeferred (on rewound iterators).
+    /// `matches` has room for `2 * (PostingBlock.maxSize + 1)` entry numbers (the searcher's).
     static func runTwo(
         _ first: TermIterator, _ second: TermIterator, filter: CompiledFilter, limit: Int,
-        docs dc: borrowing Cursor, _ records: RecordReader, slots: UnsafeMutablePointer<Int16>, deferred: Bool = true
+        docs dc: borrowing Cursor, _ records: RecordReader, slots: UnsafeMutablePointer<Int16>,
+        matches: UnsafeMutablePointer<Int32>, deferred: Bool = true
     ) throws -> [SearchHit]? {
         var top = Collector(limit: limit, filter: filter, deferred: deferred)
         defer { top.deallocate() }
@@ -403,14 +413,18 @@ extension SearchIndex {
         let leadIsFirst = first.cost <= second.cost
         let lead = leadIsFirst ? first : second
         let other = leadIsFirst ? second : first
-        // Entry numbers of the matches of a window, lead's and other's.
+        // Entry numbers of the matches of a window, lead's and other's: the searcher's buffer
+        // (two allocations a query before 2026-12-07), or one of this query's own once a damaged
+        // or foreign block needs more room.
         var capacity = PostingBlock.maxSize + 1
-        var matchLead = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        var matchOther = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        // The lead's entry number of each doc of a window's span, or -1 (see below).
+        var matchLead = matches
+        var matchOther = matches + capacity
+        var owned = false
         defer {
-            matchLead.deallocate()
-            matchOther.deallocate()
+            if owned {
+                matchLead.deallocate()
+                matchOther.deallocate()
+            }
         }
         var target: UInt32 = 0
         search: while true {
@@ -453,8 +467,11 @@ extension SearchIndex {
             let most = min(ea &- ia, eb &- ib)
             if most >= capacity {
                 // Only damaged or foreign blocks are this large.
-                matchLead.deallocate()
-                matchOther.deallocate()
+                if owned {
+                    matchLead.deallocate()
+                    matchOther.deallocate()
+                }
+                owned = true
                 capacity = most &+ 1
                 matchLead = .allocate(capacity: capacity)
                 matchOther = .allocate(capacity: capacity)
@@ -506,7 +523,7 @@ extension SearchIndex {
         return try top.finish(records: records, filter: filter, through: dc)
     }
 
-    /// The widest span of doc numbers a window of ``runTwo(_:_:filter:limit:docs:_:slots:deferred:)`` intersects
+    /// The widest span of doc numbers a window of ``runTwo(_:_:filter:limit:docs:_:slots:matches:deferred:)`` intersects
     /// through a table of slots (8 KB); a wider one is merged.
     static let slotSpan = 4096
 
@@ -553,18 +570,24 @@ extension SearchIndex {
     }
 
     /// The docs of `sparse` in `sFrom..<sTo` that `dense` holds in `dFrom..<dTo` (both rising),
-    /// each sought by binary search from the last one found: their entry numbers go to
+    /// each sought by binary search over the whole of `dFrom..<dTo`: their entry numbers go to
     /// `sparseOut` and `denseOut` from 0 on. Returns how many.
+    ///
+    /// Each search is over the same range, not from the entry the one before found (which gives
+    /// the same entry: the docs before it are below the doc before, hence below this one), so
+    /// that the searches do not wait on each other and their halving steps are as many each
+    /// time (a branch the processor predicts): before 2026-12-07 each search started where the
+    /// one before ended, its loads waited on that one's, and the halving loop's exit moved with
+    /// the range left; a sixth of the two-word loop's time was spent waiting in these searches.
     @inline(__always)
     static func seekEach(
         _ sparse: UnsafeMutablePointer<UInt32>, _ sFrom: Int, _ sTo: Int, in dense: UnsafeMutablePointer<UInt32>,
         _ dFrom: Int, _ dTo: Int, sparseOut: UnsafeMutablePointer<Int32>, denseOut: UnsafeMutablePointer<Int32>
     ) -> Int {
         var m = 0
-        var j = dFrom
         for i in sFrom..<sTo {
             let d = sparse[i]
-            j = lowerBound(dense, from: j, to: dTo, of: d)
+            let j = lowerBound(dense, from: dFrom, to: dTo, of: d)
             if j == dTo { break }
             sparseOut[m] = Int32(truncatingIfNeeded: i)
             denseOut[m] = Int32(truncatingIfNeeded: j)
@@ -694,13 +717,37 @@ extension SearchIndex {
 /// Before 2026-12-07 each clause read them again: on 100,000 notes, 500 one-letter prefixes
 /// OR'ed expanded each letter about 19 times (16 s, 342 MB).
 final class TermLookups {
-    var blocks: [[UInt8]: (blocks: [BlockRef], df: UInt64)] = [:]
+    /// The first terms listed, found by comparing them: a query of a few words hashes none.
+    /// Before 2026-12-07 every term went into `many`, whose hashing of the term byte by byte and
+    /// whose storage were a twentieth of a two-word query's time.
+    private var few: [(term: [UInt8], blocks: [BlockRef], df: UInt64)] = []
+    /// The terms listed after the first ``fewest`` (a pasted paragraph, near spellings).
+    private var many: [[UInt8]: (blocks: [BlockRef], df: UInt64)] = [:]
+    static let fewest = 8
+
+    /// The blocks of `term` and its df, when listed before in this search.
+    func blocks(of term: [UInt8]) -> (blocks: [BlockRef], df: UInt64)? {
+        for e in few where e.term == term { return (e.blocks, e.df) }
+        return many.isEmpty ? nil : many[term]
+    }
+
+    /// Keeps the blocks of `term` and its df for the rest of the search.
+    func remember(_ term: [UInt8], blocks: [BlockRef], df: UInt64) {
+        if few.count < Self.fewest {
+            if few.isEmpty { few.reserveCapacity(Self.fewest) }
+            few.append((term, blocks, df))
+        } else {
+            many[term] = (blocks, df)
+        }
+    }
     var unions: [SearchQuery.Clause: (docs: [UInt32], scores: [Double], best: Double)] = [:]
     /// The prefixes expanded (each walks its words' postings), and the phrases whose positions
     /// ``SearchIndex/runAny(_:slots:excluded:filter:limit:docs:_:_:)`` read: what a search cost,
     /// for the tests.
     var expansions = 0
     var positionChecks = 0
+    /// The terms whose blocks were listed (each once a search, however often the query names it).
+    var listings = 0
     /// Each phrase word's positions last decoded, shared by the phrases holding it.
     var positions: [[UInt8]: DecodedPositions] = [:]
 }
@@ -832,6 +879,18 @@ struct RecordReader {
         }
         if n < count { table[n] = base }
         return (c, DocRecord.offset(doc))
+    }
+
+    /// Asks for the record of `doc` to be brought into the cache when its chunk was met (a
+    /// caller about to read several records asks for them all first, so that their cache
+    /// misses overlap).
+    @inline(__always)
+    func prefetch(_ doc: UInt32) {
+        let n = Int(doc / UInt32(DocRecord.perChunk))
+        guard n < count, let p = table[n] else { return }
+        let o = DocRecord.offset(doc)
+        notes_prefetch(p + o)
+        notes_prefetch(p + (o &+ DocRecord.size &- 1))
     }
 
     /// Offers doc `d` with `score` to `top` when the score could enter and its record passes

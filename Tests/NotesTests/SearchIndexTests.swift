@@ -1552,6 +1552,28 @@ struct SearchIndexTests {
         #expect(try Self.costed(f, "plan* OR alph*", oracle: oracle, limit: 50).hits.map(\.score) != hits.map(\.score))
     }
 
+    @Test("a word written several times is listed once, past the first eight words too")
+    func repeatedWordsListedOnce() throws {
+        let f = try Fixture()
+        let words = (0..<12).map { "word\($0)" }
+        let notes = (0..<60).map { k in
+            Self.note(k, "Note \(k)", (0..<12).filter { (k + $0) % 3 != 0 }.map { words[$0] }.joined(separator: " "))
+        }
+        try f.bulkLoad(notes, f.a)
+        let oracle = InMemorySearchIndex(notes: notes, language: .none)
+        // Twelve words, each written three times: alone, in a phrase and in a group.
+        var parts = words
+        for k in 0..<12 { parts.append("\"\(words[k]) \(words[(k + 1) % 12])\"") }
+        for k in stride(from: 0, to: 12, by: 2) { parts.append("(\(words[k]) \(words[k + 1]))") }
+        let (hits, cost) = try Self.costed(f, parts.joined(separator: " OR "), oracle: oracle, limit: 20)
+        #expect(hits.count == 20)
+        // Before 2026-12-07 every term was found by hashing; now the first eight by comparing and
+        // the rest by hashing, each listed once either way.
+        #expect(cost.listings == 12, "\(cost.listings)")
+        let two = try Self.costed(f, "word3 word3", oracle: oracle, limit: 5)
+        #expect(two.cost.listings == 1)
+    }
+
     @Test("phrases OR'ed: the positions of a note that cannot enter the top are not read")
     func phrasesOredReadPositionsOfContendersOnly() throws {
         let f = try Fixture()
