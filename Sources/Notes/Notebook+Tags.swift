@@ -77,9 +77,9 @@ extension Notebook {
                 throw Self.missing(id)
             }
             // Checked before any tag is made, so that a refusal leaves nothing to undo.
-            for name in names where typed && name.unicodeScalars.contains(where: isDeleteOrC1Control) {
-                if try projection.tag(named: name, in: session.transaction, databases: dbs) == nil {
-                    throw NotesError.validation(.tagNameHasControlCharacter(name))
+            for name in names where typed {
+                do { _ = try Self.validCommandTagName(name) } catch {
+                    if try projection.tag(named: name, in: session.transaction, databases: dbs) == nil { throw error }
                 }
             }
             var events: [NoteEvent] = []

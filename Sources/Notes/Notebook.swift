@@ -163,19 +163,17 @@ public final class Notebook: Sendable {
         // Projections this program cannot read (an older version's store, read-only here): the
         // notes are found in the log, folded, so that what reads the log alone (`history`, `show
         // --at`, `diff`, `blame`) takes a short id there too (before 2026-12-07 refused, exit 5).
+        let matches: [(id: Identifier, title: String)]
         if unbuiltProjections != nil {
             let state: NotebookState
             do { state = try NotebookState.replay(store: store) } catch { throw NotesError.wrap(error) }
-            let matches = state.notes.values.filter { $0.id.hex.hasPrefix(cleaned) }.sorted { $0.id < $1.id }
-            switch matches.count {
-            case 0: throw .notFound(.noteMatching(text))
-            case 1: return matches[0].id
-            default: throw .ambiguous(prefix: text, candidates: matches.map { (id: $0.id, title: $0.title) })
-            }
-        }
-        let matches = try read { txn, dbs in
-            try projection.notes(withPrefix: cleaned, limit: .max, in: txn, databases: dbs).map { id in
-                (id: id, title: try projection.row(id, in: txn, databases: dbs)?.title ?? "")
+            matches = state.notes.values.filter { $0.id.hex.hasPrefix(cleaned) }.sorted { $0.id < $1.id }
+                .map { (id: $0.id, title: $0.title) }
+        } else {
+            matches = try read { txn, dbs in
+                try projection.notes(withPrefix: cleaned, limit: .max, in: txn, databases: dbs).map { id in
+                    (id: id, title: try projection.row(id, in: txn, databases: dbs)?.title ?? "")
+                }
             }
         }
         switch matches.count {

@@ -150,17 +150,13 @@ struct Config: Sendable {
             omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
     }
 
-    /// `key` as one shell word that gives `notes config unset` the key byte for byte: as it is
-    /// when it is letters, digits, `-` and `_`; `''` when empty; `$'...'` with the UTF-8 bytes of
-    /// each control, separator and format character as `\xHH` when it holds one (a warning shows
-    /// those as pictures or escapes, which typed back name another key); else single-quoted.
-    /// Before 2026-12-07 an empty key's warning said "`notes config unset ` removes the line",
-    /// and `col<ESC>or`'s gave `'col␛or'`, which removed nothing.
+    /// `key` as one shell word that gives `notes config unset` the key byte for byte: `$'...'`
+    /// with the UTF-8 bytes of each control, separator and format character as `\xHH` when it
+    /// holds one (a warning shows those as pictures or escapes, which typed back name another
+    /// key); else ``shellQuoted(_:)`` (`''` when empty). Before 2026-12-07 an empty key's warning
+    /// said "`notes config unset ` removes the line", and `col<ESC>or`'s gave `'col␛or'`, which
+    /// removed nothing.
     static func shellWord(_ key: String) -> String {
-        if key.isEmpty { return "''" }
-        if key.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || "0123456789-_".unicodeScalars.contains($0) }) {
-            return key
-        }
         func hidden(_ c: Unicode.Scalar) -> Bool {
             switch c.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
@@ -168,7 +164,7 @@ struct Config: Sendable {
             default: return false
             }
         }
-        guard key.unicodeScalars.contains(where: hidden) else { return "'" + key.replacing("'", with: "'\\''") + "'" }
+        guard key.unicodeScalars.contains(where: hidden) else { return shellQuoted(key) }
         var word = "$'"
         for c in key.unicodeScalars {
             if c == "\\" || c == "'" {

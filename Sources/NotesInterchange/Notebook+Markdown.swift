@@ -1075,17 +1075,9 @@ extension Notebook {
                     // while the note has the one its recorded place gave (as a moved file does):
                     // one set in the store since stands. Before 2026-12-07 an edited file
                     // imported again replaced it (with none, for a file at the folder's top).
-                    var takesFolder = false
-                    if categoryID != note.category && recordedHere == true && item.md.category == nil {
-                        let given = Self.folderCategory(of: note.sourcePath ?? item.file)
-                        // Looked up inline: a local function capturing the session crashes the
-                        // compiler (Swift 6.3).
-                        var givenID: Identifier?
-                        if let given {
-                            givenID = try projection.category(named: given, in: session.transaction, databases: dbs)?.id
-                        }
-                        takesFolder = given == nil ? note.category == nil : givenID != nil && givenID == note.category
-                    }
+                    let takesFolder =
+                        try categoryID != note.category && recordedHere == true && item.md.category == nil
+                        && hasCategory(givenByFileAt: note.sourcePath ?? item.file, note, in: session.transaction, dbs)
                     if categoryID != note.category && (takesFolder || item.md.category != nil) {
                         events.append(.categorized(category: categoryID))
                     }
@@ -1205,14 +1197,7 @@ extension Notebook {
                     if place(note) == here, let old = note.sourcePath, let item = itemAt[source],
                         item.md.category == nil
                     {
-                        let given = Self.folderCategory(of: old)
                         let now = item.category
-                        // Looked up inline: a local function capturing the session crashes the
-                        // compiler (Swift 6.3).
-                        var givenID: Identifier?
-                        if let given {
-                            givenID = try projection.category(named: given, in: session.transaction, databases: dbs)?.id
-                        }
                         var nowExisting: Identifier?
                         if let now {
                             nowExisting =
@@ -1222,9 +1207,7 @@ extension Notebook {
                         // A category no note has yet differs from the note's too.
                         let differs =
                             now == nil ? note.category != nil : nowExisting == nil || nowExisting != note.category
-                        let storeAsGiven =
-                            given == nil ? note.category == nil : givenID != nil && givenID == note.category
-                        if differs && storeAsGiven {
+                        if try differs && hasCategory(givenByFileAt: old, note, in: session.transaction, dbs) {
                             var newID = nowExisting
                             if let now, newID == nil {
                                 let key = [0] + entityNameKey(now)
@@ -1507,6 +1490,17 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
+    }
+
+    /// Whether `note` still has the category a file at `file` gives (``folderCategory(of:)``): one
+    /// set in the store since, or a folder's category renamed since, stands against a moved or
+    /// edited file that names none.
+    private func hasCategory(
+        givenByFileAt file: String, _ note: Note, in txn: borrowing Transaction, _ dbs: ProjectionDatabases
+    ) throws -> Bool {
+        guard let given = Self.folderCategory(of: file) else { return note.category == nil }
+        guard let id = try projection.category(named: given, in: txn, databases: dbs)?.id else { return false }
+        return id == note.category
     }
 
     /// The category the top folder of the vault's file `file` gives its note (none at the top),

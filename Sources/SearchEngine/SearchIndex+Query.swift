@@ -230,7 +230,6 @@ extension SearchIndex {
                 blocks = try blockList(term, pc, counting: &counted)
                 df = counted
                 lookups.remember(term, blocks: blocks, df: df)
-                lookups.listings += 1
             }
             guard !blocks.isEmpty, df > 0 else { return nil }
             var shared: DecodedPositions?
@@ -747,7 +746,7 @@ final class TermLookups {
     var expansions = 0
     var positionChecks = 0
     /// The terms whose blocks were listed (each once a search, however often the query names it).
-    var listings = 0
+    var listings: Int { few.count + many.count }
     /// Each phrase word's positions last decoded, shared by the phrases holding it.
     var positions: [[UInt8]: DecodedPositions] = [:]
 }

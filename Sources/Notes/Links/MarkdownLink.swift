@@ -156,7 +156,7 @@ package enum MarkdownLink {
             // An HTML block goes on to a blank line: a quote or an item in it is its text (before
             // 2026-12-07 `<div>` then `- [p]: x.md` was taken for a definition).
             let startsBlock = contained.startsBlock && htmlDepth == nil
-            if !open || startsBlock, !startsInComment, !state.startsInCodeSpan,
+            if !open || startsBlock, !startsInComment, !startsInCodeSpan,
                 let found = definition(contained.text)
             {
                 lines.insert(index)
