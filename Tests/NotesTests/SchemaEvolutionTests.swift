@@ -333,8 +333,7 @@ struct SchemaEvolutionTests {
         #expect(schemaFileBytes(path + "/data.mdb") == before, "a refused open changes nothing")
 
         // Read-only opens are refused the same way, and the newer program still reads it.
-        var readOnly = schemaOptions()
-        readOnly.readOnly = true
+        let readOnly = schemaOptions(readOnly: true)
         #expect(throws: NotesError.self) { try Notebook(path: path, options: readOnly) }
         #expect(schemaFileBytes(path + "/data.mdb") == before)
         let (store, projection) = try Self.openStore(path, registry: newer)

@@ -307,8 +307,7 @@ struct SchemaGoldenStoreTests {
         let scratch = try SchemaScratch()
         let dir = scratch.sub("golden")
         try SchemaFixtures.copyLegacyStore(to: dir)
-        var readOnly = schemaOptions()
-        readOnly.readOnly = true
+        let readOnly = schemaOptions(readOnly: true)
         // Before 2026-12-07 this open failed: "open database p0.rows: MDB_NOTFOUND".
         let book = try Notebook(path: dir, options: readOnly)
         for read in [
@@ -346,8 +345,7 @@ struct SchemaGoldenStoreTests {
         // no version recorded, no event.
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         do { _ = try EventStore(path: dir, configuration: .init(registry: NotesSchema.registry)) }
-        var readOnly = schemaOptions()
-        readOnly.readOnly = true
+        let readOnly = schemaOptions(readOnly: true)
         let book = try Notebook(path: dir, options: readOnly)
         // Before, verify compared the projections it lacks with the replay: "projection database
         // rows was not declared", a trap.
@@ -367,8 +365,7 @@ struct SchemaGoldenStoreTests {
         let writableDir = scratch.sub("writable")
         try SchemaFixtures.copyLegacyStore(to: writableDir)
         let writable = try Notebook(path: writableDir, options: schemaOptions())
-        var readOnly = schemaOptions()
-        readOnly.readOnly = true
+        let readOnly = schemaOptions(readOnly: true)
         let book = try Notebook(path: dir, options: readOnly)
         // Before 2026-12-07 each of these was refused, "built by another version of the
         // program", though they read the log alone (`search --as-of`, `export` and `log` did).

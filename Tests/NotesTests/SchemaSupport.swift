@@ -87,8 +87,11 @@ enum SchemaFixtures {
     }
 }
 
-func schemaOptions(clock: SchemaClock? = nil, ids: (any IdentifierGenerator)? = nil) -> Notebook.Options {
+func schemaOptions(clock: SchemaClock? = nil, ids: (any IdentifierGenerator)? = nil, readOnly: Bool = false)
+    -> Notebook.Options
+{
     var o = Notebook.Options(actor: "tester@test", command: "schema tests")
+    o.readOnly = readOnly
     if let clock {
         o.clock = clock.function
     } else {
