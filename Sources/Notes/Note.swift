@@ -101,6 +101,11 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// its file is gone from its folder; removed by the import that finds the file back, which
     /// takes the note out of the trash (a note trashed otherwise stays there).
     case sourceGone = "source-gone"
+    /// The ids of the tags that file named when it was last imported, one per line (`none` when
+    /// it named none, as an empty value would remove the key): what the
+    /// next import of the file, edited since, compares its tags with, so that it changes only the
+    /// tags the file changed and a tag added or removed in the store since stands.
+    case sourceTags = "source-tags"
 
     /// What the store knows of the files the note was imported from (path, folder and digests):
     /// a fact about that file, not part of any version of the note, so a restore or an
@@ -108,6 +113,7 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// stranger to its file, or undo the restore).
     public static let fileRecord: Set<String> = [
         source.rawValue, vault.rawValue, sourceDigest.rawValue, copyDigest.rawValue, sourceGone.rawValue,
+        sourceTags.rawValue,
     ]
 
     /// The lines of a list property, without empty ones.

@@ -1058,6 +1058,12 @@ extension Notebook {
                     ? true : place(existing).map { $0 == here || moved.contains($0) }
                 if existing == nil || recordedHere == true {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
+                    // A new note's tags are its file's: its creation records them (see
+                    // ``tagsAtLastImport(of:in:)``), with no event more.
+                    if existing != nil {
+                        let ids = tagIDs.map(\.uuidString).joined(separator: "\n")
+                        properties.append((.sourceTags, ids.isEmpty ? "none" : ids))
+                    }
                 } else if isCopy(existing, file: item.file) {
                     properties.append((.copyDigest, item.digest + "\n" + vault))
                 } else {
@@ -1065,7 +1071,13 @@ extension Notebook {
                 }
                 if let note = existing {
                     var events: [NoteEvent] = []
-                    let (added, removed) = NoteChange.difference(from: note.tags, to: tagIDs)
+                    // A file of this folder changes the tags it changed since its last import: one
+                    // added or removed in the store since stands. Before 2026-12-08 the file's
+                    // tags replaced the note's, and a tag added in the store was removed.
+                    let tagsAfter =
+                        recordedHere == true
+                        ? try mergedTags(of: note, file: tagIDs, in: session.transaction) : tagIDs
+                    let (added, removed) = NoteChange.difference(from: note.tags, to: tagsAfter)
                     events += added.map { .tagged(tag: $0) } + removed.map { .untagged(tag: $0) }
                     if !item.title.isSameBytes(as: note.title) { events.append(.retitled(title: item.title)) }
                     if !item.body.isSameBytes(as: note.body) { events.append(.bodyEdited(body: item.body)) }
@@ -1091,6 +1103,7 @@ extension Notebook {
                     if events.allSatisfy({
                         if case .propertySet(let key, _) = $0 {
                             return key == NoteProperty.sourceDigest.rawValue || key == NoteProperty.copyDigest.rawValue
+                                || key == NoteProperty.sourceTags.rawValue
                         }
                         return false
                     }) {
@@ -1490,6 +1503,37 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
+    }
+
+    /// The tags `note` has after its file, naming `file` now, is imported again: the note's, less
+    /// those the file named at its last import and names no more, plus those it names now and did
+    /// not then (in the file's order, after the note's).
+    private func mergedTags(of note: Note, file: [Identifier], in txn: borrowing Transaction) throws -> [Identifier] {
+        let before = Set(try tagsAtLastImport(of: note, in: txn))
+        let now = Set(file)
+        let kept = note.tags.filter { now.contains($0) || !before.contains($0) }
+        let have = Set(kept)
+        return kept + file.filter { !before.contains($0) && !have.contains($0) }
+    }
+
+    /// The tags the file of `note` named when it was last imported: its ``NoteProperty/sourceTags``,
+    /// recorded by every import of the file but the first; else the note's tags at the version
+    /// whose import last set its ``NoteProperty/sourceDigest`` (the first import's, which made the
+    /// note with its file's tags, or one before 2026-12-08, when the file's tags replaced the
+    /// note's); the note's tags when none did (a note an import matched by its text).
+    private func tagsAtLastImport(of note: Note, in txn: borrowing Transaction) throws -> [Identifier] {
+        if let recorded = note.properties[NoteProperty.sourceTags.rawValue] {
+            return NoteProperty.lines(recorded).compactMap { Identifier(canonical: $0) }
+        }
+        let key = NoteProperty.sourceDigest.rawValue
+        var digest: String?
+        var tags: [Identifier]?
+        try foldRevisions(of: note.id, upToVersion: note.version, in: txn) { revision in
+            if let d = revision.note.properties[key], d != digest { tags = revision.note.tags }
+            digest = revision.note.properties[key]
+            return true
+        }
+        return tags ?? note.tags
     }
 
     /// Whether `note` still has the category a file at `file` gives (``folderCategory(of:)``): one

@@ -771,6 +771,56 @@ struct InterchangeMarkdownTests {
         #expect(again.updated == 0 && again.unchanged == files.count, "\(again)")
     }
 
+    /// Reported by an earlier session: an edited file imported again replaced the note's tags
+    /// with its own, removing a tag added in the store since its import.
+    @Test("an edited file imported again changes the tags the file changed; those set in the store since stand")
+    func editedFileKeepsStoreTags() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a.md", "---\ntags: [x, y]\n---\n# Alpha\n\nalpha\n")
+        try write(v + "/b.md", "# Beta\n\nbeta\n")
+        try write(v + "/c.md", "# Gamma\n\ngamma #inline\n")
+        #expect(try s.book.importMarkdown(from: v).created == 3)
+        let id = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        func tags(_ title: String) throws -> [String] {
+            try s.book.note(try #require(id[title])).tags.compactMap { try s.book.tagName($0) }.sorted()
+        }
+        // Set in the store since the import.
+        _ = try s.book.tag(try #require(id["Alpha"]), with: ["mine"])
+        _ = try s.book.untag(try #require(id["Alpha"]), from: ["y"])
+        _ = try s.book.tag(try #require(id["Beta"]), with: ["mine"])
+        _ = try s.book.untag(try #require(id["Gamma"]), from: ["inline"])
+        // Every file edited; Alpha's names z for y, which the store removed already.
+        try write(v + "/a.md", "---\ntags: [x, z]\n---\n# Alpha\n\nalpha\nedited\n")
+        try write(v + "/b.md", "# Beta\n\nbeta\nedited\n")
+        try write(v + "/c.md", "# Gamma\n\ngamma #inline\nedited\n")
+        var summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == 3 && summary.created == 0 && summary.warnings.isEmpty, "\(summary)")
+        // Before 2026-12-08: Alpha [x, z], Beta [], Gamma [inline].
+        #expect(try tags("Alpha") == ["mine", "x", "z"])
+        #expect(try tags("Beta") == ["mine"])
+        #expect(try tags("Gamma") == [])
+        // Edited again: what this import recorded is what the next compares with, none included.
+        try write(v + "/a.md", "---\ntags: [z]\n---\n# Alpha\n\nalpha\nedited twice\n")
+        try write(v + "/b.md", "# Beta\n\nbeta\nedited twice\n")
+        try write(v + "/c.md", "# Gamma\n\ngamma\nedited twice #other\n")
+        summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == 3 && summary.created == 0, "\(summary)")
+        #expect(try tags("Alpha") == ["mine", "z"])
+        #expect(try tags("Beta") == ["mine"])
+        #expect(try tags("Gamma") == ["other"])
+        // A tag the file names again, after its last import did not, is the file's change: it
+        // comes back (inline); one the store removed while the file went on naming it stays off.
+        _ = try s.book.untag(try #require(id["Gamma"]), from: ["other"])
+        try write(v + "/c.md", "# Gamma\n\ngamma #inline\nedited thrice #other\n")
+        summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == 1, "\(summary)")
+        #expect(try tags("Gamma") == ["inline"])
+        // Imported again: nothing changes.
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.updated == 0 && again.unchanged == 3, "\(again)")
+    }
+
     @Test(
         "a moved file keeps the edits made in the store; a trashed note, an empty file or a file of another text is not a move"
     )
