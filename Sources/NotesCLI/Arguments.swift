@@ -136,7 +136,7 @@ struct ArgumentParser {
         // An instant's option as another command names it (`show --as-of`, `list --at`).
         let instantOptions = ["--as-of", "--at", "--to"]
         let synonym = instantOptions.contains(stem) ? instantOptions.first { $0 != stem && names.contains($0) } : nil
-        let hint = (suggestion(for: stem, among: names) ?? synonym).map { "; did you mean \"\($0)\"?" } ?? ""
+        let hint = (suggestion(for: stem, among: names) ?? synonym).map(didYouMean) ?? ""
         let help = command.map { "; see `notes help \($0)`" } ?? "; see `notes --help`"
         // The words after it up to the next option the command knows (or `--`), and every word
         // after a `--`; options given before or after them are left to the user ([OPTIONS]).
@@ -188,6 +188,16 @@ func shellQuoted(_ text: String) -> String {
     if plain { return text }
     return "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
 }
+
+/// ` (did you mean "x"?)`, `x` the closest of `candidates` to `word` (``suggestion(for:among:)``),
+/// or nothing: written right after the word it corrects, so that the message reads on after it
+/// (before 2026-12-08 a `; did you mean "x"?` there was followed by `; see ...`).
+func didYouMean(_ word: String, among candidates: [String]) -> String {
+    suggestion(for: word, among: candidates).map(didYouMean) ?? ""
+}
+
+/// ` (did you mean "x"?)` for `x`.
+func didYouMean(_ x: String) -> String { " (did you mean \"\(x)\"?)" }
 
 /// The closest candidate within a small edit distance, for "did you mean" hints.
 func suggestion(for word: String, among candidates: [String]) -> String? {

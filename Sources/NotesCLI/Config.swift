@@ -94,7 +94,7 @@ struct Config: Sendable {
 
     static func unknownSetting(_ key: String) -> CLIError {
         CLIError(
-            "unknown setting \"\(key)\"\(suggestion(for: key, among: keys.map(\.key)).map { "; did you mean \"\($0)\"?" } ?? ""); "
+            "unknown setting \"\(key)\"\(didYouMean(key, among: keys.map(\.key))); "
                 + "see `notes config list`")
     }
 

@@ -241,6 +241,15 @@ struct CLIErrorTests {
         Self.expectFailure(s.run("add", "X", "--pinn"), 2, mentioning: "did you mean \"--pin\"")
         Self.expectFailure(s.run("list", "--sortt", "title"), 2, mentioning: "did you mean \"--sort\"")
         Self.expectFailure(s.run("list", "--categroy", "x"), 2, mentioning: "did you mean \"--category\"")
+        // The hint sits after the word it corrects, and the message reads on (before 2026-12-08:
+        // `"renam"; did you mean "rename"?; use add, ...`).
+        for (args, line) in [
+            (["categories", "renam", "a", "b"], #"unknown categories action "renam" (did you mean "rename"?); use add, rename or delete"#),
+            (["tags", "dlete", "a"], #"unknown tags action "dlete" (did you mean "delete"?); use rename or delete"#),
+            (["config", "set", "colr", "never"], #"unknown setting "colr" (did you mean "color"?); see `notes config list`"#),
+        ] {
+            #expect(s.run(args).stderr == "notes: error: \(line)\n", "\(args)")
+        }
         Self.expectFailure(s.run("list", "--zzzzzz"), 2, mentioning: "notes help list")
         Self.expectFailure(s.run("list", "-Z"), 2, mentioning: "unknown option \"-Z\"")
         // A word of a query, or a value, that starts with -: the command to give instead, whole.

@@ -54,7 +54,7 @@ let categoriesCommand = Command(
             ctx.terminal.print("deleted \(args[1]); \(n) note\(n == 1 ? "" : "s") uncategorized")
         }
     case let other?:
-        let hint = suggestion(for: other, among: ["add", "rename", "delete"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        let hint = didYouMean(other, among: ["add", "rename", "delete"])
         throw CLIError("unknown categories action \"\(other)\"\(hint); use add, rename or delete")
     }
 }

@@ -177,8 +177,7 @@ let listCommand = Command(
     case "created": q.sort = .created
     case "title": q.sort = .title
     case let other?:
-        let hint =
-            suggestion(for: other, among: ["updated", "created", "title"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        let hint = didYouMean(other, among: ["updated", "created", "title"])
         throw CLIError("--sort must be updated, created or title, not \"\(other)\"\(hint)")
     }
     q.reverse = ctx.flag("reverse")

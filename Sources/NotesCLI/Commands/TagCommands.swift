@@ -100,7 +100,7 @@ let tagsCommand = Command(
             )
         }
     case let other?:
-        let hint = suggestion(for: other, among: ["rename", "delete"]).map { "; did you mean \"\($0)\"?" } ?? ""
+        let hint = didYouMean(other, among: ["rename", "delete"])
         throw CLIError("unknown tags action \"\(other)\"\(hint); use rename or delete")
     }
 }
