@@ -244,9 +244,15 @@ struct CLIErrorTests {
         // The hint sits after the word it corrects, and the message reads on (before 2026-12-08:
         // `"renam"; did you mean "rename"?; use add, ...`).
         for (args, line) in [
-            (["categories", "renam", "a", "b"], #"unknown categories action "renam" (did you mean "rename"?); use add, rename or delete"#),
+            (
+                ["categories", "renam", "a", "b"],
+                #"unknown categories action "renam" (did you mean "rename"?); use add, rename or delete"#
+            ),
             (["tags", "dlete", "a"], #"unknown tags action "dlete" (did you mean "delete"?); use rename or delete"#),
-            (["config", "set", "colr", "never"], #"unknown setting "colr" (did you mean "color"?); see `notes config list`"#),
+            (
+                ["config", "set", "colr", "never"],
+                #"unknown setting "colr" (did you mean "color"?); see `notes config list`"#
+            ),
         ] {
             #expect(s.run(args).stderr == "notes: error: \(line)\n", "\(args)")
         }
