@@ -1093,6 +1093,17 @@ extension Notebook {
                     if categoryID != note.category && (takesFolder || item.md.category != nil) {
                         events.append(.categorized(category: categoryID))
                     }
+                    // A file moved into another top folder and edited: the category set in the
+                    // store since stands, said so as for a file moved unchanged (before 2026-12-08
+                    // nothing was said).
+                    var keptCategory: String?
+                    if categoryID != note.category, !takesFolder, item.md.category == nil, recordedHere == true,
+                        let old = note.sourcePath, old != item.file,
+                        Self.folderCategory(of: old) != Self.folderCategory(of: item.file)
+                    {
+                        keptCategory = try keepsCategoryWarning(
+                            item.file, movedFrom: old, note, given: item.category, in: session.transaction, dbs)
+                    }
                     if let p = item.md.pinned, p != note.pinned { events.append(p ? .pinned : .unpinned) }
                     if let a = item.md.archived, a != note.archived { events.append(a ? .archived : .unarchived) }
                     if let t = item.md.trashed, t != note.trashed { events.append(t ? .trashed : .untrashed) }
@@ -1119,6 +1130,7 @@ extension Notebook {
                         movedByID(note, to: item.file)
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
+                        if let keptCategory { summary.warnings.append(keptCategory) }
                         // A note an earlier build imported, as its file is: only the file recorded.
                         let recordOnly = events.allSatisfy {
                             if case .propertySet(let key, _) = $0 { return NoteProperty.fileRecord.contains(key) }
@@ -1237,16 +1249,9 @@ extension Notebook {
                             events.append(.categorized(category: newID))
                             edited = true
                         } else if differs {
-                            func named(_ name: String?) -> String {
-                                name.map { "the category \"\($0)\"" } ?? "no category"
-                            }
-                            let kept = try note.category.flatMap {
-                                try projection.category($0, in: session.transaction, databases: dbs)?.name
-                            }
                             summary.warnings.append(
-                                "\(source): moved from \(old); its note keeps \(named(kept)), set in the store since "
-                                    + "its import, not \(named(now)) that its new folder gives (`notes categorize` "
-                                    + "changes it)")
+                                try keepsCategoryWarning(
+                                    source, movedFrom: old, note, given: now, in: session.transaction, dbs))
                         }
                     }
                     if edited {
@@ -1534,6 +1539,18 @@ extension Notebook {
             return true
         }
         return tags ?? note.tags
+    }
+
+    /// What an import says of the file `file`, moved from `old` into a folder that gives the
+    /// category `given` (none at the top), whose note keeps the category set in the store since.
+    private func keepsCategoryWarning(
+        _ file: String, movedFrom old: String, _ note: Note, given: String?, in txn: borrowing Transaction,
+        _ dbs: ProjectionDatabases
+    ) throws -> String {
+        func named(_ name: String?) -> String { name.map { "the category \"\($0)\"" } ?? "no category" }
+        let kept = try note.category.flatMap { try projection.category($0, in: txn, databases: dbs)?.name }
+        return "\(file): moved from \(old); its note keeps \(named(kept)), set in the store since its import, not "
+            + "\(named(given)) that its new folder gives (`notes categorize` changes it)"
     }
 
     /// Whether `note` still has the category a file at `file` gives (``folderCategory(of:)``): one

@@ -771,6 +771,43 @@ struct InterchangeMarkdownTests {
         #expect(again.updated == 0 && again.unchanged == files.count, "\(again)")
     }
 
+    /// Reported by an earlier session: a file moved into another top folder and edited kept the
+    /// category set in the store since (as it should) without the warning a file moved unchanged gets.
+    @Test("a file moved into another folder and edited keeps the store's category, and the import says so")
+    func movedEditedFileKeepsStoreCategoryWarned() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a.md", "# Alpha\n\nalpha\n")
+        try write(v + "/home/b.md", "# Beta\n\nbeta\n")
+        try write(v + "/c.md", "# Gamma\n\ngamma\n")
+        #expect(try s.book.importMarkdown(from: v).created == 3)
+        let id = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
+        _ = try s.book.categorize(try #require(id["Alpha"]), as: "mine")
+        _ = try s.book.categorize(try #require(id["Gamma"]), as: "mine")
+        // Alpha moved and edited, Beta moved and edited with its folder's category still, Gamma
+        // edited in place: only Alpha's import says anything.
+        try FileManager.default.createDirectory(atPath: v + "/work", withIntermediateDirectories: true)
+        #expect(rename(v + "/a.md", v + "/work/a.md") == 0)
+        try write(v + "/work/a.md", "# Alpha\n\nalpha\nedited\n")
+        #expect(rename(v + "/home/b.md", v + "/work/b.md") == 0)
+        try write(v + "/work/b.md", "# Beta\n\nbeta\nedited\n")
+        try write(v + "/c.md", "# Gamma\n\ngamma\nedited\n")
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == 3 && summary.created == 0, "\(summary)")
+        #expect(
+            summary.warnings == [
+                "work/a.md: moved from a.md; its note keeps the category \"mine\", set in the store since its import, "
+                    + "not the category \"work\" that its new folder gives (`notes categorize` changes it)"
+            ], "\(summary.warnings)")
+        let notes = try s.allNotes()
+        for (title, category) in [("Alpha", "mine"), ("Beta", "work"), ("Gamma", "mine")] {
+            let n = try #require(notes.first { $0.id == id[title] })
+            #expect(try s.book.categoryName(n.category) == category, "\(title)")
+        }
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.updated == 0 && again.warnings.isEmpty, "\(again)")
+    }
+
     /// Reported by an earlier session: an edited file imported again replaced the note's tags
     /// with its own, removing a tag added in the store since its import.
     @Test("an edited file imported again changes the tags the file changed; those set in the store since stand")
