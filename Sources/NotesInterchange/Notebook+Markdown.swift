@@ -1041,9 +1041,6 @@ extension Notebook {
                 }
             }
             var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []
-            // The notes left as they are whose files name other tags than their last import
-            // recorded (files an export wrote): those tags recorded.
-            var recordedTags: [Identifier: (version: UInt64, value: String)] = [:]
             for (item, existing) in changing {
                 let categoryID = item.category.flatMap { categoryIDs[$0] }
                 var tagIDs: [Identifier] = []
@@ -1063,7 +1060,10 @@ extension Notebook {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
                     // A new note's tags are its file's: its creation records them (see
                     // ``tagsAtLastImport(of:in:)``), with no event more.
-                    if existing != nil { properties.append((.sourceTags, Self.sourceTagsValue(tagIDs))) }
+                    if existing != nil {
+                        let ids = tagIDs.map(\.uuidString).joined(separator: "\n")
+                        properties.append((.sourceTags, ids.isEmpty ? "none" : ids))
+                    }
                 } else if isCopy(existing, file: item.file) {
                     properties.append((.copyDigest, item.digest + "\n" + vault))
                 } else {
@@ -1110,9 +1110,7 @@ extension Notebook {
                     for (key, value) in properties where note.properties[key.rawValue, default: ""] != value {
                         events.append(.propertySet(key: key.rawValue, value: value))
                     }
-                    // A file that says what the note says changes nothing, not even the digest,
-                    // but for the tags it names when its last import recorded others (an export
-                    // wrote the note's): one removed from the file next is removed from the note.
+                    // A file that says what the note says changes nothing, not even the digest.
                     if events.allSatisfy({
                         if case .propertySet(let key, _) = $0 {
                             return key == NoteProperty.sourceDigest.rawValue || key == NoteProperty.copyDigest.rawValue
@@ -1121,11 +1119,6 @@ extension Notebook {
                         return false
                     }) {
                         events = []
-                        if try recordedHere == true
-                            && Set(tagsAtLastImport(of: note, in: session.transaction)) != Set(tagIDs)
-                        {
-                            recordedTags[note.id] = (note.version, Self.sourceTagsValue(tagIDs))
-                        }
                     }
                     if events.isEmpty {
                         summary.unchanged += 1
@@ -1135,12 +1128,6 @@ extension Notebook {
                         summary.unchanged += 1
                         if version < note.version { summary.olderExports += 1 }
                         movedByID(note, to: item.file)
-                        // The tags it wrote are the file's from now on, as above.
-                        if try recordedHere == true
-                            && Set(tagsAtLastImport(of: note, in: session.transaction)) != Set(tagIDs)
-                        {
-                            recordedTags[note.id] = (note.version, Self.sourceTagsValue(tagIDs))
-                        }
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
                         if let keptCategory { summary.warnings.append(keptCategory) }
@@ -1274,14 +1261,6 @@ extension Notebook {
                 }
                 if pruning.remove(id) != nil { events += Self.pruneEvents }
                 if !events.isEmpty { plans.append((id, events, .exact(note.version))) }
-            }
-            for (id, recorded) in recordedTags.sorted(by: { $0.key < $1.key }) {
-                let event = NoteEvent.propertySet(key: NoteProperty.sourceTags.rawValue, value: recorded.value)
-                if let index = plans.firstIndex(where: { $0.id == id }) {
-                    plans[index].events.append(event)
-                } else {
-                    plans.append((id, [event], .exact(recorded.version)))
-                }
             }
             for id in pruning.sorted() {
                 guard let note = try projection.note(id, in: session.transaction, databases: dbs) else { continue }
@@ -1529,11 +1508,6 @@ extension Notebook {
                 key: NoteProperty.frontMatter.rawValue, value: item.kept, limit: options.maxBodyBytes)
         } catch { return refuse(error.description) }
         return .success(item)
-    }
-
-    /// The value of ``NoteProperty/sourceTags`` for a file naming the tags `ids`.
-    static func sourceTagsValue(_ ids: [Identifier]) -> String {
-        ids.isEmpty ? "none" : ids.map(\.uuidString).joined(separator: "\n")
     }
 
     /// The tags `note` has after its file, naming `file` now, is imported again: the note's, less
