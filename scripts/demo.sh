@@ -101,3 +101,11 @@ if has tag; then
     show "The tag tree with note counts" tags
     show "Notes with a tag or one below it" list --tag review
 fi
+if has backlinks; then
+    # Each note's source is its document's path, so the proposals' Markdown links to one
+    # another lead to their notes: SE-0053 links to SE-0031.
+    se31=$("$notes" --no-pager list --all | grep -m 1 ' Adjusting `inout` Declarations' | cut -d ' ' -f 1 || true)
+    if [ -n "$se31" ]; then
+        show "Backlinks: the proposals whose links lead to SE-0031 (its own header's too)" backlinks "$se31"
+    fi
+fi

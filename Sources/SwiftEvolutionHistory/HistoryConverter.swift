@@ -12,7 +12,10 @@ public import NotesInterchange
 /// name; body: `text`; category: the coarse category of `status`, see ``ProposalStatus``);
 /// `edit` and `rename` (which follows `from`, so the note keeps its identity) give
 /// `NoteRetitled`, `NoteBodyEdited` and `NoteCategorized` for what changed; `delete` gives
-/// `NoteTrashed`. The author is the actor and the commit time `recordedAt`.
+/// `NoteTrashed`. The document's path (`doc`) is the note's `source` (a `NotePropertySet` after
+/// its creation and after a rename that moves it), so that the documents' Markdown links to one
+/// another (`[SE-0296](0296-async-await.md)`) lead to their notes. The author is the actor and
+/// the commit time `recordedAt`.
 ///
 /// Ids are derived from the input (note ids from the creating commit and path, event ids from
 /// commit, path, operation and what changed), so converting the same file again yields the same
@@ -26,6 +29,8 @@ public struct HistoryConverter: Sendable {
             case bodyEdited(String)
             case categorized(String?)
             case trashed
+            /// The document's path, the note's `source`.
+            case placed(String)
         }
         var line: Int
         var note: Identifier
@@ -41,6 +46,7 @@ public struct HistoryConverter: Sendable {
             case .retitled(let title): title.utf8.count &+ 512
             case .bodyEdited(let body): body.utf8.count &+ 512
             case .categorized, .trashed: 512
+            case .placed(let path): path.utf8.count &+ 512
             }
         }
     }
@@ -151,10 +157,13 @@ public struct HistoryConverter: Sendable {
             plan(
                 lineages.count - 1, "created",
                 .created(title: lineage.title, body: lineage.body, category: lineage.category))
+            plan(lineages.count - 1, "source", .placed(doc))
         case "edit", "rename":
             let index: Int
+            var moved = false
             if op == "rename" {
                 let from = try path("from")
+                moved = from != doc
                 guard let i = byPath[from] else {
                     throw Problem(message: "rename of \(from), which no earlier line created")
                 }
@@ -185,6 +194,7 @@ public struct HistoryConverter: Sendable {
                 lineages[index].category = newCategory
                 plan(index, "categorized", .categorized(newCategory))
             }
+            if moved { plan(index, "source", .placed(doc)) }
         case "delete":
             guard let i = byPath[doc] else { throw Problem(message: "delete of \(doc), which no earlier line created") }
             byPath[doc] = nil
@@ -355,6 +365,7 @@ private struct HistoryWriter {
         case .bodyEdited(let body): event = .bodyEdited(body: body)
         case .categorized(let name): event = .categorized(category: try category(name, p, session: session))
         case .trashed: event = .trashed
+        case .placed(let path): event = .propertySet(key: NoteProperty.source.rawValue, value: path)
         }
         let meta = EventMetadata(actor: p.actor, command: "notes import-history")
         later.note(p.recordedAt)

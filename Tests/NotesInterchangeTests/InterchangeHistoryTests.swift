@@ -43,7 +43,8 @@ struct InterchangeHistoryTests {
             let text = e["text"] as? String
             switch op {
             case "create":
-                lineages.append(Lineage(paths: [doc], title: newTitle, text: text ?? "", status: status, events: 1))
+                // NoteCreated, then the path as its source.
+                lineages.append(Lineage(paths: [doc], title: newTitle, text: text ?? "", status: status, events: 2))
                 byPath[doc] = lineages.count - 1
             case "edit", "rename":
                 let from = op == "rename" ? try #require(e["from"] as? String) : doc
@@ -54,7 +55,9 @@ struct InterchangeHistoryTests {
                 let titleChanged =
                     title(newTitle, doc) != title(l.title, l.paths.dropLast(op == "rename" ? 1 : 0).last ?? doc)
                 let categoryChanged = ProposalStatus.category(of: status) != ProposalStatus.category(of: l.status)
-                l.events += (titleChanged ? 1 : 0) + (text != l.text ? 1 : 0) + (categoryChanged ? 1 : 0)
+                l.events +=
+                    (titleChanged ? 1 : 0) + (text != l.text ? 1 : 0) + (categoryChanged ? 1 : 0)
+                    + (from != doc ? 1 : 0)
                 l.title = newTitle
                 l.text = text ?? ""
                 l.status = status
@@ -88,6 +91,7 @@ struct InterchangeHistoryTests {
             let note = try #require(
                 candidates.first { $0.version == UInt64(l.events) }, "a note with the final text of \(l.paths)")
             #expect(note.trashed == l.deleted, "\(l.paths)")
+            #expect(note.sourcePath == l.paths.last, "\(l.paths)")
             let category = try s.book.categoryName(note.category)
             #expect(category == ProposalStatus.category(of: l.status), "\(l.paths)")
         }
@@ -98,7 +102,7 @@ struct InterchangeHistoryTests {
         #expect(hot.paths.first == "proposals/0000-non-public-subclassable-by-default.md")
         let note = try #require(notes.first { $0.body == hot.text })
         #expect(note.version == UInt64(hot.events))
-        #expect(hot.events == 39, "30 lines of the sample, some changing title, text and status at once")
+        #expect(hot.events == 41, "30 lines of the sample, some changing title, text and status at once, two paths")
         #expect(note.title == "Allow distinguishing between public access and public overridability")
         #expect(note.body == hot.text, "the final text equals the last revision")
         #expect(try s.book.categoryName(note.category) == "implemented")
@@ -107,6 +111,18 @@ struct InterchangeHistoryTests {
         #expect(revisions.first?.metadata.actor == "Javier Soto")
         #expect(revisions.first?.note.title == "Default classes to be non-subclassable publicly")
         #expect(revisions.filter { $0.storedType == "NoteRetitled" }.count == 2)
+        #expect(note.sourcePath == "proposals/0117-non-public-subclassable-by-default.md")
+
+        // A document's Markdown links to another lead to its note (before 2026-12-08 the notes
+        // had no paths, and every such link was missing): SE-0053 links to SE-0031.
+        let se31 = try #require(notes.first { $0.sourcePath == "proposals/0031-adjusting-inout-declarations.md" })
+        let se53 = try #require(
+            notes.first { $0.sourcePath == "proposals/0053-remove-let-from-function-parameters.md" })
+        #expect(try s.book.backlinks(of: se31.id).map(\.source.id).contains(se53.id))
+        #expect(
+            try s.book.links(of: se53.id).contains {
+                if case .note(let n) = $0.target { n.id == se31.id } else { false }
+            })
 
         // Re-running is idempotent: derived ids are all found.
         let again = try s.book.importHistory(fromFile: Self.samplePath)
@@ -205,7 +221,7 @@ struct InterchangeHistoryTests {
         // A few hours ahead (another device's clock) is taken.
         var ahead = HistoryConverter()
         try ahead.add(line: Array(create.replacing("2016-01-01T00:00:00Z", with: "2026-11-29T15:00:00Z").utf8))
-        #expect(try s.book.importHistory(ahead).appended == 1)
+        #expect(try s.book.importHistory(ahead).appended == 2)
     }
 
     @Test("status categories follow the corpus' CATEGORY_RULES")
