@@ -169,13 +169,13 @@ struct AppendTests {
         let store = try EventStore(path: tmp.path, configuration: configuration())
         var f = EventFactory(seed: 5)
         var rng = SeededGenerator(seed: 6)
-        var expectedVersions: [String: UInt64] = [:]
+        var expectedVersions: [StreamName: UInt64] = [:]
         for _ in 0..<200 {
             let stream = "s\(Int.random(in: 0..<7, using: &rng))"
             let n = Int.random(in: 1...5, using: &rng)
             let r = try store.append(f.events(n), to: stream)
-            expectedVersions[stream, default: 0] += UInt64(n)
-            #expect(r.streamVersion == expectedVersions[stream])
+            expectedVersions[StreamName(stream), default: 0] += UInt64(n)
+            #expect(r.streamVersion == expectedVersions[StreamName(stream)])
             #expect(zip(r.positions, r.positions.dropFirst()).allSatisfy { $0 + 1 == $1 })
         }
         let log = try verifyLog(store)

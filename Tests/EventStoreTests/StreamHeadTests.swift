@@ -160,7 +160,13 @@ struct StreamHeadTests {
             #expect(try store.read { txn throws in try store.streamVersion(b, in: txn) } == 1)
         }
         // The store's own verification tells them apart too (before 2026-12-07 it reported the
-        // second name's first event as "café jumps from version 1 to 1").
+        // second name's first event as "café jumps from version 1 to 1"), and so do the tests'
+        // (before 2026-12-08 they keyed streams by `String`, and recorded the same false jump).
         #expect(try store.verifyLog().isEmpty)
+        let log = try verifyLog(store)
+        #expect(log.streamVersions.count == 6)
+        for (a, b) in pairs {
+            #expect(log.streamVersions[StreamName(a)] == 2 && log.streamVersions[StreamName(b)] == 1)
+        }
     }
 }

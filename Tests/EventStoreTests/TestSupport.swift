@@ -68,11 +68,22 @@ func fileBytes(_ path: String) -> [UInt8]? {
 // MARK: Whole-log verification
 
 /// What a verified log holds.
+/// A stream's name by its bytes: two names Swift's `String` takes for equal (`é` composed and
+/// decomposed) are two streams to the store, and so to the checks.
+struct StreamName: Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    let bytes: [UInt8]
+    init(_ name: String) { bytes = Array(name.utf8) }
+    init(bytes: some Sequence<UInt8>) { self.bytes = Array(bytes) }
+    init(stringLiteral name: String) { self.init(name) }
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+    var description: String { string }
+}
+
 struct VerifiedLog {
     var head: UInt64 = 0
     /// Event id -> (position, stream, version).
     var events: [Identifier: (position: UInt64, stream: String, version: UInt64)] = [:]
-    var streamVersions: [String: UInt64] = [:]
+    var streamVersions: [StreamName: UInt64] = [:]
     var countsByType: [String: UInt64] = [:]
 }
 
@@ -99,11 +110,12 @@ func verifyLog(_ store: EventStore, sourceLocation: SourceLocation = #_sourceLoc
             if view.recordedAt < lastInstant { problems.append("time goes back at \(view.position)") }
             lastInstant = view.recordedAt
             let stream = view.stream
-            let version = log.streamVersions[stream, default: 0] + 1
+            let name = StreamName(bytes: view.streamBytes)
+            let version = log.streamVersions[name, default: 0] + 1
             if view.version != version {
                 problems.append("\(stream) has version \(view.version) at \(view.position), expected \(version)")
             }
-            log.streamVersions[stream] = view.version
+            log.streamVersions[name] = view.version
             if log.events[view.id] != nil { problems.append("id \(view.id) stored twice") }
             log.events[view.id] = (view.position, stream, view.version)
             log.countsByType[view.type, default: 0] += 1
@@ -115,7 +127,7 @@ func verifyLog(_ store: EventStore, sourceLocation: SourceLocation = #_sourceLoc
         if try store.headPosition(in: txn) != log.head { problems.append("head differs from the last position") }
         if try txn.count(store.eventIDs) != Int(log.head) { problems.append("event id index size differs") }
         if try txn.count(store.streams) != Int(log.head) { problems.append("stream index size differs") }
-        for (stream, version) in log.streamVersions where try store.streamVersion(stream, in: txn) != version {
+        for (stream, version) in log.streamVersions where try store.streamVersion(stream.string, in: txn) != version {
             problems.append("stream head of \(stream) differs")
         }
         if try store.catalogue(in: txn) != catalogue { problems.append("catalogue differs from the log") }
