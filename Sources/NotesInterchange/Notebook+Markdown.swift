@@ -1076,13 +1076,16 @@ extension Notebook {
                 // A note's own file changes the tags it changed since its last import: one added,
                 // removed or renamed in the store since stands (a copy's tags are taken as it
                 // says). A new note's tags are its file's: its creation records them (see
-                // ``tagsAtLastImport(of:in:_:)``), with no event more. Before 2026-12-08 the file's
+                // ``tagsAtLastImport(of:exportedAt:in:)``), with no event more. Before 2026-12-08 the file's
                 // tags replaced the note's, and a tag added in the store was removed. What the file
                 // names is recorded when the note's tags are not the file's after (else the tags at
                 // this import's digest say it, as a creation's do), or was recorded before.
                 let merged =
                     try existing.flatMap { note in
-                        ownFile ? try mergedTags(of: note, file: fileTags, in: session.transaction, dbs) : nil
+                        ownFile
+                            ? try mergedTags(
+                                of: note, file: fileTags, exportedAt: item.md.exportedAt, in: session.transaction, dbs)
+                            : nil
                     }
                 if let merged, let note = existing,
                     note.properties[NoteProperty.sourceTags.rawValue] != nil || Set(merged.tags) != tagSet
@@ -1540,9 +1543,10 @@ extension Notebook {
     /// removed, renamed or deleted in the store since. `fileChanged`: the file names other tags
     /// than then.
     private func mergedTags(
-        of note: Note, file: [(id: Identifier, name: String)], in txn: borrowing Transaction, _ dbs: ProjectionDatabases
+        of note: Note, file: [(id: Identifier, name: String)], exportedAt: Int64?, in txn: borrowing Transaction,
+        _ dbs: ProjectionDatabases
     ) throws -> (tags: [Identifier], record: String, fileChanged: Bool) {
-        let before = try tagsAtLastImport(of: note, in: txn)
+        let before = try tagsAtLastImport(of: note, exportedAt: exportedAt, in: txn)
         var idThen: [[UInt8]: Identifier] = [:]
         for tag in before where idThen[entityNameKey(tag.name)] == nil { idThen[entityNameKey(tag.name)] = tag.id }
         let now = Set(file.map { entityNameKey($0.name) })
@@ -1568,8 +1572,10 @@ extension Notebook {
     /// the note's tags, with their names then, at the version whose import last set its
     /// ``NoteProperty/sourceDigest`` (the first import's, which made the note with its file's
     /// tags, or one before 2026-12-08, when the file's tags replaced the note's); the note's
-    /// tags when none did (a note an import matched by its text).
-    private func tagsAtLastImport(of note: Note, in txn: borrowing Transaction) throws -> [(
+    /// tags when none did (a note an import matched by its text). But when the file is what the
+    /// store's export wrote after that import (its `updated`, `exportedAt`, is a version's, later
+    /// than the import's), then edited: that version's tags, with their names then.
+    private func tagsAtLastImport(of note: Note, exportedAt: Int64?, in txn: borrowing Transaction) throws -> [(
         id: Identifier, name: String
     )] {
         var tags: [(id: Identifier, name: String?)] = []
@@ -1582,7 +1588,7 @@ extension Notebook {
                 tags.append((id, parts.count == 2 ? String(parts[1]) : nil))
                 if parts.count == 2 { named.append((id, String(parts[1]))) }
             }
-            if named.count == tags.count { return named }
+            if named.count == tags.count && exportedAt == nil { return named }
             key = .sourceTags
         } else {
             key = .sourceDigest
@@ -1591,6 +1597,7 @@ extension Notebook {
         var value: String?
         var position: UInt64?
         var then: [Identifier]?
+        var exported: (position: UInt64, tags: [Identifier])?
         try foldRevisions(of: note.id, upToVersion: note.version, in: txn) { revision in
             let v = revision.note.properties[key.rawValue]
             if let v, v != value {
@@ -1598,7 +1605,15 @@ extension Notebook {
                 then = revision.note.tags
             }
             value = v
+            if revision.note.updatedAt == exportedAt { exported = (revision.position, revision.note.tags) }
             return true
+        }
+        // A file the store's export wrote (its `updated` is a version's) after the last import,
+        // then edited: it named the tags that version had (by their names then).
+        if let exported, position.map({ exported.position > $0 }) ?? true {
+            return try exported.tags.compactMap { id in
+                try tagName(id, atPosition: exported.position, in: txn).map { (id, $0) }
+            }
         }
         if key == .sourceDigest { tags = (then ?? note.tags).map { ($0, nil) } }
         return try tags.compactMap { tag in

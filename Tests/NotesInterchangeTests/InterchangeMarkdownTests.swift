@@ -920,6 +920,44 @@ struct InterchangeMarkdownTests {
         #expect(again.updated == 0 && again.unchanged == 1, "\(again)")
     }
 
+    /// Found in review (2026-12-08): a folder exported into the note's own folder named the
+    /// store's tags then; a tag removed in the store after the export came back once the file
+    /// was edited (and one added after an export of a note made here went), as the file was
+    /// compared with its last import, not with what the export wrote.
+    @Test("a file the export wrote, edited, changes the tags it changed since the export; the store's since stand")
+    func exportedFileEditedKeepsStoreTags() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\n")
+        #expect(try s.book.importMarkdown(from: v).created == 1)
+        let id = try #require(try s.allNotes().first).id
+        let made = try s.book.add(title: "Made here", body: "made\n", tags: ["a"])
+        func tags(_ id: Identifier) throws -> [String] {
+            try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted()
+        }
+        _ = try s.book.tag(id, with: ["mine"])
+        try s.book.exportMarkdown(to: v)
+        #expect(try read(v + "/a.md").contains(#"tags: ["mine", "x"]"#))
+        // In the store since the export.
+        _ = try s.book.untag(id, from: ["mine"])
+        _ = try s.book.tag(id, with: ["other"])
+        _ = try s.book.tag(made.id, with: ["b"])
+        let madeFile = try #require(try files(v).first { $0 != "a.md" })
+        let exported = try read(v + "/a.md")
+        try write(v + "/a.md", exported.replacing(#"["mine", "x"]"#, with: #"["mine", "x", "y"]"#) + "edited\n")
+        try write(v + "/" + madeFile, try read(v + "/" + madeFile) + "edited\n")
+        let summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == 2, "\(summary)")
+        #expect(try tags(id) == ["other", "x", "y"])
+        #expect(try tags(made.id) == ["a", "b"])
+        // Edited again, the export's `updated` still in it: compared with this import now.
+        try write(v + "/a.md", try read(v + "/a.md").replacing(#"["mine", "x", "y"]"#, with: #"["x"]"#) + "twice\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        #expect(try tags(id) == ["other", "x"])
+        let again = try s.book.importMarkdown(from: v)
+        #expect(again.updated == 0 && again.unchanged == 2, "\(again)")
+    }
+
     /// `source-tags` recorded as ids alone (as on 2026-12-08 before names were): each id's name
     /// at that record is what the file named; and `history` shows the names, not the ids.
     @Test("a source-tags record of ids alone is read with the tags' names then; history shows names")
