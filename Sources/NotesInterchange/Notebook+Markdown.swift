@@ -1609,8 +1609,9 @@ extension Notebook {
             return true
         }
         // A file the store's export wrote (its `updated` is a version's) after the last import,
-        // then edited: it named the tags that version had (by their names then).
-        if let exported, position.map({ exported.position > $0 }) ?? true {
+        // then edited: it named the tags that version had (by their names then). The version
+        // the import itself made last (its record of the tags) was exported after it.
+        if let exported, position.map({ exported.position >= $0 }) ?? true {
             return try exported.tags.compactMap { id in
                 try tagName(id, atPosition: exported.position, in: txn).map { (id, $0) }
             }

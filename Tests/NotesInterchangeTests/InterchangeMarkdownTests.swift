@@ -856,6 +856,22 @@ struct InterchangeMarkdownTests {
         // Imported again: nothing changes.
         let again = try s.book.importMarkdown(from: v)
         #expect(again.updated == 0 && again.unchanged == 3, "\(again)")
+        // Exported into the folder, the files name the store's tags (Alpha's "mine" too), and
+        // read back they change nothing; a tag then removed from a file is removed from its note
+        // (the export wrote the version the last import made: found in review, 2026-12-08).
+        try s.book.exportMarkdown(to: v)
+        let readBack = try s.book.importMarkdown(from: v)
+        #expect(readBack.updated == 0 && readBack.created == 0, "\(readBack)")
+        #expect(try tags("Alpha") == ["mine", "z"])
+        let exported = try read(v + "/a.md")
+        #expect(exported.contains("\"mine\""), "\(exported)")
+        let lines = exported.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasPrefix("tags:") ? "tags: [\"z\"]" : String($0)
+        }
+        try write(v + "/a.md", lines.joined(separator: "\n") + "edited after the export\n")
+        summary = try s.book.importMarkdown(from: v)
+        #expect(summary.updated == 1, "\(summary)")
+        #expect(try tags("Alpha") == ["z"])
     }
 
     /// Found in review (2026-12-08): a file whose only change was to name the tags the note
