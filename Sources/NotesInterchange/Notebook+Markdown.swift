@@ -1593,25 +1593,33 @@ extension Notebook {
         } else {
             key = .sourceDigest
         }
-        // The position of the last import (that set `key`): the names of its tags then.
+        // The position of the import that set `key` last: the names of its tags then; and of
+        // the last import (that changed the digest or the record: one that recorded the tags
+        // recorded before writes only the digest).
         var value: String?
         var position: UInt64?
         var then: [Identifier]?
+        var record: (digest: String?, tags: String?) = (nil, nil)
+        var imported: UInt64?
         var exported: (position: UInt64, tags: [Identifier])?
         try foldRevisions(of: note.id, upToVersion: note.version, in: txn) { revision in
-            let v = revision.note.properties[key.rawValue]
+            let properties = revision.note.properties
+            let v = properties[key.rawValue]
             if let v, v != value {
                 position = revision.position
                 then = revision.note.tags
             }
             value = v
+            let now = (properties[NoteProperty.sourceDigest.rawValue], properties[NoteProperty.sourceTags.rawValue])
+            if now != record { imported = revision.position }
+            record = now
             if revision.note.updatedAt == exportedAt { exported = (revision.position, revision.note.tags) }
             return true
         }
         // A file the store's export wrote (its `updated` is a version's) after the last import,
         // then edited: it named the tags that version had (by their names then). The version
         // the import itself made last (its record of the tags) was exported after it.
-        if let exported, position.map({ exported.position >= $0 }) ?? true {
+        if let exported, imported.map({ exported.position >= $0 }) ?? true {
             return try exported.tags.compactMap { id in
                 try tagName(id, atPosition: exported.position, in: txn).map { (id, $0) }
             }

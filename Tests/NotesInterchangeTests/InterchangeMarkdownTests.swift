@@ -974,6 +974,34 @@ struct InterchangeMarkdownTests {
         #expect(again.updated == 0 && again.unchanged == 2, "\(again)")
     }
 
+    /// Found in review (2026-12-08): an import that recorded the same tags as the one before
+    /// wrote no record, and the export written between them was taken for newer than the last
+    /// import: a tag added in the store after that import was removed at the file's next edit.
+    @Test("an export older than the last import, its `updated` still in the file, is not what an edit is compared with")
+    func exportOlderThanLastImport() throws {
+        let s = try InterchangeScratch()
+        let v = s.path + "/V"
+        try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\n")
+        #expect(try s.book.importMarkdown(from: v).created == 1)
+        let id = try #require(try s.allNotes().first).id
+        func tags() throws -> [String] { try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted() }
+        _ = try s.book.tag(id, with: ["mine"])
+        try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\nedited\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        try s.book.exportMarkdown(to: v)
+        // The export's file edited: mine dropped from it.
+        let exported = try read(v + "/a.md")
+        #expect(exported.contains(#"tags: ["mine", "x"]"#), "\(exported)")
+        try write(v + "/a.md", exported.replacing(#"tags: ["mine", "x"]"#, with: #"tags: ["x"]"#) + "twice\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        #expect(try tags() == ["x"])
+        // Tagged in the store again, then the file edited again (its `updated` the export's).
+        _ = try s.book.tag(id, with: ["mine"])
+        try write(v + "/a.md", try read(v + "/a.md") + "thrice\n")
+        #expect(try s.book.importMarkdown(from: v).updated == 1)
+        #expect(try tags() == ["mine", "x"])
+    }
+
     /// `source-tags` recorded as ids alone (as on 2026-12-08 before names were): each id's name
     /// at that record is what the file named; and `history` shows the names, not the ids.
     @Test("a source-tags record of ids alone is read with the tags' names then; history shows names")
