@@ -101,10 +101,14 @@ public enum NoteProperty: String, Sendable, CaseIterable {
     /// its file is gone from its folder; removed by the import that finds the file back, which
     /// takes the note out of the trash (a note trashed otherwise stays there).
     case sourceGone = "source-gone"
-    /// The ids of the tags that file named when it was last imported, one per line (`none` when
-    /// it named none, as an empty value would remove the key): what the
-    /// next import of the file, edited since, compares its tags with, so that it changes only the
-    /// tags the file changed and a tag added or removed in the store since stands.
+    /// The tags that file named when it was last imported, one per line: the id of the tag the
+    /// name led to when the file first named it, a space, and the name as the file wrote it
+    /// (`none` when it named none, as an empty value would remove the key; a line of an id alone
+    /// was recorded before names were). What the next import of the file, edited since, compares
+    /// its tags with, by name, so that it changes only the tags the file changed and a tag
+    /// added, removed, renamed or deleted in the store since stands. Recorded only when the
+    /// note's tags after an import are not the file's, or were recorded before (else the tags at
+    /// the import that set ``sourceDigest`` say it).
     case sourceTags = "source-tags"
 
     /// What the store knows of the files the note was imported from (path, folder and digests):

@@ -120,6 +120,15 @@ struct MarkdownNote: Equatable {
         return out
     }
 
+    /// The `updated` the store's export wrote (its own instant format, to the microsecond): the
+    /// instant of the version of the note it wrote.
+    var exportedAt: Int64? {
+        for entry in kept where entry.key == "updated" && Self.isOwnDate(entry) {
+            if case .scalar(let text, _) = entry.value { return RFC3339.parse(text) }
+        }
+        return nil
+    }
+
     /// Whether an entry is a `created` or `updated` as ``render(_:labels:)`` writes them.
     static func isOwnDate(_ entry: FrontMatterEntry) -> Bool {
         guard dateKeys.contains(entry.key), case .scalar(let text, plain: true) = entry.value,

@@ -1044,9 +1044,13 @@ extension Notebook {
             for (item, existing) in changing {
                 let categoryID = item.category.flatMap { categoryIDs[$0] }
                 var tagIDs: [Identifier] = []
+                var fileTags: [(id: Identifier, name: String)] = []
                 var tagSet: Set<Identifier> = []
                 for name in item.tags {
-                    if let t = tagIDsByName[name], tagSet.insert(t).inserted { tagIDs.append(t) }
+                    if let t = tagIDsByName[name], tagSet.insert(t).inserted {
+                        tagIDs.append(t)
+                        fileTags.append((t, name))
+                    }
                 }
                 var properties: [(NoteProperty, String)] = [(.aliases, item.aliases), (.frontMatter, item.kept)]
                 // The path is recorded for a note made from a file of this folder, and for one
@@ -1056,28 +1060,41 @@ extension Notebook {
                 let recordedHere =
                     existing.map { legacy.contains($0.id) } == true
                     ? true : place(existing).map { $0 == here || moved.contains($0) }
+                // The note's own file (of this folder, or of one inside or around it, or a file
+                // the store's export wrote for a note imported from none), not a copy.
+                let ownFile: Bool
                 if existing == nil || recordedHere == true {
                     properties += [(.sourceDigest, item.digest), (.source, item.file), (.vault, vault)]
-                    // A new note's tags are its file's: its creation records them (see
-                    // ``tagsAtLastImport(of:in:)``), with no event more.
-                    if existing != nil {
-                        let ids = tagIDs.map(\.uuidString).joined(separator: "\n")
-                        properties.append((.sourceTags, ids.isEmpty ? "none" : ids))
-                    }
+                    ownFile = true
                 } else if isCopy(existing, file: item.file) {
                     properties.append((.copyDigest, item.digest + "\n" + vault))
+                    ownFile = false
                 } else {
                     properties.append((.sourceDigest, item.digest))
+                    ownFile = true
+                }
+                // A note's own file changes the tags it changed since its last import: one added,
+                // removed or renamed in the store since stands (a copy's tags are taken as it
+                // says). A new note's tags are its file's: its creation records them (see
+                // ``tagsAtLastImport(of:exportedAt:in:)``), with no event more. Before 2026-12-08 the file's
+                // tags replaced the note's, and a tag added in the store was removed. What the file
+                // names is recorded when the note's tags are not the file's after (else the tags at
+                // this import's digest say it, as a creation's do), or was recorded before.
+                let merged =
+                    try existing.flatMap { note in
+                        ownFile
+                            ? try mergedTags(
+                                of: note, file: fileTags, exportedAt: item.md.exportedAt, in: session.transaction, dbs)
+                            : nil
+                    }
+                if let merged, let note = existing,
+                    note.properties[NoteProperty.sourceTags.rawValue] != nil || Set(merged.tags) != tagSet
+                {
+                    properties.append((.sourceTags, merged.record))
                 }
                 if let note = existing {
                     var events: [NoteEvent] = []
-                    // A file of this folder changes the tags it changed since its last import: one
-                    // added or removed in the store since stands. Before 2026-12-08 the file's
-                    // tags replaced the note's, and a tag added in the store was removed.
-                    let tagsAfter =
-                        recordedHere == true
-                        ? try mergedTags(of: note, file: tagIDs, in: session.transaction) : tagIDs
-                    let (added, removed) = NoteChange.difference(from: note.tags, to: tagsAfter)
+                    let (added, removed) = NoteChange.difference(from: note.tags, to: merged?.tags ?? tagIDs)
                     events += added.map { .tagged(tag: $0) } + removed.map { .untagged(tag: $0) }
                     if !item.title.isSameBytes(as: note.title) { events.append(.retitled(title: item.title)) }
                     if !item.body.isSameBytes(as: note.body) { events.append(.bodyEdited(body: item.body)) }
@@ -1110,14 +1127,19 @@ extension Notebook {
                     for (key, value) in properties where note.properties[key.rawValue, default: ""] != value {
                         events.append(.propertySet(key: key.rawValue, value: value))
                     }
-                    // A file that says what the note says changes nothing, not even the digest.
-                    if events.allSatisfy({
+                    // A file that says what the note says changes nothing, not even the digest;
+                    // unless it changed the tags it names, which the note had already or lacked
+                    // (the store's change met the file's): then its digest and tags are recorded,
+                    // for its next change to be compared with (before 2026-12-08 they were not,
+                    // and a tag it then dropped again stayed; test `fileTagsMeetingStoreTagsRecorded`).
+                    let recordOnly = events.allSatisfy({
                         if case .propertySet(let key, _) = $0 {
                             return key == NoteProperty.sourceDigest.rawValue || key == NoteProperty.copyDigest.rawValue
                                 || key == NoteProperty.sourceTags.rawValue
                         }
                         return false
-                    }) {
+                    })
+                    if recordOnly && merged?.fileChanged != true {
                         events = []
                     }
                     if events.isEmpty {
@@ -1131,12 +1153,13 @@ extension Notebook {
                     } else {
                         plans.append((note.id, events, .exact(note.version)))
                         if let keptCategory { summary.warnings.append(keptCategory) }
-                        // A note an earlier build imported, as its file is: only the file recorded.
-                        let recordOnly = events.allSatisfy {
+                        // A note an earlier build imported, as its file is: only the file recorded;
+                        // so too a file whose tags came to be the note's.
+                        let fileRecordOnly = events.allSatisfy {
                             if case .propertySet(let key, _) = $0 { return NoteProperty.fileRecord.contains(key) }
                             return false
                         }
-                        if legacy.contains(note.id) && recordOnly {
+                        if recordOnly || legacy.contains(note.id) && fileRecordOnly {
                             summary.unchanged += 1
                         } else {
                             summary.updated += 1
@@ -1510,35 +1533,117 @@ extension Notebook {
         return .success(item)
     }
 
-    /// The tags `note` has after its file, naming `file` now, is imported again: the note's, less
-    /// those the file named at its last import and names no more, plus those it names now and did
-    /// not then (in the file's order, after the note's).
-    private func mergedTags(of note: Note, file: [Identifier], in txn: borrowing Transaction) throws -> [Identifier] {
-        let before = Set(try tagsAtLastImport(of: note, in: txn))
-        let now = Set(file)
-        let kept = note.tags.filter { now.contains($0) || !before.contains($0) }
-        let have = Set(kept)
-        return kept + file.filter { !before.contains($0) && !have.contains($0) }
+    /// The tags `note` has after its file, naming `file` now (each tag's id and the name the
+    /// file gives it), is imported again, and the record of them to keep
+    /// (``NoteProperty/sourceTags``). The file's tags are compared by name (as the store compares
+    /// names: without regard to case) with those it named at its last import: a name it names
+    /// now and did not then adds its tag (in the file's order, after the note's); one it named
+    /// then and names no more removes the tag it named then (by id: renamed since, it goes all
+    /// the same) and the tag of that name now. Every other tag of the note stands: one added,
+    /// removed, renamed or deleted in the store since. `fileChanged`: the file names other tags
+    /// than then.
+    private func mergedTags(
+        of note: Note, file: [(id: Identifier, name: String)], exportedAt: Int64?, in txn: borrowing Transaction,
+        _ dbs: ProjectionDatabases
+    ) throws -> (tags: [Identifier], record: String, fileChanged: Bool) {
+        let before = try tagsAtLastImport(of: note, exportedAt: exportedAt, in: txn)
+        var idThen: [[UInt8]: Identifier] = [:]
+        for tag in before where idThen[entityNameKey(tag.name)] == nil { idThen[entityNameKey(tag.name)] = tag.id }
+        let now = Set(file.map { entityNameKey($0.name) })
+        var removed: Set<Identifier> = []
+        for tag in before where !now.contains(entityNameKey(tag.name)) {
+            removed.insert(tag.id)
+            if let live = try projection.tag(named: tag.name, in: txn, databases: dbs) { removed.insert(live.id) }
+        }
+        var tags = note.tags.filter { !removed.contains($0) }
+        var have = Set(tags)
+        for tag in file where idThen[entityNameKey(tag.name)] == nil && have.insert(tag.id).inserted {
+            tags.append(tag.id)
+        }
+        // The id a name led to when it was first named is kept while the file names it.
+        let record = file.map { (idThen[entityNameKey($0.name)] ?? $0.id).uuidString + " " + $0.name }
+        return (tags, record.isEmpty ? "none" : record.joined(separator: "\n"), Set(idThen.keys) != now)
     }
 
-    /// The tags the file of `note` named when it was last imported: its ``NoteProperty/sourceTags``,
-    /// recorded by every import of the file but the first; else the note's tags at the version
-    /// whose import last set its ``NoteProperty/sourceDigest`` (the first import's, which made the
-    /// note with its file's tags, or one before 2026-12-08, when the file's tags replaced the
-    /// note's); the note's tags when none did (a note an import matched by its text).
-    private func tagsAtLastImport(of note: Note, in txn: borrowing Transaction) throws -> [Identifier] {
+    /// The tags the file of `note` named when it was last imported, each with the id of its tag
+    /// then and the name the file gave it: its ``NoteProperty/sourceTags``, recorded by every
+    /// import of the file but the first (each line the id and the name; a line of an id alone,
+    /// as recorded on 2026-12-08 before names were, takes the tag's name at that record); else
+    /// the note's tags, with their names then, at the version whose import last set its
+    /// ``NoteProperty/sourceDigest`` (the first import's, which made the note with its file's
+    /// tags, or one before 2026-12-08, when the file's tags replaced the note's); the note's
+    /// tags when none did (a note an import matched by its text). But when the file is what the
+    /// store's export wrote after that import (its `updated`, `exportedAt`, is a version's, later
+    /// than the import's), then edited: that version's tags, with their names then.
+    private func tagsAtLastImport(of note: Note, exportedAt: Int64?, in txn: borrowing Transaction) throws -> [(
+        id: Identifier, name: String
+    )] {
+        var tags: [(id: Identifier, name: String?)] = []
+        let key: NoteProperty
         if let recorded = note.properties[NoteProperty.sourceTags.rawValue] {
-            return NoteProperty.lines(recorded).compactMap { Identifier(canonical: $0) }
+            var named: [(id: Identifier, name: String)] = []
+            for line in NoteProperty.lines(recorded) where line != "none" {
+                let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let id = Identifier(canonical: String(parts[0])) else { continue }
+                tags.append((id, parts.count == 2 ? String(parts[1]) : nil))
+                if parts.count == 2 { named.append((id, String(parts[1]))) }
+            }
+            if named.count == tags.count && exportedAt == nil { return named }
+            key = .sourceTags
+        } else {
+            key = .sourceDigest
         }
-        let key = NoteProperty.sourceDigest.rawValue
-        var digest: String?
-        var tags: [Identifier]?
+        // The position of the import that set `key` last: the names of its tags then; and of
+        // the last import (that changed the digest or the record: one that recorded the tags
+        // recorded before writes only the digest).
+        var value: String?
+        var position: UInt64?
+        var then: [Identifier]?
+        var record: (digest: String?, tags: String?) = (nil, nil)
+        var imported: UInt64?
+        var exported: (position: UInt64, tags: [Identifier])?
         try foldRevisions(of: note.id, upToVersion: note.version, in: txn) { revision in
-            if let d = revision.note.properties[key], d != digest { tags = revision.note.tags }
-            digest = revision.note.properties[key]
+            let properties = revision.note.properties
+            let v = properties[key.rawValue]
+            if let v, v != value {
+                position = revision.position
+                then = revision.note.tags
+            }
+            value = v
+            let now = (properties[NoteProperty.sourceDigest.rawValue], properties[NoteProperty.sourceTags.rawValue])
+            if now != record { imported = revision.position }
+            record = now
+            if revision.note.updatedAt == exportedAt { exported = (revision.position, revision.note.tags) }
             return true
         }
-        return tags ?? note.tags
+        // A file the store's export wrote (its `updated` is a version's) after the last import,
+        // then edited: it named the tags that version had (by their names then). The version
+        // the import itself made last (its record of the tags) was exported after it.
+        if let exported, imported.map({ exported.position >= $0 }) ?? true {
+            return try exported.tags.compactMap { id in
+                try tagName(id, atPosition: exported.position, in: txn).map { (id, $0) }
+            }
+        }
+        if key == .sourceDigest { tags = (then ?? note.tags).map { ($0, nil) } }
+        return try tags.compactMap { tag in
+            try (tag.name ?? tagName(tag.id, atPosition: position, in: txn)).map { (tag.id, $0) }
+        }
+    }
+
+    /// The name of tag `id` at log position `position` (now, when nil): its first name, when it
+    /// was made after.
+    private func tagName(_ id: Identifier, atPosition position: UInt64?, in txn: borrowing Transaction) throws
+        -> String?
+    {
+        var state = NotebookState()
+        var first = true
+        try store.forEachEvent(inStream: Tag.stream(id), in: txn) { view in
+            guard first || view.position <= position ?? .max else { return false }
+            first = false
+            try state.apply(view, store: store)
+            return true
+        }
+        return state.tags[id]?.name
     }
 
     /// What an import says of the file `file`, moved from `old` into a folder that gives the

@@ -73,14 +73,23 @@ public enum NoteChange: Sendable, Equatable {
     }
 
     /// What a property change reads as after the property's name: `"A, B" -> "C"` (a list
-    /// property's lines joined), `+2 -0 lines` for the front matter, `none` for a removal.
+    /// property's lines joined), `+2 -0 lines` for the front matter, `source-tags` by the names
+    /// it lists, `none` for a removal.
     public static func propertyChange(key: String, from: String?, to: String?) -> String {
         if key == NoteProperty.frontMatter.rawValue {
             let stat = LineDiff.stat(from: from ?? "", to: to ?? "")
             return "+\(stat.added) -\(stat.removed) lines"
         }
         func text(_ value: String?) -> String {
-            value.map { quoted(NoteProperty.lines($0).joined(separator: ", ")) } ?? "none"
+            guard var lines = value.map(NoteProperty.lines) else { return "none" }
+            // The tags a file named: by their names, not their tags' ids (`"x, work/a"`, or
+            // `"none"`); a line of an id alone, as recorded at first, stays as it is.
+            if key == NoteProperty.sourceTags.rawValue {
+                lines = lines.map { line in
+                    line.firstIndex(of: " ").map { String(line[line.index(after: $0)...]) } ?? line
+                }
+            }
+            return quoted(lines.joined(separator: ", "))
         }
         return (from == nil ? "" : text(from) + " -> ") + text(to)
     }
