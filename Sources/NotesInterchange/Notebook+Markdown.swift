@@ -1568,7 +1568,7 @@ extension Notebook {
     /// The tags the file of `note` named when it was last imported, each with the id of its tag
     /// then and the name the file gave it: its ``NoteProperty/sourceTags``, recorded by every
     /// import of the file but the first (each line the id and the name; a line of an id alone,
-    /// as recorded on 2026-12-08 before names were, takes the tag's name at that record); else
+    /// as a hand could write it, takes the tag's name at that record); else
     /// the note's tags, with their names then, at the version whose import last set its
     /// ``NoteProperty/sourceDigest`` (the first import's, which made the note with its file's
     /// tags, or one before 2026-12-08, when the file's tags replaced the note's); the note's
