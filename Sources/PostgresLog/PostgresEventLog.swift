@@ -284,37 +284,47 @@ public final class PostgresEventLog: RemoteEventLog {
             let parameters: [PostgresValue] = [
                 .uuid(notebook), .int8(Int64(position)), .int8(Int64(last)), .int8(Int64(limit)),
             ]
+            // A page must agree with the head read with it. Before 2026-12-08 a log whose last
+            // events were deleted by hand (the head left where it was) was cloned short and the
+            // next push landed past the hole; a head moved back by hand made every push of a
+            // device fail on a duplicate key, exit 1 (a new user's trial). (A hole between a
+            // page's rows is the rows' to name.)
+            func checked(_ page: PostgresResult) throws(RemoteLogError) -> PostgresResult {
+                guard page.rowCount > 0 else { return page }
+                let f = FieldReader(result: page, row: page.rowCount - 1)
+                let last = try f.position(0, "position")
+                guard let read = try f.optionalInt64(attributed ? 15 : 14, "head_position") else { return page }
+                let head = UInt64(max(0, read))
+                if last > head {
+                    throw .damaged(
+                        "the notebook's events run to position \(last) past its head at \(head) "
+                            + "(its tables were changed by hand)")
+                }
+                // A short page is the remote's end: it must reach the head.
+                if page.rowCount < limit, last < head { throw Self.missing(after: last, head: head) }
+                return page
+            }
             let result = try connection.query(query, parameters)
             if result.rowCount == 0 {
                 // The refusal of a non-member, and the head, in one round trip as before. An empty
                 // page below the head is read again after reading the head (which commits with
                 // its events), so an append between the two statements is not taken for a hole.
-                let checked = try connection.query(
+                let reader = try connection.query(
                     "SELECT notes_log.require_reader($1)::text, "
                         + "(SELECT head_position FROM notes_log.notebooks WHERE notebook = $1)",
                     [.uuid(notebook)])
                 let head =
-                    checked.rowCount == 1
-                    ? UInt64(max(0, try FieldReader(result: checked, row: 0).optionalInt64(1, "head_position") ?? 0))
+                    reader.rowCount == 1
+                    ? UInt64(max(0, try FieldReader(result: reader, row: 0).optionalInt64(1, "head_position") ?? 0))
                     : 0
                 if head > position {
                     let again = try connection.query(query, parameters)
                     if again.rowCount == 0 { throw Self.missing(after: position, head: head) }
-                    return again
+                    return try checked(again)
                 }
-            } else if result.rowCount < limit {
-                // A short page is the remote's end: it must reach the head. Before 2026-12-08 a
-                // log whose last events were deleted by hand (the head left where it was) was
-                // cloned short, and the next push landed past the hole (a new user's trial).
-                // (A hole between its rows is the rows' to name.)
-                let f = FieldReader(result: result, row: result.rowCount - 1)
-                let last = try f.position(0, "position")
-                if let head = try f.optionalInt64(attributed ? 15 : 14, "head_position"), head > 0, last < UInt64(head)
-                {
-                    throw Self.missing(after: last, head: UInt64(head))
-                }
+                return result
             }
-            return result
+            return try checked(result)
         }
     }
 

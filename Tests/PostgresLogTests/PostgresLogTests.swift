@@ -181,6 +181,31 @@ struct PostgresLogTests {
                 == .damaged("positions 3-4 are missing from the notebook's events (its tables were changed by hand)"))
     }
 
+    @Test("a head moved back by hand below the notebook's events: a pull that reads past it is refused as damaged")
+    func headMovedBackByHand() throws {
+        // Before 2026-12-08 pulls went on, and every push failed on the events' duplicate key,
+        // "reported an error", exit 1 (a new user's trial).
+        let c = try cluster()
+        let log = try PostgresEventLog(connecting: c.address())
+        let book = try makeNotebook(c, 307)
+        var f = Events(seed: 307)
+        _ = try log.append(
+            notebook: book,
+            batch: RemoteBatch([
+                RemoteAppend(stream: "note/1", expecting: .noStream, events: (0..<4).map { _ in f.event() })
+            ]))
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            UPDATE notes_log.notebooks SET head_position = 2 WHERE notebook = '\(book)'
+            """)
+        let past = RemoteLogError.damaged(
+            "the notebook's events run to position 4 past its head at 2 (its tables were changed by hand)")
+        #expect(remoteError { _ = try log.pull(notebook: book, after: 0, limit: 10) } == past)
+        #expect(remoteError { _ = try log.pull(notebook: book, after: 2, limit: 10) } == past)
+        #expect(try log.pull(notebook: book, after: 0, limit: 2).map(\.position) == [1, 2])
+    }
+
     @Test("a server that takes no writes (a standby, read-only by default) is named so, not as any other error")
     func readOnlyServer() throws {
         // Before 2026-12-08: "the remote log reported an error: cannot execute SELECT FOR UPDATE
