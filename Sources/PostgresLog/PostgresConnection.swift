@@ -287,6 +287,10 @@ final class PostgresResult {
             let hint = message.hasSuffix("schema notes_log") ? "; an administrator grants it notes_log_user" : ""
             return .permissionDenied("\(message) (role \(role))\(hint)")
         case "3F000", "42P01", "42883": return .schemaMissing
+        // A column of the log renamed or dropped by hand, under a schema version this program
+        // knows (before 2026-12-08 "reported an error", exit 1).
+        case "42703":
+            return .damaged("\(message): its tables are not as `notes sync --init` made them (changed by hand)")
         default:
             if code.hasPrefix("08") || code == "25P03" || code == "57P01" || code == "57P02" || code == "57P03" {
                 return .connectionLost(detail: message)

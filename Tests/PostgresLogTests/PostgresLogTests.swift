@@ -206,6 +206,22 @@ struct PostgresLogTests {
         #expect(try log.pull(notebook: book, after: 0, limit: 2).map(\.position) == [1, 2])
     }
 
+    @Test("a column of the log renamed by hand: pulls and pushes are refused as a damaged log, not any other error")
+    func columnRenamedByHand() throws {
+        let c = try cluster()
+        let database = try c.makeDatabase()
+        let log = try PostgresEventLog(connecting: c.address(database))
+        try log.initialize()
+        let book = try log.notebook(named: "renamed", create: true)
+        try c.execute("ALTER TABLE notes_log.events RENAME COLUMN written_at TO wa", database: database)
+        let error = remoteError { _ = try log.pull(notebook: book, after: 0, limit: 10) }
+        guard case .damaged(let detail) = error else {
+            Issue.record("expected damaged, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains(#"column "written_at" does not exist"#), "\(detail)")
+    }
+
     @Test("a server that takes no writes (a standby, read-only by default) is named so, not as any other error")
     func readOnlyServer() throws {
         // Before 2026-12-08: "the remote log reported an error: cannot execute SELECT FOR UPDATE
