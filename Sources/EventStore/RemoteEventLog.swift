@@ -287,6 +287,12 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
     /// to create or share, no grants, or a change of history. The message names the notebook and
     /// the role.
     case permissionDenied(String)
+    /// The server takes no writes (a standby, or read-only transactions by default): the
+    /// address should lead to the primary.
+    case readOnly(String)
+    /// The remote's log is not whole: an event below its head is missing (its tables changed
+    /// by hand). Nothing of it was taken.
+    case damaged(String)
     /// Any other error the server reported, with its five-character SQLSTATE code.
     case server(message: String, code: String)
     /// A reply that does not have the shape this program expects (a bug, or a foreign schema).
@@ -322,6 +328,12 @@ public enum RemoteLogError: Error, Sendable, Equatable, CustomStringConvertible 
             return "the remote log timed out (\(detail)); nothing was written, run the command again"
         case .permissionDenied(let detail):
             return "the remote log refused the operation: \(detail)"
+        case .readOnly(let detail):
+            return
+                "the remote log's server takes no writes (\(detail)): it is a standby or read-only; point the address at the primary (target_session_attrs=read-write)"
+        case .damaged(let detail):
+            return
+                "the remote log is damaged: \(detail); nothing of it was taken here, an administrator restores it from a backup"
         case .server(let message, let code):
             return "the remote log reported an error: \(message) (SQLSTATE \(code))"
         case .malformedReply(let detail):

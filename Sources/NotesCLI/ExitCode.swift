@@ -134,7 +134,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             case .unreachable, .connectionLost, .timedOut:
                 return CLIError(e.description + " (the outbox is kept)", code: .remoteUnreachable)
             case .invalidAddress: return CLIError(e.description + "; see `notes remote show`", code: .usage)
-            case .authenticationFailed, .noDatabase, .permissionDenied, .schemaMissing, .schemaOutdated, .schemaTooNew:
+            case .authenticationFailed, .noDatabase, .permissionDenied, .schemaMissing, .schemaOutdated, .schemaTooNew,
+                .readOnly, .damaged:
                 return CLIError(e.description, code: .storeUnusable)
             case .conflict, .invalidBatch, .server, .malformedReply: return CLIError(e.description, code: .failure)
             }

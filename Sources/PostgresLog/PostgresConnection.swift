@@ -206,7 +206,15 @@ public final class PostgresConnection {
     /// ...`, `could not translate host name`) is not one: the network may be back on a retry.
     static func isAddressProblem(_ message: String) -> Bool {
         let m = message.lowercased()
-        return ["invalid ", "definition of service", "service file", "could not match "].contains { m.hasPrefix($0) }
+        if ["invalid ", "definition of service", "service file", "could not match "].contains(where: { m.hasPrefix($0) }
+        ) {
+            return true
+        }
+        // An integer option libpq reads only as it connects (`connect_timeout=abc`, or
+        // `keepalives_idle=abc` over TCP) is refused after the `connection to server ... failed:`
+        // of the attempt: the value's fault all the same (before 2026-12-08 exit 6, "check the
+        // network"; a new user's trial).
+        return m.contains(" failed: invalid integer value ") && m.contains(" for connection option ")
     }
 
     private static func isAuthenticationFailure(_ message: String) -> Bool {
@@ -269,6 +277,9 @@ final class PostgresResult {
         case SQLState.conflict: return .server(message: detail ?? message, code: code)
         case SQLState.invalidBatch: return .invalidBatch(message)
         case SQLState.appendOnly, SQLState.accessDenied: return .permissionDenied(message)
+        // A server that takes no writes (a standby, `default_transaction_read_only`): no retry
+        // of the same address pushes (before 2026-12-08 "reported an error", exit 1).
+        case "25006": return .readOnly(message)
         case "55P03": return .timedOut("waiting for a lock: \(message)")
         case "57014": return .timedOut(message)
         // The server's own privileges: the role lacks a grant (or a device tried to write a table).
@@ -276,6 +287,10 @@ final class PostgresResult {
             let hint = message.hasSuffix("schema notes_log") ? "; an administrator grants it notes_log_user" : ""
             return .permissionDenied("\(message) (role \(role))\(hint)")
         case "3F000", "42P01", "42883": return .schemaMissing
+        // A column of the log renamed or dropped by hand, under a schema version this program
+        // knows (before 2026-12-08 "reported an error", exit 1).
+        case "42703":
+            return .damaged("\(message): its tables are not as `notes sync --init` made them (changed by hand)")
         default:
             if code.hasPrefix("08") || code == "25P03" || code == "57P01" || code == "57P02" || code == "57P03" {
                 return .connectionLost(detail: message)

@@ -272,16 +272,68 @@ public final class PostgresEventLog: RemoteEventLog {
         let last = min(position + UInt64(min(limit, Int(Int32.max))), UInt64(Int64.max))
         return try namingRefusals(notebook) { () throws(RemoteLogError) -> PostgresResult in
             try checkSchema()
-            let result = try connection.query(
-                """
+            // The notebook's head comes with the page, read in the same statement (so in the
+            // same snapshot: an append writes its events and the head in one transaction).
+            let query = """
                 SELECT position, event_id, stream, version, type, schema_version, actor, command, causation_id,
-                    correlation_id, payload, recorded_at, digest, written_at\(attributed ? ", pushed_by" : "")
+                    correlation_id, payload, recorded_at, digest, written_at\(attributed ? ", pushed_by" : ""),
+                    (SELECT head_position FROM notes_log.notebooks WHERE notebook = $1)
                 FROM notes_log.events WHERE notebook = $1 AND position > $2 AND position <= $3
                 ORDER BY position LIMIT $4
-                """, [.uuid(notebook), .int8(Int64(position)), .int8(Int64(last)), .int8(Int64(limit))])
-            if result.rowCount == 0 { try requireReader(notebook) }
-            return result
+                """
+            let parameters: [PostgresValue] = [
+                .uuid(notebook), .int8(Int64(position)), .int8(Int64(last)), .int8(Int64(limit)),
+            ]
+            // A page must agree with the head read with it. Before 2026-12-08 a log whose last
+            // events were deleted by hand (the head left where it was) was cloned short and the
+            // next push landed past the hole; a head moved back by hand made every push of a
+            // device fail on a duplicate key, exit 1 (a new user's trial). (A hole between a
+            // page's rows is the rows' to name.)
+            func checked(_ page: PostgresResult) throws(RemoteLogError) -> PostgresResult {
+                guard page.rowCount > 0 else { return page }
+                let f = FieldReader(result: page, row: page.rowCount - 1)
+                let last = try f.position(0, "position")
+                guard let read = try f.optionalInt64(attributed ? 15 : 14, "head_position") else { return page }
+                let head = UInt64(max(0, read))
+                if last > head {
+                    throw .damaged(
+                        "the notebook's events run to position \(last) past its head at \(head) "
+                            + "(its tables were changed by hand)")
+                }
+                // A short page is the remote's end: it must reach the head.
+                if page.rowCount < limit, last < head { throw Self.missing(after: last, head: head) }
+                return page
+            }
+            let result = try connection.query(query, parameters)
+            if result.rowCount == 0 {
+                // The refusal of a non-member, and the head, in one round trip as before. An empty
+                // page below the head is read again after reading the head (which commits with
+                // its events), so an append between the two statements is not taken for a hole.
+                let reader = try connection.query(
+                    "SELECT notes_log.require_reader($1)::text, "
+                        + "(SELECT head_position FROM notes_log.notebooks WHERE notebook = $1)",
+                    [.uuid(notebook)])
+                let head =
+                    reader.rowCount == 1
+                    ? UInt64(max(0, try FieldReader(result: reader, row: 0).optionalInt64(1, "head_position") ?? 0))
+                    : 0
+                if head > position {
+                    let again = try connection.query(query, parameters)
+                    if again.rowCount == 0 { throw Self.missing(after: position, head: head) }
+                    return try checked(again)
+                }
+                return result
+            }
+            return try checked(result)
         }
+    }
+
+    /// The refusal of a log whose events stop before its head.
+    private static func missing(after position: UInt64, head: UInt64) -> RemoteLogError {
+        let which = head == position + 1 ? "position \(head) is" : "positions \(position + 1)-\(head) are"
+        return .damaged(
+            "\(which) missing from the notebook's events though its head is at \(head) (its tables were changed by hand)"
+        )
     }
 
     /// The event of a pull's row (of a page that starts after `position`).
@@ -292,7 +344,9 @@ public final class PostgresEventLog: RemoteEventLog {
         let at = try f.position(0, "position")
         // Gap-free by construction; a gap here means a damaged or foreign table.
         guard at == position + UInt64(row) + 1 else {
-            throw .malformedReply("position \(position + UInt64(row) + 1) is missing from the remote log")
+            let first = position + UInt64(row) + 1
+            let which = at == first + 1 ? "position \(first) is" : "positions \(first)-\(at - 1) are"
+            throw .damaged("\(which) missing from the notebook's events (its tables were changed by hand)")
         }
         let schema = try f.int32(5, "schema_version")
         guard schema >= 0 else { throw .malformedReply("schema version \(schema) at position \(at)") }

@@ -141,6 +141,109 @@ struct PostgresLogTests {
         #expect(refused.description.contains("upgrade the program"))
     }
 
+    @Test(
+        "events deleted by hand below the head: every pull that reaches the hole is refused as damaged, a full page too"
+    )
+    func missingEventsBelowHead() throws {
+        // Before 2026-12-08 a pull stopped short at the hole without a word: a new device cloned
+        // the log up to it, and its next push landed past the hole (a new user's trial).
+        let c = try cluster()
+        let log = try PostgresEventLog(connecting: c.address())
+        let book = try makeNotebook(c, 305)
+        var f = Events(seed: 305)
+        _ = try log.append(
+            notebook: book,
+            batch: RemoteBatch([
+                RemoteAppend(stream: "note/1", expecting: .noStream, events: (0..<4).map { _ in f.event() })
+            ]))
+        // As a superuser may: the triggers off for this session alone.
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            DELETE FROM notes_log.events WHERE notebook = '\(book)' AND position >= 3
+            """)
+        let hole = RemoteLogError.damaged(
+            "positions 3-4 are missing from the notebook's events though its head is at 4 (its tables were changed by hand)"
+        )
+        #expect(remoteError { _ = try log.pull(notebook: book, after: 0, limit: 10) } == hole)
+        #expect(remoteError { _ = try log.pullAttributed(notebook: book, after: 1, limit: 10) } == hole)
+        #expect(remoteError { _ = try log.pull(notebook: book, after: 2, limit: 10) } == hole)
+        // A full page below the hole is still whole; past the head there is nothing to miss.
+        #expect(try log.pull(notebook: book, after: 0, limit: 2).map(\.position) == [1, 2])
+        #expect(try log.pull(notebook: book, after: 4, limit: 10).isEmpty)
+        #expect(hole.description.contains("restores it from a backup"))
+        // The next append lands past the hole: a pull across it is refused so too.
+        _ = try log.append(
+            notebook: book,
+            batch: RemoteBatch([RemoteAppend(stream: "note/2", expecting: .noStream, events: [f.event()])]))
+        #expect(
+            remoteError { _ = try log.pull(notebook: book, after: 0, limit: 10) }
+                == .damaged("positions 3-4 are missing from the notebook's events (its tables were changed by hand)"))
+    }
+
+    @Test("a head moved back by hand below the notebook's events: a pull that reads past it is refused as damaged")
+    func headMovedBackByHand() throws {
+        // Before 2026-12-08 pulls went on, and every push failed on the events' duplicate key,
+        // "reported an error", exit 1 (a new user's trial).
+        let c = try cluster()
+        let log = try PostgresEventLog(connecting: c.address())
+        let book = try makeNotebook(c, 307)
+        var f = Events(seed: 307)
+        _ = try log.append(
+            notebook: book,
+            batch: RemoteBatch([
+                RemoteAppend(stream: "note/1", expecting: .noStream, events: (0..<4).map { _ in f.event() })
+            ]))
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            UPDATE notes_log.notebooks SET head_position = 2 WHERE notebook = '\(book)'
+            """)
+        let past = RemoteLogError.damaged(
+            "the notebook's events run to position 4 past its head at 2 (its tables were changed by hand)")
+        #expect(remoteError { _ = try log.pull(notebook: book, after: 0, limit: 10) } == past)
+        #expect(remoteError { _ = try log.pull(notebook: book, after: 2, limit: 10) } == past)
+        #expect(try log.pull(notebook: book, after: 0, limit: 2).map(\.position) == [1, 2])
+    }
+
+    @Test("a column of the log renamed by hand: pulls and pushes are refused as a damaged log, not any other error")
+    func columnRenamedByHand() throws {
+        let c = try cluster()
+        let database = try c.makeDatabase()
+        let log = try PostgresEventLog(connecting: c.address(database))
+        try log.initialize()
+        let book = try log.notebook(named: "renamed", create: true)
+        try c.execute("ALTER TABLE notes_log.events RENAME COLUMN written_at TO wa", database: database)
+        let error = remoteError { _ = try log.pull(notebook: book, after: 0, limit: 10) }
+        guard case .damaged(let detail) = error else {
+            Issue.record("expected damaged, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains(#"column "written_at" does not exist"#), "\(detail)")
+    }
+
+    @Test("a server that takes no writes (a standby, read-only by default) is named so, not as any other error")
+    func readOnlyServer() throws {
+        // Before 2026-12-08: "the remote log reported an error: cannot execute SELECT FOR UPDATE
+        // in a read-only transaction (SQLSTATE 25006)", exit 1.
+        let c = try cluster()
+        let book = try makeNotebook(c, 306)
+        let log = try PostgresEventLog(
+            connecting: c.address() + " options='-c default_transaction_read_only=on'")
+        #expect(try log.pull(notebook: book, after: 0, limit: 10).isEmpty)
+        var f = Events(seed: 306)
+        let error = remoteError {
+            _ = try log.append(
+                notebook: book, batch: RemoteBatch([RemoteAppend(stream: "note/1", events: [f.event()])]))
+        }
+        guard case .readOnly(let detail) = error else {
+            Issue.record("expected readOnly, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("read-only transaction"), "\(detail)")
+        #expect(error?.description.contains("target_session_attrs=read-write") == true)
+    }
+
     @Test("append then pull: the same fields and bytes, positions 1...n, digests of EventStore's envelope")
     func roundTrip() throws {
         let c = try cluster()
@@ -719,6 +822,12 @@ struct ScrubbingAgreementTests {
             ("host=/nonexistent-socket-dir port=abc", #"invalid integer value "abc""#),
             ("postgresql://db.example:99999/notes", #"invalid port number: "99999""#),
             ("service=no-such-service-of-notes", #"definition of service "no-such-service-of-notes" not found"#),
+            // Read as libpq connects, after its `connection to server ... failed:` (before
+            // 2026-12-08 unreachable, exit 6).
+            (
+                "host=127.0.0.1 port=1 keepalives_idle=abc",
+                #"invalid integer value "abc" for connection option "keepalives_idle""#
+            ),
         ] {
             let error = remoteError { _ = try PostgresConnection(address) }
             guard case .invalidAddress(let detail) = error else {

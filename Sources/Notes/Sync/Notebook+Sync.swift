@@ -290,6 +290,7 @@ extension Notebook {
                 conflicted.formUnion(outcome.conflicted)
                 report.conflicts = conflicted.count
                 report.namesMerged += outcome.namesMerged
+                report.refiled += outcome.refiled
                 report.importsJoined += outcome.importsJoined
                 created = outcome.created
             }
@@ -553,6 +554,8 @@ extension Notebook {
         /// however many of its rebases flagged it).
         var conflicted: Set<Identifier> = []
         var namesMerged = 0
+        /// The notes whose outbox filing or tagging met a deletion of its category or tag.
+        var refiled = 0
         var importsJoined = 0
         /// The notes the pulled events created, those of this device's outbox pulled back aside.
         var created: Set<Identifier> = []
@@ -621,6 +624,7 @@ extension Notebook {
                 result.merged = rebase.merged
                 result.conflicted = rebase.conflicted
                 result.namesMerged = rebase.namesMerged
+                result.refiled = rebase.refiled.count
                 result.importsJoined = rebase.importsJoined
                 if reprojecting {
                     try reproject(
@@ -1060,6 +1064,10 @@ struct Rebase {
     /// The notes this rebase flagged as conflicting.
     var conflicted: Set<Identifier> = []
     var namesMerged = 0
+    /// The notes an outbox event filed under (or tagged with) a category or tag another device
+    /// deleted meanwhile: left uncategorized (the tagging dropped), and counted, so the sync says
+    /// so (before 2026-12-08 it said nothing).
+    var refiled: Set<Identifier> = []
     /// Categories and tags created here that the remote already had by name: ours -> theirs.
     private var entityMap: [Identifier: Identifier] = [:]
     /// Per stream, the outbox's versions to the versions they have now.
@@ -1164,8 +1172,10 @@ struct Rebase {
                 // head alone cannot tell: once an earlier outbox event of the note is rebased
                 // after the other device's, the head is that event's new version.
                 let untouched = mapped(e.version - 1, in: stream) == head && !pulledNotes.contains(id)
-                guard var rewritten = try withoutDeletedEntities(remapEntities(decoded), txn: session.transaction)
-                else { continue }
+                let remapped = remapEntities(decoded)
+                let resolved = try withoutDeletedEntities(remapped, txn: session.transaction)
+                if !repairs.contains(e.id), Self.lostItsTarget(remapped, resolved) { refiled.insert(id) }
+                guard var rewritten = resolved else { continue }
                 if repairs.contains(e.id) {
                     // A repair of crossed pushes, refused and rebased: done again on the note as
                     // it is now, or dropped when nothing is left to repair.
@@ -1480,6 +1490,16 @@ struct Rebase {
         case .tagged(let tag): return .tagged(tag: m(tag)!)
         case .untagged(let tag): return .untagged(tag: m(tag)!)
         default: return event
+        }
+    }
+
+    /// Whether `resolved` (``withoutDeletedEntities(_:txn:)`` of `event`) lost the category or
+    /// tag `event` named: deleted elsewhere.
+    private static func lostItsTarget(_ event: NoteEvent, _ resolved: NoteEvent?) -> Bool {
+        switch (event, resolved) {
+        case (.tagged, nil), (.categorized(_?), .categorized(nil)?), (.created(_, _, _, _?), .created(_, _, _, nil)?):
+            return true
+        default: return false
         }
     }
 

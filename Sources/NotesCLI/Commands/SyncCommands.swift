@@ -200,7 +200,8 @@ let syncCommand = Command(
         an administrator's step.
         Exit codes: 0 done, 2 no remote, an address that is not valid, --join needed (or given
         with --init), 4 conflicts remain to resolve, 5 the logs diverged, the notebook
-        differs, the remote refused this role or an event is larger than the remote takes, 6 the
+        differs, the remote refused this role or an event is larger than the remote takes, its
+        server takes no writes (a standby) or its log is damaged (changed by hand), 6 the
         remote is unreachable (nothing is lost: the outbox stays for the next sync).
         """,
     options: [
