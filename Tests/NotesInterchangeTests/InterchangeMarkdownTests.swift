@@ -354,7 +354,7 @@ struct InterchangeMarkdownTests {
         let path = try #require(try files(dir).first)
         try write(dir + "/" + path, try read(dir + "/" + path) + "more\n")
         #expect(try s.book.importMarkdown(from: dir).updated == 1)
-        #expect(try s.book.note(n.id).tags.compactMap { try s.book.tagName($0) }.sorted() == ["42b", "ideas"])
+        #expect(try s.tagNames(of: n.id) == ["42b", "ideas"])
     }
 
     @Test("a tag whose name begins with # comes back from an export as it was")
@@ -364,7 +364,7 @@ struct InterchangeMarkdownTests {
         let dir = s.path + "/md"
         try s.book.exportMarkdown(to: dir)
         #expect(try s.book.importMarkdown(from: dir) == MarkdownImportSummary(created: 0, updated: 0, unchanged: 1))
-        #expect(try s.book.note(n.id).tags.compactMap { try s.book.tagName($0) }.sorted() == ["#hash", "plain"])
+        #expect(try s.tagNames(of: n.id) == ["#hash", "plain"])
         let fresh = try InterchangeScratch()
         try fresh.book.importMarkdown(from: dir)
         #expect(try fresh.book.allTags().map(\.name).sorted() == ["#hash", "plain"])
@@ -819,9 +819,7 @@ struct InterchangeMarkdownTests {
         try write(v + "/c.md", "# Gamma\n\ngamma #inline\n")
         #expect(try s.book.importMarkdown(from: v).created == 3)
         let id = Dictionary(uniqueKeysWithValues: try s.allNotes().map { ($0.title, $0.id) })
-        func tags(_ title: String) throws -> [String] {
-            try s.book.note(try #require(id[title])).tags.compactMap { try s.book.tagName($0) }.sorted()
-        }
+        func tags(_ title: String) throws -> [String] { try s.tagNames(of: try #require(id[title])) }
         // Set in the store since the import.
         _ = try s.book.tag(try #require(id["Alpha"]), with: ["mine"])
         _ = try s.book.untag(try #require(id["Alpha"]), from: ["y"])
@@ -885,7 +883,7 @@ struct InterchangeMarkdownTests {
         try write(v + "/a.md", "---\ntags: [x, y]\n---\n# Alpha\n\nalpha\n")
         #expect(try s.book.importMarkdown(from: v).created == 1)
         let id = try #require(try s.allNotes().first).id
-        func tags() throws -> [String] { try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted() }
+        func tags() throws -> [String] { try s.tagNames(of: id) }
         _ = try s.book.tag(id, with: ["mine"])
         _ = try s.book.untag(id, from: ["y"])
         // The file comes to say what the store says: nothing changes in the note.
@@ -912,7 +910,7 @@ struct InterchangeMarkdownTests {
         try write(v + "/a.md", "---\ntags: [x, proj/a]\n---\n# Alpha\n\nalpha #inl\n")
         #expect(try s.book.importMarkdown(from: v).created == 1)
         let id = try #require(try s.allNotes().first).id
-        func tags() throws -> [String] { try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted() }
+        func tags() throws -> [String] { try s.tagNames(of: id) }
         try s.book.renameTag("x", to: "renamed")
         try s.book.renameTag("proj", to: "work")
         _ = try s.book.deleteTag("inl")
@@ -948,9 +946,7 @@ struct InterchangeMarkdownTests {
         #expect(try s.book.importMarkdown(from: v).created == 1)
         let id = try #require(try s.allNotes().first).id
         let made = try s.book.add(title: "Made here", body: "made\n", tags: ["a"])
-        func tags(_ id: Identifier) throws -> [String] {
-            try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted()
-        }
+        func tags(_ id: Identifier) throws -> [String] { try s.tagNames(of: id) }
         _ = try s.book.tag(id, with: ["mine"])
         try s.book.exportMarkdown(to: v)
         #expect(try read(v + "/a.md").contains(#"tags: ["mine", "x"]"#))
@@ -984,7 +980,7 @@ struct InterchangeMarkdownTests {
         try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\n")
         #expect(try s.book.importMarkdown(from: v).created == 1)
         let id = try #require(try s.allNotes().first).id
-        func tags() throws -> [String] { try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted() }
+        func tags() throws -> [String] { try s.tagNames(of: id) }
         _ = try s.book.tag(id, with: ["mine"])
         try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\nedited\n")
         #expect(try s.book.importMarkdown(from: v).updated == 1)
@@ -1011,7 +1007,7 @@ struct InterchangeMarkdownTests {
         try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\n")
         #expect(try s.book.importMarkdown(from: v).created == 1)
         let id = try #require(try s.allNotes().first).id
-        func tags() throws -> [String] { try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted() }
+        func tags() throws -> [String] { try s.tagNames(of: id) }
         _ = try s.book.tag(id, with: ["mine"])
         try write(v + "/a.md", "---\ntags: [x]\n---\n# Alpha\n\nalpha\nedited\n")
         #expect(try s.book.importMarkdown(from: v).updated == 1)
@@ -1041,7 +1037,7 @@ struct InterchangeMarkdownTests {
         try write(v + "/sub/a.md", "---\ntags: [x]\n---\n# A\n\ntext\n")
         #expect(try s.book.importMarkdown(from: v + "/sub").created == 1)
         let id = try #require(try s.allNotes().first).id
-        func tags() throws -> [String] { try s.book.note(id).tags.compactMap { try s.book.tagName($0) }.sorted() }
+        func tags() throws -> [String] { try s.tagNames(of: id) }
         try write(v + "/sub/a.md", "---\ntags: [x]\n---\n# A\n\ntext edited\n")
         #expect(try s.book.importMarkdown(from: v + "/sub").updated == 1)
         _ = try s.book.tag(id, with: ["mine"])

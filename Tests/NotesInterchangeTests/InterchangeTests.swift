@@ -43,6 +43,11 @@ final class InterchangeScratch {
 
     var head: UInt64 { get throws { try book.stats().events } }
 
+    /// The names of the tags of note `id`, sorted.
+    func tagNames(of id: Identifier) throws -> [String] {
+        try book.note(id).tags.compactMap { try book.tagName($0) }.sorted()
+    }
+
     func allNotes() throws -> [Note] {
         var q = ListQuery()
         q.status = .all
