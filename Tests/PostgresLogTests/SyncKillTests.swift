@@ -122,6 +122,37 @@ struct SyncKillTests {
         #expect(why.split(separator: "\n").count == 1)
     }
 
+    /// A new user's trial (2026-12-08): a store cloned with --notebook was refused by every later
+    /// plain `notes sync` (the default name looked up instead of the store's own notebook).
+    @Test("a store that joined a notebook by name syncs with it when no name is given")
+    func plainSyncAfterNamedJoin() throws {
+        let c = try cluster()
+        _ = try makeNotebook(c, 308)
+        _ = try makeNotebook(c, 309)
+        let a = try NotebookFixture(stem: 1)
+        try a.book.add(title: "One")
+        #expect(try runSync(store: a.path, address: c.address(), notebook: "book-308", join: true, killAfter: nil) == 0)
+        try a.book.add(title: "Two")
+        let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
+        let tmp = TemporaryDirectory("notes-sync-plain")
+        let errors = open(tmp.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // No --notebook, and a HOME without a config file: no name at all.
+        let child = try ChildProcess.spawn(
+            [binary, "--store", a.path, "sync"],
+            environment: ["NOTES_REMOTE=" + c.address(), "HOME=" + tmp.path, "PATH=/usr/bin:/bin", "NO_COLOR=1"],
+            standardError: errors)
+        let status = child.wait()
+        close(errors)
+        let message = String(
+            decoding: FileManager.default.contents(atPath: tmp.path + "/stderr") ?? Data(), as: UTF8.self)
+        #expect(status == 0, "\(message)")
+        let state = try a.book.syncState()
+        #expect(state.pending == 0 && state.confirmed == state.head, "the second note was pushed")
+        // A name given that is not the store's own is still refused.
+        let (other, why) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-309")
+        #expect(other == 5 && why.contains("another notebook"), "\(why)")
+    }
+
     @Test("sync --init says how a store joins the notebook it made")
     func initSaysHowToJoin() throws {
         let c = try cluster()

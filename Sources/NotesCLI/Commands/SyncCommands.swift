@@ -207,7 +207,9 @@ let syncCommand = Command(
     options: [
         OptionSpec("join", "propose this store's own history to the remote (its first sync)"),
         OptionSpec("init", "create or upgrade the remote schema and the notebook"),
-        OptionSpec("notebook", value: "NAME", "the remote notebook (default: the remote-notebook setting, else notes)"),
+        OptionSpec(
+            "notebook", value: "NAME",
+            "the remote notebook (default: the remote-notebook setting, else the store's own, else notes)"),
     ]
 ) { ctx in
     try ctx.expectPositionals(0...0)
@@ -273,7 +275,15 @@ let syncCommand = Command(
     // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
     let id: Identifier
     do {
-        id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+        if let joined = state.notebook, ctx.value("notebook") == nil, ctx.config["remote-notebook"] == nil {
+            // A store holds one notebook: with no name given, it syncs with its own. Before
+            // 2026-12-08 the default name ("notes") was looked up, so a store that joined or
+            // cloned another with --notebook was refused by every later plain `notes sync`
+            // (exit 5; a new user's trial).
+            id = joined
+        } else {
+            id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+        }
     } catch RemoteLogError.permissionDenied(let detail) where detail.contains("no notebook named") {
         // What to do, beside what the server said (before 2026-12-06 the refusal alone).
         throw CLIError(
