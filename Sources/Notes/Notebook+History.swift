@@ -1,6 +1,6 @@
 public import Basics
 public import EventStore
-import LMDB
+package import LMDB
 public import TextDiff
 
 /// Names a past state of a note: after a version, or as it was at an instant.
@@ -659,6 +659,21 @@ final class EntityNames<E: CountedEntity, Kind: EntityEventKind> {
             let position = index.map { history[$0].position } ?? 0
             return (name, .merged(name: name, into: try ref(into, at: position, in: txn).name))
         }
+    }
+}
+
+/// The names of tags at any position of the log, for a caller outside this module (an import
+/// comparing a file's tags with their names when it was last read): each tag's stream read once.
+package final class TagNames {
+    private let names: EntityNames<Tag, TagEventKind>
+
+    package init(store: EventStore) { names = EntityNames(store: store) }
+
+    /// The name of tag `id` at `position` (now when nil; its first name for a position before
+    /// its creation), or nil for an id no tag has.
+    package func name(_ id: Identifier, at position: UInt64?, in txn: borrowing Transaction) throws -> String? {
+        guard try !names.history(of: id, in: txn).isEmpty else { return nil }
+        return try names.ref(id, at: position ?? .max, in: txn).name
     }
 }
 

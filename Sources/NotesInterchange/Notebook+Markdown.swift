@@ -1041,6 +1041,8 @@ extension Notebook {
                 }
             }
             var plans: [(id: Identifier, events: [NoteEvent], expecting: ExpectedVersion)] = []
+            // The names tags had when files were read before, each tag's stream read once.
+            let tagNames = TagNames(store: store)
             for (item, existing) in changing {
                 let categoryID = item.category.flatMap { categoryIDs[$0] }
                 var tagIDs: [Identifier] = []
@@ -1076,7 +1078,7 @@ extension Notebook {
                 // A note's own file changes the tags it changed since its last import: one added,
                 // removed or renamed in the store since stands (a copy's tags are taken as it
                 // says). A new note's tags are its file's: its creation records them (see
-                // ``tagsAtLastImport(of:exportedAt:in:)``), with no event more. Before 2026-12-08 the file's
+                // ``tagsAtLastImport(of:exportedAt:names:in:)``), with no event more. Before 2026-12-08 the file's
                 // tags replaced the note's, and a tag added in the store was removed. What the file
                 // names is recorded when the note's tags are not the file's after (else the tags at
                 // this import's digest say it, as a creation's do), or was recorded before.
@@ -1084,7 +1086,8 @@ extension Notebook {
                     try existing.flatMap { note in
                         ownFile
                             ? try mergedTags(
-                                of: note, file: fileTags, exportedAt: item.md.exportedAt, in: session.transaction, dbs)
+                                of: note, file: fileTags, exportedAt: item.md.exportedAt, names: tagNames,
+                                in: session.transaction, dbs)
                             : nil
                     }
                 if let merged, let note = existing,
@@ -1543,10 +1546,10 @@ extension Notebook {
     /// removed, renamed or deleted in the store since. `fileChanged`: the file names other tags
     /// than then.
     private func mergedTags(
-        of note: Note, file: [(id: Identifier, name: String)], exportedAt: Int64?, in txn: borrowing Transaction,
-        _ dbs: ProjectionDatabases
+        of note: Note, file: [(id: Identifier, name: String)], exportedAt: Int64?, names: TagNames,
+        in txn: borrowing Transaction, _ dbs: ProjectionDatabases
     ) throws -> (tags: [Identifier], record: String, fileChanged: Bool) {
-        let before = try tagsAtLastImport(of: note, exportedAt: exportedAt, in: txn)
+        let before = try tagsAtLastImport(of: note, exportedAt: exportedAt, names: names, in: txn)
         var idThen: [[UInt8]: Identifier] = [:]
         for tag in before where idThen[entityNameKey(tag.name)] == nil { idThen[entityNameKey(tag.name)] = tag.id }
         let now = Set(file.map { entityNameKey($0.name) })
@@ -1575,9 +1578,9 @@ extension Notebook {
     /// tags when none did (a note an import matched by its text). But when the file is what the
     /// store's export wrote after that import (its `updated`, `exportedAt`, is a version's, later
     /// than the import's), then edited: that version's tags, with their names then.
-    private func tagsAtLastImport(of note: Note, exportedAt: Int64?, in txn: borrowing Transaction) throws -> [(
-        id: Identifier, name: String
-    )] {
+    private func tagsAtLastImport(
+        of note: Note, exportedAt: Int64?, names: TagNames, in txn: borrowing Transaction
+    ) throws -> [(id: Identifier, name: String)] {
         var tags: [(id: Identifier, name: String?)] = []
         let key: NoteProperty
         if let recorded = note.properties[NoteProperty.sourceTags.rawValue] {
@@ -1621,29 +1624,13 @@ extension Notebook {
         // the import itself made last (its record of the tags) was exported after it.
         if let exported, imported.map({ exported.position >= $0 }) ?? true {
             return try exported.tags.compactMap { id in
-                try tagName(id, atPosition: exported.position, in: txn).map { (id, $0) }
+                try names.name(id, at: exported.position, in: txn).map { (id, $0) }
             }
         }
         if key == .sourceDigest { tags = (then ?? note.tags).map { ($0, nil) } }
         return try tags.compactMap { tag in
-            try (tag.name ?? tagName(tag.id, atPosition: position, in: txn)).map { (tag.id, $0) }
+            try (tag.name ?? names.name(tag.id, at: position, in: txn)).map { (tag.id, $0) }
         }
-    }
-
-    /// The name of tag `id` at log position `position` (now, when nil): its first name, when it
-    /// was made after.
-    private func tagName(_ id: Identifier, atPosition position: UInt64?, in txn: borrowing Transaction) throws
-        -> String?
-    {
-        var state = NotebookState()
-        var first = true
-        try store.forEachEvent(inStream: Tag.stream(id), in: txn) { view in
-            guard first || view.position <= position ?? .max else { return false }
-            first = false
-            try state.apply(view, store: store)
-            return true
-        }
-        return state.tags[id]?.name
     }
 
     /// What an import says of the file `file`, moved from `old` into a folder that gives the
