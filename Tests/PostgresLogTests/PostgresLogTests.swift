@@ -52,6 +52,20 @@ func makeNotebook(_ c: PostgresCluster, _ n: Int, database: String = "notes") th
     try PostgresEventLog(connecting: c.address(database)).notebook(named: "book-\(n)", create: true)
 }
 
+/// Notebook `book-N`, made, with four events of stream `note/1` appended: the log, the
+/// notebook and the generator, to append more.
+func notebookOfFourEvents(_ c: PostgresCluster, _ n: Int) throws -> (PostgresEventLog, Identifier, Events) {
+    let log = try PostgresEventLog(connecting: c.address())
+    let book = try makeNotebook(c, n)
+    var f = Events(seed: UInt64(n))
+    _ = try log.append(
+        notebook: book,
+        batch: RemoteBatch([
+            RemoteAppend(stream: "note/1", expecting: .noStream, events: (0..<4).map { _ in f.event() })
+        ]))
+    return (log, book, f)
+}
+
 func cluster() throws -> PostgresCluster { try #require(PostgresCluster.current, "no cluster in this suite") }
 
 /// Runs `body`, expecting a `RemoteLogError`; returns it.
@@ -148,14 +162,8 @@ struct PostgresLogTests {
         // Before 2026-12-08 a pull stopped short at the hole without a word: a new device cloned
         // the log up to it, and its next push landed past the hole (a new user's trial).
         let c = try cluster()
-        let log = try PostgresEventLog(connecting: c.address())
-        let book = try makeNotebook(c, 305)
-        var f = Events(seed: 305)
-        _ = try log.append(
-            notebook: book,
-            batch: RemoteBatch([
-                RemoteAppend(stream: "note/1", expecting: .noStream, events: (0..<4).map { _ in f.event() })
-            ]))
+        let (log, book, events) = try notebookOfFourEvents(c, 305)
+        var f = events
         // As a superuser may: the triggers off for this session alone.
         try c.execute(
             """
@@ -186,14 +194,7 @@ struct PostgresLogTests {
         // Before 2026-12-08 pulls went on, and every push failed on the events' duplicate key,
         // "reported an error", exit 1 (a new user's trial).
         let c = try cluster()
-        let log = try PostgresEventLog(connecting: c.address())
-        let book = try makeNotebook(c, 307)
-        var f = Events(seed: 307)
-        _ = try log.append(
-            notebook: book,
-            batch: RemoteBatch([
-                RemoteAppend(stream: "note/1", expecting: .noStream, events: (0..<4).map { _ in f.event() })
-            ]))
+        let (log, book, _) = try notebookOfFourEvents(c, 307)
         try c.execute(
             """
             SET session_replication_role = replica;

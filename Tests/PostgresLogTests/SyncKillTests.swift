@@ -133,18 +133,8 @@ struct SyncKillTests {
         try a.book.add(title: "One")
         #expect(try runSync(store: a.path, address: c.address(), notebook: "book-308", join: true, killAfter: nil) == 0)
         try a.book.add(title: "Two")
-        let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
-        let tmp = TemporaryDirectory("notes-sync-plain")
-        let errors = open(tmp.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         // No --notebook, and a HOME without a config file: no name at all.
-        let child = try ChildProcess.spawn(
-            [binary, "--store", a.path, "sync"],
-            environment: ["NOTES_REMOTE=" + c.address(), "HOME=" + tmp.path, "PATH=/usr/bin:/bin", "NO_COLOR=1"],
-            standardError: errors)
-        let status = child.wait()
-        close(errors)
-        let message = String(
-            decoding: FileManager.default.contents(atPath: tmp.path + "/stderr") ?? Data(), as: UTF8.self)
+        let (status, message) = try runSyncForErrors(store: a.path, address: c.address(), notebook: nil)
         #expect(status == 0, "\(message)")
         let state = try a.book.syncState()
         #expect(state.pending == 0 && state.confirmed == state.head, "the second note was pushed")
@@ -176,13 +166,15 @@ struct SyncKillTests {
     }
 
     /// Runs `notes-sync --store STORE sync --notebook NAME` to its end: its exit status and standard error.
-    private func runSyncForErrors(store: String, address: String, notebook: String) throws -> (Int32, String) {
+    /// `notes-sync sync` (with `--notebook` when `notebook` is given), in a HOME of its own with
+    /// no config file: its exit status and standard error.
+    private func runSyncForErrors(store: String, address: String, notebook: String?) throws -> (Int32, String) {
         let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
         let tmp = TemporaryDirectory("notes-sync-errors")
         let errors = open(tmp.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let child = try ChildProcess.spawn(
-            [binary, "--store", store, "sync", "--notebook", notebook],
-            environment: ["NOTES_REMOTE=" + address, "HOME=/tmp", "PATH=/usr/bin:/bin", "NO_COLOR=1"],
+            [binary, "--store", store, "sync"] + (notebook.map { ["--notebook", $0] } ?? []),
+            environment: ["NOTES_REMOTE=" + address, "HOME=" + tmp.path, "PATH=/usr/bin:/bin", "NO_COLOR=1"],
             standardError: errors)
         let status = child.wait()
         close(errors)
