@@ -52,7 +52,9 @@ public struct SearchLanguage: Sendable, Hashable, CustomStringConvertible {
 /// thread; each index update, build and search makes its own.
 final class Stemmer {
     private let handle: OpaquePointer
-    /// The stems of words met before, or nil (see ``StemCache``).
+    /// The stems of words met before, or nil (see ``StemCache``). A value holding the table's
+    /// address, not an object: reading it costs no retain and release per word (a stored
+    /// class reference did, about 3% of a bulk build's tokenizing thread).
     private let cache: StemCache?
 
     init?(_ algorithm: String, remembering: Bool = false) {
@@ -61,7 +63,10 @@ final class Stemmer {
         cache = remembering ? StemCache() : nil
     }
 
-    deinit { sb_stemmer_delete(handle) }
+    deinit {
+        sb_stemmer_delete(handle)
+        cache?.free()
+    }
 
     /// Calls `body` with the stem of `term` (folded UTF-8), valid only during the call. A term
     /// the stemmer cannot take (it runs out of memory) is passed on as it is.
@@ -94,13 +99,16 @@ final class Stemmer {
     }
 }
 
-/// The stems of the words a stemmer met, for words of up to 24 bytes: 16,384 slots, each the
-/// last word whose hash falls there and its stem. Text repeats its words (a bulk build of the
+/// The stems of the words a stemmer met, for words of up to 24 bytes: 65,536 slots in sets of
+/// two, each set the last two words whose hash falls there and their stems. Text repeats its words (a bulk build of the
 /// search index stemmed every occurrence of every word: a fifth of a rebuild's instructions),
-/// and a slot holds the Snowball stemmer's own answer, so the stems are the same.
-private final class StemCache {
+/// and a slot holds the Snowball stemmer's own answer, so the stems are the same. Until
+/// 2026-12-08 it had 16,384 slots of one word: a vocabulary of 30,000 words (the suite's) then
+/// lost a word to another falling in its slot so often that the 26,597 stems of 10,000 notes
+/// were stemmed 66,930 times, at about 1,600 instructions each.
+private struct StemCache {
     static let longest = 24
-    private static let slots = 16_384
+    private static let slots = 65_536
 
     /// A word and its stem, each zero-padded to 24 bytes.
     private struct Slot {
@@ -115,14 +123,15 @@ private final class StemCache {
     /// Zeroed memory, whose slots are empty (`wordCount` 0: a word has one byte at least). Taken
     /// from `calloc`, which maps a table this size as pages the system zeroes when they are
     /// first touched: a stemmer that meets a few words pays for the slots it uses, not for
-    /// writing 900 KB (a search's snippets make one for a few short notes, or for many long ones).
+    /// writing 3.6 MB (a search's snippets make one for a few short notes, or for many long ones).
     /// Nil without the memory (the stemmer then stems every word).
     init?() {
         guard let raw = calloc(Self.slots, MemoryLayout<Slot>.stride) else { return nil }
         table = raw.bindMemory(to: Slot.self, capacity: Self.slots)
     }
 
-    deinit { free(table) }
+    /// Gives the table back (by its stemmer's deinit: the cache is a value, copied freely).
+    func free() { Glibc.free(table) }
 
     @inline(__always)
     func stem(_ term: UnsafeBufferPointer<UInt8>, by stemmer: Stemmer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
@@ -133,21 +142,35 @@ private final class StemCache {
         var h = word.0 &* 0x9E37_79B9_7F4A_7C15
         h = (h ^ word.1 ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
         h = (h ^ word.2 ^ UInt64(term.count) ^ (h >> 32)) &* 0x94D0_49BB_1331_11EB
-        let slot = table + Int(truncatingIfNeeded: h >> 50) & (Self.slots - 1)
-        if slot.pointee.wordCount == UInt8(term.count), slot.pointee.word == word {
-            let n = Int(slot.pointee.stemCount)
-            withUnsafeBytes(of: &slot.pointee.stem) { s in
-                s.withMemoryRebound(to: UInt8.self) { b in body(UnsafeBufferPointer(start: b.baseAddress, count: n)) }
-            }
+        // Two slots a set: the word last met first, the one met before it second.
+        let first = table + 2 * (Int(truncatingIfNeeded: h >> 49) & (Self.slots / 2 - 1))
+        let second = first + 1
+        if first.pointee.wordCount == UInt8(term.count), first.pointee.word == word {
+            Self.pass(first, body)
+            return
+        }
+        if second.pointee.wordCount == UInt8(term.count), second.pointee.word == word {
+            swap(&first.pointee, &second.pointee)
+            Self.pass(first, body)
             return
         }
         stemmer.stemmed(term) { stem in
             if stem.count <= Self.longest, let base = stem.baseAddress {
                 var out: (UInt64, UInt64, UInt64) = (0, 0, 0)
                 withUnsafeMutableBytes(of: &out) { o in o.baseAddress!.copyMemory(from: base, byteCount: stem.count) }
-                slot.pointee = Slot(word: word, stem: out, wordCount: UInt8(term.count), stemCount: UInt8(stem.count))
+                second.pointee = first.pointee
+                first.pointee = Slot(word: word, stem: out, wordCount: UInt8(term.count), stemCount: UInt8(stem.count))
             }
             body(stem)
+        }
+    }
+
+    /// Calls `body` with the stem `slot` holds.
+    @inline(__always)
+    private static func pass(_ slot: UnsafeMutablePointer<Slot>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let n = Int(slot.pointee.stemCount)
+        withUnsafeBytes(of: &slot.pointee.stem) { s in
+            s.withMemoryRebound(to: UInt8.self) { b in body(UnsafeBufferPointer(start: b.baseAddress, count: n)) }
         }
     }
 }

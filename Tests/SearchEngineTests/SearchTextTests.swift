@@ -44,8 +44,9 @@ struct SearchTextTests {
             "", "a", "y", "yes", "dying", "happily", "internationalization", "abcdefghijklmnopqrstuvwx",
             "abcdefghijklmnopqrstuvwxy", "résumés", "straße", "naïvely", "1,000", "3.14", "東",
         ]
-        // Distinct words enough that some share a slot and overwrite it.
-        for i in 0..<4_000 { words.append("w\(i % 2_003)ing") }
+        // More distinct words than the cache has slots, so that sets overflow and words are
+        // found in either slot of their set (each met twice before it is met again).
+        for i in 0..<140_002 { words.append("w\(i % 70_001)ing") }
         for _ in 0..<2 {
             for w in words {
                 let bytes = Array(w.utf8)
