@@ -120,29 +120,32 @@ enum Tokenizer {
         return out
     }
 
-    @inline(__always)
-    private static func scan(
-        _ utf8: UnsafeBufferPointer<UInt8>, into term: UnsafeMutableBufferPointer<UInt8>,
-        _ body: (UnsafeBufferPointer<UInt8>, Int, Int) -> Void
-    ) {
+    /// The term being gathered by ``scan(_:into:_:)``: a struct with mutating methods rather
+    /// than local functions capturing the scan's variables. Until 2026-12-08 those variables
+    /// were captured by local functions, one of them handed on as a closure, which made them
+    /// heap boxes allocated on every call and read through memory for every letter (the
+    /// tokenizer's largest cost after the letters themselves).
+    private struct TermBuffer {
+        let term: UnsafeMutableBufferPointer<UInt8>
         var length = 0
         // The word is longer than the term: its bytes past those kept go into `hash`, the
         // FNV-1a of all its folded bytes, begun when the first is dropped.
         var full = false
         var hash: UInt32 = 0
+        /// Whether a word is being gathered.
         var inWord = false
-        var start = 0
-        var end = 0
-        var lastKind = Kind.letter
-        // A joiner seen after a word character, kept until the next scalar says whether it joins.
+        /// A joiner seen after a word character, kept until the next scalar says whether it joins.
         var joiner: (kind: Kind, byte: UInt8)? = nil
 
-        func beginOverflow() {
+        init(_ term: UnsafeMutableBufferPointer<UInt8>) { self.term = term }
+
+        mutating func beginOverflow() {
             full = true
             hash = 2_166_136_261
             for k in 0..<length { hash = (hash ^ UInt32(term[k])) &* 16_777_619 }
         }
-        @inline(__always) func append(_ b: UInt8) {
+
+        @inline(__always) mutating func append(_ b: UInt8) {
             if !full && length < term.count {
                 term[length] = b
                 length += 1
@@ -151,7 +154,8 @@ enum Tokenizer {
                 hash = (hash ^ UInt32(b)) &* 16_777_619
             }
         }
-        @inline(__always) func appendScalar(_ v: UInt32) {
+
+        @inline(__always) mutating func appendScalar(_ v: UInt32) {
             let need = v < 0x80 ? 1 : v < 0x800 ? 2 : v < 0x1_0000 ? 3 : 4
             // A scalar that does not fit is not split: all of it goes into the hash.
             if !full && length + need > term.count { beginOverflow() }
@@ -171,14 +175,20 @@ enum Tokenizer {
                 append(UInt8(truncatingIfNeeded: 0x80 | v & 0x3F))
             }
         }
-        @inline(__always) func appendFolded(_ v: UInt32) {
+
+        @inline(__always) mutating func appendFolded(_ v: UInt32) {
             if v < 0x80 {
                 append(v >= 0x41 && v <= 0x5A ? UInt8(truncatingIfNeeded: v | 0x20) : UInt8(truncatingIfNeeded: v))
                 return
             }
-            foldNonASCII(v, appendScalar)
+            foldNonASCII(v) { appendScalar($0) }
         }
-        @inline(__always) func emit() {
+
+        /// Passes the term gathered to `body` (if any) and empties the buffer: no word is being
+        /// gathered and no joiner is pending.
+        @inline(__always) mutating func emit(
+            start: Int, end: Int, _ body: (UnsafeBufferPointer<UInt8>, Int, Int) -> Void
+        ) {
             if full {
                 // A word longer than ``maxTermBytes``: its first bytes (cut at a scalar boundary)
                 // then the hash of all of it, so that two long words that start alike are two
@@ -202,6 +212,17 @@ enum Tokenizer {
             inWord = false
             joiner = nil
         }
+    }
+
+    @inline(__always)
+    private static func scan(
+        _ utf8: UnsafeBufferPointer<UInt8>, into term: UnsafeMutableBufferPointer<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>, Int, Int) -> Void
+    ) {
+        var buffer = TermBuffer(term)
+        var start = 0
+        var end = 0
+        var lastKind = Kind.letter
 
         var i = 0
         let n = utf8.count
@@ -229,24 +250,24 @@ enum Tokenizer {
             let k = kind(v)
             switch k {
             case .letter, .digit:
-                if inWord {
-                    if let j = joiner {
+                if buffer.inWord {
+                    if let j = buffer.joiner {
                         let joins =
                             (j.kind == .apostrophe && k == .letter && lastKind == .letter)
                             || (j.kind == .numberSeparator && k == .digit && lastKind == .digit)
                         if joins {
-                            if j.kind == .numberSeparator { append(j.byte) }
-                            joiner = nil
+                            if j.kind == .numberSeparator { buffer.append(j.byte) }
+                            buffer.joiner = nil
                         } else {
-                            emit()
+                            buffer.emit(start: start, end: end, body)
                         }
                     }
                 }
-                if !inWord {
-                    inWord = true
+                if !buffer.inWord {
+                    buffer.inWord = true
                     start = i
                 }
-                appendFolded(v)
+                buffer.appendFolded(v)
                 lastKind = k
                 end = i + len
                 // The rest of a run of ASCII letters and digits (most of any text) in a tight
@@ -257,10 +278,10 @@ enum Tokenizer {
                         let c = utf8[j]
                         let lower = c | 0x20
                         if lower >= 0x61 && lower <= 0x7A {
-                            append(lower)
+                            buffer.append(lower)
                             lastKind = .letter
                         } else if c >= 0x30 && c <= 0x39 {
-                            append(c)
+                            buffer.append(c)
                             lastKind = .digit
                         } else {
                             break
@@ -271,32 +292,38 @@ enum Tokenizer {
                     len = j - i
                 }
             case .droppedMark, .keptMark:
-                if inWord && joiner == nil {
-                    if k == .keptMark { appendScalar(v) }
+                if buffer.inWord && buffer.joiner == nil {
+                    if k == .keptMark { buffer.appendScalar(v) }
                     end = i + len
-                } else if inWord {
-                    emit()
+                } else if buffer.inWord {
+                    buffer.emit(start: start, end: end, body)
                 }
             case .ignorable:
                 break
             case .apostrophe, .numberSeparator:
-                if inWord && joiner == nil {
-                    joiner = (k, UInt8(truncatingIfNeeded: v))
-                } else if inWord {
-                    emit()
+                if buffer.inWord && buffer.joiner == nil {
+                    buffer.joiner = (k, UInt8(truncatingIfNeeded: v))
+                } else if buffer.inWord {
+                    buffer.emit(start: start, end: end, body)
                 }
             case .single:
-                if inWord { emit() }
+                if buffer.inWord {
+                    buffer.emit(start: start, end: end, body)
+                }
                 start = i
                 end = i + len
-                appendFolded(v)
-                emit()
+                buffer.appendFolded(v)
+                buffer.emit(start: start, end: end, body)
             case .separator:
-                if inWord { emit() }
+                if buffer.inWord {
+                    buffer.emit(start: start, end: end, body)
+                }
             }
             i += len
         }
-        if inWord { emit() }
+        if buffer.inWord {
+            buffer.emit(start: start, end: end, body)
+        }
     }
 
     /// Lowercases and folds one scalar outside ASCII, passing the resulting scalars to `out`.
