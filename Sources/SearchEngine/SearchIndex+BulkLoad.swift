@@ -416,7 +416,7 @@ extension PreparedSearchIndex {
                     let length = reader.varint()
                     entries.append(
                         PostingBlock.Entry(doc: doc, titleTF: titleTF, bodyTF: bodyTF, length: length))
-                    for _ in 0..<(UInt64(titleTF) + UInt64(bodyTF)) { putVarint(reader.varint(), &pos) }
+                    reader.copyVarints(UInt64(titleTF) + UInt64(bodyTF), into: &pos)
                 }
                 let value = PostingBlock.encode(entries, positions: pos)
                 key.withUnsafeMutableBytes { k in
@@ -747,6 +747,19 @@ struct SliceReader {
         let b = pool[at]
         at += 1
         return b
+    }
+
+    /// Appends the bytes of the next `count` varints to `out` as they are: the block holds
+    /// positions as the builder wrote them (LEB128, as ``putVarint(_:_:)`` writes), so they
+    /// are copied rather than decoded and encoded again.
+    @inline(__always)
+    mutating func copyVarints(_ count: UInt64, into out: inout [UInt8]) {
+        var left = count
+        while left > 0 {
+            let b = byte()
+            out.append(b)
+            if b < 0x80 { left -= 1 }
+        }
     }
 
     /// Reads a varint this builder wrote (so it is well formed).
