@@ -1,0 +1,25 @@
+import Testing
+
+@testable import Notes
+
+@Suite("Wiki links: the ASCII shortcut agrees with the general path")
+struct WikiLinkShortcutTests {
+    @Test("the parts of [[inner]]: target, target as written, label")
+    func parts() {
+        let pieces = ["a", "B", "1", " ", "\t", "\r", "|", "#", "\\", ".", "/", "-", "\u{0B}"]
+        var state: UInt64 = 0x6C69_6E6B
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        for _ in 0..<5_000 {
+            let inner = (0..<next(12)).map { _ in pieces[next(pieces.count)] }.joined()
+            let ascii = WikiLink.asciiParts(inner)
+            let general = WikiLink.parts(inner)
+            #expect(ascii?.target == general.target, "\(inner.debugDescription)")
+            #expect(ascii?.written == general.written, "\(inner.debugDescription)")
+            #expect(ascii?.label == general.label, "\(inner.debugDescription)")
+        }
+        #expect(WikiLink.asciiParts("é") == nil)
+    }
+}
