@@ -23,3 +23,26 @@ struct WikiLinkShortcutTests {
         #expect(WikiLink.asciiParts("é") == nil)
     }
 }
+
+@Suite("Titles: the ASCII shortcut agrees with the general path")
+struct TitleShortcutTests {
+    @Test("validTitle: the title kept, or the same refusal")
+    func titles() {
+        let pieces = ["a", "B", " ", "  ", "\t", "\r", "\n", "\r\n", "\u{7F}", "\u{0B}", "é", "e\u{301}", " \u{301}"]
+        var state: UInt64 = 0x7469_746C
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        var texts = (0..<5_000).map { _ in (0..<next(8)).map { _ in pieces[next(pieces.count)] }.joined() }
+        texts += [
+            String(repeating: "a", count: 500), String(repeating: "a", count: 501),
+            " " + String(repeating: "a", count: 499) + " ",
+        ]
+        for text in texts {
+            let shortcut = Result { () throws(NotesError) in try Notebook.validTitle(text) }
+            let general = Result { () throws(NotesError) in try Notebook.validTitleByCharacters(text) }
+            #expect("\(shortcut)" == "\(general)", "\(text.debugDescription)")
+        }
+    }
+}
