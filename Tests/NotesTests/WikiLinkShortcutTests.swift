@@ -46,3 +46,24 @@ struct TitleShortcutTests {
         }
     }
 }
+
+@Suite("Tag names: the ASCII shortcut agrees with the general path")
+struct TagNameShortcutTests {
+    @Test("validTagName: the name kept, or the same refusal")
+    func names() {
+        let pieces = ["a", "B", "1", " ", "/", "//", "\t", "\r\n", "\u{7F}", "é", "e\u{301}", " \u{301}", "-"]
+        var state: UInt64 = 0x7461_6773
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        var texts = (0..<5_000).map { _ in (0..<next(8)).map { _ in pieces[next(pieces.count)] }.joined() }
+        let limit = Notebook.maxTagCharacters
+        texts += [String(repeating: "a", count: limit), String(repeating: "a", count: limit + 1), "/", " ", "a/b", ""]
+        for text in texts {
+            let shortcut = Result { () throws(NotesError) in try Notebook.validTagName(text) }
+            let general = Result { () throws(NotesError) in try Notebook.validTagNameByCharacters(text) }
+            #expect("\(shortcut)" == "\(general)", "\(text.debugDescription)")
+        }
+    }
+}
