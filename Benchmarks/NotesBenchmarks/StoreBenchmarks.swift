@@ -477,28 +477,28 @@ extension Suite {
                 unit: "files/s", value: ours, extra: [], peerTitle: nil, peer: nil, ratio: nil,
                 goal: ">= 5,000 files/s", goalMet: ours.median >= 5_000))
     }
+}
 
-    /// Writes the vault: the same files on every run.
-    private func makeVault(_ dir: String, files: Int) throws {
-        var rng = WorkloadRandom(seed: 0x7661_756C_74)
-        let text = ZipfText(vocabularySize: 20_000)
-        var titles: [String] = []
-        for i in 0..<files {
-            let folder = "folder-\(i % 20)"
-            let title = text.title(using: &rng) + " \(i)"
-            titles.append(title)
-            var fm = "---\naliases:\n  - alias \(i)\ntags:\n  - \(text.word(using: &rng))\n  - area/\(i % 7)\n"
-            fm += "cssclasses: [wide]\ncreated: 2024-01-\(10 + i % 18)\nstatus: draft\n---\n"
-            var body = "# \(title)\n\n" + text.body(using: &rng) + "\n"
-            if i > 0 {
-                let j = rng.next(below: i)
-                body +=
-                    "See [[\(titles[j])]], [[alias \(rng.next(below: i))]] and [[note-\(j)|that one]]. #topic/\(i % 13)\n"
-            }
-            let path = "\(dir)/\(folder)/note-\(i).md"
-            if i < 20 { try makeDirectories(dir + "/" + folder) }
-            guard writeFile(path, fm + body) else { throw BenchError("cannot write \(path)") }
+/// Writes the vault of the `import-markdown` figure: the same files on every run.
+func makeVault(_ dir: String, files: Int) throws {
+    var rng = WorkloadRandom(seed: 0x7661_756C_74)
+    let text = ZipfText(vocabularySize: 20_000)
+    var titles: [String] = []
+    for i in 0..<files {
+        let folder = "folder-\(i % 20)"
+        let title = text.title(using: &rng) + " \(i)"
+        titles.append(title)
+        var fm = "---\naliases:\n  - alias \(i)\ntags:\n  - \(text.word(using: &rng))\n  - area/\(i % 7)\n"
+        fm += "cssclasses: [wide]\ncreated: 2024-01-\(10 + i % 18)\nstatus: draft\n---\n"
+        var body = "# \(title)\n\n" + text.body(using: &rng) + "\n"
+        if i > 0 {
+            let j = rng.next(below: i)
+            body +=
+                "See [[\(titles[j])]], [[alias \(rng.next(below: i))]] and [[note-\(j)|that one]]. #topic/\(i % 13)\n"
         }
+        let path = "\(dir)/\(folder)/note-\(i).md"
+        if i < 20 { try makeDirectories(dir + "/" + folder) }
+        guard writeFile(path, fm + body) else { throw BenchError("cannot write \(path)") }
     }
 }
 

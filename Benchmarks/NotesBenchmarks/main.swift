@@ -121,6 +121,54 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
         }
     }
 
+    // The import figures' work alone, for `valgrind --tool=callgrind` (the suite's setup, the
+    // workload and its store, would dominate a profile of the suite): `--child-vault DIR FILES`
+    // writes the `import-markdown` figure's vault, `--child-export STORE FILE COUNT` the first
+    // COUNT events of a store (a `--keep`'s) as the `import` figure's file, and
+    // `--child-import FILE STORE` and `--child-import-markdown DIR STORE` import them into a new
+    // store as the figures do, then print "seconds count".
+    if CommandLine.arguments.count >= 3, CommandLine.arguments[1].hasPrefix("--child-"),
+        ["--child-vault", "--child-export", "--child-import", "--child-import-markdown"].contains(
+            CommandLine.arguments[1])
+    {
+        let a = CommandLine.arguments
+        do {
+            switch (a[1], a.count) {
+            case ("--child-vault", 4):
+                guard let files = Int(a[3]) else { fail("--child-vault DIR FILES") }
+                try makeVault(a[2], files: files)
+            case ("--child-export", 5):
+                guard let count = Int(a[4]) else { fail("--child-export STORE FILE COUNT") }
+                var lines = 0
+                var bytes: [UInt8] = []
+                try openBook(a[2]).exportEvents { chunk in
+                    for b in chunk where lines < count {
+                        bytes.append(b)
+                        if b == 0x0A { lines += 1 }
+                    }
+                }
+                guard writeFile(a[3], String(decoding: bytes, as: UTF8.self)) else { fail("cannot write \(a[3])") }
+            case ("--child-import", 4):
+                let book = try openBook(a[3])
+                let start = monotonicSeconds()
+                let summary = try book.importEvents(fromFile: a[2])
+                print("\(monotonicSeconds() - start) \(summary.appended)")
+            case ("--child-import-markdown", 4):
+                let book = try openBook(a[3])
+                let start = monotonicSeconds()
+                let summary = try book.importMarkdown(from: a[2])
+                print("\(monotonicSeconds() - start) \(summary.created)")
+            default:
+                fail(
+                    "--child-vault DIR FILES | --child-export STORE FILE COUNT | --child-import FILE STORE | "
+                        + "--child-import-markdown DIR STORE")
+            }
+            exit(0)
+        } catch {
+            fail("\(a[1]): \(error)", code: 1)
+        }
+    }
+
     // `notes-bench search --notes FILE --queries FILE ...`: the search comparison alone, on the
     // caller's data (see runSearchBenchmark for its options).
     let searchOptions: Set<String> = [

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why a JSON document was rejected, and at which byte.
 ///
 /// ```swift
@@ -208,6 +210,20 @@ public struct JSONScanner {
             return false
         default: return nil
         }
+    }
+
+    /// Skips white space, then the string whose text is `text` (printable ASCII without `"` or
+    /// `\`), written without escapes, if it is next: what ``plainString()`` reads when it gives
+    /// those bytes, for an object's key read in its usual place, without scanning for its end.
+    public mutating func consumePlainString(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        skipWhitespace()
+        let n = text.count
+        guard let base = bytes.baseAddress, let t = text.baseAddress, end - index >= n &+ 2,
+            base[index] == UInt8(ascii: "\""), base[index &+ n &+ 1] == UInt8(ascii: "\""),
+            memcmp(base + (index &+ 1), t, n) == 0
+        else { return false }
+        index &+= n &+ 2
+        return true
     }
 
     /// A string of printable ASCII without escapes, as the bytes between its quotes (then they
@@ -461,8 +477,16 @@ public struct JSONScanner {
             } else if byte < 0x20 {
                 throw error(.controlCharacterInString, at: i)
             } else if byte < 0x80 {
-                scratch.append(byte)
-                i += 1
+                // The run of plain bytes from here at once (a body's lines between its `\n`
+                // escapes): a byte at a time, each append checked the buffer's uniqueness.
+                var j = skipPlain(from: i &+ 1)
+                while j < end, bytes[j] >= 0x20, bytes[j] < 0x80, bytes[j] != UInt8(ascii: "\""),
+                    bytes[j] != UInt8(ascii: "\\")
+                {
+                    j &+= 1
+                }
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<j]))
+                i = j
             } else {
                 let length = try utf8SequenceLength(at: i)
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<(i + length)]))

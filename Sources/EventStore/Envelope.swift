@@ -26,7 +26,11 @@ enum Envelope {
     static func encode(
         _ event: NewEvent, stream: String, version: UInt64, recordedAt: Int64, previousDigest: [UInt8]
     ) -> (bytes: [UInt8], digest: [UInt8]) {
-        var w = ByteWriter(capacity: 96 + event.payload.count + stream.utf8.count + event.type.utf8.count)
+        // Room for every field (before, the actor and command were left out, and most events
+        // grew the buffer, copying it, once).
+        var w = ByteWriter(
+            capacity: 128 + event.payload.count + stream.utf8.count + event.type.utf8.count
+                + event.metadata.actor.utf8.count + (event.metadata.command?.utf8.count ?? 0))
         let writtenAt = event.metadata.writtenAt
         w.write(byte: writtenAt == nil ? format : writtenAtFormat)
         w.write(identifier: event.id)
@@ -41,9 +45,11 @@ enum Envelope {
         w.write(optionalIdentifier: event.metadata.correlationID)
         if let writtenAt { w.write(bigEndian: UInt64(bitPattern: writtenAt)) }
         w.write(blob: event.payload)
-        let digest = chainDigest(previous: previousDigest, body: w.bytes)
+        // The digest and the CRC read the buffer in place: passed as arrays, the buffer was
+        // still shared when the next write came, and copied (once an event).
+        let digest = w.bytes.withUnsafeBytes { chainDigest(previous: previousDigest, body: $0) }
         w.write(raw: digest)
-        let crc = CRC32C.checksum(w.bytes)
+        let crc = w.bytes.withUnsafeBytes { CRC32C.checksum($0) }
         w.write(bigEndian: crc)
         return (w.bytes, digest)
     }

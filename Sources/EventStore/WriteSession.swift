@@ -43,6 +43,17 @@ public struct WriteSession: ~Copyable {
         try appender.append(events, to: stream, expecting: expected, in: transaction)
     }
 
+    /// ``append(_:to:expecting:)`` of events whose ids the caller knows are not stored (a bulk
+    /// import into an empty log, its ids checked unique): they are not looked up first, and one
+    /// stored all the same fails the append (``StoreError/duplicateEventID(_:)``) rather than
+    /// being skipped.
+    @discardableResult
+    public func appendUnstored(_ events: [NewEvent], to stream: String, expecting expected: ExpectedVersion) throws
+        -> AppendResult
+    {
+        try appender.append(events, to: stream, expecting: expected, unstoredIDs: true, in: transaction)
+    }
+
     /// Removes the log's unconfirmed tail, every event after `position`, before any append of this
     /// transaction, and returns it. With `rebuildingProjections`, the projections are rebuilt in
     /// bulk before the commit; without, this transaction's appends leave them alone, and the

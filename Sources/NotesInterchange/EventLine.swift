@@ -448,6 +448,16 @@ struct FastEventLine {
         return k
     }
 
+    /// The index in `names` of the next key, and the colon after it: `names[expected]` (lines
+    /// list keys in order) compared in place, else any key, found by ``find(_:in:expected:)``.
+    private mutating func key(in names: [[UInt8]], expected: Int) -> Int? {
+        if expected < names.count, names[expected].withUnsafeBufferPointer({ p.consumePlainString($0) }) {
+            return expect(UInt8(ascii: ":")) ? expected : nil
+        }
+        guard let k = key() else { return nil }
+        return Self.find(k, in: names, expected: expected)
+    }
+
     // MARK: The line
 
     private static let keys: [[UInt8]] = EventLine.keys.map { Array($0.utf8) }
@@ -468,9 +478,7 @@ struct FastEventLine {
         var found: Schema?
         var payload: [UInt8]?
         while true {
-            guard let k = key(), let index = Self.find(k, in: Self.keys, expected: seen.nonzeroBitCount) else {
-                return nil
-            }
+            guard let index = key(in: Self.keys, expected: seen.nonzeroBitCount) else { return nil }
             guard seen & (1 << index) == 0 else { return nil }
             seen |= 1 << index
             switch index {
@@ -549,8 +557,7 @@ struct FastEventLine {
         var meta = EventMetadata(actor: "")
         var seen: UInt8 = 0
         while true {
-            guard let k = key(), let index = Self.find(k, in: Self.metadataKeys, expected: seen.nonzeroBitCount),
-                seen & (1 << index) == 0
+            guard let index = key(in: Self.metadataKeys, expected: seen.nonzeroBitCount), seen & (1 << index) == 0
             else { return nil }
             seen |= 1 << index
             switch index {
@@ -583,17 +590,25 @@ struct FastEventLine {
     /// The payload of `data`, encoded in schema order, when every field is present, valid and
     /// within the limits ``EventBatch`` checks.
     private mutating func readData(_ s: Schema, maxBodyBytes: Int) -> [UInt8]? {
+        // The fields' values on the stack (an array of them was allocated and freed each line).
+        withUnsafeTemporaryAllocation(of: FieldValue?.self, capacity: s.names.count) { values in
+            values.initialize(repeating: nil)
+            defer { values.deinitialize() }
+            return readData(s, maxBodyBytes: maxBodyBytes, into: values)
+        }
+    }
+
+    private mutating func readData(_ s: Schema, maxBodyBytes: Int, into values: UnsafeMutableBufferPointer<FieldValue?>)
+        -> [UInt8]?
+    {
         guard expect(UInt8(ascii: "{")) else { return nil }
-        var values = [FieldValue?](repeating: nil, count: s.names.count)
         var count = 0
         p.skipWhitespace()
         if p.current == UInt8(ascii: "}") {
             p.index += 1
         } else {
             while true {
-                guard let k = key(), let index = Self.find(k, in: s.names, expected: count),
-                    values[index] == nil
-                else { return nil }
+                guard let index = key(in: s.names, expected: count), values[index] == nil else { return nil }
                 let v: FieldValue
                 switch s.schema.fields[index].type {
                 case .string:

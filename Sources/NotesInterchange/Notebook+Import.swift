@@ -419,6 +419,9 @@ private struct ImportAppender {
     let mayBeStored: Bool
     var summary = ImportSummary(events: 0, appended: 0, skipped: 0)
     private var versions: [String: UInt64] = [:]
+    /// Where the group's stream is in `versions`, when it was there as the group began: its
+    /// version is updated there, without hashing the stream again.
+    private var versionSlot: Dictionary<String, UInt64>.Index?
     /// The group being gathered: its stream, the stream's version before it, its events.
     private var group: [NewEvent] = []
     private var stream = ""
@@ -453,8 +456,9 @@ private struct ImportAppender {
         }
         try checkInstant(e)
         let current: UInt64
-        if let v = versions[e.stream] {
-            current = v
+        versionSlot = versions.index(forKey: e.stream)
+        if let slot = versionSlot {
+            current = versions.values[slot]
         } else {
             current = try book.store.streamVersion(e.stream, in: session.transaction)
         }
@@ -488,27 +492,54 @@ private struct ImportAppender {
                     + "or the clock"))
     }
 
-    /// Categories and tags known to exist: in the store, or created by an earlier line.
-    private var knownEntities: Set<String> = []
+    /// Categories and tags known to exist: in the store, or created by an earlier line (by id,
+    /// a category's and a tag's apart: a category and a tag may have one id).
+    private var knownEntities: Set<EntityKey> = []
+
+    /// A category or a tag.
+    private struct EntityKey: Hashable {
+        var isTag: Bool
+        var id: Identifier
+    }
+
+    /// What ``checkReferences(_:session:)`` does with an event of a type: looked up once a line
+    /// (a switch over the type names compared a line's type with up to 13 of them).
+    private enum Reference {
+        case creates, merges, deletes, files
+    }
+
+    private static let references: [String: Reference] = [
+        "CategoryCreated": .creates, "TagCreated": .creates, "CategoryMerged": .merges, "TagMerged": .merges,
+        "CategoryDeleted": .deletes, "TagDeleted": .deletes, "NoteCreated": .files, "NoteCategorized": .files,
+        "NoteTagged": .files, "NoteUntagged": .files, "NoteRestored": .files, "NoteBodyMerged": .files,
+        "NoteBodyConflicted": .files,
+    ]
+
+    /// The category or tag of an entity stream.
+    private static func entity(_ stream: String) -> EntityKey? {
+        switch StreamRef(stream) {
+        case .category(let id): return EntityKey(isTag: false, id: id)
+        case .tag(let id): return EntityKey(isTag: true, id: id)
+        default: return nil
+        }
+    }
 
     /// Refuses a note event that files the note under a category or tag neither the store nor
     /// an earlier line created: the note would be in no category and not uncategorized either.
     private mutating func checkReferences(_ e: ImportedEvent, session: borrowing WriteSession) throws {
-        switch e.event.type {
-        case "CategoryCreated", "TagCreated":
-            knownEntities.insert(e.stream)
+        switch Self.references[e.event.type] {
+        case .creates:
+            if let key = Self.entity(e.stream) { knownEntities.insert(key) }
             return
-        case "CategoryMerged", "TagMerged":
+        case .merges:
             try checkMerge(e, session: session)
             killed[e.stream] = e.line
             return
-        case "CategoryDeleted", "TagDeleted":
+        case .deletes:
             killed[e.stream] = e.line
             return
-        case "NoteCreated", "NoteCategorized", "NoteTagged", "NoteUntagged", "NoteRestored", "NoteBodyMerged",
-            "NoteBodyConflicted":
-            break
-        default: return
+        case .files: break
+        case nil: return
         }
         guard
             let filed = try e.event.payload.withUnsafeBytes({ p in
@@ -530,25 +561,25 @@ private struct ImportAppender {
                         "fromVersion \(Int64(bitPattern: from)) is not an earlier version of the note "
                         + "(\(lowest) to \(e.version - 1)); fix the line"))
         }
-        let named: (kind: String, stream: String)?
+        let named: EntityKey
         if let c = filed.category {
-            named = ("category", Category.stream(c))
+            named = EntityKey(isTag: false, id: c)
         } else if let t = filed.tag {
-            named = ("tag", Tag.stream(t))
+            named = EntityKey(isTag: true, id: t)
         } else {
-            named = nil
+            return
         }
-        guard let named, !knownEntities.contains(named.stream) else { return }
-        guard try book.store.streamVersion(named.stream, in: session.transaction) > 0 else {
-            let id = named.stream.split(separator: "/").last.map(String.init) ?? named.stream
+        guard !knownEntities.contains(named) else { return }
+        let stream = named.isTag ? Tag.stream(named.id) : Category.stream(named.id)
+        guard try book.store.streamVersion(stream, in: session.transaction) > 0 else {
             throw NotesError.validation(
                 .line(
                     e.line,
                     reason:
-                        "the \(named.kind) \(id) is neither in the store nor created by an earlier line; "
-                        + "import the file its creation is in first"))
+                        "the \(named.isTag ? "tag" : "category") \(named.id) is neither in the store nor created by an "
+                        + "earlier line; import the file its creation is in first"))
         }
-        knownEntities.insert(named.stream)
+        knownEntities.insert(named)
     }
 
     /// Refuses a category or tag merged into itself, or into one neither the store nor an
@@ -572,7 +603,8 @@ private struct ImportAppender {
             throw NotesError.validation(
                 .line(e.line, reason: "the \(kind) is merged into itself; fix or drop the line"))
         }
-        let exists = try knownEntities.contains(target) || book.store.streamVersion(target, in: session.transaction) > 0
+        let key = EntityKey(isTag: !isCategory, id: into)
+        let exists = try knownEntities.contains(key) || book.store.streamVersion(target, in: session.transaction) > 0
         guard exists else {
             throw NotesError.validation(
                 .line(
@@ -581,7 +613,7 @@ private struct ImportAppender {
                         "the \(kind) is merged into \(into), which neither the store nor an earlier line created; "
                         + "import the file its creation is in first"))
         }
-        knownEntities.insert(target)
+        knownEntities.insert(key)
     }
 
     /// What the import leaves each note it changes filed under: its category and tags after
@@ -602,7 +634,10 @@ private struct ImportAppender {
         case "NoteCreated", "NoteCategorized", "NoteRestored", "NoteTagged", "NoteUntagged": break
         default: return
         }
-        var state = try filings[id] ?? startingFiling(of: id, creating: type == "NoteCreated", session: session)
+        // Taken out while it changes, so that its tags are not copied on each change.
+        var state =
+            try filings.removeValue(forKey: id)
+            ?? startingFiling(of: id, creating: type == "NoteCreated", session: session)
         switch type {
         case "NoteTagged": if let t = filed.tag { state.tags[t] = e.line }
         case "NoteUntagged": if let t = filed.tag { state.tags[t] = nil }
@@ -700,8 +735,19 @@ private struct ImportAppender {
     /// Appends the group gathered so far.
     mutating func flush(session: borrowing WriteSession) throws {
         guard !group.isEmpty else { return }
-        try session.append(group, to: stream, expecting: .exact(before))
-        versions[stream] = before + UInt64(group.count)
+        if mayBeStored {
+            try session.append(group, to: stream, expecting: .exact(before))
+        } else {
+            // Into an empty log, ids the batch checked unique: none can be stored.
+            try session.appendUnstored(group, to: stream, expecting: .exact(before))
+        }
+        // No key was added to `versions` since the slot was found (only flush adds one).
+        if let slot = versionSlot {
+            versions.values[slot] = before + UInt64(group.count)
+        } else {
+            versions[stream] = before + UInt64(group.count)
+        }
+        versionSlot = nil
         summary.appended += group.count
         group.removeAll(keepingCapacity: true)
     }

@@ -1485,13 +1485,15 @@ extension Notebook {
         guard let text = String(validating: bytes, as: UTF8.self) else { return refuse("the file is not valid UTF-8") }
         let md: MarkdownNote
         do { md = try MarkdownNote.parse(text) } catch { return refuse(error.message) }
-        let (rawTitle, cut) = MarkdownNote.title(frontMatter: md.title, body: md.body, fileStem: Self.fileStem(file))
+        let stem = Self.fileStem(file)
+        let named = MarkdownNote.namedBy(frontMatter: md.title, body: md.body)
+        let (rawTitle, cut) = MarkdownNote.title(named: named, fileStem: stem)
         var item = VaultItem(
             file: file, md: md, title: "", body: md.body, category: nil, tags: [], aliases: "", kept: md.keptText,
             digest: SHA256.hex(SHA256.hash(bytes)))
-        item.titleFromName = MarkdownNote.namedBy(frontMatter: md.title, body: md.body) == nil
+        item.titleFromName = named == nil
         item.attachments = VaultAttachments.references(md.body)
-        if md.body.contains("[[" + Self.fileStem(file)) { item.selfLinkedText = text }
+        if textContains(md.body, "[[" + stem) { item.selfLinkedText = text }
         // A title taken from a heading stays whole in the body; one from the front matter would
         // be lost past the cut, so the body starts with it as a heading.
         var body = md.body
@@ -1667,6 +1669,27 @@ extension Notebook {
     /// The name of a vault's file without its folders and `.md`, on one line (names from the file
     /// system may hold what a title cannot, a line break).
     static func fileStem(_ file: String) -> String {
+        // An ASCII path without control characters, byte by byte (each byte is a character);
+        // splitting a string into characters cost 20,000 instructions a path.
+        var path = file
+        let ascii = path.withUTF8 { b -> String? in
+            guard isASCII(b), !b.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+            // The last part that is not empty (the whole path when there is none).
+            var end = b.count
+            while end > 0, b[end - 1] == UInt8(ascii: "/") { end -= 1 }
+            var start = 0
+            if end == 0 {
+                end = b.count
+            } else {
+                start = (b[0..<end].lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<max(start, end - 3)]), as: UTF8.self)
+        }
+        return ascii.map(MarkdownNote.oneLine) ?? fileStemByCharacters(file)
+    }
+
+    /// ``fileStem(_:)`` for any path (the reference its ASCII path must match).
+    static func fileStemByCharacters(_ file: String) -> String {
         MarkdownNote.oneLine(String((file.split(separator: "/").last ?? Substring(file)).dropLast(3)))
     }
 
