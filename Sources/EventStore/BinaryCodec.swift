@@ -68,9 +68,14 @@ public struct ByteWriter: Sendable {
         write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
 
+    /// Byte by byte: eight appends cost about half of one `append(contentsOf:)` of eight bytes
+    /// (107 instructions a call; a rebuild writes two for every note id, 1.8 M at 1 M events).
     @inlinable public mutating func write(bigEndian value: UInt64) {
-        var v = value.bigEndian
-        withUnsafeBytes(of: &v) { bytes.append(contentsOf: $0) }
+        var v = value
+        for _ in 0..<8 {
+            bytes.append(UInt8(truncatingIfNeeded: v >> 56))
+            v <<= 8
+        }
     }
 
     @inlinable public mutating func write(bigEndian value: UInt32) {
