@@ -182,6 +182,58 @@ struct SyncKillTests {
         return (status, String(decoding: message, as: UTF8.self))
     }
 
+    /// A hostile trial (2026-12-08): a remote whose stored chain digest of the device's last
+    /// confirmed event was changed by hand moved that event back into the outbox, then refused
+    /// ("the store's log differs"); a clone of it said the same of a store it had just made.
+    @Test("a remote whose chain digest was changed by hand is refused as damaged, before any change here")
+    func damagedRemoteDigestChangesNothing() throws {
+        let c = try cluster()
+        let book = try makeNotebook(c, 310)
+        let a = try NotebookFixture(stem: 1)
+        try a.book.add(title: "One")
+        try a.book.add(title: "Two")
+        #expect(try runSync(store: a.path, address: c.address(), notebook: "book-310", join: true, killAfter: nil) == 0)
+        let before = try a.book.syncState()
+        let last = before.confirmed
+        let log = try PostgresEventLog(connecting: c.address())
+        let stored = try #require(try log.pull(notebook: book, after: last - 1, limit: 1).first).digest
+        let hex = stored.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            UPDATE notes_log.events SET digest = sha256(digest) WHERE notebook = '\(book)' AND position = \(last)
+            """)
+        let (status, message) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-310")
+        #expect(status == 5, "\(message)")
+        #expect(
+            message.contains("the remote log is damaged") && message.contains("position \(last)")
+                && message.contains("restores it from a backup") && !message.contains("store's log differs"),
+            "\(message)")
+        #expect(message.split(separator: "\n").count == 1)
+        let after = try a.book.syncState()
+        #expect(after.confirmed == before.confirmed && after.head == before.head, "nothing changed here")
+        // A clone into a new store: the remote's fault, said so, and no store is left.
+        let tmp = TemporaryDirectory("notes-sync-damaged-clone")
+        let (cloned, why) = try runSyncForErrors(
+            store: tmp.path + "/store", address: c.address(), notebook: "book-310")
+        #expect(cloned == 5, "\(why)")
+        #expect(
+            why.contains("the remote log is damaged") && why.contains("position \(last)")
+                && !why.contains("store's log differs"), "\(why)")
+        #expect(try directoryEntries(tmp.path).isEmpty)
+        // Mended: the next sync finds everything as it was.
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            UPDATE notes_log.events SET digest = '\\x\(hex)' WHERE notebook = '\(book)' AND position = \(last)
+            """)
+        let (mended, words) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-310")
+        #expect(mended == 0, "\(words)")
+        let end = try a.book.syncState()
+        #expect(end.confirmed == before.confirmed && end.head == before.head && end.pending == 0)
+    }
+
     @Test("killing notes sync at random moments loses nothing, duplicates nothing; the next sync finishes")
     func killSyncAtRandomMoments() throws {
         let c = try cluster()

@@ -198,6 +198,10 @@ extension Notebook {
         } catch {
             let e = NotesError.wrap(error)
             if case .store(.diverged(let position, let detail)) = e {
+                // The event before agreed (the confirmed prefix is checked, and a pull appends in
+                // order): the remote's digest is not that of its own event. Said before 2026-12-08
+                // as "the store's log differs", of a clone into a new store too (a hostile trial).
+                if detail == StoreError.chainDigestDiffers { throw .remote(.damaged(Self.digestDamage(at: position))) }
                 throw .diverged(position: position, detail: detail)
             }
             throw .store(e)
@@ -465,11 +469,11 @@ extension Notebook {
             if try agrees(mid) { low = mid } else { high = mid - 1 }
         }
         let shared = low
-        guard shared > 0 else {
-            throw SyncError.diverged(position: 1, detail: "the events there differ")
-        }
+        // With no event shared, the remote holds another history: refused below, after the check
+        // of its chain (no copy of this store's events to look for).
         let ours: [Identifier: RecordedEvent] = try store.read { txn in
             var events: [Identifier: RecordedEvent] = [:]
+            guard shared > 0 else { return events }
             try store.forEachEvent(from: shared + 1, in: txn) { view in
                 guard view.recorded.position <= confirmed else { return false }
                 events[view.recorded.id] = view.recorded
@@ -479,15 +483,30 @@ extension Notebook {
         }
         // A copy of one of them must be the same event pushed again (``isCopy(_:of:)``): anything
         // else under one of its ids (a rebase that changed it, or a rewritten log) would replace
-        // what this store holds.
+        // what this store holds. The remote's events after the shared one are checked against
+        // their chain digests first: a digest changed by hand (a damaged remote, not another
+        // history) is refused before the confirmed position moves (before 2026-12-08 the last
+        // confirmed event went back to the outbox, then the pull refused it; a hostile trial).
         var after = shared
+        var previous =
+            shared == 0
+            ? RecordedEvent.genesisDigest : try store.read { txn in try store.event(at: shared, in: txn) }?.digest ?? []
         while true {
             let page = try remote.pull(notebook: notebook, after: after, limit: 5000)
             guard let last = page.last else { break }
+            for e in page {
+                guard e.chainDigest(after: previous) == e.digest else {
+                    throw RemoteLogError.damaged(Self.digestDamage(at: e.position))
+                }
+                previous = e.digest
+            }
             if let clash = page.first(where: { e in ours[e.id].map { !Self.isCopy(e, of: $0) } ?? false }) {
                 throw SyncError.diverged(position: clash.position, detail: "the events there differ")
             }
             after = last.position
+        }
+        guard shared > 0 else {
+            throw SyncError.diverged(position: 1, detail: "the events there differ")
         }
         try write { session, _ in
             // Another sync of this store moved on meanwhile: leave it to the next one.
@@ -497,6 +516,11 @@ extension Notebook {
             try store.setMetadata(SyncKeys.confirmed, uint64: shared, in: session.transaction)
         }
         return Int(confirmed - shared)
+    }
+
+    /// What a remote whose chain digest at `position` is not that of its event there is told.
+    static func digestDamage(at position: UInt64) -> String {
+        "the chain digest it holds at position \(position) is not that of its event there (its tables were changed by hand)"
     }
 
     /// Whether `theirs` is `mine` pushed again: the same stream, type, schema, actor and payload
