@@ -234,6 +234,33 @@ struct SyncKillTests {
         #expect(end.confirmed == before.confirmed && end.head == before.head && end.pending == 0)
     }
 
+    /// A hostile trial (2026-12-08): "the remote log refused the operation: notebook UUID: role bob
+    /// may read notebook 'team' but not append to it: a writer shares it with can_write".
+    @Test("a reader's refused push names the notebook once, the role, what waits here and what to do")
+    func readerRefusalSaysWhatToDo() throws {
+        let c = try cluster()
+        try makeRole(c, "ana_311", in: "notes_log_creator")
+        try makeRole(c, "bob_311", in: "notes_log_user")
+        let ana = try logAs(c, "ana_311")
+        let book = try ana.notebook(named: "team-311", create: true)
+        try ana.share(notebook: "team-311", role: "bob_311", canWrite: false)
+        let b = try NotebookFixture(stem: 2)
+        let address = c.address(user: "bob_311")
+        #expect(try runSync(store: b.path, address: address, notebook: "team-311", join: false, killAfter: nil) == 0)
+        try b.book.add(title: "Bob's")
+        let (status, message) = try runSyncForErrors(store: b.path, address: address, notebook: "team-311")
+        #expect(status == 5, "\(message)")
+        #expect(message.split(separator: "\n").count == 1, "\(message)")
+        #expect(
+            message.components(separatedBy: "team-311").count == 3, "the name in the message and its advice: \(message)"
+        )
+        #expect(!message.contains(book.uuidString), "\(message)")
+        #expect(
+            message.contains("role bob_311 may read notebook") && message.contains("waits here, unpushed")
+                && message.contains("notes_log.share('team-311', 'bob_311', true)"), "\(message)")
+        #expect(try b.book.syncState().pending > 0, "the note waits in the outbox")
+    }
+
     @Test("killing notes sync at random moments loses nothing, duplicates nothing; the next sync finishes")
     func killSyncAtRandomMoments() throws {
         let c = try cluster()

@@ -303,6 +303,11 @@ let syncCommand = Command(
                 + "a store holds one notebook; give its own name with --notebook or `notes remote set ADDRESS "
                 + "--notebook NAME`, or use another store (--store DIR) for \"\(name)\"",
             code: .storeUnusable)
+    } catch SyncError.remote(.permissionDenied(let detail)) where detail.contains(" may read notebook ") {
+        // A reader with events to push. Before 2026-12-08 the server's refusal as it came, the
+        // notebook named twice ("notebook UUID: role bob may read notebook 'team' ...") and
+        // what to do left vague (a hostile trial).
+        throw CLIError(readerRefusal(detail, waiting: (try? book.syncState().pending) ?? 0), code: .storeUnusable)
     }
     // A clone is kept though notes in it hold conflicts (exit 4 below): they are the remote's.
     try ctx.keepNewStore()
@@ -328,6 +333,29 @@ let syncCommand = Command(
                 + " a conflict; see `notes conflicts`, edit each to resolve it",
             code: .conflict)
     }
+}
+
+/// What `notes sync` says when the remote refuses a push of a role that may only read the
+/// notebook: the server's `role R may read notebook 'N' but not append to it: ...`, said once,
+/// with what waits here and what a writer runs to let this role push.
+func readerRefusal(_ detail: String, waiting: UInt64) -> String {
+    guard let may = detail.firstRange(of: " may read notebook "),
+        let role = detail[..<may.lowerBound].ranges(of: "role ").last,
+        let but = detail[may.upperBound...].firstRange(of: " but not append")
+    else { return RemoteLogError.permissionDenied(detail).description }
+    var who = String(detail[role.upperBound..<may.lowerBound])
+    // The server quotes an identifier that needs it ("Ana B"); the SQL below quotes it as a literal.
+    if who.count >= 2, who.hasPrefix("\""), who.hasSuffix("\"") {
+        who = String(who.dropFirst().dropLast()).replacing("\"\"", with: "\"")
+    }
+    // The notebook's name comes as an SQL literal ('team'), as the advice needs it.
+    let literal = String(detail[may.upperBound..<but.lowerBound])
+    let waits =
+        waiting == 1
+        ? "1 event waits here, unpushed" : "\(waiting) events wait here, unpushed"
+    return "role \(who) may read notebook \(literal) but not push to it: \(waits) (nothing is lost; what others "
+        + "pushed was pulled); a writer of the notebook lets it push with "
+        + "SELECT notes_log.share(\(literal), '\(who.replacing("'", with: "''"))', true)"
 }
 
 /// The line `notes sync` prints: what moved, and what else the sync did.
