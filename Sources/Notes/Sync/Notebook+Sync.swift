@@ -140,6 +140,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 extension Notebook {
     enum SyncKeys {
         static let notebook = "sync.notebook"
+        /// The name the notebook had on the remote when a sync last looked it up (a sync of a
+        /// store that joined one needs no name): what `notes remote show` prints.
+        static let notebookName = "sync.notebook-name"
         static let confirmed = "sync.confirmed"
         static let lastSync = "sync.last"
         /// The first confirmed position whose events a rebase pulled in and no repair of crossed
@@ -167,6 +170,24 @@ extension Notebook {
     /// Where the store stands with its remote.
     public func syncState() throws(NotesError) -> SyncState {
         do { return try store.read { txn in try syncState(in: txn) } } catch { throw NotesError.wrap(error) }
+    }
+
+    /// The name the store's notebook had on the remote when a sync last looked it up, or nil.
+    public func syncedNotebookName() throws(NotesError) -> String? {
+        do {
+            return try store.read { txn in
+                try store.metadata(SyncKeys.notebookName, in: txn).map { String(decoding: $0, as: UTF8.self) }
+            }
+        } catch { throw NotesError.wrap(error) }
+    }
+
+    /// Records `name` as the store's notebook's name on the remote (a sync found the notebook by it).
+    public func recordSyncedNotebookName(_ name: String) throws(NotesError) {
+        do {
+            try write { session, _ in
+                try store.setMetadata(SyncKeys.notebookName, Array(name.utf8), in: session.transaction)
+            }
+        } catch { throw NotesError.wrap(error) }
     }
 
     func syncState(in txn: borrowing Transaction) throws -> SyncState {
