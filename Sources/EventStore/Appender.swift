@@ -395,7 +395,7 @@ final class Appender {
             [new], to: event.stream, expecting: event.version > 1 ? .exact(event.version - 1) : .noStream, in: txn)
         guard lastDigest == event.digest else {
             throw StoreError.diverged(
-                position: event.position, detail: "its chain digest differs from the one the shared log holds")
+                position: event.position, detail: StoreError.chainDigestDiffers)
         }
     }
 
@@ -414,7 +414,7 @@ final class Appender {
             previousDigest: previousDigest)
         guard digest == event.digest else {
             throw StoreError.diverged(
-                position: event.position, detail: "its chain digest differs from the one the shared log holds")
+                position: event.position, detail: StoreError.chainDigestDiffers)
         }
         try withKey(event.position) { k in try bytes.withUnsafeBytes { v in try txn.put(store.events, k, v) } }
         // The appender reads the log's last event again before its next append.

@@ -44,6 +44,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// An error of the storage engine.
     case storage(LMDBError)
 
+    /// The detail of ``diverged(position:detail:)`` when an event a shared log ordered does not
+    /// have the chain digest the shared log holds for it, though the event before it agrees: the
+    /// shared log's digest is not that of its own event (its tables were changed by hand).
+    public static let chainDigestDiffers = "its chain digest differs from the one the shared log holds"
+
     public var description: String {
         switch self {
         case .conflict(let stream, let expected, let actual):

@@ -182,6 +182,173 @@ struct SyncKillTests {
         return (status, String(decoding: message, as: UTF8.self))
     }
 
+    /// `notes-sync ARGS` in a HOME of its own, whose config file holds `config` when given, with
+    /// `$NOTES_REMOTE` set to `address`: its exit status, standard output and standard error.
+    private func runNotesSync(_ args: [String], address: String, config: String? = nil) throws
+        -> (status: Int32, output: String, errors: String)
+    {
+        let binary = try #require(notesSyncBinary, "notes-sync is not built beside the tests")
+        let tmp = TemporaryDirectory("notes-sync-run")
+        if let config {
+            try FileManager.default.createDirectory(
+                atPath: tmp.path + "/.config/notes", withIntermediateDirectories: true)
+            #expect(
+                FileManager.default.createFile(atPath: tmp.path + "/.config/notes/config", contents: Data(config.utf8)))
+        }
+        let output = open(tmp.path + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let errors = open(tmp.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let child = try ChildProcess.spawn(
+            [binary] + args,
+            environment: [
+                "NOTES_REMOTE=" + address, "HOME=" + tmp.path, "PATH=/usr/bin:/bin", "NO_COLOR=1",
+                "NOTES_ACTOR=tester@test",
+            ],
+            standardOutput: output, standardError: errors)
+        let status = child.wait()
+        close(output)
+        close(errors)
+        let out = try #require(FileManager.default.contents(atPath: tmp.path + "/stdout"))
+        let err = try #require(FileManager.default.contents(atPath: tmp.path + "/stderr"))
+        return (status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    /// A hostile trial (2026-12-08): a remote whose stored chain digest of the device's last
+    /// confirmed event was changed by hand moved that event back into the outbox, then refused
+    /// ("the store's log differs"); a clone of it said the same of a store it had just made.
+    @Test("a remote whose chain digest was changed by hand is refused as damaged, before any change here")
+    func damagedRemoteDigestChangesNothing() throws {
+        let c = try cluster()
+        let book = try makeNotebook(c, 310)
+        let a = try NotebookFixture(stem: 1)
+        try a.book.add(title: "One")
+        try a.book.add(title: "Two")
+        #expect(try runSync(store: a.path, address: c.address(), notebook: "book-310", join: true, killAfter: nil) == 0)
+        let before = try a.book.syncState()
+        let last = before.confirmed
+        let log = try PostgresEventLog(connecting: c.address())
+        let stored = try #require(try log.pull(notebook: book, after: last - 1, limit: 1).first).digest
+        let hex = stored.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            UPDATE notes_log.events SET digest = sha256(digest) WHERE notebook = '\(book)' AND position = \(last)
+            """)
+        let (status, message) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-310")
+        #expect(status == 5, "\(message)")
+        #expect(
+            message.contains("the remote log is damaged") && message.contains("position \(last)")
+                && message.contains("restores it from a backup") && !message.contains("store's log differs"),
+            "\(message)")
+        #expect(message.split(separator: "\n").count == 1)
+        let after = try a.book.syncState()
+        #expect(after.confirmed == before.confirmed && after.head == before.head, "nothing changed here")
+        // A clone into a new store: the remote's fault, said so, and no store is left.
+        let tmp = TemporaryDirectory("notes-sync-damaged-clone")
+        let (cloned, why) = try runSyncForErrors(
+            store: tmp.path + "/store", address: c.address(), notebook: "book-310")
+        #expect(cloned == 5, "\(why)")
+        #expect(
+            why.contains("the remote log is damaged") && why.contains("position \(last)")
+                && !why.contains("store's log differs"), "\(why)")
+        #expect(try directoryEntries(tmp.path).isEmpty)
+        // Mended: the next sync finds everything as it was.
+        try c.execute(
+            """
+            SET session_replication_role = replica;
+            UPDATE notes_log.events SET digest = '\\x\(hex)' WHERE notebook = '\(book)' AND position = \(last)
+            """)
+        let (mended, words) = try runSyncForErrors(store: a.path, address: c.address(), notebook: "book-310")
+        #expect(mended == 0, "\(words)")
+        let end = try a.book.syncState()
+        #expect(end.confirmed == before.confirmed && end.head == before.head && end.pending == 0)
+    }
+
+    /// A hostile trial (2026-12-08): "the remote log refused the operation: notebook UUID: role bob
+    /// may read notebook 'team' but not append to it: a writer shares it with can_write".
+    @Test("a reader's refused push names the notebook once, the role, what waits here and what to do")
+    func readerRefusalSaysWhatToDo() throws {
+        let c = try cluster()
+        try makeRole(c, "ana_311", in: "notes_log_creator")
+        try makeRole(c, "bob_311", in: "notes_log_user")
+        let ana = try logAs(c, "ana_311")
+        let book = try ana.notebook(named: "team-311", create: true)
+        try ana.share(notebook: "team-311", role: "bob_311", canWrite: false)
+        let b = try NotebookFixture(stem: 2)
+        let address = c.address(user: "bob_311")
+        #expect(try runSync(store: b.path, address: address, notebook: "team-311", join: false, killAfter: nil) == 0)
+        try b.book.add(title: "Bob's")
+        let (status, message) = try runSyncForErrors(store: b.path, address: address, notebook: "team-311")
+        #expect(status == 5, "\(message)")
+        #expect(message.split(separator: "\n").count == 1, "\(message)")
+        #expect(
+            message.components(separatedBy: "team-311").count == 3, "the name in the message and its advice: \(message)"
+        )
+        #expect(!message.contains(book.uuidString), "\(message)")
+        #expect(
+            message.contains("role bob_311 may read notebook") && message.contains("waits here, unpushed")
+                && message.contains("notes_log.share('team-311', 'bob_311', true)"), "\(message)")
+        #expect(try b.book.syncState().pending > 0, "the note waits in the outbox")
+    }
+
+    /// A hostile trial (2026-12-08): `remote show` printed the config's name ("notes"), not the
+    /// notebook a store cloned with --notebook syncs with.
+    @Test("remote show names the notebook the store joined, and the config's when it names another")
+    func remoteShowNamesJoinedNotebook() throws {
+        let c = try cluster()
+        _ = try makeNotebook(c, 312)
+        let a = try NotebookFixture(stem: 3)
+        #expect(
+            try runSync(store: a.path, address: c.address(), notebook: "book-312", join: false, killAfter: nil) == 0)
+        let id = try #require(try a.book.syncState().notebook)
+        let plain = try runNotesSync(["--store", a.path, "remote", "show"], address: c.address())
+        #expect(plain.status == 0, "\(plain.errors)")
+        #expect(plain.output.contains("notebook  book-312 (this store's, \(id.uuidString))"), "\(plain.output)")
+        #expect(!plain.output.contains("notes\n"), "\(plain.output)")
+        let other = try runNotesSync(
+            ["--store", a.path, "remote", "show"], address: c.address(), config: "remote-notebook = book-999\n")
+        #expect(other.status == 0, "\(other.errors)")
+        #expect(other.output.contains("notebook  book-312 (this store's, \(id.uuidString))"), "\(other.output)")
+        #expect(other.output.contains(#"the config names "book-999""#), "\(other.output)")
+        let json = try runNotesSync(["--store", a.path, "remote", "show", "--json"], address: c.address())
+        #expect(
+            json.output.contains(#""notebook": "book-312""#) && json.output.contains(id.uuidString), "\(json.output)")
+    }
+
+    /// A hostile trial (2026-12-08): a store whose config names another notebook than the one it
+    /// joined was refused by every plain `notes sync` (exit 5).
+    @Test("a plain sync of a store whose config names another notebook syncs with its own, with a warning")
+    func configNamingAnotherNotebook() throws {
+        let c = try cluster()
+        _ = try makeNotebook(c, 313)
+        _ = try makeNotebook(c, 314)
+        let a = try NotebookFixture(stem: 4)
+        try a.book.add(title: "One")
+        #expect(try runSync(store: a.path, address: c.address(), notebook: "book-313", join: true, killAfter: nil) == 0)
+        try a.book.add(title: "Two")
+        for config in ["remote-notebook = book-314\n", "remote-notebook = no-such-book\n"] {
+            let run = try runNotesSync(["--store", a.path, "sync"], address: c.address(), config: config)
+            #expect(run.status == 0, "\(run.errors)")
+            let warnings = run.errors.split(separator: "\n")
+            #expect(warnings.count == 1, "\(run.errors)")
+            #expect(
+                run.errors.hasPrefix("notes: warning: the config names notebook ")
+                    && run.errors.contains("this store's, \"book-313\"")
+                    && run.errors.contains("notes config unset remote-notebook"), "\(run.errors)")
+        }
+        let state = try a.book.syncState()
+        #expect(state.pending == 0, "the second note was pushed")
+        // The config naming the store's own notebook: no warning.
+        let same = try runNotesSync(
+            ["--store", a.path, "sync"], address: c.address(), config: "remote-notebook = book-313\n")
+        #expect(same.status == 0 && same.errors.isEmpty, "\(same.errors)")
+        // A name given on the command line that is not the store's own is still refused.
+        let named = try runNotesSync(
+            ["--store", a.path, "sync", "--notebook", "book-314"], address: c.address(),
+            config: "remote-notebook = book-314\n")
+        #expect(named.status == 5 && named.errors.contains("another notebook"), "\(named.errors)")
+    }
+
     @Test("killing notes sync at random moments loses nothing, duplicates nothing; the next sync finishes")
     func killSyncAtRandomMoments() throws {
         let c = try cluster()

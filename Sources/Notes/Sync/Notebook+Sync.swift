@@ -140,6 +140,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 extension Notebook {
     enum SyncKeys {
         static let notebook = "sync.notebook"
+        /// The name the notebook had on the remote when a sync last looked it up (a sync of a
+        /// store that joined one needs no name): what `notes remote show` prints.
+        static let notebookName = "sync.notebook-name"
         static let confirmed = "sync.confirmed"
         static let lastSync = "sync.last"
         /// The first confirmed position whose events a rebase pulled in and no repair of crossed
@@ -167,6 +170,24 @@ extension Notebook {
     /// Where the store stands with its remote.
     public func syncState() throws(NotesError) -> SyncState {
         do { return try store.read { txn in try syncState(in: txn) } } catch { throw NotesError.wrap(error) }
+    }
+
+    /// The name the store's notebook had on the remote when a sync last looked it up, or nil.
+    public func syncedNotebookName() throws(NotesError) -> String? {
+        do {
+            return try store.read { txn in
+                try store.metadata(SyncKeys.notebookName, in: txn).map { String(decoding: $0, as: UTF8.self) }
+            }
+        } catch { throw NotesError.wrap(error) }
+    }
+
+    /// Records `name` as the store's notebook's name on the remote (a sync found the notebook by it).
+    public func recordSyncedNotebookName(_ name: String) throws(NotesError) {
+        do {
+            try write { session, _ in
+                try store.setMetadata(SyncKeys.notebookName, Array(name.utf8), in: session.transaction)
+            }
+        } catch { throw NotesError.wrap(error) }
     }
 
     func syncState(in txn: borrowing Transaction) throws -> SyncState {
@@ -198,6 +219,10 @@ extension Notebook {
         } catch {
             let e = NotesError.wrap(error)
             if case .store(.diverged(let position, let detail)) = e {
+                // The event before agreed (the confirmed prefix is checked, and a pull appends in
+                // order): the remote's digest is not that of its own event. Said before 2026-12-08
+                // as "the store's log differs", of a clone into a new store too (a hostile trial).
+                if detail == StoreError.chainDigestDiffers { throw .remote(.damaged(Self.digestDamage(at: position))) }
                 throw .diverged(position: position, detail: detail)
             }
             throw .store(e)
@@ -465,11 +490,11 @@ extension Notebook {
             if try agrees(mid) { low = mid } else { high = mid - 1 }
         }
         let shared = low
-        guard shared > 0 else {
-            throw SyncError.diverged(position: 1, detail: "the events there differ")
-        }
+        // With no event shared, the remote holds another history: refused below, after the check
+        // of its chain (no copy of this store's events to look for).
         let ours: [Identifier: RecordedEvent] = try store.read { txn in
             var events: [Identifier: RecordedEvent] = [:]
+            guard shared > 0 else { return events }
             try store.forEachEvent(from: shared + 1, in: txn) { view in
                 guard view.recorded.position <= confirmed else { return false }
                 events[view.recorded.id] = view.recorded
@@ -479,15 +504,30 @@ extension Notebook {
         }
         // A copy of one of them must be the same event pushed again (``isCopy(_:of:)``): anything
         // else under one of its ids (a rebase that changed it, or a rewritten log) would replace
-        // what this store holds.
+        // what this store holds. The remote's events after the shared one are checked against
+        // their chain digests first: a digest changed by hand (a damaged remote, not another
+        // history) is refused before the confirmed position moves (before 2026-12-08 the last
+        // confirmed event went back to the outbox, then the pull refused it; a hostile trial).
         var after = shared
+        var previous =
+            shared == 0
+            ? RecordedEvent.genesisDigest : try store.read { txn in try store.event(at: shared, in: txn) }?.digest ?? []
         while true {
             let page = try remote.pull(notebook: notebook, after: after, limit: 5000)
             guard let last = page.last else { break }
+            for e in page {
+                guard e.chainDigest(after: previous) == e.digest else {
+                    throw RemoteLogError.damaged(Self.digestDamage(at: e.position))
+                }
+                previous = e.digest
+            }
             if let clash = page.first(where: { e in ours[e.id].map { !Self.isCopy(e, of: $0) } ?? false }) {
                 throw SyncError.diverged(position: clash.position, detail: "the events there differ")
             }
             after = last.position
+        }
+        guard shared > 0 else {
+            throw SyncError.diverged(position: 1, detail: "the events there differ")
         }
         try write { session, _ in
             // Another sync of this store moved on meanwhile: leave it to the next one.
@@ -497,6 +537,11 @@ extension Notebook {
             try store.setMetadata(SyncKeys.confirmed, uint64: shared, in: session.transaction)
         }
         return Int(confirmed - shared)
+    }
+
+    /// What a remote whose chain digest at `position` is not that of its event there is told.
+    static func digestDamage(at position: UInt64) -> String {
+        "the chain digest it holds at position \(position) is not that of its event there (its tables were changed by hand)"
     }
 
     /// Whether `theirs` is `mine` pushed again: the same stream, type, schema, actor and payload

@@ -118,7 +118,8 @@ let remoteCommand = Command(
         ADDRESS is a libpq connection string or URI (`host=db.example dbname=notes`,
         `postgresql://ana@db.example/notes?sslmode=verify-full`, `service=notes`). It never holds a
         password: libpq reads it from ~/.pgpass or the service file, as psql does. $NOTES_REMOTE
-        overrides the setting. NAME is the remote notebook (default "notes").
+        overrides the setting. NAME is the remote notebook (default "notes"); a store that joined
+        one syncs with its own, which `remote show` names (and the config's, when it names another).
         """,
     options: [OptionSpec("notebook", value: "NAME", "the remote notebook to sync with")], readsOnly: true
 ) { ctx in
@@ -162,15 +163,42 @@ let remoteCommand = Command(
         // A password in $NOTES_REMOTE is not printed (the config never holds one).
         let address = remoteAddress(ctx).map(PasswordScrubbing.scrubbed)
         let from = ctx.environment["NOTES_REMOTE"].map { $0.isEmpty ? "config" : "$NOTES_REMOTE" } ?? "config"
+        // The notebook the store joined, which a plain sync uses: before 2026-12-08 the config's
+        // name (else "notes") was shown, which a store cloned with --notebook does not sync with
+        // (a hostile trial). No store is made to show it, and a store that cannot be read (locked
+        // out, damaged) leaves the config's name shown, as before.
+        var joined: (id: Identifier, name: String?)?
+        if let path = try? ctx.storePath(), access(path + "/data.mdb", F_OK) == 0, let book = try? ctx.notebook(),
+            let id = (try? book.syncState())?.notebook
+        {
+            joined = (id, (try? book.syncedNotebookName()) ?? nil)
+        }
+        let configured = ctx.config["remote-notebook"]
+        let notebook: String
+        if let joined {
+            var text =
+                (joined.name ?? "(its name is recorded at the next sync)") + " (this store's, \(joined.id.uuidString))"
+            if let configured, configured != joined.name {
+                text += "; the config names \"\(configured)\", which a plain sync does not use"
+            }
+            notebook = text
+        } else {
+            notebook = remoteNotebookName(ctx)
+        }
         if ctx.json {
             ctx.printJSON(
                 .object([
                     ("remote", address.map { .string($0) } ?? .null), ("from", .string(from)),
-                    ("notebook", .string(remoteNotebookName(ctx))),
+                    (
+                        "notebook",
+                        joined.map { j in j.name.map { .string($0) } ?? .null } ?? .string(remoteNotebookName(ctx))
+                    ),
+                    ("notebookId", joined.map { .string($0.id.uuidString) } ?? .null),
+                    ("configNotebook", configured.map { .string($0) } ?? .null),
                 ]))
         } else if let address {
             ctx.printTable(
-                [["remote", address + "  (\(from))"], ["notebook", remoteNotebookName(ctx)]],
+                [["remote", address + "  (\(from))"], ["notebook", notebook]],
                 styles: [ctx.terminal.dim])
         } else {
             throw CLIError("no remote is set; set one with `notes remote set ADDRESS`", code: .notFound)
@@ -209,7 +237,7 @@ let syncCommand = Command(
         OptionSpec("init", "create or upgrade the remote schema and the notebook"),
         OptionSpec(
             "notebook", value: "NAME",
-            "the remote notebook (default: the remote-notebook setting, else the store's own, else notes)"),
+            "the remote notebook (default: the store's own, else the remote-notebook setting, else notes)"),
     ]
 ) { ctx in
     try ctx.expectPositionals(0...0)
@@ -274,15 +302,35 @@ let syncCommand = Command(
     let state = try book.syncState()
     // Only --join (the first device) creates the notebook: a mistyped name is refused, not made.
     let id: Identifier
+    // The name the sync found the notebook by, recorded for `notes remote show`.
+    var foundBy: String?
+    let knownName = try book.syncedNotebookName()
     do {
-        if let joined = state.notebook, ctx.value("notebook") == nil, ctx.config["remote-notebook"] == nil {
-            // A store holds one notebook: with no name given, it syncs with its own. Before
-            // 2026-12-08 the default name ("notes") was looked up, so a store that joined or
-            // cloned another with --notebook was refused by every later plain `notes sync`
-            // (exit 5; a new user's trial).
+        if let joined = state.notebook, ctx.value("notebook") == nil {
+            // A store holds one notebook: with no name given on the command line, it syncs with
+            // its own. Before 2026-12-08 the default name ("notes") was looked up, so a store that
+            // joined or cloned another with --notebook was refused by every later plain `notes
+            // sync` (exit 5; a new user's trial); and so was a store whose config names another
+            // notebook (a hostile trial): it now syncs with its own, warned that the config's
+            // name is not used. A name given with --notebook that is not its own is still refused.
             id = joined
+            if let configured = ctx.config["remote-notebook"], configured != knownName {
+                // The config may name the store's own notebook under a name not recorded yet
+                // (a store that synced before names were recorded, or a notebook renamed).
+                if (try? remote.notebook(named: configured, create: false)) == joined {
+                    foundBy = configured
+                } else {
+                    ctx.terminal.warn(
+                        "the config names notebook \"\(configured)\", not this store's, "
+                            + (knownName.map { "\"\($0)\"" } ?? joined.uuidString)
+                            + ": a store holds one notebook, and a plain sync uses its own; `notes config unset "
+                            + "remote-notebook` removes the line, or use another store (--store DIR) for \"\(configured)\""
+                    )
+                }
+            }
         } else {
             id = try remote.notebook(named: name, create: state.notebook == nil && ctx.flag("join"))
+            foundBy = name
         }
     } catch RemoteLogError.permissionDenied(let detail) where detail.contains("no notebook named") {
         // What to do, beside what the server said (before 2026-12-06 the refusal alone).
@@ -303,7 +351,13 @@ let syncCommand = Command(
                 + "a store holds one notebook; give its own name with --notebook or `notes remote set ADDRESS "
                 + "--notebook NAME`, or use another store (--store DIR) for \"\(name)\"",
             code: .storeUnusable)
+    } catch SyncError.remote(.permissionDenied(let detail)) where detail.contains(" may read notebook ") {
+        // A reader with events to push. Before 2026-12-08 the server's refusal as it came, the
+        // notebook named twice ("notebook UUID: role bob may read notebook 'team' ...") and
+        // what to do left vague (a hostile trial).
+        throw CLIError(readerRefusal(detail, waiting: (try? book.syncState().pending) ?? 0), code: .storeUnusable)
     }
+    if let foundBy, foundBy != knownName { try book.recordSyncedNotebookName(foundBy) }
     // A clone is kept though notes in it hold conflicts (exit 4 below): they are the remote's.
     try ctx.keepNewStore()
     if ctx.json {
@@ -328,6 +382,29 @@ let syncCommand = Command(
                 + " a conflict; see `notes conflicts`, edit each to resolve it",
             code: .conflict)
     }
+}
+
+/// What `notes sync` says when the remote refuses a push of a role that may only read the
+/// notebook: the server's `role R may read notebook 'N' but not append to it: ...`, said once,
+/// with what waits here and what a writer runs to let this role push.
+func readerRefusal(_ detail: String, waiting: UInt64) -> String {
+    guard let may = detail.firstRange(of: " may read notebook "),
+        let role = detail[..<may.lowerBound].ranges(of: "role ").last,
+        let but = detail[may.upperBound...].firstRange(of: " but not append")
+    else { return RemoteLogError.permissionDenied(detail).description }
+    var who = String(detail[role.upperBound..<may.lowerBound])
+    // The server quotes an identifier that needs it ("Ana B"); the SQL below quotes it as a literal.
+    if who.count >= 2, who.hasPrefix("\""), who.hasSuffix("\"") {
+        who = String(who.dropFirst().dropLast()).replacing("\"\"", with: "\"")
+    }
+    // The notebook's name comes as an SQL literal ('team'), as the advice needs it.
+    let literal = String(detail[may.upperBound..<but.lowerBound])
+    let waits =
+        waiting == 1
+        ? "1 event waits here, unpushed" : "\(waiting) events wait here, unpushed"
+    return "role \(who) may read notebook \(literal) but not push to it: \(waits) (nothing is lost; what others "
+        + "pushed was pulled); a writer of the notebook lets it push with "
+        + "SELECT notes_log.share(\(literal), '\(who.replacing("'", with: "''"))', true)"
 }
 
 /// The line `notes sync` prints: what moved, and what else the sync did.
