@@ -21,18 +21,7 @@ struct TextSearchAdversarialTests {
 
     @Test("generated texts: the byte search answers as String.contains for every needle")
     func agrees() {
-        var state: UInt64 = 0x5EED_AD7E
-        func next(_ n: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(n))
-        }
-        for _ in 0..<6_000 {
-            var text = ""
-            for _ in 0..<next(10) { text += Self.pieces[next(Self.pieces.count)] }
-            for needle in Self.needles {
-                #expect(textContains(text, needle) == text.contains(needle), "\(Array(text.unicodeScalars)) \(needle)")
-            }
-        }
+        TextSearchTests.expectAgreement(pieces: Self.pieces, needles: Self.needles, seed: 0x5EED_AD7E, texts: 6_000)
     }
 
     @Test("a match whose last character a mark extends is no match; one at the very end is")

@@ -16,15 +16,21 @@ struct TextSearchTests {
 
     @Test("textContains answers as String.contains, for every needle over generated texts")
     func agreesWithTheStandardLibrary() {
-        var state: UInt64 = 0x7465_7874
+        Self.expectAgreement(pieces: Self.pieces, needles: Self.needles, seed: 0x7465_7874, texts: 3_000)
+    }
+
+    /// For `texts` texts of up to eleven of `pieces` (drawn from `seed`), each of `needles` is
+    /// found by `textContains` exactly when `String.contains` finds it.
+    static func expectAgreement(pieces: [String], needles: [String], seed: UInt64, texts: Int) {
+        var state = seed
         func next(_ n: Int) -> Int {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(n))
         }
-        for _ in 0..<3_000 {
+        for _ in 0..<texts {
             var text = ""
-            for _ in 0..<next(12) { text += Self.pieces[next(Self.pieces.count)] }
-            for needle in Self.needles {
+            for _ in 0..<next(12) { text += pieces[next(pieces.count)] }
+            for needle in needles {
                 #expect(textContains(text, needle) == text.contains(needle), "\(Array(text.unicodeScalars)) \(needle)")
             }
         }
