@@ -33,7 +33,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
         case .conflict: return "conflict: the note changed since the expected version; nothing was overwritten"
         case .storeUnusable:
             return
-                "the store is unusable (damaged, newer format, locked out, permissions), or sync refused: the logs diverged, another notebook, a role without the grants, an event too large for the remote"
+                "the store is unusable (damaged, newer format, locked out, permissions), or sync refused: the logs diverged, the remote log damaged, another notebook, a role without the grants, an event too large for the remote"
         case .remoteUnreachable:
             return "sync could not reach the remote log or lost it midway; the outbox is kept for the next sync"
         }
