@@ -17,17 +17,8 @@ struct ImportShortcutAdversarialTests {
             ["a", "B", " ", "  ", "/", ".md", ".", "#", "~", "=", "$", "%", "]", ">", ")", "(", "-"] + Self.controls + [
                 " \u{301}", "\u{0600} ", "\u{0085}", "\u{00A0}", "\u{2028}", "\u{3000}", "\r\n", "/\u{301}",
             ]
-        var state: UInt64 = 0x6E61_6D65
-        func next(_ n: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(n))
-        }
-        for _ in 0..<8_000 {
-            let text = (0..<next(9)).map { _ in pieces[next(pieces.count)] }.joined()
-            #expect(
-                MarkdownNote.plainText(text) == MarkdownNote.plainTextByCharacters(text), "\(text.debugDescription)")
-            #expect(MarkdownNote.oneLine(text) == MarkdownNote.oneLineByCharacters(text), "\(text.debugDescription)")
-            #expect(Notebook.fileStem(text) == Notebook.fileStemByCharacters(text), "\(text.debugDescription)")
+        for text in MarkdownShortcutTests.texts(pieces, 8_000, seed: 0x6E61_6D65, length: 9) {
+            MarkdownShortcutTests.expectAgreement(text)
         }
     }
 

@@ -7,13 +7,7 @@ struct WikiLinkShortcutTests {
     @Test("the parts of [[inner]]: target, target as written, label")
     func parts() {
         let pieces = ["a", "B", "1", " ", "\t", "\r", "|", "#", "\\", ".", "/", "-", "\u{0B}"]
-        var state: UInt64 = 0x6C69_6E6B
-        func next(_ n: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(n))
-        }
-        for _ in 0..<5_000 {
-            let inner = (0..<next(12)).map { _ in pieces[next(pieces.count)] }.joined()
+        for inner in ShortcutAdversarialTests.texts(pieces, 5_000, seed: 0x6C69_6E6B, length: 12) {
             let ascii = WikiLink.asciiParts(inner)
             let general = WikiLink.parts(inner)
             #expect(ascii?.target == general.target, "\(inner.debugDescription)")
@@ -29,12 +23,7 @@ struct TitleShortcutTests {
     @Test("validTitle: the title kept, or the same refusal")
     func titles() {
         let pieces = ["a", "B", " ", "  ", "\t", "\r", "\n", "\r\n", "\u{7F}", "\u{0B}", "é", "e\u{301}", " \u{301}"]
-        var state: UInt64 = 0x7469_746C
-        func next(_ n: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(n))
-        }
-        var texts = (0..<5_000).map { _ in (0..<next(8)).map { _ in pieces[next(pieces.count)] }.joined() }
+        var texts = ShortcutAdversarialTests.texts(pieces, 5_000, seed: 0x7469_746C, length: 8)
         texts += [
             String(repeating: "a", count: 500), String(repeating: "a", count: 501),
             " " + String(repeating: "a", count: 499) + " ",
@@ -52,12 +41,7 @@ struct TagNameShortcutTests {
     @Test("validTagName: the name kept, or the same refusal")
     func names() {
         let pieces = ["a", "B", "1", " ", "/", "//", "\t", "\r\n", "\u{7F}", "é", "e\u{301}", " \u{301}", "-"]
-        var state: UInt64 = 0x7461_6773
-        func next(_ n: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(n))
-        }
-        var texts = (0..<5_000).map { _ in (0..<next(8)).map { _ in pieces[next(pieces.count)] }.joined() }
+        var texts = ShortcutAdversarialTests.texts(pieces, 5_000, seed: 0x7461_6773, length: 8)
         let limit = Notebook.maxTagCharacters
         texts += [String(repeating: "a", count: limit), String(repeating: "a", count: limit + 1), "/", " ", "a/b", ""]
         for text in texts {
